@@ -1,0 +1,18 @@
+# Build the release binary, then run it on a slim base.
+FROM rust:1.95-bookworm AS build
+WORKDIR /src
+COPY Cargo.toml Cargo.lock ./
+COPY src ./src
+COPY templates ./templates
+COPY migrations ./migrations
+COPY static ./static
+RUN cargo build --release --locked
+
+FROM debian:bookworm-slim
+RUN useradd --system --home /var/lib/backlab --create-home backlab
+COPY --from=build /src/target/release/backlab /usr/local/bin/backlab
+USER backlab
+WORKDIR /var/lib/backlab
+EXPOSE 8080
+ENTRYPOINT ["backlab"]
+CMD ["serve", "--bind", "0.0.0.0:8080"]

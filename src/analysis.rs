@@ -1,0 +1,500 @@
+//! The bottleneck verdict: the full backup compared with the isolated ceilings, the way Data
+//! Protector's method reads its Table 1. Pure functions over results.
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::result::{RunResult, RunStatus, StageFigures};
+use crate::engine::survey::Survey;
+use crate::spec::TestKind;
+
+/// Share of a ceiling the full backup must reach for that ceiling to be the bottleneck.
+const REACHED: f64 = 0.9;
+/// Share of a stage's time spent waiting that marks the other side as behind.
+const WAITING: f64 = 50.0;
+/// System CPU above which the pipeline counts as CPU-bound.
+const CPU_BOUND_PCT: f64 = 80.0;
+
+/// A component that can limit a backup.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Component {
+    /// The target device or directory (tape_write).
+    Target,
+    /// The source file systems (read_parallel).
+    Source,
+    /// The pipeline and the CPU that drives it (null_sink).
+    Pipeline,
+    /// One device holds both source and target, so reads and writes compete.
+    SharedDevice,
+}
+
+impl Component {
+    fn name(self) -> &'static str {
+        match self {
+            Component::Target => "the target",
+            Component::Source => "the source",
+            Component::Pipeline => "the pipeline (CPU and memory copies)",
+            Component::SharedDevice => "the device shared by source and target",
+        }
+    }
+}
+
+/// Which side a run's own stage accounting says held it back.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StageAttribution {
+    /// `target`, `source` or `balanced`.
+    pub limited_by: String,
+    pub reason: String,
+}
+
+/// One row of the bottleneck table.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct VerdictRow {
+    pub test: TestKind,
+    pub label: String,
+    /// Best MB/s among the test's finished runs.
+    pub mb_per_s: Option<f64>,
+    /// Whole-system CPU % of that run.
+    pub cpu_pct: Option<f64>,
+    /// Yes on the limiting row; `None` on the full backup, which the others are compared with.
+    pub bottleneck: Option<bool>,
+    pub stage: Option<StageAttribution>,
+}
+
+/// The answer to "which component limits the backup, by how much, and what to change".
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Verdict {
+    pub rows: Vec<VerdictRow>,
+    pub component: Option<Component>,
+    pub verdict: String,
+    pub summary: String,
+    pub recommendations: Vec<String>,
+    /// Source size ÷ full-backup speed.
+    pub backup_window_s: Option<f64>,
+}
+
+/// The best finished run of each test, in table order.
+pub fn best_runs(runs: &[RunResult]) -> Vec<(TestKind, Option<&RunResult>)> {
+    let mut tests: Vec<TestKind> = runs.iter().map(|run| run.test).collect();
+    tests.sort();
+    tests.dedup();
+    tests
+        .into_iter()
+        .map(|test| {
+            let best = runs
+                .iter()
+                .filter(|run| run.test == test && run.status == RunStatus::Done && run.mb_per_s > 0.0)
+                .max_by(|a, b| a.mb_per_s.total_cmp(&b.mb_per_s));
+            (test, best)
+        })
+        .collect()
+}
+
+/// What a pipeline run's stage accounting says about which side held it back.
+pub fn stage_attribution(stages: &StageFigures) -> StageAttribution {
+    let (reader, writer) = (stages.reader_wait_pct, stages.writer_wait_pct);
+    if reader >= WAITING && reader > writer {
+        StageAttribution {
+            limited_by: "target".into(),
+            reason: format!(
+                "readers waited for empty buffers {reader:.0}% of the time ({} waits): the target side is behind",
+                stages.reader_waits
+            ),
+        }
+    } else if writer >= WAITING && writer > reader {
+        StageAttribution {
+            limited_by: "source".into(),
+            reason: format!(
+                "the writer waited for full buffers {writer:.0}% of the time ({} waits): the source side is behind",
+                stages.writer_waits
+            ),
+        }
+    } else {
+        StageAttribution {
+            limited_by: "balanced".into(),
+            reason: format!(
+                "readers waited {reader:.0}% and the writer {writer:.0}% of the time: neither side starved the other"
+            ),
+        }
+    }
+}
+
+/// Builds the verdict from a campaign's runs and the survey of its source.
+pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
+    let best = best_runs(runs);
+    let figure = |test: TestKind| {
+        best.iter()
+            .find(|(kind, _)| *kind == test)
+            .and_then(|(_, run)| run.map(|run| run.mb_per_s))
+    };
+    let (t, s1, sp, p, f) = (
+        figure(TestKind::TapeWrite),
+        figure(TestKind::ReadSingle),
+        figure(TestKind::ReadParallel),
+        figure(TestKind::NullSink),
+        figure(TestKind::FullBackup),
+    );
+    let run_of = |test: TestKind| best.iter().find(|(kind, _)| *kind == test).and_then(|(_, run)| *run);
+
+    let ceilings: Vec<(Component, TestKind, f64)> = [
+        (Component::Target, TestKind::TapeWrite, t),
+        (Component::Source, TestKind::ReadParallel, sp),
+        (Component::Pipeline, TestKind::NullSink, p),
+    ]
+    .into_iter()
+    .filter_map(|(component, test, value)| value.map(|value| (component, test, value)))
+    .collect();
+    let lowest = ceilings
+        .iter()
+        .copied()
+        .min_by(|a, b| a.2.total_cmp(&b.2));
+    let shares_device = survey.is_some_and(|survey| survey.shares_device);
+    let full_stage = run_of(TestKind::FullBackup).map(|run| stage_attribution(&run.stages));
+
+    let mut yes_row = None;
+    let (component, verdict_text) = match (lowest, f) {
+        (None, _) => (
+            None,
+            "not enough finished tests to name a bottleneck: run tape_write, read_parallel and null_sink"
+                .to_string(),
+        ),
+        (Some((component, test, ceiling)), Some(full)) if full >= REACHED * ceiling => {
+            yes_row = Some(test);
+            let text = if full > ceiling / REACHED {
+                format!(
+                    "{} limits the backup, though the full backup ({full:.1} MB/s) outran its \
+                     isolated test ({}: {ceiling:.1} MB/s): that figure is low, so repeat the \
+                     campaign (repeat > 1) or use direct I/O to steady it",
+                    capitalize(component.name()),
+                    test.label().to_lowercase()
+                )
+            } else {
+                format!(
+                    "{} limits the backup: the full backup reached {full:.1} MB/s, {:.0}% of its \
+                     isolated ceiling ({}: {ceiling:.1} MB/s)",
+                    capitalize(component.name()),
+                    100.0 * full / ceiling,
+                    test.label().to_lowercase()
+                )
+            };
+            (Some(component), text)
+        }
+        (Some((lowest_component, test, ceiling)), Some(full)) => {
+            let component = if shares_device {
+                Component::SharedDevice
+            } else {
+                match full_stage.as_ref().map(|stage| stage.limited_by.as_str()) {
+                    Some("target") => Component::Target,
+                    Some("source") => Component::Source,
+                    _ => lowest_component,
+                }
+            };
+            (
+                Some(component),
+                format!(
+                    "{} limits the backup: the components slow each other down when combined. \
+                     The full backup ran at {full:.1} MB/s, only {:.0}% of the lowest isolated \
+                     ceiling ({}: {ceiling:.1} MB/s)",
+                    capitalize(component.name()),
+                    100.0 * full / ceiling,
+                    test.label().to_lowercase()
+                ),
+            )
+        }
+        (Some((component, test, ceiling)), None) => {
+            yes_row = Some(test);
+            (
+                Some(component),
+                format!(
+                    "{} has the lowest ceiling ({}: {ceiling:.1} MB/s); run full_backup to confirm \
+                     it limits the backup",
+                    capitalize(component.name()),
+                    test.label().to_lowercase()
+                ),
+            )
+        }
+    };
+
+    let rows = best
+        .iter()
+        .map(|(test, run)| VerdictRow {
+            test: *test,
+            label: test.label().to_string(),
+            mb_per_s: run.map(|run| run.mb_per_s),
+            cpu_pct: run.map(|run| run.cpu.system_pct),
+            bottleneck: (*test != TestKind::FullBackup).then_some(yes_row == Some(*test)),
+            stage: run
+                .filter(|run| matches!(run.test, TestKind::NullSink | TestKind::FullBackup | TestKind::TapeWrite))
+                .map(|run| stage_attribution(&run.stages)),
+        })
+        .collect();
+
+    let mut recommendations = Vec::new();
+    if let (Some(s1), Some(t)) = (s1, t)
+        && s1 < t
+    {
+        let streams = (t / s1).ceil().max(2.0);
+        recommendations.push(format!(
+            "One stream reads {s1:.1} MB/s but the target takes {t:.1} MB/s: one stream cannot keep \
+             the target busy; back up with at least {streams:.0} parallel streams."
+        ));
+    }
+    if let (Some(sp), Some(t)) = (sp, t)
+        && sp < t
+    {
+        let streams = run_of(TestKind::ReadParallel).map_or(0, |run| run.params.streams);
+        recommendations.push(format!(
+            "The source delivers {sp:.1} MB/s with {streams} streams, less than the target's \
+             {t:.1} MB/s: the backup is source-bound; spread it over more file systems or faster \
+             disks."
+        ));
+    }
+    if let (Some((Component::Target, _, t)), Some(full)) = (lowest, f)
+        && full >= REACHED * t
+        && full <= t / REACHED
+    {
+        recommendations.push(format!(
+            "Balanced: the target streams at full speed ({full:.1} of {t:.1} MB/s); only a faster \
+             target or a second one raises the figure."
+        ));
+    }
+    if let Some(run) = run_of(TestKind::NullSink)
+        && run.cpu.system_pct >= CPU_BOUND_PCT
+    {
+        recommendations.push(format!(
+            "Backup to null kept the CPUs {:.0}% busy: the pipeline is CPU-bound; larger blocks \
+             cut per-block overhead, and compression or encryption would slow it further.",
+            run.cpu.system_pct
+        ));
+    }
+    if let (Some(p), Some(sp)) = (p, sp)
+        && p < 0.8 * sp
+    {
+        recommendations.push(format!(
+            "The pipeline ({p:.1} MB/s to null) is slower than reading alone ({sp:.1} MB/s): try \
+             more buffers or larger blocks (e.g. 32 × 256K)."
+        ));
+    }
+    if let Some(run) = run_of(TestKind::FullBackup) {
+        let stages = &run.stages;
+        if stages.reader_wait_pct >= WAITING {
+            recommendations.push(format!(
+                "In the full backup the readers waited for empty buffers {:.0}% of the time: the \
+                 target side is behind, so more buffers will not help.",
+                stages.reader_wait_pct
+            ));
+        } else if stages.writer_wait_pct >= WAITING {
+            recommendations.push(format!(
+                "In the full backup the writer waited for full buffers {:.0}% of the time: the \
+                 source side is behind; add streams if read_parallel is faster than the full backup.",
+                stages.writer_wait_pct
+            ));
+        }
+    }
+    if component == Some(Component::SharedDevice) {
+        recommendations.push(
+            "Source and target are on the same device, so the backup's reads and writes compete: \
+             put the target on a separate device."
+                .to_string(),
+        );
+    }
+    if runs
+        .iter()
+        .any(|run| run.warnings.iter().any(|warning| warning.contains("page cache")))
+    {
+        recommendations.push(
+            "Some read figures were served from the page cache: set cold_cache (or direct) to \
+             measure the disks."
+                .to_string(),
+        );
+    }
+
+    let backup_window_s = match (f, survey) {
+        (Some(full), Some(survey)) if full > 0.0 && survey.source_bytes > 0 => {
+            Some((survey.source_bytes as f64 / (full * 1e6) * 10.0).round() / 10.0)
+        }
+        _ => None,
+    };
+    let summary = summary(&best, f, survey, backup_window_s);
+    Verdict {
+        rows,
+        component,
+        verdict: verdict_text,
+        summary,
+        recommendations,
+        backup_window_s,
+    }
+}
+
+fn summary(
+    best: &[(TestKind, Option<&RunResult>)],
+    full: Option<f64>,
+    survey: Option<&Survey>,
+    window: Option<f64>,
+) -> String {
+    let figures: Vec<String> = best
+        .iter()
+        .filter(|(test, _)| *test != TestKind::FullBackup)
+        .filter_map(|(test, run)| run.map(|run| format!("{} {:.1}", test.label().to_lowercase(), run.mb_per_s)))
+        .collect();
+    let mut text = match full {
+        Some(full) => format!("Full backup {full:.1} MB/s"),
+        None => "No full backup".to_string(),
+    };
+    if !figures.is_empty() {
+        text.push_str(&format!("; ceilings in MB/s: {}", figures.join(", ")));
+    }
+    text.push('.');
+    if let (Some(window), Some(survey)) = (window, survey) {
+        text.push_str(&format!(
+            " Backing up {:.2} GB takes about {}.",
+            survey.source_bytes as f64 / 1e9,
+            format_duration(window)
+        ));
+    }
+    text
+}
+
+/// Seconds as `1h 02m`, `3m 20s` or `12.3 s`.
+pub fn format_duration(seconds: f64) -> String {
+    if seconds >= 3600.0 {
+        let minutes = (seconds / 60.0).round() as u64;
+        format!("{}h {:02}m", minutes / 60, minutes % 60)
+    } else if seconds >= 60.0 {
+        let whole = seconds.round() as u64;
+        format!("{}m {:02}s", whole / 60, whole % 60)
+    } else {
+        format!("{seconds:.1} s")
+    }
+}
+
+fn capitalize(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::result::CpuFigures;
+    use crate::spec::RunParams;
+
+    fn run(test: TestKind, mb_per_s: f64, cpu: f64) -> RunResult {
+        RunResult {
+            test,
+            params: RunParams {
+                buffers: 32,
+                block_size: 256 << 10,
+                streams: 2,
+                direct: false,
+                cold_cache: true,
+                fsync: true,
+                compress_ratio: 2.0,
+                size: None,
+                duration_s: None,
+            },
+            status: RunStatus::Done,
+            bytes: (mb_per_s * 1e6) as u64,
+            files: 1,
+            seconds: 1.0,
+            mb_per_s,
+            cpu: CpuFigures {
+                process_pct: cpu,
+                system_pct: cpu,
+            },
+            stages: StageFigures::default(),
+            latency_us: None,
+            latency_of: None,
+            cache_resident_pct: None,
+            samples: Vec::new(),
+            warnings: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// Table 1 of the Data Protector paper (Windows): the tape is the bottleneck.
+    fn table_one() -> Vec<RunResult> {
+        vec![
+            run(TestKind::TapeWrite, 154.0, 3.0),
+            run(TestKind::ReadSingle, 105.3, 5.0),
+            run(TestKind::ReadParallel, 262.2, 9.0),
+            run(TestKind::NullSink, 197.0, 18.0),
+            run(TestKind::FullBackup, 151.7, 13.0),
+        ]
+    }
+
+    #[test]
+    fn table_one_names_the_tape() {
+        let survey = Survey {
+            source_bytes: 1_517_000_000,
+            source_files: 10,
+            shares_device: false,
+        };
+        let verdict = verdict(&table_one(), Some(&survey));
+        assert_eq!(verdict.component, Some(Component::Target));
+        let yes: Vec<TestKind> = verdict
+            .rows
+            .iter()
+            .filter(|row| row.bottleneck == Some(true))
+            .map(|row| row.test)
+            .collect();
+        assert_eq!(yes, vec![TestKind::TapeWrite]);
+        assert_eq!(verdict.rows[4].bottleneck, None);
+        assert!(verdict.verdict.starts_with("The target limits the backup"), "{}", verdict.verdict);
+        assert!(verdict.recommendations[0].contains("one stream cannot keep the target busy"));
+        assert!(verdict.recommendations.iter().any(|r| r.starts_with("Balanced")));
+        assert_eq!(verdict.backup_window_s, Some(10.0));
+    }
+
+    #[test]
+    fn a_slow_full_backup_is_interference() {
+        let mut runs = table_one();
+        runs[4].mb_per_s = 60.0;
+        let survey = Survey {
+            source_bytes: 1,
+            source_files: 1,
+            shares_device: true,
+        };
+        let verdict = verdict(&runs, Some(&survey));
+        assert_eq!(verdict.component, Some(Component::SharedDevice));
+        assert!(verdict.rows.iter().all(|row| row.bottleneck != Some(true)));
+        assert!(verdict.verdict.contains("slow each other down"));
+    }
+
+    #[test]
+    fn a_slow_source_is_the_bottleneck() {
+        let mut runs = table_one();
+        runs[2].mb_per_s = 120.0;
+        runs[4].mb_per_s = 118.0;
+        let verdict = verdict(&runs, None);
+        assert_eq!(verdict.component, Some(Component::Source));
+        assert!(verdict.recommendations.iter().any(|r| r.contains("source-bound")));
+    }
+
+    #[test]
+    fn stage_accounting_names_the_side_behind() {
+        let mut stages = StageFigures {
+            reader_wait_pct: 80.0,
+            reader_waits: 400,
+            ..StageFigures::default()
+        };
+        assert_eq!(stage_attribution(&stages).limited_by, "target");
+        stages.reader_wait_pct = 1.0;
+        stages.writer_wait_pct = 70.0;
+        assert_eq!(stage_attribution(&stages).limited_by, "source");
+        stages.writer_wait_pct = 10.0;
+        assert_eq!(stage_attribution(&stages).limited_by, "balanced");
+    }
+
+    #[test]
+    fn failed_runs_do_not_count() {
+        let mut runs = table_one();
+        runs[0].status = RunStatus::Failed;
+        let verdict = verdict(&runs, None);
+        assert_eq!(verdict.rows[0].mb_per_s, None);
+        assert_ne!(verdict.component, Some(Component::Target));
+    }
+}

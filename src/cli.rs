@@ -1,0 +1,387 @@
+//! The command line: `backlab run` and `backlab dataset create`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::analysis;
+use crate::engine::dataset::{self, DatasetRequest, Profile};
+use crate::engine::result::{Progress, RunResult, RunStatus};
+use crate::engine::{self, EngineSettings, RunControl, preflight, survey};
+use crate::report::{CampaignHeader, CampaignReport, render_table};
+use crate::spec::{self, CampaignSpec, SizeInput, SourceSpec, TargetKind, TargetSpec, format_size};
+
+/// Exit status for a spec that does not validate.
+const EXIT_BAD_SPEC: u8 = 2;
+/// Exit status for a run that failed or was cancelled.
+const EXIT_RUN_FAILED: u8 = 1;
+
+#[derive(Parser)]
+#[command(name = "backlab", version, about = "Backup performance lab: finds what limits a backup, with real I/O")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a campaign here, without a server, and print the bottleneck table.
+    Run(RunArgs),
+    /// Synthetic source trees.
+    #[command(subcommand)]
+    Dataset(DatasetCommand),
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// A campaign spec (JSON); flags override its fields.
+    spec: Option<PathBuf>,
+    /// Source path (file or directory tree); repeat for several file systems.
+    #[arg(long = "source", value_name = "PATH")]
+    sources: Vec<PathBuf>,
+    /// Target: a directory, `null`, or `device:PATH`.
+    #[arg(long, value_name = "DIR|null|device:PATH")]
+    target: Option<String>,
+    /// Tests to run, comma-separated (default: all five).
+    #[arg(long, value_delimiter = ',')]
+    tests: Option<Vec<String>>,
+    /// Buffers in the ring.
+    #[arg(long)]
+    buffers: Option<u32>,
+    /// Block size, e.g. 256K.
+    #[arg(long)]
+    block_size: Option<String>,
+    /// Parallel reader streams.
+    #[arg(long)]
+    streams: Option<u32>,
+    /// O_DIRECT for source reads and target writes.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    direct: Option<bool>,
+    /// Evict each source file from the page cache before reading it.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    cold_cache: Option<bool>,
+    /// fsync target writes inside the timed window.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    fsync: Option<bool>,
+    /// Compressibility of generated data (2.0 = 2:1).
+    #[arg(long)]
+    compress_ratio: Option<f64>,
+    /// Bytes each run moves at most, e.g. 1G.
+    #[arg(long)]
+    size: Option<String>,
+    /// Seconds each run lasts at most.
+    #[arg(long = "duration", value_name = "SECONDS")]
+    duration_s: Option<f64>,
+    /// Campaign name.
+    #[arg(long)]
+    name: Option<String>,
+    /// Device the campaign may overwrite (needed for a device target).
+    #[arg(long = "allow-device", value_name = "PATH")]
+    allow_devices: Vec<PathBuf>,
+    /// Print the machine-readable result to stdout instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+enum DatasetCommand {
+    /// Create a deterministic source tree.
+    Create(DatasetArgs),
+}
+
+#[derive(Args)]
+struct DatasetArgs {
+    /// Directory to create (must be new or empty).
+    dir: PathBuf,
+    /// typical, small-files or large-files.
+    #[arg(long, default_value = "typical")]
+    profile: Profile,
+    /// Total size, e.g. 1G.
+    #[arg(long, default_value = "1G")]
+    size: String,
+    /// Stop after this many files.
+    #[arg(long)]
+    files: Option<u64>,
+    /// Seed: the same seed gives a byte-identical tree.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Compressibility of the file data (2.0 = 2:1).
+    #[arg(long, default_value_t = 2.0)]
+    compress_ratio: f64,
+}
+
+/// Parses the command line and runs the command.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Run(args) => run(args),
+        Command::Dataset(DatasetCommand::Create(args)) => create_dataset(args),
+    }
+}
+
+fn run(args: RunArgs) -> ExitCode {
+    let spec = match build_spec(&args) {
+        Ok(spec) => spec,
+        Err(message) => return bad_spec(&message),
+    };
+    let plans = match spec.plan() {
+        Ok(plans) => plans,
+        Err(errors) => return bad_spec(&errors.to_string()),
+    };
+    let problems = preflight::check(&plans, &args.allow_devices);
+    if !problems.is_empty() {
+        return bad_spec(&problems.to_string());
+    }
+
+    let cancel = Arc::new(AtomicBool::new(false));
+    let handler_flag = Arc::clone(&cancel);
+    // Ctrl-C stops the current run within a second; its files are removed.
+    let _ = ctrlc::set_handler(move || handler_flag.store(true, Ordering::Relaxed));
+
+    let settings = EngineSettings {
+        allow_devices: args.allow_devices.clone(),
+    };
+    let mut runs: Vec<RunResult> = Vec::with_capacity(plans.len());
+    for (index, plan) in plans.iter().enumerate() {
+        if cancel.load(Ordering::Relaxed) {
+            break;
+        }
+        let bar = progress_bar(format!("[{}/{}] {}", index + 1, plans.len(), plan.test));
+        let report = |progress: &Progress| show_progress(&bar, progress);
+        let control = RunControl {
+            cancel: &cancel,
+            progress: &report,
+        };
+        let result = engine::execute(plan, &settings, &control);
+        bar.finish_and_clear();
+        eprintln!("{}", run_line(index + 1, plans.len(), &result));
+        runs.push(result);
+    }
+
+    let survey = plans
+        .first()
+        .map(|plan| survey::survey(&plan.source, &plan.target));
+    let bottleneck = analysis::verdict(&runs, survey.as_ref());
+    let all_done = runs.len() == plans.len() && runs.iter().all(|run| run.status == RunStatus::Done);
+    let report = CampaignReport {
+        campaign: CampaignHeader {
+            name: spec.name.clone(),
+            spec,
+        },
+        runs,
+        bottleneck,
+    };
+    if args.json {
+        match serde_json::to_string_pretty(&report) {
+            Ok(json) => println!("{json}"),
+            Err(error) => {
+                eprintln!("error: cannot encode the result: {error}");
+                return ExitCode::from(EXIT_RUN_FAILED);
+            }
+        }
+    } else {
+        print!("{}", render_table(&report));
+    }
+    if all_done {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_RUN_FAILED)
+    }
+}
+
+/// The spec from the file (or defaults), with every flag applied on top.
+fn build_spec(args: &RunArgs) -> Result<CampaignSpec, String> {
+    let mut spec = match &args.spec {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|error| format!("spec: cannot read {}: {error}", path.display()))?;
+            spec::parse_json(&text).map_err(|errors| errors.to_string())?
+        }
+        None => CampaignSpec {
+            name: String::new(),
+            source: SourceSpec::default(),
+            target: TargetSpec {
+                kind: TargetKind::Null,
+                path: None,
+            },
+            tests: spec::TestKind::ALL.iter().map(|test| test.id().to_string()).collect(),
+            params: spec::ParamsSpec::default(),
+            matrix: None,
+            repeat: 1,
+        },
+    };
+    if !args.sources.is_empty() {
+        spec.source = SourceSpec {
+            paths: Some(args.sources.clone()),
+            generated: None,
+        };
+    }
+    if let Some(target) = &args.target {
+        spec.target = parse_target(target);
+    }
+    if let Some(tests) = &args.tests {
+        spec.tests = tests.iter().map(|test| test.trim().to_string()).collect();
+    }
+    if let Some(name) = &args.name {
+        spec.name = name.clone();
+    }
+    let params = &mut spec.params;
+    if let Some(buffers) = args.buffers {
+        params.buffers = buffers;
+    }
+    if let Some(block_size) = &args.block_size {
+        params.block_size = SizeInput::Text(block_size.clone());
+    }
+    if args.streams.is_some() {
+        params.streams = args.streams;
+    }
+    if let Some(direct) = args.direct {
+        params.direct = direct;
+    }
+    if let Some(cold_cache) = args.cold_cache {
+        params.cold_cache = cold_cache;
+    }
+    if let Some(fsync) = args.fsync {
+        params.fsync = fsync;
+    }
+    if let Some(ratio) = args.compress_ratio {
+        params.compress_ratio = ratio;
+    }
+    if let Some(size) = &args.size {
+        params.size = Some(SizeInput::Text(size.clone()));
+    }
+    if args.duration_s.is_some() {
+        params.duration_s = args.duration_s;
+    }
+    Ok(spec)
+}
+
+fn parse_target(text: &str) -> TargetSpec {
+    if text == "null" {
+        TargetSpec {
+            kind: TargetKind::Null,
+            path: None,
+        }
+    } else if let Some(path) = text.strip_prefix("device:") {
+        TargetSpec {
+            kind: TargetKind::Device,
+            path: Some(PathBuf::from(path)),
+        }
+    } else {
+        TargetSpec {
+            kind: TargetKind::Dir,
+            path: Some(PathBuf::from(text)),
+        }
+    }
+}
+
+fn bad_spec(message: &str) -> ExitCode {
+    eprintln!("error: the campaign is not valid:");
+    for line in message.lines() {
+        eprintln!("  {line}");
+    }
+    ExitCode::from(EXIT_BAD_SPEC)
+}
+
+fn progress_bar(prefix: String) -> ProgressBar {
+    let bar = ProgressBar::new(1000);
+    let style = ProgressStyle::with_template("{prefix:<22} [{bar:30}] {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+    bar.set_style(style);
+    bar.set_prefix(prefix);
+    bar.enable_steady_tick(Duration::from_millis(250));
+    bar
+}
+
+fn show_progress(bar: &ProgressBar, progress: &Progress) {
+    if let Some(percent) = progress.percent {
+        bar.set_position((percent * 10.0) as u64);
+    }
+    bar.set_message(format!(
+        "{:>8.1} MB/s  {:>10}  {:>5.1} s",
+        progress.mb_per_s,
+        format_size(progress.bytes),
+        progress.elapsed_s
+    ));
+}
+
+fn run_line(index: usize, total: usize, result: &RunResult) -> String {
+    let head = format!("[{index}/{total}] {:<13}", result.test.id());
+    match result.status {
+        RunStatus::Done => format!(
+            "{head} {:>8.1} MB/s  {} in {:.2} s, {} files",
+            result.mb_per_s,
+            format_size(result.bytes),
+            result.seconds,
+            result.files
+        ),
+        _ => format!(
+            "{head} {:?}: {}",
+            result.status,
+            result.error.as_deref().unwrap_or("no reason recorded")
+        ),
+    }
+}
+
+fn create_dataset(args: DatasetArgs) -> ExitCode {
+    let size = match spec::parse_size(&args.size) {
+        Ok(0) => return bad_spec("size: must be greater than 0"),
+        Ok(size) => size,
+        Err(message) => return bad_spec(&format!("size: {message}")),
+    };
+    if !(args.compress_ratio.is_finite() && (1.0..=100.0).contains(&args.compress_ratio)) {
+        return bad_spec("compress_ratio: must be between 1.0 and 100.0");
+    }
+    let request = DatasetRequest {
+        profile: args.profile,
+        size,
+        max_files: args.files,
+        seed: args.seed,
+        compress_ratio: args.compress_ratio,
+    };
+    let bar = ProgressBar::new(size);
+    let style = ProgressStyle::with_template("{spinner} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+    bar.set_style(style);
+    let mut report = |written: u64| bar.set_position(written);
+    let result = dataset::create(&args.dir, &request, &mut report);
+    bar.finish_and_clear();
+    match result {
+        Ok(summary) => {
+            println!("{}", dataset_line(&args.dir, &request, &summary));
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::from(EXIT_RUN_FAILED)
+        }
+    }
+}
+
+fn dataset_line(dir: &Path, request: &DatasetRequest, summary: &dataset::DatasetSummary) -> String {
+    let mb_per_s = if summary.seconds > 0.0 {
+        summary.bytes as f64 / summary.seconds / 1e6
+    } else {
+        0.0
+    };
+    format!(
+        "created {} files in {} directories under {}: {} ({} bytes), profile {:?}, seed {}, \
+         compress ratio {}, in {:.1} s ({mb_per_s:.0} MB/s)",
+        summary.files,
+        summary.dirs,
+        dir.display(),
+        format_size(summary.bytes),
+        summary.bytes,
+        request.profile,
+        request.seed,
+        request.compress_ratio,
+        summary.seconds
+    )
+}

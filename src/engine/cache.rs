@@ -1,0 +1,84 @@
+//! The page cache: how much of a file is resident (mincore) and how to evict it (fadvise).
+
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+
+use rustix::fs::{Advice, fadvise};
+
+use super::buffer::PAGE;
+
+/// Largest window mapped at once when counting resident pages.
+const WINDOW: u64 = 1 << 30;
+
+/// Asks the kernel to drop the file's clean pages from the page cache.
+pub fn evict(file: &File) -> io::Result<()> {
+    fadvise(file, 0, None, Advice::DontNeed)?;
+    Ok(())
+}
+
+/// Flushes the dirty pages of the file system holding `path`, so that eviction can drop them.
+pub fn sync_filesystem(path: &Path) -> io::Result<()> {
+    let file = File::open(path)?;
+    rustix::fs::syncfs(&file)?;
+    Ok(())
+}
+
+/// Bytes of the file's first `len` bytes that are in the page cache.
+pub fn resident_bytes(file: &File, len: u64) -> io::Result<u64> {
+    let mut resident_pages = 0u64;
+    let mut offset = 0u64;
+    let mut vector = Vec::new();
+    while offset < len {
+        let window = (len - offset).min(WINDOW) as usize;
+        let pages = window.div_ceil(PAGE);
+        vector.clear();
+        vector.resize(pages, 0u8);
+        // SAFETY: the mapping is private to this function: created read-only, inspected only by
+        // mincore (which never touches the pages), and unmapped before returning. `vector` has
+        // one byte per page of the window, as mincore requires.
+        let counted = unsafe {
+            let address = libc::mmap(
+                std::ptr::null_mut(),
+                window,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                offset as libc::off_t,
+            );
+            if address == libc::MAP_FAILED {
+                return Err(io::Error::last_os_error());
+            }
+            let status = libc::mincore(address, window, vector.as_mut_ptr());
+            let error = io::Error::last_os_error();
+            libc::munmap(address, window);
+            if status != 0 {
+                return Err(error);
+            }
+            vector.iter().filter(|&&page| page & 1 == 1).count() as u64
+        };
+        resident_pages += counted;
+        offset += window as u64;
+    }
+    Ok((resident_pages * PAGE as u64).min(len))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn written_pages_are_resident_until_evicted() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("f");
+        let mut file = File::create(&path).expect("create");
+        file.write_all(&vec![1u8; 1 << 20]).expect("write");
+        file.sync_all().expect("sync");
+        let file = File::open(&path).expect("open");
+        assert_eq!(resident_bytes(&file, 1 << 20).expect("mincore"), 1 << 20);
+        evict(&file).expect("evict");
+        assert!(resident_bytes(&file, 1 << 20).expect("mincore") < 1 << 18);
+    }
+}

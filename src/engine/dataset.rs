@@ -1,0 +1,196 @@
+//! Synthetic source trees: deterministic (same seed, byte-identical tree), lognormal file sizes,
+//! directories of realistic fan-out, data of a chosen compressibility.
+
+use std::fs::OpenOptions;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, LogNormal};
+use serde::Serialize;
+
+use super::data::DataGenerator;
+
+/// Subdirectories per directory.
+const FAN_OUT: usize = 8;
+/// Largest piece written at once.
+const WRITE_CHUNK: usize = 1 << 20;
+
+/// The shape of a dataset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Profile {
+    /// A mix like a file server's: mostly small files, a long tail of large ones.
+    Typical,
+    /// 4–16 KiB files, like the small-file sets backup vendors test with.
+    SmallFiles,
+    /// Files of tens to hundreds of MiB, like databases and media.
+    LargeFiles,
+}
+
+impl std::str::FromStr for Profile {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "typical" => Ok(Profile::Typical),
+            "small-files" => Ok(Profile::SmallFiles),
+            "large-files" => Ok(Profile::LargeFiles),
+            other => Err(format!(
+                "unknown profile '{other}' (use typical, small-files or large-files)"
+            )),
+        }
+    }
+}
+
+struct Shape {
+    median_bytes: f64,
+    sigma: f64,
+    min_bytes: u64,
+    max_bytes: u64,
+    files_per_dir: (usize, usize),
+}
+
+impl Profile {
+    fn shape(self) -> Shape {
+        match self {
+            Profile::Typical => Shape {
+                median_bytes: 24.0 * 1024.0,
+                sigma: 2.0,
+                min_bytes: 1,
+                max_bytes: 256 << 20,
+                files_per_dir: (5, 60),
+            },
+            Profile::SmallFiles => Shape {
+                median_bytes: 8.0 * 1024.0,
+                sigma: 0.35,
+                min_bytes: 4 << 10,
+                max_bytes: 16 << 10,
+                files_per_dir: (50, 200),
+            },
+            Profile::LargeFiles => Shape {
+                median_bytes: 128.0 * 1024.0 * 1024.0,
+                sigma: 0.75,
+                min_bytes: 16 << 20,
+                max_bytes: 2 << 30,
+                files_per_dir: (1, 8),
+            },
+        }
+    }
+}
+
+/// What to create.
+#[derive(Debug, Clone)]
+pub struct DatasetRequest {
+    pub profile: Profile,
+    /// Total bytes; the last file is cut to hit it exactly.
+    pub size: u64,
+    /// Stop after this many files even if `size` is not reached.
+    pub max_files: Option<u64>,
+    pub seed: u64,
+    pub compress_ratio: f64,
+}
+
+/// What was created.
+#[derive(Debug, Clone, Serialize)]
+pub struct DatasetSummary {
+    pub files: u64,
+    pub dirs: u64,
+    pub bytes: u64,
+    pub seconds: f64,
+}
+
+/// Why a dataset could not be created.
+#[derive(Debug, thiserror::Error)]
+pub enum DatasetError {
+    #[error("{0} exists and is not empty; the lab only writes into a new or empty directory")]
+    NotEmpty(PathBuf),
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+}
+
+/// Creates the dataset under `root` (new or empty). `progress` gets the bytes written so far.
+/// Files are flushed at the end so that a cold-cache test can evict them.
+pub fn create(
+    root: &Path,
+    request: &DatasetRequest,
+    progress: &mut dyn FnMut(u64),
+) -> Result<DatasetSummary, DatasetError> {
+    let io_error = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| DatasetError::Io { path, source }
+    };
+    let started = Instant::now();
+    if root.exists() {
+        let mut entries = std::fs::read_dir(root).map_err(io_error(root))?;
+        if entries.next().is_some() {
+            return Err(DatasetError::NotEmpty(root.to_path_buf()));
+        }
+    } else {
+        std::fs::create_dir_all(root).map_err(io_error(root))?;
+    }
+
+    let shape = request.profile.shape();
+    let sizes = LogNormal::new(shape.median_bytes.ln(), shape.sigma).map_err(|error| {
+        DatasetError::Io {
+            path: root.to_path_buf(),
+            source: io::Error::other(error.to_string()),
+        }
+    })?;
+    let mut rng = ChaCha8Rng::seed_from_u64(request.seed);
+    let mut data = DataGenerator::new(request.seed ^ 0x5eed_da7a, request.compress_ratio);
+    let mut buffer = vec![0u8; WRITE_CHUNK];
+
+    let mut dirs: Vec<PathBuf> = vec![root.to_path_buf()];
+    let mut dir_budget = rng.random_range(shape.files_per_dir.0..=shape.files_per_dir.1);
+    let mut files_in_dir = 0;
+    let mut written = 0u64;
+    let mut files = 0u64;
+    while written < request.size && request.max_files.is_none_or(|max| files < max) {
+        if files_in_dir >= dir_budget {
+            // Directories form an 8-ary tree in creation order: dir i hangs under dir (i-1)/8.
+            let index = dirs.len();
+            let parent = &dirs[(index - 1) / FAN_OUT];
+            let dir = parent.join(format!("dir-{index:05}"));
+            std::fs::create_dir(&dir).map_err(io_error(&dir))?;
+            dirs.push(dir);
+            dir_budget = rng.random_range(shape.files_per_dir.0..=shape.files_per_dir.1);
+            files_in_dir = 0;
+        }
+        let drawn = sizes.sample(&mut rng).round() as u64;
+        let size = drawn
+            .clamp(shape.min_bytes, shape.max_bytes)
+            .min(request.size - written);
+        let path = dirs[dirs.len() - 1].join(format!("file-{files:07}.dat"));
+        write_file(&path, size, &mut data, &mut buffer).map_err(io_error(&path))?;
+        written += size;
+        files += 1;
+        files_in_dir += 1;
+        progress(written);
+    }
+    let root_dir = std::fs::File::open(root).map_err(io_error(root))?;
+    rustix::fs::syncfs(&root_dir).map_err(|error| DatasetError::Io {
+        path: root.to_path_buf(),
+        source: error.into(),
+    })?;
+    Ok(DatasetSummary {
+        files,
+        dirs: dirs.len() as u64,
+        bytes: written,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+fn write_file(path: &Path, size: u64, data: &mut DataGenerator, buffer: &mut [u8]) -> io::Result<()> {
+    let mut file = OpenOptions::new().write(true).create_new(true).open(path)?;
+    let mut left = size;
+    while left > 0 {
+        let piece = left.min(buffer.len() as u64) as usize;
+        data.fill(&mut buffer[..piece]);
+        file.write_all(&buffer[..piece])?;
+        left -= piece as u64;
+    }
+    Ok(())
+}

@@ -1,0 +1,38 @@
+//! Why a run failed, in words a storage admin can act on.
+
+use std::io;
+use std::path::PathBuf;
+
+use crate::spec::format_size;
+
+/// A failure of the measurement engine.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("source {path}: {source}")]
+    Source { path: PathBuf, source: io::Error },
+    #[error("reading {path} failed: {source}")]
+    SourceRead { path: PathBuf, source: io::Error },
+    #[error("cannot create a file in the target {path}: {source}")]
+    TargetCreate { path: PathBuf, source: io::Error },
+    #[error("cannot open the device {path}: {source}")]
+    DeviceOpen { path: PathBuf, source: io::Error },
+    #[error(
+        "device {path} is not allowed: writing to a device destroys its contents, \
+         so it must be allowed explicitly (--allow-device {path})"
+    )]
+    DeviceNotAllowed { path: PathBuf },
+    #[error("writing to {path} failed after {written} bytes ({}) were written: {source}", format_size(*written))]
+    TargetWrite {
+        path: PathBuf,
+        written: u64,
+        source: io::Error,
+    },
+    #[error("flushing {path} to stable storage (fsync) failed after {written} bytes were written: {source}")]
+    TargetSync {
+        path: PathBuf,
+        written: u64,
+        source: io::Error,
+    },
+    #[error("cannot start a measurement thread: {0}")]
+    Thread(io::Error),
+}

@@ -1,0 +1,274 @@
+//! The measurement engine: sources, sinks, the pipeline, and the instruments around them.
+//! It knows nothing of HTTP or SQL: it takes a `RunPlan` and returns a `RunResult`.
+
+pub mod buffer;
+pub mod cache;
+pub mod data;
+pub mod dataset;
+pub mod error;
+pub mod measure;
+pub mod pipeline;
+pub mod preflight;
+pub mod result;
+pub mod sink;
+pub mod source;
+pub mod survey;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crossbeam_channel::bounded;
+
+use crate::spec::{DEFAULT_GENERATED_SIZE, RunPlan, SourcePlan, TargetPlan, TestKind};
+use error::EngineError;
+use measure::{CpuSnapshot, round1};
+use pipeline::{Job, Limits, Outcome};
+use result::{RunResult, RunStatus, StageFigures};
+use sink::{DeviceSink, DirSink, NullSink, Sink};
+use source::{FileStream, GeneratedStream, Skipped, StreamSource};
+
+pub use pipeline::RunControl;
+
+/// Files sampled for page-cache residency before a test that reads the source.
+const RESIDENCY_SAMPLE_FILES: usize = 2000;
+/// Share of the source in the page cache above which a read figure is flagged.
+const RESIDENCY_WARN_PCT: f64 = 10.0;
+/// Paths queued between the walkers and the streams.
+const FILE_QUEUE: usize = 4096;
+
+/// Settings of the engine that come from whoever runs it, not from the spec.
+#[derive(Debug, Clone, Default)]
+pub struct EngineSettings {
+    /// Devices the caller allows the lab to overwrite.
+    pub allow_devices: Vec<PathBuf>,
+}
+
+/// Runs one test at one parameter point with real I/O. Always returns a result: a failed or
+/// cancelled run says why in `status` and `error`, and leaves none of its files behind.
+pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'_>) -> RunResult {
+    let params = &plan.params;
+    let mut warnings = Vec::new();
+    let cache_resident_pct = match &plan.source {
+        SourcePlan::Paths(paths) if plan.test.reads_source() => Some(source_residency(
+            paths,
+            params.cold_cache,
+            params.direct,
+            &mut warnings,
+        )),
+        _ => None,
+    };
+
+    let skipped = Skipped::default();
+    let cpu_before = CpuSnapshot::take();
+    let outcome = build_job(plan, settings, &skipped).map(|job| pipeline::run(job, control));
+    let cpu = cpu_before.usage_until(&CpuSnapshot::take());
+    warnings.extend(skipped.warning());
+
+    let mut result = RunResult {
+        test: plan.test,
+        params: params.clone(),
+        status: RunStatus::Done,
+        bytes: 0,
+        files: 0,
+        seconds: 0.0,
+        mb_per_s: 0.0,
+        cpu,
+        stages: StageFigures::default(),
+        latency_us: None,
+        latency_of: None,
+        cache_resident_pct,
+        samples: Vec::new(),
+        warnings,
+        error: None,
+    };
+    match outcome {
+        Ok(outcome) => fill_from_outcome(&mut result, outcome),
+        Err(error) => {
+            result.status = RunStatus::Failed;
+            result.error = Some(error.to_string());
+        }
+    }
+    result
+}
+
+fn fill_from_outcome(result: &mut RunResult, outcome: Outcome) {
+    let wall = outcome.wall;
+    result.bytes = outcome.bytes;
+    result.files = outcome.files;
+    result.seconds = measure::round3(wall.as_secs_f64());
+    result.mb_per_s = if wall > Duration::ZERO {
+        round1(outcome.bytes as f64 / wall.as_secs_f64() / 1e6)
+    } else {
+        0.0
+    };
+    result.stages = StageFigures {
+        reader_busy_pct: round1(outcome.readers.busy_pct(outcome.reader_threads, wall)),
+        reader_wait_pct: round1(outcome.readers.wait_pct(outcome.reader_threads, wall)),
+        reader_waits: outcome.readers.waits,
+        writer_busy_pct: round1(outcome.writers.busy_pct(outcome.writer_threads, wall)),
+        writer_wait_pct: round1(outcome.writers.wait_pct(outcome.writer_threads, wall)),
+        writer_waits: outcome.writers.waits,
+    };
+    result.latency_us = outcome.latency.figures();
+    if result.latency_us.is_some() {
+        let of = if outcome.writer_threads > 0 { "sink_write" } else { "source_read" };
+        result.latency_of = Some(of.to_string());
+    }
+    result.samples = outcome.samples;
+    if let Some(failure) = outcome.failure {
+        result.status = RunStatus::Failed;
+        result.error = Some(failure.to_string());
+    } else if outcome.cancelled {
+        result.status = RunStatus::Cancelled;
+        result.error = Some("cancelled".to_string());
+    } else if outcome.bytes == 0 {
+        result.status = RunStatus::Failed;
+        result.error = Some("the source holds no data to read".to_string());
+    }
+}
+
+/// Puts together the streams, feeders and sinks of one test.
+fn build_job<'a>(
+    plan: &'a RunPlan,
+    settings: &EngineSettings,
+    skipped: &'a Skipped,
+) -> Result<Job<'a>, EngineError> {
+    let params = &plan.params;
+    let streams = match plan.test {
+        TestKind::TapeWrite | TestKind::ReadSingle => 1,
+        _ => params.streams as usize,
+    };
+    let mut limits = Limits {
+        bytes: params.size,
+        duration: params.duration_s.map(Duration::from_secs_f64),
+    };
+    let mut feeders: Vec<Box<dyn FnOnce() + Send + 'a>> = Vec::new();
+    let generated = match (&plan.source, plan.test) {
+        (SourcePlan::Generated { size, compress_ratio }, _) => Some((*size, *compress_ratio)),
+        (SourcePlan::Paths(_), TestKind::TapeWrite) => Some((
+            params.size.unwrap_or(DEFAULT_GENERATED_SIZE),
+            params.compress_ratio,
+        )),
+        (SourcePlan::Paths(_), _) => None,
+    };
+    let readers: Vec<Box<dyn StreamSource + 'a>> = match (generated, &plan.source) {
+        (Some((size, compress_ratio)), _) => {
+            limits.bytes = Some(limits.bytes.map_or(size, |limit| limit.min(size)));
+            (0..streams)
+                .map(|index| {
+                    let seed = 0x6261_636b_6c61_6200 ^ index as u64;
+                    Box::new(GeneratedStream::new(seed, compress_ratio)) as Box<dyn StreamSource>
+                })
+                .collect()
+        }
+        (None, SourcePlan::Paths(paths)) => {
+            let (files_tx, files_rx) = bounded::<PathBuf>(FILE_QUEUE);
+            for root in paths {
+                let files_tx = files_tx.clone();
+                feeders.push(Box::new(move || source::walk_into(root, &files_tx, skipped)));
+            }
+            (0..streams)
+                .map(|_| {
+                    Box::new(FileStream::new(
+                        files_rx.clone(),
+                        params.direct,
+                        params.cold_cache,
+                        skipped,
+                    )) as Box<dyn StreamSource>
+                })
+                .collect()
+        }
+        (None, SourcePlan::Generated { .. }) => Vec::new(),
+    };
+    let sinks: Vec<Box<dyn Sink + 'a>> = match plan.test {
+        TestKind::ReadSingle | TestKind::ReadParallel => Vec::new(),
+        TestKind::NullSink => vec![Box::new(NullSink)],
+        TestKind::TapeWrite | TestKind::FullBackup => {
+            vec![open_target(&plan.target, settings, params.direct)?]
+        }
+    };
+    Ok(Job {
+        streams: readers,
+        feeders,
+        sinks,
+        buffers: params.buffers as usize,
+        block_size: params.block_size as usize,
+        fsync: params.fsync,
+        limits,
+    })
+}
+
+/// Opens the sink of a campaign's target.
+fn open_target(
+    target: &TargetPlan,
+    settings: &EngineSettings,
+    direct: bool,
+) -> Result<Box<dyn Sink>, EngineError> {
+    Ok(match target {
+        TargetPlan::Null => Box::new(NullSink),
+        TargetPlan::Dir(dir) => Box::new(DirSink::create(dir, &run_tag(), direct)?),
+        TargetPlan::Device(path) => {
+            Box::new(DeviceSink::open(path, &settings.allow_devices, direct)?)
+        }
+    })
+}
+
+/// A name for a run's files that no other run, in this process or another, will pick.
+fn run_tag() -> String {
+    format!("{}-{:016x}", std::process::id(), rand::random::<u64>())
+}
+
+/// Measures how much of the source sits in the page cache (on a sample of its files), after
+/// evicting it when `cold_cache` is on, and warns when a read figure would come from memory.
+fn source_residency(paths: &[PathBuf], cold_cache: bool, direct: bool, warnings: &mut Vec<String>) -> f64 {
+    if cold_cache {
+        for root in paths {
+            // Dirty pages cannot be evicted; writing them back first makes eviction complete.
+            let _ = cache::sync_filesystem(root);
+        }
+    }
+    let files = source::list_files(paths, RESIDENCY_SAMPLE_FILES);
+    let (mut total, mut resident) = (0u64, 0u64);
+    for path in &files {
+        if let Ok((len, in_cache)) = file_residency(path, cold_cache) {
+            total += len;
+            resident += in_cache;
+        }
+    }
+    let pct = if total > 0 {
+        round1(100.0 * resident as f64 / total as f64)
+    } else {
+        0.0
+    };
+    if pct > RESIDENCY_WARN_PCT && !direct {
+        let sampled = if files.len() >= RESIDENCY_SAMPLE_FILES {
+            format!("the first {} files", files.len())
+        } else {
+            "all files".to_string()
+        };
+        let warning = if cold_cache {
+            format!(
+                "{pct}% of the source ({sampled}) stayed in the page cache after eviction \
+                 (pages still dirty, or mapped by another process): this figure is partly \
+                 memory speed, not the disk's"
+            )
+        } else {
+            format!(
+                "{pct}% of the source ({sampled}) was in the page cache before the test: this \
+                 figure is partly memory speed, not the disk's; set cold_cache to evict it first"
+            )
+        };
+        warnings.push(warning);
+    }
+    pct
+}
+
+fn file_residency(path: &Path, evict: bool) -> std::io::Result<(u64, u64)> {
+    let file = File::open(path)?;
+    let len = file.metadata()?.len();
+    if evict {
+        cache::evict(&file)?;
+    }
+    Ok((len, cache::resident_bytes(&file, len)?))
+}

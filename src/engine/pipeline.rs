@@ -1,0 +1,560 @@
+//! The pipeline of a backup application: reader streams fill blocks of a ring allocated once,
+//! writers drain them into sinks. Also the plain read loop of the read tests. All of it on OS
+//! threads doing blocking I/O, with a monitor thread that samples, reports and enforces limits.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::{Scope, ScopedJoinHandle};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, bounded};
+
+use super::buffer::AlignedBuf;
+use super::error::EngineError;
+use super::measure::{LatencyRecorder, Sampler, StageClock};
+use super::result::{Progress, Sample};
+use super::sink::Sink;
+use super::source::StreamSource;
+
+/// Interval between throughput samples.
+pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(250);
+/// How long a blocked thread sleeps before it looks at the stop flag again.
+const POLL: Duration = Duration::from_millis(50);
+
+/// How a caller steers a running measurement.
+pub struct RunControl<'a> {
+    /// Set by the caller to cancel; the run stops within a second and removes its files.
+    pub cancel: &'a AtomicBool,
+    /// Called a few times a second with the run's progress.
+    pub progress: &'a (dyn Fn(&Progress) + Sync),
+}
+
+/// Limits of one run: bytes moved and wall time, whichever comes first.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub bytes: Option<u64>,
+    pub duration: Option<Duration>,
+}
+
+/// A byte budget shared by the readers so a run moves exactly `limit` bytes.
+struct Budget {
+    limit: Option<u64>,
+    claimed: AtomicU64,
+}
+
+impl Budget {
+    /// Reserves up to `want` bytes; 0 when the budget is spent.
+    fn claim(&self, want: usize) -> usize {
+        let Some(limit) = self.limit else {
+            return want;
+        };
+        let mut claimed = self.claimed.load(Ordering::Relaxed);
+        loop {
+            let grant = limit.saturating_sub(claimed).min(want as u64);
+            if grant == 0 {
+                return 0;
+            }
+            match self.claimed.compare_exchange_weak(
+                claimed,
+                claimed + grant,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return grant as usize,
+                Err(actual) => claimed = actual,
+            }
+        }
+    }
+
+    /// Returns bytes that were reserved but not read.
+    fn release(&self, unused: usize) {
+        if self.limit.is_some() && unused > 0 {
+            self.claimed.fetch_sub(unused as u64, Ordering::Relaxed);
+        }
+    }
+}
+
+/// State every thread of a run shares.
+struct Shared {
+    stop: AtomicBool,
+    cancelled: AtomicBool,
+    moved: AtomicU64,
+    budget: Budget,
+    failure: Mutex<Option<EngineError>>,
+}
+
+impl Shared {
+    fn new(limits: Limits) -> Self {
+        Self {
+            stop: AtomicBool::new(false),
+            cancelled: AtomicBool::new(false),
+            moved: AtomicU64::new(0),
+            budget: Budget {
+                limit: limits.bytes,
+                claimed: AtomicU64::new(0),
+            },
+            failure: Mutex::new(None),
+        }
+    }
+
+    fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Records the first failure and stops every thread.
+    fn fail(&self, error: EngineError) {
+        if let Ok(mut failure) = self.failure.lock()
+            && failure.is_none()
+        {
+            *failure = Some(error);
+        }
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// What the threads of a run measured.
+pub struct Outcome {
+    pub bytes: u64,
+    pub files: u64,
+    pub wall: Duration,
+    pub readers: StageClock,
+    pub reader_threads: usize,
+    pub writers: StageClock,
+    pub writer_threads: usize,
+    pub latency: LatencyRecorder,
+    pub samples: Vec<Sample>,
+    pub cancelled: bool,
+    pub failure: Option<EngineError>,
+}
+
+/// Report of one reader thread.
+struct ReaderReport {
+    clock: StageClock,
+    files: u64,
+    latency: LatencyRecorder,
+    ended: Instant,
+}
+
+/// Report of one writer thread.
+struct WriterReport {
+    clock: StageClock,
+    latency: LatencyRecorder,
+    ended: Instant,
+}
+
+/// A block of the ring travelling between readers and writers.
+struct Block {
+    buf: AlignedBuf,
+    len: usize,
+}
+
+/// Everything one run executes: the streams, the threads that feed them, and the sinks.
+pub struct Job<'a> {
+    /// One reader thread each.
+    pub streams: Vec<Box<dyn StreamSource + 'a>>,
+    /// Background work the streams depend on, such as tree walkers; run beside the readers.
+    pub feeders: Vec<Box<dyn FnOnce() + Send + 'a>>,
+    /// One writer thread each. Without sinks the readers discard what they read (read tests).
+    pub sinks: Vec<Box<dyn Sink + 'a>>,
+    pub buffers: usize,
+    pub block_size: usize,
+    pub fsync: bool,
+    pub limits: Limits,
+}
+
+/// Runs a job to its end: the source is exhausted, a limit is reached, it fails or it is
+/// cancelled. The clock runs from the threads' start to the last one's end, fsync included.
+pub fn run(job: Job<'_>, control: &RunControl<'_>) -> Outcome {
+    let shared = Shared::new(job.limits);
+    let shared = &shared;
+    std::thread::scope(|scope| {
+        let start = Instant::now();
+        let (finished_tx, finished_rx) = bounded::<()>(0);
+        let limits = job.limits;
+        let monitor = spawn(scope, "backlab-monitor", shared, move || {
+            monitor(shared, control, limits, start, finished_rx)
+        });
+        let feeders: Vec<_> = job
+            .feeders
+            .into_iter()
+            .enumerate()
+            .filter_map(|(index, feeder)| spawn(scope, &format!("backlab-walk-{index}"), shared, feeder))
+            .collect();
+        let reader_threads = job.streams.len();
+        let writer_threads = job.sinks.len();
+        let (reader_reports, writer_reports) = if job.sinks.is_empty() {
+            let readers: Vec<_> = job
+                .streams
+                .into_iter()
+                .enumerate()
+                .filter_map(|(index, stream)| {
+                    let block_size = job.block_size;
+                    spawn(scope, &format!("backlab-read-{index}"), shared, move || {
+                        discard_loop(stream, block_size, shared)
+                    })
+                })
+                .collect();
+            (join_all(readers), Vec::new())
+        } else {
+            let (empty_tx, empty_rx) = bounded::<Block>(job.buffers);
+            let (full_tx, full_rx) = bounded::<Block>(job.buffers);
+            for block in ring(job.buffers, job.block_size) {
+                let _ = empty_tx.send(block);
+            }
+            let fsync = job.fsync;
+            let writers: Vec<_> = job
+                .sinks
+                .into_iter()
+                .enumerate()
+                .filter_map(|(index, sink)| {
+                    let (full_rx, empty_tx) = (full_rx.clone(), empty_tx.clone());
+                    spawn(scope, &format!("backlab-write-{index}"), shared, move || {
+                        write_loop(sink, full_rx, empty_tx, fsync, shared)
+                    })
+                })
+                .collect();
+            let readers: Vec<_> = job
+                .streams
+                .into_iter()
+                .enumerate()
+                .filter_map(|(index, stream)| {
+                    let (full_tx, empty_rx) = (full_tx.clone(), empty_rx.clone());
+                    spawn(scope, &format!("backlab-read-{index}"), shared, move || {
+                        read_loop(stream, empty_rx, full_tx, shared)
+                    })
+                })
+                .collect();
+            // Only the threads hold channel ends now, so each side sees the other finish.
+            drop((empty_tx, empty_rx, full_tx, full_rx));
+            (join_all(readers), join_all(writers))
+        };
+        drop(finished_tx);
+        let samples = monitor.and_then(|handle| handle.join().ok()).unwrap_or_default();
+        join_all(feeders);
+        let mut latency = LatencyRecorder::new();
+        let timed = if writer_reports.is_empty() {
+            reader_reports.iter().map(|report| &report.latency).collect::<Vec<_>>()
+        } else {
+            writer_reports.iter().map(|report| &report.latency).collect()
+        };
+        for recorded in timed {
+            latency.merge(recorded);
+        }
+        outcome(
+            shared,
+            start,
+            OutcomeParts {
+                readers: &reader_reports,
+                reader_threads,
+                writers: &writer_reports,
+                writer_threads,
+                latency,
+                samples,
+            },
+        )
+    })
+}
+
+/// The ring: `buffers` blocks of `block_size` bytes, allocated once before the clock starts.
+fn ring(buffers: usize, block_size: usize) -> impl Iterator<Item = Block> {
+    (0..buffers).map(move |_| Block {
+        buf: AlignedBuf::new(block_size),
+        len: 0,
+    })
+}
+
+/// A read-test stream: reads into its own buffer and discards the data.
+fn discard_loop(mut stream: Box<dyn StreamSource + '_>, block_size: usize, shared: &Shared) -> ReaderReport {
+    let mut buf = AlignedBuf::new(block_size);
+    let mut clock = StageClock::default();
+    while !shared.stopping() {
+        let want = shared.budget.claim(block_size);
+        if want == 0 {
+            break;
+        }
+        let started = Instant::now();
+        let filled = stream.fill(&mut buf, want);
+        clock.busy += started.elapsed();
+        match filled {
+            Ok(count) => {
+                shared.budget.release(want - count);
+                shared.moved.fetch_add(count as u64, Ordering::Relaxed);
+                if count == 0 {
+                    break;
+                }
+            }
+            Err(error) => {
+                shared.fail(error);
+                break;
+            }
+        }
+    }
+    finish_reader(stream.as_ref(), clock)
+}
+
+fn read_loop(
+    mut stream: Box<dyn StreamSource + '_>,
+    empty: Receiver<Block>,
+    full: Sender<Block>,
+    shared: &Shared,
+) -> ReaderReport {
+    let mut clock = StageClock::default();
+    while !shared.stopping() {
+        let Some(mut block) = take(&empty, &mut clock, &shared.stop) else {
+            break;
+        };
+        let want = shared.budget.claim(block.buf.len());
+        if want == 0 {
+            break;
+        }
+        let started = Instant::now();
+        let filled = stream.fill(&mut block.buf, want);
+        clock.busy += started.elapsed();
+        match filled {
+            Ok(0) => {
+                shared.budget.release(want);
+                break;
+            }
+            Ok(count) => {
+                shared.budget.release(want - count);
+                block.len = count;
+                if full.send(block).is_err() {
+                    break;
+                }
+            }
+            Err(error) => {
+                shared.fail(error);
+                break;
+            }
+        }
+    }
+    finish_reader(stream.as_ref(), clock)
+}
+
+fn finish_reader(stream: &(dyn StreamSource + '_), clock: StageClock) -> ReaderReport {
+    let mut latency = LatencyRecorder::new();
+    if let Some(recorded) = stream.read_latency() {
+        latency.merge(recorded);
+    }
+    ReaderReport {
+        clock,
+        files: stream.files_done(),
+        latency,
+        ended: Instant::now(),
+    }
+}
+
+fn write_loop(
+    mut sink: Box<dyn Sink + '_>,
+    full: Receiver<Block>,
+    empty: Sender<Block>,
+    fsync: bool,
+    shared: &Shared,
+) -> WriterReport {
+    let mut clock = StageClock::default();
+    let mut latency = LatencyRecorder::new();
+    let mut written = 0u64;
+    let alignment = sink.alignment();
+    let mut failed = false;
+    // On a limit or a reader's failure the writer drains the ring; only cancelling drops it.
+    while let Some(mut block) = take(&full, &mut clock, &shared.cancelled) {
+        if shared.cancelled.load(Ordering::Relaxed) {
+            break;
+        }
+        // An aligned sink (O_DIRECT) gets whole pages: a short last block is zero-padded.
+        let padded = block.len.div_ceil(alignment) * alignment;
+        let capacity = block.buf.capacity_mut();
+        capacity[block.len..padded].fill(0);
+        let started = Instant::now();
+        let result = sink.write_block(&capacity[..padded]);
+        let elapsed = started.elapsed();
+        clock.busy += elapsed;
+        latency.record(elapsed);
+        if let Err(source) = result {
+            shared.fail(EngineError::TargetWrite {
+                path: sink.path().to_path_buf(),
+                written,
+                source,
+            });
+            failed = true;
+            break;
+        }
+        written += block.len as u64;
+        shared.moved.fetch_add(block.len as u64, Ordering::Relaxed);
+        block.len = 0;
+        // Once every reader has finished nobody takes empty blocks; the ring still drains.
+        let _ = empty.send(block);
+    }
+    if !failed && !shared.cancelled.load(Ordering::Relaxed) {
+        let started = Instant::now();
+        let result = sink.finish(fsync);
+        clock.busy += started.elapsed();
+        if let Err(source) = result {
+            shared.fail(EngineError::TargetSync {
+                path: sink.path().to_path_buf(),
+                written,
+                source,
+            });
+        }
+    }
+    let ended = Instant::now();
+    // The sink (and with it any file it created) goes away here, after the clock stopped.
+    drop(sink);
+    WriterReport {
+        clock,
+        latency,
+        ended,
+    }
+}
+
+/// Takes the next block, counting a wait when none was ready. `None` when the other side has
+/// finished, or `give_up` is set while waiting.
+fn take(channel: &Receiver<Block>, clock: &mut StageClock, give_up: &AtomicBool) -> Option<Block> {
+    match channel.try_recv() {
+        Ok(block) => return Some(block),
+        Err(TryRecvError::Disconnected) => return None,
+        Err(TryRecvError::Empty) => {}
+    }
+    clock.waits += 1;
+    let started = Instant::now();
+    let block = loop {
+        match channel.recv_timeout(POLL) {
+            Ok(block) => break Some(block),
+            Err(RecvTimeoutError::Disconnected) => break None,
+            Err(RecvTimeoutError::Timeout) if give_up.load(Ordering::Relaxed) => break None,
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+    };
+    clock.wait += started.elapsed();
+    block
+}
+
+/// Samples throughput every interval, reports progress, and stops the run at its duration
+/// limit or when cancelled. Returns when `finished` is hung up.
+fn monitor(
+    shared: &Shared,
+    control: &RunControl<'_>,
+    limits: Limits,
+    start: Instant,
+    finished: Receiver<()>,
+) -> Vec<Sample> {
+    let mut sampler = Sampler::new(start);
+    let mut next_tick = start + SAMPLE_INTERVAL;
+    loop {
+        let now = Instant::now();
+        let mut wake = next_tick;
+        if let Some(duration) = limits.duration
+            && !shared.stopping()
+        {
+            wake = wake.min(start + duration);
+        }
+        match finished.recv_timeout(wake.saturating_duration_since(now)) {
+            Err(RecvTimeoutError::Timeout) => {}
+            _ => break,
+        }
+        let now = Instant::now();
+        if control.cancel.load(Ordering::Relaxed) {
+            shared.cancelled.store(true, Ordering::Relaxed);
+            shared.stop.store(true, Ordering::Relaxed);
+        }
+        let elapsed = now.duration_since(start);
+        if limits.duration.is_some_and(|duration| elapsed >= duration) {
+            shared.stop.store(true, Ordering::Relaxed);
+        }
+        if now >= next_tick {
+            let bytes = shared.moved.load(Ordering::Relaxed);
+            let mb_per_s = sampler.sample(now, bytes);
+            (control.progress)(&Progress {
+                elapsed_s: elapsed.as_secs_f64(),
+                bytes,
+                mb_per_s,
+                percent: percent(limits, elapsed, bytes),
+            });
+            next_tick += SAMPLE_INTERVAL;
+        }
+    }
+    sampler.into_samples()
+}
+
+fn percent(limits: Limits, elapsed: Duration, bytes: u64) -> Option<f64> {
+    let by_size = limits
+        .bytes
+        .map(|limit| 100.0 * bytes as f64 / limit.max(1) as f64);
+    let by_time = limits
+        .duration
+        .map(|limit| 100.0 * elapsed.as_secs_f64() / limit.as_secs_f64().max(1e-9));
+    match (by_size, by_time) {
+        (Some(a), Some(b)) => Some(a.max(b).min(100.0)),
+        (Some(a), None) | (None, Some(a)) => Some(a.min(100.0)),
+        (None, None) => None,
+    }
+}
+
+struct OutcomeParts<'a> {
+    readers: &'a [ReaderReport],
+    reader_threads: usize,
+    writers: &'a [WriterReport],
+    writer_threads: usize,
+    latency: LatencyRecorder,
+    samples: Vec<Sample>,
+}
+
+fn outcome(shared: &Shared, start: Instant, parts: OutcomeParts<'_>) -> Outcome {
+    let ended = parts
+        .readers
+        .iter()
+        .map(|report| report.ended)
+        .chain(parts.writers.iter().map(|report| report.ended))
+        .max()
+        .unwrap_or(start);
+    let mut readers = StageClock::default();
+    let mut files = 0;
+    for report in parts.readers {
+        readers.merge(&report.clock);
+        files += report.files;
+    }
+    let mut writers = StageClock::default();
+    for report in parts.writers {
+        writers.merge(&report.clock);
+    }
+    let failure = shared.failure.lock().ok().and_then(|mut failure| failure.take());
+    Outcome {
+        bytes: shared.moved.load(Ordering::Relaxed),
+        files,
+        wall: ended.duration_since(start),
+        readers,
+        reader_threads: parts.reader_threads,
+        writers,
+        writer_threads: parts.writer_threads,
+        latency: parts.latency,
+        samples: parts.samples,
+        cancelled: shared.cancelled.load(Ordering::Relaxed),
+        failure,
+    }
+}
+
+/// Spawns a named thread in the run's scope; a failure to spawn fails the run.
+fn spawn<'scope, 'env, T: Send + 'scope>(
+    scope: &'scope Scope<'scope, 'env>,
+    name: &str,
+    shared: &Shared,
+    body: impl FnOnce() -> T + Send + 'scope,
+) -> Option<ScopedJoinHandle<'scope, T>> {
+    match std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn_scoped(scope, body)
+    {
+        Ok(handle) => Some(handle),
+        Err(error) => {
+            shared.fail(EngineError::Thread(error));
+            None
+        }
+    }
+}
+
+fn join_all<T>(handles: Vec<ScopedJoinHandle<'_, T>>) -> Vec<T> {
+    handles
+        .into_iter()
+        .filter_map(|handle| handle.join().ok())
+        .collect()
+}

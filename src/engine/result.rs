@@ -1,0 +1,92 @@
+//! What a run reports: the figures every page, API and table is built from.
+
+use serde::{Deserialize, Serialize};
+
+use crate::spec::{RunParams, TestKind};
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Done,
+    Failed,
+    Cancelled,
+}
+
+/// The measured result of one run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunResult {
+    pub test: TestKind,
+    pub params: RunParams,
+    pub status: RunStatus,
+    /// Payload bytes moved through the measured path.
+    pub bytes: u64,
+    /// Source files read completely.
+    pub files: u64,
+    /// Wall seconds of the timed window (from the first I/O to the last, fsync included).
+    pub seconds: f64,
+    /// bytes ÷ seconds in 10^6 bytes per second.
+    pub mb_per_s: f64,
+    pub cpu: CpuFigures,
+    pub stages: StageFigures,
+    /// Latency of individual I/O calls on the measured side.
+    pub latency_us: Option<LatencyFigures>,
+    /// Which calls `latency_us` timed: `sink_write` or `source_read`.
+    pub latency_of: Option<String>,
+    /// Share of the source found in the page cache just before the run (mincore).
+    pub cache_resident_pct: Option<f64>,
+    pub samples: Vec<Sample>,
+    pub warnings: Vec<String>,
+    pub error: Option<String>,
+}
+
+/// CPU use over the run, both as a percentage of all CPUs of the machine.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct CpuFigures {
+    /// This process (getrusage).
+    pub process_pct: f64,
+    /// The whole machine (/proc/stat): everything not idle or waiting for I/O.
+    pub system_pct: f64,
+}
+
+/// Where the pipeline's threads spent their time, as shares of `threads × wall`.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct StageFigures {
+    /// Readers inside source I/O.
+    pub reader_busy_pct: f64,
+    /// Readers waiting for an empty buffer: the target side is behind.
+    pub reader_wait_pct: f64,
+    pub reader_waits: u64,
+    /// Writers inside sink I/O.
+    pub writer_busy_pct: f64,
+    /// Writers waiting for a full buffer: the source side is behind.
+    pub writer_wait_pct: f64,
+    pub writer_waits: u64,
+}
+
+/// Percentiles of I/O call latency in microseconds.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct LatencyFigures {
+    pub p50: u64,
+    pub p99: u64,
+    pub max: u64,
+}
+
+/// Throughput over one short interval of a run.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Sample {
+    /// Seconds since the run started, at the end of the interval.
+    pub t: f64,
+    pub mb_per_s: f64,
+}
+
+/// What a run reports while it goes, a few times a second.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress {
+    pub elapsed_s: f64,
+    pub bytes: u64,
+    /// Throughput of the last interval.
+    pub mb_per_s: f64,
+    /// How far the run is towards its size or duration limit, 0–100, when one is known.
+    pub percent: Option<f64>,
+}

@@ -1,0 +1,274 @@
+//! Sources: what a stream reads. File trees are walked by a walker thread per path and shared
+//! out to the streams file by file; generated data is produced in place.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use crossbeam_channel::{Receiver, Sender};
+use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
+use walkdir::WalkDir;
+
+use super::buffer::{AlignedBuf, PAGE};
+use super::cache;
+use super::data::DataGenerator;
+use super::error::EngineError;
+use super::measure::LatencyRecorder;
+
+/// One reader's share of the source.
+pub trait StreamSource: Send {
+    /// Places up to `want` bytes (`want <= buf.len()`) at the start of `buf`, packing several
+    /// files into one block the way a backup stream does. Returns 0 when the stream is done.
+    fn fill(&mut self, buf: &mut AlignedBuf, want: usize) -> Result<usize, EngineError>;
+    /// Files read to their end so far.
+    fn files_done(&self) -> u64;
+    /// Latency of each read call, if this source makes any.
+    fn read_latency(&self) -> Option<&LatencyRecorder>;
+}
+
+/// Problems a walk or a stream stepped over without failing the run, like a backup's
+/// "file skipped" messages.
+#[derive(Debug, Default)]
+pub struct Skipped {
+    count: AtomicU64,
+    first: Mutex<Option<String>>,
+}
+
+impl Skipped {
+    fn record(&self, what: String) {
+        if self.count.fetch_add(1, Ordering::Relaxed) == 0
+            && let Ok(mut first) = self.first.lock()
+        {
+            *first = Some(what);
+        }
+    }
+
+    /// A warning line when anything was skipped.
+    pub fn warning(&self) -> Option<String> {
+        let count = self.count.load(Ordering::Relaxed);
+        if count == 0 {
+            return None;
+        }
+        let first = self
+            .first
+            .lock()
+            .ok()
+            .and_then(|first| first.clone())
+            .unwrap_or_default();
+        Some(format!("skipped {count} unreadable entries of the source; the first: {first}"))
+    }
+}
+
+/// Walks one source path in name order and hands its regular files to the streams.
+/// Stays on the path's file system, never follows symlinks, and ends when the streams hang up.
+pub fn walk_into(root: &Path, files: &Sender<PathBuf>, skipped: &Skipped) {
+    let walker = WalkDir::new(root)
+        .follow_links(false)
+        .same_file_system(true)
+        .sort_by_file_name();
+    for entry in walker {
+        match entry {
+            Ok(entry) if entry.file_type().is_file() => {
+                if files.send(entry.into_path()).is_err() {
+                    return;
+                }
+            }
+            Ok(_) => {}
+            Err(error) => skipped.record(error.to_string()),
+        }
+    }
+}
+
+/// The regular files under the source paths, in walk order, up to `limit` of them.
+pub fn list_files(roots: &[PathBuf], limit: usize) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for root in roots {
+        let walker = WalkDir::new(root)
+            .follow_links(false)
+            .same_file_system(true)
+            .sort_by_file_name();
+        for entry in walker.into_iter().flatten() {
+            if files.len() >= limit {
+                return files;
+            }
+            if entry.file_type().is_file() {
+                files.push(entry.into_path());
+            }
+        }
+    }
+    files
+}
+
+/// Opens a source file for reading, with O_DIRECT when asked.
+pub fn open_source_file(path: &Path, direct: bool) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    if direct {
+        options.custom_flags(libc::O_DIRECT);
+    }
+    options.open(path)
+}
+
+struct OpenSourceFile {
+    path: PathBuf,
+    file: File,
+    offset: u64,
+    /// End of the part that O_DIRECT may read: the size rounded down to a page.
+    direct_end: u64,
+    direct_on: bool,
+}
+
+/// A stream over files taken one by one from a shared queue.
+pub struct FileStream<'a> {
+    files: Receiver<PathBuf>,
+    current: Option<OpenSourceFile>,
+    direct: bool,
+    cold_cache: bool,
+    files_done: u64,
+    latency: LatencyRecorder,
+    skipped: &'a Skipped,
+}
+
+impl<'a> FileStream<'a> {
+    pub fn new(files: Receiver<PathBuf>, direct: bool, cold_cache: bool, skipped: &'a Skipped) -> Self {
+        Self {
+            files,
+            current: None,
+            direct,
+            cold_cache,
+            files_done: 0,
+            latency: LatencyRecorder::new(),
+            skipped,
+        }
+    }
+
+    /// Opens the next file of the queue; false when the queue is finished.
+    fn open_next(&mut self) -> bool {
+        while let Ok(path) = self.files.recv() {
+            let opened = open_source_file(&path, self.direct).and_then(|file| {
+                let size = file.metadata()?.len();
+                if self.cold_cache {
+                    cache::evict(&file)?;
+                }
+                Ok((file, size))
+            });
+            match opened {
+                Ok((file, size)) => {
+                    self.current = Some(OpenSourceFile {
+                        path,
+                        file,
+                        offset: 0,
+                        direct_end: size / PAGE as u64 * PAGE as u64,
+                        direct_on: self.direct,
+                    });
+                    return true;
+                }
+                // A file that vanished or cannot be opened is skipped, as backup apps do.
+                Err(error) => self.skipped.record(format!("{}: {error}", path.display())),
+            }
+        }
+        false
+    }
+}
+
+impl StreamSource for FileStream<'_> {
+    fn fill(&mut self, buf: &mut AlignedBuf, want: usize) -> Result<usize, EngineError> {
+        let want = want.min(buf.len());
+        let mut filled = 0;
+        while filled < want {
+            if self.current.is_none() && !self.open_next() {
+                break;
+            }
+            let Some(open) = self.current.as_mut() else {
+                break;
+            };
+            let room = want - filled;
+            // O_DIRECT only where memory, file offset and length are all page-aligned; the
+            // unaligned tail of a file (or of a packed block) is read through the page cache.
+            let direct_len = if self.direct && filled % PAGE == 0 && open.offset % PAGE as u64 == 0 {
+                let aligned_left = open.direct_end.saturating_sub(open.offset);
+                (room.min(aligned_left.min(usize::MAX as u64) as usize) / PAGE) * PAGE
+            } else {
+                0
+            };
+            let (use_direct, len) = if direct_len > 0 { (true, direct_len) } else { (false, room) };
+            if self.direct && use_direct != open.direct_on {
+                set_direct(&open.file, use_direct).map_err(|source| EngineError::SourceRead {
+                    path: open.path.clone(),
+                    source,
+                })?;
+                open.direct_on = use_direct;
+            }
+            let target = &mut buf.as_mut_slice()[filled..filled + len];
+            let started = Instant::now();
+            let read = open.file.read_at(target, open.offset);
+            self.latency.record(started.elapsed());
+            match read {
+                Ok(0) => {
+                    self.files_done += 1;
+                    self.current = None;
+                }
+                Ok(count) => {
+                    filled += count;
+                    open.offset += count as u64;
+                }
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(source) => {
+                    return Err(EngineError::SourceRead {
+                        path: open.path.clone(),
+                        source,
+                    });
+                }
+            }
+        }
+        Ok(filled)
+    }
+
+    fn files_done(&self) -> u64 {
+        self.files_done
+    }
+
+    fn read_latency(&self) -> Option<&LatencyRecorder> {
+        Some(&self.latency)
+    }
+}
+
+fn set_direct(file: &File, on: bool) -> io::Result<()> {
+    let mut flags = fcntl_getfl(file)?;
+    flags.set(OFlags::DIRECT, on);
+    fcntl_setfl(file, flags)?;
+    Ok(())
+}
+
+/// A stream of generated data at memory speed; the run's byte budget ends it.
+pub struct GeneratedStream {
+    generator: DataGenerator,
+}
+
+impl GeneratedStream {
+    pub fn new(seed: u64, compress_ratio: f64) -> Self {
+        Self {
+            generator: DataGenerator::new(seed, compress_ratio),
+        }
+    }
+}
+
+impl StreamSource for GeneratedStream {
+    fn fill(&mut self, buf: &mut AlignedBuf, want: usize) -> Result<usize, EngineError> {
+        let want = want.min(buf.len());
+        self.generator.fill(&mut buf.as_mut_slice()[..want]);
+        Ok(want)
+    }
+
+    fn files_done(&self) -> u64 {
+        0
+    }
+
+    fn read_latency(&self) -> Option<&LatencyRecorder> {
+        None
+    }
+}

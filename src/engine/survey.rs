@@ -1,0 +1,71 @@
+//! Facts about a campaign's source and target that the verdict needs besides the runs.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use walkdir::WalkDir;
+
+use crate::spec::{SourcePlan, TargetPlan};
+
+/// How big the source is and whether it shares a device with the target.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Survey {
+    /// Bytes in the source's regular files (the generated size for generated data).
+    pub source_bytes: u64,
+    pub source_files: u64,
+    /// Source and target live on the same device, so a backup's reads and writes compete.
+    pub shares_device: bool,
+}
+
+/// Walks the source for its size and compares device numbers. Run it after the measurements:
+/// the walk fills the metadata cache.
+pub fn survey(source: &SourcePlan, target: &TargetPlan) -> Survey {
+    match source {
+        SourcePlan::Generated { size, .. } => Survey {
+            source_bytes: *size,
+            source_files: 0,
+            shares_device: false,
+        },
+        SourcePlan::Paths(paths) => {
+            let (mut bytes, mut files) = (0, 0);
+            for root in paths {
+                let walker = WalkDir::new(root).follow_links(false).same_file_system(true);
+                for entry in walker.into_iter().flatten() {
+                    if entry.file_type().is_file()
+                        && let Ok(metadata) = entry.metadata()
+                    {
+                        bytes += metadata.len();
+                        files += 1;
+                    }
+                }
+            }
+            let target_device = match target {
+                TargetPlan::Dir(dir) => device_of(dir),
+                TargetPlan::Device(path) => std::fs::metadata(path).ok().map(|m| m.rdev()),
+                TargetPlan::Null => None,
+            };
+            let shares_device = target_device.is_some_and(|target| {
+                paths.iter().any(|path| device_of(path) == Some(target))
+            });
+            Survey {
+                source_bytes: bytes,
+                source_files: files,
+                shares_device,
+            }
+        }
+    }
+}
+
+fn device_of(path: &Path) -> Option<u64> {
+    std::fs::metadata(path).ok().map(|metadata| metadata.dev())
+}
+
+/// Paths as given, for messages.
+pub fn describe_paths(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,8 @@
+//! backlab: a backup performance lab. Measures a backup environment with real I/O, finds the
+//! component that limits it, and says what to change.
+
+pub mod analysis;
+pub mod cli;
+pub mod engine;
+pub mod report;
+pub mod spec;

@@ -1,0 +1,848 @@
+//! The campaign spec: what a user submits, how sizes are written, the defaults, and the
+//! validation that names every bad field by its path.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// Largest ring the lab allocates: buffers × block size.
+pub const MAX_RING_BYTES: u64 = 4 << 30;
+/// Most runs one campaign may expand to.
+pub const MAX_RUNS: u64 = 1000;
+/// Size of the generated data when neither the source nor `params.size` says.
+pub const DEFAULT_GENERATED_SIZE: u64 = 1 << 30;
+/// Alignment O_DIRECT needs for buffers, offsets and lengths.
+pub const DIRECT_ALIGN: u64 = 4096;
+
+/// A campaign as submitted: a source, a target, tests, parameters, an optional matrix.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CampaignSpec {
+    #[serde(default)]
+    pub name: String,
+    pub source: SourceSpec,
+    pub target: TargetSpec,
+    #[serde(default = "all_test_names")]
+    pub tests: Vec<String>,
+    #[serde(default)]
+    pub params: ParamsSpec,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<MatrixSpec>,
+    #[serde(default = "one")]
+    pub repeat: u32,
+}
+
+/// What is backed up: paths (each one "file system") or generated data.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SourceSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paths: Option<Vec<PathBuf>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generated: Option<GeneratedSpec>,
+}
+
+/// Data produced at memory speed: a size and how well it compresses.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GeneratedSpec {
+    pub size: SizeInput,
+    #[serde(default = "default_compress_ratio")]
+    pub compress_ratio: f64,
+}
+
+/// Where the data goes.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TargetSpec {
+    pub kind: TargetKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
+}
+
+/// The kinds of target the lab writes to.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    /// Files the lab creates under a directory and removes afterwards.
+    Dir,
+    /// Discards everything: the pipeline's own ceiling.
+    Null,
+    /// A raw device, written from its start; needs the caller's permission.
+    Device,
+}
+
+/// Parameters as written; every field has a default.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ParamsSpec {
+    pub buffers: u32,
+    pub block_size: SizeInput,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streams: Option<u32>,
+    pub direct: bool,
+    pub cold_cache: bool,
+    pub fsync: bool,
+    pub compress_ratio: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<SizeInput>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<f64>,
+}
+
+impl Default for ParamsSpec {
+    fn default() -> Self {
+        Self {
+            buffers: 32,
+            block_size: SizeInput::Text("256K".into()),
+            streams: None,
+            direct: false,
+            cold_cache: true,
+            fsync: true,
+            compress_ratio: default_compress_ratio(),
+            size: None,
+            duration_s: Some(60.0),
+        }
+    }
+}
+
+/// Lists of parameter values; the campaign runs every combination.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MatrixSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffers: Option<Vec<u32>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_size: Option<Vec<SizeInput>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<Vec<u32>>,
+}
+
+/// A size as a user writes it: a byte count or a string such as `64K` or `2GiB`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum SizeInput {
+    Bytes(u64),
+    Text(String),
+}
+
+impl SizeInput {
+    /// The size in bytes, or why the text is not a size.
+    pub fn bytes(&self) -> Result<u64, String> {
+        match self {
+            SizeInput::Bytes(n) => Ok(*n),
+            SizeInput::Text(text) => parse_size(text),
+        }
+    }
+}
+
+impl fmt::Display for SizeInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SizeInput::Bytes(n) => write!(f, "{n}"),
+            SizeInput::Text(text) => f.write_str(text),
+        }
+    }
+}
+
+/// Parses `65536`, `64K`, `64KiB`, `64KB`, `1M`, `2G`, `1T`; K/M/G/T are binary multiples.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let split = trimmed
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(trimmed.len());
+    let (digits, unit) = trimmed.split_at(split);
+    if digits.is_empty() {
+        return Err(format!(
+            "'{text}' is not a size (write e.g. 65536, 64K, 1M, 2G)"
+        ));
+    }
+    let shift = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => {
+            return Err(format!(
+                "'{text}' has an unknown unit '{}' (use K, M, G or T)",
+                unit.trim()
+            ));
+        }
+    };
+    let number: u64 = digits
+        .parse()
+        .map_err(|_| format!("'{text}' is too large"))?;
+    number
+        .checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("'{text}' is too large"))
+}
+
+/// Formats bytes with binary units, the way sizes are written in specs.
+pub fn format_size(bytes: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)];
+    for (unit, scale) in UNITS {
+        if bytes >= scale && bytes.is_multiple_of(scale) {
+            return format!("{}{unit}", bytes / scale);
+        }
+    }
+    for (unit, scale) in UNITS {
+        if bytes >= scale {
+            return format!("{:.1}{unit}iB", bytes as f64 / scale as f64);
+        }
+    }
+    format!("{bytes}B")
+}
+
+/// The five local tests of the bottleneck method, in table order.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum TestKind {
+    /// Generated data into the target: the target's ceiling.
+    TapeWrite,
+    /// One stream reads the source and discards it: one stream's ceiling.
+    ReadSingle,
+    /// Every stream reads at once and discards: the source's ceiling.
+    ReadParallel,
+    /// The full pipeline into the null sink: source + pipeline + CPU ceiling.
+    NullSink,
+    /// The full pipeline into the target: the end-to-end figure.
+    FullBackup,
+}
+
+impl TestKind {
+    /// Every test, in the order of the bottleneck table.
+    pub const ALL: [TestKind; 5] = [
+        TestKind::TapeWrite,
+        TestKind::ReadSingle,
+        TestKind::ReadParallel,
+        TestKind::NullSink,
+        TestKind::FullBackup,
+    ];
+
+    /// The id used in specs and results.
+    pub fn id(self) -> &'static str {
+        match self {
+            TestKind::TapeWrite => "tape_write",
+            TestKind::ReadSingle => "read_single",
+            TestKind::ReadParallel => "read_parallel",
+            TestKind::NullSink => "null_sink",
+            TestKind::FullBackup => "full_backup",
+        }
+    }
+
+    /// The row label of the bottleneck table.
+    pub fn label(self) -> &'static str {
+        match self {
+            TestKind::TapeWrite => "Target write",
+            TestKind::ReadSingle => "Read, single stream",
+            TestKind::ReadParallel => "Read, parallel",
+            TestKind::NullSink => "Backup to null, parallel",
+            TestKind::FullBackup => "Full backup, parallel",
+        }
+    }
+
+    /// Parses a test id.
+    pub fn from_id(id: &str) -> Option<TestKind> {
+        TestKind::ALL.into_iter().find(|test| test.id() == id)
+    }
+
+    /// Whether the test reads the campaign's source (and so can be served from the page cache).
+    pub fn reads_source(self) -> bool {
+        self != TestKind::TapeWrite
+    }
+
+    /// Whether the test writes into the campaign's target.
+    pub fn writes_target(self) -> bool {
+        matches!(self, TestKind::TapeWrite | TestKind::FullBackup)
+    }
+}
+
+impl fmt::Display for TestKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// The parameters of one run, every value resolved to a number.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunParams {
+    pub buffers: u32,
+    pub block_size: u64,
+    pub streams: u32,
+    pub direct: bool,
+    pub cold_cache: bool,
+    pub fsync: bool,
+    pub compress_ratio: f64,
+    pub size: Option<u64>,
+    pub duration_s: Option<f64>,
+}
+
+/// The source of a validated campaign.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SourcePlan {
+    Paths(Vec<PathBuf>),
+    Generated { size: u64, compress_ratio: f64 },
+}
+
+/// The target of a validated campaign.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TargetPlan {
+    Null,
+    Dir(PathBuf),
+    Device(PathBuf),
+}
+
+/// One run to execute: a test at one parameter point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunPlan {
+    pub test: TestKind,
+    pub params: RunParams,
+    pub source: SourcePlan,
+    pub target: TargetPlan,
+}
+
+/// Field-level validation errors, keyed by the field's path (`params.block_size`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct FieldErrors(pub BTreeMap<String, String>);
+
+impl FieldErrors {
+    /// Records a problem with one field; a second problem with the same field is appended.
+    pub fn add(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        let message = message.into();
+        self.0
+            .entry(path.into())
+            .and_modify(|existing| {
+                existing.push_str("; ");
+                existing.push_str(&message);
+            })
+            .or_insert(message);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Adds every error of another set.
+    pub fn extend(&mut self, other: FieldErrors) {
+        for (path, message) in other.0 {
+            self.add(path, message);
+        }
+    }
+}
+
+impl fmt::Display for FieldErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (index, (path, message)) in self.0.iter().enumerate() {
+            if index > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{path}: {message}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for FieldErrors {}
+
+/// Parses a spec from JSON; a syntax or type error names the field it happened at.
+pub fn parse_json(text: &str) -> Result<CampaignSpec, FieldErrors> {
+    let deserializer = &mut serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(deserializer).map_err(|error| {
+        let path = error.path().to_string();
+        let mut errors = FieldErrors::default();
+        let path = if path == "." { "spec".to_string() } else { path };
+        errors.add(path, error.into_inner().to_string());
+        errors
+    })
+}
+
+impl CampaignSpec {
+    /// Checks every field and expands the campaign into runs: matrix × tests × repeat.
+    /// Every bad field is reported, not just the first.
+    pub fn plan(&self) -> Result<Vec<RunPlan>, FieldErrors> {
+        let mut errors = FieldErrors::default();
+        if self.name.len() > 200 {
+            errors.add("name", "must be at most 200 characters");
+        }
+        let source = self.source_plan(&mut errors);
+        let target = self.target_plan(&mut errors);
+        let tests = self.test_kinds(&mut errors);
+        if !(1..=100).contains(&self.repeat) {
+            errors.add("repeat", "must be between 1 and 100");
+        }
+        let base = self.base_params(&mut errors, source.as_ref());
+        let points = self.matrix_points(&mut errors);
+
+        if let Some(sizes) = self.matrix.as_ref().and_then(|m| m.block_size.as_ref()) {
+            for (index, size) in sizes.iter().enumerate() {
+                if let Ok(bytes) = size.bytes() {
+                    let field = format!("matrix.block_size[{index}]");
+                    check_block_size(&mut errors, &field, self.params.direct, bytes);
+                }
+            }
+        }
+        if let Some(base) = &base {
+            let largest_ring = points
+                .iter()
+                .map(|point| {
+                    u64::from(point.buffers.unwrap_or(base.buffers))
+                        * point.block_size.unwrap_or(base.block_size)
+                })
+                .max()
+                .unwrap_or(0);
+            if largest_ring > MAX_RING_BYTES {
+                let matrix_sets_ring = self
+                    .matrix
+                    .as_ref()
+                    .is_some_and(|m| m.buffers.is_some() || m.block_size.is_some());
+                let field = if matrix_sets_ring { "matrix" } else { "params" };
+                errors.add(
+                    field,
+                    format!(
+                        "buffers × block_size is {}; at most {} may be allocated",
+                        format_size(largest_ring),
+                        format_size(MAX_RING_BYTES)
+                    ),
+                );
+            }
+        }
+        let runs = points.len() as u64 * tests.len() as u64 * u64::from(self.repeat);
+        if runs > MAX_RUNS {
+            errors.add(
+                "matrix",
+                format!("expands to {runs} runs; at most {MAX_RUNS} are allowed"),
+            );
+        }
+
+        let (Some(source), Some(target), Some(base)) = (source, target, base) else {
+            return Err(errors);
+        };
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let mut plans = Vec::with_capacity(runs as usize);
+        for point in &points {
+            for &test in &tests {
+                for _ in 0..self.repeat {
+                    let mut params = base.clone();
+                    if let Some(buffers) = point.buffers {
+                        params.buffers = buffers;
+                    }
+                    if let Some(block_size) = point.block_size {
+                        params.block_size = block_size;
+                    }
+                    if let Some(streams) = point.streams {
+                        params.streams = streams;
+                    }
+                    plans.push(RunPlan {
+                        test,
+                        params,
+                        source: source.clone(),
+                        target: target.clone(),
+                    });
+                }
+            }
+        }
+        Ok(plans)
+    }
+
+    fn source_plan(&self, errors: &mut FieldErrors) -> Option<SourcePlan> {
+        match (&self.source.paths, &self.source.generated) {
+            (Some(_), Some(_)) => {
+                errors.add("source", "give either paths or generated, not both");
+                None
+            }
+            (None, None) => {
+                errors.add("source", "give paths or generated");
+                None
+            }
+            (Some(paths), None) => {
+                if paths.is_empty() {
+                    errors.add("source.paths", "must name at least one path");
+                    return None;
+                }
+                let mut ok = true;
+                for (index, path) in paths.iter().enumerate() {
+                    if path.as_os_str().is_empty() {
+                        errors.add(format!("source.paths[{index}]"), "must not be empty");
+                        ok = false;
+                    }
+                }
+                ok.then(|| SourcePlan::Paths(paths.clone()))
+            }
+            (None, Some(generated)) => {
+                let size = match generated.size.bytes() {
+                    Ok(0) => {
+                        errors.add("source.generated.size", "must be greater than 0");
+                        None
+                    }
+                    Ok(size) => Some(size),
+                    Err(message) => {
+                        errors.add("source.generated.size", message);
+                        None
+                    }
+                };
+                let ratio_ok = check_ratio(
+                    errors,
+                    "source.generated.compress_ratio",
+                    generated.compress_ratio,
+                );
+                match (size, ratio_ok) {
+                    (Some(size), true) => Some(SourcePlan::Generated {
+                        size,
+                        compress_ratio: generated.compress_ratio,
+                    }),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    fn target_plan(&self, errors: &mut FieldErrors) -> Option<TargetPlan> {
+        let path = self
+            .target
+            .path
+            .as_ref()
+            .filter(|path| !path.as_os_str().is_empty());
+        match (self.target.kind, path) {
+            (TargetKind::Null, None) => Some(TargetPlan::Null),
+            (TargetKind::Null, Some(_)) => {
+                errors.add("target.path", "is not used with kind null; remove it");
+                None
+            }
+            (TargetKind::Dir, Some(path)) => Some(TargetPlan::Dir(path.clone())),
+            (TargetKind::Device, Some(path)) => Some(TargetPlan::Device(path.clone())),
+            (kind, None) => {
+                let kind = if kind == TargetKind::Dir { "dir" } else { "device" };
+                errors.add("target.path", format!("is required with kind {kind}"));
+                None
+            }
+        }
+    }
+
+    fn test_kinds(&self, errors: &mut FieldErrors) -> Vec<TestKind> {
+        if self.tests.is_empty() {
+            errors.add("tests", "must list at least one test");
+        }
+        let mut kinds = Vec::new();
+        for (index, name) in self.tests.iter().enumerate() {
+            match TestKind::from_id(name) {
+                Some(kind) if kinds.contains(&kind) => {
+                    errors.add(format!("tests[{index}]"), format!("'{name}' is listed twice"));
+                }
+                Some(kind) => kinds.push(kind),
+                None => errors.add(
+                    format!("tests[{index}]"),
+                    format!("unknown test '{name}' (known: {})", all_test_names().join(", ")),
+                ),
+            }
+        }
+        kinds.sort();
+        kinds
+    }
+
+    fn base_params(
+        &self,
+        errors: &mut FieldErrors,
+        source: Option<&SourcePlan>,
+    ) -> Option<RunParams> {
+        let params = &self.params;
+        let before = errors.0.len();
+        if !(1..=1024).contains(&params.buffers) {
+            errors.add("params.buffers", "must be between 1 and 1024");
+        }
+        let block_size = size_field(errors, "params.block_size", &params.block_size);
+        if let Some(block_size) = block_size {
+            check_block_size(errors, "params.block_size", params.direct, block_size);
+        }
+        let streams = match params.streams {
+            Some(streams) => streams,
+            None => match source {
+                Some(SourcePlan::Paths(paths)) if paths.len() > 1 => paths.len() as u32,
+                _ => 4,
+            },
+        };
+        if !(1..=256).contains(&streams) {
+            errors.add("params.streams", "must be between 1 and 256");
+        }
+        check_ratio(errors, "params.compress_ratio", params.compress_ratio);
+        let size = params.size.as_ref().and_then(|size| {
+            let bytes = size_field(errors, "params.size", size)?;
+            if bytes == 0 {
+                errors.add("params.size", "must be greater than 0");
+            }
+            Some(bytes)
+        });
+        if let Some(duration) = params.duration_s
+            && !(duration > 0.0 && duration <= 86_400.0)
+        {
+            errors.add("params.duration_s", "must be more than 0 and at most 86400");
+        }
+        if errors.0.len() != before {
+            return None;
+        }
+        Some(RunParams {
+            buffers: params.buffers,
+            block_size: block_size?,
+            streams,
+            direct: params.direct,
+            cold_cache: params.cold_cache,
+            fsync: params.fsync,
+            compress_ratio: params.compress_ratio,
+            size,
+            duration_s: params.duration_s,
+        })
+    }
+
+    fn matrix_points(&self, errors: &mut FieldErrors) -> Vec<MatrixPoint> {
+        let Some(matrix) = &self.matrix else {
+            return vec![MatrixPoint::default()];
+        };
+        fn values<T: Clone>(
+            errors: &mut FieldErrors,
+            field: &str,
+            list: &Option<Vec<T>>,
+        ) -> Vec<Option<T>> {
+            match list {
+                None => vec![None],
+                Some(list) if list.is_empty() => {
+                    errors.add(field, "must list at least one value, or be left out");
+                    vec![None]
+                }
+                Some(list) => list.iter().cloned().map(Some).collect(),
+            }
+        }
+        let buffers = values(errors, "matrix.buffers", &matrix.buffers);
+        for (index, value) in buffers.iter().enumerate() {
+            if let Some(value) = value
+                && !(1..=1024).contains(value)
+            {
+                errors.add(format!("matrix.buffers[{index}]"), "must be between 1 and 1024");
+            }
+        }
+        let streams = values(errors, "matrix.streams", &matrix.streams);
+        for (index, value) in streams.iter().enumerate() {
+            if let Some(value) = value
+                && !(1..=256).contains(value)
+            {
+                errors.add(format!("matrix.streams[{index}]"), "must be between 1 and 256");
+            }
+        }
+        let block_sizes: Vec<Option<u64>> = values(errors, "matrix.block_size", &matrix.block_size)
+            .into_iter()
+            .enumerate()
+            .map(|(index, value)| {
+                value.and_then(|value| {
+                    size_field(errors, &format!("matrix.block_size[{index}]"), &value)
+                })
+            })
+            .collect();
+        let mut points = Vec::new();
+        for buffers in &buffers {
+            for block_size in &block_sizes {
+                for streams in &streams {
+                    points.push(MatrixPoint {
+                        buffers: *buffers,
+                        block_size: *block_size,
+                        streams: *streams,
+                    });
+                }
+            }
+        }
+        points
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct MatrixPoint {
+    buffers: Option<u32>,
+    block_size: Option<u64>,
+    streams: Option<u32>,
+}
+
+fn size_field(errors: &mut FieldErrors, field: &str, input: &SizeInput) -> Option<u64> {
+    match input.bytes() {
+        Ok(bytes) => Some(bytes),
+        Err(message) => {
+            errors.add(field, message);
+            None
+        }
+    }
+}
+
+fn check_ratio(errors: &mut FieldErrors, field: &str, ratio: f64) -> bool {
+    let ok = ratio.is_finite() && (1.0..=100.0).contains(&ratio);
+    if !ok {
+        errors.add(field, "must be between 1.0 (incompressible) and 100.0");
+    }
+    ok
+}
+
+/// Checks one block size: a sane range, and O_DIRECT alignment when direct is on.
+fn check_block_size(errors: &mut FieldErrors, field: &str, direct: bool, block_size: u64) {
+    if !(512..=(64 << 20)).contains(&block_size) {
+        errors.add(field, "must be between 512 bytes and 64M");
+    } else if direct && !block_size.is_multiple_of(DIRECT_ALIGN) {
+        errors.add(
+            field,
+            format!("must be a multiple of {DIRECT_ALIGN} when direct is true (got {block_size})"),
+        );
+    }
+}
+
+fn all_test_names() -> Vec<String> {
+    TestKind::ALL.iter().map(|test| test.id().to_string()).collect()
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn default_compress_ratio() -> f64 {
+    2.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(json: &str) -> CampaignSpec {
+        match parse_json(json) {
+            Ok(spec) => spec,
+            Err(errors) => panic!("spec did not parse: {errors}"),
+        }
+    }
+
+    #[test]
+    fn sizes_use_binary_multiples() {
+        assert_eq!(parse_size("65536"), Ok(65536));
+        assert_eq!(parse_size("64K"), Ok(65536));
+        assert_eq!(parse_size("64KiB"), Ok(65536));
+        assert_eq!(parse_size("64kb"), Ok(65536));
+        assert_eq!(parse_size("1M"), Ok(1 << 20));
+        assert_eq!(parse_size("1MiB"), Ok(1 << 20));
+        assert_eq!(parse_size("2G"), Ok(2 << 30));
+        assert!(parse_size("2X").is_err());
+        assert!(parse_size("K").is_err());
+        assert!(parse_size("").is_err());
+        assert!(parse_size("99999999999T").is_err());
+        assert_eq!(format_size(256 << 10), "256K");
+        assert_eq!(format_size(1536 << 20), "1536M");
+    }
+
+    #[test]
+    fn defaults_fill_a_minimal_spec() {
+        let spec = spec(r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"}}"#);
+        let plans = spec.plan().expect("valid");
+        assert_eq!(plans.len(), 5);
+        let params = &plans[0].params;
+        assert_eq!(params.buffers, 32);
+        assert_eq!(params.block_size, 256 << 10);
+        assert_eq!(params.streams, 4);
+        assert!(params.cold_cache && params.fsync && !params.direct);
+        assert_eq!(plans[0].test, TestKind::TapeWrite);
+        assert_eq!(plans[4].test, TestKind::FullBackup);
+    }
+
+    #[test]
+    fn streams_default_to_one_per_path() {
+        let spec = spec(
+            r#"{"source": {"paths": ["/a", "/b"]}, "target": {"kind": "null"}, "tests": ["read_parallel"]}"#,
+        );
+        assert_eq!(spec.plan().expect("valid")[0].params.streams, 2);
+    }
+
+    #[test]
+    fn the_issue_example_expands_its_matrix() {
+        let spec = spec(
+            r#"{
+              "name": "fs1+fs2 to scratch",
+              "source": {"paths": ["/srv/fs1", "/srv/fs2"]},
+              "target": {"kind": "dir", "path": "/scratch/backlab"},
+              "tests": ["tape_write", "read_single", "read_parallel", "null_sink", "full_backup"],
+              "params": {"buffers": 32, "block_size": "256K", "streams": 2, "direct": false,
+                         "cold_cache": true, "fsync": true, "compress_ratio": 2.0,
+                         "size": "1G", "duration_s": 60},
+              "matrix": {"buffers": [8, 32], "block_size": ["64K", "256K"], "streams": [1, 2, 4]},
+              "repeat": 1
+            }"#,
+        );
+        let plans = spec.plan().expect("valid");
+        assert_eq!(plans.len(), 2 * 2 * 3 * 5);
+        assert!(plans.iter().any(|plan| plan.params.buffers == 8
+            && plan.params.block_size == 64 << 10
+            && plan.params.streams == 4));
+        assert!(plans.iter().all(|plan| plan.params.size == Some(1 << 30)));
+    }
+
+    #[test]
+    fn every_bad_field_is_reported() {
+        let spec = spec(
+            r#"{"source": {"paths": []}, "target": {"kind": "dir"},
+                "tests": ["tape_write", "fast_test"],
+                "params": {"buffers": 0, "block_size": "1000", "direct": true, "size": "1Q",
+                           "compress_ratio": 0.5, "duration_s": -1},
+                "repeat": 0}"#,
+        );
+        let errors = spec.plan().expect_err("invalid");
+        let fields: Vec<&str> = errors.0.keys().map(String::as_str).collect();
+        for expected in [
+            "source.paths",
+            "target.path",
+            "tests[1]",
+            "params.buffers",
+            "params.block_size",
+            "params.size",
+            "params.compress_ratio",
+            "params.duration_s",
+            "repeat",
+        ] {
+            assert!(fields.contains(&expected), "{expected} missing from {fields:?}");
+        }
+    }
+
+    #[test]
+    fn direct_needs_aligned_blocks() {
+        let spec = spec(
+            r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"},
+                "params": {"block_size": "6000", "direct": true}}"#,
+        );
+        let errors = spec.plan().expect_err("invalid");
+        assert_eq!(
+            errors.0.get("params.block_size").map(String::as_str),
+            Some("must be a multiple of 4096 when direct is true (got 6000)")
+        );
+    }
+
+    #[test]
+    fn too_many_runs_and_too_large_rings_are_refused() {
+        let spec = spec(
+            r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"},
+                "params": {"buffers": 1024, "block_size": "64M"},
+                "matrix": {"streams": [1,2,3,4,5,6,7,8,9,10]}, "repeat": 100}"#,
+        );
+        let errors = spec.plan().expect_err("invalid");
+        assert!(errors.0["matrix"].contains("5000 runs"));
+        assert!(errors.0["params"].contains("at most 4G"));
+    }
+
+    #[test]
+    fn unknown_fields_and_bad_types_name_their_path() {
+        let errors = parse_json(
+            r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"}, "params": {"bufers": 3}}"#,
+        )
+        .expect_err("unknown field");
+        assert!(errors.0.contains_key("params.bufers"), "{errors}");
+        let errors = parse_json(
+            r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"}, "params": {"buffers": "x"}}"#,
+        )
+        .expect_err("bad type");
+        assert!(errors.0.contains_key("params.buffers"), "{errors}");
+        let errors = parse_json(r#"{"source": {"paths": ["/a"]}, "target": {"kind": "tape"}}"#)
+            .expect_err("bad kind");
+        assert!(errors.0.contains_key("target.kind"), "{errors}");
+    }
+}
