@@ -83,7 +83,9 @@ pub fn best_runs(runs: &[RunResult]) -> Vec<(TestKind, Option<&RunResult>)> {
         .map(|test| {
             let best = runs
                 .iter()
-                .filter(|run| run.test == test && run.status == RunStatus::Done && run.mb_per_s > 0.0)
+                .filter(|run| {
+                    run.test == test && run.status == RunStatus::Done && run.mb_per_s > 0.0
+                })
                 .max_by(|a, b| a.mb_per_s.total_cmp(&b.mb_per_s));
             (test, best)
         })
@@ -134,7 +136,11 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
         figure(TestKind::NullSink),
         figure(TestKind::FullBackup),
     );
-    let run_of = |test: TestKind| best.iter().find(|(kind, _)| *kind == test).and_then(|(_, run)| *run);
+    let run_of = |test: TestKind| {
+        best.iter()
+            .find(|(kind, _)| *kind == test)
+            .and_then(|(_, run)| *run)
+    };
 
     let ceilings: Vec<(Component, TestKind, f64)> = [
         (Component::Target, TestKind::TapeWrite, t),
@@ -144,10 +150,7 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
     .into_iter()
     .filter_map(|(component, test, value)| value.map(|value| (component, test, value)))
     .collect();
-    let lowest = ceilings
-        .iter()
-        .copied()
-        .min_by(|a, b| a.2.total_cmp(&b.2));
+    let lowest = ceilings.iter().copied().min_by(|a, b| a.2.total_cmp(&b.2));
     let shares_device = survey.is_some_and(|survey| survey.shares_device);
     let full_stage = run_of(TestKind::FullBackup).map(|run| stage_attribution(&run.stages));
 
@@ -224,7 +227,12 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
             cpu_pct: run.map(|run| run.cpu.system_pct),
             bottleneck: (*test != TestKind::FullBackup).then_some(yes_row == Some(*test)),
             stage: run
-                .filter(|run| matches!(run.test, TestKind::NullSink | TestKind::FullBackup | TestKind::TapeWrite))
+                .filter(|run| {
+                    matches!(
+                        run.test,
+                        TestKind::NullSink | TestKind::FullBackup | TestKind::TapeWrite
+                    )
+                })
                 .map(|run| stage_attribution(&run.stages)),
         })
         .collect();
@@ -298,10 +306,11 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
                 .to_string(),
         );
     }
-    if runs
-        .iter()
-        .any(|run| run.warnings.iter().any(|warning| warning.contains("page cache")))
-    {
+    if runs.iter().any(|run| {
+        run.warnings
+            .iter()
+            .any(|warning| warning.contains("page cache"))
+    }) {
         recommendations.push(
             "Some read figures were served from the page cache: set cold_cache (or direct) to \
              measure the disks."
@@ -335,7 +344,9 @@ fn summary(
     let figures: Vec<String> = best
         .iter()
         .filter(|(test, _)| *test != TestKind::FullBackup)
-        .filter_map(|(test, run)| run.map(|run| format!("{} {:.1}", test.label().to_lowercase(), run.mb_per_s)))
+        .filter_map(|(test, run)| {
+            run.map(|run| format!("{} {:.1}", test.label().to_lowercase(), run.mb_per_s))
+        })
         .collect();
     let mut text = match full {
         Some(full) => format!("Full backup {full:.1} MB/s"),
@@ -443,9 +454,18 @@ mod tests {
             .collect();
         assert_eq!(yes, vec![TestKind::TapeWrite]);
         assert_eq!(verdict.rows[4].bottleneck, None);
-        assert!(verdict.verdict.starts_with("The target limits the backup"), "{}", verdict.verdict);
+        assert!(
+            verdict.verdict.starts_with("The target limits the backup"),
+            "{}",
+            verdict.verdict
+        );
         assert!(verdict.recommendations[0].contains("one stream cannot keep the target busy"));
-        assert!(verdict.recommendations.iter().any(|r| r.starts_with("Balanced")));
+        assert!(
+            verdict
+                .recommendations
+                .iter()
+                .any(|r| r.starts_with("Balanced"))
+        );
         assert_eq!(verdict.backup_window_s, Some(10.0));
     }
 
@@ -471,7 +491,12 @@ mod tests {
         runs[4].mb_per_s = 118.0;
         let verdict = verdict(&runs, None);
         assert_eq!(verdict.component, Some(Component::Source));
-        assert!(verdict.recommendations.iter().any(|r| r.contains("source-bound")));
+        assert!(
+            verdict
+                .recommendations
+                .iter()
+                .any(|r| r.contains("source-bound"))
+        );
     }
 
     #[test]

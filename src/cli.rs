@@ -22,7 +22,11 @@ const EXIT_BAD_SPEC: u8 = 2;
 const EXIT_RUN_FAILED: u8 = 1;
 
 #[derive(Parser)]
-#[command(name = "backlab", version, about = "Backup performance lab: finds what limits a backup, with real I/O")]
+#[command(
+    name = "backlab",
+    version,
+    about = "Backup performance lab: finds what limits a backup, with real I/O"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -167,7 +171,8 @@ fn run(args: RunArgs) -> ExitCode {
         .first()
         .map(|plan| survey::survey(&plan.source, &plan.target));
     let bottleneck = analysis::verdict(&runs, survey.as_ref());
-    let all_done = runs.len() == plans.len() && runs.iter().all(|run| run.status == RunStatus::Done);
+    let all_done =
+        runs.len() == plans.len() && runs.iter().all(|run| run.status == RunStatus::Done);
     let report = CampaignReport {
         campaign: CampaignHeader {
             name: spec.name.clone(),
@@ -209,7 +214,10 @@ fn build_spec(args: &RunArgs) -> Result<CampaignSpec, String> {
                 kind: TargetKind::Null,
                 path: None,
             },
-            tests: spec::TestKind::ALL.iter().map(|test| test.id().to_string()).collect(),
+            tests: spec::TestKind::ALL
+                .iter()
+                .map(|test| test.id().to_string())
+                .collect(),
             params: spec::ParamsSpec::default(),
             matrix: None,
             repeat: 1,
@@ -346,9 +354,10 @@ fn create_dataset(args: DatasetArgs) -> ExitCode {
         compress_ratio: args.compress_ratio,
     };
     let bar = ProgressBar::new(size);
-    let style = ProgressStyle::with_template("{spinner} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}")
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> ");
+    let style =
+        ProgressStyle::with_template("{spinner} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
     bar.set_style(style);
     let mut report = |written: u64| bar.set_position(written);
     let result = dataset::create(&args.dir, &request, &mut report);

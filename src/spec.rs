@@ -182,7 +182,12 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 
 /// Formats bytes with binary units, the way sizes are written in specs.
 pub fn format_size(bytes: u64) -> String {
-    const UNITS: [(&str, u64); 4] = [("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)];
+    const UNITS: [(&str, u64); 4] = [
+        ("T", 1 << 40),
+        ("G", 1 << 30),
+        ("M", 1 << 20),
+        ("K", 1 << 10),
+    ];
     for (unit, scale) in UNITS {
         if bytes >= scale && bytes.is_multiple_of(scale) {
             return format!("{}{unit}", bytes / scale);
@@ -353,7 +358,11 @@ pub fn parse_json(text: &str) -> Result<CampaignSpec, FieldErrors> {
     serde_path_to_error::deserialize(deserializer).map_err(|error| {
         let path = error.path().to_string();
         let mut errors = FieldErrors::default();
-        let path = if path == "." { "spec".to_string() } else { path };
+        let path = if path == "." {
+            "spec".to_string()
+        } else {
+            path
+        };
         errors.add(path, error.into_inner().to_string());
         errors
     })
@@ -516,7 +525,11 @@ impl CampaignSpec {
             (TargetKind::Dir, Some(path)) => Some(TargetPlan::Dir(path.clone())),
             (TargetKind::Device, Some(path)) => Some(TargetPlan::Device(path.clone())),
             (kind, None) => {
-                let kind = if kind == TargetKind::Dir { "dir" } else { "device" };
+                let kind = if kind == TargetKind::Dir {
+                    "dir"
+                } else {
+                    "device"
+                };
                 errors.add("target.path", format!("is required with kind {kind}"));
                 None
             }
@@ -531,12 +544,18 @@ impl CampaignSpec {
         for (index, name) in self.tests.iter().enumerate() {
             match TestKind::from_id(name) {
                 Some(kind) if kinds.contains(&kind) => {
-                    errors.add(format!("tests[{index}]"), format!("'{name}' is listed twice"));
+                    errors.add(
+                        format!("tests[{index}]"),
+                        format!("'{name}' is listed twice"),
+                    );
                 }
                 Some(kind) => kinds.push(kind),
                 None => errors.add(
                     format!("tests[{index}]"),
-                    format!("unknown test '{name}' (known: {})", all_test_names().join(", ")),
+                    format!(
+                        "unknown test '{name}' (known: {})",
+                        all_test_names().join(", ")
+                    ),
                 ),
             }
         }
@@ -620,7 +639,10 @@ impl CampaignSpec {
             if let Some(value) = value
                 && !(1..=1024).contains(value)
             {
-                errors.add(format!("matrix.buffers[{index}]"), "must be between 1 and 1024");
+                errors.add(
+                    format!("matrix.buffers[{index}]"),
+                    "must be between 1 and 1024",
+                );
             }
         }
         let streams = values(errors, "matrix.streams", &matrix.streams);
@@ -628,7 +650,10 @@ impl CampaignSpec {
             if let Some(value) = value
                 && !(1..=256).contains(value)
             {
-                errors.add(format!("matrix.streams[{index}]"), "must be between 1 and 256");
+                errors.add(
+                    format!("matrix.streams[{index}]"),
+                    "must be between 1 and 256",
+                );
             }
         }
         let block_sizes: Vec<Option<u64>> = values(errors, "matrix.block_size", &matrix.block_size)
@@ -694,7 +719,10 @@ fn check_block_size(errors: &mut FieldErrors, field: &str, direct: bool, block_s
 }
 
 fn all_test_names() -> Vec<String> {
-    TestKind::ALL.iter().map(|test| test.id().to_string()).collect()
+    TestKind::ALL
+        .iter()
+        .map(|test| test.id().to_string())
+        .collect()
 }
 
 fn one() -> u32 {
@@ -800,7 +828,10 @@ mod tests {
             "params.duration_s",
             "repeat",
         ] {
-            assert!(fields.contains(&expected), "{expected} missing from {fields:?}");
+            assert!(
+                fields.contains(&expected),
+                "{expected} missing from {fields:?}"
+            );
         }
     }
 

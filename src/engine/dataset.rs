@@ -11,7 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, LogNormal};
 use serde::Serialize;
 
-use super::data::DataGenerator;
+use super::data::{DataGenerator, DataPool};
 
 /// Subdirectories per directory.
 const FAN_OUT: usize = 8;
@@ -133,14 +133,14 @@ pub fn create(
     }
 
     let shape = request.profile.shape();
-    let sizes = LogNormal::new(shape.median_bytes.ln(), shape.sigma).map_err(|error| {
-        DatasetError::Io {
+    let sizes =
+        LogNormal::new(shape.median_bytes.ln(), shape.sigma).map_err(|error| DatasetError::Io {
             path: root.to_path_buf(),
             source: io::Error::other(error.to_string()),
-        }
-    })?;
+        })?;
     let mut rng = ChaCha8Rng::seed_from_u64(request.seed);
-    let mut data = DataGenerator::new(request.seed ^ 0x5eed_da7a, request.compress_ratio);
+    let pool = DataPool::new(request.seed ^ 0x5eed_da7a, request.compress_ratio);
+    let mut data = DataGenerator::new(pool, request.seed);
     let mut buffer = vec![0u8; WRITE_CHUNK];
 
     let mut dirs: Vec<PathBuf> = vec![root.to_path_buf()];
@@ -183,7 +183,12 @@ pub fn create(
     })
 }
 
-fn write_file(path: &Path, size: u64, data: &mut DataGenerator, buffer: &mut [u8]) -> io::Result<()> {
+fn write_file(
+    path: &Path,
+    size: u64,
+    data: &mut DataGenerator,
+    buffer: &mut [u8],
+) -> io::Result<()> {
     let mut file = OpenOptions::new().write(true).create_new(true).open(path)?;
     let mut left = size;
     while left > 0 {

@@ -27,7 +27,9 @@ pub enum EngineError {
         written: u64,
         source: io::Error,
     },
-    #[error("flushing {path} to stable storage (fsync) failed after {written} bytes were written: {source}")]
+    #[error(
+        "flushing {path} to stable storage (fsync) failed after {written} bytes were written: {source}"
+    )]
     TargetSync {
         path: PathBuf,
         written: u64,

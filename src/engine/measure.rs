@@ -146,7 +146,8 @@ fn process_cpu_time() -> Duration {
         usage.assume_init()
     };
     let timeval = |tv: libc::timeval| {
-        Duration::from_secs(tv.tv_sec.max(0) as u64) + Duration::from_micros(tv.tv_usec.max(0) as u64)
+        Duration::from_secs(tv.tv_sec.max(0) as u64)
+            + Duration::from_micros(tv.tv_usec.max(0) as u64)
     };
     timeval(usage.ru_utime) + timeval(usage.ru_stime)
 }

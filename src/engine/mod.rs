@@ -16,6 +16,7 @@ pub mod survey;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crossbeam_channel::bounded;
@@ -34,6 +35,8 @@ pub use pipeline::RunControl;
 const RESIDENCY_SAMPLE_FILES: usize = 2000;
 /// Share of the source in the page cache above which a read figure is flagged.
 const RESIDENCY_WARN_PCT: f64 = 10.0;
+/// Seed of generated data: every run of a campaign writes the same bytes.
+const GENERATED_SEED: u64 = 0x6261_636b_6c61_6200;
 /// Paths queued between the walkers and the streams.
 const FILE_QUEUE: usize = 4096;
 
@@ -112,7 +115,11 @@ fn fill_from_outcome(result: &mut RunResult, outcome: Outcome) {
     };
     result.latency_us = outcome.latency.figures();
     if result.latency_us.is_some() {
-        let of = if outcome.writer_threads > 0 { "sink_write" } else { "source_read" };
+        let of = if outcome.writer_threads > 0 {
+            "sink_write"
+        } else {
+            "source_read"
+        };
         result.latency_of = Some(of.to_string());
     }
     result.samples = outcome.samples;
@@ -145,7 +152,13 @@ fn build_job<'a>(
     };
     let mut feeders: Vec<Box<dyn FnOnce() + Send + 'a>> = Vec::new();
     let generated = match (&plan.source, plan.test) {
-        (SourcePlan::Generated { size, compress_ratio }, _) => Some((*size, *compress_ratio)),
+        (
+            SourcePlan::Generated {
+                size,
+                compress_ratio,
+            },
+            _,
+        ) => Some((*size, *compress_ratio)),
         (SourcePlan::Paths(_), TestKind::TapeWrite) => Some((
             params.size.unwrap_or(DEFAULT_GENERATED_SIZE),
             params.compress_ratio,
@@ -155,10 +168,12 @@ fn build_job<'a>(
     let readers: Vec<Box<dyn StreamSource + 'a>> = match (generated, &plan.source) {
         (Some((size, compress_ratio)), _) => {
             limits.bytes = Some(limits.bytes.map_or(size, |limit| limit.min(size)));
+            let pool = data::DataPool::new(GENERATED_SEED, compress_ratio);
             (0..streams)
                 .map(|index| {
-                    let seed = 0x6261_636b_6c61_6200 ^ index as u64;
-                    Box::new(GeneratedStream::new(seed, compress_ratio)) as Box<dyn StreamSource>
+                    let stream =
+                        GeneratedStream::new(Arc::clone(&pool), GENERATED_SEED ^ index as u64);
+                    Box::new(stream) as Box<dyn StreamSource>
                 })
                 .collect()
         }
@@ -166,7 +181,9 @@ fn build_job<'a>(
             let (files_tx, files_rx) = bounded::<PathBuf>(FILE_QUEUE);
             for root in paths {
                 let files_tx = files_tx.clone();
-                feeders.push(Box::new(move || source::walk_into(root, &files_tx, skipped)));
+                feeders.push(Box::new(move || {
+                    source::walk_into(root, &files_tx, skipped)
+                }));
             }
             (0..streams)
                 .map(|_| {
@@ -221,7 +238,12 @@ fn run_tag() -> String {
 
 /// Measures how much of the source sits in the page cache (on a sample of its files), after
 /// evicting it when `cold_cache` is on, and warns when a read figure would come from memory.
-fn source_residency(paths: &[PathBuf], cold_cache: bool, direct: bool, warnings: &mut Vec<String>) -> f64 {
+fn source_residency(
+    paths: &[PathBuf],
+    cold_cache: bool,
+    direct: bool,
+    warnings: &mut Vec<String>,
+) -> f64 {
     if cold_cache {
         for root in paths {
             // Dirty pages cannot be evicted; writing them back first makes eviction complete.

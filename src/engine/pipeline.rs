@@ -178,7 +178,9 @@ pub fn run(job: Job<'_>, control: &RunControl<'_>) -> Outcome {
             .feeders
             .into_iter()
             .enumerate()
-            .filter_map(|(index, feeder)| spawn(scope, &format!("backlab-walk-{index}"), shared, feeder))
+            .filter_map(|(index, feeder)| {
+                spawn(scope, &format!("backlab-walk-{index}"), shared, feeder)
+            })
             .collect();
         let reader_threads = job.streams.len();
         let writer_threads = job.sinks.len();
@@ -208,9 +210,12 @@ pub fn run(job: Job<'_>, control: &RunControl<'_>) -> Outcome {
                 .enumerate()
                 .filter_map(|(index, sink)| {
                     let (full_rx, empty_tx) = (full_rx.clone(), empty_tx.clone());
-                    spawn(scope, &format!("backlab-write-{index}"), shared, move || {
-                        write_loop(sink, full_rx, empty_tx, fsync, shared)
-                    })
+                    spawn(
+                        scope,
+                        &format!("backlab-write-{index}"),
+                        shared,
+                        move || write_loop(sink, full_rx, empty_tx, fsync, shared),
+                    )
                 })
                 .collect();
             let readers: Vec<_> = job
@@ -218,9 +223,13 @@ pub fn run(job: Job<'_>, control: &RunControl<'_>) -> Outcome {
                 .into_iter()
                 .enumerate()
                 .filter_map(|(index, stream)| {
-                    let (full_tx, empty_rx) = (full_tx.clone(), empty_rx.clone());
+                    let ring = ReaderRing {
+                        empty: empty_rx.clone(),
+                        recycle: empty_tx.clone(),
+                        full: full_tx.clone(),
+                    };
                     spawn(scope, &format!("backlab-read-{index}"), shared, move || {
-                        read_loop(stream, empty_rx, full_tx, shared)
+                        read_loop(stream, ring, shared)
                     })
                 })
                 .collect();
@@ -229,13 +238,21 @@ pub fn run(job: Job<'_>, control: &RunControl<'_>) -> Outcome {
             (join_all(readers), join_all(writers))
         };
         drop(finished_tx);
-        let samples = monitor.and_then(|handle| handle.join().ok()).unwrap_or_default();
+        let samples = monitor
+            .and_then(|handle| handle.join().ok())
+            .unwrap_or_default();
         join_all(feeders);
         let mut latency = LatencyRecorder::new();
         let timed = if writer_reports.is_empty() {
-            reader_reports.iter().map(|report| &report.latency).collect::<Vec<_>>()
+            reader_reports
+                .iter()
+                .map(|report| &report.latency)
+                .collect::<Vec<_>>()
         } else {
-            writer_reports.iter().map(|report| &report.latency).collect()
+            writer_reports
+                .iter()
+                .map(|report| &report.latency)
+                .collect()
         };
         for recorded in timed {
             latency.merge(recorded);
@@ -264,7 +281,11 @@ fn ring(buffers: usize, block_size: usize) -> impl Iterator<Item = Block> {
 }
 
 /// A read-test stream: reads into its own buffer and discards the data.
-fn discard_loop(mut stream: Box<dyn StreamSource + '_>, block_size: usize, shared: &Shared) -> ReaderReport {
+fn discard_loop(
+    mut stream: Box<dyn StreamSource + '_>,
+    block_size: usize,
+    shared: &Shared,
+) -> ReaderReport {
     let mut buf = AlignedBuf::new(block_size);
     let mut clock = StageClock::default();
     while !shared.stopping() {
@@ -292,19 +313,29 @@ fn discard_loop(mut stream: Box<dyn StreamSource + '_>, block_size: usize, share
     finish_reader(stream.as_ref(), clock)
 }
 
+/// A reader's ends of the ring: where it takes empty blocks, gives back unused ones, and
+/// sends full ones.
+struct ReaderRing {
+    empty: Receiver<Block>,
+    recycle: Sender<Block>,
+    full: Sender<Block>,
+}
+
 fn read_loop(
     mut stream: Box<dyn StreamSource + '_>,
-    empty: Receiver<Block>,
-    full: Sender<Block>,
+    ring: ReaderRing,
     shared: &Shared,
 ) -> ReaderReport {
     let mut clock = StageClock::default();
     while !shared.stopping() {
-        let Some(mut block) = take(&empty, &mut clock, &shared.stop) else {
+        let Some(mut block) = take(&ring.empty, &mut clock, &shared.stop) else {
             break;
         };
         let want = shared.budget.claim(block.buf.len());
         if want == 0 {
+            // The byte limit is reached: the others stop too, and the writer drains the ring.
+            shared.stop.store(true, Ordering::Relaxed);
+            let _ = ring.recycle.send(block);
             break;
         }
         let started = Instant::now();
@@ -312,13 +343,15 @@ fn read_loop(
         clock.busy += started.elapsed();
         match filled {
             Ok(0) => {
+                // This stream is done; the block goes back so no other stream waits for it.
                 shared.budget.release(want);
+                let _ = ring.recycle.send(block);
                 break;
             }
             Ok(count) => {
                 shared.budget.release(want - count);
                 block.len = count;
-                if full.send(block).is_err() {
+                if ring.full.send(block).is_err() {
                     break;
                 }
             }
@@ -517,7 +550,11 @@ fn outcome(shared: &Shared, start: Instant, parts: OutcomeParts<'_>) -> Outcome 
     for report in parts.writers {
         writers.merge(&report.clock);
     }
-    let failure = shared.failure.lock().ok().and_then(|mut failure| failure.take());
+    let failure = shared
+        .failure
+        .lock()
+        .ok()
+        .and_then(|mut failure| failure.take());
     Outcome {
         bytes: shared.moved.load(Ordering::Relaxed),
         files,

@@ -40,7 +40,11 @@ pub fn check(plans: &[RunPlan], allow_devices: &[PathBuf]) -> FieldErrors {
             TargetPlan::Null => {}
             TargetPlan::Dir(dir) => {
                 if let Err(message) = check_target_dir(dir, direct) {
-                    let field = if message.contains("O_DIRECT") { "params.direct" } else { "target.path" };
+                    let field = if message.contains("O_DIRECT") {
+                        "params.direct"
+                    } else {
+                        "target.path"
+                    };
                     errors.add(field, message);
                 } else if let SourcePlan::Paths(paths) = &first.source
                     && let Some(source) = paths.iter().find(|source| inside(dir, source))
@@ -99,7 +103,11 @@ fn check_target_dir(dir: &Path, direct: bool) -> Result<(), String> {
         return Err(format!("{shown} is not a directory"));
     }
     // Permission bits do not tell (root, read-only mounts, ACLs): create a file and remove it.
-    let probe = dir.join(format!(".backlab-probe-{}-{:08x}", std::process::id(), rand::random::<u32>()));
+    let probe = dir.join(format!(
+        ".backlab-probe-{}-{:08x}",
+        std::process::id(),
+        rand::random::<u32>()
+    ));
     let mut options = OpenOptions::new();
     options.write(true).create_new(true);
     let created = options.open(&probe);
@@ -107,7 +115,10 @@ fn check_target_dir(dir: &Path, direct: bool) -> Result<(), String> {
         Ok(_) if direct => {
             let _ = std::fs::remove_file(&probe);
             let mut options = OpenOptions::new();
-            options.write(true).create_new(true).custom_flags(libc::O_DIRECT);
+            options
+                .write(true)
+                .create_new(true)
+                .custom_flags(libc::O_DIRECT);
             match options.open(&probe) {
                 Ok(_) => Ok(()),
                 Err(error) if error.raw_os_error() == Some(libc::EINVAL) => Err(format!(

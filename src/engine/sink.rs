@@ -201,7 +201,10 @@ mod tests {
     fn dir_sink_never_overwrites_and_cleans_up() {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut sink = DirSink::create(dir.path(), "t1", false).expect("create");
-        assert!(DirSink::create(dir.path(), "t1", false).is_err(), "second create must fail");
+        assert!(
+            DirSink::create(dir.path(), "t1", false).is_err(),
+            "second create must fail"
+        );
         sink.write_block(b"hello").expect("write");
         sink.finish(true).expect("finish");
         assert!(sink.path().exists());

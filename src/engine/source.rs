@@ -15,7 +15,7 @@ use walkdir::WalkDir;
 
 use super::buffer::{AlignedBuf, PAGE};
 use super::cache;
-use super::data::DataGenerator;
+use super::data::{DataGenerator, DataPool};
 use super::error::EngineError;
 use super::measure::LatencyRecorder;
 
@@ -59,7 +59,9 @@ impl Skipped {
             .ok()
             .and_then(|first| first.clone())
             .unwrap_or_default();
-        Some(format!("skipped {count} unreadable entries of the source; the first: {first}"))
+        Some(format!(
+            "skipped {count} unreadable entries of the source; the first: {first}"
+        ))
     }
 }
 
@@ -134,7 +136,12 @@ pub struct FileStream<'a> {
 }
 
 impl<'a> FileStream<'a> {
-    pub fn new(files: Receiver<PathBuf>, direct: bool, cold_cache: bool, skipped: &'a Skipped) -> Self {
+    pub fn new(
+        files: Receiver<PathBuf>,
+        direct: bool,
+        cold_cache: bool,
+        skipped: &'a Skipped,
+    ) -> Self {
         Self {
             files,
             current: None,
@@ -189,13 +196,18 @@ impl StreamSource for FileStream<'_> {
             let room = want - filled;
             // O_DIRECT only where memory, file offset and length are all page-aligned; the
             // unaligned tail of a file (or of a packed block) is read through the page cache.
-            let direct_len = if self.direct && filled % PAGE == 0 && open.offset % PAGE as u64 == 0 {
+            let direct_len = if self.direct && filled % PAGE == 0 && open.offset % PAGE as u64 == 0
+            {
                 let aligned_left = open.direct_end.saturating_sub(open.offset);
                 (room.min(aligned_left.min(usize::MAX as u64) as usize) / PAGE) * PAGE
             } else {
                 0
             };
-            let (use_direct, len) = if direct_len > 0 { (true, direct_len) } else { (false, room) };
+            let (use_direct, len) = if direct_len > 0 {
+                (true, direct_len)
+            } else {
+                (false, room)
+            };
             if self.direct && use_direct != open.direct_on {
                 set_direct(&open.file, use_direct).map_err(|source| EngineError::SourceRead {
                     path: open.path.clone(),
@@ -250,9 +262,9 @@ pub struct GeneratedStream {
 }
 
 impl GeneratedStream {
-    pub fn new(seed: u64, compress_ratio: f64) -> Self {
+    pub fn new(pool: std::sync::Arc<DataPool>, seed: u64) -> Self {
         Self {
-            generator: DataGenerator::new(seed, compress_ratio),
+            generator: DataGenerator::new(pool, seed),
         }
     }
 }

@@ -30,7 +30,9 @@ pub fn survey(source: &SourcePlan, target: &TargetPlan) -> Survey {
         SourcePlan::Paths(paths) => {
             let (mut bytes, mut files) = (0, 0);
             for root in paths {
-                let walker = WalkDir::new(root).follow_links(false).same_file_system(true);
+                let walker = WalkDir::new(root)
+                    .follow_links(false)
+                    .same_file_system(true);
                 for entry in walker.into_iter().flatten() {
                     if entry.file_type().is_file()
                         && let Ok(metadata) = entry.metadata()
@@ -45,9 +47,8 @@ pub fn survey(source: &SourcePlan, target: &TargetPlan) -> Survey {
                 TargetPlan::Device(path) => std::fs::metadata(path).ok().map(|m| m.rdev()),
                 TargetPlan::Null => None,
             };
-            let shares_device = target_device.is_some_and(|target| {
-                paths.iter().any(|path| device_of(path) == Some(target))
-            });
+            let shares_device = target_device
+                .is_some_and(|target| paths.iter().any(|path| device_of(path) == Some(target)));
             Survey {
                 source_bytes: bytes,
                 source_files: files,

@@ -1,0 +1,270 @@
+//! The engine driven through the library: limits, cancellation, stage accounting, direct I/O
+//! and the compressibility of generated data, all with real I/O in temp directories.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use backlab::analysis::stage_attribution;
+use backlab::engine::data::{DataGenerator, DataPool};
+use backlab::engine::dataset::{self, DatasetRequest, Profile};
+use backlab::engine::result::{Progress, RunResult, RunStatus};
+use backlab::engine::{EngineSettings, RunControl, execute};
+use backlab::spec::{RunParams, RunPlan, SourcePlan, TargetPlan, TestKind};
+
+fn params() -> RunParams {
+    RunParams {
+        buffers: 8,
+        block_size: 256 << 10,
+        streams: 2,
+        direct: false,
+        cold_cache: false,
+        fsync: true,
+        compress_ratio: 2.0,
+        size: None,
+        duration_s: Some(30.0),
+    }
+}
+
+fn generated(size: u64) -> SourcePlan {
+    SourcePlan::Generated {
+        size,
+        compress_ratio: 2.0,
+    }
+}
+
+fn run_with(plan: &RunPlan, cancel: &AtomicBool) -> (RunResult, Vec<Progress>) {
+    let seen = std::sync::Mutex::new(Vec::new());
+    let report = |progress: &Progress| {
+        if let Ok(mut seen) = seen.lock() {
+            seen.push(*progress);
+        }
+    };
+    let control = RunControl {
+        cancel,
+        progress: &report,
+    };
+    let result = execute(plan, &EngineSettings::default(), &control);
+    (result, seen.into_inner().unwrap_or_default())
+}
+
+fn run(plan: &RunPlan) -> RunResult {
+    run_with(plan, &AtomicBool::new(false)).0
+}
+
+/// A temp dir on the build's disk (not a tmpfs), where O_DIRECT works.
+fn disk_tempdir() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir")
+}
+
+fn dataset(root: &Path, profile: Profile, size: u64) -> dataset::DatasetSummary {
+    let request = DatasetRequest {
+        profile,
+        size,
+        max_files: None,
+        seed: 9,
+        compress_ratio: 2.0,
+    };
+    dataset::create(root, &request, &mut |_| {}).expect("dataset")
+}
+
+#[test]
+fn the_duration_limit_ends_a_run_and_samples_come_every_quarter_second() {
+    let plan = RunPlan {
+        test: TestKind::NullSink,
+        params: RunParams {
+            duration_s: Some(1.0),
+            ..params()
+        },
+        source: generated(1 << 50),
+        target: TargetPlan::Null,
+    };
+    let (result, progress) = run_with(&plan, &AtomicBool::new(false));
+    assert_eq!(result.status, RunStatus::Done, "{:?}", result.error);
+    assert!(
+        (0.95..1.5).contains(&result.seconds),
+        "ran {} s",
+        result.seconds
+    );
+    assert!(
+        (3..=6).contains(&result.samples.len()),
+        "{:?}",
+        result.samples
+    );
+    assert!(result.samples.windows(2).all(|pair| pair[0].t < pair[1].t));
+    assert!(result.samples.iter().all(|sample| sample.mb_per_s > 0.0));
+    assert!(!progress.is_empty() && progress.iter().all(|p| p.percent.is_some()));
+    let expected = result.bytes as f64 / result.seconds / 1e6;
+    assert!((result.mb_per_s - expected).abs() / expected < 0.01);
+}
+
+#[test]
+fn a_null_sink_starves_its_writer_and_says_the_source_is_behind() {
+    let plan = RunPlan {
+        test: TestKind::NullSink,
+        params: params(),
+        source: generated(512 << 20),
+        target: TargetPlan::Null,
+    };
+    let result = run(&plan);
+    assert_eq!(result.status, RunStatus::Done);
+    assert_eq!(result.bytes, 512 << 20);
+    assert!(result.stages.writer_waits > 0, "{:?}", result.stages);
+    assert_eq!(
+        stage_attribution(&result.stages).limited_by,
+        "source",
+        "{:?}",
+        result.stages
+    );
+    assert_eq!(result.latency_of.as_deref(), Some("sink_write"));
+}
+
+#[test]
+fn cancelling_stops_a_run_within_a_second_and_removes_its_files() {
+    let target = disk_tempdir();
+    let plan = RunPlan {
+        test: TestKind::FullBackup,
+        params: RunParams {
+            fsync: false,
+            ..params()
+        },
+        source: generated(1 << 50),
+        target: TargetPlan::Dir(target.path().to_path_buf()),
+    };
+    let cancel = AtomicBool::new(false);
+    let (result, cancelled_at) = std::thread::scope(|scope| {
+        let runner = scope.spawn(|| run_with(&plan, &cancel).0);
+        std::thread::sleep(Duration::from_millis(600));
+        assert_eq!(
+            std::fs::read_dir(target.path()).expect("list").count(),
+            1,
+            "the run writes a file"
+        );
+        cancel.store(true, Ordering::Relaxed);
+        let cancelled_at = Instant::now();
+        (runner.join().expect("run"), cancelled_at)
+    });
+    assert!(
+        cancelled_at.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        cancelled_at.elapsed()
+    );
+    assert_eq!(result.status, RunStatus::Cancelled);
+    assert_eq!(std::fs::read_dir(target.path()).expect("list").count(), 0);
+}
+
+#[test]
+fn direct_reads_take_whole_files_including_unaligned_tails() {
+    let scratch = disk_tempdir();
+    let root = scratch.path().join("typical");
+    let summary = dataset(&root, Profile::Typical, 48 << 20);
+    for (test, direct) in [
+        (TestKind::ReadSingle, true),
+        (TestKind::ReadParallel, true),
+        (TestKind::NullSink, false),
+    ] {
+        let plan = RunPlan {
+            test,
+            params: RunParams {
+                direct,
+                cold_cache: true,
+                ..params()
+            },
+            source: SourcePlan::Paths(vec![root.clone()]),
+            target: TargetPlan::Null,
+        };
+        let result = run(&plan);
+        assert_eq!(result.status, RunStatus::Done, "{test}: {:?}", result.error);
+        assert_eq!(result.bytes, summary.bytes, "{test} reads every byte");
+        assert_eq!(result.files, summary.files, "{test} reads every file");
+    }
+}
+
+#[test]
+fn a_direct_write_pads_nothing_it_counts_and_leaves_no_file() {
+    let target = disk_tempdir();
+    let plan = RunPlan {
+        test: TestKind::TapeWrite,
+        params: RunParams {
+            direct: true,
+            block_size: 1 << 20,
+            size: Some((8 << 20) + 12_345),
+            ..params()
+        },
+        source: SourcePlan::Paths(vec![PathBuf::from("/")]),
+        target: TargetPlan::Dir(target.path().to_path_buf()),
+    };
+    let result = run(&plan);
+    assert_eq!(result.status, RunStatus::Done, "{:?}", result.error);
+    assert_eq!(result.bytes, (8 << 20) + 12_345);
+    assert!(result.latency_us.is_some());
+    assert_eq!(std::fs::read_dir(target.path()).expect("list").count(), 0);
+}
+
+#[test]
+fn more_streams_than_buffers_finish_the_source_without_stalling() {
+    let scratch = disk_tempdir();
+    let root = scratch.path().join("small");
+    let summary = dataset(&root, Profile::SmallFiles, 4 << 20);
+    let plan = RunPlan {
+        test: TestKind::NullSink,
+        params: RunParams {
+            buffers: 2,
+            streams: 8,
+            block_size: 64 << 10,
+            duration_s: Some(60.0),
+            ..params()
+        },
+        source: SourcePlan::Paths(vec![root]),
+        target: TargetPlan::Null,
+    };
+    let result = run(&plan);
+    assert_eq!(result.status, RunStatus::Done, "{:?}", result.error);
+    assert_eq!((result.bytes, result.files), (summary.bytes, summary.files));
+    // Reading 4 MiB takes well under a second; reaching the 60 s limit means a stall.
+    assert!(result.seconds < 30.0, "stalled for {} s", result.seconds);
+}
+
+fn deflate_ratio(compress_ratio: f64) -> f64 {
+    let mut data = vec![0u8; 8 << 20];
+    DataGenerator::new(DataPool::new(3, compress_ratio), 1).fill(&mut data);
+    let mut encoder =
+        flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(&data).expect("compress");
+    let compressed = encoder.finish().expect("finish");
+    data.len() as f64 / compressed.len() as f64
+}
+
+#[test]
+fn generated_data_compresses_as_asked() {
+    for asked in [1.0, 2.0] {
+        let achieved = deflate_ratio(asked);
+        assert!(
+            (achieved - asked).abs() / asked <= 0.10,
+            "asked {asked}:1, deflate achieved {achieved:.3}:1"
+        );
+    }
+}
+
+#[test]
+fn dataset_files_compress_as_asked() {
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let root = scratch.path().join("large");
+    dataset(&root, Profile::LargeFiles, 16 << 20);
+    let mut data = Vec::new();
+    for entry in std::fs::read_dir(root.join("")).expect("list") {
+        let path = entry.expect("entry").path();
+        if path.is_file() {
+            data.extend(std::fs::read(path).expect("read"));
+        }
+    }
+    assert_eq!(data.len(), 16 << 20);
+    let mut encoder = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder.write_all(&data).expect("compress");
+    let ratio = data.len() as f64 / encoder.finish().expect("finish").len() as f64;
+    assert!(
+        (ratio - 2.0).abs() / 2.0 <= 0.10,
+        "dataset compresses {ratio:.3}:1"
+    );
+}
