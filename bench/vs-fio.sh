@@ -315,8 +315,10 @@ for ((rep = 0; rep < REPEAT; rep++)); do
                 [ "$BL_BYTES" = "$GIB" ] || observe "$W: backlab tape_write moved $BL_BYTES bytes, not $GIB"
                 ;;
             fio)
+                # fallocate=none: like dd and backlab, fio allocates blocks as it writes a new
+                # file, instead of preallocating them before its clock starts.
                 m_fio $W write --name=seqwrite --filename="$WFILE" --rw=write --bs=1M --size=1G \
-                    --direct=1 --ioengine=psync --end_fsync=1 || continue
+                    --direct=1 --ioengine=psync --end_fsync=1 --fallocate=none || continue
                 ;;
             dd)
                 m_dd $W if=/dev/zero of="$WFILE" bs=1M count=1024 oflag=direct conv=fsync || continue

@@ -249,7 +249,7 @@ fn generated_data_compresses_as_asked() {
 
 #[test]
 fn dataset_files_compress_as_asked() {
-    let scratch = tempfile::tempdir().expect("tempdir");
+    let scratch = disk_tempdir();
     let root = scratch.path().join("large");
     dataset(&root, Profile::LargeFiles, 16 << 20);
     let mut data = Vec::new();

@@ -1,7 +1,7 @@
 //! Facts about a campaign's source and target that the verdict needs besides the runs.
 
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use walkdir::WalkDir;
@@ -60,13 +60,4 @@ pub fn survey(source: &SourcePlan, target: &TargetPlan) -> Survey {
 
 fn device_of(path: &Path) -> Option<u64> {
     std::fs::metadata(path).ok().map(|metadata| metadata.dev())
-}
-
-/// Paths as given, for messages.
-pub fn describe_paths(paths: &[PathBuf]) -> String {
-    paths
-        .iter()
-        .map(|path| path.display().to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
 }

@@ -34,7 +34,7 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
 
 #[test]
 fn the_same_seed_gives_a_byte_identical_tree() {
-    let scratch = tempfile::tempdir().expect("tempdir");
+    let scratch = crate::scratch();
     let (a, b, c) = (
         scratch.path().join("a"),
         scratch.path().join("b"),
@@ -53,7 +53,7 @@ fn the_same_seed_gives_a_byte_identical_tree() {
 
 #[test]
 fn small_files_are_4_to_16_kib_in_many_directories() {
-    let scratch = tempfile::tempdir().expect("tempdir");
+    let scratch = crate::scratch();
     let root = scratch.path().join("small");
     let out = output(backlab().args(["dataset", "create"]).arg(&root).args([
         "--profile",
@@ -105,7 +105,7 @@ fn small_files_are_4_to_16_kib_in_many_directories() {
 
 #[test]
 fn a_dataset_never_writes_into_a_non_empty_directory() {
-    let scratch = tempfile::tempdir().expect("tempdir");
+    let scratch = crate::scratch();
     std::fs::write(scratch.path().join("precious"), b"keep me").expect("file");
     let out = output(
         backlab()

@@ -12,6 +12,12 @@ pub fn backlab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_backlab"))
 }
 
+/// A temp dir on the build's disk: /tmp may be a tmpfs, whose pages cannot be evicted and
+/// which may refuse O_DIRECT.
+pub fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir")
+}
+
 /// Runs a command and returns its output, failing the test if it could not start.
 pub fn output(command: &mut Command) -> Output {
     command.output().expect("backlab starts")
