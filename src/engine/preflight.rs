@@ -39,12 +39,7 @@ pub fn check(plans: &[RunPlan], allow_devices: &[PathBuf]) -> FieldErrors {
         match &first.target {
             TargetPlan::Null => {}
             TargetPlan::Dir(dir) => {
-                if let Err(message) = check_target_dir(dir, direct) {
-                    let field = if message.contains("O_DIRECT") {
-                        "params.direct"
-                    } else {
-                        "target.path"
-                    };
+                if let Err((field, message)) = check_target_dir(dir, direct) {
                     errors.add(field, message);
                 } else if let SourcePlan::Paths(paths) = &first.source
                     && let Some(source) = paths.iter().find(|source| inside(dir, source))
@@ -96,11 +91,15 @@ fn check_direct_read(path: &Path) -> Result<(), String> {
     }
 }
 
-fn check_target_dir(dir: &Path, direct: bool) -> Result<(), String> {
+/// Checks that the lab can create files in `dir` (with O_DIRECT when asked); an error names the
+/// field to blame: `target.path`, or `params.direct` when only O_DIRECT is refused.
+fn check_target_dir(dir: &Path, direct: bool) -> Result<(), (&'static str, String)> {
     let shown = dir.display();
-    let metadata = std::fs::metadata(dir).map_err(|error| describe(&shown, &error))?;
+    let target_error = |message: String| ("target.path", message);
+    let metadata =
+        std::fs::metadata(dir).map_err(|error| target_error(describe(&shown, &error)))?;
     if !metadata.is_dir() {
-        return Err(format!("{shown} is not a directory"));
+        return Err(target_error(format!("{shown} is not a directory")));
     }
     // Permission bits do not tell (root, read-only mounts, ACLs): create a file and remove it.
     let probe = dir.join(format!(
@@ -108,30 +107,33 @@ fn check_target_dir(dir: &Path, direct: bool) -> Result<(), String> {
         std::process::id(),
         rand::random::<u32>()
     ));
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
-    let created = options.open(&probe);
-    let result = match created {
-        Ok(_) if direct => {
-            let _ = std::fs::remove_file(&probe);
-            let mut options = OpenOptions::new();
-            options
-                .write(true)
-                .create_new(true)
-                .custom_flags(libc::O_DIRECT);
-            match options.open(&probe) {
-                Ok(_) => Ok(()),
-                Err(error) if error.raw_os_error() == Some(libc::EINVAL) => Err(format!(
-                    "the file system of {shown} does not support O_DIRECT; set direct to false"
-                )),
-                Err(error) => Err(format!("cannot create files in {shown}: {error}")),
-            }
-        }
-        Ok(_) => Ok(()),
-        Err(error) => Err(format!("cannot create files in {shown}: {error}")),
+    let create = |flags: i32| {
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true).custom_flags(flags);
+        let created = options.open(&probe);
+        let _ = std::fs::remove_file(&probe);
+        created
     };
-    let _ = std::fs::remove_file(&probe);
-    result
+    create(0).map_err(|error| target_error(format!("cannot create files in {shown}: {error}")))?;
+    if direct {
+        match create(libc::O_DIRECT) {
+            Err(error) if error.raw_os_error() == Some(libc::EINVAL) => {
+                return Err((
+                    "params.direct",
+                    format!(
+                        "the file system of {shown} does not support O_DIRECT; set direct to false"
+                    ),
+                ));
+            }
+            Err(error) => {
+                return Err(target_error(format!(
+                    "cannot create files in {shown}: {error}"
+                )));
+            }
+            Ok(_) => {}
+        }
+    }
+    Ok(())
 }
 
 fn check_device(path: &Path, allowed: &[PathBuf]) -> Result<(), String> {
