@@ -12,6 +12,7 @@
 #              disk, not tmpfs. The scratch directory is removed at the end.
 #   REPEAT     measurements per tool and workload (default 3); the tool order alternates.
 #   STREAMS    backlab reader streams for the small-files workload (default 16).
+#   WORKLOADS  which workloads to run (default "w1 w2 w3 w4").
 #   NO_DROP_CACHES=1  do not use /proc/sys/vm/drop_caches even when it is writable (tests the
 #              per-file eviction fallback).
 #
@@ -36,6 +37,11 @@ note() { echo "$*" >&2; }
 
 case $REPEAT in '' | *[!0-9]* | 0) die "REPEAT must be a positive integer (got '$REPEAT')" ;; esac
 case $STREAMS in '' | *[!0-9]* | 0) die "STREAMS must be a positive integer (got '$STREAMS')" ;; esac
+WORKLOADS=${WORKLOADS:-w1 w2 w3 w4}
+for w in $WORKLOADS; do
+    case $w in w1 | w2 | w3 | w4) ;; *) die "WORKLOADS: unknown workload '$w' (w1 to w4)" ;; esac
+done
+wants() { case " $WORKLOADS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # --- tools -------------------------------------------------------------------------------------
 command -v fio >/dev/null 2>&1 ||
@@ -301,10 +307,10 @@ echo
 
 # --- 1. direct sequential write ----------------------------------------------------------------
 W=w1
-note "== 1. direct sequential write, 1 MiB blocks, 1 GiB"
+wants w1 && note "== 1. direct sequential write, 1 MiB blocks, 1 GiB"
 mkdir -p "$SCRATCH/wtarget" "$SCRATCH/empty"
 WFILE=$SCRATCH/w.dat
-for ((rep = 0; rep < REPEAT; rep++)); do
+wants w1 && for ((rep = 0; rep < REPEAT; rep++)); do
     for tool in $(order $rep backlab fio dd); do
         rm -f "$WFILE"
         settle
@@ -334,14 +340,14 @@ leftover=$(find "$SCRATCH/wtarget" -mindepth 1 | head -n 3)
 
 # --- 2. direct sequential read -----------------------------------------------------------------
 W=w2
-note "== 2. direct sequential read, 1 MiB blocks, 1 GiB file"
 RFILE=$SCRATCH/r.dat
-if ! fio --name=prep --filename="$RFILE" --rw=write --bs=1M --size=1G --direct=1 --ioengine=psync \
+if (wants w2 || wants w3) && ! fio --name=prep --filename="$RFILE" --rw=write --bs=1M --size=1G --direct=1 --ioengine=psync \
     --end_fsync=1 >"$SCRATCH/prep.log" 2>&1; then
     tool_failed "creating the 1 GiB read file with fio" "fio --name=prep --filename=$RFILE ..." "$SCRATCH/prep.log"
 fi
 if [ -f "$RFILE" ]; then
-    for ((rep = 0; rep < REPEAT; rep++)); do
+    wants w2 && note "== 2. direct sequential read, 1 MiB blocks, 1 GiB file"
+    wants w2 && for ((rep = 0; rep < REPEAT; rep++)); do
         for tool in $(order $rep backlab fio dd); do
             settle
             case $tool in
@@ -365,10 +371,10 @@ if [ -f "$RFILE" ]; then
 
     # --- 3. page-cached read to null -----------------------------------------------------------
     W=w3
-    note "== 3. page-cached read of the 1 GiB file to null"
+    wants w3 && note "== 3. page-cached read of the 1 GiB file to null"
     # This workload reads from memory on purpose.
     BL_EXPECTED_WARNING="was in the page cache before the test"
-    for ((rep = 0; rep < REPEAT; rep++)); do
+    wants w3 && for ((rep = 0; rep < REPEAT; rep++)); do
         for tool in $(order $rep backlab dd fio); do
             cat "$RFILE" >/dev/null # warm (again) before each measurement
             case $tool in
@@ -395,10 +401,12 @@ rm -f "$RFILE"
 BL_EXPECTED_WARNING=
 # --- 4. small files read cold ------------------------------------------------------------------
 W=w4
-note "== 4. $SMALL_FILES small files (4-16 KiB) read cold"
 SMALL=$SCRATCH/small
 t0=$(now)
-if "$BL" dataset create "$SMALL" --profile small-files --size 2G --files $SMALL_FILES --seed 1 \
+wants w4 && note "== 4. $SMALL_FILES small files (4-16 KiB) read cold"
+if ! wants w4; then
+    :
+elif "$BL" dataset create "$SMALL" --profile small-files --size 2G --files $SMALL_FILES --seed 1 \
     >"$SCRATCH/dataset.log" 2>&1; then
     note "   dataset created in $(div1 "$(awk -v a="$(now)" -v b="$t0" 'BEGIN { print a - b }')" 1) s: $(tail -n 1 "$SCRATCH/dataset.log")"
     NFILES=$(find "$SMALL" -type f | wc -l)
@@ -472,6 +480,7 @@ fmt='%-36s %9s %9s %9s %9s   %-26s %s\n'
 printf "$fmt" workload backlab fio dd tar "ratio(backlab/ref)" goal
 for row in "${ROWS[@]}"; do
     IFS='|' read -r w label refs goal <<<"$row"
+    wants "$w" || continue
     b=$(med "$w" backlab)
     f=$(med "$w" fio)
     d=$(med "$w" dd)

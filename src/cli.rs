@@ -1,4 +1,4 @@
-//! The command line: `backlab run` and `backlab dataset create`.
+//! The command line: `backlab serve`, `backlab run` and `backlab dataset create`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -34,6 +34,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the lab as a service: REST API, queue and workers.
+    Serve(ServeArgs),
     /// Run a campaign here, without a server, and print the bottleneck table.
     Run(RunArgs),
     /// Synthetic source trees.
@@ -92,6 +94,63 @@ struct RunArgs {
     json: bool,
 }
 
+#[derive(Args)]
+struct ServeArgs {
+    /// Address to listen on; anything but loopback needs --token.
+    #[arg(long, env = "BACKLAB_BIND", default_value = "127.0.0.1:8080")]
+    bind: std::net::SocketAddr,
+    /// SQLite database file (created and migrated when missing).
+    #[arg(long, env = "BACKLAB_DB", default_value = "backlab.db")]
+    db: PathBuf,
+    /// The lab's own directory: the demo dataset lives here; always allowed as source and target.
+    #[arg(long, env = "BACKLAB_DATA_DIR", default_value = "backlab-data")]
+    data_dir: PathBuf,
+    /// A root that sources may lie under (repeatable).
+    #[arg(
+        long = "allow-source",
+        env = "BACKLAB_ALLOW_SOURCE",
+        value_delimiter = ',',
+        value_name = "PATH"
+    )]
+    allow_sources: Vec<PathBuf>,
+    /// A root that target directories may lie under (repeatable).
+    #[arg(
+        long = "allow-target",
+        env = "BACKLAB_ALLOW_TARGET",
+        value_delimiter = ',',
+        value_name = "PATH"
+    )]
+    allow_targets: Vec<PathBuf>,
+    /// A device that campaigns may overwrite (repeatable).
+    #[arg(
+        long = "allow-device",
+        env = "BACKLAB_ALLOW_DEVICE",
+        value_delimiter = ',',
+        value_name = "PATH"
+    )]
+    allow_devices: Vec<PathBuf>,
+    /// Token that every changing request must present as `Authorization: Bearer TOKEN`.
+    #[arg(long, env = "BACKLAB_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// Runs executed at once (measurements running together disturb each other).
+    #[arg(long, env = "BACKLAB_LANES", default_value_t = 1)]
+    lanes: usize,
+    /// The most bytes one run may move, e.g. 100G.
+    #[arg(long, env = "BACKLAB_MAX_SIZE", default_value = "100G")]
+    max_size: String,
+    /// The longest one run may last, in seconds.
+    #[arg(
+        long = "max-duration",
+        env = "BACKLAB_MAX_DURATION",
+        default_value_t = 3600.0,
+        value_name = "SECONDS"
+    )]
+    max_duration_s: f64,
+    /// Size of the demo dataset written to the data dir at first start; 0 for none.
+    #[arg(long, env = "BACKLAB_DEMO_SIZE", default_value = "256M")]
+    demo_size: String,
+}
+
 #[derive(Subcommand)]
 enum DatasetCommand {
     /// Create a deterministic source tree.
@@ -123,8 +182,71 @@ struct DatasetArgs {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Serve(args) => serve(args),
         Command::Run(args) => run(args),
         Command::Dataset(DatasetCommand::Create(args)) => create_dataset(args),
+    }
+}
+
+fn serve(args: ServeArgs) -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let mut problems = Vec::new();
+    let max_size = spec::parse_size(&args.max_size)
+        .map_err(|e| problems.push(format!("--max-size: {e}")))
+        .unwrap_or(0);
+    let demo_size = spec::parse_size(&args.demo_size)
+        .map_err(|e| problems.push(format!("--demo-size: {e}")))
+        .unwrap_or(0);
+    if !(args.max_duration_s.is_finite() && args.max_duration_s > 0.0) {
+        problems.push(format!(
+            "--max-duration: must be a positive number of seconds (got {})",
+            args.max_duration_s
+        ));
+    }
+    if !problems.is_empty() {
+        for problem in problems {
+            eprintln!("backlab serve: {problem}");
+        }
+        return ExitCode::from(EXIT_BAD_SPEC);
+    }
+    let config = crate::server::ServeConfig {
+        bind: args.bind,
+        db: args.db,
+        data_dir: args.data_dir,
+        allow_sources: args.allow_sources,
+        allow_targets: args.allow_targets,
+        allow_devices: args.allow_devices,
+        token: args.token.filter(|token| !token.is_empty()),
+        lanes: args.lanes,
+        max_size,
+        max_duration_s: args.max_duration_s,
+        demo_size,
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("backlab serve: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let served = runtime.block_on(crate::server::serve(config));
+    // Idle blocking threads must not hold the exit up.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("backlab serve: {error}");
+            ExitCode::FAILURE
+        }
     }
 }
 

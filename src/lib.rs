@@ -4,5 +4,12 @@
 pub mod analysis;
 pub mod cli;
 pub mod engine;
+pub mod events;
+pub mod ids;
+pub mod lab;
+pub mod policy;
 pub mod report;
+pub mod server;
 pub mod spec;
+pub mod store;
+pub mod worker;

@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::analysis::{Verdict, format_duration};
 use crate::engine::result::{RunResult, RunStatus};
+use crate::lab::format_ms;
 use crate::spec::CampaignSpec;
+use crate::store::RunRecord;
 
 /// The campaign a report belongs to.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -60,4 +62,94 @@ pub fn render_table(report: &CampaignReport) -> String {
         }
     }
     out
+}
+
+/// One CSV row per run: every parameter and figure a column.
+#[derive(Serialize)]
+struct CsvRow<'a> {
+    campaign: &'a str,
+    run: i64,
+    test: &'a str,
+    status: &'a str,
+    attempts: i64,
+    buffers: u32,
+    block_size: u64,
+    streams: u32,
+    direct: bool,
+    cold_cache: bool,
+    fsync: bool,
+    compress_ratio: f64,
+    size: Option<u64>,
+    duration_s: Option<f64>,
+    bytes: Option<u64>,
+    files: Option<u64>,
+    seconds: Option<f64>,
+    mb_per_s: Option<f64>,
+    process_cpu_pct: Option<f64>,
+    system_cpu_pct: Option<f64>,
+    reader_busy_pct: Option<f64>,
+    reader_wait_pct: Option<f64>,
+    reader_waits: Option<u64>,
+    writer_busy_pct: Option<f64>,
+    writer_wait_pct: Option<f64>,
+    writer_waits: Option<u64>,
+    latency_p50_us: Option<u64>,
+    latency_p99_us: Option<u64>,
+    latency_max_us: Option<u64>,
+    latency_of: Option<&'a str>,
+    cache_resident_pct: Option<f64>,
+    started: String,
+    finished: String,
+    warnings: String,
+    error: Option<&'a str>,
+}
+
+/// The runs of a campaign as CSV, in plan order.
+pub fn runs_csv(campaign_id: &str, runs: &[RunRecord]) -> Result<String, csv::Error> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for run in runs {
+        let result = run.result.as_ref();
+        let params = &run.params;
+        writer.serialize(CsvRow {
+            campaign: campaign_id,
+            run: run.position,
+            test: run.test.id(),
+            status: run.status.id(),
+            attempts: run.attempts,
+            buffers: params.buffers,
+            block_size: params.block_size,
+            streams: params.streams,
+            direct: params.direct,
+            cold_cache: params.cold_cache,
+            fsync: params.fsync,
+            compress_ratio: params.compress_ratio,
+            size: params.size,
+            duration_s: params.duration_s,
+            bytes: result.map(|r| r.bytes),
+            files: result.map(|r| r.files),
+            seconds: result.map(|r| r.seconds),
+            mb_per_s: result.map(|r| r.mb_per_s),
+            process_cpu_pct: result.map(|r| r.cpu.process_pct),
+            system_cpu_pct: result.map(|r| r.cpu.system_pct),
+            reader_busy_pct: result.map(|r| r.stages.reader_busy_pct),
+            reader_wait_pct: result.map(|r| r.stages.reader_wait_pct),
+            reader_waits: result.map(|r| r.stages.reader_waits),
+            writer_busy_pct: result.map(|r| r.stages.writer_busy_pct),
+            writer_wait_pct: result.map(|r| r.stages.writer_wait_pct),
+            writer_waits: result.map(|r| r.stages.writer_waits),
+            latency_p50_us: result.and_then(|r| r.latency_us).map(|l| l.p50),
+            latency_p99_us: result.and_then(|r| r.latency_us).map(|l| l.p99),
+            latency_max_us: result.and_then(|r| r.latency_us).map(|l| l.max),
+            latency_of: result.and_then(|r| r.latency_of.as_deref()),
+            cache_resident_pct: result.and_then(|r| r.cache_resident_pct),
+            started: run.started_ms.map(format_ms).unwrap_or_default(),
+            finished: run.finished_ms.map(format_ms).unwrap_or_default(),
+            warnings: result.map(|r| r.warnings.join(" | ")).unwrap_or_default(),
+            error: result.and_then(|r| r.error.as_deref()),
+        })?;
+    }
+    let bytes = writer
+        .into_inner()
+        .map_err(|error| csv::Error::from(error.into_error()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

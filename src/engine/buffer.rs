@@ -13,13 +13,18 @@ struct Page([u8; PAGE]);
 pub struct AlignedBuf {
     pages: Vec<Page>,
     len: usize,
+    generated_len: usize,
 }
 
 impl AlignedBuf {
     /// A zeroed buffer of `len` bytes; the capacity is rounded up to whole pages.
     pub fn new(len: usize) -> Self {
         let pages = vec![Page([0; PAGE]); len.div_ceil(PAGE).max(1)];
-        Self { pages, len }
+        Self {
+            pages,
+            len,
+            generated_len: 0,
+        }
     }
 
     /// The usable length.
@@ -33,8 +38,22 @@ impl AlignedBuf {
     }
 
     /// The whole page-rounded capacity, for callers that must pad a write to a page.
+    ///
+    /// Any writable access forgets the generated prefix: the caller may overwrite it.
     pub fn capacity_mut(&mut self) -> &mut [u8] {
+        self.generated_len = 0;
         bytemuck::cast_slice_mut(&mut self.pages)
+    }
+
+    /// How many leading bytes still hold a data generator's output from an earlier fill, so a
+    /// generator can refresh them instead of copying every byte again.
+    pub fn generated_len(&self) -> usize {
+        self.generated_len
+    }
+
+    /// Records that the leading `len` bytes hold a data generator's output.
+    pub fn set_generated_len(&mut self, len: usize) {
+        self.generated_len = len.min(self.len);
     }
 
     /// The buffer's bytes.
@@ -61,5 +80,9 @@ mod tests {
         assert_eq!(buf.capacity_mut().len(), 3 * PAGE);
         buf.as_mut_slice()[9_999] = 7;
         assert_eq!(buf.as_slice()[9_999], 7);
+        buf.set_generated_len(20_000);
+        assert_eq!(buf.generated_len(), 10_000);
+        buf.as_mut_slice();
+        assert_eq!(buf.generated_len(), 0);
     }
 }

@@ -176,21 +176,42 @@ pub fn device_allowed(path: &Path, allowed: &[PathBuf]) -> bool {
         .any(|allowed| allowed == resolved)
 }
 
-/// Removes files the lab left in `dir` (after a crash); returns how many were removed.
+/// Removes files the lab left in `dir` after a crash; returns how many were removed. A file
+/// whose name carries the process id of a live process other than this one is left alone: a
+/// `backlab run` may be writing it.
 pub fn sweep_lab_files(dir: &Path) -> io::Result<usize> {
     let mut removed = 0;
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let name = entry.file_name();
-        let is_lab_file = name
-            .to_str()
-            .is_some_and(|name| name.starts_with(LAB_FILE_PREFIX) && name.ends_with(".img"));
-        if is_lab_file && entry.file_type()?.is_file() {
-            std::fs::remove_file(entry.path())?;
-            removed += 1;
+        let Some(name) = name.to_str() else {
+            continue;
+        };
+        let Some(tag) = name
+            .strip_prefix(LAB_FILE_PREFIX)
+            .and_then(|rest| rest.strip_suffix(".img"))
+        else {
+            continue;
+        };
+        if writer_alive(tag) || !entry.file_type()?.is_file() {
+            continue;
         }
+        std::fs::remove_file(entry.path())?;
+        removed += 1;
     }
     Ok(removed)
+}
+
+/// Whether the process named in a run tag (`<pid>-<random>`) is alive and not this one.
+fn writer_alive(tag: &str) -> bool {
+    let Some(pid) = tag
+        .split('-')
+        .next()
+        .and_then(|pid| pid.parse::<u32>().ok())
+    else {
+        return false;
+    };
+    pid != std::process::id() && Path::new(&format!("/proc/{pid}")).exists()
 }
 
 #[cfg(test)]
@@ -210,6 +231,25 @@ mod tests {
         assert!(sink.path().exists());
         drop(sink);
         assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 0);
+    }
+
+    #[test]
+    fn sweep_spares_files_of_live_writers() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let dead = dir
+            .path()
+            .join(format!("{LAB_FILE_PREFIX}999999999-ab.img"));
+        let mine = dir
+            .path()
+            .join(format!("{LAB_FILE_PREFIX}{}-cd.img", std::process::id()));
+        let live = dir.path().join(format!("{LAB_FILE_PREFIX}1-ef.img"));
+        let other = dir.path().join("keep.img");
+        for path in [&dead, &mine, &live, &other] {
+            std::fs::write(path, b"x").expect("write");
+        }
+        assert_eq!(sweep_lab_files(dir.path()).expect("sweep"), 2);
+        assert!(!dead.exists() && !mine.exists());
+        assert!(live.exists() && other.exists());
     }
 
     #[test]

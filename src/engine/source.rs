@@ -272,7 +272,14 @@ impl GeneratedStream {
 impl StreamSource for GeneratedStream {
     fn fill(&mut self, buf: &mut AlignedBuf, want: usize) -> Result<usize, EngineError> {
         let want = want.min(buf.len());
-        self.generator.fill(&mut buf.as_mut_slice()[..want]);
+        let known = buf.generated_len();
+        let bytes = &mut buf.as_mut_slice()[..want];
+        if known >= want {
+            self.generator.refresh(bytes);
+        } else {
+            self.generator.fill(bytes);
+        }
+        buf.set_generated_len(known.max(want));
         Ok(want)
     }
 

@@ -1,0 +1,454 @@
+//! The lab as a service, apart from HTTP: accepts campaigns, answers for them, cancels and
+//! deletes them, and keeps the registry of runs executing now. The web layer maps its errors to
+//! status codes; the worker executes what it queues.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde::Serialize;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+use tokio::sync::Notify;
+
+use crate::analysis;
+use crate::engine::survey::Survey;
+use crate::engine::{EngineSettings, preflight};
+use crate::events::{EventHub, LabEvent, RunBrief};
+use crate::ids;
+use crate::policy::Policy;
+use crate::report::{CampaignHeader, CampaignReport};
+use crate::spec::{self, CampaignSpec, FieldErrors};
+use crate::store::{
+    CampaignRecord, CampaignStatus, DeleteOutcome, NewCampaign, RunRecord, Store, StoreError,
+};
+
+/// The most campaigns one list request returns.
+pub const MAX_PAGE: u32 = 200;
+
+/// Why a request to the lab was refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    /// The request could not be read: bad JSON, wrong types, unknown fields.
+    #[error("the request is malformed")]
+    Malformed(FieldErrors),
+    /// The request was read but asks for something impossible or out of limits.
+    #[error("the campaign is not valid")]
+    Invalid(FieldErrors),
+    /// A path lies outside what the lab was allowed to touch.
+    #[error("a path is outside what this lab may use")]
+    Forbidden(FieldErrors),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Internal(String),
+}
+
+/// Why a running run is being stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// A user cancelled the campaign: the run ends as cancelled.
+    Cancelled = 1,
+    /// The lab is shutting down: the run is interrupted and queued again at the next start.
+    Shutdown = 2,
+}
+
+/// The stop switch of one executing run, shared with its worker.
+#[derive(Debug, Default)]
+pub struct RunSwitch {
+    /// Raised to stop the engine.
+    pub cancel: AtomicBool,
+    reason: AtomicU8,
+}
+
+impl RunSwitch {
+    /// Stops the run, remembering the first reason given.
+    pub fn stop(&self, reason: StopReason) {
+        let _ = self
+            .reason
+            .compare_exchange(0, reason as u8, Ordering::SeqCst, Ordering::SeqCst);
+        self.cancel.store(true, Ordering::SeqCst);
+    }
+
+    /// Why the run was stopped, if it was.
+    pub fn reason(&self) -> Option<StopReason> {
+        match self.reason.load(Ordering::SeqCst) {
+            1 => Some(StopReason::Cancelled),
+            2 => Some(StopReason::Shutdown),
+            _ => None,
+        }
+    }
+}
+
+/// A campaign accepted and queued.
+#[derive(Debug, Clone, Serialize)]
+pub struct Submitted {
+    pub id: String,
+    pub url: String,
+    pub runs: usize,
+}
+
+/// A campaign with its spec and runs, as `GET /api/campaigns/{id}` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct CampaignView {
+    #[serde(flatten)]
+    pub campaign: CampaignSummary,
+    pub spec: CampaignSpec,
+    pub runs: Vec<RunRecord>,
+}
+
+/// A campaign in a list.
+#[derive(Debug, Clone, Serialize)]
+pub struct CampaignSummary {
+    pub id: String,
+    pub name: String,
+    pub status: CampaignStatus,
+    pub created: String,
+    pub rerun_of: Option<String>,
+    pub url: String,
+    pub tests: Vec<String>,
+    pub runs_total: i64,
+    pub runs_finished: i64,
+    pub best_mb_per_s: Option<f64>,
+}
+
+/// A page of campaigns, newest first; `next_before` continues the list.
+#[derive(Debug, Clone, Serialize)]
+pub struct CampaignPage {
+    pub campaigns: Vec<CampaignSummary>,
+    pub next_before: Option<String>,
+}
+
+/// Everything a lab service shares between requests and workers.
+pub struct Lab {
+    pub store: Store,
+    pub policy: Policy,
+    pub engine: EngineSettings,
+    pub events: EventHub,
+    /// Wakes idle workers when runs are queued.
+    pub queue_changed: Notify,
+    /// Held while a worker claims a run and registers its switch, and while a cancel looks for
+    /// running runs, so a cancel never misses a run that was just claimed.
+    pub claim_lock: tokio::sync::Mutex<()>,
+    running: Mutex<HashMap<i64, Arc<RunSwitch>>>,
+    stopping: AtomicBool,
+}
+
+impl Lab {
+    /// A lab over an open store.
+    pub fn new(store: Store, policy: Policy, engine: EngineSettings) -> Self {
+        Self {
+            store,
+            policy,
+            engine,
+            events: EventHub::default(),
+            queue_changed: Notify::new(),
+            claim_lock: tokio::sync::Mutex::new(()),
+            running: Mutex::new(HashMap::new()),
+            stopping: AtomicBool::new(false),
+        }
+    }
+
+    /// Validates a submitted spec (JSON text) against the spec rules, the lab's policy and the
+    /// real file system, then stores and queues its runs.
+    pub async fn submit(self: &Arc<Self>, body: &[u8]) -> Result<Submitted, LabError> {
+        let text = std::str::from_utf8(body).map_err(|_| {
+            let mut errors = FieldErrors::default();
+            errors.add("spec", "the body is not UTF-8 text");
+            LabError::Malformed(errors)
+        })?;
+        let spec = spec::parse_json(text).map_err(LabError::Malformed)?;
+        self.accept(spec, None).await
+    }
+
+    /// Queues a new campaign with the same spec as `id`, linked to it.
+    pub async fn rerun(self: &Arc<Self>, id: &str) -> Result<Submitted, LabError> {
+        let record = self.record(id).await?;
+        let spec: CampaignSpec = serde_json::from_str(&record.spec_json)
+            .map_err(|e| LabError::Internal(format!("stored spec of {id} is damaged: {e}")))?;
+        self.accept(spec, Some(record.id)).await
+    }
+
+    async fn accept(
+        self: &Arc<Self>,
+        mut spec: CampaignSpec,
+        rerun_of: Option<String>,
+    ) -> Result<Submitted, LabError> {
+        let violations = self.policy.resolve_paths(&mut spec);
+        if !violations.forbidden.is_empty() {
+            return Err(LabError::Forbidden(violations.forbidden));
+        }
+        let mut invalid = violations.invalid;
+        let plans = match spec.plan() {
+            Ok(plans) => plans,
+            Err(errors) => {
+                invalid.extend(errors);
+                return Err(LabError::Invalid(invalid));
+            }
+        };
+        invalid.extend(self.policy.check_limits(&spec, &plans));
+        if !invalid.is_empty() {
+            return Err(LabError::Invalid(invalid));
+        }
+        let devices = self.engine.allow_devices.clone();
+        let checked = plans.clone();
+        let problems = tokio::task::spawn_blocking(move || preflight::check(&checked, &devices))
+            .await
+            .map_err(|e| LabError::Internal(format!("preflight check failed: {e}")))?;
+        if !problems.is_empty() {
+            return Err(LabError::Invalid(problems));
+        }
+
+        let id = ids::campaign_id();
+        let campaign = NewCampaign {
+            id: id.clone(),
+            name: spec.name.clone(),
+            spec_json: serde_json::to_string(&spec)
+                .map_err(|e| LabError::Internal(format!("cannot encode the spec: {e}")))?,
+            rerun_of,
+            runs: plans
+                .iter()
+                .map(|plan| (plan.test, plan.params.clone()))
+                .collect(),
+        };
+        self.store.insert_campaign(&campaign, now_ms()).await?;
+        self.queue_changed.notify_waiters();
+        Ok(Submitted {
+            url: campaign_url(&id),
+            id,
+            runs: plans.len(),
+        })
+    }
+
+    /// A campaign with its spec and runs.
+    pub async fn campaign(&self, id: &str) -> Result<CampaignView, LabError> {
+        let record = self.record(id).await?;
+        let runs = self.store.runs(&record.id).await?;
+        let spec = stored_spec(&record)?;
+        Ok(CampaignView {
+            campaign: summary(&record, &spec),
+            spec,
+            runs,
+        })
+    }
+
+    /// Campaigns newest first.
+    pub async fn list(
+        &self,
+        status: Option<CampaignStatus>,
+        before: Option<&str>,
+        limit: u32,
+    ) -> Result<CampaignPage, LabError> {
+        let limit = limit.clamp(1, MAX_PAGE);
+        let Some(records) = self.store.list_campaigns(status, before, limit).await? else {
+            let mut errors = FieldErrors::default();
+            errors.add(
+                "before",
+                format!("no campaign {:?}", before.unwrap_or_default()),
+            );
+            return Err(LabError::Invalid(errors));
+        };
+        let mut campaigns = Vec::with_capacity(records.len());
+        for record in &records {
+            campaigns.push(summary(record, &stored_spec(record)?));
+        }
+        let next_before = if records.len() == limit as usize {
+            records.last().map(|record| record.id.clone())
+        } else {
+            None
+        };
+        Ok(CampaignPage {
+            campaigns,
+            next_before,
+        })
+    }
+
+    /// The campaign's report: the same document `backlab run --json` prints.
+    pub async fn report(&self, id: &str) -> Result<CampaignReport, LabError> {
+        let record = self.record(id).await?;
+        let spec = stored_spec(&record)?;
+        let runs = self.store.runs(&record.id).await?;
+        let results: Vec<_> = runs.into_iter().filter_map(|run| run.result).collect();
+        let survey: Option<Survey> = record
+            .survey_json
+            .as_deref()
+            .and_then(|json| serde_json::from_str(json).ok());
+        let bottleneck = analysis::verdict(&results, survey.as_ref());
+        Ok(CampaignReport {
+            campaign: CampaignHeader {
+                name: record.name,
+                spec,
+            },
+            runs: results,
+            bottleneck,
+        })
+    }
+
+    /// Every run of a campaign, for the CSV export.
+    pub async fn runs(&self, id: &str) -> Result<(CampaignRecord, Vec<RunRecord>), LabError> {
+        let record = self.record(id).await?;
+        let runs = self.store.runs(&record.id).await?;
+        Ok((record, runs))
+    }
+
+    /// Cancels the queued runs of a campaign and stops its running one.
+    pub async fn cancel(&self, id: &str) -> Result<CampaignStatus, LabError> {
+        self.check_id(id)?;
+        let outcome = {
+            let _claiming = self.claim_lock.lock().await;
+            let outcome = self
+                .store
+                .cancel_campaign(id, now_ms())
+                .await?
+                .ok_or_else(|| not_found(id))?;
+            for run_id in &outcome.running {
+                if let Some(switch) = self.switch(*run_id) {
+                    switch.stop(StopReason::Cancelled);
+                }
+            }
+            outcome
+        };
+        let record = self.record(id).await?;
+        if outcome.running.is_empty() && outcome.cancelled_queued > 0 {
+            self.events.publish(
+                id,
+                LabEvent::CampaignFinished {
+                    status: record.status,
+                },
+            );
+        }
+        Ok(record.status)
+    }
+
+    /// Deletes a campaign and everything measured for it, unless it is running.
+    pub async fn delete(&self, id: &str) -> Result<(), LabError> {
+        self.check_id(id)?;
+        match self.store.delete_campaign(id).await? {
+            DeleteOutcome::Deleted => Ok(()),
+            DeleteOutcome::NotFound => Err(not_found(id)),
+            DeleteOutcome::Running => Err(LabError::Conflict(format!(
+                "campaign {id} is running; cancel it first, then delete it"
+            ))),
+        }
+    }
+
+    /// The `state` event a new subscriber gets first.
+    pub async fn state_event(&self, id: &str) -> Result<LabEvent, LabError> {
+        let record = self.record(id).await?;
+        let runs = self.store.runs(&record.id).await?;
+        Ok(LabEvent::State {
+            status: record.status,
+            runs_total: runs.len(),
+            runs_finished: runs.iter().filter(|run| run.status.is_final()).count(),
+            runs: runs.iter().map(RunBrief::from).collect(),
+            progress: self.events.latest_progress(id).map(Box::new),
+        })
+    }
+
+    /// Registers the switch of a run a worker just claimed.
+    pub fn register(&self, run_id: i64) -> Arc<RunSwitch> {
+        let switch = Arc::new(RunSwitch::default());
+        if self.is_stopping() {
+            switch.stop(StopReason::Shutdown);
+        }
+        self.running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(run_id, Arc::clone(&switch));
+        switch
+    }
+
+    /// Forgets a finished run's switch.
+    pub fn unregister(&self, run_id: i64) {
+        self.running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&run_id);
+    }
+
+    fn switch(&self, run_id: i64) -> Option<Arc<RunSwitch>> {
+        self.running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&run_id)
+            .cloned()
+    }
+
+    /// Begins a shutdown: no new run starts, running runs are interrupted.
+    pub fn stop_all(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        for switch in self
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+        {
+            switch.stop(StopReason::Shutdown);
+        }
+        self.queue_changed.notify_waiters();
+    }
+
+    /// Whether a shutdown has begun.
+    pub fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
+    }
+
+    async fn record(&self, id: &str) -> Result<CampaignRecord, LabError> {
+        self.check_id(id)?;
+        self.store.campaign(id).await?.ok_or_else(|| not_found(id))
+    }
+
+    fn check_id(&self, id: &str) -> Result<(), LabError> {
+        if ids::looks_like_campaign_id(id) {
+            Ok(())
+        } else {
+            Err(not_found(id))
+        }
+    }
+}
+
+/// Where a campaign's report lives.
+pub fn campaign_url(id: &str) -> String {
+    format!("/campaigns/{id}")
+}
+
+/// Milliseconds since the Unix epoch, the store's clock.
+pub fn now_ms() -> i64 {
+    (OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64
+}
+
+/// A store timestamp as RFC 3339 text.
+pub fn format_ms(ms: i64) -> String {
+    OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+        .ok()
+        .and_then(|time| time.format(&Rfc3339).ok())
+        .unwrap_or_default()
+}
+
+fn not_found(id: &str) -> LabError {
+    LabError::NotFound(format!("no campaign {id:?}"))
+}
+
+fn stored_spec(record: &CampaignRecord) -> Result<CampaignSpec, LabError> {
+    serde_json::from_str(&record.spec_json)
+        .map_err(|e| LabError::Internal(format!("stored spec of {} is damaged: {e}", record.id)))
+}
+
+fn summary(record: &CampaignRecord, spec: &CampaignSpec) -> CampaignSummary {
+    CampaignSummary {
+        id: record.id.clone(),
+        name: record.name.clone(),
+        status: record.status,
+        created: format_ms(record.created_ms),
+        rerun_of: record.rerun_of.clone(),
+        url: campaign_url(&record.id),
+        tests: spec.tests.clone(),
+        runs_total: record.runs_total,
+        runs_finished: record.runs_finished,
+        best_mb_per_s: record.best_mb_per_s,
+    }
+}

@@ -1,0 +1,247 @@
+//! What a lab lets the network ask of it: which roots sources and targets may lie under, which
+//! devices may be written, and how big and long a run may be. Checked before anything is queued.
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::spec::{CampaignSpec, FieldErrors, RunPlan, TargetKind, format_size};
+
+/// The limits a lab was started with.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// Roots (canonical) that sources must lie under.
+    pub source_roots: Vec<PathBuf>,
+    /// Roots (canonical) that target directories must lie under.
+    pub target_roots: Vec<PathBuf>,
+    /// Devices that may be overwritten.
+    pub devices: Vec<PathBuf>,
+    /// Where relative paths in a spec are taken from.
+    pub base_dir: PathBuf,
+    /// The most bytes one run may move.
+    pub max_size: u64,
+    /// The longest one run may last, in seconds.
+    pub max_duration_s: f64,
+}
+
+/// Problems found by the policy: paths outside the allowed roots (403) apart from plain
+/// validation problems (422).
+#[derive(Debug, Default)]
+pub struct Violations {
+    pub forbidden: FieldErrors,
+    pub invalid: FieldErrors,
+}
+
+impl Violations {
+    /// Whether the campaign may go ahead.
+    pub fn is_empty(&self) -> bool {
+        self.forbidden.is_empty() && self.invalid.is_empty()
+    }
+}
+
+impl Policy {
+    /// Resolves the spec's paths against the base directory and the file system, in place, so
+    /// the stored spec says exactly what was read and written; reports every path outside its
+    /// allowed roots and every path that cannot be resolved.
+    pub fn resolve_paths(&self, spec: &mut CampaignSpec) -> Violations {
+        let mut violations = Violations::default();
+        if let Some(paths) = spec.source.paths.as_mut() {
+            for (index, path) in paths.iter_mut().enumerate() {
+                let field = format!("source.paths[{index}]");
+                match self.resolve_under(path, &self.source_roots, &mut violations, &field) {
+                    Some(resolved) => *path = resolved,
+                    None => continue,
+                }
+            }
+        }
+        match spec.target.kind {
+            TargetKind::Dir => {
+                if let Some(path) = spec.target.path.as_mut()
+                    && let Some(resolved) =
+                        self.resolve_under(path, &self.target_roots, &mut violations, "target.path")
+                {
+                    *path = resolved;
+                }
+            }
+            TargetKind::Device => {
+                if let Some(path) = spec.target.path.as_ref() {
+                    let resolved = path.canonicalize().ok();
+                    let allowed = resolved.as_ref().is_some_and(|resolved| {
+                        self.devices
+                            .iter()
+                            .filter_map(|device| device.canonicalize().ok())
+                            .any(|device| &device == resolved)
+                    });
+                    if !allowed {
+                        violations.forbidden.add(
+                            "target.path",
+                            format!(
+                                "{} is not an allowed device; devices must be named with \
+                                 --allow-device when the lab starts (allowed: {})",
+                                path.display(),
+                                list(&self.devices)
+                            ),
+                        );
+                    }
+                }
+            }
+            TargetKind::Null => {}
+        }
+        violations
+    }
+
+    /// Checks the expanded runs against the size and duration limits.
+    pub fn check_limits(&self, spec: &CampaignSpec, plans: &[RunPlan]) -> FieldErrors {
+        let mut errors = FieldErrors::default();
+        let Some(first) = plans.first() else {
+            return errors;
+        };
+        if let Some(generated) = &spec.source.generated
+            && let Ok(bytes) = generated.size.bytes()
+            && bytes > self.max_size
+        {
+            errors.add(
+                "source.generated.size",
+                format!(
+                    "{} is more than this lab allows per run ({}, --max-size)",
+                    format_size(bytes),
+                    format_size(self.max_size)
+                ),
+            );
+        }
+        if let Some(size) = first.params.size
+            && size > self.max_size
+        {
+            errors.add(
+                "params.size",
+                format!(
+                    "{} is more than this lab allows per run ({}, --max-size)",
+                    format_size(size),
+                    format_size(self.max_size)
+                ),
+            );
+        }
+        match first.params.duration_s {
+            Some(duration) if duration > self.max_duration_s => errors.add(
+                "params.duration_s",
+                format!(
+                    "{duration} s is longer than this lab allows per run ({} s, --max-duration)",
+                    self.max_duration_s
+                ),
+            ),
+            Some(_) => {}
+            None => errors.add(
+                "params.duration_s",
+                format!(
+                    "must be set: this lab limits every run to {} s (--max-duration)",
+                    self.max_duration_s
+                ),
+            ),
+        }
+        errors
+    }
+
+    fn resolve_under(
+        &self,
+        path: &Path,
+        roots: &[PathBuf],
+        violations: &mut Violations,
+        field: &str,
+    ) -> Option<PathBuf> {
+        let absolute = lexical_absolute(&self.base_dir, path);
+        let outside = |shown: &Path| {
+            format!(
+                "{} is outside the allowed roots ({}); start the lab with another allow flag to \
+                 use it",
+                shown.display(),
+                list(roots)
+            )
+        };
+        if !roots.iter().any(|root| absolute.starts_with(root)) {
+            violations.forbidden.add(field, outside(path));
+            return None;
+        }
+        match absolute.canonicalize() {
+            Ok(resolved) if roots.iter().any(|root| resolved.starts_with(root)) => Some(resolved),
+            Ok(resolved) => {
+                violations.forbidden.add(
+                    field,
+                    format!(
+                        "{} resolves to {}: {}",
+                        path.display(),
+                        resolved.display(),
+                        outside(&resolved)
+                    ),
+                );
+                None
+            }
+            Err(error) => {
+                violations.invalid.add(
+                    field,
+                    format!("{}: {}", absolute.display(), describe(&error)),
+                );
+                None
+            }
+        }
+    }
+}
+
+/// `path` made absolute against `base`, with `.` and `..` resolved by name alone (a `..` that
+/// climbs above the root stays at the root), so a lexical check sees where it points.
+pub fn lexical_absolute(base: &Path, path: &Path) -> PathBuf {
+    let joined = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base.join(path)
+    };
+    let mut out = PathBuf::from("/");
+    for component in joined.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(part) => out.push(part),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    out
+}
+
+fn describe(error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => "does not exist".to_string(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        _ => error.to_string(),
+    }
+}
+
+fn list(paths: &[PathBuf]) -> String {
+    if paths.is_empty() {
+        return "none".to_string();
+    }
+    paths
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dot_dot_is_resolved_by_name() {
+        let base = Path::new("/srv/lab");
+        assert_eq!(
+            lexical_absolute(base, Path::new("demo")),
+            Path::new("/srv/lab/demo")
+        );
+        assert_eq!(
+            lexical_absolute(base, Path::new("../../etc")),
+            Path::new("/etc")
+        );
+        assert_eq!(
+            lexical_absolute(base, Path::new("/a/./b/../../../c")),
+            Path::new("/c")
+        );
+    }
+}

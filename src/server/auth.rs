@@ -1,0 +1,67 @@
+//! The token rule: with a token configured, every request that changes something must carry
+//! `Authorization: Bearer TOKEN`. Reading stays open so shared report links work.
+
+use axum::extract::{Request, State};
+use axum::http::{Method, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::AppState;
+use super::error::ApiError;
+
+/// Middleware that refuses mutating requests without the configured token.
+pub async fn require_token(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let Some(token) = state.token.as_deref() else {
+        return next.run(request).await;
+    };
+    let reads_only = matches!(
+        *request.method(),
+        Method::GET | Method::HEAD | Method::OPTIONS
+    );
+    if reads_only {
+        return next.run(request).await;
+    }
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "));
+    match presented {
+        None => ApiError::unauthorized(
+            "this lab requires a token for changes: send 'Authorization: Bearer TOKEN'",
+        )
+        .into_response(),
+        Some(presented) if !same_secret(presented.trim().as_bytes(), token.as_bytes()) => {
+            ApiError::unauthorized("the token is not valid for this lab").into_response()
+        }
+        Some(_) => next.run(request).await,
+    }
+}
+
+/// Compares in time that does not depend on where the inputs first differ.
+fn same_secret(presented: &[u8], expected: &[u8]) -> bool {
+    if presented.len() != expected.len() {
+        return false;
+    }
+    presented
+        .iter()
+        .zip(expected)
+        .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+        == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_secret;
+
+    #[test]
+    fn secrets_compare_whole() {
+        assert!(same_secret(b"abc", b"abc"));
+        assert!(!same_secret(b"abd", b"abc"));
+        assert!(!same_secret(b"ab", b"abc"));
+    }
+}

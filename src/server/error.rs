@@ -1,0 +1,118 @@
+//! The one place where the lab's errors become HTTP answers: a status code and
+//! `{"error": "...", "fields": {"path": "message"}}`.
+
+use std::collections::BTreeMap;
+
+use axum::Json;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+use crate::lab::LabError;
+
+/// An error answer of the API.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    body: ErrorBody,
+}
+
+/// The JSON body of every error answer.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    /// What went wrong, in one sentence.
+    pub error: String,
+    /// Problems by field path (`params.block_size`), when fields are to blame.
+    pub fields: BTreeMap<String, String>,
+}
+
+impl ApiError {
+    /// An error with a status and a message, blaming no field.
+    pub fn new(status: StatusCode, error: impl Into<String>) -> Self {
+        Self {
+            status,
+            body: ErrorBody {
+                error: error.into(),
+                fields: BTreeMap::new(),
+            },
+        }
+    }
+
+    /// The same error, blaming one field.
+    pub fn with_field(mut self, path: impl Into<String>, message: impl Into<String>) -> Self {
+        self.body.fields.insert(path.into(), message.into());
+        self
+    }
+
+    /// 401 for a missing or wrong token.
+    pub fn unauthorized(message: &str) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, message)
+    }
+}
+
+impl From<LabError> for ApiError {
+    fn from(error: LabError) -> Self {
+        let (status, fields) = match &error {
+            LabError::Malformed(fields) => (StatusCode::BAD_REQUEST, fields.0.clone()),
+            LabError::Invalid(fields) => (StatusCode::UNPROCESSABLE_ENTITY, fields.0.clone()),
+            LabError::Forbidden(fields) => (StatusCode::FORBIDDEN, fields.0.clone()),
+            LabError::NotFound(_) => (StatusCode::NOT_FOUND, BTreeMap::new()),
+            LabError::Conflict(_) => (StatusCode::CONFLICT, BTreeMap::new()),
+            LabError::Store(_) | LabError::Internal(_) => {
+                tracing::error!(%error, "request failed");
+                (StatusCode::INTERNAL_SERVER_ERROR, BTreeMap::new())
+            }
+        };
+        let message = match fields.iter().next() {
+            Some((path, message)) if fields.len() == 1 => format!("{error}: {path}: {message}"),
+            Some(_) => format!("{error}: {} fields have problems", fields.len()),
+            None => error.to_string(),
+        };
+        Self {
+            status,
+            body: ErrorBody {
+                error: message,
+                fields,
+            },
+        }
+    }
+}
+
+impl From<BytesRejection> for ApiError {
+    fn from(rejection: BytesRejection) -> Self {
+        let status = rejection.status();
+        let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
+            format!(
+                "the request body is larger than {} bytes",
+                super::MAX_BODY_BYTES
+            )
+        } else {
+            format!("the request body cannot be read: {}", rejection.body_text())
+        };
+        Self::new(status, message)
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(rejection: QueryRejection) -> Self {
+        Self::new(
+            StatusCode::BAD_REQUEST,
+            format!("bad query string: {}", rejection.body_text()),
+        )
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let unauthorized = self.status == StatusCode::UNAUTHORIZED;
+        let mut response = (self.status, Json(self.body)).into_response();
+        if unauthorized {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"backlab\""),
+            );
+        }
+        response
+    }
+}

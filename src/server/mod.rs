@@ -1,0 +1,319 @@
+//! `backlab serve`: the lab as an HTTP service. Starts the store, recovers from a crash, lays
+//! out the data directory, runs the workers and the REST API, and shuts down cleanly.
+
+mod auth;
+pub mod error;
+mod metrics;
+mod routes;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{StatusCode, Uri};
+use axum::response::IntoResponse;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tower_http::trace::TraceLayer;
+
+use crate::engine::EngineSettings;
+use crate::engine::dataset::{self, DatasetRequest, Profile};
+use crate::engine::sink::sweep_lab_files;
+use crate::lab::Lab;
+use crate::policy::Policy;
+use crate::spec::{CampaignSpec, TargetKind, format_size};
+use crate::store::{Store, StoreError};
+use crate::worker;
+
+use error::ApiError;
+
+/// The largest request body the API reads.
+pub const MAX_BODY_BYTES: usize = 1 << 20;
+/// The demo dataset's directory name under the data dir.
+pub const DEMO_DIR: &str = "demo";
+/// How long a shutdown waits for the running run to stop and save.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// How the lab was asked to run.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    pub bind: SocketAddr,
+    pub db: PathBuf,
+    pub data_dir: PathBuf,
+    pub allow_sources: Vec<PathBuf>,
+    pub allow_targets: Vec<PathBuf>,
+    pub allow_devices: Vec<PathBuf>,
+    pub token: Option<String>,
+    pub lanes: usize,
+    pub max_size: u64,
+    pub max_duration_s: f64,
+    /// Size of the demo dataset written at first start; 0 writes none.
+    pub demo_size: u64,
+}
+
+/// Why the lab could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(
+        "refusing to listen on {0} without a token: anyone who can reach it could make the lab \
+         read and write files; set --token (or BACKLAB_TOKEN), or bind to 127.0.0.1"
+    )]
+    OpenWithoutToken(SocketAddr),
+    #[error("{flag} {path}: {reason}")]
+    BadPath {
+        flag: &'static str,
+        path: String,
+        reason: String,
+    },
+    #[error("cannot open the database {path}: {source}")]
+    Store { path: String, source: StoreError },
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("the server failed: {0}")]
+    Serve(std::io::Error),
+    #[error("--lanes must be at least 1")]
+    NoLanes,
+    #[error("the API description cannot be generated: {0}")]
+    OpenApi(String),
+}
+
+/// What every handler can reach.
+#[derive(Clone)]
+pub struct AppState {
+    pub lab: Arc<Lab>,
+    pub openapi: Arc<String>,
+    pub token: Option<Arc<str>>,
+    /// Turns true when the lab shuts down; live streams end.
+    pub shutdown: watch::Receiver<bool>,
+}
+
+/// Runs the lab until SIGTERM or Ctrl-C.
+pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
+    if config.token.is_none() && !config.bind.ip().is_loopback() {
+        return Err(ServeError::OpenWithoutToken(config.bind));
+    }
+    if config.lanes == 0 {
+        return Err(ServeError::NoLanes);
+    }
+    std::fs::create_dir_all(&config.data_dir)
+        .map_err(|e| bad_path("--data-dir", &config.data_dir, &e))?;
+    let data_dir = config
+        .data_dir
+        .canonicalize()
+        .map_err(|e| bad_path("--data-dir", &config.data_dir, &e))?;
+    let policy = Policy {
+        source_roots: roots("--allow-source", &data_dir, &config.allow_sources)?,
+        target_roots: roots("--allow-target", &data_dir, &config.allow_targets)?,
+        devices: config.allow_devices.clone(),
+        base_dir: data_dir.clone(),
+        max_size: config.max_size,
+        max_duration_s: config.max_duration_s,
+    };
+    if let Some(parent) = config.db.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| bad_path("--db", &config.db, &e))?;
+    }
+    let store = Store::open(&config.db)
+        .await
+        .map_err(|source| ServeError::Store {
+            path: config.db.display().to_string(),
+            source,
+        })?;
+    recover(&store).await;
+
+    let lab = Arc::new(Lab::new(
+        store.clone(),
+        policy,
+        EngineSettings {
+            allow_devices: config.allow_devices.clone(),
+        },
+    ));
+    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    let (api_router, api) = routes::api().split_for_parts();
+    let openapi = api
+        .to_json()
+        .map_err(|e| ServeError::OpenApi(e.to_string()))?;
+    let state = AppState {
+        lab: Arc::clone(&lab),
+        openapi: Arc::new(openapi),
+        token: config.token.as_deref().map(Arc::from),
+        shutdown: shutdown_rx,
+    };
+    let app: Router = api_router
+        .fallback(not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            auth::require_token,
+        ))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state);
+
+    let listener = TcpListener::bind(config.bind)
+        .await
+        .map_err(|source| ServeError::Bind {
+            addr: config.bind,
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(ServeError::Serve)?;
+    println!("backlab listening on http://{addr}");
+    println!(
+        "data dir {} · database {}",
+        data_dir.display(),
+        config.db.display()
+    );
+
+    if config.demo_size > 0 {
+        let demo_dir = data_dir.join(DEMO_DIR);
+        let size = config.demo_size;
+        tokio::task::spawn_blocking(move || write_demo_dataset(&demo_dir, size));
+    }
+    let workers = worker::spawn_lanes(&lab, config.lanes);
+
+    let stop_lab = Arc::clone(&lab);
+    let served = axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            tracing::info!("shutting down: interrupting the running run, ending live streams");
+            stop_lab.stop_all();
+            let _ = shutdown_tx.send(true);
+        })
+        .await;
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE, futures_util::future::join_all(workers)).await;
+    store.close().await;
+    tracing::info!("stopped");
+    served.map_err(ServeError::Serve)
+}
+
+async fn recover(store: &Store) {
+    match store.recover().await {
+        Ok(recovery) => {
+            if recovery.requeued > 0 {
+                tracing::warn!(
+                    runs = recovery.requeued,
+                    "runs were left unfinished by the last shutdown or crash; queued again"
+                );
+            }
+            for spec_json in &recovery.spec_jsons {
+                let Ok(spec) = serde_json::from_str::<CampaignSpec>(spec_json) else {
+                    continue;
+                };
+                if spec.target.kind != TargetKind::Dir {
+                    continue;
+                }
+                if let Some(dir) = spec.target.path.as_deref() {
+                    match sweep_lab_files(dir) {
+                        Ok(0) => {}
+                        Ok(removed) => tracing::warn!(
+                            dir = %dir.display(), removed, "removed files left by an interrupted run"
+                        ),
+                        Err(error) => tracing::warn!(
+                            dir = %dir.display(), %error, "cannot look for files left by an interrupted run"
+                        ),
+                    }
+                }
+            }
+        }
+        Err(error) => tracing::error!(%error, "cannot recover unfinished runs"),
+    }
+}
+
+/// Writes the demo dataset once: into a scratch directory first, renamed when complete, so a
+/// campaign never reads a half-written demo.
+fn write_demo_dataset(dir: &Path, size: u64) {
+    if let Some(parent) = dir.parent()
+        && let Ok(entries) = std::fs::read_dir(parent)
+    {
+        let stale = format!(".{DEMO_DIR}.partial-");
+        for entry in entries.flatten() {
+            if entry.file_name().to_string_lossy().starts_with(&stale) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+    if dir.exists() {
+        return;
+    }
+    let scratch = dir.with_file_name(format!(".{DEMO_DIR}.partial-{}", std::process::id()));
+    let request = DatasetRequest {
+        profile: Profile::Typical,
+        size,
+        max_files: None,
+        seed: 1,
+        compress_ratio: 2.0,
+    };
+    tracing::info!(dir = %dir.display(), size = %format_size(size), "writing the demo dataset");
+    let written = dataset::create(&scratch, &request, &mut |_| {})
+        .map_err(|e| e.to_string())
+        .and_then(|summary| {
+            std::fs::rename(&scratch, dir)
+                .map(|()| summary)
+                .map_err(|e| e.to_string())
+        });
+    match written {
+        Ok(summary) => tracing::info!(
+            dir = %dir.display(), files = summary.files, "demo dataset ready: use it as a campaign source"
+        ),
+        Err(error) => {
+            let _ = std::fs::remove_dir_all(&scratch);
+            tracing::error!(%error, "cannot write the demo dataset");
+        }
+    }
+}
+
+fn roots(
+    flag: &'static str,
+    data_dir: &Path,
+    given: &[PathBuf],
+) -> Result<Vec<PathBuf>, ServeError> {
+    let mut roots = vec![data_dir.to_path_buf()];
+    for path in given {
+        let root = path.canonicalize().map_err(|e| bad_path(flag, path, &e))?;
+        if !root.is_dir() {
+            return Err(ServeError::BadPath {
+                flag,
+                path: path.display().to_string(),
+                reason: "is not a directory".to_string(),
+            });
+        }
+        roots.push(root);
+    }
+    Ok(roots)
+}
+
+fn bad_path(flag: &'static str, path: &Path, error: &std::io::Error) -> ServeError {
+    ServeError::BadPath {
+        flag,
+        path: path.display().to_string(),
+        reason: error.to_string(),
+    }
+}
+
+async fn not_found(uri: Uri) -> impl IntoResponse {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        format!("no such page: {}", uri.path()),
+    )
+}
+
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = interrupt => {},
+        _ = terminate => {},
+    }
+}

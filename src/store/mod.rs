@@ -1,0 +1,631 @@
+//! The lab's memory: campaigns, runs and samples in one SQLite file. The only module with SQL.
+//!
+//! Writes are single statements or `BEGIN IMMEDIATE` transactions, so two writers never
+//! deadlock on a lock upgrade; WAL mode lets readers run beside the worker's writes.
+
+pub mod model;
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use sqlx::{FromRow, Row};
+
+use crate::engine::result::{
+    CpuFigures, LatencyFigures, RunResult, RunStatus, Sample, StageFigures,
+};
+use crate::spec::{RunParams, TestKind};
+
+pub use model::{
+    CampaignRecord, CampaignStatus, CancelOutcome, ClaimedRun, DeleteOutcome, NewCampaign,
+    QueueFigures, Recovery, RunRecord, RunState,
+};
+
+/// Upper bounds (seconds) of the run-duration histogram in `/metrics`.
+pub const DURATION_BUCKETS: [f64; 8] = [1.0, 5.0, 15.0, 30.0, 60.0, 300.0, 900.0, 3600.0];
+
+/// Why the store could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("database migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("stored data is damaged: {0}")]
+    Corrupt(String),
+}
+
+/// A handle on the lab's database; cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    pool: SqlitePool,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database file and brings its schema up to date.
+    pub async fn open(path: &Path) -> Result<Self, StoreError> {
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(10))
+            .foreign_keys(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await?;
+        sqlx::migrate!("./migrations").run(&pool).await?;
+        Ok(Self { pool })
+    }
+
+    /// Closes every connection, checkpointing the WAL.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    /// Stores a campaign and every run it expands to, in one transaction.
+    pub async fn insert_campaign(
+        &self,
+        campaign: &NewCampaign,
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let seq: i64 = sqlx::query_scalar(
+            "INSERT INTO campaigns (id, name, spec, created_ms, rerun_of) VALUES (?, ?, ?, ?, ?)
+             RETURNING seq",
+        )
+        .bind(&campaign.id)
+        .bind(&campaign.name)
+        .bind(&campaign.spec_json)
+        .bind(now_ms)
+        .bind(&campaign.rerun_of)
+        .fetch_one(&mut *tx)
+        .await?;
+        for (position, (test, params)) in campaign.runs.iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO runs (campaign_seq, position, test, params) VALUES (?, ?, ?, ?)",
+            )
+            .bind(seq)
+            .bind(position as i64)
+            .bind(test.id())
+            .bind(to_json(params)?)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// One campaign, without its runs.
+    pub async fn campaign(&self, id: &str) -> Result<Option<CampaignRecord>, StoreError> {
+        let row = sqlx::query_as::<_, CampaignRow>(
+            "SELECT c.seq, c.id, c.name, c.spec, c.created_ms, c.rerun_of, c.survey, s.status,
+                    (SELECT COUNT(*) FROM runs WHERE campaign_seq = c.seq) AS runs_total,
+                    (SELECT COUNT(*) FROM runs WHERE campaign_seq = c.seq
+                        AND status IN ('done', 'failed', 'cancelled')) AS runs_finished,
+                    (SELECT MAX(mb_per_s) FROM runs WHERE campaign_seq = c.seq
+                        AND status = 'done') AS best_mb_per_s
+             FROM campaigns AS c JOIN campaign_status AS s ON s.seq = c.seq
+             WHERE c.id = ?",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(CampaignRow::into_record).transpose()
+    }
+
+    /// Campaigns newest first, optionally only those in one status and older than `before`.
+    /// `Ok(None)` when `before` names no campaign.
+    pub async fn list_campaigns(
+        &self,
+        status: Option<CampaignStatus>,
+        before: Option<&str>,
+        limit: u32,
+    ) -> Result<Option<Vec<CampaignRecord>>, StoreError> {
+        let before_seq = match before {
+            Some(id) => {
+                let seq: Option<i64> = sqlx::query_scalar("SELECT seq FROM campaigns WHERE id = ?")
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                match seq {
+                    Some(seq) => seq,
+                    None => return Ok(None),
+                }
+            }
+            None => i64::MAX,
+        };
+        let rows = sqlx::query_as::<_, CampaignRow>(
+            "SELECT c.seq, c.id, c.name, c.spec, c.created_ms, c.rerun_of, c.survey, s.status,
+                    (SELECT COUNT(*) FROM runs WHERE campaign_seq = c.seq) AS runs_total,
+                    (SELECT COUNT(*) FROM runs WHERE campaign_seq = c.seq
+                        AND status IN ('done', 'failed', 'cancelled')) AS runs_finished,
+                    (SELECT MAX(mb_per_s) FROM runs WHERE campaign_seq = c.seq
+                        AND status = 'done') AS best_mb_per_s
+             FROM campaigns AS c JOIN campaign_status AS s ON s.seq = c.seq
+             WHERE (?1 IS NULL OR s.status = ?1) AND c.seq < ?2
+             ORDER BY c.seq DESC
+             LIMIT ?3",
+        )
+        .bind(status.map(RunState::id))
+        .bind(before_seq)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(CampaignRow::into_record)
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+
+    /// Every run of a campaign in plan order, with results where finished.
+    pub async fn runs(&self, campaign_id: &str) -> Result<Vec<RunRecord>, StoreError> {
+        let rows = sqlx::query_as::<_, RunRow>(
+            "SELECT r.* FROM runs AS r JOIN campaigns AS c ON c.seq = r.campaign_seq
+             WHERE c.id = ? ORDER BY r.position",
+        )
+        .bind(campaign_id)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut records = Vec::with_capacity(rows.len());
+        for row in rows {
+            let samples = if row.status == "queued" {
+                Vec::new()
+            } else {
+                self.samples(row.id).await?
+            };
+            records.push(row.into_record(samples)?);
+        }
+        Ok(records)
+    }
+
+    async fn samples(&self, run_id: i64) -> Result<Vec<Sample>, StoreError> {
+        let rows: Vec<(f64, f64)> =
+            sqlx::query_as("SELECT t, mb_per_s FROM samples WHERE run_id = ? ORDER BY t")
+                .bind(run_id)
+                .fetch_all(&self.pool)
+                .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(t, mb_per_s)| Sample { t, mb_per_s })
+            .collect())
+    }
+
+    /// Takes the oldest queued run of any campaign and marks it running, atomically.
+    pub async fn claim_next(&self, now_ms: i64) -> Result<Option<ClaimedRun>, StoreError> {
+        let row = sqlx::query(
+            "UPDATE runs SET status = 'running', attempts = attempts + 1, started_ms = ?1
+             WHERE id = (SELECT id FROM runs WHERE status = 'queued' ORDER BY id LIMIT 1)
+             RETURNING id, campaign_seq, position",
+        )
+        .bind(now_ms)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let run_id: i64 = row.try_get("id")?;
+        let seq: i64 = row.try_get("campaign_seq")?;
+        let position: i64 = row.try_get("position")?;
+        let (campaign_id, spec_json, survey_json): (String, String, Option<String>) =
+            sqlx::query_as("SELECT id, spec, survey FROM campaigns WHERE seq = ?")
+                .bind(seq)
+                .fetch_one(&self.pool)
+                .await?;
+        sqlx::query("DELETE FROM samples WHERE run_id = ?")
+            .bind(run_id)
+            .execute(&self.pool)
+            .await?;
+        Ok(Some(ClaimedRun {
+            run_id,
+            campaign_id,
+            position: usize::try_from(position).map_err(|_| {
+                StoreError::Corrupt(format!("run {run_id} has position {position}"))
+            })?,
+            spec_json,
+            survey_json,
+        }))
+    }
+
+    /// Keeps the survey of a campaign's source, taken before its first run.
+    pub async fn set_survey(&self, campaign_id: &str, survey_json: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE campaigns SET survey = ? WHERE id = ?")
+            .bind(survey_json)
+            .bind(campaign_id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Records a live sample of a running run.
+    pub async fn add_sample(&self, run_id: i64, sample: Sample) -> Result<(), StoreError> {
+        sqlx::query("INSERT OR REPLACE INTO samples (run_id, t, mb_per_s) VALUES (?, ?, ?)")
+            .bind(run_id)
+            .bind(sample.t)
+            .bind(sample.mb_per_s)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Stores a finished run's result and its samples in one transaction. The run keeps its
+    /// result only while it is still `running`: a run deleted meanwhile is left alone.
+    pub async fn finish_run(
+        &self,
+        run_id: i64,
+        result: &RunResult,
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        let status = match result.status {
+            RunStatus::Done => RunState::Done,
+            RunStatus::Failed => RunState::Failed,
+            RunStatus::Cancelled => RunState::Cancelled,
+        };
+        let latency = result.latency_us;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        sqlx::query(
+            "UPDATE runs SET status = ?, finished_ms = ?, bytes = ?, files = ?, seconds = ?,
+                mb_per_s = ?, process_cpu_pct = ?, system_cpu_pct = ?,
+                reader_busy_pct = ?, reader_wait_pct = ?, reader_waits = ?,
+                writer_busy_pct = ?, writer_wait_pct = ?, writer_waits = ?,
+                latency_p50_us = ?, latency_p99_us = ?, latency_max_us = ?, latency_of = ?,
+                cache_resident_pct = ?, warnings = ?, error = ?
+             WHERE id = ? AND status = 'running'",
+        )
+        .bind(status.id())
+        .bind(now_ms)
+        .bind(to_i64(result.bytes))
+        .bind(to_i64(result.files))
+        .bind(result.seconds)
+        .bind(result.mb_per_s)
+        .bind(result.cpu.process_pct)
+        .bind(result.cpu.system_pct)
+        .bind(result.stages.reader_busy_pct)
+        .bind(result.stages.reader_wait_pct)
+        .bind(to_i64(result.stages.reader_waits))
+        .bind(result.stages.writer_busy_pct)
+        .bind(result.stages.writer_wait_pct)
+        .bind(to_i64(result.stages.writer_waits))
+        .bind(latency.map(|l| to_i64(l.p50)))
+        .bind(latency.map(|l| to_i64(l.p99)))
+        .bind(latency.map(|l| to_i64(l.max)))
+        .bind(&result.latency_of)
+        .bind(result.cache_resident_pct)
+        .bind(to_json(&result.warnings)?)
+        .bind(&result.error)
+        .bind(run_id)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("DELETE FROM samples WHERE run_id = ?")
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await?;
+        for sample in &result.samples {
+            sqlx::query("INSERT OR REPLACE INTO samples (run_id, t, mb_per_s) VALUES (?, ?, ?)")
+                .bind(run_id)
+                .bind(sample.t)
+                .bind(sample.mb_per_s)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Marks a run stopped by a shutdown: it will be queued again at the next start.
+    pub async fn interrupt_run(&self, run_id: i64) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        sqlx::query("UPDATE runs SET status = 'interrupted' WHERE id = ? AND status = 'running'")
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM samples WHERE run_id = ?")
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// At start-up: runs left running by a crash, or interrupted by a shutdown, go back on the
+    /// queue; their partial samples are dropped.
+    pub async fn recover(&self) -> Result<Recovery, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let spec_jsons: Vec<String> = sqlx::query_scalar(
+            "SELECT DISTINCT c.spec FROM campaigns AS c JOIN runs AS r ON r.campaign_seq = c.seq
+             WHERE r.status IN ('running', 'interrupted')",
+        )
+        .fetch_all(&mut *tx)
+        .await?;
+        sqlx::query(
+            "DELETE FROM samples WHERE run_id IN
+                (SELECT id FROM runs WHERE status IN ('running', 'interrupted'))",
+        )
+        .execute(&mut *tx)
+        .await?;
+        let requeued = sqlx::query(
+            "UPDATE runs SET status = 'queued', started_ms = NULL
+             WHERE status IN ('running', 'interrupted')",
+        )
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        tx.commit().await?;
+        Ok(Recovery {
+            requeued,
+            spec_jsons,
+        })
+    }
+
+    /// Cancels a campaign's queued runs and names its running ones. `Ok(None)` for an unknown id.
+    pub async fn cancel_campaign(
+        &self,
+        campaign_id: &str,
+        now_ms: i64,
+    ) -> Result<Option<CancelOutcome>, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let seq: Option<i64> = sqlx::query_scalar("SELECT seq FROM campaigns WHERE id = ?")
+            .bind(campaign_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+        let Some(seq) = seq else {
+            return Ok(None);
+        };
+        let cancelled_queued = sqlx::query(
+            "UPDATE runs SET status = 'cancelled', finished_ms = ?, error = 'cancelled before it started'
+             WHERE campaign_seq = ? AND status IN ('queued', 'interrupted')",
+        )
+        .bind(now_ms)
+        .bind(seq)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        let running: Vec<i64> =
+            sqlx::query_scalar("SELECT id FROM runs WHERE campaign_seq = ? AND status = 'running'")
+                .bind(seq)
+                .fetch_all(&mut *tx)
+                .await?;
+        tx.commit().await?;
+        Ok(Some(CancelOutcome {
+            cancelled_queued,
+            running,
+        }))
+    }
+
+    /// Deletes a campaign with its runs and samples, unless one of its runs is executing.
+    pub async fn delete_campaign(&self, campaign_id: &str) -> Result<DeleteOutcome, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let seq: Option<i64> = sqlx::query_scalar("SELECT seq FROM campaigns WHERE id = ?")
+            .bind(campaign_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+        let Some(seq) = seq else {
+            return Ok(DeleteOutcome::NotFound);
+        };
+        let running: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM runs WHERE campaign_seq = ? AND status = 'running'",
+        )
+        .bind(seq)
+        .fetch_one(&mut *tx)
+        .await?;
+        if running > 0 {
+            return Ok(DeleteOutcome::Running);
+        }
+        sqlx::query("DELETE FROM campaigns WHERE seq = ?")
+            .bind(seq)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(DeleteOutcome::Deleted)
+    }
+
+    /// Run counts by status, bytes moved and the run-duration histogram, for `/metrics`.
+    pub async fn queue_figures(&self) -> Result<QueueFigures, StoreError> {
+        let counts: Vec<(String, i64)> =
+            sqlx::query_as("SELECT status, COUNT(*) FROM runs GROUP BY status")
+                .fetch_all(&self.pool)
+                .await?;
+        let mut runs_by_status: Vec<(RunState, i64)> =
+            RunState::ALL.iter().map(|&state| (state, 0)).collect();
+        for (status, count) in counts {
+            let state = RunState::from_id(&status)
+                .ok_or_else(|| StoreError::Corrupt(format!("unknown run status {status:?}")))?;
+            if let Some(entry) = runs_by_status.iter_mut().find(|(s, _)| *s == state) {
+                entry.1 = count;
+            }
+        }
+        let (bytes_moved, duration_sum, duration_count): (Option<i64>, Option<f64>, i64) =
+            sqlx::query_as(
+                "SELECT SUM(bytes), SUM(seconds), COUNT(seconds) FROM runs
+                 WHERE status IN ('done', 'failed', 'cancelled')",
+            )
+            .fetch_one(&self.pool)
+            .await?;
+        let mut duration_buckets = Vec::with_capacity(DURATION_BUCKETS.len());
+        for bound in DURATION_BUCKETS {
+            let count: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM runs
+                 WHERE status IN ('done', 'failed', 'cancelled') AND seconds <= ?",
+            )
+            .bind(bound)
+            .fetch_one(&self.pool)
+            .await?;
+            duration_buckets.push((bound, count));
+        }
+        Ok(QueueFigures {
+            runs_by_status,
+            bytes_moved: bytes_moved.unwrap_or(0),
+            duration_buckets,
+            duration_sum: duration_sum.unwrap_or(0.0),
+            duration_count,
+        })
+    }
+}
+
+#[derive(FromRow)]
+struct CampaignRow {
+    #[allow(dead_code)]
+    seq: i64,
+    id: String,
+    name: String,
+    spec: String,
+    created_ms: i64,
+    rerun_of: Option<String>,
+    survey: Option<String>,
+    status: String,
+    runs_total: i64,
+    runs_finished: i64,
+    best_mb_per_s: Option<f64>,
+}
+
+impl CampaignRow {
+    fn into_record(self) -> Result<CampaignRecord, StoreError> {
+        let status = RunState::from_id(&self.status).ok_or_else(|| {
+            StoreError::Corrupt(format!("campaign {} has status {:?}", self.id, self.status))
+        })?;
+        Ok(CampaignRecord {
+            id: self.id,
+            name: self.name,
+            spec_json: self.spec,
+            status,
+            created_ms: self.created_ms,
+            rerun_of: self.rerun_of,
+            runs_total: self.runs_total,
+            runs_finished: self.runs_finished,
+            best_mb_per_s: self.best_mb_per_s,
+            survey_json: self.survey,
+        })
+    }
+}
+
+#[derive(FromRow)]
+struct RunRow {
+    id: i64,
+    position: i64,
+    test: String,
+    params: String,
+    status: String,
+    attempts: i64,
+    started_ms: Option<i64>,
+    finished_ms: Option<i64>,
+    bytes: Option<i64>,
+    files: Option<i64>,
+    seconds: Option<f64>,
+    mb_per_s: Option<f64>,
+    process_cpu_pct: Option<f64>,
+    system_cpu_pct: Option<f64>,
+    reader_busy_pct: Option<f64>,
+    reader_wait_pct: Option<f64>,
+    reader_waits: Option<i64>,
+    writer_busy_pct: Option<f64>,
+    writer_wait_pct: Option<f64>,
+    writer_waits: Option<i64>,
+    latency_p50_us: Option<i64>,
+    latency_p99_us: Option<i64>,
+    latency_max_us: Option<i64>,
+    latency_of: Option<String>,
+    cache_resident_pct: Option<f64>,
+    warnings: String,
+    error: Option<String>,
+}
+
+impl RunRow {
+    fn into_record(self, samples: Vec<Sample>) -> Result<RunRecord, StoreError> {
+        let corrupt = |what: &str| StoreError::Corrupt(format!("run {}: {what}", self.id));
+        let test = TestKind::from_id(&self.test).ok_or_else(|| corrupt("unknown test"))?;
+        let params: RunParams =
+            serde_json::from_str(&self.params).map_err(|e| corrupt(&format!("params: {e}")))?;
+        let status = RunState::from_id(&self.status).ok_or_else(|| corrupt("unknown status"))?;
+        let warnings: Vec<String> =
+            serde_json::from_str(&self.warnings).map_err(|e| corrupt(&format!("warnings: {e}")))?;
+        let finished_status = match status {
+            RunState::Done => Some(RunStatus::Done),
+            RunState::Failed => Some(RunStatus::Failed),
+            RunState::Cancelled => Some(RunStatus::Cancelled),
+            _ => None,
+        };
+        let result = finished_status.map(|run_status| RunResult {
+            test,
+            params: params.clone(),
+            status: run_status,
+            bytes: to_u64(self.bytes),
+            files: to_u64(self.files),
+            seconds: self.seconds.unwrap_or(0.0),
+            mb_per_s: self.mb_per_s.unwrap_or(0.0),
+            cpu: CpuFigures {
+                process_pct: self.process_cpu_pct.unwrap_or(0.0),
+                system_pct: self.system_cpu_pct.unwrap_or(0.0),
+            },
+            stages: StageFigures {
+                reader_busy_pct: self.reader_busy_pct.unwrap_or(0.0),
+                reader_wait_pct: self.reader_wait_pct.unwrap_or(0.0),
+                reader_waits: to_u64(self.reader_waits),
+                writer_busy_pct: self.writer_busy_pct.unwrap_or(0.0),
+                writer_wait_pct: self.writer_wait_pct.unwrap_or(0.0),
+                writer_waits: to_u64(self.writer_waits),
+            },
+            latency_us: match (
+                self.latency_p50_us,
+                self.latency_p99_us,
+                self.latency_max_us,
+            ) {
+                (Some(p50), Some(p99), Some(max)) => Some(LatencyFigures {
+                    p50: to_u64(Some(p50)),
+                    p99: to_u64(Some(p99)),
+                    max: to_u64(Some(max)),
+                }),
+                _ => None,
+            },
+            latency_of: self.latency_of.clone(),
+            cache_resident_pct: self.cache_resident_pct,
+            samples: samples.clone(),
+            warnings: warnings.clone(),
+            error: self.error.clone(),
+        });
+        Ok(RunRecord {
+            id: self.id,
+            position: self.position,
+            test,
+            params,
+            status,
+            attempts: self.attempts,
+            started_ms: self.started_ms,
+            finished_ms: self.finished_ms,
+            samples: if result.is_some() {
+                Vec::new()
+            } else {
+                samples
+            },
+            result,
+        })
+    }
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Corrupt(format!("cannot encode: {e}")))
+}
+
+fn to_i64(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+fn to_u64(value: Option<i64>) -> u64 {
+    value.and_then(|v| u64::try_from(v).ok()).unwrap_or(0)
+}
+
+impl FromStr for RunState {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        RunState::from_id(text).ok_or_else(|| {
+            format!(
+                "unknown status {text:?}; one of {}",
+                RunState::ALL.map(RunState::id).join(", ")
+            )
+        })
+    }
+}

@@ -1,0 +1,159 @@
+//! What the store hands out: campaigns and runs as the service sees them.
+
+use serde::Serialize;
+
+use crate::engine::result::{RunResult, Sample};
+use crate::spec::{RunParams, TestKind};
+
+/// Where a run stands. `Interrupted` runs were stopped by a shutdown and are queued again at
+/// the next start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    Queued,
+    Running,
+    Done,
+    Failed,
+    Cancelled,
+    Interrupted,
+}
+
+impl RunState {
+    /// The name stored in the database and shown in the API.
+    pub fn id(self) -> &'static str {
+        match self {
+            RunState::Queued => "queued",
+            RunState::Running => "running",
+            RunState::Done => "done",
+            RunState::Failed => "failed",
+            RunState::Cancelled => "cancelled",
+            RunState::Interrupted => "interrupted",
+        }
+    }
+
+    /// Parses a stored or requested name.
+    pub fn from_id(id: &str) -> Option<Self> {
+        Some(match id {
+            "queued" => RunState::Queued,
+            "running" => RunState::Running,
+            "done" => RunState::Done,
+            "failed" => RunState::Failed,
+            "cancelled" => RunState::Cancelled,
+            "interrupted" => RunState::Interrupted,
+            _ => return None,
+        })
+    }
+
+    /// Whether nothing more will happen to a run (or a campaign) in this state.
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            RunState::Done | RunState::Failed | RunState::Cancelled
+        )
+    }
+
+    /// Every state, in the order the metrics list them.
+    pub const ALL: [RunState; 6] = [
+        RunState::Queued,
+        RunState::Running,
+        RunState::Done,
+        RunState::Failed,
+        RunState::Cancelled,
+        RunState::Interrupted,
+    ];
+}
+
+/// A campaign's status: derived from its runs, with the same names as a run's.
+pub type CampaignStatus = RunState;
+
+/// A campaign as stored, without its runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct CampaignRecord {
+    pub id: String,
+    pub name: String,
+    /// The spec as accepted, as JSON text.
+    #[serde(skip)]
+    pub spec_json: String,
+    pub status: CampaignStatus,
+    pub created_ms: i64,
+    pub rerun_of: Option<String>,
+    pub runs_total: i64,
+    pub runs_finished: i64,
+    /// The best throughput of any finished run, in MB/s.
+    pub best_mb_per_s: Option<f64>,
+    /// The source survey taken before the first run, as JSON text.
+    #[serde(skip)]
+    pub survey_json: Option<String>,
+}
+
+/// A run as stored: its place in the campaign, its state and, once finished, its result.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRecord {
+    pub id: i64,
+    pub position: i64,
+    pub test: TestKind,
+    pub params: RunParams,
+    pub status: RunState,
+    pub attempts: i64,
+    pub started_ms: Option<i64>,
+    pub finished_ms: Option<i64>,
+    /// Live samples of a run still in progress; a finished run's are in its result.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<Sample>,
+    /// The measured figures; present once the run finished (done, failed or cancelled).
+    pub result: Option<RunResult>,
+}
+
+/// A run taken off the queue by a worker.
+#[derive(Debug, Clone)]
+pub struct ClaimedRun {
+    pub run_id: i64,
+    pub campaign_id: String,
+    pub position: usize,
+    pub spec_json: String,
+    pub survey_json: Option<String>,
+}
+
+/// What a new campaign is made of: its accepted spec and the runs it expands to.
+#[derive(Debug, Clone)]
+pub struct NewCampaign {
+    pub id: String,
+    pub name: String,
+    pub spec_json: String,
+    pub rerun_of: Option<String>,
+    pub runs: Vec<(TestKind, RunParams)>,
+}
+
+/// What a cancel request changed.
+#[derive(Debug, Clone, Default)]
+pub struct CancelOutcome {
+    /// Queued runs that will now never run.
+    pub cancelled_queued: u64,
+    /// The campaign's run that is executing right now, to be stopped by its worker.
+    pub running: Vec<i64>,
+}
+
+/// Whether a campaign could be deleted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeleteOutcome {
+    Deleted,
+    NotFound,
+    Running,
+}
+
+/// Runs put back on the queue at start-up, and the campaigns whose targets may hold their files.
+#[derive(Debug, Clone, Default)]
+pub struct Recovery {
+    pub requeued: u64,
+    pub spec_jsons: Vec<String>,
+}
+
+/// Counts for `/metrics`.
+#[derive(Debug, Clone, Default)]
+pub struct QueueFigures {
+    pub runs_by_status: Vec<(RunState, i64)>,
+    pub bytes_moved: i64,
+    pub duration_buckets: Vec<(f64, i64)>,
+    pub duration_sum: f64,
+    pub duration_count: i64,
+}

@@ -1,0 +1,255 @@
+//! Workers: each lane takes the oldest queued run, executes it through the engine on OS
+//! threads, and reports progress to the store (samples) and to live subscribers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::engine::result::{Progress, RunResult, RunStatus, Sample};
+use crate::engine::{self, RunControl, survey};
+use crate::events::LabEvent;
+use crate::lab::{Lab, RunSwitch, StopReason, now_ms};
+use crate::spec::{CampaignSpec, RunParams, RunPlan, TestKind};
+use crate::store::{ClaimedRun, RunState};
+
+/// How long an idle lane sleeps before it looks at the queue again without being woken.
+const IDLE_POLL: Duration = Duration::from_secs(2);
+
+/// Starts `lanes` workers; they return once the lab is stopping and their run is saved.
+pub fn spawn_lanes(lab: &Arc<Lab>, lanes: usize) -> Vec<JoinHandle<()>> {
+    (0..lanes.max(1))
+        .map(|lane| {
+            let lab = Arc::clone(lab);
+            tokio::spawn(async move { lane_loop(lab, lane).await })
+        })
+        .collect()
+}
+
+async fn lane_loop(lab: Arc<Lab>, lane: usize) {
+    loop {
+        if lab.is_stopping() {
+            return;
+        }
+        let woken = lab.queue_changed.notified();
+        match claim(&lab).await {
+            Ok(Some((claimed, switch))) => {
+                execute(&lab, claimed, switch).await;
+            }
+            Ok(None) => {
+                let _ = tokio::time::timeout(IDLE_POLL, woken).await;
+            }
+            Err(error) => {
+                tracing::error!(lane, %error, "cannot take a run off the queue");
+                tokio::time::sleep(IDLE_POLL).await;
+            }
+        }
+    }
+}
+
+async fn claim(
+    lab: &Lab,
+) -> Result<Option<(ClaimedRun, Arc<RunSwitch>)>, crate::store::StoreError> {
+    let _claiming = lab.claim_lock.lock().await;
+    if lab.is_stopping() {
+        return Ok(None);
+    }
+    let Some(claimed) = lab.store.claim_next(now_ms()).await? else {
+        return Ok(None);
+    };
+    let switch = lab.register(claimed.run_id);
+    Ok(Some((claimed, switch)))
+}
+
+async fn execute(lab: &Arc<Lab>, claimed: ClaimedRun, switch: Arc<RunSwitch>) {
+    let run_id = claimed.run_id;
+    let campaign_id = claimed.campaign_id.clone();
+    let plan = match plan_of(&claimed) {
+        Ok(plan) => plan,
+        Err(message) => {
+            tracing::error!(run_id, %message, "stored campaign cannot be planned");
+            let result = failed_result(message);
+            finish(lab, &claimed, &switch, result, None).await;
+            return;
+        }
+    };
+    let total = plan_count(&claimed);
+    tracing::info!(campaign = %campaign_id, run_id, test = %plan.test, "run started");
+    lab.events.publish(
+        &campaign_id,
+        LabEvent::RunStarted {
+            run_id,
+            position: claimed.position,
+            test: plan.test.id().to_string(),
+            runs_total: total,
+        },
+    );
+
+    let (progress_tx, mut progress_rx) = mpsc::unbounded_channel::<Progress>();
+    let settings = lab.engine.clone();
+    let engine_switch = Arc::clone(&switch);
+    let engine_plan = plan.clone();
+    let engine_task = tokio::task::spawn_blocking(move || {
+        let report = |progress: &Progress| {
+            let _ = progress_tx.send(*progress);
+        };
+        let control = RunControl {
+            cancel: &engine_switch.cancel,
+            progress: &report,
+        };
+        engine::execute(&engine_plan, &settings, &control)
+    });
+    while let Some(progress) = progress_rx.recv().await {
+        let sample = Sample {
+            t: progress.elapsed_s,
+            mb_per_s: progress.mb_per_s,
+        };
+        if let Err(error) = lab.store.add_sample(run_id, sample).await {
+            tracing::warn!(run_id, %error, "cannot store a sample");
+        }
+        lab.events.publish(
+            &campaign_id,
+            LabEvent::Progress {
+                run_id,
+                position: claimed.position,
+                test: plan.test.id().to_string(),
+                elapsed_s: progress.elapsed_s,
+                bytes: progress.bytes,
+                mb_per_s: progress.mb_per_s,
+                percent: progress.percent,
+            },
+        );
+    }
+    let result = match engine_task.await {
+        Ok(result) => result,
+        Err(error) => failed_result(format!("the run's thread ended abnormally: {error}")),
+    };
+    finish(lab, &claimed, &switch, result, Some(&plan)).await;
+}
+
+async fn finish(
+    lab: &Arc<Lab>,
+    claimed: &ClaimedRun,
+    switch: &RunSwitch,
+    mut result: RunResult,
+    plan: Option<&RunPlan>,
+) {
+    let run_id = claimed.run_id;
+    let campaign_id = &claimed.campaign_id;
+    let interrupted =
+        result.status == RunStatus::Cancelled && switch.reason() == Some(StopReason::Shutdown);
+    let saved = if interrupted {
+        lab.store.interrupt_run(run_id).await
+    } else {
+        if result.status == RunStatus::Cancelled && result.error.is_none() {
+            result.error = Some("cancelled by request".to_string());
+        }
+        lab.store.finish_run(run_id, &result, now_ms()).await
+    };
+    lab.unregister(run_id);
+    if let Err(error) = saved {
+        tracing::error!(run_id, %error, "cannot save the run's result");
+    }
+    let status = if interrupted {
+        RunState::Interrupted
+    } else {
+        match result.status {
+            RunStatus::Done => RunState::Done,
+            RunStatus::Failed => RunState::Failed,
+            RunStatus::Cancelled => RunState::Cancelled,
+        }
+    };
+    tracing::info!(campaign = %campaign_id, run_id, status = status.id(), mb_per_s = result.mb_per_s, "run finished");
+    lab.events.publish(
+        campaign_id,
+        LabEvent::RunFinished {
+            run_id,
+            position: claimed.position,
+            test: result.test.id().to_string(),
+            status,
+            mb_per_s: result.mb_per_s,
+            error: result.error.clone(),
+        },
+    );
+    if interrupted {
+        return;
+    }
+    let record = match lab.store.campaign(campaign_id).await {
+        Ok(Some(record)) => record,
+        Ok(None) => return,
+        Err(error) => {
+            tracing::error!(campaign = %campaign_id, %error, "cannot read the campaign back");
+            return;
+        }
+    };
+    if !record.status.is_final() {
+        return;
+    }
+    if record.survey_json.is_none()
+        && let Some(plan) = plan
+    {
+        let (source, target) = (plan.source.clone(), plan.target.clone());
+        if let Ok(survey) =
+            tokio::task::spawn_blocking(move || survey::survey(&source, &target)).await
+            && let Ok(json) = serde_json::to_string(&survey)
+            && let Err(error) = lab.store.set_survey(campaign_id, &json).await
+        {
+            tracing::warn!(campaign = %campaign_id, %error, "cannot store the survey");
+        }
+    }
+    tracing::info!(campaign = %campaign_id, status = record.status.id(), "campaign finished");
+    lab.events.publish(
+        campaign_id,
+        LabEvent::CampaignFinished {
+            status: record.status,
+        },
+    );
+}
+
+fn plan_of(claimed: &ClaimedRun) -> Result<RunPlan, String> {
+    let spec: CampaignSpec = serde_json::from_str(&claimed.spec_json)
+        .map_err(|e| format!("the stored spec cannot be read: {e}"))?;
+    let plans = spec.plan().map_err(|errors| errors.to_string())?;
+    plans
+        .into_iter()
+        .nth(claimed.position)
+        .ok_or_else(|| format!("the spec has no run {}", claimed.position))
+}
+
+fn plan_count(claimed: &ClaimedRun) -> usize {
+    serde_json::from_str::<CampaignSpec>(&claimed.spec_json)
+        .ok()
+        .and_then(|spec| spec.plan().ok())
+        .map_or(0, |plans| plans.len())
+}
+
+fn failed_result(message: String) -> RunResult {
+    RunResult {
+        test: TestKind::NullSink,
+        params: RunParams {
+            buffers: 0,
+            block_size: 0,
+            streams: 0,
+            direct: false,
+            cold_cache: false,
+            fsync: false,
+            compress_ratio: 1.0,
+            size: None,
+            duration_s: None,
+        },
+        status: RunStatus::Failed,
+        bytes: 0,
+        files: 0,
+        seconds: 0.0,
+        mb_per_s: 0.0,
+        cpu: Default::default(),
+        stages: Default::default(),
+        latency_us: None,
+        latency_of: None,
+        cache_resident_pct: None,
+        samples: Vec::new(),
+        warnings: Vec::new(),
+        error: Some(message),
+    }
+}
