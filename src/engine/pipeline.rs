@@ -403,10 +403,16 @@ fn write_loop(
         }
         // An aligned sink (O_DIRECT) gets whole pages: a short last block is zero-padded.
         let padded = block.len.div_ceil(alignment) * alignment;
-        let capacity = block.buf.capacity_mut();
-        capacity[block.len..padded].fill(0);
+        let bytes = if padded > block.len {
+            let capacity = block.buf.capacity_mut();
+            capacity[block.len..padded].fill(0);
+            &capacity[..padded]
+        } else {
+            // Read-only access keeps what a generator knows about the block's bytes.
+            &block.buf.as_slice()[..padded]
+        };
         let started = Instant::now();
-        let result = sink.write_block(&capacity[..padded]);
+        let result = sink.write_block(bytes);
         let elapsed = started.elapsed();
         clock.busy += elapsed;
         latency.record(elapsed);
