@@ -161,11 +161,12 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
             source,
         })?;
     let addr = listener.local_addr().map_err(ServeError::Serve)?;
-    println!("backlab listening on http://{addr}");
-    println!(
-        "data dir {} · database {}",
-        data_dir.display(),
-        config.db.display()
+    announce(&format!("backlab listening on http://{addr}"));
+    tracing::info!(
+        data_dir = %data_dir.display(),
+        db = %config.db.display(),
+        lanes = config.lanes,
+        "serving"
     );
 
     if config.demo_size > 0 {
@@ -188,6 +189,15 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
     store.close().await;
     tracing::info!("stopped");
     served.map_err(ServeError::Serve)
+}
+
+/// Tells whoever started the lab where it listens: one line on stdout. A closed stdout is no
+/// reason to stop serving.
+fn announce(line: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{line}");
+    let _ = stdout.flush();
 }
 
 async fn recover(store: &Store) {

@@ -116,12 +116,10 @@ async fn a_fresh_start_creates_everything_and_the_demo_is_usable() {
         .stderr(Stdio::null())
         .spawn()
         .expect("starts");
+    let mut reader = std::io::BufReader::new(child.stdout.take().expect("stdout"));
     let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.take().expect("stdout")),
-        &mut line,
-    )
-    .expect("line");
+    std::io::BufRead::read_line(&mut reader, &mut line).expect("line");
+    std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
     let base = line
         .trim()
         .strip_prefix("backlab listening on ")

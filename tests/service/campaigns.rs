@@ -95,14 +95,20 @@ async fn five_tests_run_end_to_end_with_live_events_and_stored_results() {
     assert_eq!(runs[1]["result"]["bytes"], 24 << 20);
     assert_eq!(runs[0]["result"]["bytes"], 32 << 20);
 
-    // The verdict: five rows, one Yes, the same shape as `backlab run --json`.
+    // The verdict: five rows, the same shape as `backlab run --json`. One row says Yes, unless
+    // the verdict blames the device source and target share (all on one disk here, maybe),
+    // which no single test isolates.
     let report = lab
         .get_json(&format!("/api/campaigns/{id}/bottleneck"))
         .await;
     let rows = report["bottleneck"]["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), 5);
     let yes = rows.iter().filter(|row| row["bottleneck"] == true).count();
-    assert_eq!(yes, 1, "{rows:?}");
+    if report["bottleneck"]["component"] == "shared_device" {
+        assert_eq!(yes, 0, "{report}");
+    } else {
+        assert_eq!(yes, 1, "{report}");
+    }
     assert!(
         !report["bottleneck"]["verdict"]
             .as_str()
@@ -169,7 +175,8 @@ fn long_campaign(target: &std::path::Path) -> Value {
         "name": "long",
         "source": {"generated": {"size": "64G"}},
         "target": {"kind": "dir", "path": target},
-        "tests": ["tape_write", "tape_write"],
+        "tests": ["tape_write"],
+        "repeat": 2,
         "params": {"buffers": 8, "block_size": "1M", "duration_s": 30, "fsync": false}
     })
 }
@@ -236,6 +243,7 @@ async fn cancel_stops_the_running_run_within_a_second_and_drops_queued_runs() {
         .wait_status(&id, &["cancelled"], Duration::from_secs(10))
         .await;
     let stopped_in = asked.elapsed();
+    eprintln!("cancel: the campaign was cancelled {stopped_in:?} after the request");
     assert!(
         stopped_in < Duration::from_secs(3),
         "cancel took {stopped_in:?} (the run must stop within a second)"

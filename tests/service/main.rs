@@ -67,10 +67,13 @@ impl Lab {
         }
         let mut child = command.spawn().expect("backlab serve starts");
         let stdout = child.stdout.take().expect("stdout");
+        let mut reader = BufReader::new(stdout);
         let mut line = String::new();
-        BufReader::new(stdout)
+        reader
             .read_line(&mut line)
             .expect("read the listening line");
+        // Keep draining stdout so the lab never writes into a closed pipe.
+        std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
         let base = line
             .trim()
             .strip_prefix("backlab listening on ")

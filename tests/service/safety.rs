@@ -245,14 +245,14 @@ async fn bad_bodies_get_field_errors_and_never_a_server_error() {
         &lab,
         &json!({"source": {"paths": ["src"]}, "target": {"kind": "null"}, "params": {"bufers": 8}}),
         400,
-        "params",
+        "params.bufers",
     )
     .await;
     assert!(
-        body["fields"]["params"]
+        body["error"]
             .as_str()
             .unwrap_or("")
-            .contains("bufers"),
+            .contains("unknown field"),
         "{body}"
     );
 
