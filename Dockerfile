@@ -13,6 +13,11 @@ RUN useradd --system --home /var/lib/backlab --create-home backlab
 COPY --from=build /src/target/release/backlab /usr/local/bin/backlab
 USER backlab
 WORKDIR /var/lib/backlab
+# The database, the data dir and its demo dataset live in the volume.
+ENV BACKLAB_DB=/var/lib/backlab/backlab.db \
+    BACKLAB_DATA_DIR=/var/lib/backlab/data
+VOLUME /var/lib/backlab
 EXPOSE 8080
 ENTRYPOINT ["backlab"]
+# Listening on all interfaces: the lab refuses to start unless BACKLAB_TOKEN is set.
 CMD ["serve", "--bind", "0.0.0.0:8080"]
