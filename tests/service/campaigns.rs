@@ -334,6 +334,14 @@ async fn list_pages_newest_first_filters_by_status_and_reruns_link_back() {
             .await;
     }
 
+    // The queue is first in, first out across campaigns.
+    let mut started = Vec::new();
+    for id in &ids {
+        let campaign = lab.get_json(&format!("/api/campaigns/{id}")).await;
+        started.push(campaign["runs"][0]["started_ms"].as_i64().expect("started"));
+    }
+    assert!(started.windows(2).all(|w| w[0] <= w[1]), "{started:?}");
+
     let page = lab.get_json("/api/campaigns?limit=2").await;
     let names: Vec<&str> = page["campaigns"]
         .as_array()
