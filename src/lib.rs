@@ -2,14 +2,18 @@
 //! component that limits it, and says what to change.
 
 pub mod analysis;
+pub mod charts;
 pub mod cli;
+pub mod compare;
 pub mod engine;
 pub mod events;
 pub mod ids;
 pub mod lab;
+pub mod matrix;
 pub mod policy;
 pub mod report;
 pub mod server;
 pub mod spec;
 pub mod store;
+pub mod web;
 pub mod worker;

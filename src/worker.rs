@@ -11,7 +11,7 @@ use crate::engine::result::{Progress, RunResult, RunStatus, Sample};
 use crate::engine::{self, RunControl, survey};
 use crate::events::LabEvent;
 use crate::lab::{Lab, RunSwitch, StopReason, now_ms};
-use crate::spec::{CampaignSpec, RunParams, RunPlan, TestKind};
+use crate::spec::{CampaignSpec, RunPlan};
 use crate::store::{ClaimedRun, RunState};
 
 /// How long an idle lane sleeps before it looks at the queue again without being woken.
@@ -69,7 +69,7 @@ async fn execute(lab: &Arc<Lab>, claimed: ClaimedRun, switch: Arc<RunSwitch>) {
         Ok(plan) => plan,
         Err(message) => {
             tracing::error!(run_id, %message, "stored campaign cannot be planned");
-            let result = failed_result(message);
+            let result = failed_result(&claimed, message);
             finish(lab, &claimed, &switch, result, None).await;
             return;
         }
@@ -123,7 +123,10 @@ async fn execute(lab: &Arc<Lab>, claimed: ClaimedRun, switch: Arc<RunSwitch>) {
     }
     let result = match engine_task.await {
         Ok(result) => result,
-        Err(error) => failed_result(format!("the run's thread ended abnormally: {error}")),
+        Err(error) => failed_result(
+            &claimed,
+            format!("the run's thread ended abnormally: {error}"),
+        ),
     };
     finish(lab, &claimed, &switch, result, Some(&plan)).await;
 }
@@ -224,20 +227,10 @@ fn plan_count(claimed: &ClaimedRun) -> usize {
         .map_or(0, |plans| plans.len())
 }
 
-fn failed_result(message: String) -> RunResult {
+fn failed_result(claimed: &ClaimedRun, message: String) -> RunResult {
     RunResult {
-        test: TestKind::NullSink,
-        params: RunParams {
-            buffers: 0,
-            block_size: 0,
-            streams: 0,
-            direct: false,
-            cold_cache: false,
-            fsync: false,
-            compress_ratio: 1.0,
-            size: None,
-            duration_s: None,
-        },
+        test: claimed.test,
+        params: claimed.params.clone(),
         status: RunStatus::Failed,
         bytes: 0,
         files: 0,

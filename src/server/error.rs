@@ -45,6 +45,21 @@ impl ApiError {
         self
     }
 
+    /// The status code of the answer.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The one-sentence message.
+    pub fn message(&self) -> &str {
+        &self.body.error
+    }
+
+    /// Problems by field path.
+    pub fn fields(&self) -> &BTreeMap<String, String> {
+        &self.body.fields
+    }
+
     /// 401 for a missing or wrong token.
     pub fn unauthorized(message: &str) -> Self {
         Self::new(StatusCode::UNAUTHORIZED, message)

@@ -145,6 +145,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
         shutdown: shutdown_rx,
     };
     let app: Router = api_router
+        .merge(crate::web::router())
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

@@ -171,28 +171,29 @@ impl Store {
         .bind(campaign_id)
         .fetch_all(&self.pool)
         .await?;
-        let mut records = Vec::with_capacity(rows.len());
-        for row in rows {
-            let samples = if row.status == "queued" {
-                Vec::new()
-            } else {
-                self.samples(row.id).await?
-            };
-            records.push(row.into_record(samples)?);
+        // All samples of the campaign in one query, split by run.
+        let samples: Vec<(i64, f64, f64)> = sqlx::query_as(
+            "SELECT s.run_id, s.t, s.mb_per_s FROM samples AS s
+             JOIN runs AS r ON r.id = s.run_id JOIN campaigns AS c ON c.seq = r.campaign_seq
+             WHERE c.id = ? ORDER BY s.run_id, s.t",
+        )
+        .bind(campaign_id)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut by_run: std::collections::HashMap<i64, Vec<Sample>> =
+            std::collections::HashMap::new();
+        for (run_id, t, mb_per_s) in samples {
+            by_run
+                .entry(run_id)
+                .or_default()
+                .push(Sample { t, mb_per_s });
         }
-        Ok(records)
-    }
-
-    async fn samples(&self, run_id: i64) -> Result<Vec<Sample>, StoreError> {
-        let rows: Vec<(f64, f64)> =
-            sqlx::query_as("SELECT t, mb_per_s FROM samples WHERE run_id = ? ORDER BY t")
-                .bind(run_id)
-                .fetch_all(&self.pool)
-                .await?;
-        Ok(rows
-            .into_iter()
-            .map(|(t, mb_per_s)| Sample { t, mb_per_s })
-            .collect())
+        rows.into_iter()
+            .map(|row| {
+                let samples = by_run.remove(&row.id).unwrap_or_default();
+                row.into_record(samples)
+            })
+            .collect()
     }
 
     /// Takes the oldest queued run of any campaign and marks it running, atomically.
@@ -200,7 +201,7 @@ impl Store {
         let row = sqlx::query(
             "UPDATE runs SET status = 'running', attempts = attempts + 1, started_ms = ?1
              WHERE id = (SELECT id FROM runs WHERE status = 'queued' ORDER BY id LIMIT 1)
-             RETURNING id, campaign_seq, position",
+             RETURNING id, campaign_seq, position, test, params",
         )
         .bind(now_ms)
         .fetch_optional(&self.pool)
@@ -211,6 +212,12 @@ impl Store {
         let run_id: i64 = row.try_get("id")?;
         let seq: i64 = row.try_get("campaign_seq")?;
         let position: i64 = row.try_get("position")?;
+        let test: String = row.try_get("test")?;
+        let params: String = row.try_get("params")?;
+        let test = TestKind::from_id(&test)
+            .ok_or_else(|| StoreError::Corrupt(format!("run {run_id} has test {test:?}")))?;
+        let params: RunParams = serde_json::from_str(&params)
+            .map_err(|e| StoreError::Corrupt(format!("run {run_id} params: {e}")))?;
         let (campaign_id, spec_json, survey_json): (String, String, Option<String>) =
             sqlx::query_as("SELECT id, spec, survey FROM campaigns WHERE seq = ?")
                 .bind(seq)
@@ -226,6 +233,8 @@ impl Store {
             position: usize::try_from(position).map_err(|_| {
                 StoreError::Corrupt(format!("run {run_id} has position {position}"))
             })?,
+            test,
+            params,
             spec_json,
             survey_json,
         }))

@@ -110,6 +110,8 @@ pub struct ClaimedRun {
     pub run_id: i64,
     pub campaign_id: String,
     pub position: usize,
+    pub test: TestKind,
+    pub params: RunParams,
     pub spec_json: String,
     pub survey_json: Option<String>,
 }

@@ -1,0 +1,465 @@
+//! The report's charts, drawn with plotters as SVG on the server. SVG text needs no font files:
+//! the browser draws the labels. Each function is pure: runs in, an SVG document out.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use crate::analysis::Verdict;
+use crate::matrix::Point;
+use crate::spec::{TestKind, format_size};
+use crate::store::{RunRecord, RunState};
+
+/// The names under which charts are served (`/campaigns/{id}/charts/{name}.svg`).
+pub const NAMES: [&str; 4] = ["tests", "throughput", "stages", "matrix"];
+
+/// Most runs the per-run charts draw; a note says when more were measured.
+pub const MAX_RUN_ROWS: usize = 40;
+
+const WIDTH: u32 = 760;
+const BLUE: RGBColor = RGBColor(74, 120, 168);
+const LIGHT_BLUE: RGBColor = RGBColor(170, 196, 222);
+const ORANGE: RGBColor = RGBColor(214, 126, 44);
+const LIGHT_ORANGE: RGBColor = RGBColor(240, 200, 160);
+const RED: RGBColor = RGBColor(192, 57, 43);
+const GREY: RGBColor = RGBColor(150, 150, 150);
+const INK: RGBColor = RGBColor(40, 40, 40);
+const FONT: &str = "sans-serif";
+
+/// Why a chart could not be drawn.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot draw the {chart} chart: {message}")]
+pub struct ChartError {
+    chart: &'static str,
+    message: String,
+}
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+/// Draws into a fresh SVG document of the given height.
+fn svg(
+    chart: &'static str,
+    height: u32,
+    draw: impl FnOnce(&Area<'_>) -> Result<(), Box<dyn std::error::Error>>,
+) -> Result<String, ChartError> {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (WIDTH, height)).into_drawing_area();
+        let fail = |message: String| ChartError { chart, message };
+        root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
+        draw(&root).map_err(|e| fail(e.to_string()))?;
+        root.present().map_err(|e| fail(e.to_string()))?;
+    }
+    Ok(out)
+}
+
+fn empty_note(root: &Area<'_>, text: &str) -> Result<(), Box<dyn std::error::Error>> {
+    root.draw(&Text::new(
+        text.to_string(),
+        (20, 30),
+        (FONT, 15).into_font().color(&GREY),
+    ))?;
+    Ok(())
+}
+
+/// The tests' best figures as bars, the bottleneck's in red.
+pub fn tests_chart(verdict: &Verdict) -> Result<String, ChartError> {
+    let rows: Vec<(String, Option<f64>, bool)> = verdict
+        .rows
+        .iter()
+        .map(|row| {
+            (
+                row.label.clone(),
+                row.mb_per_s,
+                row.bottleneck == Some(true),
+            )
+        })
+        .collect();
+    let height = 70 + 34 * rows.len().max(1) as u32;
+    svg("tests", height, |root| {
+        if rows.is_empty() {
+            empty_note(root, "No test has finished yet.")?;
+            return Ok(());
+        }
+        let max = rows
+            .iter()
+            .filter_map(|(_, value, _)| *value)
+            .fold(0.0f64, f64::max);
+        let x_max = nice_max(max);
+        let n = rows.len() as f64;
+        let mut chart = ChartBuilder::on(root)
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(8)
+            .build_cartesian_2d(0f64..x_max, 0f64..n)?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .x_desc("MB/s")
+            .label_style((FONT, 13))
+            .draw()?;
+        for (index, (label, value, bottleneck)) in rows.iter().enumerate() {
+            let y = n - index as f64;
+            let color = if *bottleneck { RED } else { BLUE };
+            let width = value.unwrap_or(0.0);
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(0.0, y - 0.2), (width, y - 0.8)],
+                color.filled(),
+            )))?;
+            let text = match value {
+                Some(value) if *bottleneck => format!("{label}: {value:.1} MB/s (bottleneck)"),
+                Some(value) => format!("{label}: {value:.1} MB/s"),
+                None => format!("{label}: failed"),
+            };
+            chart.draw_series(std::iter::once(Text::new(
+                text,
+                (x_max * 0.01, y - 0.12),
+                (FONT, 13).into_font().color(&INK),
+            )))?;
+        }
+        Ok(())
+    })
+}
+
+/// MB/s over time, one line per run.
+pub fn throughput_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
+    let series: Vec<(String, Vec<(f64, f64)>)> = runs
+        .iter()
+        .take(MAX_RUN_ROWS)
+        .map(|run| {
+            let samples = run
+                .result
+                .as_ref()
+                .map_or(&run.samples, |result| &result.samples);
+            (
+                format!("#{} {}", run.position + 1, run.test.id()),
+                samples.iter().map(|s| (s.t, s.mb_per_s)).collect(),
+            )
+        })
+        .filter(|(_, points): &(String, Vec<(f64, f64)>)| !points.is_empty())
+        .collect();
+    svg("throughput", 340, |root| {
+        if series.is_empty() {
+            empty_note(root, "No samples yet: runs report MB/s every 250 ms.")?;
+            return Ok(());
+        }
+        let t_max = series
+            .iter()
+            .flat_map(|(_, points)| points.iter().map(|p| p.0))
+            .fold(0.0f64, f64::max);
+        let y_max = series
+            .iter()
+            .flat_map(|(_, points)| points.iter().map(|p| p.1))
+            .fold(0.0f64, f64::max);
+        let caption = if runs.len() > MAX_RUN_ROWS {
+            format!("first {MAX_RUN_ROWS} of {} runs", runs.len())
+        } else {
+            String::new()
+        };
+        let mut chart = ChartBuilder::on(root)
+            .margin(12)
+            .caption(caption, (FONT, 13))
+            .x_label_area_size(36)
+            .y_label_area_size(56)
+            .build_cartesian_2d(0f64..t_max.max(0.25), 0f64..nice_max(y_max))?;
+        chart
+            .configure_mesh()
+            .x_desc("seconds")
+            .y_desc("MB/s")
+            .label_style((FONT, 13))
+            .draw()?;
+        for (index, (label, points)) in series.iter().enumerate() {
+            let color = Palette99::pick(index).to_rgba();
+            let drawn = chart.draw_series(LineSeries::new(
+                points.iter().copied(),
+                color.stroke_width(2),
+            ))?;
+            if series.len() <= 10 {
+                drawn.label(label.clone()).legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+                });
+            }
+        }
+        if series.len() <= 10 {
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::LowerRight)
+                .background_style(WHITE.mix(0.85))
+                .border_style(GREY)
+                .label_font((FONT, 12))
+                .draw()?;
+        }
+        Ok(())
+    })
+}
+
+/// Stage accounting per run: how much of the wall time the readers and the writer were busy
+/// and how much they waited for each other.
+pub fn stages_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
+    let rows: Vec<(String, [f64; 4])> = runs
+        .iter()
+        .filter_map(|run| {
+            let result = run.result.as_ref()?;
+            let s = &result.stages;
+            Some((
+                format!("#{} {}", run.position + 1, run.test.id()),
+                [
+                    s.reader_busy_pct,
+                    s.reader_wait_pct,
+                    s.writer_busy_pct,
+                    s.writer_wait_pct,
+                ],
+            ))
+        })
+        .take(MAX_RUN_ROWS)
+        .collect();
+    let height = 80 + 40 * rows.len().max(1) as u32;
+    svg("stages", height, |root| {
+        if rows.is_empty() {
+            empty_note(root, "No run has finished yet.")?;
+            return Ok(());
+        }
+        let n = rows.len() as f64;
+        let mut chart = ChartBuilder::on(root)
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(8)
+            .build_cartesian_2d(0f64..135f64, 0f64..n)?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .x_labels(6)
+            .x_label_formatter(&|x| {
+                if *x <= 100.0 {
+                    format!("{x:.0}%")
+                } else {
+                    String::new()
+                }
+            })
+            .x_desc("share of the run's wall time")
+            .label_style((FONT, 13))
+            .draw()?;
+        let parts = [
+            ("reader busy", BLUE, 0usize, 0.55, 0.9),
+            ("reader waiting", LIGHT_BLUE, 1, 0.55, 0.9),
+            ("writer busy", ORANGE, 2, 0.1, 0.45),
+            ("writer waiting", LIGHT_ORANGE, 3, 0.1, 0.45),
+        ];
+        for (index, (label, values)) in rows.iter().enumerate() {
+            let base = n - 1.0 - index as f64;
+            let mut reader_x = 0.0;
+            let mut writer_x = 0.0;
+            for (_, color, slot, low, high) in parts {
+                let start = if slot < 2 {
+                    &mut reader_x
+                } else {
+                    &mut writer_x
+                };
+                let end = (*start + values[slot]).min(100.0);
+                chart.draw_series(std::iter::once(Rectangle::new(
+                    [(*start, base + low), (end, base + high)],
+                    color.filled(),
+                )))?;
+                *start = end;
+            }
+            chart.draw_series(std::iter::once(Text::new(
+                label.clone(),
+                (101.5, base + 0.7),
+                (FONT, 12).into_font().color(&INK),
+            )))?;
+        }
+        for (label, color, ..) in parts {
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(0.0, 0.0), (0.0, 0.0)],
+                    color.filled(),
+                )))?
+                .label(label)
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
+                });
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.9))
+            .border_style(GREY)
+            .label_font((FONT, 12))
+            .draw()?;
+        Ok(())
+    })
+}
+
+/// A sweep in the shape of a tuning chart: x = streams, y = MB/s, one line per buffers × block
+/// size combination; repeats drawn as the median with min–max whiskers.
+pub fn matrix_chart(points: &[Point], test: Option<TestKind>) -> Result<String, ChartError> {
+    let shown: Vec<&Point> = match test {
+        Some(test) => points.iter().filter(|p| p.test == test).collect(),
+        None => Vec::new(),
+    };
+    let mut combinations: Vec<(u32, u64)> = Vec::new();
+    for point in &shown {
+        if !combinations.contains(&(point.buffers, point.block_size)) {
+            combinations.push((point.buffers, point.block_size));
+        }
+    }
+    svg("matrix", 380, |root| {
+        let Some(test) = test.filter(|_| !shown.is_empty()) else {
+            empty_note(root, "No parameter sweep measured yet.")?;
+            return Ok(());
+        };
+        let x_min = shown.iter().map(|p| p.streams).min().unwrap_or(1) as f64;
+        let x_max = shown.iter().map(|p| p.streams).max().unwrap_or(1) as f64;
+        let y_max = shown.iter().map(|p| p.max).fold(0.0f64, f64::max);
+        let pad = ((x_max - x_min) * 0.05).max(0.5);
+        let mut chart = ChartBuilder::on(root)
+            .margin(12)
+            .caption(format!("{} by streams", test.label()), (FONT, 15))
+            .x_label_area_size(36)
+            .y_label_area_size(56)
+            .build_cartesian_2d((x_min - pad)..(x_max + pad), 0f64..nice_max(y_max))?;
+        chart
+            .configure_mesh()
+            .x_desc("streams")
+            .y_desc("MB/s")
+            .x_label_formatter(&|x| {
+                if (x - x.round()).abs() < 1e-9 {
+                    format!("{x:.0}")
+                } else {
+                    String::new()
+                }
+            })
+            .label_style((FONT, 13))
+            .draw()?;
+        for (index, (buffers, block)) in combinations.iter().enumerate() {
+            let color = Palette99::pick(index).to_rgba();
+            let line: Vec<&&Point> = shown
+                .iter()
+                .filter(|p| p.buffers == *buffers && p.block_size == *block)
+                .collect();
+            let xy: Vec<(f64, f64)> = line.iter().map(|p| (p.streams as f64, p.median)).collect();
+            chart
+                .draw_series(LineSeries::new(xy.iter().copied(), color.stroke_width(2)))?
+                .label(format!("{buffers} × {}", format_size(*block)))
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+                });
+            chart.draw_series(
+                xy.iter()
+                    .map(|&(x, y)| Circle::new((x, y), 3, color.filled())),
+            )?;
+            for point in line.iter().filter(|p| p.runs > 1) {
+                let x = point.streams as f64;
+                let cap = pad * 0.15;
+                chart.draw_series(std::iter::once(PathElement::new(
+                    vec![(x, point.min), (x, point.max)],
+                    color.stroke_width(1),
+                )))?;
+                for y in [point.min, point.max] {
+                    chart.draw_series(std::iter::once(PathElement::new(
+                        vec![(x - cap, y), (x + cap, y)],
+                        color.stroke_width(1),
+                    )))?;
+                }
+            }
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(GREY)
+            .label_font((FONT, 12))
+            .draw()?;
+        Ok(())
+    })
+}
+
+/// Two campaigns' matched rows side by side: A in blue, B in orange.
+pub fn compare_chart(rows: &[(String, Option<f64>, Option<f64>)]) -> Result<String, ChartError> {
+    let rows: Vec<_> = rows.iter().take(MAX_RUN_ROWS).collect();
+    let height = 80 + 44 * rows.len().max(1) as u32;
+    svg("compare", height, |root| {
+        if rows.is_empty() {
+            empty_note(root, "The two campaigns have no runs in common.")?;
+            return Ok(());
+        }
+        let max = rows
+            .iter()
+            .flat_map(|(_, a, b)| [*a, *b])
+            .flatten()
+            .fold(0.0f64, f64::max);
+        let x_max = nice_max(max);
+        let n = rows.len() as f64;
+        let mut chart = ChartBuilder::on(root)
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(8)
+            .build_cartesian_2d(0f64..x_max, 0f64..n)?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .x_desc("MB/s")
+            .label_style((FONT, 13))
+            .draw()?;
+        for (index, (label, a, b)) in rows.iter().enumerate() {
+            let base = n - 1.0 - index as f64;
+            for (value, color, low, high) in [(a, BLUE, 0.5, 0.72), (b, ORANGE, 0.26, 0.48)] {
+                if let Some(value) = value {
+                    chart.draw_series(std::iter::once(Rectangle::new(
+                        [(0.0, base + low), (*value, base + high)],
+                        color.filled(),
+                    )))?;
+                }
+            }
+            chart.draw_series(std::iter::once(Text::new(
+                label.clone(),
+                (x_max * 0.01, base + 0.96),
+                (FONT, 12).into_font().color(&INK),
+            )))?;
+        }
+        for (label, color) in [("A", BLUE), ("B", ORANGE)] {
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(0.0, 0.0), (0.0, 0.0)],
+                    color.filled(),
+                )))?
+                .label(label)
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
+                });
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.9))
+            .border_style(GREY)
+            .label_font((FONT, 12))
+            .draw()?;
+        Ok(())
+    })
+}
+
+/// A round upper bound a little above `max`, so bars and lines do not touch the frame.
+fn nice_max(max: f64) -> f64 {
+    if !(max.is_finite() && max > 0.0) {
+        return 1.0;
+    }
+    let target = max * 1.1;
+    let magnitude = 10f64.powf(target.log10().floor());
+    for step in [1.0, 2.0, 2.5, 5.0, 10.0] {
+        if step * magnitude >= target {
+            return step * magnitude;
+        }
+    }
+    10.0 * magnitude
+}
+
+/// Whether a run's figures belong in the charts.
+pub fn finished(run: &RunRecord) -> bool {
+    matches!(
+        run.status,
+        RunState::Done | RunState::Failed | RunState::Cancelled
+    )
+}

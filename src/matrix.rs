@@ -1,0 +1,134 @@
+//! The points of a parameter sweep: finished runs grouped by test and parameters, with the
+//! median and spread of their repeats, and the best combination of each test marked.
+
+use crate::spec::{TestKind, format_size};
+use crate::store::{RunRecord, RunState};
+
+/// One parameter combination of one test.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub test: TestKind,
+    pub buffers: u32,
+    pub block_size: u64,
+    pub streams: u32,
+    /// Median MB/s of the done runs at this point.
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Done runs measured at this point.
+    pub runs: usize,
+    /// The highest median of this test.
+    pub best: bool,
+}
+
+impl Point {
+    /// The buffers × block size combination, as the legend names it.
+    pub fn combination(&self) -> String {
+        format!("{} × {}", self.buffers, format_size(self.block_size))
+    }
+
+    /// Half the min–max range relative to the median, in percent: the runs' own spread.
+    pub fn spread_pct(&self) -> f64 {
+        if self.median > 0.0 {
+            (self.max - self.min) / 2.0 / self.median * 100.0
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Test, buffers, block size, streams: what makes runs the same point.
+type PointKey = (TestKind, u32, u64, u32);
+
+/// Every measured point, ordered by test, buffers, block size and streams.
+pub fn points(runs: &[RunRecord]) -> Vec<Point> {
+    let mut groups: Vec<(PointKey, Vec<f64>)> = Vec::new();
+    for run in runs {
+        let Some(result) = run.result.as_ref().filter(|_| run.status == RunState::Done) else {
+            continue;
+        };
+        let key = (
+            run.test,
+            run.params.buffers,
+            run.params.block_size,
+            run.params.streams,
+        );
+        match groups.iter_mut().find(|(existing, _)| *existing == key) {
+            Some((_, values)) => values.push(result.mb_per_s),
+            None => groups.push((key, vec![result.mb_per_s])),
+        }
+    }
+    groups.sort_by_key(|((test, buffers, block, streams), _)| {
+        (
+            TestKind::ALL.iter().position(|t| t == test),
+            *buffers,
+            *block,
+            *streams,
+        )
+    });
+    let mut points: Vec<Point> = groups
+        .into_iter()
+        .map(|((test, buffers, block_size, streams), mut values)| {
+            values.sort_by(f64::total_cmp);
+            Point {
+                test,
+                buffers,
+                block_size,
+                streams,
+                median: median(&values),
+                min: values.first().copied().unwrap_or(0.0),
+                max: values.last().copied().unwrap_or(0.0),
+                runs: values.len(),
+                best: false,
+            }
+        })
+        .collect();
+    for test in TestKind::ALL {
+        let best = points
+            .iter()
+            .enumerate()
+            .filter(|(_, point)| point.test == test)
+            .max_by(|(_, a), (_, b)| a.median.total_cmp(&b.median))
+            .map(|(index, _)| index);
+        if let Some(index) = best {
+            points[index].best = true;
+        }
+    }
+    points
+}
+
+/// Whether the runs sweep any parameter (a matrix campaign).
+pub fn is_sweep(points: &[Point]) -> bool {
+    TestKind::ALL
+        .iter()
+        .any(|test| points.iter().filter(|point| point.test == *test).count() > 1)
+}
+
+/// The test a sweep chart shows by default: the full backup, else the last test measured.
+pub fn headline_test(points: &[Point]) -> Option<TestKind> {
+    if points.iter().any(|p| p.test == TestKind::FullBackup) {
+        return Some(TestKind::FullBackup);
+    }
+    points.last().map(|point| point.test)
+}
+
+/// The median of sorted values.
+pub fn median(sorted: &[f64]) -> f64 {
+    match sorted.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians_of_odd_and_even() {
+        assert_eq!(median(&[]), 0.0);
+        assert_eq!(median(&[1.0, 5.0, 9.0]), 5.0);
+        assert_eq!(median(&[1.0, 3.0, 5.0, 9.0]), 4.0);
+    }
+}

@@ -1,0 +1,398 @@
+//! What the pages show, already formatted: numbers with their units, right-aligned by the
+//! templates; the templates only lay it out.
+
+use crate::analysis::{Verdict, format_duration};
+use crate::charts;
+use crate::lab::CampaignView;
+use crate::matrix::{self, Point};
+use crate::spec::{CampaignSpec, RunParams, TargetKind, format_size};
+use crate::store::{RunRecord, RunState};
+
+/// The report of one campaign.
+pub struct CampaignPageView {
+    pub id: String,
+    pub name: String,
+    pub status: String,
+    pub is_final: bool,
+    pub created: String,
+    pub rerun_of: Option<String>,
+    pub spec_lines: Vec<(String, String)>,
+    pub runs_total: usize,
+    pub runs_finished: usize,
+    pub progress_pct: String,
+    pub live_run: String,
+    pub live_rate: String,
+    pub verdict: Option<VerdictView>,
+    pub table: Vec<TableRow>,
+    pub charts: Vec<ChartView>,
+    pub sweep: Option<Vec<PointRow>>,
+    pub runs: Vec<RunRow>,
+}
+
+/// The verdict box.
+pub struct VerdictView {
+    pub component: String,
+    pub text: String,
+    pub summary: String,
+    pub window: Option<String>,
+    pub recommendations: Vec<String>,
+}
+
+/// One row of the bottleneck table.
+pub struct TableRow {
+    pub label: String,
+    pub mb_per_s: String,
+    pub cpu: String,
+    pub bottleneck: String,
+    pub is_yes: bool,
+    pub stage: String,
+}
+
+/// A chart: its URL, and its SVG when the page is self-contained.
+pub struct ChartView {
+    pub name: String,
+    pub title: String,
+    pub url: String,
+    pub svg: String,
+}
+
+/// One point of a sweep.
+pub struct PointRow {
+    pub test: String,
+    pub combination: String,
+    pub streams: u32,
+    pub median: String,
+    pub range: String,
+    pub runs: usize,
+    pub best: bool,
+}
+
+/// One run in the runs table.
+pub struct RunRow {
+    pub position: i64,
+    pub test: String,
+    pub status: String,
+    pub attempts: i64,
+    pub params: String,
+    pub mb_per_s: String,
+    pub moved: String,
+    pub seconds: String,
+    pub cpu: String,
+    pub readers: String,
+    pub writer: String,
+    pub latency: String,
+    pub warnings: Vec<String>,
+    pub error: Option<String>,
+}
+
+/// Chart titles by name.
+pub fn chart_title(name: &str) -> &'static str {
+    match name {
+        "tests" => "Throughput of each test (best run); the bottleneck in red",
+        "throughput" => "Throughput over time, per run",
+        "stages" => "Stage accounting per run: readers and writer, busy and waiting",
+        "matrix" => "Parameter sweep: MB/s by streams, one line per buffers × block size",
+        _ => "Chart",
+    }
+}
+
+/// Builds the report view; `inline_charts` embeds the SVG (the self-contained download).
+pub fn campaign_page(
+    view: &CampaignView,
+    verdict: &Verdict,
+    inline_charts: bool,
+) -> Result<CampaignPageView, charts::ChartError> {
+    let summary = &view.campaign;
+    let runs = &view.runs;
+    let is_final = summary.status.is_final();
+    let runs_finished = runs.iter().filter(|r| r.status.is_final()).count();
+    let points = matrix::points(runs);
+    let sweep = matrix::is_sweep(&points);
+    let has_results = runs.iter().any(|r| r.result.is_some());
+
+    let mut chart_names: Vec<&str> = Vec::new();
+    if has_results {
+        chart_names.extend(["tests", "throughput", "stages"]);
+    } else if runs.iter().any(|r| !r.samples.is_empty()) {
+        chart_names.push("throughput");
+    }
+    if sweep {
+        chart_names.push("matrix");
+    }
+    let mut chart_views = Vec::new();
+    for name in chart_names {
+        let svg = if inline_charts {
+            render_chart(name, runs, verdict, &points)?
+        } else {
+            String::new()
+        };
+        chart_views.push(ChartView {
+            name: name.to_string(),
+            title: chart_title(name).to_string(),
+            url: format!("/campaigns/{}/charts/{name}.svg", summary.id),
+            svg,
+        });
+    }
+
+    let running = runs.iter().find(|r| r.status == RunState::Running);
+    let live_run = match running {
+        Some(run) => format!(
+            "Run {} of {}: {}",
+            run.position + 1,
+            runs.len(),
+            run.test.id()
+        ),
+        None if is_final => String::new(),
+        None => "Waiting for a free lane…".to_string(),
+    };
+    let live_rate = running
+        .and_then(|run| run.samples.last())
+        .map_or_else(String::new, |s| format!("{:.1} MB/s", s.mb_per_s));
+
+    Ok(CampaignPageView {
+        id: summary.id.clone(),
+        name: display_name(&summary.name),
+        status: summary.status.id().to_string(),
+        is_final,
+        created: summary
+            .created
+            .replace('T', " ")
+            .trim_end_matches('Z')
+            .to_string()
+            + " UTC",
+        rerun_of: summary.rerun_of.clone(),
+        spec_lines: spec_lines(&view.spec),
+        runs_total: runs.len(),
+        runs_finished,
+        progress_pct: format!(
+            "{:.0}",
+            if runs.is_empty() {
+                0.0
+            } else {
+                runs_finished as f64 / runs.len() as f64 * 100.0
+            }
+        ),
+        live_run,
+        live_rate,
+        verdict: is_final.then(|| VerdictView {
+            component: verdict
+                .component
+                .map_or_else(|| "none".to_string(), |c| format!("{c:?}").to_lowercase()),
+            text: verdict.verdict.clone(),
+            summary: verdict.summary.clone(),
+            window: verdict.backup_window_s.map(format_duration),
+            recommendations: verdict.recommendations.clone(),
+        }),
+        table: verdict
+            .rows
+            .iter()
+            .map(|row| TableRow {
+                label: row.label.clone(),
+                mb_per_s: row
+                    .mb_per_s
+                    .map_or_else(|| "failed".to_string(), |v| format!("{v:.1}")),
+                cpu: row
+                    .cpu_pct
+                    .map_or_else(|| "–".to_string(), |v| format!("{v:.0} %")),
+                bottleneck: match row.bottleneck {
+                    Some(true) => "Yes".to_string(),
+                    Some(false) => "No".to_string(),
+                    None => "–".to_string(),
+                },
+                is_yes: row.bottleneck == Some(true),
+                stage: row
+                    .stage
+                    .as_ref()
+                    .map_or_else(String::new, |s| s.reason.clone()),
+            })
+            .collect(),
+        charts: chart_views,
+        sweep: sweep.then(|| points.iter().map(point_row).collect()),
+        runs: runs.iter().map(run_row).collect(),
+    })
+}
+
+/// Renders one chart of a campaign by name; `None` for an unknown name.
+pub fn render_chart(
+    name: &str,
+    runs: &[RunRecord],
+    verdict: &Verdict,
+    points: &[Point],
+) -> Result<String, charts::ChartError> {
+    match name {
+        "tests" => charts::tests_chart(verdict),
+        "throughput" => charts::throughput_chart(runs),
+        "stages" => charts::stages_chart(runs),
+        _ => charts::matrix_chart(points, matrix::headline_test(points)),
+    }
+}
+
+/// A campaign's name, or a stand-in when it has none.
+pub fn display_name(name: &str) -> String {
+    if name.trim().is_empty() {
+        "Untitled campaign".to_string()
+    } else {
+        name.to_string()
+    }
+}
+
+fn spec_lines(spec: &CampaignSpec) -> Vec<(String, String)> {
+    let mut lines = Vec::new();
+    let source = match (&spec.source.paths, &spec.source.generated) {
+        (Some(paths), _) => paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        (None, Some(generated)) => format!(
+            "generated, {} at {}:1",
+            generated.size.bytes().map_or_else(|e| e, format_size),
+            generated.compress_ratio
+        ),
+        (None, None) => "–".to_string(),
+    };
+    lines.push(("Source".to_string(), source));
+    let target = match spec.target.kind {
+        TargetKind::Null => "null (discarded)".to_string(),
+        TargetKind::Dir => format!(
+            "directory {}",
+            spec.target
+                .path
+                .as_ref()
+                .map_or_else(String::new, |p| p.display().to_string())
+        ),
+        TargetKind::Device => format!(
+            "device {}",
+            spec.target
+                .path
+                .as_ref()
+                .map_or_else(String::new, |p| p.display().to_string())
+        ),
+    };
+    lines.push(("Target".to_string(), target));
+    lines.push(("Tests".to_string(), spec.tests.join(", ")));
+    let p = &spec.params;
+    let mut params = format!(
+        "{} buffers × {}, {}, direct {}, cold cache {}, fsync {}",
+        p.buffers,
+        p.block_size.bytes().map_or_else(|e| e, format_size),
+        p.streams
+            .map_or_else(|| "default streams".to_string(), |s| format!("{s} streams")),
+        yes_no(p.direct),
+        yes_no(p.cold_cache),
+        yes_no(p.fsync)
+    );
+    if let Some(size) = &p.size {
+        params.push_str(&format!(
+            ", at most {} per run",
+            size.bytes().map_or_else(|e| e, format_size)
+        ));
+    }
+    if let Some(duration) = p.duration_s {
+        params.push_str(&format!(", at most {duration} s per run"));
+    }
+    lines.push(("Parameters".to_string(), params));
+    if let Some(matrix) = &spec.matrix {
+        let mut parts = Vec::new();
+        if let Some(buffers) = &matrix.buffers {
+            parts.push(format!("buffers {buffers:?}"));
+        }
+        if let Some(sizes) = &matrix.block_size {
+            let sizes: Vec<String> = sizes
+                .iter()
+                .map(|s| s.bytes().map_or_else(|e| e, format_size))
+                .collect();
+            parts.push(format!("block size [{}]", sizes.join(", ")));
+        }
+        if let Some(streams) = &matrix.streams {
+            parts.push(format!("streams {streams:?}"));
+        }
+        lines.push(("Matrix".to_string(), parts.join(" × ")));
+    }
+    if spec.repeat > 1 {
+        lines.push(("Repeat".to_string(), format!("{} times", spec.repeat)));
+    }
+    lines
+}
+
+fn yes_no(value: bool) -> &'static str {
+    if value { "on" } else { "off" }
+}
+
+fn point_row(point: &Point) -> PointRow {
+    PointRow {
+        test: point.test.label().to_string(),
+        combination: point.combination(),
+        streams: point.streams,
+        median: format!("{:.1}", point.median),
+        range: if point.runs > 1 {
+            format!("{:.1}–{:.1}", point.min, point.max)
+        } else {
+            "–".to_string()
+        },
+        runs: point.runs,
+        best: point.best,
+    }
+}
+
+/// The parameters of a run in one short line.
+pub fn params_line(params: &RunParams) -> String {
+    let mut line = format!(
+        "{} × {}, {} streams",
+        params.buffers,
+        format_size(params.block_size),
+        params.streams
+    );
+    if params.direct {
+        line.push_str(", direct");
+    }
+    if !params.fsync {
+        line.push_str(", no fsync");
+    }
+    line
+}
+
+fn run_row(run: &RunRecord) -> RunRow {
+    let result = run.result.as_ref();
+    let dash = || "–".to_string();
+    RunRow {
+        position: run.position + 1,
+        test: run.test.label().to_string(),
+        status: run.status.id().to_string(),
+        attempts: run.attempts,
+        params: params_line(&run.params),
+        mb_per_s: result.map_or_else(dash, |r| format!("{:.1}", r.mb_per_s)),
+        moved: result.map_or_else(dash, |r| {
+            if r.files > 0 {
+                format!("{} in {} files", format_size(r.bytes), r.files)
+            } else {
+                format_size(r.bytes)
+            }
+        }),
+        seconds: result.map_or_else(dash, |r| format!("{:.2} s", r.seconds)),
+        cpu: result.map_or_else(dash, |r| {
+            format!("{:.0} % / {:.0} %", r.cpu.process_pct, r.cpu.system_pct)
+        }),
+        readers: result.map_or_else(dash, |r| {
+            format!(
+                "{:.0} % / {:.0} %",
+                r.stages.reader_busy_pct, r.stages.reader_wait_pct
+            )
+        }),
+        writer: result.map_or_else(dash, |r| {
+            if r.stages.writer_busy_pct == 0.0 && r.stages.writer_waits == 0 {
+                "–".to_string()
+            } else {
+                format!(
+                    "{:.0} % / {:.0} %",
+                    r.stages.writer_busy_pct, r.stages.writer_wait_pct
+                )
+            }
+        }),
+        latency: result
+            .and_then(|r| r.latency_us)
+            .map_or_else(dash, |l| format!("{} / {} µs", l.p50, l.p99)),
+        warnings: result.map(|r| r.warnings.clone()).unwrap_or_default(),
+        error: result.and_then(|r| r.error.clone()),
+    }
+}

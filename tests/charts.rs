@@ -1,0 +1,198 @@
+//! Every chart renders for an empty, a one-run and a 500-run campaign, and is well-formed SVG.
+
+use backlab::analysis;
+use backlab::charts;
+use backlab::engine::result::{
+    CpuFigures, LatencyFigures, RunResult, RunStatus, Sample, StageFigures,
+};
+use backlab::matrix;
+use backlab::spec::{RunParams, TestKind};
+use backlab::store::{RunRecord, RunState};
+
+fn run(position: usize, test: TestKind, buffers: u32, block: u64, streams: u32) -> RunRecord {
+    let params = RunParams {
+        buffers,
+        block_size: block,
+        streams,
+        direct: false,
+        cold_cache: true,
+        fsync: true,
+        compress_ratio: 2.0,
+        size: None,
+        duration_s: Some(10.0),
+    };
+    let mb_per_s = 100.0 + (position % 37) as f64 * 3.5 + streams as f64 * 10.0;
+    RunRecord {
+        id: position as i64 + 1,
+        position: position as i64,
+        test,
+        params: params.clone(),
+        status: RunState::Done,
+        attempts: 1,
+        started_ms: Some(0),
+        finished_ms: Some(10_000),
+        samples: Vec::new(),
+        result: Some(RunResult {
+            test,
+            params,
+            status: RunStatus::Done,
+            bytes: (mb_per_s * 10e6) as u64,
+            files: 10,
+            seconds: 10.0,
+            mb_per_s,
+            cpu: CpuFigures {
+                process_pct: 12.0,
+                system_pct: 20.0,
+            },
+            stages: StageFigures {
+                reader_busy_pct: 60.0,
+                reader_wait_pct: 30.0,
+                reader_waits: 100,
+                writer_busy_pct: 80.0,
+                writer_wait_pct: 15.0,
+                writer_waits: 40,
+            },
+            latency_us: Some(LatencyFigures {
+                p50: 100,
+                p99: 900,
+                max: 4000,
+            }),
+            latency_of: Some("sink_write".into()),
+            cache_resident_pct: Some(0.0),
+            samples: (1..=40)
+                .map(|i| Sample {
+                    t: i as f64 * 0.25,
+                    mb_per_s: mb_per_s + (i % 5) as f64,
+                })
+                .collect(),
+            warnings: Vec::new(),
+            error: None,
+        }),
+    }
+}
+
+/// 500 runs: five tests × buffers 8/16/32/64/128 × block sizes × streams 1–4 × repeats.
+fn many_runs() -> Vec<RunRecord> {
+    let mut runs = Vec::new();
+    'outer: for repeat in 0..10 {
+        for test in TestKind::ALL {
+            for buffers in [8, 16] {
+                for block in [64 << 10, 256 << 10] {
+                    for streams in [1, 2, 4, 8, 16] {
+                        if runs.len() == 500 {
+                            break 'outer;
+                        }
+                        let _ = repeat;
+                        runs.push(run(runs.len(), test, buffers, block, streams));
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(runs.len(), 500);
+    runs
+}
+
+fn all_charts(runs: &[RunRecord]) -> Vec<(String, String)> {
+    let results: Vec<RunResult> = runs.iter().filter_map(|r| r.result.clone()).collect();
+    let verdict = analysis::verdict(&results, None);
+    let points = matrix::points(runs);
+    let compare_rows: Vec<(String, Option<f64>, Option<f64>)> = points
+        .iter()
+        .map(|p| (p.combination(), Some(p.median), Some(p.max)))
+        .collect();
+    vec![
+        (
+            "tests".into(),
+            charts::tests_chart(&verdict).expect("tests chart"),
+        ),
+        (
+            "throughput".into(),
+            charts::throughput_chart(runs).expect("throughput chart"),
+        ),
+        (
+            "stages".into(),
+            charts::stages_chart(runs).expect("stages chart"),
+        ),
+        (
+            "matrix".into(),
+            charts::matrix_chart(&points, matrix::headline_test(&points)).expect("matrix chart"),
+        ),
+        (
+            "compare".into(),
+            charts::compare_chart(&compare_rows).expect("compare chart"),
+        ),
+    ]
+}
+
+fn check_svg<'a>(name: &str, svg: &'a str) -> roxmltree::Document<'a> {
+    let doc =
+        roxmltree::Document::parse(svg).unwrap_or_else(|error| panic!("{name}: not XML ({error})"));
+    assert_eq!(doc.root_element().tag_name().name(), "svg", "{name}");
+    doc
+}
+
+#[test]
+fn charts_of_an_empty_campaign_say_so() {
+    for (name, svg) in all_charts(&[]) {
+        let doc = check_svg(&name, &svg);
+        let text: String = doc.descendants().filter_map(|n| n.text()).collect();
+        assert!(
+            !text.trim().is_empty(),
+            "{name}: an empty chart explains itself"
+        );
+    }
+}
+
+#[test]
+fn charts_of_one_run_draw_it() {
+    let runs = vec![run(0, TestKind::FullBackup, 32, 256 << 10, 4)];
+    for (name, svg) in all_charts(&runs) {
+        let doc = check_svg(&name, &svg);
+        let shapes = doc
+            .descendants()
+            .filter(|n| matches!(n.tag_name().name(), "rect" | "polyline" | "circle" | "path"))
+            .count();
+        assert!(shapes > 1, "{name}: draws something");
+    }
+}
+
+#[test]
+fn charts_of_500_runs_render_and_mark_the_sweep() {
+    let runs = many_runs();
+    let charts = all_charts(&runs);
+    for (name, svg) in &charts {
+        check_svg(name, svg);
+    }
+    let (_, matrix_svg) = charts
+        .iter()
+        .find(|(name, _)| name == "matrix")
+        .expect("matrix");
+    let doc = check_svg("matrix", matrix_svg);
+    let lines = doc
+        .descendants()
+        .filter(|n| n.tag_name().name() == "polyline")
+        .count();
+    assert!(
+        lines >= 4,
+        "one line per buffers × block combination: {lines}"
+    );
+    let text: String = doc
+        .descendants()
+        .filter_map(|n| n.text())
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        text.contains("16 × 256K"),
+        "legend names the combinations: {text}"
+    );
+    let points = matrix::points(&runs);
+    assert!(matrix::is_sweep(&points));
+    for test in TestKind::ALL {
+        assert_eq!(
+            points.iter().filter(|p| p.test == test && p.best).count(),
+            1,
+            "one best point per test"
+        );
+    }
+}
