@@ -14,6 +14,8 @@ pub const NAMES: [&str; 4] = ["tests", "throughput", "stages", "matrix"];
 
 /// Most runs the per-run charts draw; a note says when more were measured.
 pub const MAX_RUN_ROWS: usize = 40;
+/// Above this many runs the stage chart shows one row per test instead of one per run.
+pub const MAX_STAGE_ROWS: usize = 12;
 
 const WIDTH: u32 = 760;
 const BLUE: RGBColor = RGBColor(74, 120, 168);
@@ -74,7 +76,7 @@ pub fn tests_chart(verdict: &Verdict) -> Result<String, ChartError> {
             )
         })
         .collect();
-    let height = 70 + 34 * rows.len().max(1) as u32;
+    let height = 70 + 40 * rows.len().max(1) as u32;
     svg("tests", height, |root| {
         if rows.is_empty() {
             empty_note(root, "No test has finished yet.")?;
@@ -96,6 +98,7 @@ pub fn tests_chart(verdict: &Verdict) -> Result<String, ChartError> {
             .disable_y_mesh()
             .y_labels(0)
             .x_desc("MB/s")
+            .x_label_formatter(&|x| format!("{x:.0}"))
             .label_style((FONT, 13))
             .draw()?;
         for (index, (label, value, bottleneck)) in rows.iter().enumerate() {
@@ -103,7 +106,7 @@ pub fn tests_chart(verdict: &Verdict) -> Result<String, ChartError> {
             let color = if *bottleneck { RED } else { BLUE };
             let width = value.unwrap_or(0.0);
             chart.draw_series(std::iter::once(Rectangle::new(
-                [(0.0, y - 0.2), (width, y - 0.8)],
+                [(0.0, y - 0.5), (width, y - 0.92)],
                 color.filled(),
             )))?;
             let text = match value {
@@ -113,7 +116,7 @@ pub fn tests_chart(verdict: &Verdict) -> Result<String, ChartError> {
             };
             chart.draw_series(std::iter::once(Text::new(
                 text,
-                (x_max * 0.01, y - 0.12),
+                (x_max * 0.005, y - 0.08),
                 (FONT, 13).into_font().color(&INK),
             )))?;
         }
@@ -140,7 +143,10 @@ pub fn throughput_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
         .collect();
     svg("throughput", 340, |root| {
         if series.is_empty() {
-            empty_note(root, "No samples yet: runs report MB/s every 250 ms.")?;
+            empty_note(
+                root,
+                "No samples: runs report MB/s every 250 ms, and these were shorter.",
+            )?;
             return Ok(());
         }
         let t_max = series
@@ -166,6 +172,7 @@ pub fn throughput_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
             .configure_mesh()
             .x_desc("seconds")
             .y_desc("MB/s")
+            .y_label_formatter(&|y| format!("{y:.0}"))
             .label_style((FONT, 13))
             .draw()?;
         for (index, (label, points)) in series.iter().enumerate() {
@@ -196,13 +203,12 @@ pub fn throughput_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
 /// Stage accounting per run: how much of the wall time the readers and the writer were busy
 /// and how much they waited for each other.
 pub fn stages_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
-    let rows: Vec<(String, [f64; 4])> = runs
+    let per_run: Vec<(&RunRecord, [f64; 4])> = runs
         .iter()
         .filter_map(|run| {
-            let result = run.result.as_ref()?;
-            let s = &result.stages;
+            let s = &run.result.as_ref()?.stages;
             Some((
-                format!("#{} {}", run.position + 1, run.test.id()),
+                run,
                 [
                     s.reader_busy_pct,
                     s.reader_wait_pct,
@@ -211,9 +217,38 @@ pub fn stages_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
                 ],
             ))
         })
-        .take(MAX_RUN_ROWS)
         .collect();
-    let height = 80 + 40 * rows.len().max(1) as u32;
+    // Many runs: one row per test, the median of each figure.
+    let rows: Vec<(String, [f64; 4])> = if per_run.len() <= MAX_STAGE_ROWS {
+        per_run
+            .iter()
+            .map(|(run, values)| (format!("#{} {}", run.position + 1, run.test.id()), *values))
+            .collect()
+    } else {
+        TestKind::ALL
+            .iter()
+            .filter_map(|test| {
+                let of_test: Vec<&[f64; 4]> = per_run
+                    .iter()
+                    .filter(|(run, _)| run.test == *test)
+                    .map(|(_, values)| values)
+                    .collect();
+                if of_test.is_empty() {
+                    return None;
+                }
+                let medians = std::array::from_fn(|slot| {
+                    let mut column: Vec<f64> = of_test.iter().map(|v| v[slot]).collect();
+                    column.sort_by(f64::total_cmp);
+                    crate::matrix::median(&column)
+                });
+                Some((
+                    format!("{} (median of {})", test.id(), of_test.len()),
+                    medians,
+                ))
+            })
+            .collect()
+    };
+    let height = 100 + 40 * rows.len().max(1) as u32;
     svg("stages", height, |root| {
         if rows.is_empty() {
             empty_note(root, "No run has finished yet.")?;
@@ -224,6 +259,7 @@ pub fn stages_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(8)
+            .margin_top(36)
             .build_cartesian_2d(0f64..135f64, 0f64..n)?;
         chart
             .configure_mesh()
@@ -269,24 +305,7 @@ pub fn stages_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
                 (FONT, 12).into_font().color(&INK),
             )))?;
         }
-        for (label, color, ..) in parts {
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(0.0, 0.0), (0.0, 0.0)],
-                    color.filled(),
-                )))?
-                .label(label)
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
-                });
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(GREY)
-            .label_font((FONT, 12))
-            .draw()?;
+        legend_row(root, &parts.map(|(label, color, ..)| (label, color)))?;
         Ok(())
     })
 }
@@ -323,6 +342,7 @@ pub fn matrix_chart(points: &[Point], test: Option<TestKind>) -> Result<String, 
             .configure_mesh()
             .x_desc("streams")
             .y_desc("MB/s")
+            .y_label_formatter(&|y| format!("{y:.0}"))
             .x_label_formatter(&|x| {
                 if (x - x.round()).abs() < 1e-9 {
                     format!("{x:.0}")
@@ -395,12 +415,14 @@ pub fn compare_chart(rows: &[(String, Option<f64>, Option<f64>)]) -> Result<Stri
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(8)
+            .margin_top(36)
             .build_cartesian_2d(0f64..x_max, 0f64..n)?;
         chart
             .configure_mesh()
             .disable_y_mesh()
             .y_labels(0)
             .x_desc("MB/s")
+            .x_label_formatter(&|x| format!("{x:.0}"))
             .label_style((FONT, 13))
             .draw()?;
         for (index, (label, a, b)) in rows.iter().enumerate() {
@@ -419,26 +441,27 @@ pub fn compare_chart(rows: &[(String, Option<f64>, Option<f64>)]) -> Result<Stri
                 (FONT, 12).into_font().color(&INK),
             )))?;
         }
-        for (label, color) in [("A", BLUE), ("B", ORANGE)] {
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(0.0, 0.0), (0.0, 0.0)],
-                    color.filled(),
-                )))?
-                .label(label)
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
-                });
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(GREY)
-            .label_font((FONT, 12))
-            .draw()?;
+        legend_row(root, &[("A", BLUE), ("B", ORANGE)])?;
         Ok(())
     })
+}
+
+/// A legend along the top of the chart: a colour swatch and a label for each series.
+fn legend_row(
+    root: &Area<'_>,
+    items: &[(&str, RGBColor)],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let mut x = 16;
+    for (label, color) in items {
+        root.draw(&Rectangle::new([(x, 12), (x + 12, 24)], color.filled()))?;
+        root.draw(&Text::new(
+            label.to_string(),
+            (x + 17, 11),
+            (FONT, 13).into_font().color(&INK),
+        ))?;
+        x += 30 + 8 * label.len() as i32;
+    }
+    Ok(())
 }
 
 /// A round upper bound a little above `max`, so bars and lines do not touch the frame.

@@ -110,11 +110,18 @@ pub fn campaign_page(
     let sweep = matrix::is_sweep(&points);
     let has_results = runs.iter().any(|r| r.result.is_some());
 
+    let has_samples = runs.iter().any(|r| {
+        !r.samples.is_empty() || r.result.as_ref().is_some_and(|res| !res.samples.is_empty())
+    });
     let mut chart_names: Vec<&str> = Vec::new();
     if has_results {
-        chart_names.extend(["tests", "throughput", "stages"]);
-    } else if runs.iter().any(|r| !r.samples.is_empty()) {
+        chart_names.push("tests");
+    }
+    if has_samples {
         chart_names.push("throughput");
+    }
+    if has_results {
+        chart_names.push("stages");
     }
     if sweep {
         chart_names.push("matrix");

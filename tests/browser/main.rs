@@ -1,0 +1,323 @@
+//! The pages in a real headless Chromium: a campaign started from the form runs live to its
+//! verdict, and the downloaded report opens with no network request at all.
+//!
+//! Needs Debian's `chromium` (installed by `.ci/run`); `BACKLAB_CHROMIUM` names another binary.
+
+#[path = "../common/lab.rs"]
+mod lab;
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption;
+use headless_chrome::{Browser, LaunchOptions, Tab};
+use lab::{Lab, LabOptions, create_dataset, scratch};
+use serde_json::Value;
+
+fn chromium() -> PathBuf {
+    if let Ok(path) = std::env::var("BACKLAB_CHROMIUM") {
+        return PathBuf::from(path);
+    }
+    for candidate in [
+        "/usr/bin/chromium",
+        "/usr/bin/chromium-browser",
+        "/usr/bin/google-chrome",
+    ] {
+        if Path::new(candidate).exists() {
+            return PathBuf::from(candidate);
+        }
+    }
+    panic!(
+        "no Chromium found: install Debian's `chromium` (as .ci/run does) or set BACKLAB_CHROMIUM"
+    );
+}
+
+fn browser() -> Browser {
+    let options = LaunchOptions::default_builder()
+        .path(Some(chromium()))
+        .headless(true)
+        // The tests run as root in CI, where Chromium's sandbox cannot start.
+        .sandbox(false)
+        .window_size(Some((1280, 1800)))
+        .idle_browser_timeout(Duration::from_secs(300))
+        .args(vec![
+            OsStr::new("--disable-gpu"),
+            OsStr::new("--disable-dev-shm-usage"),
+        ])
+        .build()
+        .expect("launch options");
+    Browser::new(options).expect("Chromium starts")
+}
+
+/// Runs JavaScript in the page and returns its value.
+fn eval(tab: &Tab, script: &str) -> Value {
+    tab.evaluate(script, false)
+        .unwrap_or_else(|error| panic!("{script}: {error}"))
+        .value
+        .unwrap_or(Value::Null)
+}
+
+fn wait_until(tab: &Tab, script: &str, timeout: Duration) {
+    let deadline = Instant::now() + timeout;
+    while eval(tab, script) != Value::Bool(true) {
+        assert!(Instant::now() < deadline, "timed out waiting for {script}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn screenshots() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("target dir")
+        .join("screenshots");
+    std::fs::create_dir_all(&dir).expect("screenshot dir");
+    dir
+}
+
+fn save_screenshot(tab: &Tab, name: &str) -> PathBuf {
+    let png = tab
+        .capture_screenshot(CaptureScreenshotFormatOption::Png, None, None, true)
+        .expect("screenshot");
+    let path = screenshots().join(name);
+    std::fs::write(&path, png).expect("write screenshot");
+    path
+}
+
+#[test]
+fn a_campaign_from_the_form_runs_live_to_its_verdict() {
+    let root = scratch();
+    let lab = Lab::start(root.path(), &LabOptions::default());
+    create_dataset(&lab.data_dir.join("e2e"), "32M");
+    let browser = browser();
+    let tab = browser.new_tab().expect("tab");
+
+    tab.navigate_to(&lab.url("/campaigns/new"))
+        .and_then(|tab| tab.wait_until_navigated())
+        .expect("form opens");
+    tab.find_element("a[data-preset=bottleneck]")
+        .expect("preset link")
+        .click()
+        .expect("click preset");
+    wait_until(
+        &tab,
+        "location.search === '?preset=bottleneck' && document.readyState === 'complete'",
+        Duration::from_secs(10),
+    );
+    let ticked = eval(
+        &tab,
+        "document.querySelectorAll('input[name=tests]:checked').length",
+    );
+    assert_eq!(ticked, 5, "the preset ticks the five tests");
+
+    // Point the preset at the generated dataset, discard the output, keep runs short.
+    eval(
+        &tab,
+        "const f = document.getElementById('campaign-form').elements;
+         f.name.value = 'Browser end-to-end';
+         f.source_paths.value = 'e2e';
+         f.target_kind.value = 'null';
+         f.size.value = '64M';
+         f.duration_s.value = '10';
+         true",
+    );
+    tab.find_element("#submit")
+        .expect("submit")
+        .click()
+        .expect("click submit");
+    wait_until(
+        &tab,
+        "/\\/campaigns\\/[A-Za-z0-9]{12}$/.test(location.pathname)",
+        Duration::from_secs(20),
+    );
+    // A marker that a reload would wipe: the report must arrive in place.
+    eval(&tab, "window.__stayed = true; true");
+    wait_until(
+        &tab,
+        "document.getElementById('verdict') !== null",
+        Duration::from_secs(120),
+    );
+    assert_eq!(
+        eval(&tab, "window.__stayed === true"),
+        true,
+        "the page was reloaded"
+    );
+
+    let rows = eval(
+        &tab,
+        "document.querySelectorAll('#bottleneck-table tbody tr').length",
+    );
+    assert_eq!(rows, 5);
+    let yes = eval(
+        &tab,
+        "Array.from(document.querySelectorAll('#bottleneck-table td.answer'))
+           .filter(td => td.textContent.trim() === 'Yes').length",
+    );
+    assert_eq!(yes, 1, "one row names the bottleneck");
+    let verdict = eval(
+        &tab,
+        "document.querySelector('#verdict .verdict-text').textContent",
+    );
+    assert!(
+        verdict.as_str().is_some_and(|v| v.contains("limits")),
+        "{verdict}"
+    );
+    assert_eq!(
+        eval(&tab, "document.getElementById('status').textContent"),
+        "done"
+    );
+
+    // Every chart image loaded and was drawn.
+    wait_until(
+        &tab,
+        "Array.from(document.querySelectorAll('figure.chart img'))
+           .every(img => img.complete && img.naturalWidth > 0)",
+        Duration::from_secs(20),
+    );
+    let charts = eval(&tab, "document.querySelectorAll('figure.chart img').length");
+    assert!(charts.as_u64().unwrap_or(0) >= 2, "charts: {charts}");
+    let shot = save_screenshot(&tab, "report.png");
+    assert!(
+        std::fs::metadata(&shot)
+            .map(|m| m.len() > 10_000)
+            .unwrap_or(false)
+    );
+
+    // The list shows it, with its verdict.
+    tab.navigate_to(&lab.url("/"))
+        .and_then(|tab| tab.wait_until_navigated())
+        .expect("list opens");
+    let listed = eval(
+        &tab,
+        "document.querySelector('table.list tbody tr td.name a').textContent",
+    );
+    assert_eq!(listed, "Browser end-to-end");
+    save_screenshot(&tab, "list.png");
+}
+
+#[test]
+fn the_form_shows_each_error_next_to_its_field() {
+    let root = scratch();
+    let lab = Lab::start(root.path(), &LabOptions::default());
+    let browser = browser();
+    let tab = browser.new_tab().expect("tab");
+    tab.navigate_to(&lab.url("/campaigns/new?preset=tuning"))
+        .and_then(|tab| tab.wait_until_navigated())
+        .expect("form opens");
+    eval(
+        &tab,
+        "const f = document.getElementById('campaign-form').elements;
+         f.source_paths.value = '../../etc';
+         true",
+    );
+    tab.find_element("#submit")
+        .expect("submit")
+        .click()
+        .expect("click");
+    wait_until(
+        &tab,
+        "!document.getElementById('form-error').hidden",
+        Duration::from_secs(10),
+    );
+    let message = eval(
+        &tab,
+        "document.querySelector('[data-path=\"source.paths\"] .error').textContent",
+    );
+    assert!(
+        message
+            .as_str()
+            .is_some_and(|m| m.contains("outside the allowed roots")),
+        "{message}"
+    );
+    eval(
+        &tab,
+        "const g = document.getElementById('campaign-form').elements;
+         g.source_paths.value = 'nothing';
+         g.block_size.value = '6000';
+         g.direct.checked = true;
+         g.matrix_block_size.value = '64K, 100';
+         true",
+    );
+    tab.find_element("#submit")
+        .expect("submit")
+        .click()
+        .expect("click");
+    wait_until(
+        &tab,
+        "document.querySelector('[data-path=\"matrix.block_size\"]').classList.contains('invalid')",
+        Duration::from_secs(10),
+    );
+    let block = eval(
+        &tab,
+        "document.querySelector('[data-path=\"params.block_size\"] .error').textContent",
+    );
+    assert!(
+        block.as_str().is_some_and(|m| m.contains("4096")),
+        "{block}"
+    );
+    save_screenshot(&tab, "form-errors.png");
+    assert_eq!(
+        eval(&tab, "location.pathname"),
+        "/campaigns/new",
+        "a refused campaign stays on the form"
+    );
+}
+
+#[tokio::test]
+async fn the_downloaded_report_opens_with_no_network_request() {
+    let root = scratch();
+    let lab = Lab::start(root.path(), &LabOptions::default());
+    let id = lab
+        .submit(&serde_json::json!({
+            "name": "offline report",
+            "source": {"generated": {"size": "16M"}},
+            "target": {"kind": "null"},
+            "tests": ["tape_write", "null_sink"]
+        }))
+        .await;
+    lab.wait_status(&id, &["done"], Duration::from_secs(30))
+        .await;
+    let response = lab.get(&format!("/campaigns/{id}/report.html")).await;
+    assert_eq!(response.status(), 200);
+    assert!(
+        response
+            .headers()
+            .get("content-disposition")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("attachment")),
+    );
+    let html = response.text().await.expect("html");
+    for reference in ["src=", "<link", "<script", "url(", "href=\"/", "@import"] {
+        assert!(
+            !html.contains(reference),
+            "the report refers out: {reference}"
+        );
+    }
+    let file = root.path().join("report.html");
+    std::fs::write(&file, &html).expect("save report");
+
+    let browser = browser();
+    let tab = browser.new_tab().expect("tab");
+    tab.navigate_to(&format!("file://{}", file.display()))
+        .and_then(|tab| tab.wait_until_navigated())
+        .expect("report opens");
+    assert_eq!(
+        eval(&tab, "performance.getEntriesByType('resource').length"),
+        0
+    );
+    let svgs = eval(&tab, "document.querySelectorAll('figure.chart svg').length");
+    assert!(svgs.as_u64().unwrap_or(0) >= 2, "inline charts: {svgs}");
+    assert_eq!(
+        eval(
+            &tab,
+            "document.querySelectorAll('#bottleneck-table tbody tr').length"
+        ),
+        2
+    );
+    let styled = eval(
+        &tab,
+        "getComputedStyle(document.querySelector('header.top')).display",
+    );
+    assert_eq!(styled, "flex", "the inline stylesheet applies");
+    save_screenshot(&tab, "report-download.png");
+}
