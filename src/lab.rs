@@ -267,17 +267,33 @@ impl Lab {
         })
     }
 
+    /// A campaign with its spec and runs, and the verdict on them, from one read.
+    pub async fn campaign_with_verdict(
+        &self,
+        id: &str,
+    ) -> Result<(CampaignView, analysis::Verdict), LabError> {
+        let record = self.record(id).await?;
+        let runs = self.store.runs(&record.id).await?;
+        let spec = stored_spec(&record)?;
+        let results: Vec<_> = runs.iter().filter_map(|run| run.result.clone()).collect();
+        let verdict = analysis::verdict(&results, survey_of(&record).as_ref());
+        Ok((
+            CampaignView {
+                campaign: summary(&record, &spec),
+                spec,
+                runs,
+            },
+            verdict,
+        ))
+    }
+
     /// The campaign's report: the same document `backlab run --json` prints.
     pub async fn report(&self, id: &str) -> Result<CampaignReport, LabError> {
         let record = self.record(id).await?;
         let spec = stored_spec(&record)?;
         let runs = self.store.runs(&record.id).await?;
         let results: Vec<_> = runs.into_iter().filter_map(|run| run.result).collect();
-        let survey: Option<Survey> = record
-            .survey_json
-            .as_deref()
-            .and_then(|json| serde_json::from_str(json).ok());
-        let bottleneck = analysis::verdict(&results, survey.as_ref());
+        let bottleneck = analysis::verdict(&results, survey_of(&record).as_ref());
         Ok(CampaignReport {
             campaign: CampaignHeader {
                 name: record.name,
@@ -427,6 +443,13 @@ pub fn format_ms(ms: i64) -> String {
         .ok()
         .and_then(|time| time.format(&Rfc3339).ok())
         .unwrap_or_default()
+}
+
+fn survey_of(record: &CampaignRecord) -> Option<Survey> {
+    record
+        .survey_json
+        .as_deref()
+        .and_then(|json| serde_json::from_str(json).ok())
 }
 
 fn not_found(id: &str) -> LabError {

@@ -69,13 +69,16 @@
     banner.hidden = true;
     var button = document.getElementById("submit");
     button.disabled = true;
-    fetch("/api/campaigns", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(spec()) })
+    var headers = { "Content-Type": "application/json" };
+    if (form.elements.token && form.elements.token.value) headers.Authorization = "Bearer " + form.elements.token.value;
+    fetch("/api/campaigns", { method: "POST", headers: headers, body: JSON.stringify(spec()) })
       .then(function (response) {
-        return response.json().then(function (body) { return { ok: response.ok, body: body }; });
+        return response.json().then(function (body) { return { ok: response.ok, status: response.status, body: body }; });
       })
       .then(function (answer) {
         if (answer.ok) { window.location.href = answer.body.url; return; }
         banner.textContent = answer.body.error || "The campaign was refused.";
+        if (answer.status === 401 && form.elements.token) answer.body.fields = { token: answer.body.error };
         banner.hidden = false;
         showErrors(answer.body.fields || {});
         button.disabled = false;

@@ -1,7 +1,7 @@
 //! `backlab serve`: the lab as an HTTP service. Starts the store, recovers from a crash, lays
 //! out the data directory, runs the workers and the REST API, and shuts down cleanly.
 
-mod auth;
+pub mod auth;
 pub mod error;
 mod metrics;
 mod routes;
@@ -305,11 +305,16 @@ fn bad_path(flag: &'static str, path: &Path, error: &std::io::Error) -> ServeErr
     }
 }
 
-async fn not_found(uri: Uri) -> impl IntoResponse {
-    ApiError::new(
-        StatusCode::NOT_FOUND,
-        format!("no such page: {}", uri.path()),
-    )
+async fn not_found(uri: Uri) -> axum::response::Response {
+    if uri.path().starts_with("/api/") {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("no such endpoint: {}", uri.path()),
+        )
+        .into_response()
+    } else {
+        crate::web::not_found_page(uri.path())
+    }
 }
 
 async fn shutdown_signal() {

@@ -158,6 +158,7 @@ struct NewTemplate {
     presets: Vec<(&'static str, &'static str)>,
     tests: Vec<(&'static str, &'static str)>,
     error: Option<String>,
+    needs_token: bool,
 }
 
 #[derive(Deserialize)]
@@ -165,8 +166,9 @@ struct NewQuery {
     preset: Option<String>,
 }
 
-fn new_page(form: CampaignForm, error: Option<String>) -> NewTemplate {
+fn new_page(form: CampaignForm, error: Option<String>, needs_token: bool) -> NewTemplate {
     NewTemplate {
+        needs_token,
         standalone: false,
         css: "",
         form,
@@ -176,10 +178,11 @@ fn new_page(form: CampaignForm, error: Option<String>) -> NewTemplate {
     }
 }
 
-async fn new_form(Query(query): Query<NewQuery>) -> Response {
+async fn new_form(State(state): State<AppState>, Query(query): Query<NewQuery>) -> Response {
     html(new_page(
         CampaignForm::preset(query.preset.as_deref().unwrap_or("bottleneck")),
         None,
+        state.token.is_some(),
     ))
 }
 
@@ -187,13 +190,31 @@ async fn new_form(Query(query): Query<NewQuery>) -> Response {
 async fn create_from_form(State(state): State<AppState>, body: Bytes) -> Response {
     let pairs: Vec<(String, String)> = form_urlencoded::parse(&body).into_owned().collect();
     let mut form = CampaignForm::from_pairs(&pairs);
+    if let Some(token) = state.token.as_deref() {
+        let given = pairs
+            .iter()
+            .find(|(key, _)| key == "token")
+            .map_or("", |(_, value)| value.as_str());
+        if !super::server::auth::same_secret(given.as_bytes(), token.as_bytes()) {
+            let message = if given.is_empty() {
+                "this lab requires its token to start a campaign"
+            } else {
+                "the token is not valid for this lab"
+            };
+            form.errors.insert("token".into(), message.into());
+            let mut response = html(new_page(form, Some(message.to_string()), true));
+            *response.status_mut() = StatusCode::UNAUTHORIZED;
+            return response;
+        }
+    }
     let spec = form.to_spec().to_string();
     match state.lab.submit(spec.as_bytes()).await {
         Ok(submitted) => Redirect::to(&submitted.url).into_response(),
         Err(error) => {
             let api = ApiError::from(error);
             form.set_errors(api.fields());
-            let mut response = html(new_page(form, Some(api.message().to_string())));
+            let needs_token = state.token.is_some();
+            let mut response = html(new_page(form, Some(api.message().to_string()), needs_token));
             *response.status_mut() = api.status();
             response
         }
@@ -212,9 +233,7 @@ async fn load(
     state: &AppState,
     id: &str,
 ) -> Result<(CampaignView, crate::analysis::Verdict), LabError> {
-    let view = state.lab.campaign(id).await?;
-    let report = state.lab.report(id).await?;
-    Ok((view, report.bottleneck))
+    state.lab.campaign_with_verdict(id).await
 }
 
 async fn campaign(State(state): State<AppState>, Path(id): Path<String>) -> Response {

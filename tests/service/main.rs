@@ -3,6 +3,7 @@
 
 mod api;
 mod campaigns;
+mod pages;
 mod restart;
 mod safety;
 
