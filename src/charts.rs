@@ -26,6 +26,8 @@ const RED: RGBColor = RGBColor(192, 57, 43);
 const GREY: RGBColor = RGBColor(150, 150, 150);
 const INK: RGBColor = RGBColor(40, 40, 40);
 const FONT: &str = "sans-serif";
+/// Width of the legend column beside a sweep chart.
+const LEGEND_WIDTH: u32 = 140;
 
 /// Why a chart could not be drawn.
 #[derive(Debug, thiserror::Error)]
@@ -177,6 +179,9 @@ pub fn throughput_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
             .draw()?;
         for (index, (label, points)) in series.iter().enumerate() {
             let color = Palette99::pick(index).to_rgba();
+            if points.len() < 3 {
+                chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+            }
             let drawn = chart.draw_series(LineSeries::new(
                 points.iter().copied(),
                 color.stroke_width(2),
@@ -323,11 +328,15 @@ pub fn matrix_chart(points: &[Point], test: Option<TestKind>) -> Result<String, 
             combinations.push((point.buffers, point.block_size));
         }
     }
-    svg("matrix", 380, |root| {
+    // The legend gets a column of its own: sweeps often have a dozen combinations or more.
+    let height = (380).max(70 + 16 * combinations.len() as u32);
+    svg("matrix", height, |root| {
         let Some(test) = test.filter(|_| !shown.is_empty()) else {
             empty_note(root, "No parameter sweep measured yet.")?;
             return Ok(());
         };
+        let (plot, legend) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+        let root = &plot;
         let x_min = shown.iter().map(|p| p.streams).min().unwrap_or(1) as f64;
         let x_max = shown.iter().map(|p| p.streams).max().unwrap_or(1) as f64;
         let y_max = shown.iter().map(|p| p.max).fold(0.0f64, f64::max);
@@ -384,13 +393,24 @@ pub fn matrix_chart(points: &[Point], test: Option<TestKind>) -> Result<String, 
                 }
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(GREY)
-            .label_font((FONT, 12))
-            .draw()?;
+        for (index, (buffers, block)) in combinations.iter().enumerate() {
+            let color = Palette99::pick(index).to_rgba();
+            let y = 40 + 16 * index as i32;
+            legend.draw(&PathElement::new(
+                vec![(6, y), (24, y)],
+                color.stroke_width(2),
+            ))?;
+            legend.draw(&Text::new(
+                format!("{buffers} × {}", format_size(*block)),
+                (30, y - 6),
+                (FONT, 12).into_font().color(&INK),
+            ))?;
+        }
+        legend.draw(&Text::new(
+            "buffers × block".to_string(),
+            (6, 14),
+            (FONT, 12).into_font().color(&GREY),
+        ))?;
         Ok(())
     })
 }

@@ -169,10 +169,17 @@ fn build_job<'a>(
         (Some((size, compress_ratio)), _) => {
             limits.bytes = Some(limits.bytes.map_or(size, |limit| limit.min(size)));
             let pool = data::DataPool::new(GENERATED_SEED, compress_ratio);
+            // The target write must outrun any target, so its blocks are refreshed in place;
+            // where generated data stands in for a source, every byte is produced, as a read
+            // would copy it.
+            let refresh = plan.test == TestKind::TapeWrite;
             (0..streams)
                 .map(|index| {
-                    let stream =
-                        GeneratedStream::new(Arc::clone(&pool), GENERATED_SEED ^ index as u64);
+                    let stream = GeneratedStream::new(
+                        Arc::clone(&pool),
+                        GENERATED_SEED ^ index as u64,
+                        refresh,
+                    );
                     Box::new(stream) as Box<dyn StreamSource>
                 })
                 .collect()

@@ -200,7 +200,7 @@ pub fn campaign_page(
                     .map_or_else(|| "failed".to_string(), |v| format!("{v:.1}")),
                 cpu: row
                     .cpu_pct
-                    .map_or_else(|| "–".to_string(), |v| format!("{v:.0} %")),
+                    .map_or_else(|| "–".to_string(), |v| format!("{v:.0}\u{a0}%")),
                 bottleneck: match row.bottleneck {
                     Some(true) => "Yes".to_string(),
                     Some(false) => "No".to_string(),
@@ -378,11 +378,14 @@ fn run_row(run: &RunRecord) -> RunRow {
         }),
         seconds: result.map_or_else(dash, |r| format!("{:.2} s", r.seconds)),
         cpu: result.map_or_else(dash, |r| {
-            format!("{:.0} % / {:.0} %", r.cpu.process_pct, r.cpu.system_pct)
+            format!(
+                "{:.0}\u{a0}% / {:.0}\u{a0}%",
+                r.cpu.process_pct, r.cpu.system_pct
+            )
         }),
         readers: result.map_or_else(dash, |r| {
             format!(
-                "{:.0} % / {:.0} %",
+                "{:.0}\u{a0}% / {:.0}\u{a0}%",
                 r.stages.reader_busy_pct, r.stages.reader_wait_pct
             )
         }),
@@ -391,7 +394,7 @@ fn run_row(run: &RunRecord) -> RunRow {
                 "–".to_string()
             } else {
                 format!(
-                    "{:.0} % / {:.0} %",
+                    "{:.0}\u{a0}% / {:.0}\u{a0}%",
                     r.stages.writer_busy_pct, r.stages.writer_wait_pct
                 )
             }
