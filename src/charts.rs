@@ -90,19 +90,7 @@ pub fn tests_chart(verdict: &Verdict) -> Result<String, ChartError> {
             .fold(0.0f64, f64::max);
         let x_max = nice_max(max);
         let n = rows.len() as f64;
-        let mut chart = ChartBuilder::on(root)
-            .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(8)
-            .build_cartesian_2d(0f64..x_max, 0f64..n)?;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .y_labels(0)
-            .x_desc("MB/s")
-            .x_label_formatter(&|x| format!("{x:.0}"))
-            .label_style((FONT, 13))
-            .draw()?;
+        let mut chart = bar_frame(root, x_max, n, 12)?;
         for (index, (label, value, bottleneck)) in rows.iter().enumerate() {
             let y = n - index as f64;
             let color = if *bottleneck { RED } else { BLUE };
@@ -431,20 +419,7 @@ pub fn compare_chart(rows: &[(String, Option<f64>, Option<f64>)]) -> Result<Stri
             .fold(0.0f64, f64::max);
         let x_max = nice_max(max);
         let n = rows.len() as f64;
-        let mut chart = ChartBuilder::on(root)
-            .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(8)
-            .margin_top(36)
-            .build_cartesian_2d(0f64..x_max, 0f64..n)?;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .y_labels(0)
-            .x_desc("MB/s")
-            .x_label_formatter(&|x| format!("{x:.0}"))
-            .label_style((FONT, 13))
-            .draw()?;
+        let mut chart = bar_frame(root, x_max, n, 36)?;
         for (index, (label, a, b)) in rows.iter().enumerate() {
             let base = n - 1.0 - index as f64;
             for (value, color, low, high) in [(a, BLUE, 0.5, 0.72), (b, ORANGE, 0.26, 0.48)] {
@@ -464,6 +439,38 @@ pub fn compare_chart(rows: &[(String, Option<f64>, Option<f64>)]) -> Result<Stri
         legend_row(root, &[("A", BLUE), ("B", ORANGE)])?;
         Ok(())
     })
+}
+
+/// Horizontal bars' frame: MB/s along x from 0 to `x_max`, `rows` bands up the y axis
+/// (labels are drawn on the bars), `top` pixels above for a legend.
+fn bar_frame<'a, 'b>(
+    root: &'a Area<'b>,
+    x_max: f64,
+    rows: f64,
+    top: u32,
+) -> Result<
+    ChartContext<
+        'a,
+        SVGBackend<'b>,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    Box<dyn std::error::Error>,
+> {
+    let mut chart = ChartBuilder::on(root)
+        .margin(12)
+        .margin_top(top)
+        .x_label_area_size(36)
+        .y_label_area_size(8)
+        .build_cartesian_2d(0f64..x_max, 0f64..rows)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(0)
+        .x_desc("MB/s")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .label_style((FONT, 13))
+        .draw()?;
+    Ok(chart)
 }
 
 /// A legend along the top of the chart: a colour swatch and a label for each series.

@@ -24,6 +24,19 @@ pub use model::{
     QueueFigures, Recovery, RunRecord, RunState,
 };
 
+/// The columns of a campaign record: its row, derived status and run counts.
+macro_rules! campaign_select {
+    () => {
+        "SELECT c.seq, c.id, c.name, c.spec, c.created_ms, c.rerun_of, c.survey, s.status,
+                (SELECT COUNT(*) FROM runs WHERE campaign_seq = c.seq) AS runs_total,
+                (SELECT COUNT(*) FROM runs WHERE campaign_seq = c.seq
+                    AND status IN ('done', 'failed', 'cancelled')) AS runs_finished,
+                (SELECT MAX(mb_per_s) FROM runs WHERE campaign_seq = c.seq
+                    AND status = 'done') AS best_mb_per_s
+         FROM campaigns AS c JOIN campaign_status AS s ON s.seq = c.seq"
+    };
+}
+
 /// Upper bounds (seconds) of the run-duration histogram in `/metrics`.
 pub const DURATION_BUCKETS: [f64; 8] = [1.0, 5.0, 15.0, 30.0, 60.0, 300.0, 900.0, 3600.0];
 
@@ -102,19 +115,10 @@ impl Store {
 
     /// One campaign, without its runs.
     pub async fn campaign(&self, id: &str) -> Result<Option<CampaignRecord>, StoreError> {
-        let row = sqlx::query_as::<_, CampaignRow>(
-            "SELECT c.seq, c.id, c.name, c.spec, c.created_ms, c.rerun_of, c.survey, s.status,
-                    (SELECT COUNT(*) FROM runs WHERE campaign_seq = c.seq) AS runs_total,
-                    (SELECT COUNT(*) FROM runs WHERE campaign_seq = c.seq
-                        AND status IN ('done', 'failed', 'cancelled')) AS runs_finished,
-                    (SELECT MAX(mb_per_s) FROM runs WHERE campaign_seq = c.seq
-                        AND status = 'done') AS best_mb_per_s
-             FROM campaigns AS c JOIN campaign_status AS s ON s.seq = c.seq
-             WHERE c.id = ?",
-        )
-        .bind(id)
-        .fetch_optional(&self.pool)
-        .await?;
+        let row = sqlx::query_as::<_, CampaignRow>(concat!(campaign_select!(), " WHERE c.id = ?"))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
         row.map(CampaignRow::into_record).transpose()
     }
 
@@ -139,18 +143,11 @@ impl Store {
             }
             None => i64::MAX,
         };
-        let rows = sqlx::query_as::<_, CampaignRow>(
-            "SELECT c.seq, c.id, c.name, c.spec, c.created_ms, c.rerun_of, c.survey, s.status,
-                    (SELECT COUNT(*) FROM runs WHERE campaign_seq = c.seq) AS runs_total,
-                    (SELECT COUNT(*) FROM runs WHERE campaign_seq = c.seq
-                        AND status IN ('done', 'failed', 'cancelled')) AS runs_finished,
-                    (SELECT MAX(mb_per_s) FROM runs WHERE campaign_seq = c.seq
-                        AND status = 'done') AS best_mb_per_s
-             FROM campaigns AS c JOIN campaign_status AS s ON s.seq = c.seq
-             WHERE (?1 IS NULL OR s.status = ?1) AND c.seq < ?2
-             ORDER BY c.seq DESC
-             LIMIT ?3",
-        )
+        let rows = sqlx::query_as::<_, CampaignRow>(concat!(
+            campaign_select!(),
+            " WHERE (?1 IS NULL OR s.status = ?1) AND c.seq < ?2
+                  ORDER BY c.seq DESC LIMIT ?3"
+        ))
         .bind(status.map(RunState::id))
         .bind(before_seq)
         .bind(i64::from(limit))
