@@ -65,8 +65,9 @@ fn empty_note(root: &Area<'_>, text: &str) -> Result<(), Box<dyn std::error::Err
     Ok(())
 }
 
-/// The tests' best figures as bars, the bottleneck's in red.
-pub fn tests_chart(verdict: &Verdict) -> Result<String, ChartError> {
+/// The tests' best figures as bars, the bottleneck's in red; where a test was repeated, a
+/// whisker spans the min–max of its repeats at its best parameter point.
+pub fn tests_chart(verdict: &Verdict, points: &[Point]) -> Result<String, ChartError> {
     let rows: Vec<(String, Option<f64>, bool)> = verdict
         .rows
         .iter()
@@ -76,6 +77,15 @@ pub fn tests_chart(verdict: &Verdict) -> Result<String, ChartError> {
                 row.mb_per_s,
                 row.bottleneck == Some(true),
             )
+        })
+        .collect();
+    let spreads: Vec<Option<&Point>> = verdict
+        .rows
+        .iter()
+        .map(|row| {
+            points
+                .iter()
+                .find(|p| p.test == row.test && p.best && p.runs > 1)
         })
         .collect();
     let height = 70 + 40 * rows.len().max(1) as u32;
@@ -99,9 +109,27 @@ pub fn tests_chart(verdict: &Verdict) -> Result<String, ChartError> {
                 [(0.0, y - 0.5), (width, y - 0.92)],
                 color.filled(),
             )))?;
+            if let Some(point) = spreads[index] {
+                let middle = y - 0.71;
+                for segment in [
+                    vec![(point.min, middle), (point.max, middle)],
+                    vec![(point.min, middle - 0.12), (point.min, middle + 0.12)],
+                    vec![(point.max, middle - 0.12), (point.max, middle + 0.12)],
+                ] {
+                    chart.draw_series(std::iter::once(PathElement::new(
+                        segment,
+                        INK.stroke_width(2),
+                    )))?;
+                }
+            }
+            let repeats = spreads[index].map_or_else(String::new, |p| {
+                format!(" · {} runs {:.1}–{:.1}", p.runs, p.min, p.max)
+            });
             let text = match value {
-                Some(value) if *bottleneck => format!("{label}: {value:.1} MB/s (bottleneck)"),
-                Some(value) => format!("{label}: {value:.1} MB/s"),
+                Some(value) if *bottleneck => {
+                    format!("{label}: {value:.1} MB/s (bottleneck){repeats}")
+                }
+                Some(value) => format!("{label}: {value:.1} MB/s{repeats}"),
                 None => format!("{label}: failed"),
             };
             chart.draw_series(std::iter::once(Text::new(

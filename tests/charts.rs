@@ -104,7 +104,7 @@ fn all_charts(runs: &[RunRecord]) -> Vec<(String, String)> {
     vec![
         (
             "tests".into(),
-            charts::tests_chart(&verdict).expect("tests chart"),
+            charts::tests_chart(&verdict, &points).expect("tests chart"),
         ),
         (
             "throughput".into(),

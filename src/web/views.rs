@@ -227,7 +227,7 @@ pub fn render_chart(
     points: &[Point],
 ) -> Result<String, charts::ChartError> {
     match name {
-        "tests" => charts::tests_chart(verdict),
+        "tests" => charts::tests_chart(verdict, points),
         "throughput" => charts::throughput_chart(runs),
         "stages" => charts::stages_chart(runs),
         _ => charts::matrix_chart(points, matrix::headline_test(points)),
