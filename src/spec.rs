@@ -326,6 +326,7 @@ impl FieldErrors {
             .or_insert(message);
     }
 
+    /// Whether no field has a problem.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

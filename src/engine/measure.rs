@@ -48,6 +48,7 @@ pub struct LatencyRecorder {
 }
 
 impl LatencyRecorder {
+    /// An empty recorder.
     pub fn new() -> Self {
         Self {
             histogram: Histogram::new_with_bounds(1, 3_600_000_000, 3).ok(),
@@ -180,6 +181,7 @@ pub struct Sampler {
 }
 
 impl Sampler {
+    /// A sampler whose clock starts at `start`.
     pub fn new(start: Instant) -> Self {
         Self {
             start,
@@ -206,6 +208,7 @@ impl Sampler {
         mb_per_s
     }
 
+    /// The samples taken so far.
     pub fn into_samples(self) -> Vec<Sample> {
         self.samples
     }

@@ -136,6 +136,7 @@ pub struct FileStream<'a> {
 }
 
 impl<'a> FileStream<'a> {
+    /// A stream over the files its walkers send, reading into the ring's blocks.
     pub fn new(
         files: Receiver<PathBuf>,
         direct: bool,
