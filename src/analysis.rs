@@ -192,6 +192,11 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
                     _ => lowest_component,
                 }
             };
+            // A single component named: its isolated test is the row to act on.
+            yes_row = ceilings
+                .iter()
+                .find(|(ceiling_component, ..)| *ceiling_component == component)
+                .map(|(_, test, _)| *test);
             (
                 Some(component),
                 format!(
@@ -482,6 +487,33 @@ mod tests {
         assert_eq!(verdict.component, Some(Component::SharedDevice));
         assert!(verdict.rows.iter().all(|row| row.bottleneck != Some(true)));
         assert!(verdict.verdict.contains("slow each other down"));
+    }
+
+    #[test]
+    fn interference_on_separate_devices_marks_the_named_component() {
+        let mut runs = table_one();
+        runs[4].mb_per_s = 60.0;
+        runs[4].stages.writer_wait_pct = 95.0;
+        runs[4].stages.writer_waits = 100;
+        let survey = Survey {
+            source_bytes: 1,
+            source_files: 1,
+            shares_device: false,
+        };
+        let verdict = verdict(&runs, Some(&survey));
+        assert_eq!(
+            verdict.component,
+            Some(Component::Source),
+            "{}",
+            verdict.verdict
+        );
+        let yes: Vec<TestKind> = verdict
+            .rows
+            .iter()
+            .filter(|row| row.bottleneck == Some(true))
+            .map(|row| row.test)
+            .collect();
+        assert_eq!(yes, vec![TestKind::ReadParallel]);
     }
 
     #[test]
