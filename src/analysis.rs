@@ -411,6 +411,7 @@ mod tests {
                 compress_ratio: 2.0,
                 size: None,
                 duration_s: None,
+                source_rate_mb_s: None,
             },
             status: RunStatus::Done,
             bytes: (mb_per_s * 1e6) as u64,
@@ -428,6 +429,7 @@ mod tests {
             samples: Vec::new(),
             warnings: Vec::new(),
             error: None,
+            tape: None,
         }
     }
 

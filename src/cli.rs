@@ -50,8 +50,8 @@ struct RunArgs {
     /// Source path (file or directory tree); repeat for several file systems.
     #[arg(long = "source", value_name = "PATH")]
     sources: Vec<PathBuf>,
-    /// Target: a directory, `null`, or `device:PATH`.
-    #[arg(long, value_name = "DIR|null|device:PATH")]
+    /// Target: a directory, `null`, `device:PATH`, or emulated tape `tape:MODEL[:DRIVES]`.
+    #[arg(long, value_name = "DIR|null|device:PATH|tape:MODEL[:DRIVES]")]
     target: Option<String>,
     /// Tests to run, comma-separated (default: all five).
     #[arg(long, value_delimiter = ',')]
@@ -83,6 +83,9 @@ struct RunArgs {
     /// Seconds each run lasts at most.
     #[arg(long = "duration", value_name = "SECONDS")]
     duration_s: Option<f64>,
+    /// What-if: each stream reads at most this many MB/s.
+    #[arg(long = "source-rate", value_name = "MB/S")]
+    source_rate_mb_s: Option<f64>,
     /// Campaign name.
     #[arg(long)]
     name: Option<String>,
@@ -332,10 +335,7 @@ fn build_spec(args: &RunArgs) -> Result<CampaignSpec, String> {
         None => CampaignSpec {
             name: String::new(),
             source: SourceSpec::default(),
-            target: TargetSpec {
-                kind: TargetKind::Null,
-                path: None,
-            },
+            target: TargetSpec::new(TargetKind::Null, None),
             tests: spec::TestKind::ALL
                 .iter()
                 .map(|test| test.id().to_string())
@@ -388,25 +388,28 @@ fn build_spec(args: &RunArgs) -> Result<CampaignSpec, String> {
     if args.duration_s.is_some() {
         params.duration_s = args.duration_s;
     }
+    if args.source_rate_mb_s.is_some() {
+        params.source_rate_mb_s = args.source_rate_mb_s;
+    }
     Ok(spec)
 }
 
 fn parse_target(text: &str) -> TargetSpec {
     if text == "null" {
-        TargetSpec {
-            kind: TargetKind::Null,
-            path: None,
-        }
+        TargetSpec::new(TargetKind::Null, None)
     } else if let Some(path) = text.strip_prefix("device:") {
-        TargetSpec {
-            kind: TargetKind::Device,
-            path: Some(PathBuf::from(path)),
+        TargetSpec::new(TargetKind::Device, Some(PathBuf::from(path)))
+    } else if let Some(tape) = text.strip_prefix("tape:") {
+        // tape:MODEL or tape:MODEL:DRIVES; a bad drive count is left for validation to name.
+        let mut target = TargetSpec::new(TargetKind::Tape, None);
+        let (model, drives) = tape.split_once(':').unwrap_or((tape, ""));
+        target.model = Some(model.to_string());
+        if !drives.is_empty() {
+            target.drives = Some(drives.parse().unwrap_or(0));
         }
+        target
     } else {
-        TargetSpec {
-            kind: TargetKind::Dir,
-            path: Some(PathBuf::from(text)),
-        }
+        TargetSpec::new(TargetKind::Dir, Some(PathBuf::from(text)))
     }
 }
 

@@ -83,7 +83,7 @@ impl Policy {
                     }
                 }
             }
-            TargetKind::Null => {}
+            TargetKind::Null | TargetKind::Tape => {}
         }
         violations
     }

@@ -60,6 +60,54 @@ pub struct TargetSpec {
     pub kind: TargetKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<PathBuf>,
+    /// Emulated tape: the drive model (`lto-3` … `lto-9`, `ultrium-960`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Emulated tape: how many drives, one writer each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drives: Option<u32>,
+    /// Emulated tape: overrides of the model's figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_mb_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_mb_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_mb: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reposition_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_compression: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<SizeInput>,
+}
+
+impl TargetSpec {
+    /// A target of one kind at an optional path, with no tape settings.
+    pub fn new(kind: TargetKind, path: Option<PathBuf>) -> Self {
+        Self {
+            kind,
+            path,
+            model: None,
+            drives: None,
+            native_mb_s: None,
+            min_mb_s: None,
+            buffer_mb: None,
+            reposition_s: None,
+            max_compression: None,
+            capacity: None,
+        }
+    }
+
+    fn has_tape_settings(&self) -> bool {
+        self.model.is_some()
+            || self.drives.is_some()
+            || self.native_mb_s.is_some()
+            || self.min_mb_s.is_some()
+            || self.buffer_mb.is_some()
+            || self.reposition_s.is_some()
+            || self.max_compression.is_some()
+            || self.capacity.is_some()
+    }
 }
 
 /// The kinds of target the lab writes to.
@@ -72,6 +120,8 @@ pub enum TargetKind {
     Null,
     /// A raw device, written from its start; needs the caller's permission.
     Device,
+    /// Emulated LTO tape drives, in real time.
+    Tape,
 }
 
 /// Parameters as written; every field has a default.
@@ -90,6 +140,9 @@ pub struct ParamsSpec {
     pub size: Option<SizeInput>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_s: Option<f64>,
+    /// What-if: each stream reads at most this fast (MB/s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_rate_mb_s: Option<f64>,
 }
 
 impl Default for ParamsSpec {
@@ -104,6 +157,7 @@ impl Default for ParamsSpec {
             compress_ratio: default_compress_ratio(),
             size: None,
             duration_s: Some(60.0),
+            source_rate_mb_s: None,
         }
     }
 }
@@ -283,6 +337,9 @@ pub struct RunParams {
     pub compress_ratio: f64,
     pub size: Option<u64>,
     pub duration_s: Option<f64>,
+    /// Each stream's read rate cap in MB/s (a what-if), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_rate_mb_s: Option<f64>,
 }
 
 /// The source of a validated campaign.
@@ -298,6 +355,118 @@ pub enum TargetPlan {
     Null,
     Dir(PathBuf),
     Device(PathBuf),
+    Tape(TapeConfig),
+}
+
+/// One emulated tape drive's figures, from its model with the spec's overrides.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TapeConfig {
+    pub model: String,
+    pub drives: u32,
+    /// Native (uncompressed) tape speed.
+    pub native_mb_s: f64,
+    /// The lowest speed-matching step, in native MB/s; below it the drive backhitches.
+    pub min_mb_s: f64,
+    pub buffer_bytes: u64,
+    pub reposition_s: f64,
+    pub max_compression: f64,
+    /// Native bytes one cartridge holds.
+    pub capacity_bytes: u64,
+}
+
+/// A published LTO generation: native MB/s, max compression, lowest speed-match step MB/s,
+/// native capacity, and the drive buffer (MB).
+pub struct TapeModel {
+    pub id: &'static str,
+    pub name: &'static str,
+    pub native_mb_s: f64,
+    pub max_compression: f64,
+    pub min_mb_s: f64,
+    pub capacity_bytes: u64,
+    /// Not published by the vendors for every generation: an assumption (see README).
+    pub buffer_mb: f64,
+}
+
+/// The reposition (backhitch) time no vendor publishes: an estimate.
+pub const DEFAULT_REPOSITION_S: f64 = 2.0;
+
+/// LTO-3 to LTO-9. The lowest step of LTO-4 is not published (40 assumed, as for LTO-3 and
+/// LTO-5); the buffer sizes are assumptions in the range the drives ship with.
+pub const TAPE_MODELS: [TapeModel; 7] = [
+    TapeModel {
+        id: "lto-3",
+        name: "LTO-3",
+        native_mb_s: 80.0,
+        max_compression: 2.0,
+        min_mb_s: 40.0,
+        capacity_bytes: 400_000_000_000,
+        buffer_mb: 128.0,
+    },
+    TapeModel {
+        id: "lto-4",
+        name: "LTO-4",
+        native_mb_s: 120.0,
+        max_compression: 2.0,
+        min_mb_s: 40.0,
+        capacity_bytes: 800_000_000_000,
+        buffer_mb: 128.0,
+    },
+    TapeModel {
+        id: "lto-5",
+        name: "LTO-5",
+        native_mb_s: 140.0,
+        max_compression: 2.0,
+        min_mb_s: 40.0,
+        capacity_bytes: 1_500_000_000_000,
+        buffer_mb: 256.0,
+    },
+    TapeModel {
+        id: "lto-6",
+        name: "LTO-6",
+        native_mb_s: 160.0,
+        max_compression: 2.5,
+        min_mb_s: 40.0,
+        capacity_bytes: 2_500_000_000_000,
+        buffer_mb: 512.0,
+    },
+    TapeModel {
+        id: "lto-7",
+        name: "LTO-7",
+        native_mb_s: 300.0,
+        max_compression: 2.5,
+        min_mb_s: 101.0,
+        capacity_bytes: 6_000_000_000_000,
+        buffer_mb: 1024.0,
+    },
+    TapeModel {
+        id: "lto-8",
+        name: "LTO-8",
+        native_mb_s: 360.0,
+        max_compression: 2.5,
+        min_mb_s: 112.0,
+        capacity_bytes: 12_000_000_000_000,
+        buffer_mb: 1024.0,
+    },
+    TapeModel {
+        id: "lto-9",
+        name: "LTO-9",
+        native_mb_s: 400.0,
+        max_compression: 2.5,
+        min_mb_s: 177.0,
+        capacity_bytes: 18_000_000_000_000,
+        buffer_mb: 1024.0,
+    },
+];
+
+/// The model a name stands for (`ultrium-960` is LTO-3), case-insensitive.
+pub fn tape_model(name: &str) -> Option<&'static TapeModel> {
+    let name = name.trim().to_ascii_lowercase();
+    let id = if name == "ultrium-960" {
+        "lto-3"
+    } else {
+        name.as_str()
+    };
+    TAPE_MODELS.iter().find(|model| model.id == id)
 }
 
 /// One run to execute: a test at one parameter point.
@@ -517,7 +686,22 @@ impl CampaignSpec {
             .path
             .as_ref()
             .filter(|path| !path.as_os_str().is_empty());
+        if self.target.kind != TargetKind::Tape && self.target.has_tape_settings() {
+            errors.add(
+                "target",
+                "model, drives and the drive figures belong to kind tape only",
+            );
+        }
         match (self.target.kind, path) {
+            (TargetKind::Tape, None) => self.tape_plan(errors).map(TargetPlan::Tape),
+            (TargetKind::Tape, Some(_)) => {
+                errors.add(
+                    "target.path",
+                    "is not used with kind tape (the drive is emulated); remove it",
+                );
+                self.tape_plan(errors);
+                None
+            }
             (TargetKind::Null, None) => Some(TargetPlan::Null),
             (TargetKind::Null, Some(_)) => {
                 errors.add("target.path", "is not used with kind null; remove it");
@@ -535,6 +719,80 @@ impl CampaignSpec {
                 None
             }
         }
+    }
+
+    fn tape_plan(&self, errors: &mut FieldErrors) -> Option<TapeConfig> {
+        let target = &self.target;
+        let before = errors.0.len();
+        let model = match target.model.as_deref() {
+            None => {
+                errors.add("target.model", "is required with kind tape (lto-3 … lto-9)");
+                None
+            }
+            Some(name) => {
+                let found = tape_model(name);
+                if found.is_none() {
+                    let known: Vec<&str> = TAPE_MODELS.iter().map(|m| m.id).collect();
+                    errors.add(
+                        "target.model",
+                        format!(
+                            "unknown model '{name}' (known: {}, ultrium-960)",
+                            known.join(", ")
+                        ),
+                    );
+                }
+                found
+            }
+        };
+        let drives = target.drives.unwrap_or(1);
+        if !(1..=16).contains(&drives) {
+            errors.add("target.drives", "must be between 1 and 16");
+        }
+        let positive = |errors: &mut FieldErrors, field: &str, value: Option<f64>, max: f64| {
+            if let Some(value) = value
+                && !(value.is_finite() && value > 0.0 && value <= max)
+            {
+                errors.add(field, format!("must be more than 0 and at most {max}"));
+            }
+        };
+        positive(errors, "target.native_mb_s", target.native_mb_s, 100_000.0);
+        positive(errors, "target.min_mb_s", target.min_mb_s, 100_000.0);
+        positive(errors, "target.buffer_mb", target.buffer_mb, 65_536.0);
+        positive(errors, "target.reposition_s", target.reposition_s, 600.0);
+        if let Some(ratio) = target.max_compression
+            && !(ratio.is_finite() && (1.0..=10.0).contains(&ratio))
+        {
+            errors.add("target.max_compression", "must be between 1 and 10");
+        }
+        let capacity = target.capacity.as_ref().and_then(|size| {
+            let bytes = size_field(errors, "target.capacity", size)?;
+            if bytes == 0 {
+                errors.add("target.capacity", "must be greater than 0");
+            }
+            Some(bytes)
+        });
+        let model = model?;
+        let native = target.native_mb_s.unwrap_or(model.native_mb_s);
+        let min = target.min_mb_s.unwrap_or(model.min_mb_s);
+        if min > native {
+            errors.add(
+                "target.min_mb_s",
+                format!("must not exceed the native speed ({native} MB/s)"),
+            );
+        }
+        if errors.0.len() != before {
+            return None;
+        }
+        Some(TapeConfig {
+            model: model.name.to_string(),
+            drives,
+            native_mb_s: native,
+            min_mb_s: min,
+            buffer_bytes: (target.buffer_mb.unwrap_or(model.buffer_mb) * 1e6) as u64,
+            reposition_s: target.reposition_s.unwrap_or(DEFAULT_REPOSITION_S),
+            max_compression: target.max_compression.unwrap_or(model.max_compression),
+            capacity_bytes: capacity.unwrap_or(model.capacity_bytes),
+        })
     }
 
     fn test_kinds(&self, errors: &mut FieldErrors) -> Vec<TestKind> {
@@ -601,6 +859,11 @@ impl CampaignSpec {
         {
             errors.add("params.duration_s", "must be more than 0 and at most 86400");
         }
+        if let Some(rate) = params.source_rate_mb_s
+            && !(rate.is_finite() && rate > 0.0 && rate <= 1_000_000.0)
+        {
+            errors.add("params.source_rate_mb_s", "must be more than 0 MB/s");
+        }
         if errors.0.len() != before {
             return None;
         }
@@ -614,6 +877,7 @@ impl CampaignSpec {
             compress_ratio: params.compress_ratio,
             size,
             duration_s: params.duration_s,
+            source_rate_mb_s: params.source_rate_mb_s,
         })
     }
 
@@ -873,8 +1137,45 @@ mod tests {
         )
         .expect_err("bad type");
         assert!(errors.0.contains_key("params.buffers"), "{errors}");
-        let errors = parse_json(r#"{"source": {"paths": ["/a"]}, "target": {"kind": "tape"}}"#)
+        let errors = parse_json(r#"{"source": {"paths": ["/a"]}, "target": {"kind": "floppy"}}"#)
             .expect_err("bad kind");
         assert!(errors.0.contains_key("target.kind"), "{errors}");
+    }
+
+    #[test]
+    fn tape_targets_take_a_known_model_and_sane_overrides() {
+        let plan = |target: &str| {
+            let text =
+                format!(r#"{{"source": {{"generated": {{"size": "1G"}}}}, "target": {target}}}"#);
+            parse_json(&text).expect("parses").plan()
+        };
+        let plans =
+            plan(r#"{"kind": "tape", "model": "Ultrium-960", "drives": 2, "buffer_mb": 8}"#)
+                .expect("valid");
+        let TargetPlan::Tape(config) = &plans[0].target else {
+            panic!("not tape");
+        };
+        assert_eq!((config.model.as_str(), config.drives), ("LTO-3", 2));
+        assert_eq!((config.native_mb_s, config.min_mb_s), (80.0, 40.0));
+        assert_eq!(config.buffer_bytes, 8_000_000);
+        let errors = plan(
+            r#"{"kind": "tape", "model": "lto-10", "drives": 0, "path": "/dev/st0",
+                "min_mb_s": 500, "max_compression": 20, "capacity": "0"}"#,
+        )
+        .expect_err("invalid");
+        for field in [
+            "target.model",
+            "target.drives",
+            "target.path",
+            "target.max_compression",
+            "target.capacity",
+        ] {
+            assert!(errors.0.contains_key(field), "{field}: {errors}");
+        }
+        let errors =
+            plan(r#"{"kind": "tape", "model": "lto-4", "min_mb_s": 500}"#).expect_err("min");
+        assert!(errors.0["target.min_mb_s"].contains("native"), "{errors}");
+        let errors = plan(r#"{"kind": "null", "model": "lto-4"}"#).expect_err("model on null");
+        assert!(errors.0.contains_key("target"), "{errors}");
     }
 }

@@ -244,5 +244,6 @@ fn failed_result(claimed: &ClaimedRun, message: String) -> RunResult {
         samples: Vec::new(),
         warnings: Vec::new(),
         error: Some(message),
+        tape: None,
     }
 }

@@ -20,6 +20,7 @@ fn run(position: usize, test: TestKind, buffers: u32, block: u64, streams: u32) 
         compress_ratio: 2.0,
         size: None,
         duration_s: Some(10.0),
+        source_rate_mb_s: None,
     };
     let mb_per_s = 100.0 + (position % 37) as f64 * 3.5 + streams as f64 * 10.0;
     RunRecord {
@@ -67,6 +68,7 @@ fn run(position: usize, test: TestKind, buffers: u32, block: u64, streams: u32) 
                 .collect(),
             warnings: Vec::new(),
             error: None,
+            tape: None,
         }),
     }
 }

@@ -24,6 +24,7 @@ fn params() -> RunParams {
         compress_ratio: 2.0,
         size: None,
         duration_s: Some(30.0),
+        source_rate_mb_s: None,
     }
 }
 

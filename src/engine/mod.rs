@@ -13,6 +13,7 @@ pub mod result;
 pub mod sink;
 pub mod source;
 pub mod survey;
+pub mod tape;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -84,6 +85,7 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
         samples: Vec::new(),
         warnings,
         error: None,
+        tape: None,
     };
     match outcome {
         Ok(outcome) => fill_from_outcome(&mut result, outcome),
@@ -123,6 +125,15 @@ fn fill_from_outcome(result: &mut RunResult, outcome: Outcome) {
         result.latency_of = Some(of.to_string());
     }
     result.samples = outcome.samples;
+    result.tape = tape::combine(&outcome.tape);
+    if let Some(tape) = result.tape.as_ref().filter(|tape| tape.end_of_tape) {
+        result.warnings.push(format!(
+            "end of tape: a cartridge of the emulated {} filled up after {} MB on tape; the run \
+             stopped there, as a backup would until the next cartridge",
+            tape.model,
+            tape.tape_bytes / 1_000_000
+        ));
+    }
     if let Some(failure) = outcome.failure {
         result.status = RunStatus::Failed;
         result.error = Some(failure.to_string());
@@ -205,10 +216,22 @@ fn build_job<'a>(
         }
         (None, SourcePlan::Generated { .. }) => Vec::new(),
     };
-    let sinks: Vec<Box<dyn Sink + 'a>> = match plan.test {
-        TestKind::ReadSingle | TestKind::ReadParallel => Vec::new(),
-        TestKind::NullSink => vec![Box::new(NullSink)],
-        TestKind::TapeWrite | TestKind::FullBackup => {
+    let readers = match params.source_rate_mb_s {
+        Some(rate) => readers
+            .into_iter()
+            .map(|stream| Box::new(source::Throttled::new(stream, rate)) as Box<dyn StreamSource>)
+            .collect(),
+        None => readers,
+    };
+    let sinks: Vec<Box<dyn Sink + 'a>> = match (plan.test, &plan.target) {
+        (TestKind::ReadSingle | TestKind::ReadParallel, _) => Vec::new(),
+        (TestKind::NullSink, _) => vec![Box::new(NullSink)],
+        // One writer per emulated drive: the streams are spread over them.
+        (TestKind::TapeWrite | TestKind::FullBackup, TargetPlan::Tape(config)) => (0..config
+            .drives)
+            .map(|index| Box::new(tape::TapeSink::new(config, index as usize)) as Box<dyn Sink>)
+            .collect(),
+        (TestKind::TapeWrite | TestKind::FullBackup, _) => {
             vec![open_target(&plan.target, settings, params.direct)?]
         }
     };
@@ -235,6 +258,7 @@ fn open_target(
         TargetPlan::Device(path) => {
             Box::new(DeviceSink::open(path, &settings.allow_devices, direct)?)
         }
+        TargetPlan::Tape(config) => Box::new(tape::TapeSink::new(config, 0)),
     })
 }
 

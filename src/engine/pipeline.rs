@@ -12,7 +12,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, bounde
 use super::buffer::AlignedBuf;
 use super::error::EngineError;
 use super::measure::{LatencyRecorder, Sampler, StageClock};
-use super::result::{Progress, Sample};
+use super::result::{Progress, Sample, TapeFigures};
 use super::sink::Sink;
 use super::source::StreamSource;
 
@@ -125,6 +125,8 @@ pub struct Outcome {
     pub samples: Vec<Sample>,
     pub cancelled: bool,
     pub failure: Option<EngineError>,
+    /// Each emulated drive's figures.
+    pub tape: Vec<TapeFigures>,
 }
 
 /// Report of one reader thread.
@@ -140,6 +142,7 @@ struct WriterReport {
     clock: StageClock,
     latency: LatencyRecorder,
     ended: Instant,
+    tape: Option<TapeFigures>,
 }
 
 /// A block of the ring travelling between readers and writers.
@@ -425,9 +428,18 @@ fn write_loop(
             failed = true;
             break;
         }
-        written += block.len as u64;
-        shared.moved.fetch_add(block.len as u64, Ordering::Relaxed);
+        let counted = sink
+            .fitted()
+            .map_or(block.len, |fitted| fitted.min(block.len)) as u64;
+        written += counted;
+        shared.moved.fetch_add(counted, Ordering::Relaxed);
         block.len = 0;
+        if sink.full() {
+            // The device is full: the run ends here, as a backup would at the end of a tape.
+            shared.stop.store(true, Ordering::Relaxed);
+            let _ = empty.send(block);
+            break;
+        }
         // Once every reader has finished nobody takes empty blocks; the ring still drains.
         let _ = empty.send(block);
     }
@@ -444,12 +456,14 @@ fn write_loop(
         }
     }
     let ended = Instant::now();
+    let tape = sink.tape();
     // The sink (and with it any file it created) goes away here, after the clock stopped.
     drop(sink);
     WriterReport {
         clock,
         latency,
         ended,
+        tape,
     }
 }
 
@@ -580,6 +594,11 @@ fn outcome(shared: &Shared, start: Instant, parts: OutcomeParts<'_>) -> Outcome 
         samples: parts.samples,
         cancelled: shared.cancelled.load(Ordering::Relaxed),
         failure,
+        tape: parts
+            .writers
+            .iter()
+            .filter_map(|w| w.tape.clone())
+            .collect(),
     }
 }
 

@@ -37,7 +37,7 @@ pub fn check(plans: &[RunPlan], allow_devices: &[PathBuf]) -> FieldErrors {
     }
     if writes_target {
         match &first.target {
-            TargetPlan::Null => {}
+            TargetPlan::Null | TargetPlan::Tape(_) => {}
             TargetPlan::Dir(dir) => {
                 if let Err((field, message)) = check_target_dir(dir, direct) {
                     errors.add(field, message);

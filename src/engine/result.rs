@@ -38,6 +38,35 @@ pub struct RunResult {
     pub samples: Vec<Sample>,
     pub warnings: Vec<String>,
     pub error: Option<String>,
+    /// The emulated drives' own figures, when the target is emulated tape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tape: Option<TapeFigures>,
+}
+
+/// What emulated tape drives report about a run: always marked emulated.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TapeFigures {
+    /// Always true: these figures come from a model, not a drive.
+    pub emulated: bool,
+    pub model: String,
+    pub drives: u32,
+    /// Native speed and lowest speed-matching step of one drive, MB/s.
+    pub native_mb_s: f64,
+    pub min_mb_s: f64,
+    /// Compression achieved on the bytes written (host bytes ÷ tape bytes).
+    pub compression: f64,
+    /// Seconds the drives spent streaming, repositioning (backhitches) and idle, summed over
+    /// drives.
+    pub streaming_s: f64,
+    pub repositioning_s: f64,
+    pub idle_s: f64,
+    pub backhitches: u64,
+    /// Average tape speed while streaming, native MB/s per drive.
+    pub tape_mb_s: f64,
+    /// Native bytes written to tape.
+    pub tape_bytes: u64,
+    /// A cartridge filled up and the run ended there.
+    pub end_of_tape: bool,
 }
 
 /// CPU use over the run, both as a percentage of all CPUs of the machine.

@@ -21,6 +21,19 @@ pub trait Sink: Send {
     fn alignment(&self) -> usize;
     /// The path written, for messages.
     fn path(&self) -> &Path;
+    /// After the last write: how many of its bytes fitted, when the device filled up during
+    /// it (`None`: all of them).
+    fn fitted(&self) -> Option<usize> {
+        None
+    }
+    /// Whether the device can take no more (an emulated cartridge is full).
+    fn full(&self) -> bool {
+        false
+    }
+    /// An emulated drive's own figures.
+    fn tape(&self) -> Option<super::result::TapeFigures> {
+        None
+    }
 }
 
 /// Discards everything: the ceiling of the pipeline itself.

@@ -296,3 +296,44 @@ impl StreamSource for GeneratedStream {
         None
     }
 }
+
+/// Caps a stream's rate: a what-if for slow file servers ("each stream delivers 30 MB/s").
+pub struct Throttled<'a> {
+    inner: Box<dyn StreamSource + 'a>,
+    bytes_per_s: f64,
+    started: Option<std::time::Instant>,
+    delivered: u64,
+}
+
+impl<'a> Throttled<'a> {
+    /// Wraps a stream so it delivers at most `mb_per_s` MB/s.
+    pub fn new(inner: Box<dyn StreamSource + 'a>, mb_per_s: f64) -> Self {
+        Self {
+            inner,
+            bytes_per_s: mb_per_s * 1e6,
+            started: None,
+            delivered: 0,
+        }
+    }
+}
+
+impl StreamSource for Throttled<'_> {
+    fn fill(&mut self, buf: &mut AlignedBuf, want: usize) -> Result<usize, EngineError> {
+        let started = *self.started.get_or_insert_with(std::time::Instant::now);
+        let filled = self.inner.fill(buf, want)?;
+        self.delivered += filled as u64;
+        let due = std::time::Duration::from_secs_f64(self.delivered as f64 / self.bytes_per_s);
+        if let Some(ahead) = due.checked_sub(started.elapsed()) {
+            std::thread::sleep(ahead);
+        }
+        Ok(filled)
+    }
+
+    fn files_done(&self) -> u64 {
+        self.inner.files_done()
+    }
+
+    fn read_latency(&self) -> Option<&LatencyRecorder> {
+        self.inner.read_latency()
+    }
+}

@@ -279,7 +279,7 @@ impl Store {
                 reader_busy_pct = ?, reader_wait_pct = ?, reader_waits = ?,
                 writer_busy_pct = ?, writer_wait_pct = ?, writer_waits = ?,
                 latency_p50_us = ?, latency_p99_us = ?, latency_max_us = ?, latency_of = ?,
-                cache_resident_pct = ?, warnings = ?, error = ?
+                cache_resident_pct = ?, warnings = ?, error = ?, tape = ?
              WHERE id = ? AND status = 'running'",
         )
         .bind(status.id())
@@ -303,6 +303,7 @@ impl Store {
         .bind(result.cache_resident_pct)
         .bind(to_json(&result.warnings)?)
         .bind(&result.error)
+        .bind(result.tape.as_ref().map(to_json).transpose()?)
         .bind(run_id)
         .execute(&mut *tx)
         .await?;
@@ -537,6 +538,7 @@ struct RunRow {
     cache_resident_pct: Option<f64>,
     warnings: String,
     error: Option<String>,
+    tape: Option<String>,
 }
 
 impl RunRow {
@@ -548,6 +550,12 @@ impl RunRow {
         let status = RunState::from_id(&self.status).ok_or_else(|| corrupt("unknown status"))?;
         let warnings: Vec<String> =
             serde_json::from_str(&self.warnings).map_err(|e| corrupt(&format!("warnings: {e}")))?;
+        let tape = self
+            .tape
+            .as_deref()
+            .map(serde_json::from_str)
+            .transpose()
+            .map_err(|e| corrupt(&format!("tape: {e}")))?;
         let finished_status = match status {
             RunState::Done => Some(RunStatus::Done),
             RunState::Failed => Some(RunStatus::Failed),
@@ -591,6 +599,7 @@ impl RunRow {
             samples: samples.clone(),
             warnings: warnings.clone(),
             error: self.error.clone(),
+            tape: tape.clone(),
         });
         Ok(RunRecord {
             id: self.id,

@@ -261,6 +261,11 @@ fn spec_lines(spec: &CampaignSpec) -> Vec<(String, String)> {
     lines.push(("Source".to_string(), source));
     let target = match spec.target.kind {
         TargetKind::Null => "null (discarded)".to_string(),
+        TargetKind::Tape => format!(
+            "{} × emulated {}",
+            spec.target.drives.unwrap_or(1),
+            spec.target.model.as_deref().unwrap_or("?").to_uppercase()
+        ),
         TargetKind::Dir => format!(
             "directory {}",
             spec.target

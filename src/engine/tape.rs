@@ -1,0 +1,423 @@
+//! Emulated LTO drives that run in real time: a drive takes data at its native speed times the
+//! compression the data really achieves, through an internal buffer; it matches its speed to
+//! the host down to its lowest step, and below that it runs dry, stops and repositions
+//! (a backhitch) before it streams again. The pipeline in front of it fills and drains exactly
+//! as it would in front of the real drive.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::spec::TapeConfig;
+
+use super::result::TapeFigures;
+use super::sink::Sink;
+
+/// Bytes of each block compressed to measure how well the data compresses.
+const SAMPLE: usize = 64 << 10;
+/// Longest single sleep while waiting for the drive, so the wait stays responsive.
+const MAX_NAP: Duration = Duration::from_millis(50);
+
+/// What a drive is doing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Mode {
+    /// Loaded, nothing written yet.
+    Loaded,
+    /// Moving tape at `speed` native MB/s.
+    Streaming { speed: f64 },
+    /// Ran dry: stopped, waiting for the buffer to fill.
+    Stopped,
+    /// Backhitching until the given time (seconds since the drive started).
+    Repositioning { until: f64 },
+}
+
+/// The drive model, on its own clock (seconds since the first write), without sleeping.
+#[derive(Debug, Clone)]
+pub struct DriveModel {
+    config: TapeConfig,
+    mode: Mode,
+    /// Native bytes in the buffer.
+    level: f64,
+    clock: f64,
+    /// The host's recent rate into the buffer, native bytes per second.
+    host_rate: f64,
+    last_offer: f64,
+    figures: Figures,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Figures {
+    host_bytes: f64,
+    tape_bytes: f64,
+    streaming_s: f64,
+    repositioning_s: f64,
+    idle_s: f64,
+    backhitches: u64,
+}
+
+impl DriveModel {
+    /// A loaded drive.
+    pub fn new(config: TapeConfig) -> Self {
+        Self {
+            config,
+            mode: Mode::Loaded,
+            level: 0.0,
+            clock: 0.0,
+            host_rate: 0.0,
+            last_offer: 0.0,
+            figures: Figures::default(),
+        }
+    }
+
+    fn buffer(&self) -> f64 {
+        self.config.buffer_bytes.max(1) as f64
+    }
+
+    /// The speed the drive picks: native when its buffer is half full, else the host's rate,
+    /// no slower than its lowest step.
+    fn matched_speed(&self) -> f64 {
+        let native = self.config.native_mb_s;
+        if self.level >= self.buffer() / 2.0 || self.host_rate <= 0.0 {
+            native
+        } else {
+            (self.host_rate / 1e6).clamp(self.config.min_mb_s, native)
+        }
+    }
+
+    /// Runs the drive forward to time `now`.
+    pub fn advance(&mut self, now: f64) {
+        while self.clock < now {
+            let dt = now - self.clock;
+            match self.mode {
+                Mode::Loaded | Mode::Stopped => {
+                    self.figures.idle_s += dt;
+                    self.clock = now;
+                }
+                Mode::Repositioning { until } => {
+                    let step = dt.min(until - self.clock).max(0.0);
+                    self.figures.repositioning_s += step;
+                    self.clock += step;
+                    if self.clock >= until {
+                        self.mode = Mode::Streaming {
+                            speed: self.matched_speed(),
+                        };
+                    }
+                }
+                Mode::Streaming { speed } => {
+                    let rate = speed * 1e6;
+                    let empties_in = self.level / rate;
+                    if empties_in <= dt {
+                        self.figures.streaming_s += empties_in;
+                        self.figures.tape_bytes += self.level;
+                        self.level = 0.0;
+                        self.clock += empties_in;
+                        self.mode = Mode::Stopped;
+                    } else {
+                        self.figures.streaming_s += dt;
+                        self.figures.tape_bytes += rate * dt;
+                        self.level -= rate * dt;
+                        self.clock = now;
+                        self.mode = Mode::Streaming {
+                            speed: self.matched_speed(),
+                        };
+                    }
+                }
+            }
+        }
+    }
+
+    /// Offers `native` bytes at time `now`: `Ok(())` when they fit in the buffer, else how
+    /// many seconds to wait before offering again. A drive that ran dry and now has a full
+    /// buffer starts to reposition.
+    pub fn offer(&mut self, native: f64, now: f64) -> Result<(), f64> {
+        self.advance(now);
+        if self.level + native <= self.buffer() || self.level == 0.0 {
+            self.level += native;
+            self.figures.host_bytes += native;
+            // The host's recent rate: a moving average of each offer's instantaneous rate.
+            let gap = (now - self.last_offer).max(1e-4);
+            self.host_rate = 0.8 * self.host_rate + 0.2 * (native / gap);
+            self.last_offer = now;
+            if self.mode == Mode::Loaded {
+                self.mode = Mode::Streaming {
+                    speed: self.config.native_mb_s,
+                };
+            }
+            return Ok(());
+        }
+        match self.mode {
+            Mode::Stopped => {
+                self.figures.backhitches += 1;
+                let until = self.clock + self.config.reposition_s;
+                self.mode = Mode::Repositioning { until };
+                Err(self.config.reposition_s.max(1e-3))
+            }
+            Mode::Repositioning { until } => Err((until - self.clock).max(1e-3)),
+            Mode::Streaming { speed } => {
+                let needed = self.level + native - self.buffer();
+                Err((needed / (speed * 1e6)).max(1e-4))
+            }
+            Mode::Loaded => Err(1e-3),
+        }
+    }
+
+    /// Seconds until the buffer is on tape from `now` (starting the drive if it stopped).
+    pub fn drain_time(&mut self, now: f64) -> f64 {
+        self.advance(now);
+        if self.level <= 0.0 {
+            return 0.0;
+        }
+        match self.mode {
+            Mode::Stopped => {
+                self.figures.backhitches += 1;
+                self.mode = Mode::Repositioning {
+                    until: self.clock + self.config.reposition_s,
+                };
+                self.config.reposition_s + self.level / (self.config.min_mb_s * 1e6)
+            }
+            Mode::Repositioning { until } => {
+                (until - self.clock) + self.level / (self.matched_speed() * 1e6)
+            }
+            Mode::Streaming { speed } => self.level / (speed * 1e6),
+            Mode::Loaded => 0.0,
+        }
+    }
+
+    /// Native bytes accepted so far.
+    pub fn host_bytes(&self) -> f64 {
+        self.figures.host_bytes
+    }
+}
+
+/// A sink that is one emulated drive; it sleeps as long as the drive would make the host wait.
+pub struct TapeSink {
+    model: DriveModel,
+    started: Option<Instant>,
+    path: PathBuf,
+    /// Compressed and raw bytes of the samples measured.
+    sampled_raw: u64,
+    sampled_compressed: u64,
+    /// Bytes of the last block that fitted, when the cartridge filled during it.
+    last_fitted: Option<usize>,
+    end_of_tape: bool,
+}
+
+impl TapeSink {
+    /// One drive of the given configuration.
+    pub fn new(config: &TapeConfig, index: usize) -> Self {
+        Self {
+            path: PathBuf::from(format!("emulated {} drive {}", config.model, index + 1)),
+            model: DriveModel::new(config.clone()),
+            started: None,
+            sampled_raw: 0,
+            sampled_compressed: 0,
+            last_fitted: None,
+            end_of_tape: false,
+        }
+    }
+
+    fn now(&mut self) -> f64 {
+        self.started
+            .get_or_insert_with(Instant::now)
+            .elapsed()
+            .as_secs_f64()
+    }
+
+    /// The compression this block achieves with a fast real compressor, capped by the drive.
+    fn compression_of(&mut self, data: &[u8]) -> f64 {
+        let sample = &data[..data.len().min(SAMPLE)];
+        if !sample.is_empty() {
+            let compressed = lz4_flex::block::compress(sample).len();
+            self.sampled_raw += sample.len() as u64;
+            self.sampled_compressed += compressed.max(1) as u64;
+        }
+        self.achieved()
+    }
+
+    fn achieved(&self) -> f64 {
+        if self.sampled_compressed == 0 {
+            return 1.0;
+        }
+        (self.sampled_raw as f64 / self.sampled_compressed as f64)
+            .clamp(1.0, self.model.config.max_compression)
+    }
+
+    fn wait(seconds: f64) {
+        let nap = Duration::from_secs_f64(seconds.max(0.0)).min(MAX_NAP);
+        std::thread::sleep(nap);
+    }
+}
+
+impl Sink for TapeSink {
+    fn write_block(&mut self, data: &[u8]) -> io::Result<()> {
+        if self.end_of_tape {
+            return Ok(());
+        }
+        let ratio = self.compression_of(data);
+        let capacity = self.model.config.capacity_bytes as f64;
+        let mut host = data.len() as f64;
+        let room = (capacity - self.model.host_bytes()) * ratio;
+        if host >= room {
+            host = room.max(0.0);
+            self.end_of_tape = true;
+            self.last_fitted = Some(host as usize);
+        }
+        let native = host / ratio;
+        loop {
+            let now = self.now();
+            match self.model.offer(native, now) {
+                Ok(()) => break,
+                Err(seconds) => Self::wait(seconds),
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, _fsync: bool) -> io::Result<()> {
+        // Closing a tape writes out the buffer: the host waits for the drive.
+        loop {
+            let now = self.now();
+            let left = self.model.drain_time(now);
+            if left <= 0.0 {
+                return Ok(());
+            }
+            Self::wait(left);
+        }
+    }
+
+    fn alignment(&self) -> usize {
+        1
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn fitted(&self) -> Option<usize> {
+        self.last_fitted
+    }
+
+    fn full(&self) -> bool {
+        self.end_of_tape
+    }
+
+    fn tape(&self) -> Option<TapeFigures> {
+        let f = &self.model.figures;
+        let config = &self.model.config;
+        Some(TapeFigures {
+            emulated: true,
+            model: config.model.clone(),
+            drives: 1,
+            native_mb_s: config.native_mb_s,
+            min_mb_s: config.min_mb_s,
+            compression: round2(self.achieved()),
+            streaming_s: round3(f.streaming_s),
+            repositioning_s: round3(f.repositioning_s),
+            idle_s: round3(f.idle_s),
+            backhitches: f.backhitches,
+            tape_mb_s: if f.streaming_s > 0.0 {
+                round1(f.tape_bytes / f.streaming_s / 1e6)
+            } else {
+                0.0
+            },
+            tape_bytes: f.tape_bytes as u64,
+            end_of_tape: self.end_of_tape,
+        })
+    }
+}
+
+/// The figures of several drives as one: times and counts summed, speeds averaged.
+pub fn combine(drives: &[TapeFigures]) -> Option<TapeFigures> {
+    let first = drives.first()?;
+    let streaming: f64 = drives.iter().map(|d| d.streaming_s).sum();
+    let tape_bytes: u64 = drives.iter().map(|d| d.tape_bytes).sum();
+    let weighted: f64 = drives
+        .iter()
+        .map(|d| d.compression * d.tape_bytes as f64)
+        .sum();
+    Some(TapeFigures {
+        emulated: true,
+        model: first.model.clone(),
+        drives: drives.len() as u32,
+        native_mb_s: first.native_mb_s,
+        min_mb_s: first.min_mb_s,
+        compression: if tape_bytes > 0 {
+            round2(weighted / tape_bytes as f64)
+        } else {
+            first.compression
+        },
+        streaming_s: round3(streaming),
+        repositioning_s: round3(drives.iter().map(|d| d.repositioning_s).sum()),
+        idle_s: round3(drives.iter().map(|d| d.idle_s).sum()),
+        backhitches: drives.iter().map(|d| d.backhitches).sum(),
+        tape_mb_s: if streaming > 0.0 {
+            round1(tape_bytes as f64 / streaming / 1e6)
+        } else {
+            0.0
+        },
+        tape_bytes,
+        end_of_tape: drives.iter().any(|d| d.end_of_tape),
+    })
+}
+
+fn round1(value: f64) -> f64 {
+    (value * 10.0).round() / 10.0
+}
+
+fn round2(value: f64) -> f64 {
+    (value * 100.0).round() / 100.0
+}
+
+fn round3(value: f64) -> f64 {
+    (value * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lto3(buffer_mb: f64) -> TapeConfig {
+        TapeConfig {
+            model: "LTO-3".into(),
+            drives: 1,
+            native_mb_s: 80.0,
+            min_mb_s: 40.0,
+            buffer_bytes: (buffer_mb * 1e6) as u64,
+            reposition_s: 0.5,
+            max_compression: 2.0,
+            capacity_bytes: 400_000_000_000,
+        }
+    }
+
+    /// Feeds `block` native bytes every `interval` seconds for `seconds`, then drains.
+    fn feed(model: &mut DriveModel, block: f64, interval: f64, seconds: f64) -> f64 {
+        let mut now = 0.0;
+        while now < seconds {
+            let mut t = now;
+            while let Err(wait) = model.offer(block, t) {
+                t += wait;
+            }
+            now = (t).max(now + interval);
+        }
+        now + model.drain_time(now)
+    }
+
+    #[test]
+    fn a_fast_host_gets_the_native_speed() {
+        let mut model = DriveModel::new(lto3(16.0));
+        let end = feed(&mut model, 1e6, 0.0, 4.0);
+        let rate = model.host_bytes() / end / 1e6;
+        assert!((rate - 80.0).abs() < 2.0, "{rate}");
+        assert_eq!(model.figures.backhitches, 0);
+    }
+
+    #[test]
+    fn a_feed_below_the_lowest_step_shoe_shines() {
+        let mut model = DriveModel::new(lto3(4.0));
+        // 20 MB/s in 1 MB blocks, below the 40 MB/s step.
+        let end = feed(&mut model, 1e6, 0.05, 10.0);
+        let rate = model.host_bytes() / end / 1e6;
+        assert!(model.figures.backhitches > 0);
+        assert!(rate < 20.0, "{rate}");
+    }
+}
