@@ -223,11 +223,93 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
         }
     };
 
+    // Emulated tape: name the drives, and blame a feed too slow to keep them streaming.
+    let tape_run = run_of(TestKind::FullBackup)
+        .or_else(|| run_of(TestKind::TapeWrite))
+        .filter(|run| run.tape.is_some());
+    let drives_name = tape_run.and_then(|run| run.tape.as_ref()).map(drives_label);
+    let mut component = component;
+    let mut verdict_text = match (&drives_name, component) {
+        (Some(drives), Some(Component::Target)) => {
+            verdict_text.replacen("The target", &format!("The target ({drives})"), 1)
+        }
+        _ => verdict_text,
+    };
+    let mut shoe_shine_advice = None;
+    if let Some(run) = tape_run
+        && let Some(tape) = run.tape.as_ref().filter(|tape| tape.backhitches > 0)
+    {
+        let streams = run.params.streams.max(1);
+        let per_stream = run.mb_per_s / f64::from(streams);
+        // To stream, every drive needs at least its lowest step times the compression.
+        let needed = tape.min_mb_s * tape.compression * f64::from(tape.drives);
+        let needed_streams = if per_stream > 0.0 {
+            (needed / per_stream).ceil() as u64
+        } else {
+            0
+        };
+        let wall = tape.streaming_s + tape.repositioning_s + tape.idle_s;
+        let repositioning_pct = if wall > 0.0 {
+            100.0 * tape.repositioning_s / wall
+        } else {
+            0.0
+        };
+        component = Some(Component::Source);
+        yes_row = [
+            TestKind::ReadParallel,
+            TestKind::ReadSingle,
+            TestKind::NullSink,
+        ]
+        .into_iter()
+        .find(|test| run_of(*test).is_some());
+        verdict_text = format!(
+            "The feed limits the backup: the {} {} ({} backhitches, repositioning {:.0}% of the \
+             time) because data arrives at {:.1} MB/s, below the {:.1} MB/s needed to keep \
+             streaming (lowest speed-matching step {:.0} MB/s × {:.2}:1 compression{})",
+            drives_name.clone().unwrap_or_default(),
+            if tape.drives == 1 {
+                "shoe-shines"
+            } else {
+                "shoe-shine"
+            },
+            tape.backhitches,
+            repositioning_pct,
+            run.mb_per_s,
+            needed,
+            tape.min_mb_s,
+            tape.compression,
+            if tape.drives > 1 {
+                format!(" × {} drives", tape.drives)
+            } else {
+                String::new()
+            }
+        );
+        let fewer = if tape.drives > 1 {
+            format!(
+                "; fewer drives also help, since each one needs {:.1} MB/s",
+                tape.min_mb_s * tape.compression
+            )
+        } else {
+            String::new()
+        };
+        shoe_shine_advice = Some(format!(
+            "Feed the drive{} at least {needed:.1} MB/s to keep {} streaming: {needed_streams} \
+             streams at the measured {per_stream:.1} MB/s per stream, or faster streams{fewer}.",
+            if tape.drives > 1 { "s" } else { "" },
+            if tape.drives > 1 { "them" } else { "it" },
+        ));
+    }
+
     let rows = best
         .iter()
         .map(|(test, run)| VerdictRow {
             test: *test,
-            label: test.label().to_string(),
+            label: match (run.and_then(|run| run.tape.as_ref()), test) {
+                (Some(tape), TestKind::TapeWrite | TestKind::FullBackup) => {
+                    format!("{} ({})", test.label(), drives_label(tape))
+                }
+                _ => test.label().to_string(),
+            },
             mb_per_s: run.map(|run| run.mb_per_s),
             cpu_pct: run.map(|run| run.cpu.system_pct),
             bottleneck: (*test != TestKind::FullBackup).then_some(yes_row == Some(*test)),
@@ -243,6 +325,7 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
         .collect();
 
     let mut recommendations = Vec::new();
+    recommendations.extend(shoe_shine_advice);
     if let (Some(s1), Some(t)) = (s1, t)
         && s1 < t
     {
@@ -555,5 +638,14 @@ mod tests {
         let verdict = verdict(&runs, None);
         assert_eq!(verdict.rows[0].mb_per_s, None);
         assert_ne!(verdict.component, Some(Component::Target));
+    }
+}
+
+/// "2 emulated LTO-4 drives": how a verdict names emulated tape.
+fn drives_label(tape: &crate::engine::result::TapeFigures) -> String {
+    if tape.drives == 1 {
+        format!("emulated {} drive", tape.model)
+    } else {
+        format!("{} emulated {} drives", tape.drives, tape.model)
     }
 }

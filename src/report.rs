@@ -29,7 +29,18 @@ pub struct CampaignReport {
 pub fn render_table(report: &CampaignReport) -> String {
     let mut out = String::new();
     let verdict = &report.bottleneck;
-    let _ = writeln!(out, "{:<26}{:>8}{:>6}  Bottleneck?", "Test", "MB/s", "CPU");
+    let width = verdict
+        .rows
+        .iter()
+        .map(|row| row.label.chars().count() + 2)
+        .max()
+        .unwrap_or(0)
+        .max(26);
+    let _ = writeln!(
+        out,
+        "{:<width$}{:>8}{:>6}  Bottleneck?",
+        "Test", "MB/s", "CPU"
+    );
     for row in &verdict.rows {
         let mb_per_s = row
             .mb_per_s
@@ -42,7 +53,11 @@ pub fn render_table(report: &CampaignReport) -> String {
             Some(false) => "No",
             None => "-",
         };
-        let _ = writeln!(out, "{:<26}{mb_per_s:>8}{cpu:>6}  {bottleneck}", row.label);
+        let _ = writeln!(
+            out,
+            "{:<width$}{mb_per_s:>8}{cpu:>6}  {bottleneck}",
+            row.label
+        );
     }
     let _ = writeln!(out, "Verdict: {}.", verdict.verdict.trim_end_matches('.'));
     let _ = writeln!(out, "{}", verdict.summary);
