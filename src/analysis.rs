@@ -475,6 +475,15 @@ fn capitalize(text: &str) -> String {
     }
 }
 
+/// "2 emulated LTO-4 drives": how a verdict names emulated tape.
+fn drives_label(tape: &crate::engine::result::TapeFigures) -> String {
+    if tape.drives == 1 {
+        format!("emulated {} drive", tape.model)
+    } else {
+        format!("{} emulated {} drives", tape.drives, tape.model)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -638,14 +647,5 @@ mod tests {
         let verdict = verdict(&runs, None);
         assert_eq!(verdict.rows[0].mb_per_s, None);
         assert_ne!(verdict.component, Some(Component::Target));
-    }
-}
-
-/// "2 emulated LTO-4 drives": how a verdict names emulated tape.
-fn drives_label(tape: &crate::engine::result::TapeFigures) -> String {
-    if tape.drives == 1 {
-        format!("emulated {} drive", tape.model)
-    } else {
-        format!("{} emulated {} drives", tape.drives, tape.model)
     }
 }
