@@ -117,6 +117,14 @@ struct CsvRow<'a> {
     finished: String,
     warnings: String,
     error: Option<&'a str>,
+    emulated_tape: Option<String>,
+    tape_drives: Option<u32>,
+    tape_compression: Option<f64>,
+    tape_streaming_s: Option<f64>,
+    tape_repositioning_s: Option<f64>,
+    tape_backhitches: Option<u64>,
+    tape_mb_s: Option<f64>,
+    end_of_tape: Option<bool>,
 }
 
 /// The runs of a campaign as CSV, in plan order.
@@ -124,6 +132,7 @@ pub fn runs_csv(campaign_id: &str, runs: &[RunRecord]) -> Result<String, csv::Er
     let mut writer = csv::Writer::from_writer(Vec::new());
     for run in runs {
         let result = run.result.as_ref();
+        let tape = result.and_then(|r| r.tape.as_ref());
         let params = &run.params;
         writer.serialize(CsvRow {
             campaign: campaign_id,
@@ -161,6 +170,14 @@ pub fn runs_csv(campaign_id: &str, runs: &[RunRecord]) -> Result<String, csv::Er
             finished: run.finished_ms.map(format_ms).unwrap_or_default(),
             warnings: result.map(|r| r.warnings.join(" | ")).unwrap_or_default(),
             error: result.and_then(|r| r.error.as_deref()),
+            emulated_tape: tape.map(|t| t.model.clone()),
+            tape_drives: tape.map(|t| t.drives),
+            tape_compression: tape.map(|t| t.compression),
+            tape_streaming_s: tape.map(|t| t.streaming_s),
+            tape_repositioning_s: tape.map(|t| t.repositioning_s),
+            tape_backhitches: tape.map(|t| t.backhitches),
+            tape_mb_s: tape.map(|t| t.tape_mb_s),
+            end_of_tape: tape.map(|t| t.end_of_tape),
         })?;
     }
     let bytes = writer

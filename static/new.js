@@ -17,7 +17,12 @@
       s.source = { paths: f.source_paths.value.split("\n").map(function (p) { return p.trim(); }).filter(Boolean) };
     }
     s.target = { kind: f.target_kind.value };
-    if (f.target_kind.value !== "null" && f.target_path.value.trim() !== "") s.target.path = f.target_path.value.trim();
+    if (f.target_kind.value === "tape") {
+      s.target.model = f.tape_model.value;
+      if (f.tape_drives.value.trim() !== "") s.target.drives = number(f.tape_drives.value);
+    } else if (f.target_kind.value !== "null" && f.target_path.value.trim() !== "") {
+      s.target.path = f.target_path.value.trim();
+    }
     s.tests = Array.prototype.filter.call(form.querySelectorAll("input[name=tests]"), function (c) { return c.checked; })
       .map(function (c) { return c.value; });
     s.params = {

@@ -25,6 +25,8 @@ pub struct CampaignForm {
     pub generated_size: String,
     pub target_kind: String,
     pub target_path: String,
+    pub tape_model: String,
+    pub tape_drives: String,
     pub tests: Vec<String>,
     pub buffers: String,
     pub block_size: String,
@@ -52,8 +54,10 @@ impl CampaignForm {
             source_kind: "paths".into(),
             source_paths: "demo".into(),
             generated_size: "1G".into(),
-            target_kind: "dir".into(),
-            target_path: ".".into(),
+            target_kind: "tape".into(),
+            target_path: String::new(),
+            tape_model: "lto-4".into(),
+            tape_drives: "1".into(),
             tests: TestKind::ALL.iter().map(|t| t.id().to_string()).collect(),
             buffers: "32".into(),
             block_size: "256K".into(),
@@ -78,6 +82,9 @@ impl CampaignForm {
             }
             "direct" => {
                 form.preset = "direct".into();
+                // Direct I/O is about a real disk: the data dir.
+                form.target_kind = "dir".into();
+                form.target_path = ".".into();
                 form.name = "Direct I/O check".into();
                 form.tests = vec!["tape_write".into(), "read_single".into()];
                 form.direct = true;
@@ -103,6 +110,8 @@ impl CampaignForm {
                 "generated_size" => form.generated_size = value,
                 "target_kind" => form.target_kind = value,
                 "target_path" => form.target_path = value,
+                "tape_model" => form.tape_model = value,
+                "tape_drives" => form.tape_drives = value,
                 "tests" => form.tests.push(value),
                 "buffers" => form.buffers = value,
                 "block_size" => form.block_size = value,
@@ -141,7 +150,12 @@ impl CampaignForm {
         spec.insert("source".into(), source);
         let mut target = Map::new();
         target.insert("kind".into(), json!(self.target_kind));
-        if self.target_kind != "null" && !self.target_path.trim().is_empty() {
+        if self.target_kind == "tape" {
+            target.insert("model".into(), json!(self.tape_model.trim()));
+            if !self.tape_drives.trim().is_empty() {
+                target.insert("drives".into(), number(&self.tape_drives));
+            }
+        } else if self.target_kind != "null" && !self.target_path.trim().is_empty() {
             target.insert("path".into(), json!(self.target_path.trim()));
         }
         spec.insert("target".into(), Value::Object(target));
@@ -231,6 +245,10 @@ fn form_field(path: &str) -> &'static str {
         "source_paths"
     } else if head("target.path") {
         "target_path"
+    } else if head("target.model") {
+        "tape_model"
+    } else if head("target.drives") {
+        "tape_drives"
     } else if head("target") {
         "target_kind"
     } else if head("tests") {

@@ -157,6 +157,7 @@ struct NewTemplate {
     form: CampaignForm,
     presets: Vec<(&'static str, &'static str)>,
     tests: Vec<(&'static str, &'static str)>,
+    tape_models: Vec<(&'static str, String)>,
     error: Option<String>,
     needs_token: bool,
 }
@@ -174,6 +175,18 @@ fn new_page(form: CampaignForm, error: Option<String>, needs_token: bool) -> New
         form,
         presets: PRESETS.to_vec(),
         tests: TestKind::ALL.iter().map(|t| (t.id(), t.label())).collect(),
+        tape_models: crate::spec::TAPE_MODELS
+            .iter()
+            .map(|m| {
+                (
+                    m.id,
+                    format!(
+                        "{} ({} MB/s native, {}:1)",
+                        m.name, m.native_mb_s, m.max_compression
+                    ),
+                )
+            })
+            .collect(),
         error,
     }
 }

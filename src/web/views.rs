@@ -83,6 +83,8 @@ pub struct RunRow {
     pub latency: String,
     pub warnings: Vec<String>,
     pub error: Option<String>,
+    /// The emulated drives' figures, when the target is emulated tape.
+    pub tape: Option<String>,
 }
 
 /// Chart titles by name.
@@ -409,5 +411,19 @@ fn run_row(run: &RunRecord) -> RunRow {
             .map_or_else(dash, |l| format!("{} / {} µs", l.p50, l.p99)),
         warnings: result.map(|r| r.warnings.clone()).unwrap_or_default(),
         error: result.and_then(|r| r.error.clone()),
+        tape: result.and_then(|r| r.tape.as_ref()).map(|t| {
+            format!(
+                "emulated {} × {}: compression {:.2}:1, streaming {:.1} s, repositioning {:.1} s, \
+                 {} backhitches, tape {:.1} MB/s{}",
+                t.model,
+                t.drives,
+                t.compression,
+                t.streaming_s,
+                t.repositioning_s,
+                t.backhitches,
+                t.tape_mb_s,
+                if t.end_of_tape { ", end of tape" } else { "" }
+            )
+        }),
     }
 }

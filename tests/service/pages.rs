@@ -216,3 +216,52 @@ async fn with_a_token_the_plain_form_asks_for_it() {
         assert_eq!(response.status(), status, "{token:?}");
     }
 }
+
+#[tokio::test]
+async fn emulated_tape_figures_survive_the_store_and_say_emulated_everywhere() {
+    let root = scratch();
+    let lab = Lab::start(root.path(), &LabOptions::default());
+    let id = lab
+        .submit(&json!({
+            "name": "tape",
+            "source": {"generated": {"size": "80M", "compress_ratio": 1.0}},
+            "target": {"kind": "tape", "model": "lto-3", "buffer_mb": 16},
+            "tests": ["tape_write"]
+        }))
+        .await;
+    let campaign = lab
+        .wait_status(&id, &["done"], Duration::from_secs(60))
+        .await;
+    let tape = &campaign["runs"][0]["result"]["tape"];
+    assert_eq!(tape["emulated"], true, "{campaign}");
+    assert_eq!(tape["model"], "LTO-3");
+    let rate = campaign["runs"][0]["result"]["mb_per_s"]
+        .as_f64()
+        .unwrap_or(0.0);
+    assert!((76.0..=84.0).contains(&rate), "{rate}");
+    let csv = lab
+        .get(&format!("/api/campaigns/{id}/results.csv"))
+        .await
+        .text()
+        .await
+        .expect("csv");
+    assert!(
+        csv.lines().next().unwrap_or("").contains("emulated_tape"),
+        "{csv}"
+    );
+    assert!(csv.contains(",LTO-3,"), "{csv}");
+    let page = lab
+        .get(&format!("/campaigns/{id}"))
+        .await
+        .text()
+        .await
+        .expect("html");
+    assert!(page.contains("emulated LTO-3"), "the page says emulated");
+    let verdict = lab
+        .get_json(&format!("/api/campaigns/{id}/bottleneck"))
+        .await;
+    let label = verdict["bottleneck"]["rows"][0]["label"]
+        .as_str()
+        .unwrap_or("");
+    assert!(label.contains("emulated"), "{label}");
+}
