@@ -144,3 +144,46 @@ fn a_full_cartridge_ends_the_run_with_an_end_of_tape_result() {
     let warnings = write["warnings"].to_string();
     assert!(warnings.contains("end of tape"), "{warnings}");
 }
+
+#[test]
+fn ctrl_c_stops_a_shoe_shining_drive_within_a_second() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let path = dir.path().join("spec.json");
+    // A slow feed and a long reposition: the drive keeps the host waiting for seconds.
+    let spec = json!({
+        "source": {"generated": {"size": "10G", "compress_ratio": 1.0}},
+        "target": {"kind": "tape", "model": "lto-3", "buffer_mb": 4, "reposition_s": 5},
+        "tests": ["tape_write"],
+        "params": {"streams": 1, "source_rate_mb_s": 10, "duration_s": 60, "block_size": "1M",
+                   "buffers": 4}
+    });
+    std::fs::write(&path, spec.to_string()).expect("write spec");
+    let child = Command::new(env!("CARGO_BIN_EXE_backlab"))
+        .arg("run")
+        .arg(&path)
+        .arg("--json")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // Long enough for the 4 MB buffer to fill at 10 MB/s and a backhitch to begin.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let signalled = std::time::Instant::now();
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("signal");
+    let out = child.wait_with_output().expect("wait");
+    let took = signalled.elapsed();
+    assert!(
+        took < std::time::Duration::from_millis(1500),
+        "took {took:?} to stop"
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["runs"][0]["status"], "cancelled");
+    assert!(
+        report["runs"][0]["tape"]["backhitches"]
+            .as_u64()
+            .unwrap_or(0)
+            > 0,
+        "{report}"
+    );
+}

@@ -415,7 +415,7 @@ fn write_loop(
             &block.buf.as_slice()[..padded]
         };
         let started = Instant::now();
-        let result = sink.write_block(bytes);
+        let result = sink.write_block_or_give_up(bytes, &shared.cancelled);
         let elapsed = started.elapsed();
         clock.busy += elapsed;
         latency.record(elapsed);
@@ -445,7 +445,7 @@ fn write_loop(
     }
     if !failed && !shared.cancelled.load(Ordering::Relaxed) {
         let started = Instant::now();
-        let result = sink.finish(fsync);
+        let result = sink.finish_or_give_up(fsync, &shared.cancelled);
         clock.busy += started.elapsed();
         if let Err(source) = result {
             shared.fail(EngineError::TargetSync {

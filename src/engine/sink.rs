@@ -4,6 +4,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 use super::buffer::PAGE;
 use super::error::EngineError;
@@ -21,6 +22,17 @@ pub trait Sink: Send {
     fn alignment(&self) -> usize;
     /// The path written, for messages.
     fn path(&self) -> &Path;
+    /// Writes one block unless `give_up` is raised while the device makes the host wait (an
+    /// emulated drive that is repositioning); other sinks just write.
+    fn write_block_or_give_up(&mut self, data: &[u8], give_up: &AtomicBool) -> io::Result<()> {
+        let _ = give_up;
+        self.write_block(data)
+    }
+    /// Ends the stream unless `give_up` is raised while waiting for the device.
+    fn finish_or_give_up(&mut self, fsync: bool, give_up: &AtomicBool) -> io::Result<()> {
+        let _ = give_up;
+        self.finish(fsync)
+    }
     /// After the last write: how many of its bytes fitted, when the device filled up during
     /// it (`None`: all of them).
     fn fitted(&self) -> Option<usize> {

@@ -6,6 +6,7 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::spec::TapeConfig;
@@ -250,6 +251,10 @@ impl TapeSink {
 
 impl Sink for TapeSink {
     fn write_block(&mut self, data: &[u8]) -> io::Result<()> {
+        self.write_block_or_give_up(data, &AtomicBool::new(false))
+    }
+
+    fn write_block_or_give_up(&mut self, data: &[u8], give_up: &AtomicBool) -> io::Result<()> {
         if self.end_of_tape {
             return Ok(());
         }
@@ -267,18 +272,23 @@ impl Sink for TapeSink {
             let now = self.now();
             match self.model.offer(native, now) {
                 Ok(()) => break,
+                Err(_) if give_up.load(Ordering::Relaxed) => return Ok(()),
                 Err(seconds) => Self::wait(seconds),
             }
         }
         Ok(())
     }
 
-    fn finish(&mut self, _fsync: bool) -> io::Result<()> {
+    fn finish(&mut self, fsync: bool) -> io::Result<()> {
+        self.finish_or_give_up(fsync, &AtomicBool::new(false))
+    }
+
+    fn finish_or_give_up(&mut self, _fsync: bool, give_up: &AtomicBool) -> io::Result<()> {
         // Closing a tape writes out the buffer: the host waits for the drive.
         loop {
             let now = self.now();
             let left = self.model.drain_time(now);
-            if left <= 0.0 {
+            if left <= 0.0 || give_up.load(Ordering::Relaxed) {
                 return Ok(());
             }
             Self::wait(left);
