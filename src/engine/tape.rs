@@ -22,7 +22,8 @@ const MAX_NAP: Duration = Duration::from_millis(50);
 /// What a drive is doing.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Mode {
-    /// Loaded, nothing written yet.
+    /// Loaded and not moving yet: the drive starts once an eighth of its buffer is filled
+    /// (or the host closes), without a backhitch.
     Loaded,
     /// Moving tape at `speed` native MB/s.
     Streaming { speed: f64 },
@@ -139,7 +140,7 @@ impl DriveModel {
             let gap = (now - self.last_offer).max(1e-4);
             self.host_rate = 0.8 * self.host_rate + 0.2 * (native / gap);
             self.last_offer = now;
-            if self.mode == Mode::Loaded {
+            if self.mode == Mode::Loaded && self.level >= self.buffer() / 8.0 {
                 self.mode = Mode::Streaming {
                     speed: self.config.native_mb_s,
                 };
@@ -147,6 +148,12 @@ impl DriveModel {
             return Ok(());
         }
         match self.mode {
+            Mode::Loaded => {
+                self.mode = Mode::Streaming {
+                    speed: self.config.native_mb_s,
+                };
+                Err(1e-4)
+            }
             Mode::Stopped => {
                 self.figures.backhitches += 1;
                 let until = self.clock + self.config.reposition_s;
@@ -158,7 +165,6 @@ impl DriveModel {
                 let needed = self.level + native - self.buffer();
                 Err((needed / (speed * 1e6)).max(1e-4))
             }
-            Mode::Loaded => Err(1e-3),
         }
     }
 
@@ -180,7 +186,11 @@ impl DriveModel {
                 (until - self.clock) + self.level / (self.matched_speed() * 1e6)
             }
             Mode::Streaming { speed } => self.level / (speed * 1e6),
-            Mode::Loaded => 0.0,
+            Mode::Loaded => {
+                let speed = self.config.native_mb_s;
+                self.mode = Mode::Streaming { speed };
+                self.level / (speed * 1e6)
+            }
         }
     }
 
