@@ -13,6 +13,8 @@
 #   REPEAT     measurements per tool and workload (default 3); the tool order alternates.
 #   STREAMS    backlab reader streams for the small-files workload (default 16).
 #   WORKLOADS  which workloads to run (default "w1 w2 w3 w4").
+#   FIO_HUGE=0 gives fio malloc'd buffers instead of huge pages (--mem=shmhuge, reserved through
+#              /proc/sys/vm/nr_hugepages when writable and given back at the end).
 #   NO_DROP_CACHES=1  do not use /proc/sys/vm/drop_caches even when it is writable (tests the
 #              per-file eviction fallback).
 #
@@ -77,9 +79,22 @@ NEED_KB=$((5 * 1024 * 1024))
 [ "$AVAIL_KB" -ge "$NEED_KB" ] ||
     die "$BENCH_DIR has $((AVAIL_KB / 1024)) MiB free; about 5 GiB is needed"
 SCRATCH=$(mktemp -d "$BENCH_DIR/run.XXXXXX") || die "cannot create a scratch directory in $BENCH_DIR"
+# backlab's buffers of 1 MiB and more sit in transparent huge pages, so O_DIRECT pins one page
+# table entry per 2 MiB. fio gets the same (--mem=shmhuge) when huge pages can be reserved;
+# otherwise it keeps malloc'd buffers and the report says so.
+HUGEPAGES_FILE=/proc/sys/vm/nr_hugepages
+HUGEPAGES_BEFORE=
+FIO_MEM=--mem=malloc
+if [ "${FIO_HUGE:-1}" = 1 ] && [ -w "$HUGEPAGES_FILE" ]; then
+    HUGEPAGES_BEFORE=$(cat "$HUGEPAGES_FILE")
+    if [ "$HUGEPAGES_BEFORE" -ge 8 ] || echo 8 >"$HUGEPAGES_FILE" 2>/dev/null; then
+        [ "$(cat "$HUGEPAGES_FILE")" -ge 8 ] && FIO_MEM=--mem=shmhuge
+    fi
+fi
 cleanup() {
     rm -rf "$SCRATCH"
     rmdir "$BENCH_DIR" 2>/dev/null
+    [ -n "$HUGEPAGES_BEFORE" ] && echo "$HUGEPAGES_BEFORE" >"$HUGEPAGES_FILE" 2>/dev/null
     return 0
 }
 trap cleanup EXIT
@@ -203,7 +218,7 @@ m_fio() {
     local out=$SCRATCH/fio.json log=$SCRATCH/fio.log
     rm -f "$out"
     MEAS=
-    if ! fio --output-format=json --output="$out" "$@" >"$log" 2>&1; then
+    if ! fio --output-format=json --output="$out" "$FIO_MEM" "$@" >"$log" 2>&1; then
         tool_failed "$key fio" "fio $*" "$log"
         return 1
     fi
@@ -296,6 +311,12 @@ echo "scratch:    $SCRATCH"
 df -T -h "$SCRATCH" | sed 's/^/            /'
 echo "mount:      $(awk -v d="$(df -P "$SCRATCH" | awk 'NR == 2 { print $6 }')" '$2 == d { print $1, $2, $3, $4 }' /proc/mounts | tail -n 1)"
 echo "repeats:    $REPEAT (median reported, tool order alternating); small-files streams: $STREAMS"
+if [ "$FIO_MEM" = --mem=shmhuge ]; then
+    echo "buffers:    fio $FIO_MEM (huge pages, as backlab's 1 MiB buffers; FIO_HUGE=0 for malloc)"
+else
+    echo "buffers:    fio $FIO_MEM: no huge pages could be reserved, so fio pins 4 KiB pages and"
+    echo "            backlab 2 MiB ones; expect backlab ahead on fast direct I/O"
+fi
 if [ "$DROP_CACHES" = 1 ]; then
     echo "cold cache: sync; echo 3 > /proc/sys/vm/drop_caches before each small-files measurement"
 else
