@@ -7,7 +7,7 @@ use plotters::prelude::*;
 use crate::analysis::Verdict;
 use crate::matrix::Point;
 use crate::spec::{TestKind, format_size};
-use crate::store::{RunRecord, RunState};
+use crate::store::RunRecord;
 
 /// The names under which charts are served (`/campaigns/{id}/charts/{name}.svg`).
 pub const NAMES: [&str; 4] = ["tests", "throughput", "stages", "matrix"];
@@ -532,12 +532,4 @@ fn nice_max(max: f64) -> f64 {
         }
     }
     10.0 * magnitude
-}
-
-/// Whether a run's figures belong in the charts.
-pub fn finished(run: &RunRecord) -> bool {
-    matches!(
-        run.status,
-        RunState::Done | RunState::Failed | RunState::Cancelled
-    )
 }

@@ -1,7 +1,7 @@
 //! Two campaigns side by side: runs matched by test and parameters, the change in percent, and
 //! whether the change is larger than the runs' own spread.
 
-use crate::matrix::median;
+pub use crate::matrix::Stat;
 use crate::spec::{RunParams, TestKind};
 use crate::store::{RunRecord, RunState};
 
@@ -15,24 +15,6 @@ pub struct Row {
     pub params: RunParams,
     pub a: Option<Stat>,
     pub b: Option<Stat>,
-}
-
-/// Median and range of the done runs at one point.
-#[derive(Debug, Clone, Copy)]
-pub struct Stat {
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-    pub runs: usize,
-}
-
-impl Stat {
-    fn spread_pct(&self) -> f64 {
-        if self.runs < 2 || self.median <= 0.0 {
-            return 0.0;
-        }
-        (self.max - self.min) / 2.0 / self.median * 100.0
-    }
 }
 
 impl Row {
@@ -104,15 +86,6 @@ fn group(runs: &[RunRecord]) -> Vec<(TestKind, RunParams, Stat)> {
     }
     groups
         .into_iter()
-        .map(|(test, params, mut values)| {
-            values.sort_by(f64::total_cmp);
-            let stat = Stat {
-                median: median(&values),
-                min: values.first().copied().unwrap_or(0.0),
-                max: values.last().copied().unwrap_or(0.0),
-                runs: values.len(),
-            };
-            (test, params, stat)
-        })
+        .map(|(test, params, values)| (test, params, Stat::of(values)))
         .collect()
 }

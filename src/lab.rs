@@ -18,7 +18,7 @@ use crate::events::{EventHub, LabEvent, RunBrief};
 use crate::ids;
 use crate::policy::Policy;
 use crate::report::{CampaignHeader, CampaignReport};
-use crate::spec::{self, CampaignSpec, FieldErrors};
+use crate::spec::{self, CampaignSpec, FieldErrors, RunPlan};
 use crate::store::{
     CampaignRecord, CampaignStatus, DeleteOutcome, NewCampaign, RunRecord, Store, StoreError,
 };
@@ -175,33 +175,14 @@ impl Lab {
 
     async fn accept(
         self: &Arc<Self>,
-        mut spec: CampaignSpec,
+        spec: CampaignSpec,
         rerun_of: Option<String>,
     ) -> Result<Submitted, LabError> {
-        let violations = self.policy.resolve_paths(&mut spec);
-        if !violations.forbidden.is_empty() {
-            return Err(LabError::Forbidden(violations.forbidden));
-        }
-        let mut invalid = violations.invalid;
-        let plans = match spec.plan() {
-            Ok(plans) => plans,
-            Err(errors) => {
-                invalid.extend(errors);
-                return Err(LabError::Invalid(invalid));
-            }
-        };
-        invalid.extend(self.policy.check_limits(&spec, &plans));
-        if !invalid.is_empty() {
-            return Err(LabError::Invalid(invalid));
-        }
-        let devices = self.engine.allow_devices.clone();
-        let checked = plans.clone();
-        let problems = tokio::task::spawn_blocking(move || preflight::check(&checked, &devices))
+        // Resolving paths and the preflight touch the file system: not on an async worker.
+        let lab = Arc::clone(self);
+        let (spec, plans) = tokio::task::spawn_blocking(move || lab.validate(spec))
             .await
-            .map_err(|e| LabError::Internal(format!("preflight check failed: {e}")))?;
-        if !problems.is_empty() {
-            return Err(LabError::Invalid(problems));
-        }
+            .map_err(|e| LabError::Internal(format!("the campaign check failed: {e}")))??;
 
         let id = ids::campaign_id();
         let campaign = NewCampaign {
@@ -222,6 +203,32 @@ impl Lab {
             id,
             runs: plans.len(),
         })
+    }
+
+    /// Checks a spec against the spec rules, the policy and the real file system; returns it
+    /// with its paths resolved, and its runs. Blocking: it reads the file system.
+    fn validate(&self, mut spec: CampaignSpec) -> Result<(CampaignSpec, Vec<RunPlan>), LabError> {
+        let violations = self.policy.resolve_paths(&mut spec);
+        if !violations.forbidden.is_empty() {
+            return Err(LabError::Forbidden(violations.forbidden));
+        }
+        let mut invalid = violations.invalid;
+        let plans = match spec.plan() {
+            Ok(plans) => plans,
+            Err(errors) => {
+                invalid.extend(errors);
+                return Err(LabError::Invalid(invalid));
+            }
+        };
+        invalid.extend(self.policy.check_limits(&spec, &plans));
+        if !invalid.is_empty() {
+            return Err(LabError::Invalid(invalid));
+        }
+        let problems = preflight::check(&plans, &self.engine.allow_devices);
+        if !problems.is_empty() {
+            return Err(LabError::Invalid(problems));
+        }
+        Ok((spec, plans))
     }
 
     /// A campaign with its spec and runs.
@@ -289,17 +296,13 @@ impl Lab {
 
     /// The campaign's report: the same document `backlab run --json` prints.
     pub async fn report(&self, id: &str) -> Result<CampaignReport, LabError> {
-        let record = self.record(id).await?;
-        let spec = stored_spec(&record)?;
-        let runs = self.store.runs(&record.id).await?;
-        let results: Vec<_> = runs.into_iter().filter_map(|run| run.result).collect();
-        let bottleneck = analysis::verdict(&results, survey_of(&record).as_ref());
+        let (view, bottleneck) = self.campaign_with_verdict(id).await?;
         Ok(CampaignReport {
             campaign: CampaignHeader {
-                name: record.name,
-                spec,
+                name: view.campaign.name,
+                spec: view.spec,
             },
-            runs: results,
+            runs: view.runs.into_iter().filter_map(|run| run.result).collect(),
             bottleneck,
         })
     }

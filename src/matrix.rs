@@ -26,14 +26,36 @@ impl Point {
     pub fn combination(&self) -> String {
         format!("{} × {}", self.buffers, format_size(self.block_size))
     }
+}
 
-    /// Half the min–max range relative to the median, in percent: the runs' own spread.
-    pub fn spread_pct(&self) -> f64 {
-        if self.median > 0.0 {
-            (self.max - self.min) / 2.0 / self.median * 100.0
-        } else {
-            0.0
+/// Median and range of repeated measurements of one thing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stat {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub runs: usize,
+}
+
+impl Stat {
+    /// The figures of a set of measurements.
+    pub fn of(mut values: Vec<f64>) -> Self {
+        values.sort_by(f64::total_cmp);
+        Self {
+            median: median(&values),
+            min: values.first().copied().unwrap_or(0.0),
+            max: values.last().copied().unwrap_or(0.0),
+            runs: values.len(),
         }
+    }
+
+    /// Half the min–max range relative to the median, in percent: the runs' own spread
+    /// (0 for a single run, which shows none).
+    pub fn spread_pct(&self) -> f64 {
+        if self.runs < 2 || self.median <= 0.0 {
+            return 0.0;
+        }
+        (self.max - self.min) / 2.0 / self.median * 100.0
     }
 }
 
@@ -68,17 +90,17 @@ pub fn points(runs: &[RunRecord]) -> Vec<Point> {
     });
     let mut points: Vec<Point> = groups
         .into_iter()
-        .map(|((test, buffers, block_size, streams), mut values)| {
-            values.sort_by(f64::total_cmp);
+        .map(|((test, buffers, block_size, streams), values)| {
+            let stat = Stat::of(values);
             Point {
                 test,
                 buffers,
                 block_size,
                 streams,
-                median: median(&values),
-                min: values.first().copied().unwrap_or(0.0),
-                max: values.last().copied().unwrap_or(0.0),
-                runs: values.len(),
+                median: stat.median,
+                min: stat.min,
+                max: stat.max,
+                runs: stat.runs,
                 best: false,
             }
         })

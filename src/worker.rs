@@ -65,8 +65,8 @@ async fn claim(
 async fn execute(lab: &Arc<Lab>, claimed: ClaimedRun, switch: Arc<RunSwitch>) {
     let run_id = claimed.run_id;
     let campaign_id = claimed.campaign_id.clone();
-    let plan = match plan_of(&claimed) {
-        Ok(plan) => plan,
+    let (plan, total) = match plan_of(&claimed) {
+        Ok(planned) => planned,
         Err(message) => {
             tracing::error!(run_id, %message, "stored campaign cannot be planned");
             let result = failed_result(&claimed, message);
@@ -74,7 +74,6 @@ async fn execute(lab: &Arc<Lab>, claimed: ClaimedRun, switch: Arc<RunSwitch>) {
             return;
         }
     };
-    let total = plan_count(&claimed);
     tracing::info!(campaign = %campaign_id, run_id, test = %plan.test, "run started");
     lab.events.publish(
         &campaign_id,
@@ -210,40 +209,19 @@ async fn finish(
     );
 }
 
-fn plan_of(claimed: &ClaimedRun) -> Result<RunPlan, String> {
+/// The run's plan, planned again from the stored spec, and how many runs the campaign has.
+fn plan_of(claimed: &ClaimedRun) -> Result<(RunPlan, usize), String> {
     let spec: CampaignSpec = serde_json::from_str(&claimed.spec_json)
         .map_err(|e| format!("the stored spec cannot be read: {e}"))?;
     let plans = spec.plan().map_err(|errors| errors.to_string())?;
+    let total = plans.len();
     plans
         .into_iter()
         .nth(claimed.position)
+        .map(|plan| (plan, total))
         .ok_or_else(|| format!("the spec has no run {}", claimed.position))
 }
 
-fn plan_count(claimed: &ClaimedRun) -> usize {
-    serde_json::from_str::<CampaignSpec>(&claimed.spec_json)
-        .ok()
-        .and_then(|spec| spec.plan().ok())
-        .map_or(0, |plans| plans.len())
-}
-
 fn failed_result(claimed: &ClaimedRun, message: String) -> RunResult {
-    RunResult {
-        test: claimed.test,
-        params: claimed.params.clone(),
-        status: RunStatus::Failed,
-        bytes: 0,
-        files: 0,
-        seconds: 0.0,
-        mb_per_s: 0.0,
-        cpu: Default::default(),
-        stages: Default::default(),
-        latency_us: None,
-        latency_of: None,
-        cache_resident_pct: None,
-        samples: Vec::new(),
-        warnings: Vec::new(),
-        error: Some(message),
-        tape: None,
-    }
+    RunResult::failed(claimed.test, claimed.params.clone(), message)
 }

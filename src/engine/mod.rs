@@ -70,22 +70,12 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
     warnings.extend(skipped.warning());
 
     let mut result = RunResult {
-        test: plan.test,
-        params: params.clone(),
         status: RunStatus::Done,
-        bytes: 0,
-        files: 0,
-        seconds: 0.0,
-        mb_per_s: 0.0,
-        cpu,
-        stages: StageFigures::default(),
-        latency_us: None,
-        latency_of: None,
-        cache_resident_pct,
-        samples: Vec::new(),
-        warnings,
         error: None,
-        tape: None,
+        cpu,
+        cache_resident_pct,
+        warnings,
+        ..RunResult::failed(plan.test, params.clone(), String::new())
     };
     match outcome {
         Ok(outcome) => fill_from_outcome(&mut result, outcome),

@@ -43,6 +43,30 @@ pub struct RunResult {
     pub tape: Option<TapeFigures>,
 }
 
+impl RunResult {
+    /// A run that moved nothing and ended with `error`: the starting point of every result.
+    pub fn failed(test: TestKind, params: RunParams, error: String) -> Self {
+        Self {
+            test,
+            params,
+            status: RunStatus::Failed,
+            bytes: 0,
+            files: 0,
+            seconds: 0.0,
+            mb_per_s: 0.0,
+            cpu: CpuFigures::default(),
+            stages: StageFigures::default(),
+            latency_us: None,
+            latency_of: None,
+            cache_resident_pct: None,
+            samples: Vec::new(),
+            warnings: Vec::new(),
+            error: Some(error),
+            tape: None,
+        }
+    }
+}
+
 /// What emulated tape drives report about a run: always marked emulated.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TapeFigures {

@@ -210,27 +210,37 @@ async fn recover(store: &Store) {
                     "runs were left unfinished by the last shutdown or crash; queued again"
                 );
             }
-            for spec_json in &recovery.spec_jsons {
-                let Ok(spec) = serde_json::from_str::<CampaignSpec>(spec_json) else {
-                    continue;
-                };
-                if spec.target.kind != TargetKind::Dir {
-                    continue;
-                }
-                if let Some(dir) = spec.target.path.as_deref() {
-                    match sweep_lab_files(dir) {
-                        Ok(0) => {}
-                        Ok(removed) => tracing::warn!(
-                            dir = %dir.display(), removed, "removed files left by an interrupted run"
-                        ),
-                        Err(error) => tracing::warn!(
-                            dir = %dir.display(), %error, "cannot look for files left by an interrupted run"
-                        ),
-                    }
-                }
+            // Looking through target directories is file-system work: off the async workers.
+            let specs = recovery.spec_jsons;
+            let swept = tokio::task::spawn_blocking(move || sweep_targets(&specs)).await;
+            if let Err(error) = swept {
+                tracing::warn!(%error, "cannot look for files left by interrupted runs");
             }
         }
         Err(error) => tracing::error!(%error, "cannot recover unfinished runs"),
+    }
+}
+
+/// Removes lab files left in the directory targets of the given campaign specs.
+fn sweep_targets(spec_jsons: &[String]) {
+    for spec_json in spec_jsons {
+        let Ok(spec) = serde_json::from_str::<CampaignSpec>(spec_json) else {
+            continue;
+        };
+        if spec.target.kind != TargetKind::Dir {
+            continue;
+        }
+        if let Some(dir) = spec.target.path.as_deref() {
+            match sweep_lab_files(dir) {
+                Ok(0) => {}
+                Ok(removed) => tracing::warn!(
+                    dir = %dir.display(), removed, "removed files left by an interrupted run"
+                ),
+                Err(error) => tracing::warn!(
+                    dir = %dir.display(), %error, "cannot look for files left by an interrupted run"
+                ),
+            }
+        }
     }
 }
 

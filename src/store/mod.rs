@@ -132,11 +132,8 @@ impl Store {
     ) -> Result<Option<Vec<CampaignRecord>>, StoreError> {
         let before_seq = match before {
             Some(id) => {
-                let seq: Option<i64> = sqlx::query_scalar("SELECT seq FROM campaigns WHERE id = ?")
-                    .bind(id)
-                    .fetch_optional(&self.pool)
-                    .await?;
-                match seq {
+                let mut conn = self.pool.acquire().await?;
+                match campaign_seq(&mut conn, id).await? {
                     Some(seq) => seq,
                     None => return Ok(None),
                 }
@@ -375,11 +372,7 @@ impl Store {
         now_ms: i64,
     ) -> Result<Option<CancelOutcome>, StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let seq: Option<i64> = sqlx::query_scalar("SELECT seq FROM campaigns WHERE id = ?")
-            .bind(campaign_id)
-            .fetch_optional(&mut *tx)
-            .await?;
-        let Some(seq) = seq else {
+        let Some(seq) = campaign_seq(&mut tx, campaign_id).await? else {
             return Ok(None);
         };
         let cancelled_queued = sqlx::query(
@@ -406,11 +399,7 @@ impl Store {
     /// Deletes a campaign with its runs and samples, unless one of its runs is executing.
     pub async fn delete_campaign(&self, campaign_id: &str) -> Result<DeleteOutcome, StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let seq: Option<i64> = sqlx::query_scalar("SELECT seq FROM campaigns WHERE id = ?")
-            .bind(campaign_id)
-            .fetch_optional(&mut *tx)
-            .await?;
-        let Some(seq) = seq else {
+        let Some(seq) = campaign_seq(&mut tx, campaign_id).await? else {
             return Ok(DeleteOutcome::NotFound);
         };
         let running: i64 = sqlx::query_scalar(
@@ -471,6 +460,17 @@ impl Store {
             duration_count,
         })
     }
+}
+
+/// The row number of a campaign id, if there is such a campaign.
+async fn campaign_seq(
+    conn: &mut sqlx::SqliteConnection,
+    campaign_id: &str,
+) -> Result<Option<i64>, StoreError> {
+    Ok(sqlx::query_scalar("SELECT seq FROM campaigns WHERE id = ?")
+        .bind(campaign_id)
+        .fetch_optional(conn)
+        .await?)
 }
 
 #[derive(FromRow)]

@@ -392,12 +392,9 @@ async fn compare_page(
     let b_id = query.b.unwrap_or_default();
     let mut comparison = None;
     if !a_id.is_empty() && !b_id.is_empty() {
-        let (a, b) = match (
-            state.lab.campaign(&a_id).await,
-            state.lab.campaign(&b_id).await,
-        ) {
-            (Ok(a), Ok(b)) => (a, b),
-            (Err(error), _) | (_, Err(error)) => return lab_error_page(error),
+        let (a, b) = match load_pair(&state, &a_id, &b_id).await {
+            Ok(pair) => pair,
+            Err(error) => return lab_error_page(error),
         };
         let rows = compare::rows(&a.runs, &b.runs);
         let fmt = |stat: Option<compare::Stat>| {
@@ -445,6 +442,15 @@ async fn compare_page(
     })
 }
 
+/// The two campaigns of a comparison.
+async fn load_pair(
+    state: &AppState,
+    a: &str,
+    b: &str,
+) -> Result<(CampaignView, CampaignView), LabError> {
+    Ok((state.lab.campaign(a).await?, state.lab.campaign(b).await?))
+}
+
 async fn compare_chart(
     State(state): State<AppState>,
     Query(query): Query<CompareQuery>,
@@ -456,12 +462,9 @@ async fn compare_chart(
             "Give both a and b.",
         );
     };
-    let (a, b) = match (
-        state.lab.campaign(&a_id).await,
-        state.lab.campaign(&b_id).await,
-    ) {
-        (Ok(a), Ok(b)) => (a, b),
-        (Err(error), _) | (_, Err(error)) => return lab_error_page(error),
+    let (a, b) = match load_pair(&state, &a_id, &b_id).await {
+        Ok(pair) => pair,
+        Err(error) => return lab_error_page(error),
     };
     let rows: Vec<(String, Option<f64>, Option<f64>)> = compare::rows(&a.runs, &b.runs)
         .iter()
