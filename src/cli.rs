@@ -48,8 +48,11 @@ struct RunArgs {
     /// A campaign spec (JSON); flags override its fields.
     spec: Option<PathBuf>,
     /// Source path (file or directory tree); repeat for several file systems.
-    #[arg(long = "source", value_name = "PATH")]
+    #[arg(long = "source", value_name = "PATH", conflicts_with = "generated")]
     sources: Vec<PathBuf>,
+    /// Source: generated data of this size (e.g. 4G) instead of paths.
+    #[arg(long, value_name = "SIZE")]
+    generated: Option<String>,
     /// Target: a directory, `null`, `device:PATH`, or emulated tape `tape:MODEL[:DRIVES]`.
     #[arg(long, value_name = "DIR|null|device:PATH|tape:MODEL[:DRIVES]")]
     target: Option<String>,
@@ -86,6 +89,12 @@ struct RunArgs {
     /// What-if: each stream reads at most this many MB/s.
     #[arg(long = "source-rate", value_name = "MB/S")]
     source_rate_mb_s: Option<f64>,
+    /// Network backup: clients sending at once (loopback clients of this process).
+    #[arg(long)]
+    clients: Option<u32>,
+    /// Network backup what-if: each client's link carries at most this many MB/s.
+    #[arg(long = "link-rate", value_name = "MB/S")]
+    link_mb_s: Option<f64>,
     /// Campaign name.
     #[arg(long)]
     name: Option<String>,
@@ -274,6 +283,7 @@ fn run(args: RunArgs) -> ExitCode {
 
     let settings = EngineSettings {
         allow_devices: args.allow_devices.clone(),
+        agents: None,
     };
     let mut runs: Vec<RunResult> = Vec::with_capacity(plans.len());
     for (index, plan) in plans.iter().enumerate() {
@@ -336,7 +346,7 @@ fn build_spec(args: &RunArgs) -> Result<CampaignSpec, String> {
             name: String::new(),
             source: SourceSpec::default(),
             target: TargetSpec::new(TargetKind::Null, None),
-            tests: spec::TestKind::ALL
+            tests: spec::TestKind::BOTTLENECK
                 .iter()
                 .map(|test| test.id().to_string())
                 .collect(),
@@ -349,6 +359,17 @@ fn build_spec(args: &RunArgs) -> Result<CampaignSpec, String> {
         spec.source = SourceSpec {
             paths: Some(args.sources.clone()),
             generated: None,
+            agents: None,
+        };
+    }
+    if let Some(size) = &args.generated {
+        spec.source = SourceSpec {
+            paths: None,
+            generated: Some(spec::GeneratedSpec {
+                size: SizeInput::Text(size.clone()),
+                compress_ratio: args.compress_ratio.unwrap_or(2.0),
+            }),
+            agents: None,
         };
     }
     if let Some(target) = &args.target {
@@ -390,6 +411,12 @@ fn build_spec(args: &RunArgs) -> Result<CampaignSpec, String> {
     }
     if args.source_rate_mb_s.is_some() {
         params.source_rate_mb_s = args.source_rate_mb_s;
+    }
+    if args.clients.is_some() {
+        params.clients = args.clients;
+    }
+    if args.link_mb_s.is_some() {
+        params.link_mb_s = args.link_mb_s;
     }
     Ok(spec)
 }

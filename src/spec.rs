@@ -15,6 +15,14 @@ pub const MAX_RUNS: u64 = 1000;
 pub const DEFAULT_GENERATED_SIZE: u64 = 1 << 30;
 /// Alignment O_DIRECT needs for buffers, offsets and lengths.
 pub const DIRECT_ALIGN: u64 = 4096;
+/// Most clients one network run may have.
+pub const MAX_CLIENTS: u32 = 64;
+/// Most TCP connections (clients × streams) one network run may have.
+pub const MAX_CONNECTIONS: u32 = 256;
+/// Clients the lab starts on loopback when a campaign names neither agents nor a count.
+pub const DEFAULT_CLIENTS: u32 = 2;
+/// Streams per client of a network backup unless the campaign says (seed 000: two each).
+pub const DEFAULT_CLIENT_STREAMS: u32 = 2;
 
 /// A campaign as submitted: a source, a target, tests, parameters, an optional matrix.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -24,7 +32,7 @@ pub struct CampaignSpec {
     pub name: String,
     pub source: SourceSpec,
     pub target: TargetSpec,
-    #[serde(default = "all_test_names")]
+    #[serde(default = "bottleneck_test_names")]
     pub tests: Vec<String>,
     #[serde(default)]
     pub params: ParamsSpec,
@@ -34,7 +42,8 @@ pub struct CampaignSpec {
     pub repeat: u32,
 }
 
-/// What is backed up: paths (each one "file system") or generated data.
+/// What is backed up: paths (each one "file system") or generated data; for a network backup,
+/// optionally read by named agents on their own hosts.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SourceSpec {
@@ -42,6 +51,10 @@ pub struct SourceSpec {
     pub paths: Option<Vec<PathBuf>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generated: Option<GeneratedSpec>,
+    /// Agents that send the network backup, each reading `paths` (on its own host) or
+    /// generated data. Without agents the lab starts its own clients on loopback.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents: Option<Vec<String>>,
 }
 
 /// Data produced at memory speed: a size and how well it compresses.
@@ -143,6 +156,12 @@ pub struct ParamsSpec {
     /// What-if: each stream reads at most this fast (MB/s).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source_rate_mb_s: Option<f64>,
+    /// Network backup: how many clients send at once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clients: Option<u32>,
+    /// Network backup what-if: each client's link carries at most this much (MB/s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_mb_s: Option<f64>,
 }
 
 impl Default for ParamsSpec {
@@ -158,6 +177,8 @@ impl Default for ParamsSpec {
             size: None,
             duration_s: Some(60.0),
             source_rate_mb_s: None,
+            clients: None,
+            link_mb_s: None,
         }
     }
 }
@@ -172,6 +193,9 @@ pub struct MatrixSpec {
     pub block_size: Option<Vec<SizeInput>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streams: Option<Vec<u32>>,
+    /// Network backup only: client counts to sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<Vec<u32>>,
 }
 
 /// A size as a user writes it: a byte count or a string such as `64K` or `2GiB`.
@@ -255,7 +279,8 @@ pub fn format_size(bytes: u64) -> String {
     format!("{bytes}B")
 }
 
-/// The five local tests of the bottleneck method, in table order.
+/// The tests: the five local ones of the bottleneck method, in table order, then the network
+/// backup.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[serde(rename_all = "snake_case")]
 pub enum TestKind {
@@ -269,11 +294,23 @@ pub enum TestKind {
     NullSink,
     /// The full pipeline into the target: the end-to-end figure.
     FullBackup,
+    /// Clients × streams send over TCP into the pipeline and the target.
+    NetworkBackup,
 }
 
 impl TestKind {
     /// Every test, in the order of the bottleneck table.
-    pub const ALL: [TestKind; 5] = [
+    pub const ALL: [TestKind; 6] = [
+        TestKind::TapeWrite,
+        TestKind::ReadSingle,
+        TestKind::ReadParallel,
+        TestKind::NullSink,
+        TestKind::FullBackup,
+        TestKind::NetworkBackup,
+    ];
+
+    /// The five local tests of the bottleneck method: what a campaign runs by default.
+    pub const BOTTLENECK: [TestKind; 5] = [
         TestKind::TapeWrite,
         TestKind::ReadSingle,
         TestKind::ReadParallel,
@@ -289,6 +326,7 @@ impl TestKind {
             TestKind::ReadParallel => "read_parallel",
             TestKind::NullSink => "null_sink",
             TestKind::FullBackup => "full_backup",
+            TestKind::NetworkBackup => "network_backup",
         }
     }
 
@@ -300,6 +338,7 @@ impl TestKind {
             TestKind::ReadParallel => "Read, parallel",
             TestKind::NullSink => "Backup to null, parallel",
             TestKind::FullBackup => "Full backup, parallel",
+            TestKind::NetworkBackup => "Network backup",
         }
     }
 
@@ -308,14 +347,18 @@ impl TestKind {
         TestKind::ALL.into_iter().find(|test| test.id() == id)
     }
 
-    /// Whether the test reads the campaign's source (and so can be served from the page cache).
+    /// Whether the test reads the campaign's source on this host (and so can be served from
+    /// the page cache). A network backup's clients read it.
     pub fn reads_source(self) -> bool {
-        self != TestKind::TapeWrite
+        !matches!(self, TestKind::TapeWrite | TestKind::NetworkBackup)
     }
 
     /// Whether the test writes into the campaign's target.
     pub fn writes_target(self) -> bool {
-        matches!(self, TestKind::TapeWrite | TestKind::FullBackup)
+        matches!(
+            self,
+            TestKind::TapeWrite | TestKind::FullBackup | TestKind::NetworkBackup
+        )
     }
 }
 
@@ -340,6 +383,12 @@ pub struct RunParams {
     /// Each stream's read rate cap in MB/s (a what-if), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_rate_mb_s: Option<f64>,
+    /// Network backup: clients sending at once (`streams` is then per client).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<u32>,
+    /// Network backup: each client's emulated link cap in MB/s, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_mb_s: Option<f64>,
 }
 
 /// The source of a validated campaign.
@@ -476,6 +525,9 @@ pub struct RunPlan {
     pub params: RunParams,
     pub source: SourcePlan,
     pub target: TargetPlan,
+    /// Network backup: the agents that send, in order (the first `clients` of them); empty
+    /// when the lab's own clients send on loopback.
+    pub agents: Vec<String>,
 }
 
 /// Field-level validation errors, keyed by the field's path (`params.block_size`).
@@ -554,6 +606,8 @@ impl CampaignSpec {
         }
         let base = self.base_params(&mut errors, source.as_ref());
         let points = self.matrix_points(&mut errors);
+        let agents = self.agent_names(&mut errors);
+        let network = self.network_plan(&mut errors, &tests, &agents);
 
         if let Some(sizes) = self.matrix.as_ref().and_then(|m| m.block_size.as_ref()) {
             for (index, size) in sizes.iter().enumerate() {
@@ -596,7 +650,9 @@ impl CampaignSpec {
             );
         }
 
-        let (Some(source), Some(target), Some(base)) = (source, target, base) else {
+        let (Some(source), Some(target), Some(base), Some(network)) =
+            (source, target, base, network)
+        else {
             return Err(errors);
         };
         if !errors.is_empty() {
@@ -605,6 +661,11 @@ impl CampaignSpec {
         let mut plans = Vec::with_capacity(runs as usize);
         for point in &points {
             for &test in &tests {
+                let is_network = test == TestKind::NetworkBackup;
+                // A client sweep repeats only the network runs; the local tests run once.
+                if !is_network && point.clients.is_some() && point.clients != points[0].clients {
+                    continue;
+                }
                 for _ in 0..self.repeat {
                     let mut params = base.clone();
                     if let Some(buffers) = point.buffers {
@@ -616,11 +677,23 @@ impl CampaignSpec {
                     if let Some(streams) = point.streams {
                         params.streams = streams;
                     }
+                    if is_network {
+                        if self.params.streams.is_none() && point.streams.is_none() {
+                            params.streams = DEFAULT_CLIENT_STREAMS;
+                        }
+                        params.clients = Some(point.clients.unwrap_or(network.clients));
+                        params.link_mb_s = self.params.link_mb_s;
+                    }
                     plans.push(RunPlan {
                         test,
                         params,
                         source: source.clone(),
                         target: target.clone(),
+                        agents: if is_network {
+                            agents.clone()
+                        } else {
+                            Vec::new()
+                        },
                     });
                 }
             }
@@ -634,8 +707,19 @@ impl CampaignSpec {
                 errors.add("source", "give either paths or generated, not both");
                 None
             }
+            // Agents alone send generated data of the campaign's size and compressibility.
+            (None, None) if self.source.agents.is_some() => Some(SourcePlan::Generated {
+                size: self
+                    .params
+                    .size
+                    .as_ref()
+                    .and_then(|size| size.bytes().ok())
+                    .filter(|&size| size > 0)
+                    .unwrap_or(DEFAULT_GENERATED_SIZE),
+                compress_ratio: self.params.compress_ratio,
+            }),
             (None, None) => {
-                errors.add("source", "give paths or generated");
+                errors.add("source", "give paths, generated or agents");
                 None
             }
             (Some(paths), None) => {
@@ -878,7 +962,141 @@ impl CampaignSpec {
             size,
             duration_s: params.duration_s,
             source_rate_mb_s: params.source_rate_mb_s,
+            clients: None,
+            link_mb_s: None,
         })
+    }
+
+    /// The agents named by the source, checked: names as agents register them, each once.
+    fn agent_names(&self, errors: &mut FieldErrors) -> Vec<String> {
+        let Some(agents) = &self.source.agents else {
+            return Vec::new();
+        };
+        if agents.is_empty() {
+            errors.add(
+                "source.agents",
+                "must name at least one agent, or be left out (the lab's own clients send)",
+            );
+        }
+        if agents.len() > MAX_CLIENTS as usize {
+            errors.add(
+                "source.agents",
+                format!("names {} agents; at most {MAX_CLIENTS}", agents.len()),
+            );
+        }
+        for (index, name) in agents.iter().enumerate() {
+            let field = format!("source.agents[{index}]");
+            if let Err(message) = check_agent_name(name) {
+                errors.add(field, message);
+            } else if agents[..index].contains(name) {
+                errors.add(field, format!("'{name}' is listed twice"));
+            }
+        }
+        agents.clone()
+    }
+
+    /// Checks what only a network backup uses, and resolves its client count.
+    fn network_plan(
+        &self,
+        errors: &mut FieldErrors,
+        tests: &[TestKind],
+        agents: &[String],
+    ) -> Option<NetworkDefaults> {
+        let before = errors.0.len();
+        let network = tests.contains(&TestKind::NetworkBackup);
+        let sweep = self.matrix.as_ref().and_then(|m| m.clients.as_ref());
+        if !network {
+            let only = "is used by network_backup only; add it to tests or remove this";
+            if self.params.clients.is_some() {
+                errors.add("params.clients", only);
+            }
+            if self.params.link_mb_s.is_some() {
+                errors.add("params.link_mb_s", only);
+            }
+            if sweep.is_some() {
+                errors.add("matrix.clients", only);
+            }
+            if self.source.agents.is_some() {
+                errors.add("source.agents", only);
+            }
+        }
+        if !agents.is_empty() {
+            for (index, test) in tests.iter().enumerate() {
+                if *test != TestKind::NetworkBackup {
+                    errors.add(
+                        format!("tests[{index}]"),
+                        format!(
+                            "{} runs on the lab's own host; with source.agents only \
+                             network_backup can run (submit the local tests separately)",
+                            test.id()
+                        ),
+                    );
+                }
+            }
+        }
+        let most = if agents.is_empty() {
+            MAX_CLIENTS
+        } else {
+            agents.len() as u32
+        };
+        let clients_error = |what: &str| {
+            if agents.is_empty() {
+                format!("{what} between 1 and {MAX_CLIENTS}")
+            } else {
+                format!(
+                    "{what} between 1 and {most}: each client is one of the {most} agents named"
+                )
+            }
+        };
+        let clients = self.params.clients.unwrap_or(if agents.is_empty() {
+            DEFAULT_CLIENTS
+        } else {
+            most
+        });
+        if !(1..=most).contains(&clients) {
+            errors.add("params.clients", clients_error("must be"));
+        }
+        if let Some(sweep) = sweep {
+            if sweep.is_empty() {
+                errors.add(
+                    "matrix.clients",
+                    "must list at least one value, or be left out",
+                );
+            }
+            for (index, value) in sweep.iter().enumerate() {
+                if !(1..=most).contains(value) {
+                    errors.add(format!("matrix.clients[{index}]"), clients_error("must be"));
+                }
+            }
+        }
+        if let Some(rate) = self.params.link_mb_s
+            && !(rate.is_finite() && rate > 0.0 && rate <= 1_000_000.0)
+        {
+            errors.add("params.link_mb_s", "must be more than 0 MB/s");
+        }
+        if network {
+            let streams = self.params.streams.unwrap_or(DEFAULT_CLIENT_STREAMS);
+            let widest_clients = sweep
+                .and_then(|sweep| sweep.iter().max().copied())
+                .unwrap_or(clients);
+            let widest_streams = self
+                .matrix
+                .as_ref()
+                .and_then(|m| m.streams.as_ref())
+                .and_then(|list| list.iter().max().copied())
+                .unwrap_or(streams);
+            let connections = u64::from(widest_clients) * u64::from(widest_streams);
+            if connections > u64::from(MAX_CONNECTIONS) {
+                errors.add(
+                    "params",
+                    format!(
+                        "clients × streams is {connections} connections; at most \
+                         {MAX_CONNECTIONS} are allowed"
+                    ),
+                );
+            }
+        }
+        (errors.0.len() == before).then_some(NetworkDefaults { clients })
     }
 
     fn matrix_points(&self, errors: &mut FieldErrors) -> Vec<MatrixPoint> {
@@ -930,15 +1148,23 @@ impl CampaignSpec {
                 })
             })
             .collect();
+        // Checked with the rest of the network settings.
+        let clients: Vec<Option<u32>> = match &matrix.clients {
+            Some(list) if !list.is_empty() => list.iter().copied().map(Some).collect(),
+            _ => vec![None],
+        };
         let mut points = Vec::new();
         for buffers in &buffers {
             for block_size in &block_sizes {
                 for streams in &streams {
-                    points.push(MatrixPoint {
-                        buffers: *buffers,
-                        block_size: *block_size,
-                        streams: *streams,
-                    });
+                    for clients in &clients {
+                        points.push(MatrixPoint {
+                            buffers: *buffers,
+                            block_size: *block_size,
+                            streams: *streams,
+                            clients: *clients,
+                        });
+                    }
                 }
             }
         }
@@ -951,6 +1177,29 @@ struct MatrixPoint {
     buffers: Option<u32>,
     block_size: Option<u64>,
     streams: Option<u32>,
+    clients: Option<u32>,
+}
+
+/// The network settings every network run of a campaign starts from.
+#[derive(Debug, Clone, Copy)]
+struct NetworkDefaults {
+    clients: u32,
+}
+
+/// Checks an agent's name: what agents register as and campaigns name them by.
+pub fn check_agent_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > 64 {
+        return Err("must be 1 to 64 characters".to_string());
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return Err(format!(
+            "'{name}' may hold only letters, digits, '-', '_' and '.'"
+        ));
+    }
+    Ok(())
 }
 
 fn size_field(errors: &mut FieldErrors, field: &str, input: &SizeInput) -> Option<u64> {
@@ -985,6 +1234,13 @@ fn check_block_size(errors: &mut FieldErrors, field: &str, direct: bool, block_s
 
 fn all_test_names() -> Vec<String> {
     TestKind::ALL
+        .iter()
+        .map(|test| test.id().to_string())
+        .collect()
+}
+
+fn bottleneck_test_names() -> Vec<String> {
+    TestKind::BOTTLENECK
         .iter()
         .map(|test| test.id().to_string())
         .collect()

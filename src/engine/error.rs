@@ -37,4 +37,6 @@ pub enum EngineError {
     },
     #[error("cannot start a measurement thread: {0}")]
     Thread(io::Error),
+    #[error("network backup: {0}")]
+    Network(String),
 }

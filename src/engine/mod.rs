@@ -7,6 +7,7 @@ pub mod data;
 pub mod dataset;
 pub mod error;
 pub mod measure;
+pub mod network;
 pub mod pipeline;
 pub mod preflight;
 pub mod result;
@@ -14,6 +15,7 @@ pub mod sink;
 pub mod source;
 pub mod survey;
 pub mod tape;
+pub mod wire;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -25,10 +27,12 @@ use crossbeam_channel::bounded;
 use crate::spec::{DEFAULT_GENERATED_SIZE, RunPlan, SourcePlan, TargetPlan, TestKind};
 use error::EngineError;
 use measure::{CpuSnapshot, round1};
+use network::{ClientGateway, ClientTally, LoopbackClients};
 use pipeline::{Job, Limits, Outcome};
-use result::{RunResult, RunStatus, StageFigures};
+use result::{ClientStatus, RunResult, RunStatus, StageFigures};
 use sink::{DeviceSink, DirSink, NullSink, Sink};
 use source::{FileStream, GeneratedStream, Skipped, StreamSource};
+use wire::{ClientSource, WorkOrder};
 
 pub use pipeline::RunControl;
 
@@ -42,10 +46,22 @@ const GENERATED_SEED: u64 = 0x6261_636b_6c61_6200;
 const FILE_QUEUE: usize = 4096;
 
 /// Settings of the engine that come from whoever runs it, not from the spec.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct EngineSettings {
     /// Devices the caller allows the lab to overwrite.
     pub allow_devices: Vec<PathBuf>,
+    /// Where the agents a network backup names are reached; without it only the lab's own
+    /// loopback clients can send.
+    pub agents: Option<Arc<dyn ClientGateway>>,
+}
+
+impl std::fmt::Debug for EngineSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EngineSettings")
+            .field("allow_devices", &self.allow_devices)
+            .field("agents", &self.agents.is_some())
+            .finish()
+    }
 }
 
 /// Runs one test at one parameter point with real I/O. Always returns a result: a failed or
@@ -65,7 +81,15 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
 
     let skipped = Skipped::default();
     let cpu_before = CpuSnapshot::take();
-    let outcome = build_job(plan, settings, &skipped).map(|job| pipeline::run(job, control));
+    let mut tallies = Vec::new();
+    let outcome = if plan.test == TestKind::NetworkBackup {
+        run_network(plan, settings, control).map(|(outcome, clients)| {
+            tallies = clients;
+            outcome
+        })
+    } else {
+        build_job(plan, settings, &skipped).map(|job| pipeline::run(job, control))
+    };
     let cpu = cpu_before.usage_until(&CpuSnapshot::take());
     warnings.extend(skipped.warning());
 
@@ -78,6 +102,11 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
         ..RunResult::failed(plan.test, params.clone(), String::new())
     };
     match outcome {
+        Ok(mut outcome) if plan.test == TestKind::NetworkBackup => {
+            let per_client = std::mem::take(&mut outcome.tally_samples);
+            fill_from_outcome(&mut result, outcome);
+            fill_clients(&mut result, &tallies, per_client);
+        }
         Ok(outcome) => fill_from_outcome(&mut result, outcome),
         Err(error) => {
             result.status = RunStatus::Failed;
@@ -134,6 +163,155 @@ fn fill_from_outcome(result: &mut RunResult, outcome: Outcome) {
         result.status = RunStatus::Failed;
         result.error = Some("the source holds no data to read".to_string());
     }
+}
+
+/// Adds a network run's per-client figures; a run where some clients failed is partial, one
+/// where all failed is failed.
+fn fill_clients(
+    result: &mut RunResult,
+    tallies: &[Arc<ClientTally>],
+    per_client: Vec<Vec<result::Sample>>,
+) {
+    let clients: Vec<_> = tallies
+        .iter()
+        .zip(per_client.into_iter().chain(std::iter::repeat(Vec::new())))
+        .map(|(tally, samples)| tally.figures(result.seconds, samples))
+        .collect();
+    let samples: Vec<_> = clients.iter().map(|c| c.samples.clone()).collect();
+    result.samples = network::sum_samples(&samples);
+    let failed: Vec<String> = clients
+        .iter()
+        .filter(|client| client.status == ClientStatus::Failed)
+        .map(|client| {
+            format!(
+                "client '{}' failed: {}",
+                client.name,
+                client.error.as_deref().unwrap_or("no reason given")
+            )
+        })
+        .collect();
+    if !failed.is_empty() {
+        if failed.len() == clients.len() {
+            result.status = RunStatus::Failed;
+            result.error = Some(format!("every client failed; {}", failed.join("; ")));
+        } else if result.status == RunStatus::Done {
+            result.partial = true;
+            result.warnings.push(format!(
+                "partial: {}; the other clients finished, and the figures cover what they sent",
+                failed.join("; ")
+            ));
+        }
+    }
+    result.clients = Some(clients);
+}
+
+/// A network backup: the clients are set sending, their connections become the streams, and
+/// the pipeline feeds the target.
+fn run_network(
+    plan: &RunPlan,
+    settings: &EngineSettings,
+    control: &pipeline::RunControl<'_>,
+) -> Result<(Outcome, Vec<Arc<ClientTally>>), EngineError> {
+    let params = &plan.params;
+    let clients = params.clients.unwrap_or(1).max(1);
+    let names: Vec<String> = if plan.agents.is_empty() {
+        (1..=clients)
+            .map(|index| format!("client-{index}"))
+            .collect()
+    } else {
+        plan.agents.iter().take(clients as usize).cloned().collect()
+    };
+    let (source, total) = match &plan.source {
+        SourcePlan::Generated {
+            size,
+            compress_ratio,
+        } => (
+            ClientSource::Generated {
+                compress_ratio: *compress_ratio,
+            },
+            Some(params.size.map_or(*size, |limit| limit.min(*size))),
+        ),
+        SourcePlan::Paths(paths) => (ClientSource::Paths(paths.clone()), params.size),
+    };
+    let run_key = network::new_run_key();
+    let count = names.len() as u64;
+    let orders: Vec<WorkOrder> = names
+        .iter()
+        .enumerate()
+        .map(|(index, name)| WorkOrder {
+            run_key: run_key.clone(),
+            client: name.clone(),
+            streams: params.streams,
+            block_size: params.block_size,
+            source: source.clone(),
+            // Shares that add up to the total exactly.
+            bytes: total.map(|total| total / count + u64::from((index as u64) < total % count)),
+            link_mb_s: params.link_mb_s,
+            port: 0,
+        })
+        .collect();
+    let gateway: &dyn ClientGateway = if plan.agents.is_empty() {
+        &LoopbackClients
+    } else {
+        settings.agents.as_deref().ok_or_else(|| {
+            EngineError::Network(
+                "agents can only send to a lab started with `backlab serve`; `backlab run` \
+                 has only its own loopback clients (leave source.agents out)"
+                    .to_string(),
+            )
+        })?
+    };
+    let sinks = target_sinks(plan, settings)?;
+    let arrivals = gateway.open(orders.clone())?;
+    let connected = network::connect_all(
+        &orders,
+        &arrivals.connections,
+        network::CONNECT_TIMEOUT,
+        control.cancel,
+    );
+    if connected.streams.is_empty() {
+        let figures: Vec<String> = connected
+            .tallies
+            .iter()
+            .map(|tally| {
+                let figures = tally.figures(0.0, Vec::new());
+                format!(
+                    "{}: {}",
+                    figures.name,
+                    figures.error.unwrap_or_else(|| "not connected".into())
+                )
+            })
+            .collect();
+        return Err(EngineError::Network(format!(
+            "no client connected; {}",
+            figures.join("; ")
+        )));
+    }
+    let job = Job {
+        streams: connected
+            .streams
+            .into_iter()
+            .map(|stream| Box::new(stream) as Box<dyn StreamSource>)
+            .collect(),
+        feeders: Vec::new(),
+        sinks,
+        buffers: params.buffers as usize,
+        block_size: params.block_size as usize,
+        fsync: params.fsync,
+        // The clients send their shares of the size; the lab ends the run at its duration.
+        limits: Limits {
+            bytes: None,
+            duration: params.duration_s.map(Duration::from_secs_f64),
+        },
+        tallies: connected
+            .tallies
+            .iter()
+            .map(|tally| Arc::clone(&tally.received))
+            .collect(),
+    };
+    let outcome = pipeline::run(job, control);
+    drop(arrivals);
+    Ok((outcome, connected.tallies))
 }
 
 /// Puts together the streams, feeders and sinks of one test.
@@ -213,18 +391,7 @@ fn build_job<'a>(
             .collect(),
         None => readers,
     };
-    let sinks: Vec<Box<dyn Sink + 'a>> = match (plan.test, &plan.target) {
-        (TestKind::ReadSingle | TestKind::ReadParallel, _) => Vec::new(),
-        (TestKind::NullSink, _) => vec![Box::new(NullSink)],
-        // One writer per emulated drive: the streams are spread over them.
-        (TestKind::TapeWrite | TestKind::FullBackup, TargetPlan::Tape(config)) => (0..config
-            .drives)
-            .map(|index| Box::new(tape::TapeSink::new(config, index as usize)) as Box<dyn Sink>)
-            .collect(),
-        (TestKind::TapeWrite | TestKind::FullBackup, _) => {
-            vec![open_target(&plan.target, settings, params.direct)?]
-        }
-    };
+    let sinks = target_sinks(plan, settings)?;
     Ok(Job {
         streams: readers,
         feeders,
@@ -233,6 +400,28 @@ fn build_job<'a>(
         block_size: params.block_size as usize,
         fsync: params.fsync,
         limits,
+        tallies: Vec::new(),
+    })
+}
+
+/// The writers' sinks of a test: none for read tests, one per emulated drive, or the target.
+fn target_sinks(
+    plan: &RunPlan,
+    settings: &EngineSettings,
+) -> Result<Vec<Box<dyn Sink>>, EngineError> {
+    Ok(match (plan.test, &plan.target) {
+        (TestKind::ReadSingle | TestKind::ReadParallel, _) => Vec::new(),
+        (TestKind::NullSink, _) => vec![Box::new(NullSink)],
+        // One writer per emulated drive: the streams are spread over them.
+        (
+            TestKind::TapeWrite | TestKind::FullBackup | TestKind::NetworkBackup,
+            TargetPlan::Tape(config),
+        ) => (0..config.drives)
+            .map(|index| Box::new(tape::TapeSink::new(config, index as usize)) as Box<dyn Sink>)
+            .collect(),
+        (TestKind::TapeWrite | TestKind::FullBackup | TestKind::NetworkBackup, _) => {
+            vec![open_target(&plan.target, settings, plan.params.direct)?]
+        }
     })
 }
 

@@ -2,8 +2,8 @@
 //! writers drain them into sinks. Also the plain read loop of the read tests. All of it on OS
 //! threads doing blocking I/O, with a monitor thread that samples, reports and enforces limits.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::{Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 
@@ -127,6 +127,8 @@ pub struct Outcome {
     pub failure: Option<EngineError>,
     /// Each emulated drive's figures.
     pub tape: Vec<TapeFigures>,
+    /// Samples of each of the job's tallies, on the run's clock.
+    pub tally_samples: Vec<Vec<Sample>>,
 }
 
 /// Report of one reader thread.
@@ -163,6 +165,9 @@ pub struct Job<'a> {
     pub block_size: usize,
     pub fsync: bool,
     pub limits: Limits,
+    /// Byte counters sampled at the same instants as the run's throughput (a network run's
+    /// clients).
+    pub tallies: Vec<Arc<AtomicU64>>,
 }
 
 /// Runs a job to its end: the source is exhausted, a limit is reached, it fails or it is
@@ -181,8 +186,9 @@ pub fn run(job: Job<'_>, control: &RunControl<'_>) -> Outcome {
         let start = Instant::now();
         let (finished_tx, finished_rx) = bounded::<()>(0);
         let limits = job.limits;
+        let tallies = job.tallies;
         let monitor = spawn(scope, "backlab-monitor", shared, move || {
-            monitor(shared, control, limits, start, finished_rx)
+            monitor(shared, control, limits, &tallies, start, finished_rx)
         });
         let feeders: Vec<_> = job
             .feeders
@@ -248,7 +254,7 @@ pub fn run(job: Job<'_>, control: &RunControl<'_>) -> Outcome {
             (join_all(readers), join_all(writers))
         };
         drop(finished_tx);
-        let samples = monitor
+        let (samples, tally_samples) = monitor
             .and_then(|handle| handle.join().ok())
             .unwrap_or_default();
         join_all(feeders);
@@ -277,6 +283,7 @@ pub fn run(job: Job<'_>, control: &RunControl<'_>) -> Outcome {
                 writer_threads,
                 latency,
                 samples,
+                tally_samples,
             },
         )
     })
@@ -349,7 +356,7 @@ fn read_loop(
             break;
         }
         let started = Instant::now();
-        let filled = stream.fill(&mut block.buf, want);
+        let filled = stream.fill_or_give_up(&mut block.buf, want, &shared.stop);
         clock.busy += started.elapsed();
         match filled {
             Ok(0) => {
@@ -495,10 +502,12 @@ fn monitor(
     shared: &Shared,
     control: &RunControl<'_>,
     limits: Limits,
+    tallies: &[Arc<AtomicU64>],
     start: Instant,
     finished: Receiver<()>,
-) -> Vec<Sample> {
+) -> (Vec<Sample>, Vec<Vec<Sample>>) {
     let mut sampler = Sampler::new(start);
+    let mut tally_samplers: Vec<Sampler> = tallies.iter().map(|_| Sampler::new(start)).collect();
     let mut next_tick = start + SAMPLE_INTERVAL;
     loop {
         let now = Instant::now();
@@ -524,6 +533,9 @@ fn monitor(
         if now >= next_tick {
             let bytes = shared.moved.load(Ordering::Relaxed);
             let mb_per_s = sampler.sample(now, bytes);
+            for (tally, tally_sampler) in tallies.iter().zip(&mut tally_samplers) {
+                tally_sampler.sample(now, tally.load(Ordering::Relaxed));
+            }
             (control.progress)(&Progress {
                 elapsed_s: elapsed.as_secs_f64(),
                 bytes,
@@ -533,7 +545,13 @@ fn monitor(
             next_tick += SAMPLE_INTERVAL;
         }
     }
-    sampler.into_samples()
+    (
+        sampler.into_samples(),
+        tally_samplers
+            .into_iter()
+            .map(Sampler::into_samples)
+            .collect(),
+    )
 }
 
 fn percent(limits: Limits, elapsed: Duration, bytes: u64) -> Option<f64> {
@@ -557,6 +575,7 @@ struct OutcomeParts<'a> {
     writer_threads: usize,
     latency: LatencyRecorder,
     samples: Vec<Sample>,
+    tally_samples: Vec<Vec<Sample>>,
 }
 
 fn outcome(shared: &Shared, start: Instant, parts: OutcomeParts<'_>) -> Outcome {
@@ -592,6 +611,7 @@ fn outcome(shared: &Shared, start: Instant, parts: OutcomeParts<'_>) -> Outcome 
         writer_threads: parts.writer_threads,
         latency: parts.latency,
         samples: parts.samples,
+        tally_samples: parts.tally_samples,
         cancelled: shared.cancelled.load(Ordering::Relaxed),
         failure,
         tape: parts

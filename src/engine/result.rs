@@ -41,6 +41,12 @@ pub struct RunResult {
     /// The emulated drives' own figures, when the target is emulated tape.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tape: Option<TapeFigures>,
+    /// A network backup's clients, each on the run's clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<Vec<ClientFigures>>,
+    /// Some clients failed and the others finished: the figures cover the survivors' part.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
 }
 
 impl RunResult {
@@ -63,8 +69,41 @@ impl RunResult {
             warnings: Vec::new(),
             error: Some(error),
             tape: None,
+            clients: None,
+            partial: false,
         }
     }
+}
+
+/// How one client's part of a network backup ended.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientStatus {
+    Done,
+    Failed,
+}
+
+/// What one client of a network backup delivered, measured by the lab on the run's clock.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ClientFigures {
+    pub name: String,
+    pub streams: u32,
+    /// Payload bytes the lab received from this client.
+    pub bytes: u64,
+    /// bytes ÷ the run's seconds.
+    pub mb_per_s: f64,
+    pub status: ClientStatus,
+    /// Why the client failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The client's own count of what it sent, from its streams' end frames.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported_mb_per_s: Option<f64>,
+    /// Throughput received from this client, at the same instants as the run's samples.
+    #[serde(default)]
+    pub samples: Vec<Sample>,
 }
 
 /// What emulated tape drives report about a run: always marked emulated.

@@ -24,6 +24,17 @@ pub trait StreamSource: Send {
     /// Places up to `want` bytes (`want <= buf.len()`) at the start of `buf`, packing several
     /// files into one block the way a backup stream does. Returns 0 when the stream is done.
     fn fill(&mut self, buf: &mut AlignedBuf, want: usize) -> Result<usize, EngineError>;
+    /// Like `fill`, for sources that can block for long (a network stream): they return
+    /// early, with what they have, once `give_up` is set.
+    fn fill_or_give_up(
+        &mut self,
+        buf: &mut AlignedBuf,
+        want: usize,
+        give_up: &std::sync::atomic::AtomicBool,
+    ) -> Result<usize, EngineError> {
+        let _ = give_up;
+        self.fill(buf, want)
+    }
     /// Files read to their end so far.
     fn files_done(&self) -> u64;
     /// Latency of each read call, if this source makes any.

@@ -131,6 +131,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
         policy,
         EngineSettings {
             allow_devices: config.allow_devices.clone(),
+            agents: None,
         },
     ));
     let (shutdown_tx, shutdown_rx) = watch::channel(false);

@@ -276,7 +276,8 @@ impl Store {
                 reader_busy_pct = ?, reader_wait_pct = ?, reader_waits = ?,
                 writer_busy_pct = ?, writer_wait_pct = ?, writer_waits = ?,
                 latency_p50_us = ?, latency_p99_us = ?, latency_max_us = ?, latency_of = ?,
-                cache_resident_pct = ?, warnings = ?, error = ?, tape = ?
+                cache_resident_pct = ?, warnings = ?, error = ?, tape = ?, clients = ?,
+                partial = ?
              WHERE id = ? AND status = 'running'",
         )
         .bind(status.id())
@@ -301,6 +302,8 @@ impl Store {
         .bind(to_json(&result.warnings)?)
         .bind(&result.error)
         .bind(result.tape.as_ref().map(to_json).transpose()?)
+        .bind(result.clients.as_ref().map(to_json).transpose()?)
+        .bind(result.partial)
         .bind(run_id)
         .execute(&mut *tx)
         .await?;
@@ -539,6 +542,8 @@ struct RunRow {
     warnings: String,
     error: Option<String>,
     tape: Option<String>,
+    clients: Option<String>,
+    partial: bool,
 }
 
 impl RunRow {
@@ -556,6 +561,12 @@ impl RunRow {
             .map(serde_json::from_str)
             .transpose()
             .map_err(|e| corrupt(&format!("tape: {e}")))?;
+        let clients = self
+            .clients
+            .as_deref()
+            .map(serde_json::from_str)
+            .transpose()
+            .map_err(|e| corrupt(&format!("clients: {e}")))?;
         let finished_status = match status {
             RunState::Done => Some(RunStatus::Done),
             RunState::Failed => Some(RunStatus::Failed),
@@ -600,6 +611,8 @@ impl RunRow {
             warnings: warnings.clone(),
             error: self.error.clone(),
             tape: tape.clone(),
+            clients: clients.clone(),
+            partial: self.partial,
         });
         Ok(RunRecord {
             id: self.id,

@@ -1,0 +1,768 @@
+//! Network backup: clients send framed blocks over TCP, the lab's streams receive them into
+//! the ring, and the writers feed the target, all on one clock.
+//!
+//! The lab side waits for every (client, stream) connection of a run, starts them together,
+//! and counts what each client delivered. The client side (`send_client`) is what an agent, or
+//! one of the lab's own loopback clients, runs.
+
+use std::collections::BTreeMap;
+use std::io::{self, Read};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, bounded};
+
+use super::buffer::AlignedBuf;
+use super::data::DataPool;
+use super::error::EngineError;
+use super::measure::{LatencyRecorder, round1};
+use super::result::{ClientFigures, ClientStatus, Sample};
+use super::source::{self, FileStream, GeneratedStream, Skipped, StreamSource};
+use super::wire::{self, ClientSource, FrameKind, Hello, Refusal, Start, StreamEnd, WorkOrder};
+
+/// How long the lab waits for all of a run's connections before it starts without the missing.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a client may send nothing before the lab gives up on that stream.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a connection may take to say which run it belongs to.
+pub const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+/// Socket read timeout: how often a blocked stream looks at the run's stop flag.
+const POLL: Duration = Duration::from_millis(200);
+/// How long a client waits for the lab's start signal once connected.
+const START_TIMEOUT: Duration = CONNECT_TIMEOUT.saturating_add(Duration::from_secs(15));
+/// Seed of the data clients generate.
+const CLIENT_SEED: u64 = 0x6e65_7462_6163_6b00;
+
+/// One accepted data connection that said which run, client and stream it is.
+pub struct Arrival {
+    pub hello: Hello,
+    pub socket: TcpStream,
+}
+
+/// A network run's connections as they arrive; dropping it withdraws the run (stops
+/// accepting, and for the lab's own clients, waits for their threads).
+pub struct Arrivals {
+    pub connections: Receiver<Arrival>,
+    /// Released last: whatever keeps the clients and the routing alive.
+    pub guard: Box<dyn Send>,
+}
+
+/// Where a network run's clients come from.
+pub trait ClientGateway: Send + Sync {
+    /// Sets the clients of `orders` sending and hands back their connections.
+    fn open(&self, orders: Vec<WorkOrder>) -> Result<Arrivals, EngineError>;
+}
+
+/// The lab's own clients: threads on this host that send over loopback.
+pub struct LoopbackClients;
+
+impl ClientGateway for LoopbackClients {
+    fn open(&self, orders: Vec<WorkOrder>) -> Result<Arrivals, EngineError> {
+        let network = |source: io::Error| EngineError::Network(format!("loopback: {source}"));
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(network)?;
+        listener.set_nonblocking(true).map_err(network)?;
+        let addr = listener.local_addr().map_err(network)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let (arrived_tx, arrived_rx) = bounded(wire_capacity(&orders));
+        let run_key = orders
+            .first()
+            .map(|o| o.run_key.clone())
+            .unwrap_or_default();
+        let accept_stop = Arc::clone(&stop);
+        let acceptor = std::thread::Builder::new()
+            .name("backlab-accept".into())
+            .spawn(move || accept_loopback(&listener, &run_key, &arrived_tx, &accept_stop))
+            .map_err(EngineError::Thread)?;
+        let mut clients = Vec::new();
+        for order in orders {
+            let client_stop = Arc::clone(&stop);
+            let name = format!("backlab-client-{}", order.client);
+            let handle = std::thread::Builder::new().name(name).spawn(move || {
+                let sent = send_client(addr, &order, &client_stop);
+                if let Some(error) = sent.error {
+                    tracing::warn!(client = %order.client, %error, "loopback client failed");
+                }
+            });
+            match handle {
+                Ok(handle) => clients.push(handle),
+                Err(error) => {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(EngineError::Thread(error));
+                }
+            }
+        }
+        Ok(Arrivals {
+            connections: arrived_rx,
+            guard: Box::new(LoopbackGuard {
+                stop,
+                threads: std::iter::once(acceptor).chain(clients).collect(),
+            }),
+        })
+    }
+}
+
+fn wire_capacity(orders: &[WorkOrder]) -> usize {
+    orders
+        .iter()
+        .map(|o| o.streams as usize)
+        .sum::<usize>()
+        .max(1)
+}
+
+/// Stops the acceptor and waits for the loopback clients when the run is over.
+struct LoopbackGuard {
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Drop for LoopbackGuard {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn accept_loopback(
+    listener: &TcpListener,
+    run_key: &str,
+    arrived: &Sender<Arrival>,
+    stop: &AtomicBool,
+) {
+    while !stop.load(Ordering::Relaxed) {
+        match listener.accept() {
+            Ok((socket, peer)) => match read_hello(socket) {
+                Ok(arrival) if arrival.hello.run_key == run_key => {
+                    let _ = arrived.send(arrival);
+                }
+                Ok(mut arrival) => reject(&mut arrival.socket, "unknown run"),
+                Err(error) => tracing::warn!(%peer, %error, "loopback connection dropped"),
+            },
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(error) => {
+                tracing::warn!(%error, "loopback accept failed");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+}
+
+/// Reads the first frame of a data connection, which must be a `Hello`, within the timeout.
+pub fn read_hello(socket: TcpStream) -> Result<Arrival, wire::WireError> {
+    socket.set_nonblocking(false)?;
+    socket.set_read_timeout(Some(HELLO_TIMEOUT))?;
+    let mut reader = &socket;
+    let hello: Hello = wire::read_message(&mut reader, FrameKind::Hello)?;
+    Ok(Arrival { hello, socket })
+}
+
+/// Sends a `Reject` with its reason; the connection is closed by the caller dropping it.
+pub fn reject(socket: &mut TcpStream, reason: &str) {
+    let _ = wire::write_message(
+        socket,
+        FrameKind::Reject,
+        &Refusal {
+            reason: reason.to_string(),
+        },
+    );
+}
+
+/// What one client delivered to the lab, counted as it arrives.
+#[derive(Debug)]
+pub struct ClientTally {
+    pub name: String,
+    pub streams: u32,
+    /// Payload bytes received from this client.
+    pub received: Arc<AtomicU64>,
+    state: Mutex<TallyState>,
+}
+
+#[derive(Debug, Default)]
+struct TallyState {
+    ended: u32,
+    reported_bytes: u64,
+    reported_seconds: f64,
+    failure: Option<String>,
+}
+
+impl ClientTally {
+    fn new(name: String, streams: u32) -> Self {
+        Self {
+            name,
+            streams,
+            received: Arc::new(AtomicU64::new(0)),
+            state: Mutex::new(TallyState::default()),
+        }
+    }
+
+    fn fail(&self, why: String) {
+        if let Ok(mut state) = self.state.lock()
+            && state.failure.is_none()
+        {
+            state.failure = Some(why);
+        }
+    }
+
+    fn ended(&self, end: &StreamEnd) {
+        if let Ok(mut state) = self.state.lock() {
+            state.ended += 1;
+            state.reported_bytes += end.bytes;
+            state.reported_seconds = state.reported_seconds.max(end.seconds);
+            if let Some(error) = &end.error
+                && state.failure.is_none()
+            {
+                state.failure = Some(format!("its source failed: {error}"));
+            }
+        }
+    }
+
+    /// This client's figures over a run of `seconds`, with its samples.
+    pub fn figures(&self, seconds: f64, samples: Vec<Sample>) -> ClientFigures {
+        let bytes = self.received.load(Ordering::Relaxed);
+        let state = self.state.lock().map(|s| s.clone_out()).unwrap_or_default();
+        ClientFigures {
+            name: self.name.clone(),
+            streams: self.streams,
+            bytes,
+            mb_per_s: if seconds > 0.0 {
+                round1(bytes as f64 / seconds / 1e6)
+            } else {
+                0.0
+            },
+            status: if state.failure.is_some() {
+                ClientStatus::Failed
+            } else {
+                ClientStatus::Done
+            },
+            error: state.failure,
+            reported_bytes: (state.ended > 0).then_some(state.reported_bytes),
+            reported_mb_per_s: (state.ended > 0 && state.reported_seconds > 0.0)
+                .then(|| round1(state.reported_bytes as f64 / state.reported_seconds / 1e6)),
+            samples,
+        }
+    }
+}
+
+impl TallyState {
+    fn clone_out(&self) -> TallyState {
+        TallyState {
+            ended: self.ended,
+            reported_bytes: self.reported_bytes,
+            reported_seconds: self.reported_seconds,
+            failure: self.failure.clone(),
+        }
+    }
+}
+
+/// The lab's end of one data connection: reads `Data` frames into the ring's blocks.
+pub struct NetStream {
+    socket: TcpStream,
+    stream: u32,
+    tally: Arc<ClientTally>,
+    /// Payload bytes of the current `Data` frame not read yet.
+    frame_left: usize,
+    started: bool,
+    done: bool,
+    idle_since: Option<Instant>,
+    latency: LatencyRecorder,
+}
+
+impl NetStream {
+    fn new(socket: TcpStream, stream: u32, tally: Arc<ClientTally>) -> Self {
+        Self {
+            socket,
+            stream,
+            tally,
+            frame_left: 0,
+            started: false,
+            done: false,
+            idle_since: None,
+            latency: LatencyRecorder::new(),
+        }
+    }
+
+    /// Ends this stream as failed: the client's part of the run is partial.
+    fn broke(&mut self, why: String) {
+        self.done = true;
+        self.tally.fail(format!("stream {}: {why}", self.stream));
+        let _ = self.socket.shutdown(std::net::Shutdown::Both);
+    }
+
+    /// Reads into `into`, waiting through read timeouts until data comes, `give_up` is set or
+    /// the client has been silent too long. `None` when the stream should stop filling.
+    fn read_some(&mut self, into: &mut [u8], give_up: &AtomicBool) -> Option<usize> {
+        loop {
+            let started = Instant::now();
+            match self.socket.read(into) {
+                Ok(0) => {
+                    self.broke(format!(
+                        "the connection closed in the middle of a frame or without an end \
+                         frame ({} bytes received from the client)",
+                        self.tally.received.load(Ordering::Relaxed)
+                    ));
+                    return None;
+                }
+                Ok(count) => {
+                    self.latency.record(started.elapsed());
+                    self.idle_since = None;
+                    return Some(count);
+                }
+                Err(error)
+                    if matches!(
+                        error.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    if give_up.load(Ordering::Relaxed) {
+                        return None;
+                    }
+                    let idle = *self.idle_since.get_or_insert(started);
+                    if idle.elapsed() >= IDLE_TIMEOUT {
+                        self.broke(format!("sent nothing for {} s", IDLE_TIMEOUT.as_secs()));
+                        return None;
+                    }
+                }
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => {
+                    self.broke(format!("receiving failed: {error}"));
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Reads the next frame header; false when the stream ended (cleanly or not).
+    fn next_frame(&mut self, give_up: &AtomicBool) -> bool {
+        let mut header = [0u8; wire::HEADER_LEN];
+        let mut filled = 0;
+        while filled < header.len() {
+            match self.read_some(&mut header[filled..], give_up) {
+                Some(count) => filled += count,
+                None => return false,
+            }
+        }
+        let header = match wire::read_header(&mut header.as_slice()) {
+            Ok(header) => header,
+            Err(error) => {
+                self.broke(format!("malformed frame: {error}"));
+                return false;
+            }
+        };
+        match header.kind {
+            FrameKind::Data => {
+                self.frame_left = header.len as usize;
+                true
+            }
+            FrameKind::End => {
+                let _ = self.socket.set_read_timeout(Some(HELLO_TIMEOUT));
+                let mut reader = &self.socket;
+                match wire::read_payload::<StreamEnd>(&mut reader, header) {
+                    Ok(end) => self.tally.ended(&end),
+                    Err(error) => {
+                        self.broke(format!("malformed end frame: {error}"));
+                        return false;
+                    }
+                }
+                self.done = true;
+                false
+            }
+            other => {
+                self.broke(format!("unexpected {other:?} frame during the run"));
+                false
+            }
+        }
+    }
+}
+
+impl StreamSource for NetStream {
+    fn fill(&mut self, buf: &mut AlignedBuf, want: usize) -> Result<usize, EngineError> {
+        self.fill_or_give_up(buf, want, &AtomicBool::new(false))
+    }
+
+    fn fill_or_give_up(
+        &mut self,
+        buf: &mut AlignedBuf,
+        want: usize,
+        give_up: &AtomicBool,
+    ) -> Result<usize, EngineError> {
+        if !self.started {
+            self.started = true;
+            let _ = self.socket.set_read_timeout(Some(POLL));
+            if let Err(error) = wire::write_message(&mut self.socket, FrameKind::Start, &Start {}) {
+                self.broke(format!("cannot signal the start: {error}"));
+            }
+        }
+        let want = want.min(buf.len());
+        let bytes = buf.as_mut_slice();
+        let mut filled = 0;
+        while filled < want && !self.done {
+            if self.frame_left == 0 {
+                if !self.next_frame(give_up) {
+                    break;
+                }
+                continue;
+            }
+            let room = (want - filled).min(self.frame_left);
+            match self.read_some(&mut bytes[filled..filled + room], give_up) {
+                Some(count) => {
+                    filled += count;
+                    self.frame_left -= count;
+                    self.tally
+                        .received
+                        .fetch_add(count as u64, Ordering::Relaxed);
+                }
+                None => break,
+            }
+        }
+        Ok(filled)
+    }
+
+    fn files_done(&self) -> u64 {
+        0
+    }
+
+    fn read_latency(&self) -> Option<&LatencyRecorder> {
+        Some(&self.latency)
+    }
+}
+
+/// A network run's streams once its clients connected, with what each client delivers.
+pub struct Connected {
+    pub streams: Vec<NetStream>,
+    pub tallies: Vec<Arc<ClientTally>>,
+}
+
+/// Waits for every (client, stream) of `orders` to connect, up to `timeout` or a cancel.
+/// Unknown or repeated connections are refused; clients with streams missing are marked
+/// failed, and their connected streams still send.
+pub fn connect_all(
+    orders: &[WorkOrder],
+    arrivals: &Receiver<Arrival>,
+    timeout: Duration,
+    cancel: &AtomicBool,
+) -> Connected {
+    let tallies: Vec<Arc<ClientTally>> = orders
+        .iter()
+        .map(|order| Arc::new(ClientTally::new(order.client.clone(), order.streams)))
+        .collect();
+    let mut waiting: BTreeMap<(String, u32), Arc<ClientTally>> = BTreeMap::new();
+    for (order, tally) in orders.iter().zip(&tallies) {
+        for stream in 0..order.streams {
+            waiting.insert((order.client.clone(), stream), Arc::clone(tally));
+        }
+    }
+    let deadline = Instant::now() + timeout;
+    let mut streams = Vec::new();
+    while !waiting.is_empty() && !cancel.load(Ordering::Relaxed) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        match arrivals.recv_timeout(left.min(POLL)) {
+            Ok(mut arrival) => {
+                let key = (arrival.hello.client.clone(), arrival.hello.stream);
+                match waiting.remove(&key) {
+                    Some(tally) => {
+                        streams.push(NetStream::new(arrival.socket, key.1, tally));
+                    }
+                    None => reject(
+                        &mut arrival.socket,
+                        &format!(
+                            "client '{}' stream {} is not expected by this run (or already \
+                             connected)",
+                            key.0, key.1
+                        ),
+                    ),
+                }
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    for ((_, stream), tally) in waiting {
+        tally.fail(format!(
+            "stream {stream} did not connect within {} s",
+            timeout.as_secs()
+        ));
+    }
+    Connected { streams, tallies }
+}
+
+/// Sums the clients' samples, which share one clock, into the run's aggregate samples.
+pub fn sum_samples(per_client: &[Vec<Sample>]) -> Vec<Sample> {
+    let longest = per_client.iter().map(Vec::len).max().unwrap_or(0);
+    (0..longest)
+        .filter_map(|index| {
+            let at: Vec<&Sample> = per_client.iter().filter_map(|s| s.get(index)).collect();
+            let t = at.first()?.t;
+            Some(Sample {
+                t,
+                mb_per_s: round1(at.iter().map(|s| s.mb_per_s).sum()),
+            })
+        })
+        .collect()
+}
+
+/// What one client sent, by its own count.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct ClientSent {
+    pub bytes: u64,
+    pub seconds: f64,
+    /// The first thing that went wrong, if anything did.
+    pub error: Option<String>,
+}
+
+/// The client side of a network run: opens `order.streams` connections to `addr`, waits for
+/// the lab's start, and sends the client's source as `Data` frames until it is exhausted,
+/// the lab stops reading, or `stop` is set.
+pub fn send_client(addr: SocketAddr, order: &WorkOrder, stop: &AtomicBool) -> ClientSent {
+    let streams = order.streams.max(1);
+    let link = order.link_mb_s.map(Link::new);
+    let skipped = Skipped::default();
+    let block_size = order.block_size.clamp(4096, u64::from(wire::MAX_DATA)) as usize;
+    let (files_tx, files_rx) = bounded::<PathBuf>(1024);
+    let (sources, roots): (Vec<Box<dyn StreamSource + '_>>, &[PathBuf]) = match &order.source {
+        ClientSource::Generated { compress_ratio } => {
+            let pool = DataPool::new(CLIENT_SEED, *compress_ratio);
+            let sources = (0..streams)
+                .map(|index| {
+                    Box::new(GeneratedStream::new(
+                        Arc::clone(&pool),
+                        CLIENT_SEED ^ u64::from(index),
+                        true,
+                    )) as Box<dyn StreamSource>
+                })
+                .collect();
+            (sources, &[])
+        }
+        ClientSource::Paths(paths) => {
+            let sources = (0..streams)
+                .map(|_| {
+                    Box::new(FileStream::new(files_rx.clone(), false, false, &skipped))
+                        as Box<dyn StreamSource>
+                })
+                .collect();
+            (sources, paths.as_slice())
+        }
+    };
+    drop(files_rx);
+    // The client's share of the run's bytes, spread over its streams as they ask.
+    let share = order.bytes.map(|bytes| Arc::new(AtomicU64::new(bytes)));
+    let sources: Vec<Box<dyn StreamSource + '_>> = match &share {
+        Some(left) => sources
+            .into_iter()
+            .map(|inner| {
+                Box::new(Budgeted {
+                    inner,
+                    left: Arc::clone(left),
+                }) as Box<dyn StreamSource>
+            })
+            .collect(),
+        None => sources,
+    };
+    let results: Vec<ClientSent> = std::thread::scope(|scope| {
+        let mut walkers = Vec::new();
+        for root in roots {
+            let files_tx = files_tx.clone();
+            let skipped = &skipped;
+            walkers.push(scope.spawn(move || source::walk_into(root, &files_tx, skipped)));
+        }
+        drop(files_tx);
+        let senders: Vec<_> = sources
+            .into_iter()
+            .enumerate()
+            .map(|(index, source)| {
+                let link = link.as_ref();
+                scope.spawn(move || {
+                    send_stream(addr, order, index as u32, source, block_size, link, stop)
+                })
+            })
+            .collect();
+        let results = senders
+            .into_iter()
+            .map(|handle| {
+                handle.join().unwrap_or_else(|_| ClientSent {
+                    error: Some("a sender thread panicked".into()),
+                    ..ClientSent::default()
+                })
+            })
+            .collect();
+        for walker in walkers {
+            let _ = walker.join();
+        }
+        results
+    });
+    let mut sent = ClientSent::default();
+    for result in results {
+        sent.bytes += result.bytes;
+        sent.seconds = sent.seconds.max(result.seconds);
+        if sent.error.is_none() {
+            sent.error = result.error;
+        }
+    }
+    if sent.error.is_none() {
+        sent.error = skipped.warning();
+    }
+    sent
+}
+
+/// Sends one stream of a client.
+fn send_stream(
+    addr: SocketAddr,
+    order: &WorkOrder,
+    stream: u32,
+    mut source: Box<dyn StreamSource + '_>,
+    block_size: usize,
+    link: Option<&Link>,
+    stop: &AtomicBool,
+) -> ClientSent {
+    let mut sent = ClientSent::default();
+    let fail = |sent: &mut ClientSent, why: String| {
+        sent.error = Some(format!("stream {stream}: {why}"));
+    };
+    let mut socket = match TcpStream::connect_timeout(&addr, HELLO_TIMEOUT) {
+        Ok(socket) => socket,
+        Err(error) => {
+            fail(&mut sent, format!("cannot connect to {addr}: {error}"));
+            return sent;
+        }
+    };
+    let hello = Hello {
+        run_key: order.run_key.clone(),
+        client: order.client.clone(),
+        stream,
+    };
+    if let Err(error) = wire::write_message(&mut socket, FrameKind::Hello, &hello) {
+        fail(&mut sent, format!("cannot say hello: {error}"));
+        return sent;
+    }
+    let _ = socket.set_read_timeout(Some(START_TIMEOUT));
+    if let Err(error) = wire::read_message::<Start>(&mut socket, FrameKind::Start) {
+        fail(
+            &mut sent,
+            format!("the lab did not start the stream: {error}"),
+        );
+        return sent;
+    }
+    let started = Instant::now();
+    let mut buf = AlignedBuf::new(block_size);
+    let mut source_error = None;
+    while !stop.load(Ordering::Relaxed) {
+        let count = match source.fill(&mut buf, block_size) {
+            Ok(0) => break,
+            Ok(count) => count,
+            Err(error) => {
+                source_error = Some(error.to_string());
+                break;
+            }
+        };
+        if let Some(link) = link {
+            link.pace(count as u64, stop);
+        }
+        if wire::write_frame(&mut socket, FrameKind::Data, &buf.as_slice()[..count]).is_err() {
+            // The lab stopped reading: its limit was reached or the run was cancelled.
+            sent.seconds = started.elapsed().as_secs_f64();
+            return sent;
+        }
+        sent.bytes += count as u64;
+    }
+    sent.seconds = started.elapsed().as_secs_f64();
+    let end = StreamEnd {
+        bytes: sent.bytes,
+        seconds: sent.seconds,
+        error: source_error.clone(),
+    };
+    let _ = wire::write_message(&mut socket, FrameKind::End, &end);
+    // A graceful close: the lab reads everything sent, then the end of the connection.
+    let _ = socket.shutdown(std::net::Shutdown::Write);
+    if let Some(error) = source_error {
+        fail(&mut sent, error);
+    }
+    sent
+}
+
+/// A client's stream that ends when the client's share of bytes is sent.
+struct Budgeted<'a> {
+    inner: Box<dyn StreamSource + 'a>,
+    left: Arc<AtomicU64>,
+}
+
+impl StreamSource for Budgeted<'_> {
+    fn fill(&mut self, buf: &mut AlignedBuf, want: usize) -> Result<usize, EngineError> {
+        let mut left = self.left.load(Ordering::Relaxed);
+        let grant = loop {
+            let grant = left.min(want as u64);
+            if grant == 0 {
+                return Ok(0);
+            }
+            match self.left.compare_exchange_weak(
+                left,
+                left - grant,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break grant,
+                Err(actual) => left = actual,
+            }
+        };
+        let filled = self.inner.fill(buf, grant as usize)?;
+        // What the source could not deliver goes back to the other streams.
+        self.left
+            .fetch_add(grant - filled as u64, Ordering::Relaxed);
+        Ok(filled)
+    }
+
+    fn files_done(&self) -> u64 {
+        0
+    }
+
+    fn read_latency(&self) -> Option<&LatencyRecorder> {
+        None
+    }
+}
+
+/// An emulated link: the client's streams together send at most this rate.
+struct Link {
+    bytes_per_s: f64,
+    state: Mutex<(Option<Instant>, u64)>,
+}
+
+impl Link {
+    fn new(mb_per_s: f64) -> Self {
+        Self {
+            bytes_per_s: mb_per_s * 1e6,
+            state: Mutex::new((None, 0)),
+        }
+    }
+
+    /// Waits until `bytes` more fit under the cap.
+    fn pace(&self, bytes: u64, stop: &AtomicBool) {
+        let due = {
+            let Ok(mut state) = self.state.lock() else {
+                return;
+            };
+            let started = *state.0.get_or_insert_with(Instant::now);
+            state.1 += bytes;
+            started + Duration::from_secs_f64(state.1 as f64 / self.bytes_per_s)
+        };
+        while !stop.load(Ordering::Relaxed) {
+            let left = due.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            std::thread::sleep(left.min(POLL));
+        }
+    }
+}
+
+/// A fresh secret for a network run: what its clients present in their `Hello`.
+pub fn new_run_key() -> String {
+    format!("{:032x}", rand::random::<u128>())
+}
