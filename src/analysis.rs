@@ -26,6 +26,8 @@ pub enum Component {
     Pipeline,
     /// One device holds both source and target, so reads and writes compete.
     SharedDevice,
+    /// The network between the clients and the lab, with the clients' sending.
+    Network,
 }
 
 impl Component {
@@ -35,6 +37,7 @@ impl Component {
             Component::Source => "the source",
             Component::Pipeline => "the pipeline (CPU and memory copies)",
             Component::SharedDevice => "the device shared by source and target",
+            Component::Network => "the network",
         }
     }
 }
@@ -223,12 +226,30 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
         }
     };
 
+    // A network backup: the end-to-end figure when no local full backup ran, a note beside it
+    // otherwise.
+    let mut network_advice = Vec::new();
+    let mut network_component = None;
+    let mut verdict_text = verdict_text;
+    if let Some(run) = run_of(TestKind::NetworkBackup) {
+        let network = network_verdict(run, t);
+        if f.is_none() {
+            network_component = Some(network.component);
+            yes_row = Some(network.yes_row);
+            verdict_text = network.text;
+        } else {
+            network_advice.push(network.text);
+        }
+        network_advice.extend(network.advice);
+    }
+
     // Emulated tape: name the drives, and blame a feed too slow to keep them streaming.
     let tape_run = run_of(TestKind::FullBackup)
+        .or_else(|| run_of(TestKind::NetworkBackup).filter(|_| f.is_none()))
         .or_else(|| run_of(TestKind::TapeWrite))
         .filter(|run| run.tape.is_some());
     let drives_name = tape_run.and_then(|run| run.tape.as_ref()).map(drives_label);
-    let mut component = component;
+    let mut component = network_component.or(component);
     let mut verdict_text = match (&drives_name, component) {
         (Some(drives), Some(Component::Target)) => {
             verdict_text.replacen("The target", &format!("The target ({drives})"), 1)
@@ -239,7 +260,8 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
     if let Some(run) = tape_run
         && let Some(tape) = run.tape.as_ref().filter(|tape| tape.backhitches > 0)
     {
-        let streams = run.params.streams.max(1);
+        // A network run's streams are every client's.
+        let streams = run.params.streams.max(1) * run.params.clients.unwrap_or(1).max(1);
         let per_stream = run.mb_per_s / f64::from(streams);
         // To stream, every drive needs at least its lowest step times the compression.
         let needed = tape.min_mb_s * tape.compression * f64::from(tape.drives);
@@ -305,7 +327,10 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
         .map(|(test, run)| VerdictRow {
             test: *test,
             label: match (run.and_then(|run| run.tape.as_ref()), test) {
-                (Some(tape), TestKind::TapeWrite | TestKind::FullBackup) => {
+                (
+                    Some(tape),
+                    TestKind::TapeWrite | TestKind::FullBackup | TestKind::NetworkBackup,
+                ) => {
                     format!("{} ({})", test.label(), drives_label(tape))
                 }
                 _ => test.label().to_string(),
@@ -317,7 +342,10 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
                 .filter(|run| {
                     matches!(
                         run.test,
-                        TestKind::NullSink | TestKind::FullBackup | TestKind::TapeWrite
+                        TestKind::NullSink
+                            | TestKind::FullBackup
+                            | TestKind::TapeWrite
+                            | TestKind::NetworkBackup
                     )
                 })
                 .map(|run| stage_attribution(&run.stages)),
@@ -326,6 +354,7 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
 
     let mut recommendations = Vec::new();
     recommendations.extend(shoe_shine_advice);
+    recommendations.extend(network_advice);
     if let (Some(s1), Some(t)) = (s1, t)
         && s1 < t
     {
@@ -423,23 +452,145 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
     }
 }
 
+/// What a network backup's best run says: which side held it back, and what to change.
+struct NetworkVerdict {
+    component: Component,
+    yes_row: TestKind,
+    text: String,
+    advice: Vec<String>,
+}
+
+fn network_verdict(run: &RunResult, target_ceiling: Option<f64>) -> NetworkVerdict {
+    let n = run.mb_per_s;
+    let clients = run.params.clients.unwrap_or(1);
+    let streams = run.params.streams;
+    let shape = format!(
+        "{clients} client{} × {streams} stream{}",
+        if clients == 1 { "" } else { "s" },
+        if streams == 1 { "" } else { "s" }
+    );
+    let stage = stage_attribution(&run.stages);
+    let link_total = run.params.link_mb_s.map(|link| link * f64::from(clients));
+    let mut advice = Vec::new();
+    let target_named = match target_ceiling {
+        Some(t) => n >= REACHED * t,
+        None => stage.limited_by == "target",
+    };
+    if target_named {
+        let text = match target_ceiling {
+            Some(t) => format!(
+                "The target limits the network backup: {shape} delivered {n:.1} MB/s, {:.0}% of \
+             the target's ceiling ({t:.1} MB/s)",
+                100.0 * n / t
+            ),
+            None => format!(
+                "The target limits the network backup ({n:.1} MB/s from {shape}): {}",
+                stage.reason
+            ),
+        };
+        advice.push(
+            "The network delivers what the target takes: more clients or streams will not raise \
+             the figure; a faster target, or a second drive, will."
+                .to_string(),
+        );
+        return NetworkVerdict {
+            component: Component::Target,
+            yes_row: TestKind::TapeWrite,
+            text,
+            advice,
+        };
+    }
+    let mut text = match (link_total, target_ceiling) {
+        (Some(links), _) if n >= REACHED * links => format!(
+            "The network limits the backup: {shape} delivered {n:.1} MB/s, {:.0}% of what the \
+             emulated links carry ({} × {:.1} MB/s = {links:.1} MB/s)",
+            100.0 * n / links,
+            clients,
+            links / f64::from(clients)
+        ),
+        (_, Some(t)) => format!(
+            "The network limits the backup: {shape} delivered {n:.1} MB/s, only {:.0}% of the \
+             target's ceiling ({t:.1} MB/s)",
+            100.0 * n / t
+        ),
+        (_, None) => format!("The network limits the backup: {shape} delivered {n:.1} MB/s"),
+    };
+    if stage.limited_by == "source" {
+        text.push_str(&format!(
+            "; the writer waited for data from the network {:.0}% of the time",
+            run.stages.writer_wait_pct
+        ));
+    }
+    if let Some(links) = link_total {
+        advice.push(format!(
+            "Each client's link carries {:.1} MB/s, so {clients} clients deliver at most \
+             {links:.1} MB/s: add clients or faster links.",
+            links / f64::from(clients)
+        ));
+    } else {
+        advice.push(format!(
+            "{shape} could not fill the target: add clients or streams per client, or check \
+             the links between the clients and the lab (seed 000's servers were fed by six to \
+             eight clients with two streams each)."
+        ));
+    }
+    if let Some(failed) = run.clients.as_ref().map(|clients| {
+        clients
+            .iter()
+            .filter(|client| client.status == crate::engine::result::ClientStatus::Failed)
+            .map(|client| client.name.as_str())
+            .collect::<Vec<_>>()
+    }) && !failed.is_empty()
+    {
+        advice.push(format!(
+            "The figure is partial: {} failed during the run.",
+            failed.join(", ")
+        ));
+    }
+    NetworkVerdict {
+        component: Component::Network,
+        yes_row: TestKind::NetworkBackup,
+        text,
+        advice,
+    }
+}
+
 fn summary(
     best: &[(TestKind, Option<&RunResult>)],
     full: Option<f64>,
     survey: Option<&Survey>,
     window: Option<f64>,
 ) -> String {
+    let network = best
+        .iter()
+        .find(|(test, _)| *test == TestKind::NetworkBackup)
+        .and_then(|(_, run)| *run);
     let figures: Vec<String> = best
         .iter()
-        .filter(|(test, _)| *test != TestKind::FullBackup)
+        .filter(|(test, _)| !matches!(test, TestKind::FullBackup | TestKind::NetworkBackup))
         .filter_map(|(test, run)| {
             run.map(|run| format!("{} {:.1}", test.label().to_lowercase(), run.mb_per_s))
         })
         .collect();
-    let mut text = match full {
-        Some(full) => format!("Full backup {full:.1} MB/s"),
-        None => "No full backup".to_string(),
+    let mut text = match (full, network) {
+        (Some(full), _) => format!("Full backup {full:.1} MB/s"),
+        (None, Some(_)) => String::new(),
+        (None, None) => "No full backup".to_string(),
     };
+    if let Some(run) = network {
+        if !text.is_empty() {
+            text.push_str("; ");
+        }
+        text.push_str(&format!(
+            "network backup {:.1} MB/s from {} client(s) × {} stream(s)",
+            run.mb_per_s,
+            run.params.clients.unwrap_or(1),
+            run.params.streams
+        ));
+        if full.is_none() {
+            text = capitalize(&text);
+        }
+    }
     if !figures.is_empty() {
         text.push_str(&format!("; ceilings in MB/s: {}", figures.join(", ")));
     }

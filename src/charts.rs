@@ -10,7 +10,7 @@ use crate::spec::{TestKind, format_size};
 use crate::store::RunRecord;
 
 /// The names under which charts are served (`/campaigns/{id}/charts/{name}.svg`).
-pub const NAMES: [&str; 4] = ["tests", "throughput", "stages", "matrix"];
+pub const NAMES: [&str; 5] = ["tests", "throughput", "stages", "matrix", "clients"];
 
 /// Most runs the per-run charts draw; a note says when more were measured.
 pub const MAX_RUN_ROWS: usize = 40;
@@ -143,6 +143,112 @@ pub fn tests_chart(verdict: &Verdict, points: &[Point]) -> Result<String, ChartE
 }
 
 /// MB/s over time, one line per run.
+/// The network run whose clients the contribution chart shows: the fastest finished one.
+pub fn clients_run(runs: &[RunRecord]) -> Option<&RunRecord> {
+    runs.iter()
+        .filter(|run| {
+            run.result
+                .as_ref()
+                .is_some_and(|result| result.clients.as_ref().is_some_and(|c| !c.is_empty()))
+        })
+        .max_by(|a, b| {
+            let rate = |run: &RunRecord| run.result.as_ref().map_or(0.0, |r| r.mb_per_s);
+            rate(a).total_cmp(&rate(b))
+        })
+}
+
+/// A network run's throughput over time, stacked by client: each band is what one client
+/// delivered, and the top edge is the run's total at that moment.
+pub fn clients_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
+    let run = clients_run(runs);
+    let clients = run
+        .and_then(|run| run.result.as_ref())
+        .and_then(|result| result.clients.clone())
+        .unwrap_or_default();
+    svg("clients", 340, |root| {
+        let Some(run) = run.filter(|_| clients.iter().any(|c| !c.samples.is_empty())) else {
+            empty_note(
+                root,
+                "No per-client samples: the network run was shorter than a sample (250 ms).",
+            )?;
+            return Ok(());
+        };
+        let (plot, legend) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+        let steps = clients.iter().map(|c| c.samples.len()).max().unwrap_or(0);
+        // Cumulative tops, client by client, at each sample instant.
+        let mut below = vec![0.0f64; steps];
+        let mut bands = Vec::new();
+        for client in &clients {
+            let mut band = Vec::with_capacity(steps);
+            for (index, base) in below.iter_mut().enumerate() {
+                let sample = client.samples.get(index);
+                let t = sample.map_or(0.0, |s| s.t);
+                let top = *base + sample.map_or(0.0, |s| s.mb_per_s);
+                band.push((t, *base, top));
+                *base = top;
+            }
+            bands.push(band);
+        }
+        let t_max = bands
+            .iter()
+            .flat_map(|band| band.iter().map(|p| p.0))
+            .fold(0.25f64, f64::max);
+        let y_max = below.iter().copied().fold(0.0f64, f64::max);
+        let mut chart = ChartBuilder::on(&plot)
+            .margin(12)
+            .caption(
+                format!(
+                    "run #{}: {} clients, stacked",
+                    run.position + 1,
+                    clients.len()
+                ),
+                (FONT, 13),
+            )
+            .x_label_area_size(36)
+            .y_label_area_size(56)
+            .build_cartesian_2d(0f64..t_max, 0f64..nice_max(y_max))?;
+        chart
+            .configure_mesh()
+            .x_desc("seconds")
+            .y_desc("MB/s")
+            .y_label_formatter(&|y| format!("{y:.0}"))
+            .label_style((FONT, 13))
+            .draw()?;
+        for (index, band) in bands.iter().enumerate() {
+            let color = Palette99::pick(index).to_rgba();
+            let mut outline: Vec<(f64, f64)> = band.iter().map(|&(t, _, top)| (t, top)).collect();
+            outline.extend(band.iter().rev().map(|&(t, base, _)| (t, base)));
+            chart.draw_series(std::iter::once(Polygon::new(
+                outline,
+                color.mix(0.55).filled(),
+            )))?;
+            chart.draw_series(LineSeries::new(
+                band.iter().map(|&(t, _, top)| (t, top)),
+                color.stroke_width(1),
+            ))?;
+        }
+        for (index, client) in clients.iter().enumerate() {
+            let color = Palette99::pick(index).to_rgba();
+            let y = 40 + 16 * index as i32;
+            legend.draw(&Rectangle::new(
+                [(6, y - 5), (20, y + 5)],
+                color.mix(0.55).filled(),
+            ))?;
+            let failed = if client.status == crate::engine::result::ClientStatus::Failed {
+                " ✖"
+            } else {
+                ""
+            };
+            legend.draw(&Text::new(
+                format!("{}{failed}", client.name),
+                (26, y - 6),
+                (FONT, 12).into_font().color(&INK),
+            ))?;
+        }
+        Ok(())
+    })
+}
+
 pub fn throughput_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
     let series: Vec<(String, Vec<(f64, f64)>)> = runs
         .iter()
@@ -353,19 +459,27 @@ pub fn matrix_chart(points: &[Point], test: Option<TestKind>) -> Result<String, 
         };
         let (plot, legend) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
         let root = &plot;
-        let x_min = shown.iter().map(|p| p.streams).min().unwrap_or(1) as f64;
-        let x_max = shown.iter().map(|p| p.streams).max().unwrap_or(1) as f64;
+        // A network sweep over clients plots by clients, as seed 000 does; others by streams.
+        let by_clients = {
+            let mut clients: Vec<u32> = shown.iter().map(|p| p.clients).collect();
+            clients.dedup();
+            clients.len() > 1
+        };
+        let x_of = |p: &Point| f64::from(if by_clients { p.clients } else { p.streams });
+        let axis = if by_clients { "clients" } else { "streams" };
+        let x_min = shown.iter().map(|p| x_of(p)).fold(f64::MAX, f64::min);
+        let x_max = shown.iter().map(|p| x_of(p)).fold(0.0, f64::max);
         let y_max = shown.iter().map(|p| p.max).fold(0.0f64, f64::max);
         let pad = ((x_max - x_min) * 0.05).max(0.5);
         let mut chart = ChartBuilder::on(root)
             .margin(12)
-            .caption(format!("{} by streams", test.label()), (FONT, 15))
+            .caption(format!("{} by {axis}", test.label()), (FONT, 15))
             .x_label_area_size(36)
             .y_label_area_size(56)
             .build_cartesian_2d((x_min - pad)..(x_max + pad), 0f64..nice_max(y_max))?;
         chart
             .configure_mesh()
-            .x_desc("streams")
+            .x_desc(axis)
             .y_desc("MB/s")
             .y_label_formatter(&|y| format!("{y:.0}"))
             .x_label_formatter(&|x| {
@@ -383,7 +497,7 @@ pub fn matrix_chart(points: &[Point], test: Option<TestKind>) -> Result<String, 
                 .iter()
                 .filter(|p| p.buffers == *buffers && p.block_size == *block)
                 .collect();
-            let xy: Vec<(f64, f64)> = line.iter().map(|p| (p.streams as f64, p.median)).collect();
+            let xy: Vec<(f64, f64)> = line.iter().map(|p| (x_of(p), p.median)).collect();
             chart
                 .draw_series(LineSeries::new(xy.iter().copied(), color.stroke_width(2)))?
                 .label(format!("{buffers} × {}", format_size(*block)))
@@ -395,7 +509,7 @@ pub fn matrix_chart(points: &[Point], test: Option<TestKind>) -> Result<String, 
                     .map(|&(x, y)| Circle::new((x, y), 3, color.filled())),
             )?;
             for point in line.iter().filter(|p| p.runs > 1) {
-                let x = point.streams as f64;
+                let x = x_of(point);
                 let cap = pad * 0.15;
                 chart.draw_series(std::iter::once(PathElement::new(
                     vec![(x, point.min), (x, point.max)],

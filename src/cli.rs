@@ -41,6 +41,25 @@ enum Command {
     /// Synthetic source trees.
     #[command(subcommand)]
     Dataset(DatasetCommand),
+    /// Send network backups to a lab from this host: register, take work, send.
+    Agent(AgentArgs),
+}
+
+#[derive(Args)]
+struct AgentArgs {
+    /// The lab's URL, e.g. http://lab:8080.
+    #[arg(long, env = "BACKLAB_SERVER")]
+    server: String,
+    /// The lab's token, when it has one.
+    #[arg(long, env = "BACKLAB_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// The name campaigns use for this agent (default: the host name).
+    #[arg(long)]
+    name: Option<String>,
+    /// A root the lab may ask this agent to read (repeatable); without one, only generated
+    /// data is sent.
+    #[arg(long = "allow-source", value_name = "PATH")]
+    allow_sources: Vec<PathBuf>,
 }
 
 #[derive(Args)]
@@ -111,6 +130,10 @@ struct ServeArgs {
     /// Address to listen on; anything but loopback needs --token.
     #[arg(long, env = "BACKLAB_BIND", default_value = "127.0.0.1:8080")]
     bind: std::net::SocketAddr,
+    /// TCP address of the data listener agents send network backups to; anything but
+    /// loopback needs --token.
+    #[arg(long, env = "BACKLAB_DATA_BIND", default_value = "127.0.0.1:8081")]
+    data_bind: std::net::SocketAddr,
     /// SQLite database file (created and migrated when missing).
     #[arg(long, env = "BACKLAB_DB", default_value = "backlab.db")]
     db: PathBuf,
@@ -197,10 +220,31 @@ pub fn main() -> ExitCode {
         Command::Serve(args) => serve(args),
         Command::Run(args) => run(args),
         Command::Dataset(DatasetCommand::Create(args)) => create_dataset(args),
+        Command::Agent(args) => agent(args),
     }
 }
 
-fn serve(args: ServeArgs) -> ExitCode {
+fn agent(args: AgentArgs) -> ExitCode {
+    init_logging();
+    let config = crate::agent::AgentConfig {
+        server: args.server,
+        token: args.token.filter(|token| !token.is_empty()),
+        name: args.name.unwrap_or_else(crate::agent::hostname),
+        sources: args.allow_sources,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let handler_flag = Arc::clone(&stop);
+    let _ = ctrlc::set_handler(move || handler_flag.store(true, Ordering::Relaxed));
+    match crate::agent::run(&config, &stop) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("backlab agent: {error}");
+            ExitCode::from(EXIT_BAD_SPEC)
+        }
+    }
+}
+
+fn init_logging() {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -208,6 +252,10 @@ fn serve(args: ServeArgs) -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
+}
+
+fn serve(args: ServeArgs) -> ExitCode {
+    init_logging();
     let mut problems = Vec::new();
     let max_size = spec::parse_size(&args.max_size)
         .map_err(|e| problems.push(format!("--max-size: {e}")))
@@ -229,6 +277,7 @@ fn serve(args: ServeArgs) -> ExitCode {
     }
     let config = crate::server::ServeConfig {
         bind: args.bind,
+        data_bind: args.data_bind,
         db: args.db,
         data_dir: args.data_dir,
         allow_sources: args.allow_sources,

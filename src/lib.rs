@@ -1,10 +1,12 @@
 //! backlab: a backup performance lab. Measures a backup environment with real I/O, finds the
 //! component that limits it, and says what to change.
 
+pub mod agent;
 pub mod analysis;
 pub mod charts;
 pub mod cli;
 pub mod compare;
+pub mod datalink;
 pub mod engine;
 pub mod events;
 pub mod ids;

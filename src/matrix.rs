@@ -11,6 +11,8 @@ pub struct Point {
     pub buffers: u32,
     pub block_size: u64,
     pub streams: u32,
+    /// Clients of a network backup; 0 for the local tests.
+    pub clients: u32,
     /// Median MB/s of the done runs at this point.
     pub median: f64,
     pub min: f64,
@@ -59,8 +61,8 @@ impl Stat {
     }
 }
 
-/// Test, buffers, block size, streams: what makes runs the same point.
-type PointKey = (TestKind, u32, u64, u32);
+/// Test, buffers, block size, streams, clients: what makes runs the same point.
+type PointKey = (TestKind, u32, u64, u32, u32);
 
 /// Every measured point, ordered by test, buffers, block size and streams.
 pub fn points(runs: &[RunRecord]) -> Vec<Point> {
@@ -74,29 +76,32 @@ pub fn points(runs: &[RunRecord]) -> Vec<Point> {
             run.params.buffers,
             run.params.block_size,
             run.params.streams,
+            run.params.clients.unwrap_or(0),
         );
         match groups.iter_mut().find(|(existing, _)| *existing == key) {
             Some((_, values)) => values.push(result.mb_per_s),
             None => groups.push((key, vec![result.mb_per_s])),
         }
     }
-    groups.sort_by_key(|((test, buffers, block, streams), _)| {
+    groups.sort_by_key(|((test, buffers, block, streams, clients), _)| {
         (
             TestKind::ALL.iter().position(|t| t == test),
             *buffers,
             *block,
             *streams,
+            *clients,
         )
     });
     let mut points: Vec<Point> = groups
         .into_iter()
-        .map(|((test, buffers, block_size, streams), values)| {
+        .map(|((test, buffers, block_size, streams, clients), values)| {
             let stat = Stat::of(values);
             Point {
                 test,
                 buffers,
                 block_size,
                 streams,
+                clients,
                 median: stat.median,
                 min: stat.min,
                 max: stat.max,

@@ -43,7 +43,13 @@ impl Policy {
     /// allowed roots and every path that cannot be resolved.
     pub fn resolve_paths(&self, spec: &mut CampaignSpec) -> Violations {
         let mut violations = Violations::default();
-        if let Some(paths) = spec.source.paths.as_mut() {
+        // An agent's paths lie on its own host, under what it allows (--allow-source there).
+        if let Some(paths) = spec
+            .source
+            .paths
+            .as_mut()
+            .filter(|_| spec.source.agents.is_none())
+        {
             for (index, path) in paths.iter_mut().enumerate() {
                 let field = format!("source.paths[{index}]");
                 match self.resolve_under(path, &self.source_roots, &mut violations, &field) {

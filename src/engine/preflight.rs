@@ -22,7 +22,11 @@ pub fn check(plans: &[RunPlan], allow_devices: &[PathBuf]) -> FieldErrors {
     let reads_paths = plans.iter().any(|plan| plan.test.reads_source());
     let writes_target = plans.iter().any(|plan| plan.test.writes_target());
 
-    if let SourcePlan::Paths(paths) = &first.source {
+    // Agents read their paths on their own hosts, and check them there.
+    let local_source = first.agents.is_empty();
+    if let SourcePlan::Paths(paths) = &first.source
+        && local_source
+    {
         for (index, path) in paths.iter().enumerate() {
             let field = format!("source.paths[{index}]");
             if let Err(message) = check_source(path) {

@@ -4,7 +4,7 @@
 pub mod auth;
 pub mod error;
 mod metrics;
-mod routes;
+pub mod routes;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -19,6 +19,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tower_http::trace::TraceLayer;
 
+use crate::datalink::{AgentGateway, DataLink};
 use crate::engine::EngineSettings;
 use crate::engine::dataset::{self, DatasetRequest, Profile};
 use crate::engine::sink::sweep_lab_files;
@@ -41,6 +42,8 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 #[derive(Debug, Clone)]
 pub struct ServeConfig {
     pub bind: SocketAddr,
+    /// The TCP data listener for agents and network-backup streams.
+    pub data_bind: SocketAddr,
     pub db: PathBuf,
     pub data_dir: PathBuf,
     pub allow_sources: Vec<PathBuf>,
@@ -62,6 +65,11 @@ pub enum ServeError {
          read and write files; set --token (or BACKLAB_TOKEN), or bind to 127.0.0.1"
     )]
     OpenWithoutToken(SocketAddr),
+    #[error(
+        "refusing to take agents on {0} without a token: anyone who can reach it could \
+         register as an agent; set --token (or BACKLAB_TOKEN), or bind --data-bind to 127.0.0.1"
+    )]
+    DataWithoutToken(SocketAddr),
     #[error("{flag} {path}: {reason}")]
     BadPath {
         flag: &'static str,
@@ -91,12 +99,17 @@ pub struct AppState {
     pub token: Option<Arc<str>>,
     /// Turns true when the lab shuts down; live streams end.
     pub shutdown: watch::Receiver<bool>,
+    /// The data listener: agents and network-backup streams.
+    pub datalink: Arc<DataLink>,
 }
 
 /// Runs the lab until SIGTERM or Ctrl-C.
 pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
     if config.token.is_none() && !config.bind.ip().is_loopback() {
         return Err(ServeError::OpenWithoutToken(config.bind));
+    }
+    if config.token.is_none() && !config.data_bind.ip().is_loopback() {
+        return Err(ServeError::DataWithoutToken(config.data_bind));
     }
     if config.lanes == 0 {
         return Err(ServeError::NoLanes);
@@ -126,12 +139,18 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
         })?;
     recover(&store).await;
 
+    let token: Option<Arc<str>> = config.token.as_deref().map(Arc::from);
+    let datalink =
+        DataLink::start(config.data_bind, token.clone()).map_err(|source| ServeError::Bind {
+            addr: config.data_bind,
+            source,
+        })?;
     let lab = Arc::new(Lab::new(
         store.clone(),
         policy,
         EngineSettings {
             allow_devices: config.allow_devices.clone(),
-            agents: None,
+            agents: Some(Arc::new(AgentGateway(Arc::clone(&datalink)))),
         },
     ));
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
@@ -142,8 +161,9 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
     let state = AppState {
         lab: Arc::clone(&lab),
         openapi: Arc::new(openapi),
-        token: config.token.as_deref().map(Arc::from),
+        token,
         shutdown: shutdown_rx,
+        datalink: Arc::clone(&datalink),
     };
     let app: Router = api_router
         .merge(crate::web::router())
@@ -165,6 +185,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
     let addr = listener.local_addr().map_err(ServeError::Serve)?;
     announce(&format!("backlab listening on http://{addr}"));
     tracing::info!(
+        data = %datalink.addr(),
         data_dir = %data_dir.display(),
         db = %config.db.display(),
         lanes = config.lanes,
@@ -188,6 +209,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
         })
         .await;
     let _ = tokio::time::timeout(SHUTDOWN_GRACE, futures_util::future::join_all(workers)).await;
+    datalink.shutdown();
     store.close().await;
     tracing::info!("stopped");
     served.map_err(ServeError::Serve)

@@ -38,6 +38,36 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(get_openapi))
         .routes(routes!(healthz))
         .routes(routes!(get_metrics))
+        .routes(routes!(list_agents))
+}
+
+/// The agents the lab knows, and where its data listener takes them.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct AgentsBody {
+    /// The data listener's port: agents register there and send network backups to it.
+    pub data_port: u16,
+    /// The listener's address when it is bound to one; otherwise agents use the lab's host.
+    pub data_host: Option<String>,
+    pub agents: Vec<crate::datalink::registry::AgentInfo>,
+}
+
+/// Lists the agents that registered since the lab started, connected or not.
+#[utoipa::path(
+    get, path = "/api/agents", tag = "agents",
+    responses((status = 200, description = "The data listener and the agents", body = AgentsBody))
+)]
+async fn list_agents(State(state): State<AppState>) -> Json<AgentsBody> {
+    Json(agents_body(&state))
+}
+
+/// What `GET /api/agents` answers; the agents page shows the same.
+pub fn agents_body(state: &AppState) -> AgentsBody {
+    let addr = state.datalink.addr();
+    AgentsBody {
+        data_port: addr.port(),
+        data_host: (!addr.ip().is_unspecified()).then(|| addr.ip().to_string()),
+        agents: state.datalink.registry().list(),
+    }
 }
 
 /// Queues a campaign. The body is a campaign spec.

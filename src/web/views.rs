@@ -60,7 +60,8 @@ pub struct ChartView {
 pub struct PointRow {
     pub test: String,
     pub combination: String,
-    pub streams: u32,
+    /// Streams, or clients × streams for a network backup.
+    pub streams: String,
     pub median: String,
     pub range: String,
     pub runs: usize,
@@ -85,6 +86,8 @@ pub struct RunRow {
     pub error: Option<String>,
     /// The emulated drives' figures, when the target is emulated tape.
     pub tape: Option<String>,
+    /// A network backup's clients, one line each.
+    pub clients: Vec<String>,
 }
 
 /// Chart titles by name.
@@ -93,7 +96,11 @@ pub fn chart_title(name: &str) -> &'static str {
         "tests" => "Throughput of each test (best run); the bottleneck in red",
         "throughput" => "Throughput over time, per run",
         "stages" => "Stage accounting per run: readers and writer, busy and waiting",
-        "matrix" => "Parameter sweep: MB/s by streams, one line per buffers × block size",
+        "matrix" => {
+            "Parameter sweep: MB/s by streams (by clients for a network backup), one line per \
+             buffers × block size"
+        }
+        "clients" => "Network backup: what each client delivered over time, stacked",
         _ => "Chart",
     }
 }
@@ -127,6 +134,9 @@ pub fn campaign_page(
     }
     if sweep {
         chart_names.push("matrix");
+    }
+    if charts::clients_run(runs).is_some() {
+        chart_names.push("clients");
     }
     let mut chart_views = Vec::new();
     for name in chart_names {
@@ -232,6 +242,7 @@ pub fn render_chart(
         "tests" => charts::tests_chart(verdict, points),
         "throughput" => charts::throughput_chart(runs),
         "stages" => charts::stages_chart(runs),
+        "clients" => charts::clients_chart(runs),
         _ => charts::matrix_chart(points, matrix::headline_test(points)),
     }
 }
@@ -258,7 +269,11 @@ fn spec_lines(spec: &CampaignSpec) -> Vec<(String, String)> {
             generated.size.bytes().map_or_else(|e| e, format_size),
             generated.compress_ratio
         ),
-        (None, None) => "–".to_string(),
+        (None, None) => "generated data".to_string(),
+    };
+    let source = match &spec.source.agents {
+        Some(agents) => format!("agents {} reading {source}", agents.join(", ")),
+        None => source,
     };
     lines.push(("Source".to_string(), source));
     let target = match spec.target.kind {
@@ -337,7 +352,11 @@ fn point_row(point: &Point) -> PointRow {
     PointRow {
         test: point.test.label().to_string(),
         combination: point.combination(),
-        streams: point.streams,
+        streams: if point.clients > 0 {
+            format!("{} clients × {}", point.clients, point.streams)
+        } else {
+            point.streams.to_string()
+        },
         median: format!("{:.1}", point.median),
         range: if point.runs > 1 {
             format!("{:.1}–{:.1}", point.min, point.max)
@@ -351,12 +370,23 @@ fn point_row(point: &Point) -> PointRow {
 
 /// The parameters of a run in one short line.
 pub fn params_line(params: &RunParams) -> String {
-    let mut line = format!(
-        "{} × {}, {} streams",
-        params.buffers,
-        format_size(params.block_size),
-        params.streams
-    );
+    let mut line = match params.clients {
+        Some(clients) => format!(
+            "{} × {}, {clients} clients × {} streams",
+            params.buffers,
+            format_size(params.block_size),
+            params.streams
+        ),
+        None => format!(
+            "{} × {}, {} streams",
+            params.buffers,
+            format_size(params.block_size),
+            params.streams
+        ),
+    };
+    if let Some(link) = params.link_mb_s {
+        line.push_str(&format!(", emulated link {link} MB/s per client"));
+    }
     if params.direct {
         line.push_str(", direct");
     }
@@ -372,7 +402,11 @@ fn run_row(run: &RunRecord) -> RunRow {
     RunRow {
         position: run.position + 1,
         test: run.test.label().to_string(),
-        status: run.status.id().to_string(),
+        status: if result.is_some_and(|r| r.partial) {
+            "partial".to_string()
+        } else {
+            run.status.id().to_string()
+        },
         attempts: run.attempts,
         params: params_line(&run.params),
         mb_per_s: result.map_or_else(dash, |r| format!("{:.1}", r.mb_per_s)),
@@ -425,5 +459,27 @@ fn run_row(run: &RunRecord) -> RunRow {
                 if t.end_of_tape { ", end of tape" } else { "" }
             )
         }),
+        clients: result
+            .and_then(|r| r.clients.as_ref())
+            .map(|clients| clients.iter().map(client_line).collect())
+            .unwrap_or_default(),
     }
+}
+
+/// One client of a network run: what the lab received, and what the client says it sent.
+fn client_line(client: &crate::engine::result::ClientFigures) -> String {
+    let reported = client.reported_bytes.map_or_else(String::new, |bytes| {
+        format!("; the client counted {} sent", format_size(bytes))
+    });
+    let status = match &client.error {
+        Some(error) => format!("failed: {error}"),
+        None => "done".to_string(),
+    };
+    format!(
+        "client {} ({} streams): {} at {:.1} MB/s, {status}{reported}",
+        client.name,
+        client.streams,
+        format_size(client.bytes),
+        client.mb_per_s
+    )
 }

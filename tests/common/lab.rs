@@ -48,7 +48,14 @@ impl Lab {
             .expect("log file");
         let mut command = Command::new(env!("CARGO_BIN_EXE_backlab"));
         command
-            .args(["serve", "--bind", "127.0.0.1:0", "--demo-size"])
+            .args([
+                "serve",
+                "--bind",
+                "127.0.0.1:0",
+                "--data-bind",
+                "127.0.0.1:0",
+                "--demo-size",
+            ])
             .arg(options.demo_size.as_deref().unwrap_or("0"))
             .arg("--db")
             .arg(&db)

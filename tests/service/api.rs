@@ -109,6 +109,7 @@ async fn a_fresh_start_creates_everything_and_the_demo_is_usable() {
         .arg("serve")
         .current_dir(root.path())
         .env("BACKLAB_BIND", "127.0.0.1:0")
+        .env("BACKLAB_DATA_BIND", "127.0.0.1:0")
         .env("BACKLAB_DEMO_SIZE", "24M")
         .env_remove("BACKLAB_TOKEN")
         .stdin(Stdio::null())

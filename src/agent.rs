@@ -1,0 +1,287 @@
+//! `backlab agent`: a client host's side of network backups. It finds the lab's data listener
+//! through the lab's API, registers under a name, and sends each network run it is given,
+//! reading its own local source. It reconnects when the lab goes away and comes back.
+
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::path::{Component, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+
+use crate::engine::network::send_client;
+use crate::engine::wire::{
+    self, ClientSource, FrameKind, Register, Registered, WireError, WorkOrder,
+};
+
+/// How often an agent tells the lab it is alive.
+const PING_EVERY: Duration = Duration::from_secs(5);
+/// How long an agent waits before it tries to reach the lab again.
+const RETRY_AFTER: Duration = Duration::from_secs(2);
+
+/// How an agent was asked to run.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    /// The lab's URL, e.g. `http://lab:8080`.
+    pub server: String,
+    pub token: Option<String>,
+    pub name: String,
+    /// Paths the lab may ask this agent to read.
+    pub sources: Vec<PathBuf>,
+}
+
+/// Why an agent stopped for good.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error("--server {0}: give the lab's URL, e.g. http://lab:8080")]
+    BadUrl(String),
+    #[error("--name: {0}")]
+    BadName(String),
+    #[error("--allow-source {path}: {reason}")]
+    BadSource { path: String, reason: String },
+    #[error("the lab refused this agent: {0}")]
+    Refused(String),
+}
+
+/// The lab's answer to `GET /api/agents`: where its data listener is.
+#[derive(Debug, Deserialize)]
+struct Endpoint {
+    data_port: u16,
+    /// Set when the listener is bound to one address; otherwise the URL's host is used.
+    data_host: Option<String>,
+}
+
+/// Runs the agent until `stop` is set: registers, takes work, reconnects after failures.
+/// Returns an error only for what retrying cannot fix (a bad URL or name, a refused token).
+pub fn run(config: &AgentConfig, stop: &AtomicBool) -> Result<(), AgentError> {
+    crate::spec::check_agent_name(&config.name).map_err(AgentError::BadName)?;
+    let sources = config
+        .sources
+        .iter()
+        .map(|path| {
+            path.canonicalize().map_err(|error| AgentError::BadSource {
+                path: path.display().to_string(),
+                reason: error.to_string(),
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let url_host = url_host(&config.server)?;
+    let mut announced = false;
+    while !stop.load(Ordering::Relaxed) {
+        match session(config, &sources, &url_host, stop, &mut announced) {
+            Ok(()) => {}
+            Err(SessionError::Fatal(error)) => return Err(error),
+            Err(SessionError::Retry(reason)) => {
+                tracing::warn!(%reason, "agent: lost the lab; trying again");
+            }
+        }
+        let until = Instant::now() + RETRY_AFTER;
+        while Instant::now() < until && !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    Ok(())
+}
+
+enum SessionError {
+    Fatal(AgentError),
+    Retry(String),
+}
+
+/// One connection to the lab, from registration until it ends.
+fn session(
+    config: &AgentConfig,
+    sources: &[PathBuf],
+    url_host: &str,
+    stop: &AtomicBool,
+    announced: &mut bool,
+) -> Result<(), SessionError> {
+    let retry =
+        |what: &str, error: &dyn std::fmt::Display| SessionError::Retry(format!("{what}: {error}"));
+    let endpoint_url = format!("{}/api/agents", config.server.trim_end_matches('/'));
+    let endpoint: Endpoint = ureq::get(&endpoint_url)
+        .call()
+        .map_err(|e| retry(&endpoint_url, &e))?
+        .body_mut()
+        .read_json()
+        .map_err(|e| retry(&endpoint_url, &e))?;
+    let host = endpoint.data_host.unwrap_or_else(|| url_host.to_string());
+    let addr = resolve(&host, endpoint.data_port).map_err(|e| retry("data listener", &e))?;
+    let mut control = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+        .map_err(|e| retry("connect", &e))?;
+    let register = Register {
+        name: config.name.clone(),
+        token: config.token.clone(),
+        sources: sources.to_vec(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        host: hostname(),
+    };
+    wire::write_message(&mut control, FrameKind::Register, &register)
+        .map_err(|e| retry("register", &e))?;
+    let _ = control.set_read_timeout(Some(Duration::from_secs(10)));
+    let registered: Registered = match wire::read_message(&mut control, FrameKind::Registered) {
+        Ok(registered) => registered,
+        Err(WireError::Rejected(reason)) => {
+            return Err(SessionError::Fatal(AgentError::Refused(reason)));
+        }
+        Err(error) => return Err(retry("register", &error)),
+    };
+    if !*announced {
+        eprintln!(
+            "backlab agent '{}' registered with {} (data listener {addr})",
+            registered.name, config.server
+        );
+        *announced = true;
+    }
+    tracing::info!(name = %registered.name, reconnected = registered.reconnected, "registered");
+    let _ = control.set_read_timeout(Some(Duration::from_millis(500)));
+    let pinger = control.try_clone().map_err(|e| retry("control", &e))?;
+    let closed = Arc::new(AtomicBool::new(false));
+    std::thread::scope(|scope| {
+        let closed_ping = Arc::clone(&closed);
+        scope.spawn(move || {
+            let mut pinger = pinger;
+            while !closed_ping.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
+                if wire::write_frame(&mut pinger, FrameKind::Ping, &[]).is_err() {
+                    break;
+                }
+                let until = Instant::now() + PING_EVERY;
+                while Instant::now() < until && !closed_ping.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            }
+        });
+        let outcome = take_work(&mut control, addr.ip(), sources, stop, scope);
+        closed.store(true, Ordering::Relaxed);
+        let _ = control.shutdown(std::net::Shutdown::Both);
+        outcome
+    })
+}
+
+/// Reads work orders until the control connection ends; each order runs on its own thread.
+fn take_work<'scope>(
+    control: &mut TcpStream,
+    lab: std::net::IpAddr,
+    sources: &[PathBuf],
+    stop: &'scope AtomicBool,
+    scope: &'scope std::thread::Scope<'scope, '_>,
+) -> Result<(), SessionError> {
+    while !stop.load(Ordering::Relaxed) {
+        let header = match wire::read_header(control) {
+            Ok(header) => header,
+            Err(WireError::Io(error))
+                if matches!(
+                    error.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                continue;
+            }
+            Err(error) => return Err(SessionError::Retry(error.to_string())),
+        };
+        if header.kind != FrameKind::Work {
+            return Err(SessionError::Retry(format!(
+                "unexpected {:?} frame from the lab",
+                header.kind
+            )));
+        }
+        let _ = control.set_read_timeout(Some(Duration::from_secs(5)));
+        let order: WorkOrder =
+            wire::read_payload(control, header).map_err(|e| SessionError::Retry(e.to_string()))?;
+        let _ = control.set_read_timeout(Some(Duration::from_millis(500)));
+        if let Err(reason) = allowed(&order.source, sources) {
+            // Not connecting makes the lab mark this client failed, with the missing streams.
+            tracing::error!(%reason, "agent: refused a work order");
+            continue;
+        }
+        let addr = SocketAddr::new(lab, order.port);
+        scope.spawn(move || {
+            tracing::info!(
+                client = %order.client, streams = order.streams, "sending a network backup"
+            );
+            let sent = send_client(addr, &order, stop);
+            let mb_per_s = if sent.seconds > 0.0 {
+                sent.bytes as f64 / sent.seconds / 1e6
+            } else {
+                0.0
+            };
+            match &sent.error {
+                None => eprintln!(
+                    "backlab agent: sent {} bytes in {:.2} s ({mb_per_s:.1} MB/s)",
+                    sent.bytes, sent.seconds
+                ),
+                Some(error) => eprintln!(
+                    "backlab agent: sent {} bytes in {:.2} s, then failed: {error}",
+                    sent.bytes, sent.seconds
+                ),
+            }
+        });
+    }
+    Ok(())
+}
+
+/// Whether the agent may read what an order asks for (the lab checked too).
+fn allowed(source: &ClientSource, roots: &[PathBuf]) -> Result<(), String> {
+    let ClientSource::Paths(paths) = source else {
+        return Ok(());
+    };
+    for path in paths {
+        let resolved = path
+            .canonicalize()
+            .map_err(|error| format!("{}: {error}", path.display()))?;
+        let lexical_escape = path.components().any(|c| c == Component::ParentDir);
+        if lexical_escape || !roots.iter().any(|root| resolved.starts_with(root)) {
+            return Err(format!(
+                "{} is not under any --allow-source of this agent",
+                path.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn url_host(server: &str) -> Result<String, AgentError> {
+    let bad = || AgentError::BadUrl(server.to_string());
+    let rest = server.strip_prefix("http://").ok_or_else(bad)?;
+    let authority = rest.split('/').next().unwrap_or_default();
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default().to_string(),
+        None => authority
+            .rsplit_once(':')
+            .map_or(authority, |(h, _)| h)
+            .to_string(),
+    };
+    if host.is_empty() {
+        return Err(bad());
+    }
+    Ok(host)
+}
+
+fn resolve(host: &str, port: u16) -> std::io::Result<SocketAddr> {
+    (host, port)
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| std::io::Error::other(format!("{host} has no address")))
+}
+
+/// This host's name, the default agent name.
+pub fn hostname() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::url_host;
+
+    #[test]
+    fn the_host_comes_from_the_url() {
+        assert_eq!(url_host("http://lab:8080").unwrap(), "lab");
+        assert_eq!(url_host("http://10.0.0.1:8080/").unwrap(), "10.0.0.1");
+        assert_eq!(url_host("http://[::1]:8080").unwrap(), "::1");
+        assert!(url_host("lab:8080").is_err());
+    }
+}

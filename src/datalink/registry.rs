@@ -1,0 +1,230 @@
+//! The agents the lab knows: who registered, from where, what they may read, and the control
+//! connection work is sent over. Agents are live things, so the registry lives in memory; an
+//! agent that reconnects under the same name takes its entry back.
+
+use std::collections::BTreeMap;
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+use crate::engine::wire::{self, FrameKind, Register, WorkOrder};
+
+/// An agent as `GET /api/agents` shows it.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct AgentInfo {
+    pub name: String,
+    /// The address its control connection comes from.
+    pub host: String,
+    /// The paths it may read.
+    #[schema(value_type = Vec<String>)]
+    pub sources: Vec<PathBuf>,
+    pub version: String,
+    /// Whether its control connection is up.
+    pub connected: bool,
+    /// Whether it is sending a network backup now.
+    pub busy: bool,
+    /// How many times it connected since the lab started.
+    pub connections: u32,
+    pub first_seen_ms: i64,
+    pub last_seen_ms: i64,
+}
+
+struct Entry {
+    info: AgentInfo,
+    /// Distinguishes this connection from an earlier one under the same name.
+    session: u64,
+    control: Option<Arc<Mutex<TcpStream>>>,
+}
+
+/// Every agent seen since the lab started.
+#[derive(Default)]
+pub struct Registry {
+    agents: Mutex<BTreeMap<String, Entry>>,
+}
+
+/// Why work could not go to an agent.
+#[derive(Debug, thiserror::Error)]
+pub enum DispatchError {
+    #[error("agent '{0}' is not registered with this lab (see GET /api/agents)")]
+    Unknown(String),
+    #[error("agent '{0}' is not connected (its last connection ended)")]
+    Disconnected(String),
+    #[error("agent '{0}' is busy with another network backup")]
+    Busy(String),
+    #[error(
+        "agent '{agent}' may not read {path} (it allows: {allowed}); start it with \
+         --allow-source for that path"
+    )]
+    SourceNotAllowed {
+        agent: String,
+        path: String,
+        allowed: String,
+    },
+    #[error("cannot send work to agent '{agent}': {source}")]
+    Send {
+        agent: String,
+        source: std::io::Error,
+    },
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+impl Registry {
+    /// Records a registration; returns its session and whether it replaced a connection.
+    pub fn register(&self, hello: &Register, host: String, control: TcpStream) -> (u64, bool) {
+        let mut agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
+        let now = now_ms();
+        let session = rand::random::<u64>();
+        let entry = agents.entry(hello.name.clone()).or_insert_with(|| Entry {
+            info: AgentInfo {
+                name: hello.name.clone(),
+                host: host.clone(),
+                sources: Vec::new(),
+                version: String::new(),
+                connected: false,
+                busy: false,
+                connections: 0,
+                first_seen_ms: now,
+                last_seen_ms: now,
+            },
+            session,
+            control: None,
+        });
+        let reconnected = entry.info.connections > 0;
+        if let Some(old) = entry.control.take()
+            && let Ok(old) = old.lock()
+        {
+            let _ = old.shutdown(std::net::Shutdown::Both);
+        }
+        entry.info.host = host;
+        entry.info.sources = hello.sources.clone();
+        entry.info.version = hello.version.clone();
+        entry.info.connected = true;
+        entry.info.busy = false;
+        entry.info.connections += 1;
+        entry.info.last_seen_ms = now;
+        entry.session = session;
+        entry.control = Some(Arc::new(Mutex::new(control)));
+        (session, reconnected)
+    }
+
+    /// Notes a sign of life on a control connection.
+    pub fn seen(&self, name: &str, session: u64) {
+        let mut agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(entry) = agents.get_mut(name).filter(|e| e.session == session) {
+            entry.info.last_seen_ms = now_ms();
+        }
+    }
+
+    /// Marks an agent gone when the connection of `session` ended (a newer one stays).
+    pub fn disconnected(&self, name: &str, session: u64) {
+        let mut agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(entry) = agents.get_mut(name).filter(|e| e.session == session) {
+            entry.info.connected = false;
+            entry.info.busy = false;
+            entry.control = None;
+        }
+    }
+
+    /// Every agent, by name.
+    pub fn list(&self) -> Vec<AgentInfo> {
+        let agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
+        agents.values().map(|entry| entry.info.clone()).collect()
+    }
+
+    /// Sends each order to its agent, after checking every agent can take it. On a failure
+    /// the agents already sent to are marked idle again.
+    pub fn dispatch(&self, orders: &[WorkOrder]) -> Result<(), DispatchError> {
+        let controls = {
+            let mut agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
+            let mut controls = Vec::new();
+            for order in orders {
+                let entry = agents
+                    .get(&order.client)
+                    .ok_or_else(|| DispatchError::Unknown(order.client.clone()))?;
+                let control = entry
+                    .control
+                    .clone()
+                    .filter(|_| entry.info.connected)
+                    .ok_or_else(|| DispatchError::Disconnected(order.client.clone()))?;
+                if entry.info.busy {
+                    return Err(DispatchError::Busy(order.client.clone()));
+                }
+                if let wire::ClientSource::Paths(paths) = &order.source {
+                    check_sources(&entry.info, paths)?;
+                }
+                controls.push(control);
+            }
+            for order in orders {
+                if let Some(entry) = agents.get_mut(&order.client) {
+                    entry.info.busy = true;
+                }
+            }
+            controls
+        };
+        for (order, control) in orders.iter().zip(controls) {
+            let sent = control
+                .lock()
+                .map_err(|_| std::io::Error::other("control connection poisoned"))
+                .and_then(|mut socket| wire::write_message(&mut *socket, FrameKind::Work, order));
+            if let Err(source) = sent {
+                self.idle(orders);
+                return Err(DispatchError::Send {
+                    agent: order.client.clone(),
+                    source,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Marks the agents of `orders` free for other work.
+    pub fn idle(&self, orders: &[WorkOrder]) {
+        let mut agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
+        for order in orders {
+            if let Some(entry) = agents.get_mut(&order.client) {
+                entry.info.busy = false;
+            }
+        }
+    }
+}
+
+/// Every path must lie under one of the agent's allowed sources (lexically, after removing
+/// `.` and refusing `..`; the agent checks again on its host).
+fn check_sources(agent: &AgentInfo, paths: &[PathBuf]) -> Result<(), DispatchError> {
+    for path in paths {
+        let escapes = path
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir));
+        let allowed = !escapes
+            && path.is_absolute()
+            && agent
+                .sources
+                .iter()
+                .any(|root| path.starts_with(root) || Path::new(root) == path);
+        if !allowed {
+            let roots: Vec<String> = agent
+                .sources
+                .iter()
+                .map(|root| root.display().to_string())
+                .collect();
+            return Err(DispatchError::SourceNotAllowed {
+                agent: agent.name.clone(),
+                path: path.display().to_string(),
+                allowed: if roots.is_empty() {
+                    "no paths, only generated data".to_string()
+                } else {
+                    roots.join(", ")
+                },
+            });
+        }
+    }
+    Ok(())
+}
