@@ -655,6 +655,8 @@ mod tests {
                 size: None,
                 duration_s: None,
                 source_rate_mb_s: None,
+                clients: None,
+                link_mb_s: None,
             },
             status: RunStatus::Done,
             bytes: (mb_per_s * 1e6) as u64,
@@ -673,7 +675,58 @@ mod tests {
             warnings: Vec::new(),
             error: None,
             tape: None,
+            clients: None,
+            partial: false,
         }
+    }
+
+    fn network(mb_per_s: f64, clients: u32, link: Option<f64>, writer_wait: f64) -> RunResult {
+        let mut result = run(TestKind::NetworkBackup, mb_per_s, 10.0);
+        result.params.clients = Some(clients);
+        result.params.link_mb_s = link;
+        result.stages.writer_wait_pct = writer_wait;
+        result
+    }
+
+    #[test]
+    fn a_network_backup_below_the_target_blames_the_network() {
+        let runs = vec![
+            run(TestKind::TapeWrite, 240.0, 3.0),
+            network(117.0, 1, None, 85.0),
+        ];
+        let verdict = verdict(&runs, None);
+        assert_eq!(verdict.component, Some(Component::Network));
+        assert!(
+            verdict
+                .verdict
+                .starts_with("The network limits the backup: 1 client × 2 streams delivered 117.0"),
+            "{}",
+            verdict.verdict
+        );
+        let row = verdict
+            .rows
+            .iter()
+            .find(|row| row.test == TestKind::NetworkBackup)
+            .expect("row");
+        assert_eq!(row.bottleneck, Some(true));
+    }
+
+    #[test]
+    fn emulated_links_and_a_full_target_are_told_apart() {
+        let capped = verdict(&[network(178.0, 3, Some(60.0), 80.0)], None);
+        assert_eq!(capped.component, Some(Component::Network));
+        assert!(capped.verdict.contains("emulated links"), "{}", capped.verdict);
+        assert!(capped.recommendations[0].contains("180.0 MB/s"));
+
+        let full = verdict(
+            &[
+                run(TestKind::TapeWrite, 240.0, 3.0),
+                network(231.0, 6, None, 5.0),
+            ],
+            None,
+        );
+        assert_eq!(full.component, Some(Component::Target));
+        assert!(full.verdict.starts_with("The target limits the network backup"));
     }
 
     /// Table 1 of the Data Protector paper (Windows): the tape is the bottleneck.

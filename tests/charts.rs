@@ -21,6 +21,8 @@ fn run(position: usize, test: TestKind, buffers: u32, block: u64, streams: u32) 
         size: None,
         duration_s: Some(10.0),
         source_rate_mb_s: None,
+        clients: None,
+        link_mb_s: None,
     };
     let mb_per_s = 100.0 + (position % 37) as f64 * 3.5 + streams as f64 * 10.0;
     RunRecord {
@@ -69,6 +71,8 @@ fn run(position: usize, test: TestKind, buffers: u32, block: u64, streams: u32) 
             warnings: Vec::new(),
             error: None,
             tape: None,
+            clients: None,
+            partial: false,
         }),
     }
 }

@@ -25,6 +25,8 @@ fn params() -> RunParams {
         size: None,
         duration_s: Some(30.0),
         source_rate_mb_s: None,
+        clients: None,
+        link_mb_s: None,
     }
 }
 
@@ -80,6 +82,7 @@ fn the_duration_limit_ends_a_run_and_samples_come_every_quarter_second() {
         },
         source: generated(1 << 50),
         target: TargetPlan::Null,
+        agents: Vec::new(),
     };
     let (result, progress) = run_with(&plan, &AtomicBool::new(false));
     assert_eq!(result.status, RunStatus::Done, "{:?}", result.error);
@@ -107,6 +110,7 @@ fn a_null_sink_starves_its_writer_and_says_the_source_is_behind() {
         params: params(),
         source: generated(512 << 20),
         target: TargetPlan::Null,
+        agents: Vec::new(),
     };
     let result = run(&plan);
     assert_eq!(result.status, RunStatus::Done);
@@ -132,6 +136,7 @@ fn cancelling_stops_a_run_within_a_second_and_removes_its_files() {
         },
         source: generated(1 << 50),
         target: TargetPlan::Dir(target.path().to_path_buf()),
+        agents: Vec::new(),
     };
     let cancel = AtomicBool::new(false);
     let (result, cancelled_at) = std::thread::scope(|scope| {
@@ -174,6 +179,7 @@ fn direct_reads_take_whole_files_including_unaligned_tails() {
             },
             source: SourcePlan::Paths(vec![root.clone()]),
             target: TargetPlan::Null,
+            agents: Vec::new(),
         };
         let result = run(&plan);
         assert_eq!(result.status, RunStatus::Done, "{test}: {:?}", result.error);
@@ -195,6 +201,7 @@ fn a_direct_write_pads_nothing_it_counts_and_leaves_no_file() {
         },
         source: SourcePlan::Paths(vec![PathBuf::from("/")]),
         target: TargetPlan::Dir(target.path().to_path_buf()),
+        agents: Vec::new(),
     };
     let result = run(&plan);
     assert_eq!(result.status, RunStatus::Done, "{:?}", result.error);
@@ -219,6 +226,7 @@ fn more_streams_than_buffers_finish_the_source_without_stalling() {
         },
         source: SourcePlan::Paths(vec![root]),
         target: TargetPlan::Null,
+        agents: Vec::new(),
     };
     let result = run(&plan);
     assert_eq!(result.status, RunStatus::Done, "{:?}", result.error);

@@ -32,6 +32,9 @@ pub struct LabOptions {
     pub token: Option<String>,
     /// Size of the first-start demo dataset (none unless given).
     pub demo_size: Option<String>,
+    /// The HTTP and data listener addresses (random loopback ports unless given).
+    pub bind: Option<String>,
+    pub data_bind: Option<String>,
     pub extra: Vec<String>,
 }
 
@@ -48,14 +51,12 @@ impl Lab {
             .expect("log file");
         let mut command = Command::new(env!("CARGO_BIN_EXE_backlab"));
         command
-            .args([
-                "serve",
-                "--bind",
-                "127.0.0.1:0",
-                "--data-bind",
-                "127.0.0.1:0",
-                "--demo-size",
-            ])
+            .arg("serve")
+            .arg("--bind")
+            .arg(options.bind.as_deref().unwrap_or("127.0.0.1:0"))
+            .arg("--data-bind")
+            .arg(options.data_bind.as_deref().unwrap_or("127.0.0.1:0"))
+            .arg("--demo-size")
             .arg(options.demo_size.as_deref().unwrap_or("0"))
             .arg("--db")
             .arg(&db)

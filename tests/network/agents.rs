@@ -1,0 +1,274 @@
+//! Agents on this machine: a run into an emulated drive, a client killed mid-run, and an
+//! agent that comes back under its name.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::*;
+
+fn as_f64(value: &Value) -> f64 {
+    value
+        .as_f64()
+        .unwrap_or_else(|| panic!("not a number: {value}"))
+}
+
+#[tokio::test]
+async fn two_agents_send_into_an_emulated_drive_and_the_figures_add_up() {
+    let root = scratch();
+    let lab = Lab::start(root.path(), &LabOptions::default());
+    let _alpha = Agent::start(&lab.base, "alpha", root.path(), None, None);
+    let _beta = Agent::start(&lab.base, "beta", root.path(), None, None);
+    wait_agents(&lab, &["alpha", "beta"], true, Duration::from_secs(20)).await;
+
+    let id = lab
+        .submit(&json!({
+            "name": "two agents into LTO-4",
+            "source": {"agents": ["alpha", "beta"]},
+            "target": {"kind": "tape", "model": "lto-4"},
+            "tests": ["network_backup"],
+            "params": {"streams": 2, "size": "768M"}
+        }))
+        .await;
+    lab.follow(&id, Duration::from_secs(120)).await;
+    let result = only_result(&lab, &id).await;
+    assert_eq!(result["status"], "done", "{result}");
+    assert!(result.get("partial").is_none(), "{result}");
+    assert_eq!(result["tape"]["emulated"], true);
+    let total_bytes = result["bytes"].as_u64().expect("bytes");
+    assert_eq!(
+        total_bytes,
+        768 << 20,
+        "the clients' shares add up to the size"
+    );
+    let total_rate = as_f64(&result["mb_per_s"]);
+    // An LTO-4 takes 120 MB/s native, about twice that at 2:1: the drive, not loopback, limits.
+    assert!(
+        (150.0..=250.0).contains(&total_rate),
+        "two clients into one emulated LTO-4: {total_rate} MB/s"
+    );
+
+    let clients = result["clients"].as_array().expect("clients");
+    assert_eq!(clients.len(), 2);
+    let names: Vec<&str> = clients.iter().filter_map(|c| c["name"].as_str()).collect();
+    assert_eq!(names, ["alpha", "beta"]);
+    let mut bytes_sum = 0u64;
+    let mut rate_sum = 0.0;
+    for client in clients {
+        assert_eq!(client["status"], "done", "{client}");
+        assert_eq!(client["streams"], 2);
+        let bytes = client["bytes"].as_u64().expect("client bytes");
+        assert_eq!(
+            client["reported_bytes"].as_u64(),
+            Some(bytes),
+            "the agent counted what the lab received: {client}"
+        );
+        bytes_sum += bytes;
+        rate_sum += as_f64(&client["mb_per_s"]);
+    }
+    assert!(
+        (bytes_sum as f64 - total_bytes as f64).abs() <= 0.01 * total_bytes as f64,
+        "clients {bytes_sum} vs total {total_bytes}"
+    );
+    assert!(
+        (rate_sum - total_rate).abs() <= 0.01 * total_rate,
+        "clients {rate_sum} MB/s vs total {total_rate} MB/s"
+    );
+    // Every aggregate sample is the sum of the clients' samples at the same moment.
+    let samples = result["samples"].as_array().expect("samples");
+    assert!(
+        samples.len() >= 4,
+        "a run of seconds has samples: {samples:?}"
+    );
+    for (index, sample) in samples.iter().enumerate() {
+        let at: Vec<&Value> = clients.iter().map(|c| &c["samples"][index]).collect();
+        for client_sample in &at {
+            assert_eq!(client_sample["t"], sample["t"], "one clock");
+        }
+        let sum: f64 = at.iter().map(|s| as_f64(&s["mb_per_s"])).sum();
+        assert!(
+            (sum - as_f64(&sample["mb_per_s"])).abs() < 0.25,
+            "sample {index}: clients {sum} vs total {}",
+            sample["mb_per_s"]
+        );
+    }
+
+    let agents = lab.get_json("/api/agents").await;
+    for agent in agents["agents"].as_array().expect("agents") {
+        assert_eq!(agent["connected"], true);
+        assert_eq!(agent["busy"], false, "a finished run frees its agents");
+    }
+    let page = lab
+        .get(&format!("/campaigns/{id}"))
+        .await
+        .text()
+        .await
+        .expect("page");
+    assert!(
+        page.contains("chart-clients"),
+        "the report has the client chart"
+    );
+    assert!(page.contains("client alpha (2 streams)"));
+    let chart = lab
+        .get(&format!("/campaigns/{id}/charts/clients.svg"))
+        .await
+        .text()
+        .await
+        .expect("chart");
+    assert!(chart.contains("alpha") && chart.contains("beta"));
+    let agents_page = lab.get("/agents").await.text().await.expect("agents page");
+    assert!(agents_page.contains("alpha") && agents_page.contains("connected"));
+}
+
+#[tokio::test]
+async fn killing_an_agent_mid_run_leaves_a_partial_result_naming_it() {
+    let root = scratch();
+    let lab = Lab::start(root.path(), &LabOptions::default());
+    let _alpha = Agent::start(&lab.base, "alpha", root.path(), None, None);
+    let mut beta = Agent::start(&lab.base, "beta", root.path(), None, None);
+    wait_agents(&lab, &["alpha", "beta"], true, Duration::from_secs(20)).await;
+
+    // 20 MB/s links: each client's 120 MB share takes six seconds.
+    let id = lab
+        .submit(&json!({
+            "source": {"agents": ["alpha", "beta"]},
+            "target": {"kind": "null"},
+            "tests": ["network_backup"],
+            "params": {"streams": 2, "size": "240M", "link_mb_s": 20}
+        }))
+        .await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let campaign = lab.get_json(&format!("/api/campaigns/{id}")).await;
+        if campaign["runs"][0]["status"] == "running" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the run never started: {campaign}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    beta.kill();
+    lab.follow(&id, Duration::from_secs(60)).await;
+
+    let result = only_result(&lab, &id).await;
+    assert_eq!(
+        result["status"], "done",
+        "the surviving client finished: {result}"
+    );
+    assert_eq!(result["partial"], true, "{result}");
+    let clients = result["clients"].as_array().expect("clients");
+    let alpha = &clients[0];
+    let failed = &clients[1];
+    assert_eq!(alpha["status"], "done", "{alpha}");
+    assert_eq!(alpha["bytes"].as_u64(), Some(120 << 20));
+    assert_eq!(failed["name"], "beta");
+    assert_eq!(failed["status"], "failed", "{failed}");
+    let error = failed["error"].as_str().expect("why beta failed");
+    assert!(error.contains("closed"), "{error}");
+    let beta_bytes = failed["bytes"].as_u64().expect("bytes");
+    assert!(
+        beta_bytes > 0 && beta_bytes < 120 << 20,
+        "beta sent part: {beta_bytes}"
+    );
+    let warnings = result["warnings"].to_string();
+    assert!(
+        warnings.contains("partial") && warnings.contains("'beta'"),
+        "{warnings}"
+    );
+    let page = lab
+        .get(&format!("/campaigns/{id}"))
+        .await
+        .text()
+        .await
+        .expect("page");
+    assert!(page.contains("partial"));
+
+    // The lab keeps serving, knows beta is gone, and runs the next campaign with alpha.
+    wait_agents(&lab, &["beta"], false, Duration::from_secs(10)).await;
+    let next = lab
+        .submit(&json!({
+            "source": {"agents": ["alpha"]},
+            "target": {"kind": "null"},
+            "tests": ["network_backup"],
+            "params": {"streams": 1, "size": "64M"}
+        }))
+        .await;
+    lab.follow(&next, Duration::from_secs(60)).await;
+    assert_eq!(only_result(&lab, &next).await["status"], "done");
+    assert!(!lab.log().contains("panicked"), "{}", lab.log());
+}
+
+#[tokio::test]
+async fn a_campaign_naming_a_missing_agent_fails_with_its_name() {
+    let root = scratch();
+    let lab = Lab::start(root.path(), &LabOptions::default());
+    let id = lab
+        .submit(&json!({
+            "source": {"agents": ["nowhere"]},
+            "target": {"kind": "null"},
+            "tests": ["network_backup"]
+        }))
+        .await;
+    lab.follow(&id, Duration::from_secs(30)).await;
+    let result = only_result(&lab, &id).await;
+    assert_eq!(result["status"], "failed");
+    let error = result["error"].as_str().expect("error");
+    assert!(
+        error.contains("'nowhere'") && error.contains("not registered"),
+        "{error}"
+    );
+
+    // The local tests cannot run with agents: named by field.
+    let response = lab
+        .post_json(
+            "/api/campaigns",
+            &json!({
+                "source": {"agents": ["a"]},
+                "target": {"kind": "null"},
+                "tests": ["read_single", "network_backup"],
+                "params": {"clients": 3}
+            }),
+        )
+        .await;
+    assert_eq!(response.status(), 422);
+    let body: Value = response.json().await.expect("body");
+    let text = body.to_string();
+    assert!(
+        text.contains("tests[0]") && text.contains("params.clients"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn an_agent_that_reconnects_is_recognised_by_name() {
+    let root = scratch();
+    let lab = Lab::start(
+        root.path(),
+        &LabOptions {
+            token: Some("agent-token".into()),
+            ..LabOptions::default()
+        },
+    );
+    // A wrong token is refused for good: the agent says so and exits.
+    let mut wrong = Agent::start(&lab.base, "intruder", root.path(), Some("nope"), None);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !wrong.log_text().contains("refused") {
+        assert!(Instant::now() < deadline, "log: {}", wrong.log_text());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    wrong.kill();
+
+    let mut first = Agent::start(&lab.base, "gamma", root.path(), Some("agent-token"), None);
+    wait_agents(&lab, &["gamma"], true, Duration::from_secs(20)).await;
+    first.kill();
+    wait_agents(&lab, &["gamma"], false, Duration::from_secs(20)).await;
+    let _second = Agent::start(&lab.base, "gamma", root.path(), Some("agent-token"), None);
+    let body = wait_agents(&lab, &["gamma"], true, Duration::from_secs(20)).await;
+    let agents = body["agents"].as_array().expect("agents");
+    assert_eq!(agents.len(), 1, "one entry, by name: {body}");
+    assert_eq!(agents[0]["connections"], 2);
+    assert!(!body.to_string().contains("intruder"));
+}

@@ -1,0 +1,120 @@
+//! Network backup end to end: the real lab, real `backlab agent` processes, real TCP, and
+//! when the machine allows it, a real rate-limited link between two network namespaces.
+
+mod agents;
+mod fuzz;
+mod link;
+mod sweep;
+
+#[path = "../common/lab.rs"]
+mod lab;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub use lab::*;
+use serde_json::Value;
+
+/// A running `backlab agent`; killed when dropped.
+pub struct Agent {
+    child: Option<Child>,
+    pub log: PathBuf,
+}
+
+impl Agent {
+    /// Starts an agent for the lab at `base`, optionally inside a network namespace.
+    pub fn start(
+        base: &str,
+        name: &str,
+        root: &Path,
+        token: Option<&str>,
+        netns: Option<&str>,
+    ) -> Agent {
+        let log = root.join(format!("agent-{name}.log"));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .expect("agent log");
+        let bin = env!("CARGO_BIN_EXE_backlab");
+        let mut command = match netns {
+            Some(ns) => {
+                let mut command = Command::new("ip");
+                command.args(["netns", "exec", ns, bin]);
+                command
+            }
+            None => Command::new(bin),
+        };
+        command
+            .args(["agent", "--server", base, "--name", name])
+            .env_remove("BACKLAB_TOKEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(file);
+        if let Some(token) = token {
+            command.args(["--token", token]);
+        }
+        Agent {
+            child: Some(command.spawn().expect("backlab agent starts")),
+            log,
+        }
+    }
+
+    /// Kills the agent at once, as a crash or a pulled cable would.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Waits until every named agent is connected (or not, with `connected` false).
+pub async fn wait_agents(lab: &Lab, names: &[&str], connected: bool, timeout: Duration) -> Value {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let body = lab.get_json("/api/agents").await;
+        let ready = names.iter().all(|name| {
+            body["agents"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|a| a["name"] == *name && a["connected"] == connected)
+        });
+        if ready {
+            return body;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "agents {names:?} not connected={connected} after {timeout:?}: {body}\nlab log:\n{}",
+            lab.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The result of a finished campaign's only run.
+pub async fn only_result(lab: &Lab, id: &str) -> Value {
+    let campaign = lab.get_json(&format!("/api/campaigns/{id}")).await;
+    let runs = campaign["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 1, "{campaign}");
+    runs[0]["result"].clone()
+}
+
+pub fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("backlab-net-")
+        .tempdir()
+        .expect("temp dir")
+}
