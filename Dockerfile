@@ -17,7 +17,8 @@ WORKDIR /var/lib/backlab
 ENV BACKLAB_DB=/var/lib/backlab/backlab.db \
     BACKLAB_DATA_DIR=/var/lib/backlab/data
 VOLUME /var/lib/backlab
-EXPOSE 8080
+# 8080: the web pages and REST API; 8081: the data listener agents send network backups to.
+EXPOSE 8080 8081
 ENTRYPOINT ["backlab"]
 # Listening on all interfaces: the lab refuses to start unless BACKLAB_TOKEN is set.
-CMD ["serve", "--bind", "0.0.0.0:8080"]
+CMD ["serve", "--bind", "0.0.0.0:8080", "--data-bind", "0.0.0.0:8081"]

@@ -715,7 +715,11 @@ mod tests {
     fn emulated_links_and_a_full_target_are_told_apart() {
         let capped = verdict(&[network(178.0, 3, Some(60.0), 80.0)], None);
         assert_eq!(capped.component, Some(Component::Network));
-        assert!(capped.verdict.contains("emulated links"), "{}", capped.verdict);
+        assert!(
+            capped.verdict.contains("emulated links"),
+            "{}",
+            capped.verdict
+        );
         assert!(capped.recommendations[0].contains("180.0 MB/s"));
 
         let full = verdict(
@@ -726,7 +730,10 @@ mod tests {
             None,
         );
         assert_eq!(full.component, Some(Component::Target));
-        assert!(full.verdict.starts_with("The target limits the network backup"));
+        assert!(
+            full.verdict
+                .starts_with("The target limits the network backup")
+        );
     }
 
     /// Table 1 of the Data Protector paper (Windows): the tape is the bottleneck.

@@ -125,6 +125,11 @@ struct CsvRow<'a> {
     tape_backhitches: Option<u64>,
     tape_mb_s: Option<f64>,
     end_of_tape: Option<bool>,
+    clients: Option<u32>,
+    emulated_link_mb_s: Option<f64>,
+    partial: Option<bool>,
+    /// Each client as `name:bytes:MB/s:status`, separated by spaces.
+    client_figures: Option<String>,
 }
 
 /// The runs of a campaign as CSV, in plan order.
@@ -178,6 +183,22 @@ pub fn runs_csv(campaign_id: &str, runs: &[RunRecord]) -> Result<String, csv::Er
             tape_backhitches: tape.map(|t| t.backhitches),
             tape_mb_s: tape.map(|t| t.tape_mb_s),
             end_of_tape: tape.map(|t| t.end_of_tape),
+            clients: params.clients,
+            emulated_link_mb_s: params.link_mb_s,
+            partial: result.filter(|r| r.clients.is_some()).map(|r| r.partial),
+            client_figures: result.and_then(|r| r.clients.as_ref()).map(|clients| {
+                clients
+                    .iter()
+                    .map(|c| {
+                        let status = match c.status {
+                            crate::engine::result::ClientStatus::Done => "done",
+                            crate::engine::result::ClientStatus::Failed => "failed",
+                        };
+                        format!("{}:{}:{}:{status}", c.name, c.bytes, c.mb_per_s)
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }),
         })?;
     }
     let bytes = writer

@@ -1297,6 +1297,89 @@ mod tests {
     }
 
     #[test]
+    fn a_client_sweep_repeats_only_the_network_runs() {
+        let spec = spec(
+            r#"{"source": {"generated": {"size": "1G"}}, "target": {"kind": "null"},
+                "tests": ["tape_write", "network_backup"],
+                "matrix": {"clients": [6, 7, 8], "buffers": [16, 32]}}"#,
+        );
+        let plans = spec.plan().expect("valid");
+        let network: Vec<&RunPlan> = plans
+            .iter()
+            .filter(|p| p.test == TestKind::NetworkBackup)
+            .collect();
+        assert_eq!(network.len(), 6, "3 client counts × 2 buffers");
+        assert_eq!(
+            plans.len() - network.len(),
+            2,
+            "tape_write once per buffers value"
+        );
+        assert!(
+            network
+                .iter()
+                .all(|p| p.params.streams == DEFAULT_CLIENT_STREAMS)
+        );
+        let clients: Vec<u32> = network.iter().filter_map(|p| p.params.clients).collect();
+        assert_eq!(clients, [6, 7, 8, 6, 7, 8]);
+        assert!(
+            plans
+                .iter()
+                .filter(|p| p.test == TestKind::TapeWrite)
+                .all(|p| p.params.clients.is_none())
+        );
+    }
+
+    #[test]
+    fn network_fields_are_checked_by_name() {
+        let errors = spec(
+            r#"{"source": {"agents": ["a", "a", "bad name"]}, "target": {"kind": "null"},
+                "tests": ["read_single", "network_backup"],
+                "params": {"clients": 5, "link_mb_s": -1}}"#,
+        )
+        .plan()
+        .expect_err("invalid");
+        for field in [
+            "source.agents[1]",
+            "source.agents[2]",
+            "tests[0]",
+            "params.clients",
+            "params.link_mb_s",
+        ] {
+            assert!(errors.0.contains_key(field), "{field} in {errors}");
+        }
+        let local = spec(
+            r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"},
+                "params": {"clients": 2}, "matrix": {"clients": [1]}}"#,
+        )
+        .plan()
+        .expect_err("clients without a network test");
+        assert!(local.0.contains_key("params.clients") && local.0.contains_key("matrix.clients"));
+        let wide = spec(
+            r#"{"source": {"generated": {"size": "1G"}}, "target": {"kind": "null"},
+                "tests": ["network_backup"], "params": {"clients": 64, "streams": 8}}"#,
+        )
+        .plan()
+        .expect_err("too many connections");
+        assert!(wide.to_string().contains("512 connections"), "{wide}");
+    }
+
+    #[test]
+    fn agents_alone_send_generated_data_of_the_campaign_size() {
+        let plans = spec(
+            r#"{"source": {"agents": ["x", "y"]}, "target": {"kind": "null"},
+                "tests": ["network_backup"], "params": {"size": "3G"}}"#,
+        )
+        .plan()
+        .expect("valid");
+        assert_eq!(plans[0].agents, ["x", "y"]);
+        assert_eq!(plans[0].params.clients, Some(2), "every agent by default");
+        assert!(matches!(
+            plans[0].source,
+            SourcePlan::Generated { size, .. } if size == 3 << 30
+        ));
+    }
+
+    #[test]
     fn streams_default_to_one_per_path() {
         let spec = spec(
             r#"{"source": {"paths": ["/a", "/b"]}, "target": {"kind": "null"}, "tests": ["read_parallel"]}"#,

@@ -188,8 +188,9 @@ async fn finish(
     if !record.status.is_final() {
         return;
     }
+    // An agent's paths are on its own host: nothing here to survey.
     if record.survey_json.is_none()
-        && let Some(plan) = plan
+        && let Some(plan) = plan.filter(|plan| plan.agents.is_empty())
     {
         let (source, target) = (plan.source.clone(), plan.target.clone());
         if let Ok(survey) =

@@ -16,6 +16,11 @@
     } else {
       s.source = { paths: f.source_paths.value.split("\n").map(function (p) { return p.trim(); }).filter(Boolean) };
     }
+    var agents = list(f.agents.value);
+    if (agents.length) {
+      s.source.agents = agents;
+      if (f.source_kind.value === "generated") delete s.source.generated;
+    }
     s.target = { kind: f.target_kind.value };
     if (f.target_kind.value === "tape") {
       s.target.model = f.tape_model.value;
@@ -33,10 +38,13 @@
     if (f.streams.value.trim() !== "") s.params.streams = number(f.streams.value);
     if (f.size.value.trim() !== "") s.params.size = size(f.size.value);
     if (f.duration_s.value.trim() !== "") s.params.duration_s = number(f.duration_s.value);
+    if (f.clients.value.trim() !== "") s.params.clients = number(f.clients.value);
+    if (f.link_mb_s.value.trim() !== "") s.params.link_mb_s = number(f.link_mb_s.value);
     var matrix = {};
     if (f.matrix_buffers.value.trim()) matrix.buffers = list(f.matrix_buffers.value).map(number);
     if (f.matrix_block_size.value.trim()) matrix.block_size = list(f.matrix_block_size.value).map(size);
     if (f.matrix_streams.value.trim()) matrix.streams = list(f.matrix_streams.value).map(number);
+    if (f.matrix_clients.value.trim()) matrix.clients = list(f.matrix_clients.value).map(number);
     if (Object.keys(matrix).length) s.matrix = matrix;
     s.repeat = number(f.repeat.value || "1");
     return s;

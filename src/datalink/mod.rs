@@ -159,7 +159,7 @@ impl DataLink {
         }
         if let Some(token) = &self.token {
             let given = hello.token.as_deref().unwrap_or_default();
-            if !crate::server::auth::same_secret(given.as_bytes(), token.as_bytes()) {
+            if !crate::policy::same_secret(given.as_bytes(), token.as_bytes()) {
                 reject(&mut socket, "wrong or missing token (--token)");
                 return Err(format!(
                     "agent '{}' gave a wrong or missing token",

@@ -46,17 +46,7 @@ pub async fn require_token(
     }
 }
 
-/// Compares in time that does not depend on where the inputs first differ.
-pub fn same_secret(presented: &[u8], expected: &[u8]) -> bool {
-    if presented.len() != expected.len() {
-        return false;
-    }
-    presented
-        .iter()
-        .zip(expected)
-        .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-        == 0
-}
+pub use crate::policy::same_secret;
 
 #[cfg(test)]
 mod tests {

@@ -8,10 +8,11 @@ use serde_json::{Map, Value, json};
 use crate::spec::TestKind;
 
 /// Presets offered above the form: id and label.
-pub const PRESETS: [(&str, &str); 3] = [
+pub const PRESETS: [(&str, &str); 4] = [
     ("bottleneck", "Bottleneck determination"),
     ("tuning", "Buffer × block tuning"),
     ("direct", "Direct I/O check"),
+    ("network", "Network backup, 6–8 clients"),
 ];
 
 /// The form's values as text, plus the errors to show next to them.
@@ -40,6 +41,11 @@ pub struct CampaignForm {
     pub matrix_buffers: String,
     pub matrix_block_size: String,
     pub matrix_streams: String,
+    /// Network backup: agent names (comma-separated; empty = the lab's loopback clients).
+    pub agents: String,
+    pub clients: String,
+    pub link_mb_s: String,
+    pub matrix_clients: String,
     /// Errors by form field name.
     pub errors: BTreeMap<String, String>,
 }
@@ -58,7 +64,10 @@ impl CampaignForm {
             target_path: String::new(),
             tape_model: "lto-4".into(),
             tape_drives: "1".into(),
-            tests: TestKind::ALL.iter().map(|t| t.id().to_string()).collect(),
+            tests: TestKind::BOTTLENECK
+                .iter()
+                .map(|t| t.id().to_string())
+                .collect(),
             buffers: "32".into(),
             block_size: "256K".into(),
             streams: "4".into(),
@@ -90,6 +99,21 @@ impl CampaignForm {
                 form.direct = true;
                 form.buffers = "16".into();
                 form.block_size = "1M".into();
+            }
+            "network" => {
+                // Seed 000: six to eight clients, two streams each, into two LTO-4 drives.
+                form.preset = "network".into();
+                form.name = "Network backup, 6–8 clients".into();
+                form.source_kind = "generated".into();
+                form.source_paths = String::new();
+                form.generated_size = "2G".into();
+                form.tape_drives = "2".into();
+                form.tests = vec!["network_backup".into()];
+                form.streams = "2".into();
+                form.duration_s = "20".into();
+                form.matrix_clients = "6, 7, 8".into();
+                form.matrix_buffers = "16, 32".into();
+                form.matrix_block_size = "128K, 256K".into();
             }
             _ => {}
         }
@@ -125,6 +149,10 @@ impl CampaignForm {
                 "matrix_buffers" => form.matrix_buffers = value,
                 "matrix_block_size" => form.matrix_block_size = value,
                 "matrix_streams" => form.matrix_streams = value,
+                "agents" => form.agents = value,
+                "clients" => form.clients = value,
+                "link_mb_s" => form.link_mb_s = value,
+                "matrix_clients" => form.matrix_clients = value,
                 _ => {}
             }
         }
@@ -147,6 +175,17 @@ impl CampaignForm {
                 .collect();
             json!({ "paths": paths })
         };
+        let mut source = source;
+        let agents: Vec<&str> = split_list(&self.agents).collect();
+        if !agents.is_empty()
+            && let Some(object) = source.as_object_mut()
+        {
+            object.insert("agents".into(), json!(agents));
+            // Agents alone send generated data; paths are read on the agents' hosts.
+            if self.source_kind == "generated" {
+                object.remove("generated");
+            }
+        }
         spec.insert("source".into(), source);
         let mut target = Map::new();
         target.insert("kind".into(), json!(self.target_kind));
@@ -171,6 +210,8 @@ impl CampaignForm {
             ("streams", &self.streams, false),
             ("size", &self.size, true),
             ("duration_s", &self.duration_s, false),
+            ("clients", &self.clients, false),
+            ("link_mb_s", &self.link_mb_s, false),
         ] {
             if !text.trim().is_empty() {
                 let value = if as_size { size(text) } else { number(text) };
@@ -183,6 +224,7 @@ impl CampaignForm {
             ("buffers", &self.matrix_buffers, false),
             ("block_size", &self.matrix_block_size, true),
             ("streams", &self.matrix_streams, false),
+            ("clients", &self.matrix_clients, false),
         ] {
             let values: Vec<Value> = split_list(text)
                 .map(|item| if as_size { size(item) } else { number(item) })
@@ -241,6 +283,8 @@ fn form_field(path: &str) -> &'static str {
         "source_paths"
     } else if head("source.generated") {
         "generated_size"
+    } else if head("source.agents") {
+        "agents"
     } else if head("source") {
         "source_paths"
     } else if head("target.path") {
@@ -263,6 +307,8 @@ fn form_field(path: &str) -> &'static str {
         "matrix_block_size"
     } else if head("matrix.streams") {
         "matrix_streams"
+    } else if head("matrix.clients") {
+        "matrix_clients"
     } else if head("matrix") {
         "matrix"
     } else {
@@ -273,6 +319,8 @@ fn form_field(path: &str) -> &'static str {
             ("params.size", "size"),
             ("params.duration_s", "duration_s"),
             ("params.compress_ratio", "compress_ratio"),
+            ("params.clients", "clients"),
+            ("params.link_mb_s", "link_mb_s"),
         ] {
             if head(prefix) {
                 return field;

@@ -107,6 +107,13 @@ impl Lab {
         self.client.get(self.url(path)).send().await.expect("GET")
     }
 
+    /// The body of a GET that must answer 200, as text.
+    pub async fn get_text(&self, path: &str) -> String {
+        let response = self.get(path).await;
+        assert_eq!(response.status(), 200, "GET {path}");
+        response.text().await.expect("text body")
+    }
+
     pub async fn get_json(&self, path: &str) -> Value {
         let response = self.get(path).await;
         assert_eq!(response.status(), 200, "GET {path}");

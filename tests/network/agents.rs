@@ -98,25 +98,30 @@ async fn two_agents_send_into_an_emulated_drive_and_the_figures_add_up() {
         assert_eq!(agent["connected"], true);
         assert_eq!(agent["busy"], false, "a finished run frees its agents");
     }
-    let page = lab
-        .get(&format!("/campaigns/{id}"))
-        .await
-        .text()
-        .await
-        .expect("page");
+    let page = lab.get_text(&format!("/campaigns/{id}")).await;
     assert!(
         page.contains("chart-clients"),
         "the report has the client chart"
     );
     assert!(page.contains("client alpha (2 streams)"));
     let chart = lab
-        .get(&format!("/campaigns/{id}/charts/clients.svg"))
-        .await
-        .text()
-        .await
-        .expect("chart");
+        .get_text(&format!("/campaigns/{id}/charts/clients.svg"))
+        .await;
     assert!(chart.contains("alpha") && chart.contains("beta"));
-    let agents_page = lab.get("/agents").await.text().await.expect("agents page");
+    let csv = lab
+        .get_text(&format!("/api/campaigns/{id}/results.csv"))
+        .await;
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap_or_default()
+            .contains("client_figures")
+    );
+    assert!(
+        csv.contains("alpha:") && csv.contains(":done beta:"),
+        "{csv}"
+    );
+    let agents_page = lab.get_text("/agents").await;
     assert!(agents_page.contains("alpha") && agents_page.contains("connected"));
 }
 
@@ -178,12 +183,7 @@ async fn killing_an_agent_mid_run_leaves_a_partial_result_naming_it() {
         warnings.contains("partial") && warnings.contains("'beta'"),
         "{warnings}"
     );
-    let page = lab
-        .get(&format!("/campaigns/{id}"))
-        .await
-        .text()
-        .await
-        .expect("page");
+    let page = lab.get_text(&format!("/campaigns/{id}")).await;
     assert!(page.contains("partial"));
 
     // The lab keeps serving, knows beta is gone, and runs the next campaign with alpha.

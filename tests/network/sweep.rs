@@ -41,23 +41,15 @@ async fn a_client_sweep_draws_the_seed_000_chart() {
         assert!(result["mb_per_s"].as_f64().unwrap_or(0.0) > 0.0);
     }
 
-    let page = lab
-        .get(&format!("/campaigns/{id}"))
-        .await
-        .text()
-        .await
-        .expect("page");
+    let page = lab.get_text(&format!("/campaigns/{id}")).await;
     assert!(page.contains("chart-matrix") && page.contains("chart-clients"));
     assert!(
         page.contains("8 clients × 2"),
         "the sweep table names the client counts"
     );
     let chart = lab
-        .get(&format!("/campaigns/{id}/charts/matrix.svg"))
-        .await
-        .text()
-        .await
-        .expect("matrix chart");
+        .get_text(&format!("/campaigns/{id}/charts/matrix.svg"))
+        .await;
     let svg = roxmltree::Document::parse(&chart).expect("the chart is well-formed SVG");
     let texts: Vec<&str> = svg
         .descendants()

@@ -30,6 +30,7 @@ async fn the_openapi_document_describes_every_route() {
         ("get", "/api/openapi.json"),
         ("get", "/healthz"),
         ("get", "/metrics"),
+        ("get", "/api/agents"),
     ];
     for (method, path) in routes {
         let operation = &doc["paths"][path][method];

@@ -24,7 +24,7 @@ async fn pages_list_report_chart_and_compare_campaigns() {
     let lab = Lab::start(root.path(), &LabOptions::default());
 
     // First run: the list points to the demo dataset and the preset.
-    let first = lab.get("/").await.text().await.expect("html");
+    let first = lab.get_text("/").await;
     assert!(first.contains("No campaign yet"), "{first}");
     assert!(first.contains("/campaigns/new?preset=bottleneck"));
 
@@ -35,20 +35,15 @@ async fn pages_list_report_chart_and_compare_campaigns() {
     lab.wait_status(&b, &["done"], Duration::from_secs(60))
         .await;
 
-    let list = lab.get("/").await.text().await.expect("html");
+    let list = lab.get_text("/").await;
     assert!(!list.contains("<b>first</b>"), "names are escaped");
     assert!(
         list.contains("first&#60;/b&#62; &#38; co") || list.contains("first&lt;/b&gt; &amp; co")
     );
     assert!(list.find("second").unwrap_or(usize::MAX) < list.find("first").unwrap_or(0));
-    let done = lab.get("/?status=done").await.text().await.expect("html");
+    let done = lab.get_text("/?status=done").await;
     assert!(done.contains(&a) && done.contains(&b));
-    let running = lab
-        .get("/?status=running")
-        .await
-        .text()
-        .await
-        .expect("html");
+    let running = lab.get_text("/?status=running").await;
     assert!(!running.contains(&a));
 
     let report = lab.get(&format!("/campaigns/{a}")).await;
@@ -93,7 +88,7 @@ async fn pages_list_report_chart_and_compare_campaigns() {
     let chart = lab.get(&format!("/compare/chart.svg?a={a}&b={b}")).await;
     assert_eq!(chart.status(), 200);
     roxmltree::Document::parse(&chart.text().await.expect("svg")).expect("compare chart is XML");
-    let picker = lab.get("/compare").await.text().await.expect("html");
+    let picker = lab.get_text("/compare").await;
     assert!(
         picker.contains(&a) && picker.contains(&b),
         "the picker lists campaigns"
@@ -109,12 +104,7 @@ async fn pages_list_report_chart_and_compare_campaigns() {
 async fn the_form_works_without_javascript_and_errors_have_pages() {
     let root = scratch();
     let lab = Lab::start(root.path(), &LabOptions::default());
-    let form = lab
-        .get("/campaigns/new?preset=tuning")
-        .await
-        .text()
-        .await
-        .expect("html");
+    let form = lab.get_text("/campaigns/new?preset=tuning").await;
     assert!(
         form.contains("value=\"8, 16, 32\""),
         "the preset fills the matrix"
@@ -194,7 +184,7 @@ async fn with_a_token_the_plain_form_asks_for_it() {
         ..LabOptions::default()
     };
     let lab = Lab::start(root.path(), &options);
-    let form = lab.get("/campaigns/new").await.text().await.expect("html");
+    let form = lab.get_text("/campaigns/new").await;
     assert!(
         form.contains("name=\"token\""),
         "the form asks for the token"
@@ -240,22 +230,14 @@ async fn emulated_tape_figures_survive_the_store_and_say_emulated_everywhere() {
         .unwrap_or(0.0);
     assert!((76.0..=84.0).contains(&rate), "{rate}");
     let csv = lab
-        .get(&format!("/api/campaigns/{id}/results.csv"))
-        .await
-        .text()
-        .await
-        .expect("csv");
+        .get_text(&format!("/api/campaigns/{id}/results.csv"))
+        .await;
     assert!(
         csv.lines().next().unwrap_or("").contains("emulated_tape"),
         "{csv}"
     );
     assert!(csv.contains(",LTO-3,"), "{csv}");
-    let page = lab
-        .get(&format!("/campaigns/{id}"))
-        .await
-        .text()
-        .await
-        .expect("html");
+    let page = lab.get_text(&format!("/campaigns/{id}")).await;
     assert!(page.contains("emulated LTO-3"), "the page says emulated");
     let verdict = lab
         .get_json(&format!("/api/campaigns/{id}/bottleneck"))

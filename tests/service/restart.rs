@@ -92,11 +92,8 @@ async fn a_crash_mid_run_loses_nothing_and_runs_nothing_twice() {
     );
 
     let csv = lab
-        .get(&format!("/api/campaigns/{id}/results.csv"))
-        .await
-        .text()
-        .await
-        .expect("csv");
+        .get_text(&format!("/api/campaigns/{id}/results.csv"))
+        .await;
     assert_eq!(csv.lines().count(), 6, "{csv}");
     assert!(lab_files(&target).is_empty(), "{:?}", lab_files(&target));
 }
