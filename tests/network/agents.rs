@@ -272,3 +272,120 @@ async fn an_agent_that_reconnects_is_recognised_by_name() {
     assert_eq!(agents[0]["connections"], 2);
     assert!(!body.to_string().contains("intruder"));
 }
+
+#[tokio::test]
+async fn an_agent_reads_its_own_files_and_only_under_its_allowed_roots() {
+    let root = scratch();
+    let lab = Lab::start(root.path(), &LabOptions::default());
+    let files = root.path().join("agent-files");
+    create_dataset(&files, "48M");
+    let files = files.canonicalize().expect("dataset");
+    let on_disk: u64 = walk_sizes(&files);
+    let allowed = files.display().to_string();
+    let _agent = Agent::start_with(
+        &lab.base,
+        "reader",
+        root.path(),
+        None,
+        None,
+        &["--allow-source", &allowed],
+    );
+    wait_agents(&lab, &["reader"], true, Duration::from_secs(20)).await;
+    let listed = lab.get_json("/api/agents").await;
+    assert_eq!(listed["agents"][0]["sources"][0], allowed.as_str());
+
+    // The agent's files, read on its side: every byte arrives.
+    let id = lab
+        .submit(&json!({
+            "source": {"paths": [allowed], "agents": ["reader"]},
+            "target": {"kind": "null"},
+            "tests": ["network_backup"],
+            "params": {"streams": 2}
+        }))
+        .await;
+    lab.follow(&id, Duration::from_secs(60)).await;
+    let result = only_result(&lab, &id).await;
+    assert_eq!(result["status"], "done", "{result}");
+    assert_eq!(result["bytes"].as_u64(), Some(on_disk), "{result}");
+    assert_eq!(
+        result["clients"][0]["reported_bytes"].as_u64(),
+        Some(on_disk)
+    );
+
+    // A path outside its roots is refused before anything is sent, naming the agent's roots.
+    let id = lab
+        .submit(&json!({
+            "source": {"paths": ["/etc"], "agents": ["reader"]},
+            "target": {"kind": "null"},
+            "tests": ["network_backup"]
+        }))
+        .await;
+    lab.follow(&id, Duration::from_secs(60)).await;
+    let result = only_result(&lab, &id).await;
+    assert_eq!(result["status"], "failed");
+    let error = result["error"].as_str().expect("error");
+    assert!(
+        error.contains("may not read /etc") && error.contains(&allowed),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn cancelling_a_network_run_stops_it_and_frees_the_agents() {
+    let root = scratch();
+    let lab = Lab::start(root.path(), &LabOptions::default());
+    let _agent = Agent::start(&lab.base, "slow", root.path(), None, None);
+    wait_agents(&lab, &["slow"], true, Duration::from_secs(20)).await;
+    let id = lab
+        .submit(&json!({
+            "source": {"agents": ["slow"]},
+            "target": {"kind": "null"},
+            "tests": ["network_backup"],
+            "params": {"streams": 2, "size": "1G", "link_mb_s": 10}
+        }))
+        .await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let agents = lab.get_json("/api/agents").await;
+        if agents["agents"][0]["busy"] == true {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the agent never got the work: {agents}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let asked = Instant::now();
+    let response = lab
+        .client
+        .post(lab.url(&format!("/api/campaigns/{id}/cancel")))
+        .send()
+        .await
+        .expect("cancel");
+    assert!(response.status().is_success());
+    lab.wait_status(&id, &["cancelled"], Duration::from_secs(10))
+        .await;
+    assert!(
+        asked.elapsed() < Duration::from_secs(3),
+        "cancel took {:?}",
+        asked.elapsed()
+    );
+    let agents = lab.get_json("/api/agents").await;
+    assert_eq!(agents["agents"][0]["busy"], false, "{agents}");
+    assert_eq!(agents["agents"][0]["connected"], true, "{agents}");
+}
+
+fn walk_sizes(dir: &std::path::Path) -> u64 {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir).expect("read dir").flatten() {
+        let meta = entry.metadata().expect("metadata");
+        if meta.is_dir() {
+            total += walk_sizes(&entry.path());
+        } else if meta.is_file() {
+            total += meta.len();
+        }
+    }
+    total
+}

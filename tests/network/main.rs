@@ -31,6 +31,18 @@ impl Agent {
         token: Option<&str>,
         netns: Option<&str>,
     ) -> Agent {
+        Agent::start_with(base, name, root, token, netns, &[])
+    }
+
+    /// Starts an agent with extra arguments (such as `--allow-source PATH`).
+    pub fn start_with(
+        base: &str,
+        name: &str,
+        root: &Path,
+        token: Option<&str>,
+        netns: Option<&str>,
+        extra: &[&str],
+    ) -> Agent {
         let log = root.join(format!("agent-{name}.log"));
         let file = std::fs::OpenOptions::new()
             .create(true)
@@ -48,6 +60,7 @@ impl Agent {
         };
         command
             .args(["agent", "--server", base, "--name", name])
+            .args(extra)
             .env_remove("BACKLAB_TOKEN")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
