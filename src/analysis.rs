@@ -232,10 +232,20 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
     let mut network_component = None;
     let mut verdict_text = verdict_text;
     if let Some(run) = run_of(TestKind::NetworkBackup) {
-        let network = network_verdict(run, t);
+        // The target's ceiling: its own test, else what emulated drives take at the
+        // compression they achieved.
+        let ceiling = t.map(|t| (t, "the target's ceiling")).or_else(|| {
+            run.tape.as_ref().map(|tape| {
+                (
+                    tape.native_mb_s * tape.compression * f64::from(tape.drives),
+                    "what the emulated drives take",
+                )
+            })
+        });
+        let network = network_verdict(run, ceiling);
         if f.is_none() {
-            network_component = Some(network.component);
-            yes_row = Some(network.yes_row);
+            network_component = network.component;
+            yes_row = network.yes_row;
             verdict_text = network.text;
         } else {
             network_advice.push(network.text);
@@ -454,13 +464,13 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
 
 /// What a network backup's best run says: which side held it back, and what to change.
 struct NetworkVerdict {
-    component: Component,
-    yes_row: TestKind,
+    component: Option<Component>,
+    yes_row: Option<TestKind>,
     text: String,
     advice: Vec<String>,
 }
 
-fn network_verdict(run: &RunResult, target_ceiling: Option<f64>) -> NetworkVerdict {
+fn network_verdict(run: &RunResult, target_ceiling: Option<(f64, &str)>) -> NetworkVerdict {
     let n = run.mb_per_s;
     let clients = run.params.clients.unwrap_or(1);
     let streams = run.params.streams;
@@ -473,14 +483,26 @@ fn network_verdict(run: &RunResult, target_ceiling: Option<f64>) -> NetworkVerdi
     let link_total = run.params.link_mb_s.map(|link| link * f64::from(clients));
     let mut advice = Vec::new();
     let target_named = match target_ceiling {
-        Some(t) => n >= REACHED * t,
+        Some((t, _)) => n >= REACHED * t,
         None => stage.limited_by == "target",
     };
+    if target_ceiling.is_none() && link_total.is_none() && stage.limited_by == "balanced" {
+        return NetworkVerdict {
+            component: None,
+            yes_row: None,
+            text: format!(
+                "Neither the network nor the target held this network backup back \
+                 ({n:.1} MB/s from {shape}): {}; run tape_write to know the target's ceiling",
+                stage.reason
+            ),
+            advice,
+        };
+    }
     if target_named {
         let text = match target_ceiling {
-            Some(t) => format!(
+            Some((t, what)) => format!(
                 "The target limits the network backup: {shape} delivered {n:.1} MB/s, {:.0}% of \
-             the target's ceiling ({t:.1} MB/s)",
+             {what} ({t:.1} MB/s)",
                 100.0 * n / t
             ),
             None => format!(
@@ -494,8 +516,8 @@ fn network_verdict(run: &RunResult, target_ceiling: Option<f64>) -> NetworkVerdi
                 .to_string(),
         );
         return NetworkVerdict {
-            component: Component::Target,
-            yes_row: TestKind::TapeWrite,
+            component: Some(Component::Target),
+            yes_row: Some(TestKind::TapeWrite),
             text,
             advice,
         };
@@ -508,9 +530,9 @@ fn network_verdict(run: &RunResult, target_ceiling: Option<f64>) -> NetworkVerdi
             clients,
             links / f64::from(clients)
         ),
-        (_, Some(t)) => format!(
-            "The network limits the backup: {shape} delivered {n:.1} MB/s, only {:.0}% of the \
-             target's ceiling ({t:.1} MB/s)",
+        (_, Some((t, what))) => format!(
+            "The network limits the backup: {shape} delivered {n:.1} MB/s, only {:.0}% of \
+             {what} ({t:.1} MB/s)",
             100.0 * n / t
         ),
         (_, None) => format!("The network limits the backup: {shape} delivered {n:.1} MB/s"),
@@ -548,8 +570,8 @@ fn network_verdict(run: &RunResult, target_ceiling: Option<f64>) -> NetworkVerdi
         ));
     }
     NetworkVerdict {
-        component: Component::Network,
-        yes_row: TestKind::NetworkBackup,
+        component: Some(Component::Network),
+        yes_row: Some(TestKind::NetworkBackup),
         text,
         advice,
     }

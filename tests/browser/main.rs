@@ -196,6 +196,88 @@ fn a_campaign_from_the_form_runs_live_to_its_verdict() {
 }
 
 #[test]
+fn the_network_preset_runs_a_client_sweep_with_its_charts() {
+    let root = scratch();
+    let lab = Lab::start(root.path(), &LabOptions::default());
+    let browser = browser();
+    let tab = browser.new_tab().expect("tab");
+    tab.navigate_to(&lab.url("/campaigns/new?preset=network"))
+        .and_then(|tab| tab.wait_until_navigated())
+        .expect("form opens");
+    assert_eq!(
+        eval(
+            &tab,
+            "Array.from(document.querySelectorAll('input[name=tests]:checked')).map(c => c.value).join()"
+        ),
+        "network_backup"
+    );
+    assert_eq!(
+        eval(
+            &tab,
+            "document.querySelector('input[name=matrix_clients]').value"
+        ),
+        "6, 7, 8"
+    );
+    // Shorter runs: less data, two client counts, one block size.
+    eval(
+        &tab,
+        "const f = document.getElementById('campaign-form').elements;
+         f.generated_size.value = '96M';
+         f.matrix_clients.value = '6, 8';
+         f.matrix_block_size.value = '256K';
+         true",
+    );
+    tab.find_element("#submit")
+        .expect("submit")
+        .click()
+        .expect("click submit");
+    wait_until(
+        &tab,
+        "/\\/campaigns\\/[A-Za-z0-9]{12}$/.test(location.pathname)",
+        Duration::from_secs(20),
+    );
+    wait_until(
+        &tab,
+        "document.getElementById('verdict') !== null",
+        Duration::from_secs(180),
+    );
+    wait_until(
+        &tab,
+        "Array.from(document.querySelectorAll('figure.chart img'))
+           .every(img => img.complete && img.naturalWidth > 0)",
+        Duration::from_secs(20),
+    );
+    for chart in ["chart-matrix", "chart-clients"] {
+        assert_eq!(
+            eval(
+                &tab,
+                &format!("document.getElementById('{chart}') !== null")
+            ),
+            true,
+            "{chart} on the report"
+        );
+    }
+    let client_rows = eval(&tab, "document.querySelectorAll('tr.client-row').length");
+    assert_eq!(
+        client_rows,
+        2 * 6 + 2 * 8,
+        "one line per client of every run"
+    );
+    save_screenshot(&tab, "network-report.png");
+
+    // The agents page explains how to start one, with this lab's address.
+    tab.navigate_to(&lab.url("/agents"))
+        .and_then(|tab| tab.wait_until_navigated())
+        .expect("agents page opens");
+    let hint = eval(&tab, "document.querySelector('main code').textContent");
+    assert!(
+        hint.as_str()
+            .is_some_and(|h| h.starts_with("backlab agent --server http://127.0.0.1:")),
+        "{hint}"
+    );
+}
+
+#[test]
 fn the_form_shows_each_error_next_to_its_field() {
     let root = scratch();
     let lab = Lab::start(root.path(), &LabOptions::default());
