@@ -290,6 +290,7 @@ impl NetStream {
 
     /// Ends this stream as failed: the client's part of the run is partial.
     fn broke(&mut self, why: String) {
+        tracing::warn!(client = %self.tally.name, stream = self.stream, %why, "closed a client's stream");
         self.done = true;
         self.tally.fail(format!("stream {}: {why}", self.stream));
         let _ = self.socket.shutdown(std::net::Shutdown::Both);
