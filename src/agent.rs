@@ -42,6 +42,11 @@ pub enum AgentError {
     BadSource { path: String, reason: String },
     #[error("the lab refused this agent: {0}")]
     Refused(String),
+    #[error(
+        "the lab's data listener only listens on {0}, which this host cannot reach: start the \
+         lab with --data-bind 0.0.0.0:PORT (and --token)"
+    )]
+    LoopbackOnly(String),
 }
 
 /// The lab's answer to `GET /api/agents`: where its data listener is.
@@ -107,6 +112,12 @@ fn session(
         .read_json()
         .map_err(|e| retry(&endpoint_url, &e))?;
     let host = endpoint.data_host.unwrap_or_else(|| url_host.to_string());
+    if is_loopback(&host) && !is_loopback(url_host) {
+        return Err(SessionError::Fatal(AgentError::LoopbackOnly(format!(
+            "{host}:{}",
+            endpoint.data_port
+        ))));
+    }
     let addr = resolve(&host, endpoint.data_port).map_err(|e| retry("data listener", &e))?;
     let mut control = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
         .map_err(|e| retry("connect", &e))?;
@@ -258,6 +269,13 @@ fn url_host(server: &str) -> Result<String, AgentError> {
     Ok(host)
 }
 
+fn is_loopback(host: &str) -> bool {
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 fn resolve(host: &str, port: u16) -> std::io::Result<SocketAddr> {
     (host, port)
         .to_socket_addrs()?
@@ -283,5 +301,14 @@ mod tests {
         assert_eq!(url_host("http://10.0.0.1:8080/").unwrap(), "10.0.0.1");
         assert_eq!(url_host("http://[::1]:8080").unwrap(), "::1");
         assert!(url_host("lab:8080").is_err());
+    }
+
+    #[test]
+    fn loopback_hosts_are_told_apart() {
+        assert!(super::is_loopback("127.0.0.1"));
+        assert!(super::is_loopback("localhost"));
+        assert!(super::is_loopback("::1"));
+        assert!(!super::is_loopback("10.0.0.1"));
+        assert!(!super::is_loopback("lab"));
     }
 }
