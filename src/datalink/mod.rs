@@ -206,7 +206,11 @@ impl DataLink {
 pub struct AgentGateway(pub Arc<DataLink>);
 
 impl ClientGateway for AgentGateway {
-    fn open(&self, mut orders: Vec<WorkOrder>) -> Result<Arrivals, EngineError> {
+    fn open(
+        &self,
+        mut orders: Vec<WorkOrder>,
+        cancel: &std::sync::atomic::AtomicBool,
+    ) -> Result<Arrivals, EngineError> {
         let link = &self.0;
         let Some(run_key) = orders.first().map(|order| order.run_key.clone()) else {
             return Err(EngineError::Network("no clients to start".into()));
@@ -227,7 +231,7 @@ impl ClientGateway for AgentGateway {
             orders: Vec::new(),
         };
         link.registry
-            .dispatch(&orders)
+            .dispatch(&orders, cancel)
             .map_err(|error| EngineError::Network(error.to_string()))?;
         guard.orders = orders;
         Ok(Arrivals {

@@ -5,8 +5,9 @@
 use std::collections::BTreeMap;
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
@@ -48,9 +49,16 @@ pub struct Registry {
 /// Why work could not go to an agent.
 #[derive(Debug, thiserror::Error)]
 pub enum DispatchError {
-    #[error("agent '{0}' is not registered with this lab (see GET /api/agents)")]
+    #[error(
+        "agent '{0}' is not registered with this lab (waited {wait} s; see GET /api/agents)",
+        wait = AGENT_WAIT.as_secs()
+    )]
     Unknown(String),
-    #[error("agent '{0}' is not connected (its last connection ended)")]
+    #[error(
+        "agent '{0}' is not connected (its last connection ended; waited {wait} s for it to \
+         return)",
+        wait = AGENT_WAIT.as_secs()
+    )]
     Disconnected(String),
     #[error("agent '{0}' is busy with another network backup")]
     Busy(String),
@@ -69,6 +77,10 @@ pub enum DispatchError {
         source: std::io::Error,
     },
 }
+
+/// How long a run waits for its agents to (re)connect: after a lab restart they come back
+/// within a few seconds, and a queued run should not fail for that.
+pub const AGENT_WAIT: Duration = Duration::from_secs(10);
 
 fn now_ms() -> i64 {
     SystemTime::now()
@@ -139,9 +151,24 @@ impl Registry {
         agents.values().map(|entry| entry.info.clone()).collect()
     }
 
-    /// Sends each order to its agent, after checking every agent can take it. On a failure
+    /// Sends each order to its agent, after checking every agent can take it, waiting up to
+    /// `AGENT_WAIT` (or until `cancel`) for agents that are not connected yet. On a failure
     /// the agents already sent to are marked idle again.
-    pub fn dispatch(&self, orders: &[WorkOrder]) -> Result<(), DispatchError> {
+    pub fn dispatch(&self, orders: &[WorkOrder], cancel: &AtomicBool) -> Result<(), DispatchError> {
+        let deadline = Instant::now() + AGENT_WAIT;
+        loop {
+            match self.try_dispatch(orders) {
+                Err(DispatchError::Unknown(_) | DispatchError::Disconnected(_))
+                    if Instant::now() < deadline && !cancel.load(Ordering::Relaxed) =>
+                {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                done => return done,
+            }
+        }
+    }
+
+    fn try_dispatch(&self, orders: &[WorkOrder]) -> Result<(), DispatchError> {
         let controls = {
             let mut agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
             let mut controls = Vec::new();

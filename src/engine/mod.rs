@@ -262,7 +262,7 @@ fn run_network(
         })?
     };
     let sinks = target_sinks(plan, settings)?;
-    let arrivals = gateway.open(orders.clone())?;
+    let arrivals = gateway.open(orders.clone(), control.cancel)?;
     let connected = network::connect_all(
         &orders,
         &arrivals.connections,

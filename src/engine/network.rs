@@ -53,15 +53,16 @@ pub struct Arrivals {
 
 /// Where a network run's clients come from.
 pub trait ClientGateway: Send + Sync {
-    /// Sets the clients of `orders` sending and hands back their connections.
-    fn open(&self, orders: Vec<WorkOrder>) -> Result<Arrivals, EngineError>;
+    /// Sets the clients of `orders` sending and hands back their connections; gives up
+    /// waiting for clients once `cancel` is set.
+    fn open(&self, orders: Vec<WorkOrder>, cancel: &AtomicBool) -> Result<Arrivals, EngineError>;
 }
 
 /// The lab's own clients: threads on this host that send over loopback.
 pub struct LoopbackClients;
 
 impl ClientGateway for LoopbackClients {
-    fn open(&self, orders: Vec<WorkOrder>) -> Result<Arrivals, EngineError> {
+    fn open(&self, orders: Vec<WorkOrder>, _cancel: &AtomicBool) -> Result<Arrivals, EngineError> {
         let network = |source: io::Error| EngineError::Network(format!("loopback: {source}"));
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(network)?;
         listener.set_nonblocking(true).map_err(network)?;

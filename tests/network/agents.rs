@@ -389,3 +389,56 @@ fn walk_sizes(dir: &std::path::Path) -> u64 {
     }
     total
 }
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+#[tokio::test]
+async fn a_run_interrupted_by_a_restart_runs_again_once_its_agent_returns() {
+    let root = scratch();
+    // Fixed ports: the agent finds the restarted lab at the same address.
+    let options = LabOptions {
+        bind: Some(format!("127.0.0.1:{}", free_port())),
+        data_bind: Some(format!("127.0.0.1:{}", free_port())),
+        ..LabOptions::default()
+    };
+    let mut lab = Lab::start(root.path(), &options);
+    let agent = Agent::start(&lab.base, "steady", root.path(), None, None);
+    wait_agents(&lab, &["steady"], true, Duration::from_secs(20)).await;
+    let id = lab
+        .submit(&json!({
+            "source": {"agents": ["steady"]},
+            "target": {"kind": "null"},
+            "tests": ["network_backup"],
+            "params": {"streams": 2, "size": "200M", "link_mb_s": 50}
+        }))
+        .await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while lab.get_json(&format!("/api/campaigns/{id}")).await["runs"][0]["status"] != "running" {
+        assert!(Instant::now() < deadline, "the run never started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    lab.signal(rustix::process::Signal::TERM);
+    let (took, status) = lab.wait_exit(Duration::from_secs(15));
+    assert!(status.success(), "{status:?} after {took:?}");
+
+    // The run is queued again at start-up and waits for the agent to come back.
+    let lab = Lab::start(root.path(), &options);
+    lab.follow(&id, Duration::from_secs(90)).await;
+    let campaign = lab.get_json(&format!("/api/campaigns/{id}")).await;
+    let run = &campaign["runs"][0];
+    assert_eq!(run["attempts"], 2, "{run}");
+    let result = &run["result"];
+    assert_eq!(
+        result["status"],
+        "done",
+        "{result}\nagent log:\n{}",
+        agent.log_text()
+    );
+    assert_eq!(result["bytes"].as_u64(), Some(200 << 20));
+}
