@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
-use crate::engine::network::send_client;
+use crate::engine::network::{refuse_order, send_client};
 use crate::engine::wire::{
-    self, ClientSource, FrameKind, Register, Registered, WireError, WorkOrder,
+    self, ClientSource, Deadline, FrameKind, Register, Registered, WireError, WorkOrder,
 };
 
 /// How often an agent tells the lab it is alive.
@@ -151,18 +151,23 @@ fn session(
     let closed = Arc::new(AtomicBool::new(false));
     std::thread::scope(|scope| {
         let closed_ping = Arc::clone(&closed);
-        scope.spawn(move || {
-            let mut pinger = pinger;
-            while !closed_ping.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
-                if wire::write_frame(&mut pinger, FrameKind::Ping, &[]).is_err() {
-                    break;
+        let pinging = std::thread::Builder::new()
+            .name("backlab-ping".into())
+            .spawn_scoped(scope, move || {
+                let mut pinger = pinger;
+                while !closed_ping.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
+                    if wire::write_frame(&mut pinger, FrameKind::Ping, &[]).is_err() {
+                        break;
+                    }
+                    let until = Instant::now() + PING_EVERY;
+                    while Instant::now() < until && !closed_ping.load(Ordering::Relaxed) {
+                        std::thread::sleep(Duration::from_millis(100));
+                    }
                 }
-                let until = Instant::now() + PING_EVERY;
-                while Instant::now() < until && !closed_ping.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-            }
-        });
+            });
+        if let Err(error) = pinging {
+            return Err(retry("cannot start the ping thread", &error));
+        }
         let outcome = take_work(&mut control, addr.ip(), sources, stop, scope);
         closed.store(true, Ordering::Relaxed);
         let _ = control.shutdown(std::net::Shutdown::Both);
@@ -178,56 +183,58 @@ fn take_work<'scope>(
     stop: &'scope AtomicBool,
     scope: &'scope std::thread::Scope<'scope, '_>,
 ) -> Result<(), SessionError> {
+    let lost = |error: &dyn std::fmt::Display| SessionError::Retry(error.to_string());
     while !stop.load(Ordering::Relaxed) {
-        let header = match wire::read_header(control) {
-            Ok(header) => header,
-            Err(WireError::Io(error))
-                if matches!(
-                    error.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                continue;
-            }
-            Err(error) => return Err(SessionError::Retry(error.to_string())),
-        };
+        // Nothing yet is fine; once a frame has begun, the rest must follow within seconds.
+        let _ = control.set_read_timeout(Some(Duration::from_millis(500)));
+        match control.peek(&mut [0u8; 1]) {
+            Ok(0) => return Err(lost(&"the lab closed the connection")),
+            Ok(_) => {}
+            Err(error) if wire::is_timeout(&error) => continue,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(lost(&error)),
+        }
+        let mut frame = Deadline::new(control, Duration::from_secs(5));
+        let header = wire::read_header(&mut frame).map_err(|e| lost(&e))?;
         if header.kind != FrameKind::Work {
             return Err(SessionError::Retry(format!(
                 "unexpected {:?} frame from the lab",
                 header.kind
             )));
         }
-        let _ = control.set_read_timeout(Some(Duration::from_secs(5)));
-        let order: WorkOrder =
-            wire::read_payload(control, header).map_err(|e| SessionError::Retry(e.to_string()))?;
-        let _ = control.set_read_timeout(Some(Duration::from_millis(500)));
+        let order: WorkOrder = wire::read_payload(&mut frame, header).map_err(|e| lost(&e))?;
+        let addr = SocketAddr::new(lab, order.port);
         if let Err(reason) = allowed(&order.source, sources) {
-            // Not connecting makes the lab mark this client failed, with the missing streams.
             tracing::error!(%reason, "agent: refused a work order");
+            refuse_order(addr, &order, &format!("the agent refused: {reason}"));
             continue;
         }
-        let addr = SocketAddr::new(lab, order.port);
-        scope.spawn(move || {
-            tracing::info!(
-                client = %order.client, streams = order.streams, "sending a network backup"
-            );
-            let sent = send_client(addr, &order, stop);
-            let mb_per_s = if sent.seconds > 0.0 {
-                sent.bytes as f64 / sent.seconds / 1e6
-            } else {
-                0.0
-            };
-            match &sent.error {
-                None => eprintln!(
-                    "backlab agent: sent {} bytes in {:.2} s ({mb_per_s:.1} MB/s)",
-                    sent.bytes, sent.seconds
-                ),
-                Some(error) => eprintln!(
-                    "backlab agent: sent {} bytes in {:.2} s, then failed: {error}",
-                    sent.bytes, sent.seconds
-                ),
-            }
-        });
+        let sending = std::thread::Builder::new()
+            .name("backlab-client".into())
+            .spawn_scoped(scope, move || {
+                tracing::info!(
+                    client = %order.client, streams = order.streams, "sending a network backup"
+                );
+                let sent = send_client(addr, &order, stop);
+                let mb_per_s = if sent.seconds > 0.0 {
+                    sent.bytes as f64 / sent.seconds / 1e6
+                } else {
+                    0.0
+                };
+                match &sent.error {
+                    None => eprintln!(
+                        "backlab agent: sent {} bytes in {:.2} s ({mb_per_s:.1} MB/s)",
+                        sent.bytes, sent.seconds
+                    ),
+                    Some(error) => eprintln!(
+                        "backlab agent: sent {} bytes in {:.2} s, then failed: {error}",
+                        sent.bytes, sent.seconds
+                    ),
+                }
+            });
+        if let Err(error) = sending {
+            tracing::error!(%error, "agent: cannot start a client thread");
+        }
     }
     Ok(())
 }

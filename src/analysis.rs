@@ -471,6 +471,25 @@ struct NetworkVerdict {
 }
 
 fn network_verdict(run: &RunResult, target_ceiling: Option<(f64, &str)>) -> NetworkVerdict {
+    let mut verdict = network_limit(run, target_ceiling);
+    let failed: Vec<&str> = run
+        .clients
+        .iter()
+        .flatten()
+        .filter(|client| client.status == crate::engine::result::ClientStatus::Failed)
+        .map(|client| client.name.as_str())
+        .collect();
+    if !failed.is_empty() {
+        verdict.advice.push(format!(
+            "The figure is partial: {} failed during the run, so fewer clients sent than asked.",
+            failed.join(", ")
+        ));
+    }
+    verdict
+}
+
+/// Which side held a network run back, and the advice that follows from it.
+fn network_limit(run: &RunResult, target_ceiling: Option<(f64, &str)>) -> NetworkVerdict {
     let n = run.mb_per_s;
     let clients = run.params.clients.unwrap_or(1);
     let streams = run.params.streams;
@@ -554,19 +573,6 @@ fn network_verdict(run: &RunResult, target_ceiling: Option<(f64, &str)>) -> Netw
             "{shape} could not fill the target: add clients or streams per client, or check \
              the links between the clients and the lab (seed 000's servers were fed by six to \
              eight clients with two streams each)."
-        ));
-    }
-    if let Some(failed) = run.clients.as_ref().map(|clients| {
-        clients
-            .iter()
-            .filter(|client| client.status == crate::engine::result::ClientStatus::Failed)
-            .map(|client| client.name.as_str())
-            .collect::<Vec<_>>()
-    }) && !failed.is_empty()
-    {
-        advice.push(format!(
-            "The figure is partial: {} failed during the run.",
-            failed.join(", ")
         ));
     }
     NetworkVerdict {

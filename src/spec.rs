@@ -1070,9 +1070,9 @@ impl CampaignSpec {
             }
         }
         if let Some(rate) = self.params.link_mb_s
-            && !(rate.is_finite() && rate > 0.0 && rate <= 1_000_000.0)
+            && !(rate.is_finite() && (0.1..=1_000_000.0).contains(&rate))
         {
-            errors.add("params.link_mb_s", "must be more than 0 MB/s");
+            errors.add("params.link_mb_s", "must be at least 0.1 MB/s");
         }
         if network {
             let streams = self.params.streams.unwrap_or(DEFAULT_CLIENT_STREAMS);

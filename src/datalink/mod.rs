@@ -16,7 +16,9 @@ use crossbeam_channel::{Sender, bounded};
 
 use crate::engine::error::EngineError;
 use crate::engine::network::{Arrival, Arrivals, ClientGateway, HELLO_TIMEOUT, reject};
-use crate::engine::wire::{self, FrameKind, Hello, Register, Registered, WireError, WorkOrder};
+use crate::engine::wire::{
+    self, Deadline, FrameKind, Hello, Register, Registered, WireError, WorkOrder,
+};
 use registry::Registry;
 
 /// How long an agent's control connection may stay silent (agents ping every few seconds).
@@ -107,14 +109,16 @@ impl DataLink {
     fn handle(&self, mut socket: TcpStream, peer: SocketAddr) -> Result<(), String> {
         let setup = |socket: &TcpStream| -> io::Result<()> {
             socket.set_nonblocking(false)?;
-            socket.set_read_timeout(Some(HELLO_TIMEOUT))
+            socket.set_write_timeout(Some(HELLO_TIMEOUT))
         };
         setup(&socket).map_err(|e| e.to_string())?;
-        let header = wire::read_header(&mut socket).map_err(|e| e.to_string())?;
+        // The whole first frame must arrive within the deadline, however it is trickled.
+        let mut first = Deadline::new(&socket, HELLO_TIMEOUT);
+        let header = wire::read_header(&mut first).map_err(|e| e.to_string())?;
         match header.kind {
             FrameKind::Hello => {
                 let hello: Hello =
-                    wire::read_payload(&mut socket, header).map_err(|e| e.to_string())?;
+                    wire::read_payload(&mut first, header).map_err(|e| e.to_string())?;
                 let route = self
                     .routes
                     .lock()
@@ -125,8 +129,15 @@ impl DataLink {
                     Some(route) => {
                         let client = hello.client.clone();
                         route
-                            .send(Arrival { hello, socket })
-                            .map_err(|_| format!("client '{client}': its run is no longer waiting"))
+                            .try_send(Arrival { hello, socket })
+                            .map_err(|refused| {
+                                let mut arrival = refused.into_inner();
+                                reject(
+                                    &mut arrival.socket,
+                                    "the run has started without this stream, or is over",
+                                );
+                                format!("client '{client}' connected after its run had started")
+                            })
                     }
                     None => {
                         reject(&mut socket, "unknown or finished run");
@@ -139,7 +150,7 @@ impl DataLink {
             }
             FrameKind::Register => {
                 let hello: Register =
-                    wire::read_payload(&mut socket, header).map_err(|e| e.to_string())?;
+                    wire::read_payload(&mut first, header).map_err(|e| e.to_string())?;
                 self.control(socket, peer, &hello)
             }
             other => Err(format!("a connection may not open with a {other:?} frame")),
@@ -167,16 +178,23 @@ impl DataLink {
                 ));
             }
         }
-        let clone = socket.try_clone().map_err(|e| e.to_string())?;
-        let (session, reconnected) = self.registry.register(hello, peer.ip().to_string(), clone);
+        let (control, shutdown) = socket
+            .try_clone()
+            .and_then(|control| Ok((control, socket.try_clone()?)))
+            .map_err(|e| e.to_string())?;
+        let (session, reconnected) =
+            self.registry
+                .register(hello, peer.ip().to_string(), control, shutdown);
         tracing::info!(agent = %hello.name, %peer, reconnected, "agent registered");
         let registered = Registered {
             name: hello.name.clone(),
             reconnected,
         };
+        // Work may go out only after the agent has its answer.
         let answer = socket
             .set_read_timeout(Some(CONTROL_TIMEOUT))
-            .and_then(|()| wire::write_message(&mut socket, FrameKind::Registered, &registered));
+            .and_then(|()| wire::write_message(&mut socket, FrameKind::Registered, &registered))
+            .map(|()| self.registry.activate(&hello.name, session));
         let ended = match answer {
             Err(error) => Err(error.to_string()),
             Ok(()) => loop {
@@ -229,11 +247,13 @@ impl ClientGateway for AgentGateway {
             link: Arc::clone(link),
             run_key,
             orders: Vec::new(),
+            dispatched: false,
         };
         link.registry
             .dispatch(&orders, cancel)
             .map_err(|error| EngineError::Network(error.to_string()))?;
         guard.orders = orders;
+        guard.dispatched = true;
         Ok(Arrivals {
             connections: arrived_rx,
             guard: Box::new(guard),
@@ -246,6 +266,7 @@ struct RunRoute {
     link: Arc<DataLink>,
     run_key: String,
     orders: Vec<WorkOrder>,
+    dispatched: bool,
 }
 
 impl Drop for RunRoute {
@@ -253,6 +274,8 @@ impl Drop for RunRoute {
         if let Ok(mut routes) = self.link.routes.lock() {
             routes.remove(&self.run_key);
         }
-        self.link.registry.idle(&self.orders);
+        if self.dispatched {
+            self.link.registry.idle(&self.run_key);
+        }
     }
 }

@@ -37,7 +37,12 @@ struct Entry {
     info: AgentInfo,
     /// Distinguishes this connection from an earlier one under the same name.
     session: u64,
+    /// Where work is written; its lock is never taken under the registry's.
     control: Option<Arc<Mutex<TcpStream>>>,
+    /// The same connection, to shut it down without waiting for a writer.
+    shutdown: Option<TcpStream>,
+    /// The run key of the network run this agent sends for.
+    busy_run: Option<String>,
 }
 
 /// Every agent seen since the lab started.
@@ -78,6 +83,9 @@ pub enum DispatchError {
     },
 }
 
+/// How long writing work to an agent may take before the agent counts as stalled.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// How long a run waits for its agents to (re)connect: after a lab restart they come back
 /// within a few seconds, and a queued run should not fail for that.
 pub const AGENT_WAIT: Duration = Duration::from_secs(10);
@@ -89,8 +97,17 @@ fn now_ms() -> i64 {
 }
 
 impl Registry {
-    /// Records a registration; returns its session and whether it replaced a connection.
-    pub fn register(&self, hello: &Register, host: String, control: TcpStream) -> (u64, bool) {
+    /// Records a registration, not yet given work until `activate`; returns its session and
+    /// whether it replaced a connection.
+    pub fn register(
+        &self,
+        hello: &Register,
+        host: String,
+        control: TcpStream,
+        shutdown: TcpStream,
+    ) -> (u64, bool) {
+        // A stalled agent must not hold a dispatch up for long.
+        let _ = control.set_write_timeout(Some(WRITE_TIMEOUT));
         let mut agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
         let now = now_ms();
         let session = rand::random::<u64>();
@@ -108,23 +125,34 @@ impl Registry {
             },
             session,
             control: None,
+            shutdown: None,
+            busy_run: None,
         });
         let reconnected = entry.info.connections > 0;
-        if let Some(old) = entry.control.take()
-            && let Ok(old) = old.lock()
-        {
+        entry.control = None;
+        if let Some(old) = entry.shutdown.take() {
             let _ = old.shutdown(std::net::Shutdown::Both);
         }
         entry.info.host = host;
         entry.info.sources = hello.sources.clone();
         entry.info.version = hello.version.clone();
-        entry.info.connected = true;
+        entry.info.connected = false;
         entry.info.busy = false;
+        entry.busy_run = None;
         entry.info.connections += 1;
         entry.info.last_seen_ms = now;
         entry.session = session;
         entry.control = Some(Arc::new(Mutex::new(control)));
+        entry.shutdown = Some(shutdown);
         (session, reconnected)
+    }
+
+    /// Opens a registered connection to work, once the agent has been answered.
+    pub fn activate(&self, name: &str, session: u64) {
+        let mut agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(entry) = agents.get_mut(name).filter(|e| e.session == session) {
+            entry.info.connected = true;
+        }
     }
 
     /// Notes a sign of life on a control connection.
@@ -141,7 +169,9 @@ impl Registry {
         if let Some(entry) = agents.get_mut(name).filter(|e| e.session == session) {
             entry.info.connected = false;
             entry.info.busy = false;
+            entry.busy_run = None;
             entry.control = None;
+            entry.shutdown = None;
         }
     }
 
@@ -192,6 +222,7 @@ impl Registry {
             for order in orders {
                 if let Some(entry) = agents.get_mut(&order.client) {
                     entry.info.busy = true;
+                    entry.busy_run = Some(order.run_key.clone());
                 }
             }
             controls
@@ -202,7 +233,7 @@ impl Registry {
                 .map_err(|_| std::io::Error::other("control connection poisoned"))
                 .and_then(|mut socket| wire::write_message(&mut *socket, FrameKind::Work, order));
             if let Err(source) = sent {
-                self.idle(orders);
+                self.idle(&order.run_key);
                 return Err(DispatchError::Send {
                     agent: order.client.clone(),
                     source,
@@ -212,11 +243,12 @@ impl Registry {
         Ok(())
     }
 
-    /// Marks the agents of `orders` free for other work.
-    pub fn idle(&self, orders: &[WorkOrder]) {
+    /// Frees the agents that send for the run of `run_key` (and only those).
+    pub fn idle(&self, run_key: &str) {
         let mut agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
-        for order in orders {
-            if let Some(entry) = agents.get_mut(&order.client) {
+        for entry in agents.values_mut() {
+            if entry.busy_run.as_deref() == Some(run_key) {
+                entry.busy_run = None;
                 entry.info.busy = false;
             }
         }

@@ -39,4 +39,6 @@ pub enum EngineError {
     Thread(io::Error),
     #[error("network backup: {0}")]
     Network(String),
+    #[error("cancelled")]
+    Cancelled,
 }

@@ -20,6 +20,7 @@ pub mod wire;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use crossbeam_channel::bounded;
@@ -108,6 +109,10 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
             fill_clients(&mut result, &tallies, per_client);
         }
         Ok(outcome) => fill_from_outcome(&mut result, outcome),
+        Err(EngineError::Cancelled) => {
+            result.status = RunStatus::Cancelled;
+            result.error = Some("cancelled".to_string());
+        }
         Err(error) => {
             result.status = RunStatus::Failed;
             result.error = Some(error.to_string());
@@ -190,11 +195,11 @@ fn fill_clients(
             )
         })
         .collect();
-    if !failed.is_empty() {
+    if !failed.is_empty() && result.status == RunStatus::Done {
         if failed.len() == clients.len() {
             result.status = RunStatus::Failed;
             result.error = Some(format!("every client failed; {}", failed.join("; ")));
-        } else if result.status == RunStatus::Done {
+        } else {
             result.partial = true;
             result.warnings.push(format!(
                 "partial: {}; the other clients finished, and the figures cover what they sent",
@@ -263,12 +268,18 @@ fn run_network(
     };
     let sinks = target_sinks(plan, settings)?;
     let arrivals = gateway.open(orders.clone(), control.cancel)?;
-    let connected = network::connect_all(
+    let network::Arrivals { connections, guard } = arrivals;
+    let mut connected = network::connect_all(
         &orders,
-        &arrivals.connections,
+        &connections,
         network::CONNECT_TIMEOUT,
         control.cancel,
     );
+    // Later connections are refused from here on: the run has started without them.
+    drop(connections);
+    if control.cancel.load(Ordering::Relaxed) {
+        return Err(EngineError::Cancelled);
+    }
     if connected.streams.is_empty() {
         let figures: Vec<String> = connected
             .tallies
@@ -286,6 +297,10 @@ fn run_network(
             "no client connected; {}",
             figures.join("; ")
         )));
+    }
+    // Every stream starts at once, on the run's clock.
+    for stream in &mut connected.streams {
+        stream.start();
     }
     let job = Job {
         streams: connected
@@ -310,7 +325,7 @@ fn run_network(
             .collect(),
     };
     let outcome = pipeline::run(job, control);
-    drop(arrivals);
+    drop(guard);
     Ok((outcome, connected.tallies))
 }
 

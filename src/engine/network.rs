@@ -158,9 +158,8 @@ fn accept_loopback(
 /// Reads the first frame of a data connection, which must be a `Hello`, within the timeout.
 pub fn read_hello(socket: TcpStream) -> Result<Arrival, wire::WireError> {
     socket.set_nonblocking(false)?;
-    socket.set_read_timeout(Some(HELLO_TIMEOUT))?;
-    let mut reader = &socket;
-    let hello: Hello = wire::read_message(&mut reader, FrameKind::Hello)?;
+    let mut first = wire::Deadline::new(&socket, HELLO_TIMEOUT);
+    let hello: Hello = wire::read_message(&mut first, FrameKind::Hello)?;
     Ok(Arrival { hello, socket })
 }
 
@@ -219,7 +218,7 @@ impl ClientTally {
             if let Some(error) = &end.error
                 && state.failure.is_none()
             {
-                state.failure = Some(format!("its source failed: {error}"));
+                state.failure = Some(format!("a stream ended early: {error}"));
             }
         }
     }
@@ -269,7 +268,6 @@ pub struct NetStream {
     tally: Arc<ClientTally>,
     /// Payload bytes of the current `Data` frame not read yet.
     frame_left: usize,
-    started: bool,
     done: bool,
     idle_since: Option<Instant>,
     latency: LatencyRecorder,
@@ -282,7 +280,6 @@ impl NetStream {
             stream,
             tally,
             frame_left: 0,
-            started: false,
             done: false,
             idle_since: None,
             latency: LatencyRecorder::new(),
@@ -340,15 +337,23 @@ impl NetStream {
         }
     }
 
-    /// Reads the next frame header; false when the stream ended (cleanly or not).
-    fn next_frame(&mut self, give_up: &AtomicBool) -> bool {
-        let mut header = [0u8; wire::HEADER_LEN];
+    /// Fills `into` completely; false when the stream ended or `give_up` was set.
+    fn read_full(&mut self, into: &mut [u8], give_up: &AtomicBool) -> bool {
         let mut filled = 0;
-        while filled < header.len() {
-            match self.read_some(&mut header[filled..], give_up) {
+        while filled < into.len() {
+            match self.read_some(&mut into[filled..], give_up) {
                 Some(count) => filled += count,
                 None => return false,
             }
+        }
+        true
+    }
+
+    /// Reads the next frame header; false when the stream ended (cleanly or not).
+    fn next_frame(&mut self, give_up: &AtomicBool) -> bool {
+        let mut header = [0u8; wire::HEADER_LEN];
+        if !self.read_full(&mut header, give_up) {
+            return false;
         }
         let header = match wire::read_header(&mut header.as_slice()) {
             Ok(header) => header,
@@ -358,14 +363,21 @@ impl NetStream {
             }
         };
         match header.kind {
+            // An empty data frame moves nothing: a client that sends them is broken.
+            FrameKind::Data if header.len == 0 => {
+                self.broke("malformed frame: an empty data frame".to_string());
+                false
+            }
             FrameKind::Data => {
                 self.frame_left = header.len as usize;
                 true
             }
             FrameKind::End => {
-                let _ = self.socket.set_read_timeout(Some(HELLO_TIMEOUT));
-                let mut reader = &self.socket;
-                match wire::read_payload::<StreamEnd>(&mut reader, header) {
+                let mut payload = vec![0u8; header.len as usize];
+                if !self.read_full(&mut payload, give_up) {
+                    return false;
+                }
+                match wire::read_payload::<StreamEnd>(&mut payload.as_slice(), header) {
                     Ok(end) => self.tally.ended(&end),
                     Err(error) => {
                         self.broke(format!("malformed end frame: {error}"));
@@ -381,6 +393,14 @@ impl NetStream {
             }
         }
     }
+
+    /// Tells the client the run's clock has started; reads then poll the run's stop flag.
+    pub fn start(&mut self) {
+        let _ = self.socket.set_read_timeout(Some(POLL));
+        if let Err(error) = wire::write_message(&mut self.socket, FrameKind::Start, &Start {}) {
+            self.broke(format!("cannot signal the start: {error}"));
+        }
+    }
 }
 
 impl StreamSource for NetStream {
@@ -394,17 +414,10 @@ impl StreamSource for NetStream {
         want: usize,
         give_up: &AtomicBool,
     ) -> Result<usize, EngineError> {
-        if !self.started {
-            self.started = true;
-            let _ = self.socket.set_read_timeout(Some(POLL));
-            if let Err(error) = wire::write_message(&mut self.socket, FrameKind::Start, &Start {}) {
-                self.broke(format!("cannot signal the start: {error}"));
-            }
-        }
         let want = want.min(buf.len());
         let bytes = buf.as_mut_slice();
         let mut filled = 0;
-        while filled < want && !self.done {
+        while filled < want && !self.done && !give_up.load(Ordering::Relaxed) {
             if self.frame_left == 0 {
                 if !self.next_frame(give_up) {
                     break;
@@ -488,11 +501,16 @@ pub fn connect_all(
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
         }
     }
+    let cancelled = cancel.load(Ordering::Relaxed);
     for ((_, stream), tally) in waiting {
-        tally.fail(format!(
-            "stream {stream} did not connect within {} s",
-            timeout.as_secs()
-        ));
+        tally.fail(if cancelled {
+            format!("stream {stream} had not connected when the run was cancelled")
+        } else {
+            format!(
+                "stream {stream} did not connect within {} s",
+                timeout.as_secs()
+            )
+        });
     }
     Connected { streams, tallies }
 }
@@ -570,11 +588,21 @@ pub fn send_client(addr: SocketAddr, order: &WorkOrder, stop: &AtomicBool) -> Cl
         None => sources,
     };
     let results: Vec<ClientSent> = std::thread::scope(|scope| {
+        let failed = |why: String| ClientSent {
+            error: Some(why),
+            ..ClientSent::default()
+        };
         let mut walkers = Vec::new();
         for root in roots {
             let files_tx = files_tx.clone();
             let skipped = &skipped;
-            walkers.push(scope.spawn(move || source::walk_into(root, &files_tx, skipped)));
+            let spawned = std::thread::Builder::new()
+                .name("backlab-walk".into())
+                .spawn_scoped(scope, move || source::walk_into(root, &files_tx, skipped));
+            match spawned {
+                Ok(walker) => walkers.push(walker),
+                Err(error) => skipped.record(format!("cannot walk {}: {error}", root.display())),
+            }
         }
         drop(files_tx);
         let senders: Vec<_> = sources
@@ -582,18 +610,20 @@ pub fn send_client(addr: SocketAddr, order: &WorkOrder, stop: &AtomicBool) -> Cl
             .enumerate()
             .map(|(index, source)| {
                 let link = link.as_ref();
-                scope.spawn(move || {
-                    send_stream(addr, order, index as u32, source, block_size, link, stop)
-                })
+                std::thread::Builder::new()
+                    .name(format!("backlab-send-{index}"))
+                    .spawn_scoped(scope, move || {
+                        send_stream(addr, order, index as u32, source, block_size, link, stop)
+                    })
             })
             .collect();
         let results = senders
             .into_iter()
-            .map(|handle| {
-                handle.join().unwrap_or_else(|_| ClientSent {
-                    error: Some("a sender thread panicked".into()),
-                    ..ClientSent::default()
-                })
+            .map(|spawned| match spawned {
+                Ok(handle) => handle
+                    .join()
+                    .unwrap_or_else(|_| failed("a sender thread panicked".into())),
+                Err(error) => failed(format!("cannot start a sender thread: {error}")),
             })
             .collect();
         for walker in walkers {
@@ -656,7 +686,10 @@ fn send_stream(
     let started = Instant::now();
     let mut buf = AlignedBuf::new(block_size);
     let mut source_error = None;
-    while !stop.load(Ordering::Relaxed) {
+    // Behind an emulated link a block goes out in slices of about a tenth of a second, so the
+    // stream never falls silent for long.
+    let slice = link.map_or(block_size, |link| link.slice(block_size));
+    'blocks: while !stop.load(Ordering::Relaxed) {
         let count = match source.fill(&mut buf, block_size) {
             Ok(0) => break,
             Ok(count) => count,
@@ -665,15 +698,25 @@ fn send_stream(
                 break;
             }
         };
-        if let Some(link) = link {
-            link.pace(count as u64, stop);
+        for part in buf.as_slice()[..count].chunks(slice) {
+            if let Some(link) = link {
+                link.pace(part.len() as u64, stop);
+            }
+            if wire::write_frame(&mut socket, FrameKind::Data, part).is_err() {
+                // The lab stopped reading: its limit was reached or the run was cancelled.
+                sent.seconds = started.elapsed().as_secs_f64();
+                return sent;
+            }
+            sent.bytes += part.len() as u64;
+            if stop.load(Ordering::Relaxed) {
+                break 'blocks;
+            }
         }
-        if wire::write_frame(&mut socket, FrameKind::Data, &buf.as_slice()[..count]).is_err() {
-            // The lab stopped reading: its limit was reached or the run was cancelled.
-            sent.seconds = started.elapsed().as_secs_f64();
-            return sent;
-        }
-        sent.bytes += count as u64;
+    }
+    // Stopped before the source ended (the agent is shutting down): the lab must not count
+    // this stream as complete.
+    if source_error.is_none() && stop.load(Ordering::Relaxed) {
+        source_error = Some("the client was stopped before it had sent everything".to_string());
     }
     sent.seconds = started.elapsed().as_secs_f64();
     let end = StreamEnd {
@@ -688,6 +731,34 @@ fn send_stream(
         fail(&mut sent, error);
     }
     sent
+}
+
+/// Refuses an order the way the lab can see at once: every stream connects, says hello, and
+/// ends at once with `reason` as its error, so the client is failed with that reason instead of
+/// "did not connect".
+pub fn refuse_order(addr: SocketAddr, order: &WorkOrder, reason: &str) {
+    for stream in 0..order.streams.max(1) {
+        let Ok(mut socket) = TcpStream::connect_timeout(&addr, HELLO_TIMEOUT) else {
+            return;
+        };
+        let hello = Hello {
+            run_key: order.run_key.clone(),
+            client: order.client.clone(),
+            stream,
+        };
+        let _ = socket.set_read_timeout(Some(START_TIMEOUT));
+        let answered = wire::write_message(&mut socket, FrameKind::Hello, &hello)
+            .map_err(wire::WireError::from)
+            .and_then(|()| wire::read_message::<Start>(&mut socket, FrameKind::Start));
+        if answered.is_ok() {
+            let end = StreamEnd {
+                bytes: 0,
+                seconds: 0.0,
+                error: Some(reason.to_string()),
+            };
+            let _ = wire::write_message(&mut socket, FrameKind::End, &end);
+        }
+    }
 }
 
 /// A client's stream that ends when the client's share of bytes is sent.
@@ -739,9 +810,15 @@ struct Link {
 impl Link {
     fn new(mb_per_s: f64) -> Self {
         Self {
-            bytes_per_s: mb_per_s * 1e6,
+            // At least a byte per second keeps every figure below finite.
+            bytes_per_s: (mb_per_s * 1e6).max(1.0),
             state: Mutex::new((None, 0)),
         }
+    }
+
+    /// The bytes of a tenth of a second on this link, within 4 KiB and a block.
+    fn slice(&self, block_size: usize) -> usize {
+        ((self.bytes_per_s / 10.0) as usize).clamp(4096, block_size.max(4096))
     }
 
     /// Waits until `bytes` more fit under the cap.
@@ -752,7 +829,9 @@ impl Link {
             };
             let started = *state.0.get_or_insert_with(Instant::now);
             state.1 += bytes;
-            started + Duration::from_secs_f64(state.1 as f64 / self.bytes_per_s)
+            started
+                + Duration::try_from_secs_f64(state.1 as f64 / self.bytes_per_s)
+                    .unwrap_or(Duration::from_secs(86_400))
         };
         while !stop.load(Ordering::Relaxed) {
             let left = due.saturating_duration_since(Instant::now());
@@ -767,4 +846,86 @@ impl Link {
 /// A fresh secret for a network run: what its clients present in their `Hello`.
 pub fn new_run_key() -> String {
     format!("{:032x}", rand::random::<u128>())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// A lab-side stream and the client's end of its connection, over real loopback TCP.
+    fn pair() -> (NetStream, Arc<ClientTally>, TcpStream) {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("listen");
+        let client = TcpStream::connect(listener.local_addr().expect("addr")).expect("connect");
+        let (server, _) = listener.accept().expect("accept");
+        let tally = Arc::new(ClientTally::new("c1".into(), 1));
+        let mut stream = NetStream::new(server, 0, Arc::clone(&tally));
+        stream.start();
+        (stream, tally, client)
+    }
+
+    #[test]
+    fn an_empty_data_frame_fails_the_client() {
+        let (mut stream, tally, mut client) = pair();
+        client
+            .write_all(&wire::header_bytes(FrameKind::Data, 0))
+            .expect("send");
+        let mut buf = AlignedBuf::new(64 << 10);
+        assert_eq!(stream.fill(&mut buf, 64 << 10).expect("fill"), 0);
+        let figures = tally.figures(1.0, Vec::new());
+        assert_eq!(figures.status, ClientStatus::Failed);
+        assert!(
+            figures
+                .error
+                .unwrap_or_default()
+                .contains("empty data frame")
+        );
+    }
+
+    #[test]
+    fn a_silent_client_does_not_hold_a_stopping_run() {
+        let (mut stream, _tally, _client) = pair();
+        let give_up = AtomicBool::new(false);
+        let mut buf = AlignedBuf::new(64 << 10);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                std::thread::sleep(Duration::from_millis(300));
+                give_up.store(true, Ordering::Relaxed);
+            });
+            let started = Instant::now();
+            let filled = stream
+                .fill_or_give_up(&mut buf, 64 << 10, &give_up)
+                .expect("fill");
+            assert_eq!(filled, 0);
+            assert!(
+                started.elapsed() < Duration::from_secs(1),
+                "{:?}",
+                started.elapsed()
+            );
+        });
+    }
+
+    #[test]
+    fn frames_are_read_across_blocks_and_the_end_is_counted() {
+        let (mut stream, tally, mut client) = pair();
+        let payload = vec![7u8; 100_000];
+        wire::write_frame(&mut client, FrameKind::Data, &payload).expect("data");
+        let end = StreamEnd {
+            bytes: 100_000,
+            seconds: 0.5,
+            error: None,
+        };
+        wire::write_message(&mut client, FrameKind::End, &end).expect("end");
+        let mut buf = AlignedBuf::new(64 << 10);
+        assert_eq!(stream.fill(&mut buf, 64 << 10).expect("fill"), 64 << 10);
+        assert_eq!(
+            stream.fill(&mut buf, 64 << 10).expect("fill"),
+            100_000 - (64 << 10)
+        );
+        assert_eq!(stream.fill(&mut buf, 64 << 10).expect("fill"), 0);
+        let figures = tally.figures(1.0, Vec::new());
+        assert_eq!(figures.status, ClientStatus::Done);
+        assert_eq!(figures.bytes, 100_000);
+        assert_eq!(figures.reported_bytes, Some(100_000));
+    }
 }

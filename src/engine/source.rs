@@ -50,7 +50,8 @@ pub struct Skipped {
 }
 
 impl Skipped {
-    fn record(&self, what: String) {
+    /// Notes one thing stepped over; the first is kept for the warning.
+    pub fn record(&self, what: String) {
         if self.count.fetch_add(1, Ordering::Relaxed) == 0
             && let Ok(mut first) = self.first.lock()
         {

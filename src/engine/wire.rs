@@ -75,6 +75,8 @@ impl FrameKind {
 pub enum WireError {
     #[error("the connection closed")]
     Closed,
+    #[error("the other side sent nothing in time")]
+    TimedOut,
     #[error("{0}")]
     Io(#[from] io::Error),
     #[error("not a backlab frame (bad magic bytes {0:02x?})")]
@@ -111,7 +113,7 @@ pub fn read_header(reader: &mut impl Read) -> Result<Header, WireError> {
             Ok(0) => return Err(io::Error::from(io::ErrorKind::UnexpectedEof).into()),
             Ok(count) => filled += count,
             Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-            Err(error) => return Err(error.into()),
+            Err(error) => return Err(io_error(error)),
         }
     }
     if bytes[..2] != MAGIC {
@@ -127,6 +129,54 @@ pub fn read_header(reader: &mut impl Read) -> Result<Header, WireError> {
         });
     }
     Ok(Header { kind, len })
+}
+
+/// A read timeout is `TimedOut`, not an opaque "resource temporarily unavailable".
+fn io_error(error: io::Error) -> WireError {
+    if is_timeout(&error) {
+        WireError::TimedOut
+    } else {
+        WireError::Io(error)
+    }
+}
+
+/// Whether an I/O error is a socket read or write timeout.
+pub fn is_timeout(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
+/// Reads from a socket with one deadline for the whole of what is read, not one timeout per
+/// `read` call: a peer that trickles a byte at a time cannot hold a connection open.
+pub struct Deadline<'a> {
+    socket: &'a std::net::TcpStream,
+    until: std::time::Instant,
+}
+
+impl<'a> Deadline<'a> {
+    /// Reads from `socket` until `within` has passed.
+    pub fn new(socket: &'a std::net::TcpStream, within: std::time::Duration) -> Self {
+        Self {
+            socket,
+            until: std::time::Instant::now() + within,
+        }
+    }
+}
+
+impl Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self
+            .until
+            .saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        self.socket.set_read_timeout(Some(left))?;
+        let mut socket = self.socket;
+        socket.read(buf)
+    }
 }
 
 /// The header bytes of a frame.
@@ -173,7 +223,7 @@ pub fn read_payload<T: DeserializeOwned>(
     header: Header,
 ) -> Result<T, WireError> {
     let mut payload = vec![0u8; header.len as usize];
-    reader.read_exact(&mut payload)?;
+    reader.read_exact(&mut payload).map_err(io_error)?;
     serde_json::from_slice(&payload).map_err(|source| WireError::BadMessage {
         kind: header.kind,
         source,

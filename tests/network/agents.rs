@@ -442,3 +442,39 @@ async fn a_run_interrupted_by_a_restart_runs_again_once_its_agent_returns() {
     );
     assert_eq!(result["bytes"].as_u64(), Some(200 << 20));
 }
+
+#[tokio::test]
+async fn an_agent_stopped_with_ctrl_c_fails_its_part_and_says_why() {
+    let root = scratch();
+    let lab = Lab::start(root.path(), &LabOptions::default());
+    let _alpha = Agent::start(&lab.base, "alpha", root.path(), None, None);
+    let mut beta = Agent::start(&lab.base, "beta", root.path(), None, None);
+    wait_agents(&lab, &["alpha", "beta"], true, Duration::from_secs(20)).await;
+    let id = lab
+        .submit(&json!({
+            "source": {"agents": ["alpha", "beta"]},
+            "target": {"kind": "null"},
+            "tests": ["network_backup"],
+            "params": {"streams": 2, "size": "160M", "link_mb_s": 20}
+        }))
+        .await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while lab.get_json("/api/agents").await["agents"][1]["busy"] != true {
+        assert!(Instant::now() < deadline, "beta never got the work");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    beta.signal(rustix::process::Signal::INT);
+    assert!(beta.wait_exit(Duration::from_secs(10)).success());
+    lab.follow(&id, Duration::from_secs(60)).await;
+    let result = only_result(&lab, &id).await;
+    assert_eq!(result["partial"], true, "{result}");
+    let failed = &result["clients"][1];
+    assert_eq!(failed["status"], "failed");
+    let error = failed["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("stopped before it had sent everything"),
+        "{error}"
+    );
+    assert_eq!(result["clients"][0]["bytes"].as_u64(), Some(80 << 20));
+}

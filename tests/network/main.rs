@@ -82,6 +82,29 @@ impl Agent {
         }
     }
 
+    /// Sends a signal to the agent, e.g. SIGINT as Ctrl-C does.
+    pub fn signal(&self, signal: rustix::process::Signal) {
+        let child = self.child.as_ref().expect("running");
+        let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("pid");
+        rustix::process::kill_process(pid, signal).expect("signal");
+    }
+
+    /// Waits for the agent to exit by itself.
+    pub fn wait_exit(&mut self, timeout: Duration) -> std::process::ExitStatus {
+        let mut child = self.child.take().expect("running");
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = child.try_wait().expect("try_wait") {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the agent did not exit in {timeout:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     pub fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
