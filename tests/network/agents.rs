@@ -477,4 +477,10 @@ async fn an_agent_stopped_with_ctrl_c_fails_its_part_and_says_why() {
         "{error}"
     );
     assert_eq!(result["clients"][0]["bytes"].as_u64(), Some(80 << 20));
+    // alpha's emulated 20 MB/s link set its pace over the whole run.
+    let alpha_rate = result["clients"][0]["mb_per_s"].as_f64().unwrap_or(0.0);
+    assert!(
+        (18.0..=20.5).contains(&alpha_rate),
+        "alpha: {alpha_rate} MB/s"
+    );
 }
