@@ -38,6 +38,12 @@ pub struct ChartError {
 }
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+/// A chart with numbers on both axes, drawn into an SVG document.
+type Plot<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
 
 /// Draws into a fresh SVG document of the given height.
 fn svg(
@@ -194,26 +200,12 @@ pub fn clients_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
             .flat_map(|band| band.iter().map(|p| p.0))
             .fold(0.25f64, f64::max);
         let y_max = below.iter().copied().fold(0.0f64, f64::max);
-        let mut chart = ChartBuilder::on(&plot)
-            .margin(12)
-            .caption(
-                format!(
-                    "run #{}: {} clients, stacked",
-                    run.position + 1,
-                    clients.len()
-                ),
-                (FONT, 13),
-            )
-            .x_label_area_size(36)
-            .y_label_area_size(56)
-            .build_cartesian_2d(0f64..t_max, 0f64..nice_max(y_max))?;
-        chart
-            .configure_mesh()
-            .x_desc("seconds")
-            .y_desc("MB/s")
-            .y_label_formatter(&|y| format!("{y:.0}"))
-            .label_style((FONT, 13))
-            .draw()?;
+        let caption = format!(
+            "run #{}: {} clients, stacked",
+            run.position + 1,
+            clients.len()
+        );
+        let mut chart = time_axes(&plot, caption, t_max, y_max)?;
         for (index, band) in bands.iter().enumerate() {
             let color = Palette99::pick(index).to_rgba();
             let mut outline: Vec<(f64, f64)> = band.iter().map(|&(t, _, top)| (t, top)).collect();
@@ -286,19 +278,7 @@ pub fn throughput_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
         } else {
             String::new()
         };
-        let mut chart = ChartBuilder::on(root)
-            .margin(12)
-            .caption(caption, (FONT, 13))
-            .x_label_area_size(36)
-            .y_label_area_size(56)
-            .build_cartesian_2d(0f64..t_max.max(0.25), 0f64..nice_max(y_max))?;
-        chart
-            .configure_mesh()
-            .x_desc("seconds")
-            .y_desc("MB/s")
-            .y_label_formatter(&|y| format!("{y:.0}"))
-            .label_style((FONT, 13))
-            .draw()?;
+        let mut chart = time_axes(root, caption, t_max.max(0.25), y_max)?;
         for (index, (label, points)) in series.iter().enumerate() {
             let color = Palette99::pick(index).to_rgba();
             if points.len() < 3 {
@@ -590,14 +570,7 @@ fn bar_frame<'a, 'b>(
     x_max: f64,
     rows: f64,
     top: u32,
-) -> Result<
-    ChartContext<
-        'a,
-        SVGBackend<'b>,
-        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
-    >,
-    Box<dyn std::error::Error>,
-> {
+) -> Result<Plot<'a, 'b>, Box<dyn std::error::Error>> {
     let mut chart = ChartBuilder::on(root)
         .margin(12)
         .margin_top(top)
@@ -646,4 +619,27 @@ fn nice_max(max: f64) -> f64 {
         }
     }
     10.0 * magnitude
+}
+
+/// Seconds across, MB/s up, with a caption: the axes of the charts drawn over a run's time.
+fn time_axes<'a, 'b>(
+    root: &'a Area<'b>,
+    caption: String,
+    t_max: f64,
+    y_max: f64,
+) -> Result<Plot<'a, 'b>, Box<dyn std::error::Error>> {
+    let mut chart = ChartBuilder::on(root)
+        .margin(12)
+        .caption(caption, (FONT, 13))
+        .x_label_area_size(36)
+        .y_label_area_size(56)
+        .build_cartesian_2d(0f64..t_max, 0f64..nice_max(y_max))?;
+    chart
+        .configure_mesh()
+        .x_desc("seconds")
+        .y_desc("MB/s")
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .label_style((FONT, 13))
+        .draw()?;
+    Ok(chart)
 }

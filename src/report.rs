@@ -189,13 +189,7 @@ pub fn runs_csv(campaign_id: &str, runs: &[RunRecord]) -> Result<String, csv::Er
             client_figures: result.and_then(|r| r.clients.as_ref()).map(|clients| {
                 clients
                     .iter()
-                    .map(|c| {
-                        let status = match c.status {
-                            crate::engine::result::ClientStatus::Done => "done",
-                            crate::engine::result::ClientStatus::Failed => "failed",
-                        };
-                        format!("{}:{}:{}:{status}", c.name, c.bytes, c.mb_per_s)
-                    })
+                    .map(|c| format!("{}:{}:{}:{}", c.name, c.bytes, c.mb_per_s, c.status.id()))
                     .collect::<Vec<_>>()
                     .join(" ")
             }),

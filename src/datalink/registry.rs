@@ -25,7 +25,7 @@ pub struct AgentInfo {
     pub version: String,
     /// Whether its control connection is up.
     pub connected: bool,
-    /// Whether it is sending a network backup now.
+    /// Whether it is sending a network backup now (derived from the run it sends for).
     pub busy: bool,
     /// How many times it connected since the lab started.
     pub connections: u32,
@@ -137,7 +137,6 @@ impl Registry {
         entry.info.sources = hello.sources.clone();
         entry.info.version = hello.version.clone();
         entry.info.connected = false;
-        entry.info.busy = false;
         entry.busy_run = None;
         entry.info.connections += 1;
         entry.info.last_seen_ms = now;
@@ -168,7 +167,6 @@ impl Registry {
         let mut agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(entry) = agents.get_mut(name).filter(|e| e.session == session) {
             entry.info.connected = false;
-            entry.info.busy = false;
             entry.busy_run = None;
             entry.control = None;
             entry.shutdown = None;
@@ -178,7 +176,13 @@ impl Registry {
     /// Every agent, by name.
     pub fn list(&self) -> Vec<AgentInfo> {
         let agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
-        agents.values().map(|entry| entry.info.clone()).collect()
+        agents
+            .values()
+            .map(|entry| AgentInfo {
+                busy: entry.busy_run.is_some(),
+                ..entry.info.clone()
+            })
+            .collect()
     }
 
     /// Sends each order to its agent, after checking every agent can take it, waiting up to
@@ -211,7 +215,7 @@ impl Registry {
                     .clone()
                     .filter(|_| entry.info.connected)
                     .ok_or_else(|| DispatchError::Disconnected(order.client.clone()))?;
-                if entry.info.busy {
+                if entry.busy_run.is_some() {
                     return Err(DispatchError::Busy(order.client.clone()));
                 }
                 if let wire::ClientSource::Paths(paths) = &order.source {
@@ -221,7 +225,6 @@ impl Registry {
             }
             for order in orders {
                 if let Some(entry) = agents.get_mut(&order.client) {
-                    entry.info.busy = true;
                     entry.busy_run = Some(order.run_key.clone());
                 }
             }
@@ -249,7 +252,6 @@ impl Registry {
         for entry in agents.values_mut() {
             if entry.busy_run.as_deref() == Some(run_key) {
                 entry.busy_run = None;
-                entry.info.busy = false;
             }
         }
     }

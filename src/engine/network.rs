@@ -20,6 +20,7 @@ use super::buffer::AlignedBuf;
 use super::data::DataPool;
 use super::error::EngineError;
 use super::measure::{LatencyRecorder, round1};
+use super::pipeline::Budget;
 use super::result::{ClientFigures, ClientStatus, Sample};
 use super::source::{self, FileStream, GeneratedStream, Skipped, StreamSource};
 use super::wire::{self, ClientSource, FrameKind, Hello, Refusal, Start, StreamEnd, WorkOrder};
@@ -184,7 +185,7 @@ pub struct ClientTally {
     state: Mutex<TallyState>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct TallyState {
     ended: u32,
     reported_bytes: u64,
@@ -226,7 +227,7 @@ impl ClientTally {
     /// This client's figures over a run of `seconds`, with its samples.
     pub fn figures(&self, seconds: f64, samples: Vec<Sample>) -> ClientFigures {
         let bytes = self.received.load(Ordering::Relaxed);
-        let state = self.state.lock().map(|s| s.clone_out()).unwrap_or_default();
+        let state = self.state.lock().map(|s| s.clone()).unwrap_or_default();
         ClientFigures {
             name: self.name.clone(),
             streams: self.streams,
@@ -246,17 +247,6 @@ impl ClientTally {
             reported_mb_per_s: (state.ended > 0 && state.reported_seconds > 0.0)
                 .then(|| round1(state.reported_bytes as f64 / state.reported_seconds / 1e6)),
             samples,
-        }
-    }
-}
-
-impl TallyState {
-    fn clone_out(&self) -> TallyState {
-        TallyState {
-            ended: self.ended,
-            reported_bytes: self.reported_bytes,
-            reported_seconds: self.reported_seconds,
-            failure: self.failure.clone(),
         }
     }
 }
@@ -574,19 +564,16 @@ pub fn send_client(addr: SocketAddr, order: &WorkOrder, stop: &AtomicBool) -> Cl
     };
     drop(files_rx);
     // The client's share of the run's bytes, spread over its streams as they ask.
-    let share = order.bytes.map(|bytes| Arc::new(AtomicU64::new(bytes)));
-    let sources: Vec<Box<dyn StreamSource + '_>> = match &share {
-        Some(left) => sources
-            .into_iter()
-            .map(|inner| {
-                Box::new(Budgeted {
-                    inner,
-                    left: Arc::clone(left),
-                }) as Box<dyn StreamSource>
-            })
-            .collect(),
-        None => sources,
-    };
+    let share = Budget::new(order.bytes);
+    let sources: Vec<Box<dyn StreamSource + '_>> = sources
+        .into_iter()
+        .map(|inner| {
+            Box::new(Budgeted {
+                inner,
+                share: &share,
+            }) as Box<dyn StreamSource>
+        })
+        .collect();
     let results: Vec<ClientSent> = std::thread::scope(|scope| {
         let failed = |why: String| ClientSent {
             error: Some(why),
@@ -764,40 +751,27 @@ pub fn refuse_order(addr: SocketAddr, order: &WorkOrder, reason: &str) {
 /// A client's stream that ends when the client's share of bytes is sent.
 struct Budgeted<'a> {
     inner: Box<dyn StreamSource + 'a>,
-    left: Arc<AtomicU64>,
+    share: &'a Budget,
 }
 
 impl StreamSource for Budgeted<'_> {
     fn fill(&mut self, buf: &mut AlignedBuf, want: usize) -> Result<usize, EngineError> {
-        let mut left = self.left.load(Ordering::Relaxed);
-        let grant = loop {
-            let grant = left.min(want as u64);
-            if grant == 0 {
-                return Ok(0);
-            }
-            match self.left.compare_exchange_weak(
-                left,
-                left - grant,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => break grant,
-                Err(actual) => left = actual,
-            }
-        };
-        let filled = self.inner.fill(buf, grant as usize)?;
+        let grant = self.share.claim(want);
+        if grant == 0 {
+            return Ok(0);
+        }
+        let filled = self.inner.fill(buf, grant)?;
         // What the source could not deliver goes back to the other streams.
-        self.left
-            .fetch_add(grant - filled as u64, Ordering::Relaxed);
+        self.share.release(grant - filled);
         Ok(filled)
     }
 
     fn files_done(&self) -> u64 {
-        0
+        self.inner.files_done()
     }
 
     fn read_latency(&self) -> Option<&LatencyRecorder> {
-        None
+        self.inner.read_latency()
     }
 }
 

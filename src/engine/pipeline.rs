@@ -36,15 +36,24 @@ pub struct Limits {
     pub duration: Option<Duration>,
 }
 
-/// A byte budget shared by the readers so a run moves exactly `limit` bytes.
-struct Budget {
+/// A byte budget shared by several readers so together they move exactly `limit` bytes (a
+/// run's readers, or one network client's streams).
+pub(super) struct Budget {
     limit: Option<u64>,
     claimed: AtomicU64,
 }
 
 impl Budget {
+    /// A budget of `limit` bytes; without one, every claim is granted.
+    pub(super) fn new(limit: Option<u64>) -> Self {
+        Self {
+            limit,
+            claimed: AtomicU64::new(0),
+        }
+    }
+
     /// Reserves up to `want` bytes; 0 when the budget is spent.
-    fn claim(&self, want: usize) -> usize {
+    pub(super) fn claim(&self, want: usize) -> usize {
         let Some(limit) = self.limit else {
             return want;
         };
@@ -67,7 +76,7 @@ impl Budget {
     }
 
     /// Returns bytes that were reserved but not read.
-    fn release(&self, unused: usize) {
+    pub(super) fn release(&self, unused: usize) {
         if self.limit.is_some() && unused > 0 {
             self.claimed.fetch_sub(unused as u64, Ordering::Relaxed);
         }
@@ -89,10 +98,7 @@ impl Shared {
             stop: AtomicBool::new(false),
             cancelled: AtomicBool::new(false),
             moved: AtomicU64::new(0),
-            budget: Budget {
-                limit: limits.bytes,
-                claimed: AtomicU64::new(0),
-            },
+            budget: Budget::new(limits.bytes),
             failure: Mutex::new(None),
         }
     }

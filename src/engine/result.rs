@@ -83,6 +83,16 @@ pub enum ClientStatus {
     Failed,
 }
 
+impl ClientStatus {
+    /// The id used in results and CSV.
+    pub fn id(self) -> &'static str {
+        match self {
+            ClientStatus::Done => "done",
+            ClientStatus::Failed => "failed",
+        }
+    }
+}
+
 /// What one client of a network backup delivered, measured by the lab on the run's clock.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ClientFigures {

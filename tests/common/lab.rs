@@ -131,7 +131,16 @@ impl Lab {
 
     /// Submits a spec and returns the new campaign's id, failing the test on any error.
     pub async fn submit(&self, spec: &Value) -> String {
-        let response = self.post_json("/api/campaigns", spec).await;
+        self.submit_as(spec, None).await
+    }
+
+    /// Submits a spec with the lab's token, when given.
+    pub async fn submit_as(&self, spec: &Value, token: Option<&str>) -> String {
+        let mut request = self.client.post(self.url("/api/campaigns")).json(spec);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await.expect("POST");
         let status = response.status();
         let body: Value = response.json().await.expect("JSON body");
         assert_eq!(status, 201, "submit failed: {body}");

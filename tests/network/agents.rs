@@ -142,18 +142,7 @@ async fn killing_an_agent_mid_run_leaves_a_partial_result_naming_it() {
             "params": {"streams": 2, "size": "240M", "link_mb_s": 20}
         }))
         .await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let campaign = lab.get_json(&format!("/api/campaigns/{id}")).await;
-        if campaign["runs"][0]["status"] == "running" {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the run never started: {campaign}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_running(&lab, &id).await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     beta.kill();
     lab.follow(&id, Duration::from_secs(60)).await;
@@ -417,11 +406,7 @@ async fn a_run_interrupted_by_a_restart_runs_again_once_its_agent_returns() {
             "params": {"streams": 2, "size": "200M", "link_mb_s": 50}
         }))
         .await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while lab.get_json(&format!("/api/campaigns/{id}")).await["runs"][0]["status"] != "running" {
-        assert!(Instant::now() < deadline, "the run never started");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_running(&lab, &id).await;
     tokio::time::sleep(Duration::from_millis(1000)).await;
     lab.signal(rustix::process::Signal::TERM);
     let (took, status) = lab.wait_exit(Duration::from_secs(15));

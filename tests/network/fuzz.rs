@@ -132,24 +132,16 @@ async fn fuzzed_frames_never_crash_the_data_listener() {
     let _agent = Agent::start(&lab.base, "after", root.path(), Some("fuzz-token"), None);
     wait_agents(&lab, &["after"], true, Duration::from_secs(20)).await;
     let id = lab
-        .client
-        .post(lab.url("/api/campaigns"))
-        .bearer_auth("fuzz-token")
-        .json(&json!({
-            "source": {"agents": ["after"]},
-            "target": {"kind": "null"},
-            "tests": ["network_backup"],
-            "params": {"streams": 2, "size": "64M"}
-        }))
-        .send()
-        .await
-        .expect("submit")
-        .json::<serde_json::Value>()
-        .await
-        .expect("body")["id"]
-        .as_str()
-        .expect("id")
-        .to_string();
+        .submit_as(
+            &json!({
+                "source": {"agents": ["after"]},
+                "target": {"kind": "null"},
+                "tests": ["network_backup"],
+                "params": {"streams": 2, "size": "64M"}
+            }),
+            Some("fuzz-token"),
+        )
+        .await;
     lab.follow(&id, Duration::from_secs(60)).await;
     assert_eq!(only_result(&lab, &id).await["status"], "done");
 

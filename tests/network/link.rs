@@ -129,25 +129,18 @@ async fn a_gigabit_link_caps_the_backup_and_the_verdict_names_the_network() {
         Some(&link.netns),
     );
     wait_agents(&lab, &["far"], true, Duration::from_secs(20)).await;
-    let response = lab
-        .client
-        .post(lab.url("/api/campaigns"))
-        .bearer_auth(token)
-        .json(&json!({
-            "name": "over a gigabit link",
-            "source": {"agents": ["far"]},
-            "target": {"kind": "null"},
-            "tests": ["network_backup"],
-            "params": {"streams": 2, "size": "600M"}
-        }))
-        .send()
-        .await
-        .expect("submit");
-    assert_eq!(response.status(), 201);
-    let id = response.json::<serde_json::Value>().await.expect("body")["id"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    let id = lab
+        .submit_as(
+            &json!({
+                "name": "over a gigabit link",
+                "source": {"agents": ["far"]},
+                "target": {"kind": "null"},
+                "tests": ["network_backup"],
+                "params": {"streams": 2, "size": "600M"}
+            }),
+            Some(token),
+        )
+        .await;
     lab.follow(&id, Duration::from_secs(120)).await;
     let result = only_result(&lab, &id).await;
     assert_eq!(

@@ -140,6 +140,22 @@ pub async fn wait_agents(lab: &Lab, names: &[&str], connected: bool, timeout: Du
     }
 }
 
+/// Waits until the campaign's first run is running.
+pub async fn wait_running(lab: &Lab, id: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let campaign = lab.get_json(&format!("/api/campaigns/{id}")).await;
+        if campaign["runs"][0]["status"] == "running" {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the run never started: {campaign}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// The result of a finished campaign's only run.
 pub async fn only_result(lab: &Lab, id: &str) -> Value {
     let campaign = lab.get_json(&format!("/api/campaigns/{id}")).await;
