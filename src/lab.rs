@@ -18,7 +18,7 @@ use crate::events::{EventHub, LabEvent, RunBrief};
 use crate::ids;
 use crate::policy::Policy;
 use crate::report::{CampaignHeader, CampaignReport};
-use crate::spec::{self, CampaignSpec, FieldErrors, RunPlan};
+use crate::spec::{self, CampaignSpec, FieldErrors, Placement, RunPlan};
 use crate::store::{
     CampaignRecord, CampaignStatus, DeleteOutcome, NewCampaign, RunRecord, Store, StoreError,
 };
@@ -190,6 +190,13 @@ impl Lab {
             name: spec.name.clone(),
             spec_json: serde_json::to_string(&spec)
                 .map_err(|e| LabError::Internal(format!("cannot encode the spec: {e}")))?,
+            placement_json: Placement::of(&plans)
+                .ok_or_else(|| LabError::Internal("the campaign expands to no runs".to_string()))
+                .and_then(|placement| {
+                    serde_json::to_string(&placement).map_err(|e| {
+                        LabError::Internal(format!("cannot encode the placement: {e}"))
+                    })
+                })?,
             rerun_of,
             runs: plans
                 .iter()
@@ -208,6 +215,11 @@ impl Lab {
     /// Checks a spec against the spec rules, the policy and the real file system; returns it
     /// with its paths resolved, and its runs. Blocking: it reads the file system.
     fn validate(&self, mut spec: CampaignSpec) -> Result<(CampaignSpec, Vec<RunPlan>), LabError> {
+        // Before any path is resolved or run built: the lists' sizes and the run count.
+        let bounds = spec.check_bounds();
+        if !bounds.is_empty() {
+            return Err(LabError::Invalid(bounds));
+        }
         let violations = self.policy.resolve_paths(&mut spec);
         if !violations.forbidden.is_empty() {
             return Err(LabError::Forbidden(violations.forbidden));

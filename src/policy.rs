@@ -1,9 +1,12 @@
 //! What a lab lets the network ask of it: which roots sources and targets may lie under, which
-//! devices may be written, and how big and long a run may be. Checked before anything is queued.
+//! devices may be written, and how big and long a run may be. Checked before anything is queued,
+//! and the paths again when a run starts.
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::spec::{CampaignSpec, FieldErrors, RunPlan, TargetKind, format_size};
+use crate::spec::{
+    CampaignSpec, FieldErrors, RunPlan, SourcePlan, TargetKind, TargetPlan, format_size,
+};
 
 /// The limits a lab was started with.
 #[derive(Debug, Clone)]
@@ -81,15 +84,15 @@ impl Policy {
                 }
             }
             TargetKind::Device => {
-                if let Some(path) = spec.target.path.as_ref() {
-                    let resolved = path.canonicalize().ok();
-                    let allowed = resolved.as_ref().is_some_and(|resolved| {
-                        self.devices
-                            .iter()
-                            .filter_map(|device| device.canonicalize().ok())
-                            .any(|device| &device == resolved)
-                    });
-                    if !allowed {
+                if let Some(path) = spec.target.path.as_mut() {
+                    // Relative like every other spec path: from the data dir.
+                    let resolved = lexical_absolute(&self.base_dir, path).canonicalize().ok();
+                    let allowed = resolved
+                        .as_ref()
+                        .is_some_and(|resolved| self.device_allowed(resolved));
+                    if let (true, Some(resolved)) = (allowed, resolved) {
+                        *path = resolved;
+                    } else {
                         violations.forbidden.add(
                             "target.path",
                             format!(
@@ -105,6 +108,67 @@ impl Policy {
             TargetKind::Null | TargetKind::Tape => {}
         }
         violations
+    }
+
+    /// Checks a run's paths again when it starts, against the roots the lab runs with now: they
+    /// may have narrowed since the run was queued (a restart with other flags), or a directory
+    /// on the way may have been replaced by a symbolic link. The stored paths were canonical
+    /// when accepted, so each must still resolve to itself. Blocking: it reads the file system.
+    pub fn recheck(&self, plan: &RunPlan) -> Result<(), FieldErrors> {
+        let mut errors = FieldErrors::default();
+        // An agent's paths lie on its own host.
+        if plan.agents.is_empty()
+            && let SourcePlan::Paths(paths) = &plan.source
+        {
+            for (index, path) in paths.iter().enumerate() {
+                let field = format!("source.paths[{index}]");
+                still_under(
+                    path,
+                    &self.source_roots,
+                    "--allow-source",
+                    &field,
+                    &mut errors,
+                );
+            }
+        }
+        match &plan.target {
+            TargetPlan::Dir(path) => {
+                still_under(
+                    path,
+                    &self.target_roots,
+                    "--allow-target",
+                    "target.path",
+                    &mut errors,
+                );
+            }
+            TargetPlan::Device(path) => {
+                let unchanged = path.canonicalize().is_ok_and(|resolved| &resolved == path);
+                if !unchanged || !self.device_allowed(path) {
+                    errors.add(
+                        "target.path",
+                        format!(
+                            "{} is no longer an allowed device (allowed now: {})",
+                            path.display(),
+                            list(&self.devices)
+                        ),
+                    );
+                }
+            }
+            TargetPlan::Null | TargetPlan::Tape(_) => {}
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// Whether a canonical device path is one the lab was started with (`--allow-device`).
+    fn device_allowed(&self, resolved: &Path) -> bool {
+        self.devices
+            .iter()
+            .filter_map(|device| device.canonicalize().ok())
+            .any(|device| device == resolved)
     }
 
     /// Checks the expanded runs against the size and duration limits.
@@ -180,14 +244,15 @@ impl Policy {
         }
         match absolute.canonicalize() {
             Ok(resolved) if roots.iter().any(|root| resolved.starts_with(root)) => Some(resolved),
-            Ok(resolved) => {
+            // Where the link leads is not said: a refusal must not map the file system.
+            Ok(_) => {
                 violations.forbidden.add(
                     field,
                     format!(
-                        "{} resolves to {}: {}",
+                        "{} leads outside the allowed roots ({}) through a symbolic link; the \
+                         lab does not follow links out of its roots",
                         path.display(),
-                        resolved.display(),
-                        outside(&resolved)
+                        list(roots)
                     ),
                 );
                 None
@@ -200,6 +265,34 @@ impl Policy {
                 None
             }
         }
+    }
+}
+
+/// Checks that a stored canonical path still lies under the roots and still resolves to itself.
+fn still_under(path: &Path, roots: &[PathBuf], flag: &str, field: &str, errors: &mut FieldErrors) {
+    if !roots.iter().any(|root| path.starts_with(root)) {
+        errors.add(
+            field,
+            format!(
+                "{} is no longer under the allowed roots ({}): the lab now runs with other \
+                 {flag} roots than when the run was queued",
+                path.display(),
+                list(roots)
+            ),
+        );
+        return;
+    }
+    match path.canonicalize() {
+        Ok(resolved) if resolved == path => {}
+        Ok(_) => errors.add(
+            field,
+            format!(
+                "{}: part of this path was replaced by a symbolic link after the run was queued; \
+                 the lab does not follow it",
+                path.display()
+            ),
+        ),
+        Err(error) => errors.add(field, format!("{}: {}", path.display(), describe(&error))),
     }
 }
 

@@ -19,6 +19,10 @@ pub const DIRECT_ALIGN: u64 = 4096;
 pub const MAX_CLIENTS: u32 = 64;
 /// Most TCP connections (clients × streams) one network run may have.
 pub const MAX_CONNECTIONS: u32 = 256;
+/// Most source paths one campaign may name (each is read by a stream of its own at most).
+pub const MAX_SOURCE_PATHS: usize = 256;
+/// Most values one matrix list may hold.
+pub const MAX_MATRIX_VALUES: usize = 64;
 /// Clients the lab starts on loopback when a campaign names neither agents nor a count.
 pub const DEFAULT_CLIENTS: u32 = 2;
 /// Streams per client of a network backup unless the campaign says (seed 000: two each).
@@ -392,14 +396,16 @@ pub struct RunParams {
 }
 
 /// The source of a validated campaign.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SourcePlan {
     Paths(Vec<PathBuf>),
     Generated { size: u64, compress_ratio: f64 },
 }
 
 /// The target of a validated campaign.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum TargetPlan {
     Null,
     Dir(PathBuf),
@@ -530,6 +536,52 @@ pub struct RunPlan {
     pub agents: Vec<String>,
 }
 
+impl RunPlan {
+    /// The run at one point of a campaign: its own test and parameters, and where every run of
+    /// the campaign reads and writes.
+    pub fn at(test: TestKind, params: RunParams, placement: &Placement) -> RunPlan {
+        RunPlan {
+            test,
+            params,
+            source: placement.source.clone(),
+            target: placement.target.clone(),
+            agents: if test == TestKind::NetworkBackup {
+                placement.agents.clone()
+            } else {
+                Vec::new()
+            },
+        }
+    }
+}
+
+/// Where every run of a campaign reads and writes, resolved once at submission and stored with
+/// the campaign, so a run executes exactly what was accepted and no run copies the source list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Placement {
+    pub source: SourcePlan,
+    pub target: TargetPlan,
+    /// The agents that send the network runs; empty for the lab's own clients.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<String>,
+}
+
+impl Placement {
+    /// The placement shared by a campaign's runs, taken from its plans (`None` without runs).
+    pub fn of(plans: &[RunPlan]) -> Option<Placement> {
+        let first = plans.first()?;
+        let agents = plans
+            .iter()
+            .find(|plan| !plan.agents.is_empty())
+            .map(|plan| plan.agents.clone())
+            .unwrap_or_default();
+        Some(Placement {
+            source: first.source.clone(),
+            target: first.target.clone(),
+            agents,
+        })
+    }
+}
+
 /// Field-level validation errors, keyed by the field's path (`params.block_size`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct FieldErrors(pub BTreeMap<String, String>);
@@ -594,6 +646,11 @@ impl CampaignSpec {
     /// Checks every field and expands the campaign into runs: matrix × tests × repeat.
     /// Every bad field is reported, not just the first.
     pub fn plan(&self) -> Result<Vec<RunPlan>, FieldErrors> {
+        // Nothing proportional to the input is built before its size is known to be sane.
+        let lengths = self.check_list_lengths();
+        if !lengths.is_empty() {
+            return Err(lengths);
+        }
         let mut errors = FieldErrors::default();
         if self.name.len() > 200 {
             errors.add("name", "must be at most 200 characters");
@@ -605,7 +662,7 @@ impl CampaignSpec {
             errors.add("repeat", "must be between 1 and 100");
         }
         let base = self.base_params(&mut errors, source.as_ref());
-        let points = self.matrix_points(&mut errors);
+        let axes = self.matrix_axes(&mut errors);
         let agents = self.agent_names(&mut errors);
         let network = self.network_plan(&mut errors, &tests, &agents);
 
@@ -618,14 +675,19 @@ impl CampaignSpec {
             }
         }
         if let Some(base) = &base {
-            let largest_ring = points
+            let most_buffers = axes
+                .buffers
                 .iter()
-                .map(|point| {
-                    u64::from(point.buffers.unwrap_or(base.buffers))
-                        * point.block_size.unwrap_or(base.block_size)
-                })
+                .map(|value| value.unwrap_or(base.buffers))
                 .max()
-                .unwrap_or(0);
+                .unwrap_or(base.buffers);
+            let largest_block = axes
+                .block_sizes
+                .iter()
+                .map(|value| value.unwrap_or(base.block_size))
+                .max()
+                .unwrap_or(base.block_size);
+            let largest_ring = u64::from(most_buffers).saturating_mul(largest_block);
             if largest_ring > MAX_RING_BYTES {
                 let matrix_sets_ring = self
                     .matrix
@@ -642,13 +704,8 @@ impl CampaignSpec {
                 );
             }
         }
-        let runs = points.len() as u64 * tests.len() as u64 * u64::from(self.repeat);
-        if runs > MAX_RUNS {
-            errors.add(
-                "matrix",
-                format!("expands to {runs} runs; at most {MAX_RUNS} are allowed"),
-            );
-        }
+        errors.extend(self.check_run_count());
+        let runs = self.run_count();
 
         let (Some(source), Some(target), Some(base), Some(network)) =
             (source, target, base, network)
@@ -658,7 +715,8 @@ impl CampaignSpec {
         if !errors.is_empty() {
             return Err(errors);
         }
-        let mut plans = Vec::with_capacity(runs as usize);
+        let points = axes.points();
+        let mut plans = Vec::with_capacity(usize::try_from(runs).unwrap_or(0));
         for point in &points {
             for &test in &tests {
                 let is_network = test == TestKind::NetworkBackup;
@@ -701,6 +759,113 @@ impl CampaignSpec {
         Ok(plans)
     }
 
+    /// Checks every list's length and the number of runs the campaign expands to, by
+    /// arithmetic alone: a request cannot make the lab build, resolve or store anything in
+    /// proportion to a list it was not allowed to send.
+    pub fn check_bounds(&self) -> FieldErrors {
+        let errors = self.check_list_lengths();
+        if errors.is_empty() {
+            self.check_run_count()
+        } else {
+            errors
+        }
+    }
+
+    fn check_list_lengths(&self) -> FieldErrors {
+        let mut errors = FieldErrors::default();
+        let mut at_most = |field: &str, what: &str, len: usize, most: usize| {
+            if len > most {
+                errors.add(
+                    field,
+                    format!("lists {len} {what}; at most {most} are allowed"),
+                );
+            }
+        };
+        if let Some(paths) = &self.source.paths {
+            at_most("source.paths", "paths", paths.len(), MAX_SOURCE_PATHS);
+        }
+        if let Some(agents) = &self.source.agents {
+            at_most(
+                "source.agents",
+                "agents",
+                agents.len(),
+                MAX_CLIENTS as usize,
+            );
+        }
+        at_most("tests", "tests", self.tests.len(), TestKind::ALL.len());
+        if let Some(matrix) = &self.matrix {
+            let lists = [
+                ("matrix.buffers", matrix.buffers.as_ref().map(Vec::len)),
+                (
+                    "matrix.block_size",
+                    matrix.block_size.as_ref().map(Vec::len),
+                ),
+                ("matrix.streams", matrix.streams.as_ref().map(Vec::len)),
+                ("matrix.clients", matrix.clients.as_ref().map(Vec::len)),
+            ];
+            for (field, len) in lists {
+                at_most(field, "values", len.unwrap_or(0), MAX_MATRIX_VALUES);
+            }
+        }
+        errors
+    }
+
+    fn check_run_count(&self) -> FieldErrors {
+        let mut errors = FieldErrors::default();
+        let runs = self.run_count();
+        if runs > MAX_RUNS {
+            let field = if self.matrix.is_some() {
+                "matrix"
+            } else {
+                "repeat"
+            };
+            errors.add(
+                field,
+                format!("expands to {runs} runs; at most {MAX_RUNS} are allowed"),
+            );
+        }
+        errors
+    }
+
+    /// How many runs the campaign expands to, computed from the lists' lengths (saturating), so
+    /// it can be checked before any run is built. Unknown and repeated tests are not counted.
+    pub fn run_count(&self) -> u64 {
+        let length =
+            |len: Option<usize>| u64::try_from(len.unwrap_or(1).max(1)).unwrap_or(u64::MAX);
+        let matrix = self.matrix.clone().unwrap_or_default();
+        let points = length(matrix.buffers.as_ref().map(Vec::len))
+            .saturating_mul(length(matrix.block_size.as_ref().map(Vec::len)))
+            .saturating_mul(length(matrix.streams.as_ref().map(Vec::len)));
+        let sweep = length(matrix.clients.as_ref().map(Vec::len));
+        // The local tests run at the points of the sweep's first client count.
+        let local = matrix
+            .clients
+            .as_ref()
+            .and_then(|list| {
+                let first = list.first()?;
+                Some(list.iter().filter(|value| *value == first).count())
+            })
+            .map_or(1, |count| length(Some(count)));
+        let mut kinds: Vec<TestKind> = self
+            .tests
+            .iter()
+            .filter_map(|name| TestKind::from_id(name))
+            .collect();
+        kinds.sort();
+        kinds.dedup();
+        // A client sweep repeats only the network runs; the local tests run once per point.
+        let per_point = kinds.iter().fold(0u64, |sum, &kind| {
+            sum.saturating_add(if kind == TestKind::NetworkBackup {
+                sweep
+            } else {
+                local
+            })
+        });
+        points
+            .saturating_mul(per_point)
+            .saturating_mul(u64::from(self.repeat))
+    }
+
     fn source_plan(&self, errors: &mut FieldErrors) -> Option<SourcePlan> {
         match (&self.source.paths, &self.source.generated) {
             (Some(_), Some(_)) => {
@@ -728,10 +893,21 @@ impl CampaignSpec {
                     return None;
                 }
                 let mut ok = true;
+                let mut seen: BTreeMap<&PathBuf, usize> = BTreeMap::new();
                 for (index, path) in paths.iter().enumerate() {
+                    let field = format!("source.paths[{index}]");
                     if path.as_os_str().is_empty() {
-                        errors.add(format!("source.paths[{index}]"), "must not be empty");
+                        errors.add(field, "must not be empty");
                         ok = false;
+                    } else if let Some(first) = seen.get(path) {
+                        // The same data read twice would double the figure's bytes.
+                        errors.add(
+                            field,
+                            format!("is the same path as source.paths[{first}]; list it once"),
+                        );
+                        ok = false;
+                    } else {
+                        seen.insert(path, index);
                     }
                 }
                 ok.then(|| SourcePlan::Paths(paths.clone()))
@@ -1099,9 +1275,10 @@ impl CampaignSpec {
         (errors.0.len() == before).then_some(NetworkDefaults { clients })
     }
 
-    fn matrix_points(&self, errors: &mut FieldErrors) -> Vec<MatrixPoint> {
+    /// The matrix's values, each checked; one `None` for a list left out.
+    fn matrix_axes(&self, errors: &mut FieldErrors) -> MatrixAxes {
         let Some(matrix) = &self.matrix else {
-            return vec![MatrixPoint::default()];
+            return MatrixAxes::default();
         };
         fn values<T: Clone>(
             errors: &mut FieldErrors,
@@ -1153,11 +1330,43 @@ impl CampaignSpec {
             Some(list) if !list.is_empty() => list.iter().copied().map(Some).collect(),
             _ => vec![None],
         };
+        MatrixAxes {
+            buffers,
+            block_sizes,
+            streams,
+            clients,
+        }
+    }
+}
+
+/// The checked values of each matrix list; `[None]` where the list was left out.
+#[derive(Debug, Clone)]
+struct MatrixAxes {
+    buffers: Vec<Option<u32>>,
+    block_sizes: Vec<Option<u64>>,
+    streams: Vec<Option<u32>>,
+    clients: Vec<Option<u32>>,
+}
+
+impl Default for MatrixAxes {
+    fn default() -> Self {
+        Self {
+            buffers: vec![None],
+            block_sizes: vec![None],
+            streams: vec![None],
+            clients: vec![None],
+        }
+    }
+}
+
+impl MatrixAxes {
+    /// Every combination; only called once the run count is known to be within the limit.
+    fn points(&self) -> Vec<MatrixPoint> {
         let mut points = Vec::new();
-        for buffers in &buffers {
-            for block_size in &block_sizes {
-                for streams in &streams {
-                    for clients in &clients {
+        for buffers in &self.buffers {
+            for block_size in &self.block_sizes {
+                for streams in &self.streams {
+                    for clients in &self.clients {
                         points.push(MatrixPoint {
                             buffers: *buffers,
                             block_size: *block_size,
@@ -1462,6 +1671,82 @@ mod tests {
         let errors = spec.plan().expect_err("invalid");
         assert!(errors.0["matrix"].contains("5000 runs"));
         assert!(errors.0["params"].contains("at most 4G"));
+    }
+
+    #[test]
+    fn oversized_lists_are_refused_before_anything_is_built() {
+        let ones = vec!["1"; 20_000].join(",");
+        let bomb = spec(&format!(
+            r#"{{"source": {{"paths": ["/a"]}}, "target": {{"kind": "null"}},
+                "matrix": {{"buffers": [{ones}], "streams": [{ones}]}}}}"#
+        ));
+        let started = std::time::Instant::now();
+        let errors = bomb.plan().expect_err("invalid");
+        assert!(errors.0["matrix.buffers"].contains("20000 values; at most 64"));
+        assert!(errors.0["matrix.streams"].contains("20000 values; at most 64"));
+        assert_eq!(errors.0.len(), 2, "{errors}");
+        // Arithmetic only: far below what building 400 million points would take.
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+
+        let paths = vec![r#""demo""#; 10_000].join(",");
+        let many = spec(&format!(
+            r#"{{"source": {{"paths": [{paths}]}}, "target": {{"kind": "null"}}}}"#
+        ));
+        let errors = many.check_bounds();
+        assert!(errors.0["source.paths"].contains("10000 paths; at most 256"));
+    }
+
+    #[test]
+    fn the_run_count_is_known_before_the_runs_are_built() {
+        let wide = r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"},
+            "matrix": {"buffers": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16],
+                       "streams": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]}}"#;
+        let wide = spec(wide);
+        assert_eq!(wide.run_count(), 16 * 16 * 5);
+        let errors = wide.plan().expect_err("too many runs");
+        assert!(errors.0["matrix"].contains("1280 runs"), "{errors}");
+        for json in [
+            r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"}, "repeat": 3}"#,
+            r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"},
+                "tests": ["read_single", "network_backup", "null_sink"],
+                "matrix": {"buffers": [8, 16], "clients": [2, 3, 2]}, "repeat": 2}"#,
+            r#"{"source": {"generated": {"size": "1G"}}, "target": {"kind": "null"},
+                "tests": ["network_backup"], "matrix": {"clients": [1, 2, 4]}}"#,
+        ] {
+            let campaign = spec(json);
+            let plans = campaign.plan().expect("valid");
+            assert_eq!(campaign.run_count(), plans.len() as u64, "{json}");
+        }
+    }
+
+    #[test]
+    fn a_path_listed_twice_is_named() {
+        let errors =
+            spec(r#"{"source": {"paths": ["/a", "/b", "/a"]}, "target": {"kind": "null"}}"#)
+                .plan()
+                .expect_err("invalid");
+        assert!(
+            errors.0["source.paths[2]"].contains("source.paths[0]"),
+            "{errors}"
+        );
+    }
+
+    #[test]
+    fn a_run_plan_is_rebuilt_from_its_placement() {
+        let campaign = spec(
+            r#"{"source": {"agents": ["alpha"]}, "target": {"kind": "null"},
+                "tests": ["network_backup"], "params": {"clients": 1}}"#,
+        );
+        let plans = campaign.plan().expect("valid");
+        let placement = Placement::of(&plans).expect("runs");
+        let json = serde_json::to_string(&placement).expect("encode");
+        let placement: Placement = serde_json::from_str(&json).expect("decode");
+        for plan in &plans {
+            assert_eq!(
+                &RunPlan::at(plan.test, plan.params.clone(), &placement),
+                plan
+            );
+        }
     }
 
     #[test]

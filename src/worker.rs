@@ -11,7 +11,7 @@ use crate::engine::result::{Progress, RunResult, RunStatus, Sample};
 use crate::engine::{self, RunControl, survey};
 use crate::events::LabEvent;
 use crate::lab::{Lab, RunSwitch, StopReason, now_ms};
-use crate::spec::{CampaignSpec, RunPlan};
+use crate::spec::{CampaignSpec, Placement, RunPlan};
 use crate::store::{ClaimedRun, RunState};
 
 /// How long an idle lane sleeps before it looks at the queue again without being woken.
@@ -65,8 +65,8 @@ async fn claim(
 async fn execute(lab: &Arc<Lab>, claimed: ClaimedRun, switch: Arc<RunSwitch>) {
     let run_id = claimed.run_id;
     let campaign_id = claimed.campaign_id.clone();
-    let (plan, total) = match plan_of(&claimed) {
-        Ok(planned) => planned,
+    let plan = match plan_of(&claimed) {
+        Ok(plan) => plan,
         Err(message) => {
             tracing::error!(run_id, %message, "stored campaign cannot be planned");
             let result = failed_result(&claimed, message);
@@ -74,6 +74,26 @@ async fn execute(lab: &Arc<Lab>, claimed: ClaimedRun, switch: Arc<RunSwitch>) {
             return;
         }
     };
+    let total = claimed.runs_total;
+    // The allow-lists may have narrowed since the run was queued, or a directory on its way
+    // been replaced by a link: its paths are checked again now, on the file system.
+    let checking = Arc::clone(lab);
+    let checked_plan = plan.clone();
+    let rechecked =
+        tokio::task::spawn_blocking(move || checking.policy.recheck(&checked_plan)).await;
+    let refusal = match rechecked {
+        Ok(Ok(())) => None,
+        Ok(Err(problems)) => Some(format!(
+            "refused when the run started, its paths checked again: {problems}"
+        )),
+        Err(error) => Some(format!("the run's paths could not be checked: {error}")),
+    };
+    if let Some(message) = refusal {
+        tracing::warn!(run_id, %message, "run refused at start");
+        let result = failed_result(&claimed, message);
+        finish(lab, &claimed, &switch, result, None).await;
+        return;
+    }
     tracing::info!(campaign = %campaign_id, run_id, test = %plan.test, "run started");
     lab.events.publish(
         &campaign_id,
@@ -210,16 +230,28 @@ async fn finish(
     );
 }
 
-/// The run's plan, planned again from the stored spec, and how many runs the campaign has.
-fn plan_of(claimed: &ClaimedRun) -> Result<(RunPlan, usize), String> {
-    let spec: CampaignSpec = serde_json::from_str(&claimed.spec_json)
-        .map_err(|e| format!("the stored spec cannot be read: {e}"))?;
+/// The run's plan: its own stored test and parameters at the campaign's stored placement. A
+/// campaign stored before placements were kept is planned again from its spec.
+fn plan_of(claimed: &ClaimedRun) -> Result<RunPlan, String> {
+    if let Some(json) = &claimed.placement_json {
+        let placement: Placement = serde_json::from_str(json)
+            .map_err(|e| format!("the stored placement cannot be read: {e}"))?;
+        return Ok(RunPlan::at(
+            claimed.test,
+            claimed.params.clone(),
+            &placement,
+        ));
+    }
+    let json = claimed
+        .spec_json
+        .as_deref()
+        .ok_or_else(|| "the campaign has neither a placement nor a spec".to_string())?;
+    let spec: CampaignSpec =
+        serde_json::from_str(json).map_err(|e| format!("the stored spec cannot be read: {e}"))?;
     let plans = spec.plan().map_err(|errors| errors.to_string())?;
-    let total = plans.len();
     plans
         .into_iter()
         .nth(claimed.position)
-        .map(|plan| (plan, total))
         .ok_or_else(|| format!("the spec has no run {}", claimed.position))
 }
 

@@ -88,12 +88,14 @@ impl Store {
     ) -> Result<(), StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let seq: i64 = sqlx::query_scalar(
-            "INSERT INTO campaigns (id, name, spec, created_ms, rerun_of) VALUES (?, ?, ?, ?, ?)
+            "INSERT INTO campaigns (id, name, spec, plan, created_ms, rerun_of)
+             VALUES (?, ?, ?, ?, ?, ?)
              RETURNING seq",
         )
         .bind(&campaign.id)
         .bind(&campaign.name)
         .bind(&campaign.spec_json)
+        .bind(&campaign.placement_json)
         .bind(now_ms)
         .bind(&campaign.rerun_of)
         .fetch_one(&mut *tx)
@@ -212,11 +214,19 @@ impl Store {
             .ok_or_else(|| StoreError::Corrupt(format!("run {run_id} has test {test:?}")))?;
         let params: RunParams = serde_json::from_str(&params)
             .map_err(|e| StoreError::Corrupt(format!("run {run_id} params: {e}")))?;
-        let (campaign_id, spec_json, survey_json): (String, String, Option<String>) =
-            sqlx::query_as("SELECT id, spec, survey FROM campaigns WHERE seq = ?")
-                .bind(seq)
-                .fetch_one(&self.pool)
-                .await?;
+        let (campaign_id, placement_json, spec_json, runs_total): (
+            String,
+            Option<String>,
+            Option<String>,
+            i64,
+        ) = sqlx::query_as(
+            "SELECT id, plan, CASE WHEN plan IS NULL THEN spec END,
+                    (SELECT COUNT(*) FROM runs WHERE campaign_seq = c.seq)
+             FROM campaigns AS c WHERE seq = ?",
+        )
+        .bind(seq)
+        .fetch_one(&self.pool)
+        .await?;
         sqlx::query("DELETE FROM samples WHERE run_id = ?")
             .bind(run_id)
             .execute(&self.pool)
@@ -229,8 +239,9 @@ impl Store {
             })?,
             test,
             params,
+            placement_json,
             spec_json,
-            survey_json,
+            runs_total: usize::try_from(runs_total).unwrap_or(0),
         }))
     }
 

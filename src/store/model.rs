@@ -112,8 +112,13 @@ pub struct ClaimedRun {
     pub position: usize,
     pub test: TestKind,
     pub params: RunParams,
-    pub spec_json: String,
-    pub survey_json: Option<String>,
+    /// Where the campaign's runs read and write (a `Placement` as JSON); `None` for a
+    /// campaign stored before placements were kept.
+    pub placement_json: Option<String>,
+    /// The campaign's spec, read only when it has no stored placement.
+    pub spec_json: Option<String>,
+    /// How many runs the campaign has.
+    pub runs_total: usize,
 }
 
 /// What a new campaign is made of: its accepted spec and the runs it expands to.
@@ -122,6 +127,8 @@ pub struct NewCampaign {
     pub id: String,
     pub name: String,
     pub spec_json: String,
+    /// Where every run reads and writes (a `Placement` as JSON).
+    pub placement_json: String,
     pub rerun_of: Option<String>,
     pub runs: Vec<(TestKind, RunParams)>,
 }

@@ -216,6 +216,20 @@ impl Lab {
         std::fs::read_to_string(&self.stderr_log).unwrap_or_default()
     }
 
+    /// The server's peak resident memory so far (VmHWM), in MiB.
+    pub fn peak_rss_mib(&self) -> f64 {
+        let child = self.child.as_ref().expect("running");
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id()))
+            .expect("the lab's /proc status");
+        let kib: f64 = status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmHWM:"))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|kib| kib.parse().ok())
+            .expect("VmHWM in /proc status");
+        kib / 1024.0
+    }
+
     /// Sends a signal to the server process.
     pub fn signal(&self, signal: rustix::process::Signal) {
         let child = self.child.as_ref().expect("running");
