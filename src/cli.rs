@@ -14,7 +14,9 @@ use crate::engine::dataset::{self, DatasetRequest, Profile};
 use crate::engine::result::{Progress, RunResult, RunStatus};
 use crate::engine::{self, EngineSettings, RunControl, preflight, survey};
 use crate::report::{CampaignHeader, CampaignReport, render_table};
-use crate::spec::{self, CampaignSpec, SizeInput, SourceSpec, TargetKind, TargetSpec, format_size};
+use crate::spec::{
+    self, CampaignSpec, SizeInput, SourceSpec, TargetKind, TargetPlan, TargetSpec, format_size,
+};
 
 /// Exit status for a spec that does not validate.
 const EXIT_BAD_SPEC: u8 = 2;
@@ -316,10 +318,19 @@ fn run(args: RunArgs) -> ExitCode {
         Ok(spec) => spec,
         Err(message) => return bad_spec(&message),
     };
-    let plans = match spec.plan() {
+    let mut plans = match spec.plan() {
         Ok(plans) => plans,
         Err(errors) => return bad_spec(&errors.to_string()),
     };
+    // The engine follows no link on a target's path; the operator's own path is resolved once,
+    // here, as the lab resolves a submitted one.
+    for plan in &mut plans {
+        if let TargetPlan::Dir(dir) = &mut plan.target
+            && let Ok(resolved) = dir.canonicalize()
+        {
+            *dir = resolved;
+        }
+    }
     let problems = preflight::check(&plans, &args.allow_devices);
     if !problems.is_empty() {
         return bad_spec(&problems.to_string());

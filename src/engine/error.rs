@@ -14,6 +14,11 @@ pub enum EngineError {
     SourceRead { path: PathBuf, source: io::Error },
     #[error("cannot create a file in the target {path}: {source}")]
     TargetCreate { path: PathBuf, source: io::Error },
+    #[error(
+        "target directory {path}: a component is a symbolic link; the lab does not follow links \
+         in targets"
+    )]
+    TargetLink { path: PathBuf },
     #[error("cannot open the device {path}: {source}")]
     DeviceOpen { path: PathBuf, source: io::Error },
     #[error(

@@ -2,14 +2,13 @@
 //! can be written, devices are allowed, O_DIRECT works where it is asked for. Each problem is
 //! reported against the spec field it comes from.
 
-use std::fs::OpenOptions;
 use std::io;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 use crate::spec::{FieldErrors, RunPlan, SourcePlan, TargetPlan};
 
-use super::sink::device_allowed;
+use super::sink::{NoFollowError, create_file_in, device_allowed, open_dir_no_follow};
 use super::source::{list_files, open_source_file};
 
 /// Every problem the plans would meet on this machine, by field; empty when all is well.
@@ -100,27 +99,32 @@ fn check_direct_read(path: &Path) -> Result<(), String> {
 fn check_target_dir(dir: &Path, direct: bool) -> Result<(), (&'static str, String)> {
     let shown = dir.display();
     let target_error = |message: String| ("target.path", message);
-    let metadata =
-        std::fs::metadata(dir).map_err(|error| target_error(describe(&shown, &error)))?;
-    if !metadata.is_dir() {
-        return Err(target_error(format!("{shown} is not a directory")));
-    }
+    let dir_fd = open_dir_no_follow(dir).map_err(|error| {
+        target_error(match error {
+            NoFollowError::Link => format!(
+                "{shown}: a component is a symbolic link; the lab does not follow links in targets"
+            ),
+            NoFollowError::Io(error) if error.raw_os_error() == Some(libc::ENOTDIR) => {
+                format!("{shown} is not a directory")
+            }
+            NoFollowError::Io(error) => describe(&shown, &error),
+        })
+    })?;
     // Permission bits do not tell (root, read-only mounts, ACLs): create a file and remove it.
-    let probe = dir.join(format!(
+    let probe = format!(
         ".backlab-probe-{}-{:08x}",
         std::process::id(),
         rand::random::<u32>()
-    ));
-    let create = |flags: i32| {
-        let mut options = OpenOptions::new();
-        options.write(true).create_new(true).custom_flags(flags);
-        let created = options.open(&probe);
-        let _ = std::fs::remove_file(&probe);
+    );
+    let create = |direct: bool| {
+        let created = create_file_in(&dir_fd, &probe, direct);
+        let _ = rustix::fs::unlinkat(&dir_fd, probe.as_str(), rustix::fs::AtFlags::empty());
         created
     };
-    create(0).map_err(|error| target_error(format!("cannot create files in {shown}: {error}")))?;
+    create(false)
+        .map_err(|error| target_error(format!("cannot create files in {shown}: {error}")))?;
     if direct {
-        match create(libc::O_DIRECT) {
+        match create(true) {
             Err(error) if error.raw_os_error() == Some(libc::EINVAL) => {
                 return Err((
                     "params.direct",

@@ -1,10 +1,14 @@
 //! Sinks: where the writer drains the ring. A new target kind is one new `Sink`.
 
-use std::fs::{File, OpenOptions};
+use std::ffi::OsStr;
+use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::os::fd::OwnedFd;
+use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::AtomicBool;
+
+use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags, ResolveFlags};
+use rustix::io::Errno;
 
 use super::buffer::PAGE;
 use super::error::EngineError;
@@ -73,26 +77,40 @@ impl Sink for NullSink {
 /// the sink is dropped, whether the run succeeded, failed or was cancelled.
 pub struct DirSink {
     path: PathBuf,
+    /// The target directory, opened without following links; the file is created and removed
+    /// relative to it, so a directory swapped in later is never written to or removed from.
+    dir: OwnedFd,
+    name: String,
     file: File,
     direct: bool,
 }
 
 impl DirSink {
-    /// Creates a new file; never opens an existing one.
+    /// Creates a new file; never opens an existing one, and follows no symbolic link on the
+    /// way to it.
     pub fn create(dir: &Path, tag: &str, direct: bool) -> Result<Self, EngineError> {
-        let path = dir.join(format!("{LAB_FILE_PREFIX}{tag}.img"));
-        let mut options = OpenOptions::new();
-        options.write(true).create_new(true);
-        if direct {
-            options.custom_flags(libc::O_DIRECT);
-        }
-        let file = options
-            .open(&path)
-            .map_err(|source| EngineError::TargetCreate {
+        let dir_fd = open_dir_no_follow(dir).map_err(|error| match error {
+            NoFollowError::Link => EngineError::TargetLink {
+                path: dir.to_path_buf(),
+            },
+            NoFollowError::Io(source) => EngineError::TargetCreate {
+                path: dir.to_path_buf(),
+                source,
+            },
+        })?;
+        let name = format!("{LAB_FILE_PREFIX}{tag}.img");
+        let file =
+            create_file_in(&dir_fd, &name, direct).map_err(|source| EngineError::TargetCreate {
                 path: dir.to_path_buf(),
                 source,
             })?;
-        Ok(Self { path, file, direct })
+        Ok(Self {
+            path: dir.join(&name),
+            dir: dir_fd,
+            name,
+            file,
+            direct,
+        })
     }
 }
 
@@ -120,8 +138,102 @@ impl Sink for DirSink {
 impl Drop for DirSink {
     fn drop(&mut self) {
         // The file is the lab's own; failing to remove it leaves it for the start-up sweep.
-        let _ = std::fs::remove_file(&self.path);
+        let _ = rustix::fs::unlinkat(&self.dir, self.name.as_str(), AtFlags::empty());
     }
+}
+
+/// Why a directory on a target's path was not opened.
+#[derive(Debug)]
+pub enum NoFollowError {
+    /// A component of the path is a symbolic link. Where it points is deliberately not said.
+    Link,
+    /// Any other failure (missing, not a directory, permission denied...).
+    Io(io::Error),
+}
+
+impl NoFollowError {
+    /// The failure as an I/O error, for callers that only log it.
+    pub fn into_io(self, path: &Path) -> io::Error {
+        match self {
+            Self::Link => io::Error::other(format!(
+                "target directory {}: a component is a symbolic link; the lab does not follow \
+                 links in targets",
+                path.display()
+            )),
+            Self::Io(error) => error,
+        }
+    }
+}
+
+/// Opens the directory `path` (an `O_PATH` descriptor, for the `*at` calls) so that no symbolic
+/// link anywhere on the path is followed: a target checked against the allow-lists cannot be
+/// redirected by swapping one of its components for a link. Uses `openat2` with
+/// `RESOLVE_NO_SYMLINKS` where the kernel has it, else walks the path one component at a time
+/// with `O_NOFOLLOW`.
+pub fn open_dir_no_follow(path: &Path) -> Result<OwnedFd, NoFollowError> {
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let resolve = ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    let mut attempts = 0;
+    loop {
+        match rustix::fs::openat2(CWD, path, flags, Mode::empty(), resolve) {
+            Ok(fd) => return Ok(fd),
+            Err(Errno::LOOP) => return Err(NoFollowError::Link),
+            // A concurrent rename can make the kernel ask for a retry.
+            Err(Errno::AGAIN) if attempts < 8 => attempts += 1,
+            // No openat2 (kernels before 5.6, or a sandbox that filters it).
+            Err(Errno::NOSYS | Errno::PERM) => return walk_dir_no_follow(path),
+            Err(error) => return Err(NoFollowError::Io(error.into())),
+        }
+    }
+}
+
+/// The fallback of `open_dir_no_follow`: from `/` (or the working directory for a relative
+/// path), each component is opened with `O_NOFOLLOW | O_DIRECTORY` relative to the previous one.
+fn walk_dir_no_follow(path: &Path) -> Result<OwnedFd, NoFollowError> {
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let start = if path.is_absolute() { "/" } else { "." };
+    let mut dir = rustix::fs::openat(CWD, start, flags, Mode::empty())
+        .map_err(|error| NoFollowError::Io(error.into()))?;
+    for component in path.components() {
+        let name = match component {
+            Component::Normal(name) => name,
+            Component::ParentDir => OsStr::new(".."),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => continue,
+        };
+        let opened = rustix::fs::openat(&dir, name, flags | OFlags::NOFOLLOW, Mode::empty());
+        dir = match opened {
+            // O_PATH with O_NOFOLLOW can hand back the link itself: look at what was opened.
+            Ok(next) => match rustix::fs::fstat(&next) {
+                Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::Directory => next,
+                Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::Symlink => {
+                    return Err(NoFollowError::Link);
+                }
+                Ok(_) => return Err(NoFollowError::Io(Errno::NOTDIR.into())),
+                Err(error) => return Err(NoFollowError::Io(error.into())),
+            },
+            Err(error) => {
+                let is_link = rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)
+                    .is_ok_and(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::Symlink);
+                return Err(if is_link {
+                    NoFollowError::Link
+                } else {
+                    NoFollowError::Io(error.into())
+                });
+            }
+        };
+    }
+    Ok(dir)
+}
+
+/// Creates the file `name` in `dir` for writing: never an existing file, never through a link.
+pub fn create_file_in(dir: &OwnedFd, name: &str, direct: bool) -> io::Result<File> {
+    let mut flags = OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::WRONLY;
+    flags |= OFlags::CLOEXEC;
+    if direct {
+        flags |= OFlags::DIRECT;
+    }
+    let fd = rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o666))?;
+    Ok(File::from(fd))
 }
 
 /// A raw device written sequentially from its start. Only opened when the caller allowed it.
@@ -132,7 +244,9 @@ pub struct DeviceSink {
 }
 
 impl DeviceSink {
-    /// Opens an existing block or character device listed in `allowed`.
+    /// Opens an existing block or character device listed in `allowed`. The path is resolved
+    /// once, compared with the allowed devices, and the resolved path is then opened without
+    /// following any symbolic link, so what is written is what was compared.
     pub fn open(path: &Path, allowed: &[PathBuf], direct: bool) -> Result<Self, EngineError> {
         if !device_allowed(path, allowed) {
             return Err(EngineError::DeviceNotAllowed {
@@ -143,23 +257,52 @@ impl DeviceSink {
             path: path.to_path_buf(),
             source,
         };
-        let kind = std::fs::metadata(path).map_err(open_error)?.file_type();
-        if !(kind.is_block_device() || kind.is_char_device()) {
+        let resolved = path.canonicalize().map_err(open_error)?;
+        let (Some(parent), Some(name)) = (resolved.parent(), resolved.file_name()) else {
             return Err(open_error(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "not a block or character device",
             )));
+        };
+        let dir = open_dir_no_follow(parent).map_err(|error| {
+            open_error(match error {
+                NoFollowError::Link => io::Error::other(
+                    "a component of the path is a symbolic link; the lab does not follow links \
+                     in targets",
+                ),
+                NoFollowError::Io(error) => error,
+            })
+        })?;
+        let device_kind = |stat: &rustix::fs::Stat| match FileType::from_raw_mode(stat.st_mode) {
+            FileType::BlockDevice => Some(true),
+            FileType::CharacterDevice => Some(false),
+            _ => None,
+        };
+        let not_a_device = || {
+            open_error(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a block or character device",
+            ))
+        };
+        let stat = rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)
+            .map_err(|error| open_error(error.into()))?;
+        let block = device_kind(&stat).ok_or_else(not_a_device)?;
+        let direct = direct && block;
+        let mut flags = OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        if direct {
+            flags |= OFlags::DIRECT;
         }
-        let mut options = OpenOptions::new();
-        options.write(true);
-        if direct && kind.is_block_device() {
-            options.custom_flags(libc::O_DIRECT);
+        let fd = rustix::fs::openat(&dir, name, flags, Mode::empty())
+            .map_err(|error| open_error(error.into()))?;
+        // What was opened must still be the device that was looked at.
+        let opened = rustix::fs::fstat(&fd).map_err(|error| open_error(error.into()))?;
+        if device_kind(&opened) != Some(block) || opened.st_rdev != stat.st_rdev {
+            return Err(not_a_device());
         }
-        let file = options.open(path).map_err(open_error)?;
         Ok(Self {
             path: path.to_path_buf(),
-            file,
-            direct: direct && kind.is_block_device(),
+            file: File::from(fd),
+            direct,
         })
     }
 }
@@ -203,13 +346,20 @@ pub fn device_allowed(path: &Path, allowed: &[PathBuf]) -> bool {
 
 /// Removes files the lab left in `dir` after a crash; returns how many were removed. A file
 /// whose name carries the process id of a live process other than this one is left alone: a
-/// `backlab run` may be writing it.
+/// `backlab run` may be writing it. The directory is opened without following links, and only
+/// regular files in it are removed.
 pub fn sweep_lab_files(dir: &Path) -> io::Result<usize> {
+    let dir_fd = open_dir_no_follow(dir).map_err(|error| error.into_io(dir))?;
+    let listing = rustix::fs::openat(
+        &dir_fd,
+        ".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
     let mut removed = 0;
-    for entry in std::fs::read_dir(dir)? {
+    for entry in rustix::fs::Dir::new(listing)? {
         let entry = entry?;
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else {
+        let Ok(name) = entry.file_name().to_str() else {
             continue;
         };
         let Some(tag) = name
@@ -218,10 +368,14 @@ pub fn sweep_lab_files(dir: &Path) -> io::Result<usize> {
         else {
             continue;
         };
-        if writer_alive(tag) || !entry.file_type()?.is_file() {
+        if writer_alive(tag) {
             continue;
         }
-        std::fs::remove_file(entry.path())?;
+        let stat = rustix::fs::statat(&dir_fd, name, AtFlags::SYMLINK_NOFOLLOW)?;
+        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+            continue;
+        }
+        rustix::fs::unlinkat(&dir_fd, name, AtFlags::empty())?;
         removed += 1;
     }
     Ok(removed)
@@ -258,6 +412,76 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 0);
     }
 
+    /// A target root holding `target/inner`, and a directory outside it; `target/inner` is then
+    /// swapped for a link to the outside, as someone with write access to the root could.
+    fn swapped_target() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let root = tempfile::tempdir().expect("tempdir");
+        let outside = root.path().join("outside");
+        std::fs::create_dir_all(outside.join("deeper")).expect("outside");
+        let target = root.path().join("target");
+        std::fs::create_dir(&target).expect("target");
+        std::os::unix::fs::symlink(&outside, target.join("inner")).expect("symlink");
+        (root, target, outside)
+    }
+
+    #[test]
+    fn a_link_anywhere_on_the_target_path_is_refused_and_nothing_is_written_outside() {
+        let (_root, target, outside) = swapped_target();
+        for dir in [target.join("inner"), target.join("inner/deeper")] {
+            let refused = DirSink::create(&dir, "t1", false);
+            let Err(error) = refused else {
+                panic!("{} was followed", dir.display());
+            };
+            assert!(matches!(error, EngineError::TargetLink { .. }), "{error}");
+            let message = error.to_string();
+            assert!(
+                message.contains("symbolic link") && !message.contains("outside"),
+                "the message must not say where the link points: {message}"
+            );
+            assert!(matches!(walk_dir_no_follow(&dir), Err(NoFollowError::Link)));
+            assert!(sweep_lab_files(&dir).is_err());
+        }
+        let written: Vec<_> = walkdir::WalkDir::new(&outside)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|entry| entry.file_type().is_file())
+            .collect();
+        assert!(written.is_empty(), "written outside: {written:?}");
+        // The same directory without the link is fine, through either way of opening it.
+        assert!(walk_dir_no_follow(&target).is_ok());
+        assert!(walk_dir_no_follow(&outside.join("deeper")).is_ok());
+        let sink = DirSink::create(&outside.join("deeper"), "t2", false).expect("plain dir");
+        drop(sink);
+        assert!(matches!(
+            walk_dir_no_follow(&target.join("missing")),
+            Err(NoFollowError::Io(error)) if error.kind() == io::ErrorKind::NotFound
+        ));
+    }
+
+    #[test]
+    fn the_file_is_removed_from_the_directory_it_was_created_in_even_after_a_swap() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let target = root.path().join("target");
+        let outside = root.path().join("outside");
+        std::fs::create_dir(&target).expect("target");
+        std::fs::create_dir(&outside).expect("outside");
+        let mut sink = DirSink::create(&target, "t3", false).expect("create");
+        sink.write_block(b"data").expect("write");
+        let name = sink.path().file_name().expect("name").to_owned();
+        // The target is moved away and a link to the outside takes its place, holding a file
+        // of the same name that is not the lab's.
+        let moved = root.path().join("moved");
+        std::fs::rename(&target, &moved).expect("rename");
+        std::os::unix::fs::symlink(&outside, &target).expect("symlink");
+        std::fs::write(outside.join(&name), b"not the lab's").expect("decoy");
+        drop(sink);
+        assert!(!moved.join(&name).exists(), "the lab's file is removed");
+        assert_eq!(
+            std::fs::read(outside.join(&name)).expect("decoy stays"),
+            b"not the lab's"
+        );
+    }
+
     #[test]
     fn sweep_spares_files_of_live_writers() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -288,5 +512,12 @@ mod tests {
         let regular = tempfile::NamedTempFile::new().expect("file");
         let refused = DeviceSink::open(regular.path(), &[regular.path().to_path_buf()], false);
         assert!(matches!(refused, Err(EngineError::DeviceOpen { .. })));
+        // A link to an allowed device (as /dev/disk/by-id/... are) is resolved and compared
+        // once; the resolved path is what is opened.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let link = dir.path().join("by-id");
+        std::os::unix::fs::symlink("/dev/null", &link).expect("symlink");
+        let mut sink = DeviceSink::open(&link, &allowed, false).expect("open through a link");
+        sink.write_block(&[0; 512]).expect("write");
     }
 }
