@@ -5,7 +5,7 @@
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::path::{Component, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -14,11 +14,16 @@ use crate::engine::network::{refuse_order, send_client};
 use crate::engine::wire::{
     self, ClientSource, Deadline, FrameKind, Register, Registered, WireError, WorkOrder,
 };
+use crate::spec;
 
 /// How often an agent tells the lab it is alive.
 const PING_EVERY: Duration = Duration::from_secs(5);
 /// How long an agent waits before it tries to reach the lab again.
 const RETRY_AFTER: Duration = Duration::from_secs(2);
+/// Work orders an agent sends at once. The lab gives an agent one run at a time; the tail of
+/// the last run may still be ending when the next arrives, but more than this means a lab
+/// that is confused or not a lab.
+const MAX_ORDERS_AT_ONCE: usize = 4;
 
 /// How an agent was asked to run.
 #[derive(Debug, Clone)]
@@ -184,6 +189,7 @@ fn take_work<'scope>(
     scope: &'scope std::thread::Scope<'scope, '_>,
 ) -> Result<(), SessionError> {
     let lost = |error: &dyn std::fmt::Display| SessionError::Retry(error.to_string());
+    let in_flight = Arc::new(AtomicUsize::new(0));
     while !stop.load(Ordering::Relaxed) {
         // Nothing yet is fine; once a frame has begun, the rest must follow within seconds.
         let _ = control.set_read_timeout(Some(Duration::from_millis(500)));
@@ -204,14 +210,29 @@ fn take_work<'scope>(
         }
         let order: WorkOrder = wire::read_payload(&mut frame, header).map_err(|e| lost(&e))?;
         let addr = SocketAddr::new(lab, order.port);
-        if let Err(reason) = allowed(&order.source, sources) {
+        let checked = within_limits(&order)
+            .and_then(|()| allowed(&order.source, sources))
+            .and_then(|()| {
+                let busy = in_flight.load(Ordering::Relaxed);
+                if busy >= MAX_ORDERS_AT_ONCE {
+                    Err(format!(
+                        "it is sending {busy} network backups already (at most \
+                         {MAX_ORDERS_AT_ONCE} at once)"
+                    ))
+                } else {
+                    Ok(())
+                }
+            });
+        if let Err(reason) = checked {
             tracing::error!(%reason, "agent: refused a work order");
             refuse_order(addr, &order, &format!("the agent refused: {reason}"));
             continue;
         }
+        let sending_now = InFlight::take(&in_flight);
         let sending = std::thread::Builder::new()
             .name("backlab-client".into())
             .spawn_scoped(scope, move || {
+                let _sending_now = sending_now;
                 tracing::info!(
                     client = %order.client, streams = order.streams, "sending a network backup"
                 );
@@ -235,6 +256,64 @@ fn take_work<'scope>(
         if let Err(error) = sending {
             tracing::error!(%error, "agent: cannot start a client thread");
         }
+    }
+    Ok(())
+}
+
+/// One work order being sent; counted while it lives.
+struct InFlight(Arc<AtomicUsize>);
+
+impl InFlight {
+    fn take(count: &Arc<AtomicUsize>) -> Self {
+        count.fetch_add(1, Ordering::Relaxed);
+        Self(Arc::clone(count))
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Whether an order stays within the limits the lab itself validates campaigns against, so
+/// that what the agent allocates (a block per stream) and starts (a thread per stream) for it
+/// is bounded whatever the order says.
+fn within_limits(order: &WorkOrder) -> Result<(), String> {
+    let most_streams = spec::MAX_CONNECTIONS;
+    if !(1..=most_streams).contains(&order.streams) {
+        return Err(format!(
+            "{} streams asked for; a lab asks for 1 to {most_streams}",
+            order.streams
+        ));
+    }
+    if order.block_size > u64::from(wire::MAX_DATA) {
+        return Err(format!(
+            "a block size of {} asked for; a lab asks for at most {}",
+            spec::format_size(order.block_size),
+            spec::format_size(u64::from(wire::MAX_DATA))
+        ));
+    }
+    // What `send_client` allocates: one block of at least 4 KiB per stream.
+    let buffers = u64::from(order.streams) * order.block_size.max(4096);
+    if buffers > spec::MAX_RING_BYTES {
+        return Err(format!(
+            "streams × block size is {}; at most {} is allocated",
+            spec::format_size(buffers),
+            spec::format_size(spec::MAX_RING_BYTES)
+        ));
+    }
+    if let ClientSource::Generated { compress_ratio } = order.source
+        && !(compress_ratio.is_finite() && (1.0..=100.0).contains(&compress_ratio))
+    {
+        return Err(format!(
+            "a compress ratio of {compress_ratio} asked for; a lab asks for 1 to 100"
+        ));
+    }
+    if let Some(rate) = order.link_mb_s
+        && !(rate.is_finite() && rate > 0.0)
+    {
+        return Err(format!("a link of {rate} MB/s asked for"));
     }
     Ok(())
 }
@@ -300,7 +379,42 @@ pub fn hostname() -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::url_host;
+    use super::{ClientSource, WorkOrder, url_host, within_limits};
+
+    fn order(streams: u32, block_size: u64) -> WorkOrder {
+        WorkOrder {
+            run_key: "k".into(),
+            client: "c".into(),
+            streams,
+            block_size,
+            source: ClientSource::Generated {
+                compress_ratio: 2.0,
+            },
+            bytes: None,
+            link_mb_s: None,
+            port: 1,
+        }
+    }
+
+    #[test]
+    fn orders_beyond_the_labs_limits_are_refused() {
+        assert!(within_limits(&order(2, 256 << 10)).is_ok());
+        assert!(within_limits(&order(256, 16 << 20)).is_ok());
+        let refused = |order: &WorkOrder| within_limits(order).unwrap_err();
+        assert!(refused(&order(0, 4096)).contains("0 streams"));
+        assert!(refused(&order(257, 4096)).contains("1 to 256"));
+        assert!(refused(&order(u32::MAX, 4096)).contains("streams"));
+        assert!(refused(&order(1, u64::MAX)).contains("block size"));
+        assert!(refused(&order(256, 64 << 20)).contains("16G"));
+        let mut odd = order(1, 4096);
+        odd.source = ClientSource::Generated {
+            compress_ratio: f64::NAN,
+        };
+        assert!(refused(&odd).contains("compress ratio"));
+        odd = order(1, 4096);
+        odd.link_mb_s = Some(-1.0);
+        assert!(refused(&odd).contains("link"));
+    }
 
     #[test]
     fn the_host_comes_from_the_url() {

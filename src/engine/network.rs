@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -35,6 +35,8 @@ pub const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
 const POLL: Duration = Duration::from_millis(200);
 /// How long a client waits for the lab's start signal once connected.
 const START_TIMEOUT: Duration = CONNECT_TIMEOUT.saturating_add(Duration::from_secs(15));
+/// Threads that walk a client's source paths, however many paths its order names.
+const MAX_WALKERS: usize = 4;
 /// Seed of the data clients generate.
 const CLIENT_SEED: u64 = 0x6e65_7462_6163_6b00;
 
@@ -574,22 +576,31 @@ pub fn send_client(addr: SocketAddr, order: &WorkOrder, stop: &AtomicBool) -> Cl
             }) as Box<dyn StreamSource>
         })
         .collect();
+    // A few walkers share the roots, however many the order names.
+    let next_root = AtomicUsize::new(0);
     let results: Vec<ClientSent> = std::thread::scope(|scope| {
         let failed = |why: String| ClientSent {
             error: Some(why),
             ..ClientSent::default()
         };
         let mut walkers = Vec::new();
-        for root in roots {
+        for _ in 0..roots.len().min(MAX_WALKERS) {
             let files_tx = files_tx.clone();
-            let skipped = &skipped;
+            let (skipped, next_root) = (&skipped, &next_root);
             let spawned = std::thread::Builder::new()
                 .name("backlab-walk".into())
-                .spawn_scoped(scope, move || source::walk_into(root, &files_tx, skipped));
+                .spawn_scoped(scope, move || {
+                    while let Some(root) = roots.get(next_root.fetch_add(1, Ordering::Relaxed)) {
+                        source::walk_into(root, &files_tx, skipped);
+                    }
+                });
             match spawned {
                 Ok(walker) => walkers.push(walker),
-                Err(error) => skipped.record(format!("cannot walk {}: {error}", root.display())),
+                Err(error) => skipped.record(format!("cannot start a walker: {error}")),
             }
+        }
+        if walkers.is_empty() && !roots.is_empty() {
+            skipped.record("no walker could start; nothing was read".to_string());
         }
         drop(files_tx);
         let senders: Vec<_> = sources
@@ -722,22 +733,33 @@ fn send_stream(
 
 /// Refuses an order the way the lab can see at once: every stream connects, says hello, and
 /// ends at once with `reason` as its error, so the client is failed with that reason instead of
-/// "did not connect".
+/// "did not connect". Every stream connects before any waits for the start (the lab starts a
+/// run's streams together), and no more than the lab's limit of connections are opened
+/// whatever the order asks for.
 pub fn refuse_order(addr: SocketAddr, order: &WorkOrder, reason: &str) {
-    for stream in 0..order.streams.max(1) {
+    let streams = order.streams.clamp(1, crate::spec::MAX_CONNECTIONS);
+    let mut said_hello = Vec::new();
+    for stream in 0..streams {
         let Ok(mut socket) = TcpStream::connect_timeout(&addr, HELLO_TIMEOUT) else {
-            return;
+            break;
         };
         let hello = Hello {
             run_key: order.run_key.clone(),
             client: order.client.clone(),
             stream,
         };
-        let _ = socket.set_read_timeout(Some(START_TIMEOUT));
-        let answered = wire::write_message(&mut socket, FrameKind::Hello, &hello)
-            .map_err(wire::WireError::from)
-            .and_then(|()| wire::read_message::<Start>(&mut socket, FrameKind::Start));
-        if answered.is_ok() {
+        if wire::write_message(&mut socket, FrameKind::Hello, &hello).is_ok() {
+            said_hello.push(socket);
+        }
+    }
+    let deadline = Instant::now() + START_TIMEOUT;
+    for mut socket in said_hello {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        let _ = socket.set_read_timeout(Some(left));
+        if wire::read_message::<Start>(&mut socket, FrameKind::Start).is_ok() {
             let end = StreamEnd {
                 bytes: 0,
                 seconds: 0.0,

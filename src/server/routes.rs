@@ -1,5 +1,8 @@
 //! The REST API's handlers; each one reads the request, asks the lab, and shapes the answer.
-//! The OpenAPI document is generated from the `#[utoipa::path]` annotations here.
+//! The OpenAPI document is generated from the `#[utoipa::path]` annotations here; the
+//! campaign spec's schema is described in `schema`.
+
+mod schema;
 
 use std::convert::Infallible;
 
@@ -13,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
-use utoipa::IntoParams;
+use utoipa::{IntoParams, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -25,9 +28,23 @@ use crate::lab::MAX_PAGE;
 use crate::report;
 use crate::store::RunState;
 
+/// What the OpenAPI document says about itself.
+#[derive(OpenApi)]
+#[openapi(info(
+    title = "backlab",
+    version = env!("CARGO_PKG_VERSION"),
+    description = "A backup performance lab: submit campaigns of backup tests, follow them \
+                   live, and read which component limits the backup."
+))]
+struct ApiInfo;
+
 /// Every API route, with its OpenAPI description.
 pub fn api() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
+    let mut document = ApiInfo::openapi();
+    // The derive fills these from Cargo.toml, which names neither.
+    document.info.license = None;
+    document.info.contact = None;
+    OpenApiRouter::with_openapi(document)
         .routes(routes!(create_campaign, list_campaigns))
         .routes(routes!(get_campaign, delete_campaign))
         .routes(routes!(get_bottleneck))
@@ -73,9 +90,10 @@ pub fn agents_body(state: &AppState) -> AgentsBody {
 /// Queues a campaign. The body is a campaign spec.
 #[utoipa::path(
     post, path = "/api/campaigns", tag = "campaigns",
-    request_body(content = serde_json::Value, description = "A campaign spec", content_type = "application/json"),
+    request_body(content = schema::CampaignSpecSchema, description = "A campaign spec", content_type = "application/json"),
     responses(
-        (status = 201, description = "Queued; `Location` names the campaign", body = serde_json::Value),
+        (status = 201, description = "Queued; `Location` names the campaign", body = schema::SubmittedSchema,
+            headers(("Location" = String, description = "The campaign's API path"))),
         (status = 400, description = "Malformed JSON, wrong types or unknown fields", body = ErrorBody),
         (status = 401, description = "Token missing or wrong", body = ErrorBody),
         (status = 403, description = "A path outside the allowed roots", body = ErrorBody),
@@ -157,7 +175,7 @@ async fn list_campaigns(
 /// One campaign with its spec and runs (results included once finished).
 #[utoipa::path(
     get, path = "/api/campaigns/{id}", tag = "campaigns",
-    params(("id" = String, Path, description = "Campaign id")),
+    params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),
     responses(
         (status = 200, description = "The campaign", body = serde_json::Value),
         (status = 404, description = "No such campaign", body = ErrorBody),
@@ -173,7 +191,7 @@ async fn get_campaign(
 /// Deletes a campaign and its results; refused while one of its runs executes.
 #[utoipa::path(
     delete, path = "/api/campaigns/{id}", tag = "campaigns",
-    params(("id" = String, Path, description = "Campaign id")),
+    params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),
     responses(
         (status = 204, description = "Deleted"),
         (status = 401, description = "Token missing or wrong", body = ErrorBody),
@@ -192,7 +210,7 @@ async fn delete_campaign(
 /// The bottleneck verdict with the runs it rests on: the document `backlab run --json` prints.
 #[utoipa::path(
     get, path = "/api/campaigns/{id}/bottleneck", tag = "campaigns",
-    params(("id" = String, Path, description = "Campaign id")),
+    params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),
     responses(
         (status = 200, description = "Campaign, runs and the `bottleneck` verdict", body = serde_json::Value),
         (status = 404, description = "No such campaign", body = ErrorBody),
@@ -208,7 +226,7 @@ async fn get_bottleneck(
 /// One row per run, every figure a column.
 #[utoipa::path(
     get, path = "/api/campaigns/{id}/results.csv", tag = "campaigns",
-    params(("id" = String, Path, description = "Campaign id")),
+    params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),
     responses(
         (status = 200, description = "CSV", content_type = "text/csv", body = String),
         (status = 404, description = "No such campaign", body = ErrorBody),
@@ -244,7 +262,7 @@ async fn get_results_csv(
 /// `campaign_finished`, after which the stream ends.
 #[utoipa::path(
     get, path = "/api/campaigns/{id}/events", tag = "campaigns",
-    params(("id" = String, Path, description = "Campaign id")),
+    params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),
     responses(
         (status = 200, description = "An event stream", content_type = "text/event-stream", body = String),
         (status = 404, description = "No such campaign", body = ErrorBody),
@@ -310,7 +328,7 @@ fn sse_event(event: &LabEvent) -> Event {
 /// Cancels the queued runs and stops the running one (within a second; its files are removed).
 #[utoipa::path(
     post, path = "/api/campaigns/{id}/cancel", tag = "campaigns",
-    params(("id" = String, Path, description = "Campaign id")),
+    params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),
     responses(
         (status = 202, description = "Cancelling; the answer gives the status now", body = serde_json::Value),
         (status = 401, description = "Token missing or wrong", body = ErrorBody),
@@ -332,10 +350,12 @@ async fn cancel_campaign(
 /// Queues a new campaign with the same spec, linked to this one by `rerun_of`.
 #[utoipa::path(
     post, path = "/api/campaigns/{id}/rerun", tag = "campaigns",
-    params(("id" = String, Path, description = "Campaign id")),
+    params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),
     responses(
-        (status = 201, description = "Queued", body = serde_json::Value),
+        (status = 201, description = "Queued", body = schema::SubmittedSchema,
+            headers(("Location" = String, description = "The new campaign's API path"))),
         (status = 401, description = "Token missing or wrong", body = ErrorBody),
+        (status = 403, description = "A path outside the allowed roots now", body = ErrorBody),
         (status = 404, description = "No such campaign", body = ErrorBody),
         (status = 422, description = "The spec no longer passes the checks", body = ErrorBody),
     )

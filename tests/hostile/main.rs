@@ -2,6 +2,7 @@
 //! attack is a regression test here — the exact request, the refusal it must get, the memory
 //! it may cost, and a healthy lab afterwards.
 
+mod data;
 mod plan;
 
 #[path = "../common/lab.rs"]

@@ -1,0 +1,631 @@
+//! The campaign spec as the OpenAPI document describes it: mirrors of the types in
+//! `crate::spec`, with the limits `CampaignSpec::plan` checks, so that what a client or a
+//! fuzzer generates from the document is a meaningful request. The mirrors are never built;
+//! the tests below keep their fields, required fields and closed objects in step with the
+//! spec's serde definitions.
+
+// The mirrors only describe; nothing constructs or reads them.
+#![allow(dead_code)]
+
+use std::borrow::Cow;
+
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{
+    ArrayBuilder, ObjectBuilder, OneOfBuilder, Schema, SchemaType, Type,
+};
+use utoipa::{PartialSchema, ToSchema};
+
+use crate::spec::{MAX_CLIENTS, MAX_CONNECTIONS, MAX_RUNS, TestKind};
+
+/// The whitespace Rust's `str::trim` removes, which the spec's parsers allow around values.
+const SPACE: &str =
+    r"[\t\n\u000b\u000c\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]";
+
+/// A size as `spec::parse_size` reads it: digits, then an optional binary unit.
+pub fn size_pattern() -> String {
+    format!("^{SPACE}*[0-9]+{SPACE}*(?:[Bb]|[KkMmGgTt](?:[Ii]?[Bb])?)?{SPACE}*$")
+}
+
+/// A tape model as `spec::tape_model` reads it: `lto-3` … `lto-9` or `ultrium-960`, any case.
+pub fn tape_model_pattern() -> String {
+    format!("^{SPACE}*(?:[Ll][Tt][Oo]-[3-9]|[Uu][Ll][Tt][Rr][Ii][Uu][Mm]-960){SPACE}*$")
+}
+
+/// An agent's name as `spec::check_agent_name` accepts it.
+const AGENT_NAME_PATTERN: &str = "^[A-Za-z0-9._-]{1,64}$";
+
+/// A campaign: what is backed up, where to, which tests, with which parameters, and an
+/// optional matrix of parameter values whose every combination runs.
+#[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(
+    as = CampaignSpec,
+    example = json!({
+        "name": "nightly",
+        "source": {"generated": {"size": "256M", "compress_ratio": 2.0}},
+        "target": {"kind": "null"},
+        "params": {"buffers": 16, "block_size": "1M", "duration_s": 10}
+    })
+)]
+pub struct CampaignSpecSchema {
+    /// A name to recognise the campaign by.
+    #[serde(default)]
+    #[schema(max_length = 200)]
+    name: String,
+    source: SourceSchema,
+    target: TargetSchema,
+    /// The tests to run; by default the five local tests of the bottleneck method.
+    #[serde(default)]
+    #[schema(schema_with = tests_schema)]
+    tests: Vec<String>,
+    #[serde(default)]
+    params: ParamsSchema,
+    matrix: Option<MatrixSchema>,
+    /// How many times each run is repeated.
+    #[serde(default)]
+    #[schema(minimum = 1, maximum = 100, default = 1)]
+    repeat: u32,
+}
+
+/// What is backed up: `paths` (each one a file system) or `generated` data, not both; for a
+/// network backup, `agents` read it on their own hosts (alone, they send generated data of
+/// `params.size`).
+#[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = SourceSpec)]
+pub struct SourceSchema {
+    /// Directories or files, under the lab's `--allow-source` roots.
+    #[schema(schema_with = paths_schema)]
+    paths: Option<Vec<String>>,
+    generated: Option<GeneratedSchema>,
+    /// Registered agents that send the network backup (see `GET /api/agents`).
+    #[schema(schema_with = agents_schema)]
+    agents: Option<Vec<String>>,
+}
+
+/// Data produced at memory speed: a size and how well it compresses.
+#[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = GeneratedSpec)]
+pub struct GeneratedSchema {
+    /// Greater than 0.
+    size: Size,
+    /// 1.0 is incompressible.
+    #[serde(default)]
+    #[schema(minimum = 1.0, maximum = 100.0, default = 2.0)]
+    compress_ratio: f64,
+}
+
+/// Where the data goes. `path` is required with `dir` and `device` and not used otherwise; the
+/// drive settings belong to `tape` only.
+#[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = TargetSpec)]
+pub struct TargetSchema {
+    kind: TargetKindSchema,
+    /// The directory (under `--allow-target`) or the device (named by `--allow-device`).
+    path: Option<String>,
+    /// Emulated tape: `lto-3` … `lto-9`, or `ultrium-960`.
+    #[schema(schema_with = tape_model_schema)]
+    model: Option<String>,
+    /// Emulated tape: drives, one writer each.
+    #[schema(minimum = 1, maximum = 16)]
+    drives: Option<u32>,
+    /// Emulated tape: native speed, overriding the model's.
+    #[schema(exclusive_minimum = 0.0, maximum = 100_000.0)]
+    native_mb_s: Option<f64>,
+    /// Emulated tape: the lowest speed-matching step, at most the native speed.
+    #[schema(exclusive_minimum = 0.0, maximum = 100_000.0)]
+    min_mb_s: Option<f64>,
+    /// Emulated tape: the drive's buffer in MB.
+    #[schema(exclusive_minimum = 0.0, maximum = 65_536.0)]
+    buffer_mb: Option<f64>,
+    /// Emulated tape: seconds one reposition (backhitch) takes.
+    #[schema(exclusive_minimum = 0.0, maximum = 600.0)]
+    reposition_s: Option<f64>,
+    /// Emulated tape: the best compression the drive achieves.
+    #[schema(minimum = 1.0, maximum = 10.0)]
+    max_compression: Option<f64>,
+    /// Emulated tape: native bytes one cartridge holds; greater than 0.
+    capacity: Option<Size>,
+}
+
+/// The kinds of target: files under a directory, a discard sink, a raw device, emulated LTO.
+#[derive(ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[schema(as = TargetKind)]
+pub enum TargetKindSchema {
+    Dir,
+    Null,
+    Device,
+    Tape,
+}
+
+/// Parameters; every one has a default. `buffers` × `block_size` is at most 4G.
+#[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = ParamsSpec)]
+pub struct ParamsSchema {
+    /// Blocks in the ring between readers and writers.
+    #[serde(default)]
+    #[schema(minimum = 1, maximum = 1024, default = 32)]
+    buffers: u32,
+    /// 512 bytes to 64M; a multiple of 4096 when `direct` is true.
+    #[serde(default)]
+    #[schema(default = "256K")]
+    block_size: Size,
+    /// Parallel streams (per client, for a network backup); by default one per source path,
+    /// at least 4 (2 per client for a network backup).
+    #[serde(default)]
+    #[schema(minimum = 1, maximum = 256)]
+    streams: Option<u32>,
+    /// Read and write with O_DIRECT.
+    #[serde(default)]
+    #[schema(default = false)]
+    direct: bool,
+    /// Drop the source from the page cache before each run.
+    #[serde(default)]
+    #[schema(default = true)]
+    cold_cache: bool,
+    /// Make the target durable before a run's clock stops.
+    #[serde(default)]
+    #[schema(default = true)]
+    fsync: bool,
+    /// How well generated data compresses; 1.0 is incompressible.
+    #[serde(default)]
+    #[schema(minimum = 1.0, maximum = 100.0, default = 2.0)]
+    compress_ratio: f64,
+    /// Bytes each run moves at most (within the lab's `--max-size`); greater than 0.
+    #[serde(default)]
+    size: Option<Size>,
+    /// Seconds each run lasts at most (within the lab's `--max-duration`).
+    #[serde(default)]
+    #[schema(exclusive_minimum = 0.0, maximum = 86_400.0, default = 60.0)]
+    duration_s: Option<f64>,
+    /// What-if: each stream reads at most this fast (MB/s).
+    #[serde(default)]
+    #[schema(exclusive_minimum = 0.0, maximum = 1_000_000.0)]
+    source_rate_mb_s: Option<f64>,
+    /// Network backup: clients sending at once; clients × streams is at most 256.
+    #[serde(default)]
+    #[schema(minimum = 1, maximum = 64)]
+    clients: Option<u32>,
+    /// Network backup what-if: each client's link carries at most this much (MB/s).
+    #[serde(default)]
+    #[schema(minimum = 0.1, maximum = 1_000_000.0)]
+    link_mb_s: Option<f64>,
+}
+
+/// Lists of parameter values; the campaign runs every combination (at most 1000 runs with
+/// the tests and repeats).
+#[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = MatrixSpec)]
+pub struct MatrixSchema {
+    #[schema(schema_with = matrix_buffers_schema)]
+    buffers: Option<Vec<u32>>,
+    #[schema(schema_with = matrix_block_size_schema)]
+    block_size: Option<Vec<Size>>,
+    #[schema(schema_with = matrix_streams_schema)]
+    streams: Option<Vec<u32>>,
+    /// Network backup only: client counts to sweep.
+    #[schema(schema_with = matrix_clients_schema)]
+    clients: Option<Vec<u32>>,
+}
+
+/// A size: a byte count, or digits with a binary unit (`64K`, `1M`, `2GiB`, `1T`).
+pub struct Size;
+
+impl PartialSchema for Size {
+    fn schema() -> RefOr<Schema> {
+        OneOfBuilder::new()
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(Type::Integer)
+                    .minimum(Some(0))
+                    .maximum(Some(u64::MAX)),
+            )
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .pattern(Some(size_pattern())),
+            )
+            .description(Some(
+                "A byte count, or digits with a binary unit: 65536, \"64K\", \"1M\", \"2GiB\"",
+            ))
+            .examples(["256K", "1M"])
+            .into()
+    }
+}
+
+impl ToSchema for Size {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("Size")
+    }
+}
+
+/// `type: [kind, "null"]`: an optional field the spec also accepts as `null`.
+fn or_null(kind: Type) -> SchemaType {
+    SchemaType::from_iter([kind, Type::Null])
+}
+
+fn tests_schema() -> ArrayBuilder {
+    let ids: Vec<&str> = TestKind::ALL.iter().map(|test| test.id()).collect();
+    let bottleneck: Vec<&str> = TestKind::BOTTLENECK.iter().map(|test| test.id()).collect();
+    ArrayBuilder::new()
+        .items(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .enum_values(Some(ids)),
+        )
+        .min_items(Some(1))
+        .max_items(Some(TestKind::ALL.len()))
+        .unique_items(true)
+        .default(Some(serde_json::json!(bottleneck)))
+        .description(Some("The tests to run, each once"))
+}
+
+fn paths_schema() -> ArrayBuilder {
+    ArrayBuilder::new()
+        .schema_type(or_null(Type::Array))
+        .items(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .min_length(Some(1)),
+        )
+        .min_items(Some(1))
+        .description(Some(
+            "Directories or files, under the lab's --allow-source roots (on the agents' hosts \
+             for a network backup)",
+        ))
+}
+
+fn agents_schema() -> ArrayBuilder {
+    ArrayBuilder::new()
+        .schema_type(or_null(Type::Array))
+        .items(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some(AGENT_NAME_PATTERN)),
+        )
+        .min_items(Some(1))
+        .max_items(Some(MAX_CLIENTS as usize))
+        .unique_items(true)
+        .description(Some(
+            "Registered agents that send the network backup (see GET /api/agents)",
+        ))
+}
+
+fn tape_model_schema() -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(or_null(Type::String))
+        .pattern(Some(tape_model_pattern()))
+        .examples(["lto-4", "lto-9"])
+        .description(Some(
+            "Emulated tape: lto-3 … lto-9, or ultrium-960 (any case)",
+        ))
+}
+
+fn int_list(most: u32, description: &str) -> ArrayBuilder {
+    ArrayBuilder::new()
+        .schema_type(or_null(Type::Array))
+        .items(
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(1))
+                .maximum(Some(most)),
+        )
+        .min_items(Some(1))
+        .max_items(Some(MAX_RUNS as usize))
+        .description(Some(description))
+}
+
+fn matrix_buffers_schema() -> ArrayBuilder {
+    int_list(1024, "Ring sizes to sweep")
+}
+
+fn matrix_streams_schema() -> ArrayBuilder {
+    int_list(256, "Stream counts to sweep")
+}
+
+fn matrix_clients_schema() -> ArrayBuilder {
+    int_list(
+        MAX_CONNECTIONS.min(MAX_CLIENTS),
+        "Network backup only: client counts to sweep",
+    )
+}
+
+fn matrix_block_size_schema() -> ArrayBuilder {
+    ArrayBuilder::new()
+        .schema_type(or_null(Type::Array))
+        .items(Size::schema())
+        .min_items(Some(1))
+        .max_items(Some(MAX_RUNS as usize))
+        .description(Some("Block sizes to sweep"))
+}
+
+/// What `POST /api/campaigns` and rerun answer.
+#[derive(ToSchema)]
+#[schema(as = Submitted)]
+pub struct SubmittedSchema {
+    /// The campaign's id.
+    id: String,
+    /// The campaign's page.
+    url: String,
+    /// Runs queued.
+    runs: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use serde::Deserialize;
+    use serde::de::value::Error as DeError;
+    use serde::de::{Error as _, Visitor};
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::spec;
+
+    /// A deserializer that only records what a type asks for: the fields of a struct or the
+    /// variants of an enum, exactly as serde's derive lists them.
+    #[derive(Default)]
+    struct Names(Cell<&'static [&'static str]>);
+
+    impl<'de> serde::Deserializer<'de> for &Names {
+        type Error = DeError;
+
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, DeError> {
+            Err(DeError::custom("only structs and enums are recorded"))
+        }
+
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, DeError> {
+            self.0.set(fields);
+            Err(DeError::custom("recorded"))
+        }
+
+        fn deserialize_enum<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            variants: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, DeError> {
+            self.0.set(variants);
+            Err(DeError::custom("recorded"))
+        }
+
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map
+            identifier ignored_any
+        }
+    }
+
+    fn names_of<T: for<'de> Deserialize<'de>>() -> Vec<String> {
+        let names = Names::default();
+        let _ = T::deserialize(&names);
+        let mut list: Vec<String> = names.0.get().iter().map(|s| s.to_string()).collect();
+        list.sort();
+        list
+    }
+
+    fn document() -> Value {
+        let (_, api) = super::super::api().split_for_parts();
+        serde_json::to_value(&api).expect("the document serializes")
+    }
+
+    fn component<'a>(document: &'a Value, name: &str) -> &'a Value {
+        &document["components"]["schemas"][name]
+    }
+
+    fn property_names(schema: &Value) -> Vec<String> {
+        let mut names: Vec<String> = schema["properties"]
+            .as_object()
+            .unwrap_or_else(|| panic!("no properties in {schema}"))
+            .keys()
+            .cloned()
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// A spec with every field given, each struct's part valid on its own.
+    fn everything() -> Value {
+        json!({
+            "name": "all",
+            "source": {"paths": ["/a"], "generated": {"size": "1M", "compress_ratio": 2.0},
+                       "agents": ["a1"]},
+            "target": {"kind": "tape", "path": "/t", "model": "lto-4", "drives": 1,
+                       "native_mb_s": 120.0, "min_mb_s": 40.0, "buffer_mb": 128.0,
+                       "reposition_s": 2.0, "max_compression": 2.0, "capacity": "1G"},
+            "tests": ["null_sink"],
+            "params": {"buffers": 8, "block_size": "64K", "streams": 2, "direct": false,
+                       "cold_cache": false, "fsync": false, "compress_ratio": 2.0,
+                       "size": 1024, "duration_s": 1.0, "source_rate_mb_s": 10.0,
+                       "clients": 1, "link_mb_s": 10.0},
+            "matrix": {"buffers": [1], "block_size": ["4K"], "streams": [1], "clients": [1]},
+            "repeat": 1
+        })
+    }
+
+    /// Each mirrored struct: its component name, how to parse a value as the real type, and
+    /// where its full example sits in `everything()`.
+    type Parse = fn(Value) -> Result<(), String>;
+
+    fn parse<T: for<'de> Deserialize<'de>>(value: Value) -> Result<(), String> {
+        serde_json::from_value::<T>(value)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    fn structs() -> Vec<(&'static str, Vec<String>, Parse, &'static str)> {
+        vec![
+            (
+                "CampaignSpec",
+                names_of::<spec::CampaignSpec>(),
+                parse::<spec::CampaignSpec>,
+                "",
+            ),
+            (
+                "SourceSpec",
+                names_of::<spec::SourceSpec>(),
+                parse::<spec::SourceSpec>,
+                "/source",
+            ),
+            (
+                "GeneratedSpec",
+                names_of::<spec::GeneratedSpec>(),
+                parse::<spec::GeneratedSpec>,
+                "/source/generated",
+            ),
+            (
+                "TargetSpec",
+                names_of::<spec::TargetSpec>(),
+                parse::<spec::TargetSpec>,
+                "/target",
+            ),
+            (
+                "ParamsSpec",
+                names_of::<spec::ParamsSpec>(),
+                parse::<spec::ParamsSpec>,
+                "/params",
+            ),
+            (
+                "MatrixSpec",
+                names_of::<spec::MatrixSpec>(),
+                parse::<spec::MatrixSpec>,
+                "/matrix",
+            ),
+        ]
+    }
+
+    #[test]
+    fn the_document_says_what_it_describes() {
+        let document = document();
+        assert_eq!(document["info"]["title"], "backlab");
+        assert_eq!(document["info"]["version"], env!("CARGO_PKG_VERSION"));
+        assert!(
+            document["info"]["description"]
+                .as_str()
+                .is_some_and(|d| !d.is_empty())
+        );
+        let body = &document["paths"]["/api/campaigns"]["post"]["requestBody"]["content"]["application/json"]
+            ["schema"];
+        assert_eq!(body["$ref"], "#/components/schemas/CampaignSpec", "{body}");
+    }
+
+    #[test]
+    fn the_mirrors_have_the_fields_the_spec_accepts() {
+        let document = document();
+        let everything = everything();
+        for (name, fields, parse, at) in structs() {
+            let schema = component(&document, name);
+            assert!(!fields.is_empty(), "{name}: no fields recorded");
+            assert_eq!(property_names(schema), fields, "{name}: properties");
+
+            // Exactly the required fields: with only them the real type parses; without any
+            // one of them it does not.
+            let full = everything.pointer(at).expect("example part").clone();
+            parse(full.clone()).unwrap_or_else(|e| panic!("{name}: the full example: {e}"));
+            let required: Vec<&str> = schema["required"]
+                .as_array()
+                .map(|list| list.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let only_required: serde_json::Map<String, Value> = full
+                .as_object()
+                .expect("object")
+                .iter()
+                .filter(|(key, _)| required.contains(&key.as_str()))
+                .map(|(key, value)| (key.clone(), value.clone()))
+                .collect();
+            parse(Value::Object(only_required.clone()))
+                .unwrap_or_else(|e| panic!("{name}: only {required:?} given: {e}"));
+            for field in &required {
+                let mut without = only_required.clone();
+                without.remove(*field);
+                assert!(
+                    parse(Value::Object(without)).is_err(),
+                    "{name}: {field} is not required by the spec"
+                );
+            }
+
+            // Closed objects exactly where the spec denies unknown fields.
+            let mut extra = full.clone();
+            extra["surplus"] = json!(1);
+            let closed = parse(extra).is_err();
+            assert_eq!(
+                schema["additionalProperties"] == json!(false),
+                closed,
+                "{name}: additionalProperties"
+            );
+        }
+    }
+
+    #[test]
+    fn the_enums_list_what_the_spec_knows() {
+        let document = document();
+        let kinds: Vec<String> = component(&document, "TargetKind")["enum"]
+            .as_array()
+            .expect("target kinds")
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect();
+        let mut sorted = kinds.clone();
+        sorted.sort();
+        assert_eq!(sorted, names_of::<spec::TargetKind>());
+
+        let tests = &component(&document, "CampaignSpec")["properties"]["tests"];
+        let listed: Vec<&str> = tests["items"]["enum"]
+            .as_array()
+            .expect("test ids")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        let known: Vec<&str> = TestKind::ALL.iter().map(|t| t.id()).collect();
+        assert_eq!(listed, known);
+    }
+
+    #[test]
+    fn the_size_pattern_accepts_what_the_spec_parses() {
+        let pattern = regex::Regex::new(&size_pattern()).expect("a valid pattern");
+        let cases = [
+            "0", "65536", "64K", "64k", "64KB", "64KiB", "64kib", "1M", "2G", "1T", "1 G", " 3M ",
+            "\t7b", "8B", "5\u{a0}K", "2X", "K", "", "1.5M", "-1", "1 K B", "1MiBs", "١٢",
+            "12 KIB",
+        ];
+        for case in cases {
+            assert_eq!(
+                pattern.is_match(case),
+                spec::parse_size(case).is_ok(),
+                "{case:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_tape_model_pattern_accepts_what_the_spec_knows() {
+        let pattern = regex::Regex::new(&tape_model_pattern()).expect("a valid pattern");
+        for case in [
+            "lto-3",
+            "LTO-9",
+            " Lto-5 ",
+            "ultrium-960",
+            "lto-2",
+            "lto-10",
+            "lto3",
+            "",
+        ] {
+            assert_eq!(
+                pattern.is_match(case),
+                spec::tape_model(case).is_some(),
+                "{case:?}"
+            );
+        }
+    }
+}
