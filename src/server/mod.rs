@@ -177,13 +177,14 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
         shutdown: shutdown_rx,
         datalink: Arc::clone(&datalink),
     };
-    let listener = TcpListener::bind(config.bind)
-        .await
-        .map_err(|source| ServeError::Bind {
-            addr: config.bind,
-            source,
-        })?;
-    let addr = listener.local_addr().map_err(ServeError::Serve)?;
+    let http_listener =
+        TcpListener::bind(config.bind)
+            .await
+            .map_err(|source| ServeError::Bind {
+                addr: config.bind,
+                source,
+            })?;
+    let addr = http_listener.local_addr().map_err(ServeError::Serve)?;
     let site = Arc::new(SitePolicy::new(addr, &site_flags));
     let app: Router = api_router
         .merge(crate::web::router())
@@ -234,12 +235,18 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
     let workers = worker::spawn_lanes(&lab, config.lanes);
 
     let stop_lab = Arc::clone(&lab);
-    listener::serve(listener, app, max_connections, SHUTDOWN_GRACE, async move {
-        shutdown_signal().await;
-        tracing::info!("shutting down: interrupting the running run, ending live streams");
-        stop_lab.stop_all();
-        let _ = shutdown_tx.send(true);
-    })
+    listener::serve(
+        http_listener,
+        app,
+        max_connections,
+        SHUTDOWN_GRACE,
+        async move {
+            shutdown_signal().await;
+            tracing::info!("shutting down: interrupting the running run, ending live streams");
+            stop_lab.stop_all();
+            let _ = shutdown_tx.send(true);
+        },
+    )
     .await;
     let _ = tokio::time::timeout(SHUTDOWN_GRACE, futures_util::future::join_all(workers)).await;
     datalink.shutdown();
