@@ -169,6 +169,19 @@ struct ServeArgs {
     /// Token that every changing request must present as `Authorization: Bearer TOKEN`.
     #[arg(long, env = "BACKLAB_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// The URL people and agents use to reach the lab, e.g. https://lab.example.com behind a
+    /// proxy: its host is accepted in `Host`, and its pages may post changes.
+    #[arg(long, env = "BACKLAB_PUBLIC_URL", value_name = "URL")]
+    public_url: Option<String>,
+    /// Another name the lab is reached by (repeatable); requests naming any other host are
+    /// refused, against DNS rebinding.
+    #[arg(
+        long = "allow-host",
+        env = "BACKLAB_ALLOW_HOST",
+        value_delimiter = ',',
+        value_name = "HOST[:PORT]"
+    )]
+    allow_hosts: Vec<String>,
     /// Runs executed at once (measurements running together disturb each other).
     #[arg(long, env = "BACKLAB_LANES", default_value_t = 1)]
     lanes: usize,
@@ -286,6 +299,8 @@ fn serve(args: ServeArgs) -> ExitCode {
         allow_targets: args.allow_targets,
         allow_devices: args.allow_devices,
         token: args.token.filter(|token| !token.is_empty()),
+        public_url: args.public_url,
+        allow_hosts: args.allow_hosts,
         lanes: args.lanes,
         max_size,
         max_duration_s: args.max_duration_s,

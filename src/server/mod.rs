@@ -3,7 +3,9 @@
 
 pub mod auth;
 pub mod error;
+pub mod listener;
 mod metrics;
+pub mod origin;
 pub mod routes;
 
 use std::net::SocketAddr;
@@ -30,6 +32,7 @@ use crate::store::{Store, StoreError};
 use crate::worker;
 
 use error::ApiError;
+use origin::{SiteFlagError, SiteFlags, SitePolicy};
 
 /// The largest request body the API reads.
 pub const MAX_BODY_BYTES: usize = 1 << 20;
@@ -50,6 +53,10 @@ pub struct ServeConfig {
     pub allow_targets: Vec<PathBuf>,
     pub allow_devices: Vec<PathBuf>,
     pub token: Option<String>,
+    /// The URL people use to reach the lab (`--public-url`), e.g. behind a proxy.
+    pub public_url: Option<String>,
+    /// More host names the lab answers to (`--allow-host`, `HOST[:PORT]`).
+    pub allow_hosts: Vec<String>,
     pub lanes: usize,
     pub max_size: u64,
     pub max_duration_s: f64,
@@ -87,6 +94,8 @@ pub enum ServeError {
     Serve(std::io::Error),
     #[error("--lanes must be at least 1")]
     NoLanes,
+    #[error(transparent)]
+    Site(#[from] SiteFlagError),
     #[error("the API description cannot be generated: {0}")]
     OpenApi(String),
 }
@@ -114,6 +123,9 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
     if config.lanes == 0 {
         return Err(ServeError::NoLanes);
     }
+    let site_flags = SiteFlags::parse(config.public_url.as_deref(), &config.allow_hosts)?;
+    let file_limit = listener::raise_file_limit();
+    let max_connections = listener::connection_cap(file_limit.soft);
     std::fs::create_dir_all(&config.data_dir)
         .map_err(|e| bad_path("--data-dir", &config.data_dir, &e))?;
     let data_dir = config
@@ -165,6 +177,15 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
         shutdown: shutdown_rx,
         datalink: Arc::clone(&datalink),
     };
+    let http_listener =
+        TcpListener::bind(config.bind)
+            .await
+            .map_err(|source| ServeError::Bind {
+                addr: config.bind,
+                source,
+            })?;
+    let addr = http_listener.local_addr().map_err(ServeError::Serve)?;
+    let site = Arc::new(SitePolicy::new(addr, &site_flags));
     let app: Router = api_router
         .merge(crate::web::router())
         .fallback(not_found)
@@ -172,17 +193,31 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
             state.clone(),
             auth::require_token,
         ))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&site),
+            origin::check_site,
+        ))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(TraceLayer::new_for_http())
         .with_state(state);
 
-    let listener = TcpListener::bind(config.bind)
-        .await
-        .map_err(|source| ServeError::Bind {
-            addr: config.bind,
-            source,
-        })?;
-    let addr = listener.local_addr().map_err(ServeError::Serve)?;
+    tracing::info!(
+        open_files_at_start = ?file_limit.started_with,
+        open_files = ?file_limit.soft,
+        open_files_hard = ?file_limit.hard,
+        max_connections,
+        header_read_timeout_s = listener::HEADER_READ_TIMEOUT.as_secs(),
+        "connection limits"
+    );
+    if site.accepts_any_host() {
+        tracing::warn!(
+            bind = %addr,
+            "accepting requests for any Host: DNS rebinding protection needs the names this \
+             lab is reached by, given with --public-url or --allow-host"
+        );
+    } else {
+        tracing::info!(hosts = ?site.hosts(), "answering to these hosts only");
+    }
     announce(&format!("backlab listening on http://{addr}"));
     tracing::info!(
         data = %datalink.addr(),
@@ -200,19 +235,24 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
     let workers = worker::spawn_lanes(&lab, config.lanes);
 
     let stop_lab = Arc::clone(&lab);
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
+    listener::serve(
+        http_listener,
+        app,
+        max_connections,
+        SHUTDOWN_GRACE,
+        async move {
             shutdown_signal().await;
             tracing::info!("shutting down: interrupting the running run, ending live streams");
             stop_lab.stop_all();
             let _ = shutdown_tx.send(true);
-        })
-        .await;
+        },
+    )
+    .await;
     let _ = tokio::time::timeout(SHUTDOWN_GRACE, futures_util::future::join_all(workers)).await;
     datalink.shutdown();
     store.close().await;
     tracing::info!("stopped");
-    served.map_err(ServeError::Serve)
+    Ok(())
 }
 
 /// Tells whoever started the lab where it listens: one line on stdout. A closed stdout is no

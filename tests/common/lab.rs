@@ -36,6 +36,8 @@ pub struct LabOptions {
     pub bind: Option<String>,
     pub data_bind: Option<String>,
     pub extra: Vec<String>,
+    /// Start the lab under this limit on open files (soft and hard, as `ulimit -n` sets it).
+    pub open_files: Option<u64>,
 }
 
 impl Lab {
@@ -49,7 +51,17 @@ impl Lab {
             .append(true)
             .open(&stderr_log)
             .expect("log file");
-        let mut command = Command::new(env!("CARGO_BIN_EXE_backlab"));
+        let mut command = match options.open_files {
+            Some(limit) => {
+                let mut shell = Command::new("sh");
+                shell
+                    .args(["-c", "ulimit -n \"$0\" && exec \"$@\""])
+                    .arg(limit.to_string())
+                    .arg(env!("CARGO_BIN_EXE_backlab"));
+                shell
+            }
+            None => Command::new(env!("CARGO_BIN_EXE_backlab")),
+        };
         command
             .arg("serve")
             .arg("--bind")

@@ -3,6 +3,7 @@
 //! it may cost, and a healthy lab afterwards.
 
 mod data;
+mod http;
 mod plan;
 
 #[path = "../common/lab.rs"]
