@@ -93,7 +93,15 @@ pub fn agents_body(state: &AppState) -> AgentsBody {
     request_body(content = schema::CampaignSpecSchema, description = "A campaign spec", content_type = "application/json"),
     responses(
         (status = 201, description = "Queued; `Location` names the campaign", body = schema::SubmittedSchema,
-            headers(("Location" = String, description = "The campaign's API path"))),
+            headers(("Location" = String, description = "The campaign's API path")),
+            links(
+                ("get" = (operation_id = "get_campaign", parameters(("id" = "$response.body#/id")))),
+                ("bottleneck" = (operation_id = "get_bottleneck", parameters(("id" = "$response.body#/id")))),
+                ("results" = (operation_id = "get_results_csv", parameters(("id" = "$response.body#/id")))),
+                ("cancel" = (operation_id = "cancel_campaign", parameters(("id" = "$response.body#/id")))),
+                ("rerun" = (operation_id = "rerun_campaign", parameters(("id" = "$response.body#/id")))),
+                ("delete" = (operation_id = "delete_campaign", parameters(("id" = "$response.body#/id")))),
+            )),
         (status = 400, description = "Malformed JSON, wrong types or unknown fields", body = ErrorBody),
         (status = 401, description = "Token missing or wrong", body = ErrorBody),
         (status = 403, description = "A path outside the allowed roots", body = ErrorBody),
@@ -124,8 +132,10 @@ fn created(submitted: crate::lab::Submitted) -> Result<Response, ApiError> {
 #[into_params(parameter_in = Query)]
 struct ListQuery {
     /// Only campaigns in this status: queued, running, done, failed, cancelled, interrupted.
+    #[param(pattern = "^(queued|running|done|failed|cancelled|interrupted)?$")]
     status: Option<String>,
     /// At most this many (1 to 200, default 50).
+    #[param(minimum = 1, maximum = 200)]
     limit: Option<u32>,
     /// Only campaigns older than this campaign id (the `next_before` of the previous page).
     before: Option<String>,
@@ -264,7 +274,7 @@ async fn get_results_csv(
     get, path = "/api/campaigns/{id}/events", tag = "campaigns",
     params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),
     responses(
-        (status = 200, description = "An event stream", content_type = "text/event-stream", body = String),
+        (status = 200, description = "An event stream", content_type = "text/event-stream", body = schema::EventSchema),
         (status = 404, description = "No such campaign", body = ErrorBody),
     )
 )]
@@ -353,7 +363,15 @@ async fn cancel_campaign(
     params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),
     responses(
         (status = 201, description = "Queued", body = schema::SubmittedSchema,
-            headers(("Location" = String, description = "The new campaign's API path"))),
+            headers(("Location" = String, description = "The new campaign's API path")),
+            links(
+                ("get" = (operation_id = "get_campaign", parameters(("id" = "$response.body#/id")))),
+                ("bottleneck" = (operation_id = "get_bottleneck", parameters(("id" = "$response.body#/id")))),
+                ("results" = (operation_id = "get_results_csv", parameters(("id" = "$response.body#/id")))),
+                ("cancel" = (operation_id = "cancel_campaign", parameters(("id" = "$response.body#/id")))),
+                ("rerun" = (operation_id = "rerun_campaign", parameters(("id" = "$response.body#/id")))),
+                ("delete" = (operation_id = "delete_campaign", parameters(("id" = "$response.body#/id")))),
+            )),
         (status = 401, description = "Token missing or wrong", body = ErrorBody),
         (status = 403, description = "A path outside the allowed roots now", body = ErrorBody),
         (status = 404, description = "No such campaign", body = ErrorBody),

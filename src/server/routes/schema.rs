@@ -42,9 +42,9 @@ const AGENT_NAME_PATTERN: &str = "^[A-Za-z0-9._-]{1,64}$";
     as = CampaignSpec,
     example = json!({
         "name": "nightly",
-        "source": {"generated": {"size": "256M", "compress_ratio": 2.0}},
+        "source": {"generated": {"size": "8M", "compress_ratio": 2.0}},
         "target": {"kind": "null"},
-        "params": {"buffers": 16, "block_size": "1M", "duration_s": 10}
+        "params": {"buffers": 16, "block_size": "1M", "duration_s": 1}
     })
 )]
 pub struct CampaignSpecSchema {
@@ -344,6 +344,16 @@ fn matrix_block_size_schema() -> ArrayBuilder {
         .description(Some("Block sizes to sweep"))
 }
 
+/// One event of a campaign's stream (`text/event-stream`): its name and its data.
+#[derive(ToSchema)]
+#[schema(as = CampaignEvent)]
+pub struct EventSchema {
+    /// `state`, `run_started`, `progress`, `run_finished` or `campaign_finished`.
+    event: String,
+    /// The event as JSON; its `type` repeats the name.
+    data: String,
+}
+
 /// What `POST /api/campaigns` and rerun answer.
 #[derive(ToSchema)]
 #[schema(as = Submitted)]
@@ -518,6 +528,10 @@ mod tests {
         let body = &document["paths"]["/api/campaigns"]["post"]["requestBody"]["content"]["application/json"]
             ["schema"];
         assert_eq!(body["$ref"], "#/components/schemas/CampaignSpec", "{body}");
+        // The example is a campaign the lab accepts.
+        let example = component(&document, "CampaignSpec")["example"].to_string();
+        let spec = spec::parse_json(&example).expect("the example parses");
+        assert!(spec.plan().is_ok(), "{example}");
     }
 
     #[test]
