@@ -40,8 +40,10 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a write may wait for a client that does not read before the connection is closed.
 pub const WRITE_STALL_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long a connection must have been idle before a newcomer at the cap may take its place.
-pub const RECLAIM_IDLE_AFTER: Duration = Duration::from_secs(2);
+/// How long a connection must have been idle before a newcomer at the cap may take its place:
+/// long enough for a client on loopback or a LAN to send its request head, short enough that a
+/// burst of idle connections turns a real request away for a moment at most.
+pub const RECLAIM_IDLE_AFTER: Duration = Duration::from_millis(250);
 /// How long a connection that is asked to close (shutdown, reclaimed) may take to finish the
 /// request head it is sending.
 const CLOSE_GRACE: Duration = Duration::from_secs(1);
