@@ -160,6 +160,81 @@ fn cancelling_stops_a_run_within_a_second_and_removes_its_files() {
     assert_eq!(std::fs::read_dir(target.path()).expect("list").count(), 0);
 }
 
+/// Runs `plan` and raises its cancel flag when `when` first says so about a progress report;
+/// returns the result and how long the run took to return after the flag was raised.
+fn cancel_when(plan: &RunPlan, when: impl Fn(&Progress) -> bool + Sync) -> (RunResult, Duration) {
+    let cancel = AtomicBool::new(false);
+    let cancelled_at = std::sync::Mutex::new(None);
+    let report = |progress: &Progress| {
+        if !cancel.load(Ordering::Relaxed) && when(progress) {
+            cancel.store(true, Ordering::Relaxed);
+            if let Ok(mut at) = cancelled_at.lock() {
+                *at = Some(Instant::now());
+            }
+        }
+    };
+    let control = RunControl {
+        cancel: &cancel,
+        progress: &report,
+    };
+    let result = execute(plan, &EngineSettings::default(), &control);
+    let at = cancelled_at
+        .into_inner()
+        .expect("lock")
+        .expect("the run was cancelled");
+    (result, at.elapsed())
+}
+
+#[test]
+fn a_throttled_source_stops_within_a_second_of_a_cancel() {
+    // At 1 MB/s a 4 MiB block is due every 4 s: the wait must not hold the stop.
+    let plan = RunPlan {
+        test: TestKind::NullSink,
+        params: RunParams {
+            buffers: 2,
+            block_size: 4 << 20,
+            streams: 1,
+            source_rate_mb_s: Some(1.0),
+            ..params()
+        },
+        source: generated(1 << 40),
+        target: TargetPlan::Null,
+        agents: Vec::new(),
+    };
+    let (result, took) = cancel_when(&plan, |progress| progress.elapsed_s > 0.3);
+    assert!(took < Duration::from_secs(1), "took {took:?} to stop");
+    assert_eq!(result.status, RunStatus::Cancelled);
+}
+
+#[test]
+fn a_cancel_during_the_final_flush_stops_the_run_within_a_second() {
+    // A gigabyte in the page cache takes seconds to reach most disks; the flush is cancellable.
+    let target = disk_tempdir();
+    let size = 1u64 << 30;
+    let plan = RunPlan {
+        test: TestKind::TapeWrite,
+        params: RunParams {
+            block_size: 1 << 20,
+            size: Some(size),
+            duration_s: Some(120.0),
+            ..params()
+        },
+        source: generated(size),
+        target: TargetPlan::Dir(target.path().to_path_buf()),
+        agents: Vec::new(),
+    };
+    let (result, took) = cancel_when(&plan, |progress| progress.bytes >= size);
+    eprintln!("cancelled during the flush: returned after {took:?}");
+    assert!(took < Duration::from_secs(1), "took {took:?} to stop");
+    // A disk that flushed everything before the cancel was seen ends the run as done.
+    assert!(
+        matches!(result.status, RunStatus::Cancelled | RunStatus::Done),
+        "{:?}",
+        result.error
+    );
+    assert_eq!(std::fs::read_dir(target.path()).expect("list").count(), 0);
+}
+
 #[test]
 fn direct_reads_take_whole_files_including_unaligned_tails() {
     let scratch = disk_tempdir();

@@ -45,6 +45,8 @@ const RESIDENCY_WARN_PCT: f64 = 10.0;
 const GENERATED_SEED: u64 = 0x6261_636b_6c61_6200;
 /// Paths queued between the walkers and the streams.
 const FILE_QUEUE: usize = 4096;
+/// Longest a run waits for the files of earlier runs to be closed before it starts.
+const CLOSE_WAIT: Duration = Duration::from_secs(60);
 
 /// Settings of the engine that come from whoever runs it, not from the spec.
 #[derive(Clone, Default)]
@@ -70,6 +72,15 @@ impl std::fmt::Debug for EngineSettings {
 pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'_>) -> RunResult {
     let params = &plan.params;
     let mut warnings = Vec::new();
+    // The files of earlier runs are closed in the background (a cancel does not wait for it);
+    // this run starts once the disk is done with them.
+    if !sink::wait_for_closes(CLOSE_WAIT) {
+        warnings.push(format!(
+            "the file of an earlier run was still being released after {} s; the disk may \
+             have been busy with it during this run",
+            CLOSE_WAIT.as_secs()
+        ));
+    }
     let cache_resident_pct = match &plan.source {
         SourcePlan::Paths(paths) if plan.test.reads_source() => Some(source_residency(
             paths,

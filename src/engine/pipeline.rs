@@ -470,7 +470,8 @@ fn write_loop(
     }
     let ended = Instant::now();
     let tape = sink.tape();
-    // The sink (and with it any file it created) goes away here, after the clock stopped.
+    // The sink (and with it any file it created) goes away here, after the clock stopped; a
+    // file's name is removed at once, its pages are freed in the background.
     drop(sink);
     WriterReport {
         clock,
@@ -503,7 +504,7 @@ fn take(channel: &Receiver<Block>, clock: &mut StageClock, give_up: &AtomicBool)
 }
 
 /// Samples throughput every interval, reports progress, and stops the run at its duration
-/// limit or when cancelled. Returns when `finished` is hung up.
+/// limit or when cancelled (looked for every `POLL`). Returns when `finished` is hung up.
 fn monitor(
     shared: &Shared,
     control: &RunControl<'_>,
@@ -517,7 +518,8 @@ fn monitor(
     let mut next_tick = start + SAMPLE_INTERVAL;
     loop {
         let now = Instant::now();
-        let mut wake = next_tick;
+        // A cancel is looked for every POLL, not only at the samples, so it is seen at once.
+        let mut wake = next_tick.min(now + POLL);
         if let Some(duration) = limits.duration
             && !shared.stopping()
         {

@@ -3,9 +3,11 @@
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
 
 use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
@@ -15,6 +17,12 @@ use super::error::EngineError;
 
 /// Prefix of every file the lab creates in a target directory; nothing else is ever touched.
 pub const LAB_FILE_PREFIX: &str = "backlab-run-";
+
+/// Bytes the final flush starts writing back at a time: a cancel is seen between two of them.
+const FLUSH_CHUNK: u64 = 16 << 20;
+/// Chunks of the final flush in flight at once: enough to keep any disk streaming (measured:
+/// the flush takes as long as one fdatasync), few enough that waiting for the oldest is short.
+const FLUSH_CHUNKS_IN_FLIGHT: u64 = 4;
 
 /// Something the writer drains into.
 pub trait Sink: Send {
@@ -74,14 +82,17 @@ impl Sink for NullSink {
 }
 
 /// A file the lab creates in a target directory, written like a backup image and removed when
-/// the sink is dropped, whether the run succeeded, failed or was cancelled.
+/// the sink is dropped, whether the run succeeded, failed or was cancelled: its name at once,
+/// its space when it is closed in the background (`close_in_background`).
 pub struct DirSink {
     path: PathBuf,
     /// The target directory, opened without following links; the file is created and removed
     /// relative to it, so a directory swapped in later is never written to or removed from.
     dir: OwnedFd,
     name: String,
-    file: File,
+    /// Always present until the sink is dropped, when it is handed to `close_in_background`.
+    file: Option<File>,
+    written: u64,
     direct: bool,
 }
 
@@ -108,20 +119,34 @@ impl DirSink {
             path: dir.join(&name),
             dir: dir_fd,
             name,
-            file,
+            file: Some(file),
+            written: 0,
             direct,
         })
+    }
+
+    fn file(&mut self) -> io::Result<&mut File> {
+        self.file
+            .as_mut()
+            .ok_or_else(|| io::Error::other("the target file is already closed"))
     }
 }
 
 impl Sink for DirSink {
     fn write_block(&mut self, data: &[u8]) -> io::Result<()> {
-        self.file.write_all(data)
+        self.file()?.write_all(data)?;
+        self.written += data.len() as u64;
+        Ok(())
     }
 
     fn finish(&mut self, fsync: bool) -> io::Result<()> {
+        self.finish_or_give_up(fsync, &AtomicBool::new(false))
+    }
+
+    fn finish_or_give_up(&mut self, fsync: bool, give_up: &AtomicBool) -> io::Result<()> {
+        let written = self.written;
         if fsync {
-            self.file.sync_data()?;
+            flush_or_give_up(self.file()?, written, give_up)?;
         }
         Ok(())
     }
@@ -139,6 +164,107 @@ impl Drop for DirSink {
     fn drop(&mut self) {
         // The file is the lab's own; failing to remove it leaves it for the start-up sweep.
         let _ = rustix::fs::unlinkat(&self.dir, self.name.as_str(), AtFlags::empty());
+        if let Some(file) = self.file.take() {
+            close_in_background(file);
+        }
+    }
+}
+
+/// Puts the first `written` bytes of `file` and its metadata on stable storage, as fdatasync
+/// does, unless `give_up` is raised first. The write-back is started a chunk at a time and
+/// waited for a few chunks behind, so a cancel is seen within a chunk's time instead of after
+/// the whole flush (seconds for the gigabytes a large page cache holds); the closing fdatasync
+/// then has only the last chunks, the metadata and the device cache left.
+fn flush_or_give_up(file: &File, written: u64, give_up: &AtomicBool) -> io::Result<()> {
+    let mut start = 0u64;
+    while start < written {
+        if give_up.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let len = FLUSH_CHUNK.min(written - start);
+        let started = sync_range(file, start, len, libc::SYNC_FILE_RANGE_WRITE).and_then(|()| {
+            match start.checked_sub(FLUSH_CHUNK * FLUSH_CHUNKS_IN_FLIGHT) {
+                Some(oldest) => sync_range(
+                    file,
+                    oldest,
+                    FLUSH_CHUNK,
+                    libc::SYNC_FILE_RANGE_WAIT_BEFORE
+                        | libc::SYNC_FILE_RANGE_WRITE
+                        | libc::SYNC_FILE_RANGE_WAIT_AFTER,
+                ),
+                None => Ok(()),
+            }
+        });
+        if started.is_err() {
+            // Not supported here (some file systems and devices): fdatasync does it all.
+            break;
+        }
+        start += len;
+    }
+    if give_up.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    file.sync_data()
+}
+
+/// sync_file_range(2) on a range of `file`.
+fn sync_range(file: &File, offset: u64, len: u64, flags: libc::c_uint) -> io::Result<()> {
+    let (Ok(offset), Ok(len)) = (
+        libc::off64_t::try_from(offset),
+        libc::off64_t::try_from(len),
+    ) else {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    };
+    // SAFETY: plain system call on a descriptor `file` keeps open; no memory is passed.
+    let status = unsafe { libc::sync_file_range(file.as_raw_fd(), offset, len, flags) };
+    if status == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Closes of target files still under way on their own threads.
+static PENDING_CLOSES: Mutex<usize> = Mutex::new(0);
+/// Signalled whenever one of them ends.
+static CLOSE_ENDED: Condvar = Condvar::new();
+
+/// Closes a sink's file on a thread of its own. Closing the last descriptor of a removed file
+/// frees its pages, and waits for those already under write-back: behind a busy disk, more
+/// than a second. A device's last close writes back all its dirty pages. Neither belongs to the
+/// run that ends, so a cancelled run ends at once; the next run waits for them
+/// (`wait_for_closes`) so it does not measure them.
+fn close_in_background(file: File) {
+    if let Ok(mut pending) = PENDING_CLOSES.lock() {
+        *pending += 1;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("backlab-close".to_string())
+        .spawn(move || {
+            drop(file);
+            close_ended();
+        });
+    if spawned.is_err() {
+        // No thread to spare: the file was closed right here, when the closure was dropped.
+        close_ended();
+    }
+}
+
+fn close_ended() {
+    if let Ok(mut pending) = PENDING_CLOSES.lock() {
+        *pending = pending.saturating_sub(1);
+    }
+    CLOSE_ENDED.notify_all();
+}
+
+/// Waits until the files of earlier runs are closed, at most `timeout`; whether they are.
+pub fn wait_for_closes(timeout: Duration) -> bool {
+    let Ok(pending) = PENDING_CLOSES.lock() else {
+        return false;
+    };
+    match CLOSE_ENDED.wait_timeout_while(pending, timeout, |pending| *pending > 0) {
+        Ok((pending, _)) => *pending == 0,
+        Err(_) => false,
     }
 }
 
@@ -239,7 +365,9 @@ pub fn create_file_in(dir: &OwnedFd, name: &str, direct: bool) -> io::Result<Fil
 /// A raw device written sequentially from its start. Only opened when the caller allowed it.
 pub struct DeviceSink {
     path: PathBuf,
-    file: File,
+    /// Always present until the sink is dropped, when it is handed to `close_in_background`.
+    file: Option<File>,
+    written: u64,
     direct: bool,
 }
 
@@ -301,26 +429,39 @@ impl DeviceSink {
         }
         Ok(Self {
             path: path.to_path_buf(),
-            file: File::from(fd),
+            file: Some(File::from(fd)),
+            written: 0,
             direct,
         })
+    }
+
+    fn file(&mut self) -> io::Result<&mut File> {
+        self.file
+            .as_mut()
+            .ok_or_else(|| io::Error::other("the device is already closed"))
     }
 }
 
 impl Sink for DeviceSink {
     fn write_block(&mut self, data: &[u8]) -> io::Result<()> {
-        self.file.write_all(data)
+        self.file()?.write_all(data)?;
+        self.written += data.len() as u64;
+        Ok(())
     }
 
     fn finish(&mut self, fsync: bool) -> io::Result<()> {
-        if fsync {
-            match self.file.sync_data() {
-                // Character devices such as /dev/null cannot be synced; there is nothing to flush.
-                Err(error) if error.raw_os_error() == Some(libc::EINVAL) => Ok(()),
-                other => other,
-            }
-        } else {
-            Ok(())
+        self.finish_or_give_up(fsync, &AtomicBool::new(false))
+    }
+
+    fn finish_or_give_up(&mut self, fsync: bool, give_up: &AtomicBool) -> io::Result<()> {
+        if !fsync {
+            return Ok(());
+        }
+        let written = self.written;
+        match flush_or_give_up(self.file()?, written, give_up) {
+            // Character devices such as /dev/null cannot be synced; there is nothing to flush.
+            Err(error) if error.raw_os_error() == Some(libc::EINVAL) => Ok(()),
+            other => other,
         }
     }
 
@@ -330,6 +471,14 @@ impl Sink for DeviceSink {
 
     fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+impl Drop for DeviceSink {
+    fn drop(&mut self) {
+        if let Some(file) = self.file.take() {
+            close_in_background(file);
+        }
     }
 }
 
@@ -410,6 +559,10 @@ mod tests {
         assert!(sink.path().exists());
         drop(sink);
         assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 0);
+        assert!(
+            wait_for_closes(Duration::from_secs(30)),
+            "closed in the background"
+        );
     }
 
     /// A target root holding `target/inner`, and a directory outside it; `target/inner` is then
@@ -479,6 +632,24 @@ mod tests {
         assert_eq!(
             std::fs::read(outside.join(&name)).expect("decoy stays"),
             b"not the lab's"
+        );
+    }
+
+    #[test]
+    fn the_final_flush_syncs_in_chunks_and_can_give_up() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut sink = DirSink::create(dir.path(), "t4", false).expect("create");
+        let block = vec![7u8; 1 << 20];
+        let blocks = (FLUSH_CHUNK * (FLUSH_CHUNKS_IN_FLIGHT + 1)) >> 20;
+        for _ in 0..blocks {
+            sink.write_block(&block).expect("write");
+        }
+        sink.finish_or_give_up(true, &AtomicBool::new(true))
+            .expect("giving up is not an error");
+        sink.finish(true).expect("flush");
+        assert_eq!(
+            std::fs::metadata(sink.path()).expect("file").len(),
+            blocks << 20
         );
     }
 

@@ -6,8 +6,8 @@ use std::io;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
@@ -309,6 +309,9 @@ impl StreamSource for GeneratedStream {
     }
 }
 
+/// Longest single sleep of a throttled stream, so a stop is seen within it.
+const THROTTLE_NAP: Duration = Duration::from_millis(50);
+
 /// Caps a stream's rate: a what-if for slow file servers ("each stream delivers 30 MB/s").
 pub struct Throttled<'a> {
     inner: Box<dyn StreamSource + 'a>,
@@ -331,12 +334,26 @@ impl<'a> Throttled<'a> {
 
 impl StreamSource for Throttled<'_> {
     fn fill(&mut self, buf: &mut AlignedBuf, want: usize) -> Result<usize, EngineError> {
-        let started = *self.started.get_or_insert_with(std::time::Instant::now);
-        let filled = self.inner.fill(buf, want)?;
+        self.fill_or_give_up(buf, want, &AtomicBool::new(false))
+    }
+
+    fn fill_or_give_up(
+        &mut self,
+        buf: &mut AlignedBuf,
+        want: usize,
+        give_up: &AtomicBool,
+    ) -> Result<usize, EngineError> {
+        let started = *self.started.get_or_insert_with(Instant::now);
+        let filled = self.inner.fill_or_give_up(buf, want, give_up)?;
         self.delivered += filled as u64;
-        let due = std::time::Duration::from_secs_f64(self.delivered as f64 / self.bytes_per_s);
-        if let Some(ahead) = due.checked_sub(started.elapsed()) {
-            std::thread::sleep(ahead);
+        let due = Duration::from_secs_f64(self.delivered as f64 / self.bytes_per_s);
+        // A slow rate and a large block can mean a long wait: it is taken in naps, so a stop
+        // is seen within one.
+        while let Some(ahead) = due.checked_sub(started.elapsed()) {
+            if give_up.load(Ordering::Relaxed) {
+                break;
+            }
+            std::thread::sleep(ahead.min(THROTTLE_NAP));
         }
         Ok(filled)
     }
