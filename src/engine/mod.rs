@@ -72,9 +72,9 @@ impl std::fmt::Debug for EngineSettings {
 pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'_>) -> RunResult {
     let params = &plan.params;
     let mut warnings = Vec::new();
-    // The files of earlier runs are closed in the background (a cancel does not wait for it);
-    // this run starts once the disk is done with them.
-    if !sink::wait_for_closes(CLOSE_WAIT) {
+    // The files of earlier runs are flushed and closed in the background (a cancel does not
+    // wait for it); this run starts once the disk is done with them.
+    if !sink::wait_for_background(CLOSE_WAIT) {
         warnings.push(format!(
             "the file of an earlier run was still being released after {} s; the disk may \
              have been busy with it during this run",

@@ -550,7 +550,11 @@ fn monitor(
                 mb_per_s,
                 percent: percent(limits, elapsed, bytes),
             });
-            next_tick += SAMPLE_INTERVAL;
+            // A monitor that woke late (a starved machine) skips the ticks it missed: one
+            // sample covers the longer interval, instead of several taken at once.
+            while next_tick <= now {
+                next_tick += SAMPLE_INTERVAL;
+            }
         }
     }
     (

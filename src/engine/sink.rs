@@ -3,7 +3,7 @@
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -18,11 +18,8 @@ use super::error::EngineError;
 /// Prefix of every file the lab creates in a target directory; nothing else is ever touched.
 pub const LAB_FILE_PREFIX: &str = "backlab-run-";
 
-/// Bytes the final flush starts writing back at a time: a cancel is seen between two of them.
-const FLUSH_CHUNK: u64 = 16 << 20;
-/// Chunks of the final flush in flight at once: enough to keep any disk streaming (measured:
-/// the flush takes as long as one fdatasync), few enough that waiting for the oldest is short.
-const FLUSH_CHUNKS_IN_FLIGHT: u64 = 4;
+/// How often a flush left to its own thread is looked at, for a result or a cancel.
+const SYNC_POLL: Duration = Duration::from_millis(50);
 
 /// Something the writer drains into.
 pub trait Sink: Send {
@@ -92,7 +89,6 @@ pub struct DirSink {
     name: String,
     /// Always present until the sink is dropped, when it is handed to `close_in_background`.
     file: Option<File>,
-    written: u64,
     direct: bool,
 }
 
@@ -120,7 +116,6 @@ impl DirSink {
             dir: dir_fd,
             name,
             file: Some(file),
-            written: 0,
             direct,
         })
     }
@@ -134,19 +129,19 @@ impl DirSink {
 
 impl Sink for DirSink {
     fn write_block(&mut self, data: &[u8]) -> io::Result<()> {
-        self.file()?.write_all(data)?;
-        self.written += data.len() as u64;
-        Ok(())
+        self.file()?.write_all(data)
     }
 
     fn finish(&mut self, fsync: bool) -> io::Result<()> {
-        self.finish_or_give_up(fsync, &AtomicBool::new(false))
+        if fsync {
+            self.file()?.sync_data()?;
+        }
+        Ok(())
     }
 
     fn finish_or_give_up(&mut self, fsync: bool, give_up: &AtomicBool) -> io::Result<()> {
-        let written = self.written;
         if fsync {
-            flush_or_give_up(self.file()?, written, give_up)?;
+            sync_or_give_up(self.file()?, give_up)?;
         }
         Ok(())
     }
@@ -170,99 +165,86 @@ impl Drop for DirSink {
     }
 }
 
-/// Puts the first `written` bytes of `file` and its metadata on stable storage, as fdatasync
-/// does, unless `give_up` is raised first. The write-back is started a chunk at a time and
-/// waited for a few chunks behind, so a cancel is seen within a chunk's time instead of after
-/// the whole flush (seconds for the gigabytes a large page cache holds); the closing fdatasync
-/// then has only the last chunks, the metadata and the device cache left.
-fn flush_or_give_up(file: &File, written: u64, give_up: &AtomicBool) -> io::Result<()> {
-    let mut start = 0u64;
-    while start < written {
-        if give_up.load(Ordering::Relaxed) {
-            return Ok(());
-        }
-        let len = FLUSH_CHUNK.min(written - start);
-        let started = sync_range(file, start, len, libc::SYNC_FILE_RANGE_WRITE).and_then(|()| {
-            match start.checked_sub(FLUSH_CHUNK * FLUSH_CHUNKS_IN_FLIGHT) {
-                Some(oldest) => sync_range(
-                    file,
-                    oldest,
-                    FLUSH_CHUNK,
-                    libc::SYNC_FILE_RANGE_WAIT_BEFORE
-                        | libc::SYNC_FILE_RANGE_WRITE
-                        | libc::SYNC_FILE_RANGE_WAIT_AFTER,
-                ),
-                None => Ok(()),
-            }
+/// fdatasync on `file`, run on a thread of its own while this one waits for it unless
+/// `give_up` is raised first. Then it returns at once and the flush ends in the background: a
+/// flush cannot be interrupted, and can take seconds (gigabytes in the page cache, or ext4
+/// committing other files' data with this file's metadata). The next run waits for it
+/// (`wait_for_background`) so it does not measure it.
+fn sync_or_give_up(file: &File, give_up: &AtomicBool) -> io::Result<()> {
+    let copy = file.try_clone()?;
+    let (result_tx, result_rx) = crossbeam_channel::bounded(1);
+    background_started();
+    let spawned = std::thread::Builder::new()
+        .name("backlab-sync".to_string())
+        .spawn(move || {
+            let _ = result_tx.send(copy.sync_data());
+            drop(copy);
+            background_ended();
         });
-        if started.is_err() {
-            // Not supported here (some file systems and devices): fdatasync does it all.
-            break;
+    if spawned.is_err() {
+        // No thread to spare: the copy was closed when the closure was dropped.
+        background_ended();
+        return file.sync_data();
+    }
+    loop {
+        match result_rx.recv_timeout(SYNC_POLL) {
+            Ok(result) => return result,
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                if give_up.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
+                return Err(io::Error::other("the flush ended without a result"));
+            }
         }
-        start += len;
-    }
-    if give_up.load(Ordering::Relaxed) {
-        return Ok(());
-    }
-    file.sync_data()
-}
-
-/// sync_file_range(2) on a range of `file`.
-fn sync_range(file: &File, offset: u64, len: u64, flags: libc::c_uint) -> io::Result<()> {
-    let (Ok(offset), Ok(len)) = (
-        libc::off64_t::try_from(offset),
-        libc::off64_t::try_from(len),
-    ) else {
-        return Err(io::Error::from(io::ErrorKind::InvalidInput));
-    };
-    // SAFETY: plain system call on a descriptor `file` keeps open; no memory is passed.
-    let status = unsafe { libc::sync_file_range(file.as_raw_fd(), offset, len, flags) };
-    if status == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
     }
 }
 
-/// Closes of target files still under way on their own threads.
-static PENDING_CLOSES: Mutex<usize> = Mutex::new(0);
+/// Closes and flushes of target files still under way on their own threads.
+static IN_BACKGROUND: Mutex<usize> = Mutex::new(0);
 /// Signalled whenever one of them ends.
-static CLOSE_ENDED: Condvar = Condvar::new();
+static BACKGROUND_ENDED: Condvar = Condvar::new();
 
 /// Closes a sink's file on a thread of its own. Closing the last descriptor of a removed file
 /// frees its pages, and waits for those already under write-back: behind a busy disk, more
 /// than a second. A device's last close writes back all its dirty pages. Neither belongs to the
 /// run that ends, so a cancelled run ends at once; the next run waits for them
-/// (`wait_for_closes`) so it does not measure them.
+/// (`wait_for_background`) so it does not measure them.
 fn close_in_background(file: File) {
-    if let Ok(mut pending) = PENDING_CLOSES.lock() {
-        *pending += 1;
-    }
+    background_started();
     let spawned = std::thread::Builder::new()
         .name("backlab-close".to_string())
         .spawn(move || {
             drop(file);
-            close_ended();
+            background_ended();
         });
     if spawned.is_err() {
         // No thread to spare: the file was closed right here, when the closure was dropped.
-        close_ended();
+        background_ended();
     }
 }
 
-fn close_ended() {
-    if let Ok(mut pending) = PENDING_CLOSES.lock() {
+fn background_started() {
+    if let Ok(mut pending) = IN_BACKGROUND.lock() {
+        *pending += 1;
+    }
+}
+
+fn background_ended() {
+    if let Ok(mut pending) = IN_BACKGROUND.lock() {
         *pending = pending.saturating_sub(1);
     }
-    CLOSE_ENDED.notify_all();
+    BACKGROUND_ENDED.notify_all();
 }
 
-/// Waits until the files of earlier runs are closed, at most `timeout`; whether they are.
-pub fn wait_for_closes(timeout: Duration) -> bool {
-    let Ok(pending) = PENDING_CLOSES.lock() else {
+/// Waits until the closes and flushes earlier runs left in the background have ended, at most
+/// `timeout`; whether they have.
+pub fn wait_for_background(timeout: Duration) -> bool {
+    let Ok(pending) = IN_BACKGROUND.lock() else {
         return false;
     };
-    match CLOSE_ENDED.wait_timeout_while(pending, timeout, |pending| *pending > 0) {
+    match BACKGROUND_ENDED.wait_timeout_while(pending, timeout, |pending| *pending > 0) {
         Ok((pending, _)) => *pending == 0,
         Err(_) => false,
     }
@@ -367,7 +349,6 @@ pub struct DeviceSink {
     path: PathBuf,
     /// Always present until the sink is dropped, when it is handed to `close_in_background`.
     file: Option<File>,
-    written: u64,
     direct: bool,
 }
 
@@ -430,7 +411,6 @@ impl DeviceSink {
         Ok(Self {
             path: path.to_path_buf(),
             file: Some(File::from(fd)),
-            written: 0,
             direct,
         })
     }
@@ -444,9 +424,7 @@ impl DeviceSink {
 
 impl Sink for DeviceSink {
     fn write_block(&mut self, data: &[u8]) -> io::Result<()> {
-        self.file()?.write_all(data)?;
-        self.written += data.len() as u64;
-        Ok(())
+        self.file()?.write_all(data)
     }
 
     fn finish(&mut self, fsync: bool) -> io::Result<()> {
@@ -457,8 +435,7 @@ impl Sink for DeviceSink {
         if !fsync {
             return Ok(());
         }
-        let written = self.written;
-        match flush_or_give_up(self.file()?, written, give_up) {
+        match sync_or_give_up(self.file()?, give_up) {
             // Character devices such as /dev/null cannot be synced; there is nothing to flush.
             Err(error) if error.raw_os_error() == Some(libc::EINVAL) => Ok(()),
             other => other,
@@ -560,7 +537,7 @@ mod tests {
         drop(sink);
         assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 0);
         assert!(
-            wait_for_closes(Duration::from_secs(30)),
+            wait_for_background(Duration::from_secs(30)),
             "closed in the background"
         );
     }
@@ -636,21 +613,18 @@ mod tests {
     }
 
     #[test]
-    fn the_final_flush_syncs_in_chunks_and_can_give_up() {
+    fn a_flush_given_up_on_ends_in_the_background() {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut sink = DirSink::create(dir.path(), "t4", false).expect("create");
-        let block = vec![7u8; 1 << 20];
-        let blocks = (FLUSH_CHUNK * (FLUSH_CHUNKS_IN_FLIGHT + 1)) >> 20;
-        for _ in 0..blocks {
-            sink.write_block(&block).expect("write");
-        }
+        sink.write_block(&vec![7u8; 8 << 20]).expect("write");
+        sink.finish_or_give_up(true, &AtomicBool::new(false))
+            .expect("flush");
+        sink.write_block(&vec![7u8; 8 << 20]).expect("write");
         sink.finish_or_give_up(true, &AtomicBool::new(true))
             .expect("giving up is not an error");
-        sink.finish(true).expect("flush");
-        assert_eq!(
-            std::fs::metadata(sink.path()).expect("file").len(),
-            blocks << 20
-        );
+        drop(sink);
+        assert!(wait_for_background(Duration::from_secs(30)));
+        assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 0);
     }
 
     #[test]
