@@ -832,7 +832,8 @@ impl CampaignSpec {
     pub fn run_count(&self) -> u64 {
         let length =
             |len: Option<usize>| u64::try_from(len.unwrap_or(1).max(1)).unwrap_or(u64::MAX);
-        let matrix = self.matrix.clone().unwrap_or_default();
+        let empty = MatrixSpec::default();
+        let matrix = self.matrix.as_ref().unwrap_or(&empty);
         let points = length(matrix.buffers.as_ref().map(Vec::len))
             .saturating_mul(length(matrix.block_size.as_ref().map(Vec::len)))
             .saturating_mul(length(matrix.streams.as_ref().map(Vec::len)));

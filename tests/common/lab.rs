@@ -228,6 +228,17 @@ impl Lab {
         std::fs::read_to_string(&self.stderr_log).unwrap_or_default()
     }
 
+    /// Cancels a campaign, failing the test unless the lab accepts the request.
+    pub async fn cancel(&self, id: &str) {
+        let response = self
+            .client
+            .post(self.url(&format!("/api/campaigns/{id}/cancel")))
+            .send()
+            .await
+            .expect("cancel");
+        assert!(response.status().is_success(), "cancel {id}");
+    }
+
     /// The server's peak resident memory so far (VmHWM), in MiB.
     pub fn peak_rss_mib(&self) -> f64 {
         let child = self.child.as_ref().expect("running");

@@ -163,13 +163,7 @@ async fn a_paths_bomb_is_refused_and_a_wide_campaign_stores_its_paths_once() {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let cancelled = lab
-        .client
-        .post(lab.url(&format!("/api/campaigns/{id}/cancel")))
-        .send()
-        .await
-        .expect("cancel");
-    assert!(cancelled.status().is_success());
+    lab.cancel(&id).await;
     lab.wait_status(&id, &["cancelled"], Duration::from_secs(30))
         .await;
 
@@ -193,16 +187,6 @@ fn dir_campaign(target: &str) -> Value {
         "source": {"generated": {"size": "8M"}}, "target": {"kind": "dir", "path": target},
         "tests": ["tape_write"], "params": {"duration_s": 5, "fsync": false},
     })
-}
-
-async fn cancel(lab: &Lab, id: &str) {
-    let response = lab
-        .client
-        .post(lab.url(&format!("/api/campaigns/{id}/cancel")))
-        .send()
-        .await
-        .expect("cancel");
-    assert!(response.status().is_success(), "cancel {id}");
 }
 
 fn run_errors(view: &Value) -> Vec<String> {
@@ -229,7 +213,7 @@ async fn a_target_replaced_by_a_link_after_queueing_is_not_written() {
     // Swapped while queued: the directory becomes a link to one outside every root.
     std::fs::remove_dir(&target).expect("remove target");
     std::os::unix::fs::symlink(outside.path(), &target).expect("symlink");
-    cancel(&lab, &busy).await;
+    lab.cancel(&busy).await;
 
     let view = lab
         .wait_status(&queued, &["failed"], Duration::from_secs(60))
@@ -274,7 +258,7 @@ async fn a_run_queued_under_wider_roots_is_refused_after_a_restart_with_narrower
 
     // The same database, without --allow-target.
     let lab = Lab::start(root.path(), &LabOptions::default());
-    cancel(&lab, &busy).await;
+    lab.cancel(&busy).await;
     let view = lab
         .wait_status(&queued, &["failed"], Duration::from_secs(60))
         .await;
