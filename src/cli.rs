@@ -13,7 +13,7 @@ use crate::analysis;
 use crate::engine::dataset::{self, DatasetRequest, Profile};
 use crate::engine::result::{Progress, RunResult, RunStatus};
 use crate::engine::{self, EngineSettings, RunControl, preflight, survey};
-use crate::report::{CampaignHeader, CampaignReport, render_table};
+use crate::report::{self, CampaignHeader, CampaignReport, render_table};
 use crate::spec::{
     self, CampaignSpec, SizeInput, SourceSpec, TargetKind, TargetPlan, TargetSpec, format_size,
 };
@@ -107,6 +107,9 @@ struct RunArgs {
     /// Seconds each run lasts at most.
     #[arg(long = "duration", value_name = "SECONDS")]
     duration_s: Option<f64>,
+    /// Run each test for its whole duration, reading a small source again until it is up.
+    #[arg(long)]
+    time_based: bool,
     /// What-if: each stream reads at most this many MB/s.
     #[arg(long = "source-rate", value_name = "MB/S")]
     source_rate_mb_s: Option<f64>,
@@ -484,6 +487,9 @@ fn build_spec(args: &RunArgs) -> Result<CampaignSpec, String> {
     if args.duration_s.is_some() {
         params.duration_s = args.duration_s;
     }
+    if args.time_based {
+        params.time_based = true;
+    }
     if args.source_rate_mb_s.is_some() {
         params.source_rate_mb_s = args.source_rate_mb_s;
     }
@@ -550,11 +556,12 @@ fn run_line(index: usize, total: usize, result: &RunResult) -> String {
     let head = format!("[{index}/{total}] {:<13}", result.test.id());
     match result.status {
         RunStatus::Done => format!(
-            "{head} {:>8.1} MB/s  {} in {:.2} s, {} files",
+            "{head} {:>8.1} MB/s  {} in {:.2} s, {} files; {}",
             result.mb_per_s,
             format_size(result.bytes),
             result.seconds,
-            result.files
+            result.files,
+            report::validity_note(result)
         ),
         _ => format!(
             "{head} {:?}: {}",

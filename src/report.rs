@@ -38,13 +38,30 @@ pub fn render_table(report: &CampaignReport) -> String {
         .max(26);
     let _ = writeln!(
         out,
-        "{:<width$}{:>8}{:>6}  Bottleneck?",
-        "Test", "MB/s", "CPU"
+        "{:<width$}{:>8}{:>8}{:>6}  {:<12}Valid?",
+        "Test", "MB/s", "spread", "CPU", "Bottleneck?"
     );
     for row in &verdict.rows {
         let mb_per_s = row
             .mb_per_s
             .map_or_else(|| "failed".to_string(), |value| format!("{value:.1}"));
+        let spread = match (row.spread_pct, row.repeats) {
+            (Some(spread), _) => format!("±{spread:.1}%"),
+            (None, 1) => "once".to_string(),
+            (None, _) => "-".to_string(),
+        };
+        let valid = match row.valid {
+            Some(true) => "yes".to_string(),
+            Some(false) => format!(
+                "no: {}",
+                row.flags
+                    .iter()
+                    .map(|flag| flag.id())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None => "-".to_string(),
+        };
         let cpu = row
             .cpu_pct
             .map_or_else(|| "-".to_string(), |value| format!("{value:.0}%"));
@@ -55,7 +72,7 @@ pub fn render_table(report: &CampaignReport) -> String {
         };
         let _ = writeln!(
             out,
-            "{:<width$}{mb_per_s:>8}{cpu:>6}  {bottleneck}",
+            "{:<width$}{mb_per_s:>8}{spread:>8}{cpu:>6}  {bottleneck:<12}{valid}",
             row.label
         );
     }
@@ -68,6 +85,15 @@ pub fn render_table(report: &CampaignReport) -> String {
         let _ = writeln!(out, "  - {recommendation}");
     }
     for run in &report.runs {
+        for flag in run.validity.iter().flat_map(|validity| &validity.flags) {
+            let _ = writeln!(
+                out,
+                "not valid ({}): {}: {}",
+                run.test,
+                flag.code.id(),
+                flag.detail
+            );
+        }
         for warning in &run.warnings {
             let _ = writeln!(out, "warning ({}): {warning}", run.test);
         }
@@ -77,6 +103,22 @@ pub fn render_table(report: &CampaignReport) -> String {
         }
     }
     out
+}
+
+/// A finished run's steady-state figure and validity in a few words, for progress lines.
+pub fn validity_note(result: &RunResult) -> String {
+    let steady = match &result.steady {
+        Some(steady) if steady.steady => format!(
+            "steady {:.1} MB/s over {:.1}–{:.1} s (±{:.1}% CV)",
+            steady.mb_per_s, steady.from_s, steady.to_s, steady.cv_pct
+        ),
+        _ => "no steady state".to_string(),
+    };
+    match &result.validity {
+        Some(validity) if validity.valid => format!("{steady}; valid"),
+        Some(validity) => format!("{steady}; NOT VALID: {}", validity.codes()),
+        None => steady,
+    }
 }
 
 /// One CSV row per run: every parameter and figure a column.
@@ -100,6 +142,14 @@ struct CsvRow<'a> {
     files: Option<u64>,
     seconds: Option<f64>,
     mb_per_s: Option<f64>,
+    /// Throughput over the steady window, and the window; empty when none was found.
+    steady_mb_per_s: Option<f64>,
+    steady_from_s: Option<f64>,
+    steady_to_s: Option<f64>,
+    steady_cv_pct: Option<f64>,
+    /// Whether the run's figure may be trusted; its flags, comma-separated, when not.
+    valid: Option<bool>,
+    flags: Option<String>,
     process_cpu_pct: Option<f64>,
     system_cpu_pct: Option<f64>,
     reader_busy_pct: Option<f64>,
@@ -138,6 +188,8 @@ pub fn runs_csv(campaign_id: &str, runs: &[RunRecord]) -> Result<String, csv::Er
     for run in runs {
         let result = run.result.as_ref();
         let tape = result.and_then(|r| r.tape.as_ref());
+        let steady = result.and_then(|r| r.steady);
+        let validity = result.and_then(|r| r.validity.as_ref());
         let params = &run.params;
         writer.serialize(CsvRow {
             campaign: campaign_id,
@@ -158,6 +210,12 @@ pub fn runs_csv(campaign_id: &str, runs: &[RunRecord]) -> Result<String, csv::Er
             files: result.map(|r| r.files),
             seconds: result.map(|r| r.seconds),
             mb_per_s: result.map(|r| r.mb_per_s),
+            steady_mb_per_s: steady.filter(|s| s.steady).map(|s| s.mb_per_s),
+            steady_from_s: steady.filter(|s| s.steady).map(|s| s.from_s),
+            steady_to_s: steady.filter(|s| s.steady).map(|s| s.to_s),
+            steady_cv_pct: steady.map(|s| s.cv_pct),
+            valid: validity.map(|v| v.valid),
+            flags: validity.map(|v| v.codes()),
             process_cpu_pct: result.map(|r| r.cpu.process_pct),
             system_cpu_pct: result.map(|r| r.cpu.system_pct),
             reader_busy_pct: result.map(|r| r.stages.reader_busy_pct),

@@ -157,6 +157,10 @@ pub struct ParamsSpec {
     pub size: Option<SizeInput>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_s: Option<f64>,
+    /// Run for the whole duration, reading a small source again until it is up (fio's
+    /// `time_based`); otherwise the duration is a cap and the run ends with its data.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub time_based: bool,
     /// What-if: each stream reads at most this fast (MB/s).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source_rate_mb_s: Option<f64>,
@@ -180,6 +184,7 @@ impl Default for ParamsSpec {
             compress_ratio: default_compress_ratio(),
             size: None,
             duration_s: Some(60.0),
+            time_based: false,
             source_rate_mb_s: None,
             clients: None,
             link_mb_s: None,
@@ -384,6 +389,9 @@ pub struct RunParams {
     pub compress_ratio: f64,
     pub size: Option<u64>,
     pub duration_s: Option<f64>,
+    /// The run lasts its whole duration: a source that runs out is read again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub time_based: bool,
     /// Each stream's read rate cap in MB/s (a what-if), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_rate_mb_s: Option<f64>,
@@ -1138,6 +1146,7 @@ impl CampaignSpec {
             compress_ratio: params.compress_ratio,
             size,
             duration_s: params.duration_s,
+            time_based: params.time_based && params.duration_s.is_some(),
             source_rate_mb_s: params.source_rate_mb_s,
             clients: None,
             link_mb_s: None,

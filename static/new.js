@@ -33,6 +33,7 @@
     s.params = {
       buffers: number(f.buffers.value), block_size: size(f.block_size.value),
       direct: f.direct.checked, cold_cache: f.cold_cache.checked, fsync: f.fsync.checked,
+      time_based: f.time_based.checked,
       compress_ratio: number(f.compress_ratio.value)
     };
     if (f.streams.value.trim() !== "") s.params.streams = number(f.streams.value);

@@ -20,6 +20,7 @@ fn run(position: usize, test: TestKind, buffers: u32, block: u64, streams: u32) 
         compress_ratio: 2.0,
         size: None,
         duration_s: Some(10.0),
+        time_based: false,
         source_rate_mb_s: None,
         clients: None,
         link_mb_s: None,
@@ -73,6 +74,8 @@ fn run(position: usize, test: TestKind, buffers: u32, block: u64, streams: u32) 
             tape: None,
             clients: None,
             partial: false,
+            steady: None,
+            validity: None,
         }),
     }
 }

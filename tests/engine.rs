@@ -24,6 +24,7 @@ fn params() -> RunParams {
         compress_ratio: 2.0,
         size: None,
         duration_s: Some(30.0),
+        time_based: false,
         source_rate_mb_s: None,
         clients: None,
         link_mb_s: None,
@@ -78,6 +79,7 @@ fn the_duration_limit_ends_a_run_and_samples_come_every_quarter_second() {
         test: TestKind::NullSink,
         params: RunParams {
             duration_s: Some(1.0),
+            time_based: false,
             ..params()
         },
         source: generated(1 << 50),
@@ -124,7 +126,7 @@ fn a_null_sink_starves_its_writer_and_says_the_source_is_behind() {
     assert!(result.stages.writer_waits > 0, "{:?}", result.stages);
     assert_eq!(
         stage_attribution(&result.stages).limited_by,
-        "source",
+        backlab::analysis::Side::Source,
         "{:?}",
         result.stages
     );
@@ -235,6 +237,7 @@ fn a_cancel_during_the_final_flush_stops_the_run_within_a_second() {
             block_size: 1 << 20,
             size: Some(size),
             duration_s: Some(120.0),
+            time_based: false,
             ..params()
         },
         source: generated(size),
@@ -321,6 +324,7 @@ fn more_streams_than_buffers_finish_the_source_without_stalling() {
             streams: 8,
             block_size: 64 << 10,
             duration_s: Some(60.0),
+            time_based: false,
             ..params()
         },
         source: SourcePlan::Paths(vec![root]),

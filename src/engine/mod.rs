@@ -13,8 +13,10 @@ pub mod preflight;
 pub mod result;
 pub mod sink;
 pub mod source;
+pub mod steady;
 pub mod survey;
 pub mod tape;
+pub mod validity;
 pub mod wire;
 
 use std::fs::File;
@@ -40,7 +42,7 @@ pub use pipeline::RunControl;
 /// Files sampled for page-cache residency before a test that reads the source.
 const RESIDENCY_SAMPLE_FILES: usize = 2000;
 /// Share of the source in the page cache above which a read figure is flagged.
-const RESIDENCY_WARN_PCT: f64 = 10.0;
+const RESIDENCY_WARN_PCT: f64 = validity::CACHE_RESIDENT_PCT;
 /// Seed of generated data: every run of a campaign writes the same bytes.
 const GENERATED_SEED: u64 = 0x6261_636b_6c61_6200;
 /// Paths queued between the walkers and the streams.
@@ -129,6 +131,12 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
             result.error = Some(error.to_string());
         }
     }
+    validity::judge(
+        &mut result,
+        validity::Evidence {
+            skipped_entries: skipped.count(),
+        },
+    );
     result
 }
 
@@ -372,7 +380,11 @@ fn build_job<'a>(
     };
     let readers: Vec<Box<dyn StreamSource + 'a>> = match (generated, &plan.source) {
         (Some((size, compress_ratio)), _) => {
-            limits.bytes = Some(limits.bytes.map_or(size, |limit| limit.min(size)));
+            // Generated data never runs out: a time-based run ends at its duration, or at an
+            // explicit size.
+            if !params.time_based {
+                limits.bytes = Some(limits.bytes.map_or(size, |limit| limit.min(size)));
+            }
             let pool = data::DataPool::new(GENERATED_SEED, compress_ratio);
             // The target write must outrun any target, so its blocks are refreshed in place;
             // where generated data stands in for a source, every byte is produced, as a read
@@ -391,10 +403,16 @@ fn build_job<'a>(
         }
         (None, SourcePlan::Paths(paths)) => {
             let (files_tx, files_rx) = bounded::<PathBuf>(FILE_QUEUE);
+            // A time-based run reads a source that runs out again until its time is up.
+            let again = params.time_based && limits.duration.is_some();
             for root in paths {
                 let files_tx = files_tx.clone();
                 feeders.push(Box::new(move || {
-                    source::walk_into(root, &files_tx, skipped)
+                    if again {
+                        source::walk_until_hung_up(root, &files_tx, skipped)
+                    } else {
+                        source::walk_into(root, &files_tx, skipped)
+                    }
                 }));
             }
             (0..streams)
@@ -410,7 +428,10 @@ fn build_job<'a>(
         }
         (None, SourcePlan::Generated { .. }) => Vec::new(),
     };
-    let readers = match params.source_rate_mb_s {
+    // A source what-if caps only the tests that read the source: the target's own test
+    // writes generated data, and stays the target's ceiling.
+    let source_rate = params.source_rate_mb_s.filter(|_| plan.test.reads_source());
+    let readers = match source_rate {
         Some(rate) => readers
             .into_iter()
             .map(|stream| Box::new(source::Throttled::new(stream, rate)) as Box<dyn StreamSource>)

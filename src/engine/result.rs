@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use super::steady::SteadyFigures;
+pub use super::validity::{Flag, FlagCode, Validity};
 use crate::spec::{RunParams, TestKind};
 
 /// How a run ended.
@@ -47,6 +49,13 @@ pub struct RunResult {
     /// Some clients failed and the others finished: the figures cover the survivors' part.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub partial: bool,
+    /// Throughput over the steady part of the run, ramp and tail left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<SteadyFigures>,
+    /// Whether the figure may be trusted, and each reason it may not; `None` on runs that did
+    /// not finish, and on runs stored before runs were judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<Validity>,
 }
 
 impl RunResult {
@@ -71,7 +80,25 @@ impl RunResult {
             tape: None,
             clients: None,
             partial: false,
+            steady: None,
+            validity: None,
         }
+    }
+
+    /// The figure verdicts and comparisons use: the steady-state MB/s when the run found its
+    /// steady state, else the whole run's.
+    pub fn figure(&self) -> f64 {
+        match &self.steady {
+            Some(steady) if steady.steady => steady.mb_per_s,
+            _ => self.mb_per_s,
+        }
+    }
+
+    /// Whether the run was judged and found valid.
+    pub fn is_valid(&self) -> bool {
+        self.validity
+            .as_ref()
+            .is_some_and(|validity| validity.valid)
     }
 }
 
@@ -140,6 +167,13 @@ pub struct TapeFigures {
     pub tape_bytes: u64,
     /// A cartridge filled up and the run ended there.
     pub end_of_tape: bool,
+    /// One drive's buffer, native bytes.
+    #[serde(default)]
+    pub buffer_bytes: u64,
+    /// A drive's buffer was full at least once, so the host waited for the drive: its pace,
+    /// not the feed's, set the figure.
+    #[serde(default)]
+    pub buffer_filled: bool,
 }
 
 /// CPU use over the run, both as a percentage of all CPUs of the machine.

@@ -59,6 +59,11 @@ impl Skipped {
         }
     }
 
+    /// Entries stepped over so far.
+    pub fn count(&self) -> u64 {
+        self.count.load(Ordering::Relaxed)
+    }
+
     /// A warning line when anything was skipped.
     pub fn warning(&self) -> Option<String> {
         let count = self.count.load(Ordering::Relaxed);
@@ -80,6 +85,25 @@ impl Skipped {
 /// Walks one source path in name order and hands its regular files to the streams.
 /// Stays on the path's file system, never follows symlinks, and ends when the streams hang up.
 pub fn walk_into(root: &Path, files: &Sender<PathBuf>, skipped: &Skipped) {
+    walk_once(root, files, Some(skipped));
+}
+
+/// Walks one source path again and again until the streams hang up (they do at the run's
+/// duration): a small source read repeatedly still gives a run of the length asked. Entries
+/// skipped are counted on the first pass only; a pass that finds no file ends the walk.
+pub fn walk_until_hung_up(root: &Path, files: &Sender<PathBuf>, skipped: &Skipped) {
+    let mut first = true;
+    loop {
+        match walk_once(root, files, first.then_some(skipped)) {
+            Some(sent) if sent > 0 => first = false,
+            _ => return,
+        }
+    }
+}
+
+/// One walk: the files sent, or `None` when the streams hung up.
+fn walk_once(root: &Path, files: &Sender<PathBuf>, skipped: Option<&Skipped>) -> Option<u64> {
+    let mut sent = 0;
     let walker = WalkDir::new(root)
         .follow_links(false)
         .same_file_system(true)
@@ -88,13 +112,19 @@ pub fn walk_into(root: &Path, files: &Sender<PathBuf>, skipped: &Skipped) {
         match entry {
             Ok(entry) if entry.file_type().is_file() => {
                 if files.send(entry.into_path()).is_err() {
-                    return;
+                    return None;
                 }
+                sent += 1;
             }
             Ok(_) => {}
-            Err(error) => skipped.record(error.to_string()),
+            Err(error) => {
+                if let Some(skipped) = skipped {
+                    skipped.record(error.to_string());
+                }
+            }
         }
     }
+    Some(sent)
 }
 
 /// The regular files under the source paths, in walk order, up to `limit` of them.

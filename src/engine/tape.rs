@@ -55,6 +55,7 @@ struct Figures {
     repositioning_s: f64,
     idle_s: f64,
     backhitches: u64,
+    buffer_filled: bool,
 }
 
 impl DriveModel {
@@ -162,6 +163,7 @@ impl DriveModel {
             }
             Mode::Repositioning { until } => Err((until - self.clock).max(1e-3)),
             Mode::Streaming { speed } => {
+                self.figures.buffer_filled = true;
                 let needed = self.level + native - self.buffer();
                 Err((needed / (speed * 1e6)).max(1e-4))
             }
@@ -342,6 +344,8 @@ impl Sink for TapeSink {
             },
             tape_bytes: f.tape_bytes as u64,
             end_of_tape: self.end_of_tape,
+            buffer_bytes: config.buffer_bytes,
+            buffer_filled: f.buffer_filled,
         })
     }
 }
@@ -377,6 +381,8 @@ pub fn combine(drives: &[TapeFigures]) -> Option<TapeFigures> {
         },
         tape_bytes,
         end_of_tape: drives.iter().any(|d| d.end_of_tape),
+        buffer_bytes: first.buffer_bytes,
+        buffer_filled: drives.iter().all(|d| d.buffer_filled),
     })
 }
 

@@ -288,7 +288,7 @@ impl Store {
                 writer_busy_pct = ?, writer_wait_pct = ?, writer_waits = ?,
                 latency_p50_us = ?, latency_p99_us = ?, latency_max_us = ?, latency_of = ?,
                 cache_resident_pct = ?, warnings = ?, error = ?, tape = ?, clients = ?,
-                partial = ?
+                partial = ?, steady = ?, validity = ?
              WHERE id = ? AND status = 'running'",
         )
         .bind(status.id())
@@ -315,6 +315,8 @@ impl Store {
         .bind(result.tape.as_ref().map(to_json).transpose()?)
         .bind(result.clients.as_ref().map(to_json).transpose()?)
         .bind(result.partial)
+        .bind(result.steady.as_ref().map(to_json).transpose()?)
+        .bind(result.validity.as_ref().map(to_json).transpose()?)
         .bind(run_id)
         .execute(&mut *tx)
         .await?;
@@ -555,6 +557,8 @@ struct RunRow {
     tape: Option<String>,
     clients: Option<String>,
     partial: bool,
+    steady: Option<String>,
+    validity: Option<String>,
 }
 
 impl RunRow {
@@ -578,6 +582,18 @@ impl RunRow {
             .map(serde_json::from_str)
             .transpose()
             .map_err(|e| corrupt(&format!("clients: {e}")))?;
+        let steady = self
+            .steady
+            .as_deref()
+            .map(serde_json::from_str)
+            .transpose()
+            .map_err(|e| corrupt(&format!("steady: {e}")))?;
+        let validity = self
+            .validity
+            .as_deref()
+            .map(serde_json::from_str)
+            .transpose()
+            .map_err(|e| corrupt(&format!("validity: {e}")))?;
         let finished_status = match status {
             RunState::Done => Some(RunStatus::Done),
             RunState::Failed => Some(RunStatus::Failed),
@@ -624,6 +640,8 @@ impl RunRow {
             tape: tape.clone(),
             clients: clients.clone(),
             partial: self.partial,
+            steady,
+            validity: validity.clone(),
         });
         Ok(RunRecord {
             id: self.id,

@@ -38,6 +38,8 @@ pub struct CampaignForm {
     pub direct: bool,
     pub cold_cache: bool,
     pub fsync: bool,
+    /// Run the whole duration, reading a small source again.
+    pub time_based: bool,
     pub matrix_buffers: String,
     pub matrix_block_size: String,
     pub matrix_streams: String,
@@ -56,7 +58,9 @@ impl CampaignForm {
         let mut form = Self {
             preset: "bottleneck".into(),
             name: "Bottleneck determination".into(),
-            repeat: "1".into(),
+            // Three repeats give every figure a spread, so a comparison can tell change from
+            // noise.
+            repeat: "3".into(),
             source_kind: "paths".into(),
             source_paths: "demo".into(),
             generated_size: "1G".into(),
@@ -72,11 +76,13 @@ impl CampaignForm {
             block_size: "256K".into(),
             streams: "4".into(),
             size: String::new(),
-            duration_s: "20".into(),
+            // Long enough for a steady state; a small source is read again until it ends.
+            duration_s: "10".into(),
             compress_ratio: "2.0".into(),
             direct: false,
             cold_cache: true,
             fsync: true,
+            time_based: true,
             ..Self::default()
         };
         match id {
@@ -84,7 +90,7 @@ impl CampaignForm {
                 form.preset = "tuning".into();
                 form.name = "Buffer × block tuning".into();
                 form.tests = vec!["full_backup".into()];
-                form.duration_s = "10".into();
+                form.duration_s = "5".into();
                 form.matrix_buffers = "8, 16, 32".into();
                 form.matrix_block_size = "64K, 128K, 256K".into();
                 form.matrix_streams = "1, 2, 4".into();
@@ -110,7 +116,6 @@ impl CampaignForm {
                 form.tape_drives = "2".into();
                 form.tests = vec!["network_backup".into()];
                 form.streams = "2".into();
-                form.duration_s = "20".into();
                 form.matrix_clients = "6, 7, 8".into();
                 form.matrix_buffers = "16, 32".into();
                 form.matrix_block_size = "128K, 256K".into();
@@ -145,6 +150,7 @@ impl CampaignForm {
                 "compress_ratio" => form.compress_ratio = value,
                 "direct" => form.direct = true,
                 "cold_cache" => form.cold_cache = true,
+                "time_based" => form.time_based = true,
                 "fsync" => form.fsync = true,
                 "matrix_buffers" => form.matrix_buffers = value,
                 "matrix_block_size" => form.matrix_block_size = value,
@@ -204,6 +210,9 @@ impl CampaignForm {
         params.insert("block_size".into(), size(&self.block_size));
         params.insert("direct".into(), json!(self.direct));
         params.insert("cold_cache".into(), json!(self.cold_cache));
+        if self.time_based {
+            params.insert("time_based".into(), json!(true));
+        }
         params.insert("fsync".into(), json!(self.fsync));
         params.insert("compress_ratio".into(), number(&self.compress_ratio));
         for (key, text, as_size) in [

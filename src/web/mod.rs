@@ -347,7 +347,6 @@ struct ComparisonView {
     b_id: String,
     b_name: String,
     rows: Vec<CompareRow>,
-    noise_floor: String,
     chart_url: String,
 }
 
@@ -398,14 +397,23 @@ async fn compare_page(
             Err(error) => return lab_error_page(error),
         };
         let rows = compare::rows(&a.runs, &b.runs);
-        let fmt = |stat: Option<compare::Stat>| {
-            stat.map_or_else(
+        let fmt = |side: Option<compare::Side>| {
+            side.map_or_else(
                 || "–".to_string(),
-                |s| {
-                    if s.runs > 1 {
-                        format!("{:.1} ({:.1}–{:.1})", s.median, s.min, s.max)
+                |side| {
+                    let s = side.stat;
+                    let figure = if s.runs > 1 {
+                        format!(
+                            "{:.1} ({:.1}–{:.1}, {} runs)",
+                            s.median, s.min, s.max, s.runs
+                        )
                     } else {
                         format!("{:.1}", s.median)
+                    };
+                    if side.valid {
+                        figure
+                    } else {
+                        format!("{figure} not valid")
                     }
                 },
             )
@@ -426,10 +434,13 @@ async fn compare_page(
                     delta: row
                         .delta_pct()
                         .map_or_else(|| "–".to_string(), |d| format!("{d:+.1} %")),
-                    spread: format!("±{:.1} %", row.spread_pct()),
+                    spread: match (row.caveat(), row.spread_pct()) {
+                        (Some(caveat), _) => caveat.to_string(),
+                        (None, Some(spread)) => format!("±{spread:.1} %"),
+                        (None, None) => "–".to_string(),
+                    },
                 })
                 .collect(),
-            noise_floor: format!("{:.0} %", compare::NOISE_FLOOR_PCT),
             chart_url: format!("/compare/chart.svg?a={}&b={}", a.campaign.id, b.campaign.id),
         });
     }
@@ -472,8 +483,8 @@ async fn compare_chart(
         .map(|row| {
             (
                 format!("{} · {}", row.test.label(), params_line(&row.params)),
-                row.a.map(|s| s.median),
-                row.b.map(|s| s.median),
+                row.a.map(|s| s.stat.median),
+                row.b.map(|s| s.stat.median),
             )
         })
         .collect();

@@ -32,6 +32,8 @@ pub struct CampaignPageView {
 /// The verdict box.
 pub struct VerdictView {
     pub component: String,
+    /// False when the runs it rests on must be redone first.
+    pub conclusive: bool,
     pub text: String,
     pub summary: String,
     pub window: Option<String>,
@@ -46,6 +48,11 @@ pub struct TableRow {
     pub bottleneck: String,
     pub is_yes: bool,
     pub stage: String,
+    /// "±3.1 %" over the repeats, or "measured once".
+    pub spread: String,
+    /// "valid", or the flags of the runs the figure rests on.
+    pub validity: String,
+    pub is_valid: bool,
 }
 
 /// A chart: its URL, and its SVG when the page is self-contained.
@@ -82,6 +89,11 @@ pub struct RunRow {
     pub readers: String,
     pub writer: String,
     pub latency: String,
+    /// Steady-state MB/s and its window, when found.
+    pub steady: String,
+    /// "valid", or "not valid", with a line per flag.
+    pub validity: String,
+    pub flags: Vec<String>,
     pub warnings: Vec<String>,
     pub error: Option<String>,
     /// The emulated drives' figures, when the target is emulated tape.
@@ -197,6 +209,7 @@ pub fn campaign_page(
             component: verdict
                 .component
                 .map_or_else(|| "none".to_string(), |c| format!("{c:?}").to_lowercase()),
+            conclusive: verdict.conclusive,
             text: verdict.verdict.clone(),
             summary: verdict.summary.clone(),
             window: verdict.backup_window_s.map(format_duration),
@@ -219,6 +232,24 @@ pub fn campaign_page(
                     None => "–".to_string(),
                 },
                 is_yes: row.bottleneck == Some(true),
+                spread: match (row.spread_pct, row.repeats) {
+                    (Some(spread), n) => format!("±{spread:.1}\u{a0}% ({n} runs)"),
+                    (None, 1) => "measured once".to_string(),
+                    (None, _) => "–".to_string(),
+                },
+                validity: match row.valid {
+                    Some(true) => "valid".to_string(),
+                    Some(false) => format!(
+                        "not valid: {}",
+                        row.flags
+                            .iter()
+                            .map(|flag| flag.id())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    None => "–".to_string(),
+                },
+                is_valid: row.valid != Some(false),
                 stage: row
                     .stage
                     .as_ref()
@@ -443,6 +474,36 @@ fn run_row(run: &RunRecord) -> RunRow {
         latency: result
             .and_then(|r| r.latency_us)
             .map_or_else(dash, |l| format!("{} / {} µs", l.p50, l.p99)),
+        steady: result
+            .and_then(|r| r.steady)
+            .filter(|s| s.steady)
+            .map_or_else(dash, |s| {
+                format!(
+                    "{:.1} ({:.1}–{:.1}\u{a0}s, ±{:.1}\u{a0}%)",
+                    s.mb_per_s, s.from_s, s.to_s, s.cv_pct
+                )
+            }),
+        validity: match result.and_then(|r| r.validity.as_ref()) {
+            Some(v) if v.valid => "valid".to_string(),
+            Some(_) => "not valid".to_string(),
+            None => dash(),
+        },
+        flags: result
+            .and_then(|r| r.validity.as_ref())
+            .map(|v| {
+                v.flags
+                    .iter()
+                    .map(|flag| {
+                        format!(
+                            "{}: {} — {}",
+                            flag.code.id(),
+                            flag.detail,
+                            flag.code.remedy()
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
         warnings: result.map(|r| r.warnings.clone()).unwrap_or_default(),
         error: result.and_then(|r| r.error.clone()),
         tape: result.and_then(|r| r.tape.as_ref()).map(|t| {

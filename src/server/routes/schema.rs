@@ -182,6 +182,11 @@ pub struct ParamsSchema {
     #[serde(default)]
     #[schema(exclusive_minimum = 0.0, maximum = 86_400.0, default = 60.0)]
     duration_s: Option<f64>,
+    /// Run for the whole duration, reading a small source again until it is up; otherwise
+    /// the duration is a cap and a run ends with its data.
+    #[serde(default)]
+    #[schema(default = false)]
+    time_based: bool,
     /// What-if: each stream reads at most this fast (MB/s).
     #[serde(default)]
     #[schema(exclusive_minimum = 0.0, maximum = 1_000_000.0)]

@@ -1,0 +1,288 @@
+//! The verdict as data: what limits the backup, by how much, on what evidence, and the advice
+//! that follows. Nothing here is text; `words` turns it into sentences.
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::validity::FlagCode;
+use crate::spec::TestKind;
+
+/// A component that can limit a backup.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Component {
+    /// The target device or directory (tape_write).
+    Target,
+    /// The source file systems (read_parallel), or whatever feeds the target.
+    Source,
+    /// The pipeline and the CPU that drives it (null_sink).
+    Pipeline,
+    /// One device holds both source and target, so reads and writes compete.
+    SharedDevice,
+    /// The network between the clients and the lab, with the clients' sending.
+    Network,
+}
+
+/// Which side of a pipeline run waited for the other.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    /// Readers waited for empty buffers: the target side is behind.
+    Target,
+    /// The writer waited for full buffers: the source side is behind.
+    Source,
+    /// Neither waited most of the time.
+    Balanced,
+}
+
+/// An isolated test's figure that the full backup is measured against.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Ceiling {
+    pub component: Component,
+    pub test: TestKind,
+    pub mb_per_s: f64,
+}
+
+/// Emulated drives as a verdict names them.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Drives {
+    pub model: String,
+    pub count: u32,
+}
+
+/// What may explain a full backup that ran faster than an isolated ceiling.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "cause", rename_all = "snake_case")]
+pub enum OutranCause {
+    /// The target test wrote data that compresses differently from the source.
+    Compressibility { target_test: f64, full_backup: f64 },
+    /// The ceiling's runs are not valid.
+    InvalidCeiling { flags: Vec<FlagCode> },
+    /// The ceiling's runs vary more than the gap.
+    Spread { spread_pct: f64 },
+    /// None of the above: the isolated test measured less than the component can do.
+    Unexplained { emulated_target: bool },
+}
+
+/// What made the full backup slower than every isolated ceiling.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "evidence", rename_all = "snake_case")]
+pub enum Interference {
+    /// Source and target share a device.
+    SharedDevice,
+    /// The full backup's stage accounting names the side behind.
+    Stages { side: Side, wait_pct: f64 },
+    /// No evidence beyond the figures: the lowest ceiling is named.
+    LowestCeiling,
+}
+
+/// A drive that shoe-shines because the feed is slower than its lowest speed step.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ShoeShine {
+    pub drives: Drives,
+    pub backhitches: u64,
+    pub repositioning_pct: f64,
+    pub feed_mb_s: f64,
+    /// What keeps every drive streaming: lowest step × compression × drives.
+    pub needed_mb_s: f64,
+    pub min_step_mb_s: f64,
+    pub compression: f64,
+    pub per_stream_mb_s: f64,
+    pub streams_needed: u64,
+}
+
+/// Clients × streams of a network run.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Shape {
+    pub clients: u32,
+    pub streams: u32,
+}
+
+/// Where the target's ceiling for a network run comes from.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetCeilingFrom {
+    TapeWriteTest,
+    EmulatedDrives,
+}
+
+/// What held a network backup back.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "limit", rename_all = "snake_case")]
+pub enum NetworkLimit {
+    /// Neither side waited and no ceiling is known.
+    Undetermined {
+        reader_wait_pct: f64,
+        writer_wait_pct: f64,
+    },
+    /// The target takes no more.
+    Target {
+        ceiling_mb_s: Option<f64>,
+        from: Option<TargetCeilingFrom>,
+        reader_wait_pct: f64,
+    },
+    /// The emulated links carry no more.
+    Links {
+        per_client_mb_s: f64,
+        total_mb_s: f64,
+    },
+    /// Below what the target takes.
+    BelowTarget {
+        ceiling_mb_s: f64,
+        from: TargetCeilingFrom,
+    },
+    /// Below an unknown target, with the writer waiting for the network.
+    Starved,
+}
+
+/// A network backup's finding.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NetworkFinding {
+    pub shape: Shape,
+    pub mb_per_s: f64,
+    pub limit: NetworkLimit,
+    /// Share of the time the lab's writer waited for data from the network.
+    pub writer_wait_pct: f64,
+    pub failed_clients: Vec<String>,
+}
+
+/// The verdict's one finding.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Finding {
+    /// Too few tests finished to name a bottleneck.
+    Incomplete { missing: Vec<TestKind> },
+    /// The full backup reaches the lowest ceiling.
+    Limits { ceiling: Ceiling, full_mb_s: f64 },
+    /// The full backup ran faster than a ceiling allows: that ceiling did not measure what
+    /// the full backup met.
+    FullOutranCeiling {
+        ceiling: Ceiling,
+        full_mb_s: f64,
+        causes: Vec<OutranCause>,
+    },
+    /// The full backup is well below every ceiling: the components interfere.
+    Interference {
+        component: Component,
+        lowest: Ceiling,
+        full_mb_s: f64,
+        evidence: Interference,
+    },
+    /// No full backup: the lowest ceiling is the candidate.
+    LowestCeiling { ceiling: Ceiling },
+    /// The feed is too slow to keep the drives streaming.
+    ShoeShine(ShoeShine),
+    /// A network backup with no local full backup to compare.
+    Network(NetworkFinding),
+}
+
+impl Finding {
+    /// The component the finding names, if any.
+    pub fn component(&self) -> Option<Component> {
+        match self {
+            Finding::Incomplete { .. } | Finding::FullOutranCeiling { .. } => None,
+            Finding::Limits { ceiling, .. } | Finding::LowestCeiling { ceiling } => {
+                Some(ceiling.component)
+            }
+            Finding::Interference { component, .. } => Some(*component),
+            Finding::ShoeShine(_) => Some(Component::Source),
+            Finding::Network(network) => match network.limit {
+                NetworkLimit::Undetermined { .. } => None,
+                NetworkLimit::Target { .. } => Some(Component::Target),
+                _ => Some(Component::Network),
+            },
+        }
+    }
+
+    /// The row of the table marked "Yes".
+    pub fn yes_row(&self, has: impl Fn(TestKind) -> bool) -> Option<TestKind> {
+        match self {
+            Finding::Limits { ceiling, .. } | Finding::LowestCeiling { ceiling } => {
+                Some(ceiling.test)
+            }
+            Finding::Interference { component, .. } => match component {
+                Component::Target => Some(TestKind::TapeWrite),
+                Component::Source => Some(TestKind::ReadParallel),
+                Component::Pipeline => Some(TestKind::NullSink),
+                _ => None,
+            }
+            .filter(|test| has(*test)),
+            Finding::ShoeShine(_) => [
+                TestKind::ReadParallel,
+                TestKind::ReadSingle,
+                TestKind::NullSink,
+            ]
+            .into_iter()
+            .find(|test| has(*test)),
+            Finding::Network(network) => match network.limit {
+                NetworkLimit::Undetermined { .. } => None,
+                NetworkLimit::Target { .. } => Some(TestKind::TapeWrite),
+                _ => Some(TestKind::NetworkBackup),
+            },
+            Finding::Incomplete { .. } | Finding::FullOutranCeiling { .. } => None,
+        }
+    }
+}
+
+/// A run to do again before the verdict can stand.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Redo {
+    pub test: TestKind,
+    pub flags: Vec<FlagCode>,
+}
+
+/// One piece of advice, derived from the finding and the figures.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "advice", rename_all = "snake_case")]
+pub enum Advice {
+    /// Redo runs that are not valid.
+    Redo(Redo),
+    /// Feed the drives fast enough to stream.
+    FeedTheDrives {
+        needed_mb_s: f64,
+        streams_needed: u64,
+        per_stream_mb_s: f64,
+        drives: u32,
+        per_drive_mb_s: f64,
+    },
+    /// One stream is slower than the target.
+    ParallelStreams {
+        single_mb_s: f64,
+        target_mb_s: f64,
+        streams: u32,
+    },
+    /// The source delivers less than the target takes.
+    SourceBound {
+        source_mb_s: f64,
+        target_mb_s: f64,
+        streams: u32,
+    },
+    /// The target streams at full speed.
+    TargetAtFullSpeed { full_mb_s: f64, target_mb_s: f64 },
+    /// The pipeline kept the CPUs busy.
+    CpuBound { cpu_pct: f64 },
+    /// The pipeline is slower than reading alone.
+    PipelineSlowerThanReading {
+        pipeline_mb_s: f64,
+        source_mb_s: f64,
+    },
+    /// Readers waited: more buffers will not help.
+    ReadersWaited { wait_pct: f64 },
+    /// The writer waited: the source side is behind.
+    WriterWaited { wait_pct: f64 },
+    /// Put the target on another device.
+    SeparateDevice,
+    /// Match the target test's data to the source's.
+    MatchCompressibility { target_test: f64, full_backup: f64 },
+    /// Network: the target takes no more.
+    NetworkTargetFull,
+    /// Network: the links carry no more.
+    FasterLinks {
+        per_client_mb_s: f64,
+        clients: u32,
+        total_mb_s: f64,
+    },
+    /// Network: more clients or streams.
+    MoreClients { shape: Shape },
+    /// Network: some clients failed.
+    PartialNetworkRun { failed: Vec<String> },
+}

@@ -1,0 +1,867 @@
+//! The bottleneck verdict: the full backup compared with the isolated ceilings, the way Data
+//! Protector's method reads its Table 1. Pure functions over results: typed findings first
+//! (`findings`), the advice derived from them, and words only at the edge (`words`).
+
+pub mod figures;
+pub mod findings;
+mod words;
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::result::{RunResult, StageFigures, TapeFigures};
+use crate::engine::survey::Survey;
+use crate::spec::TestKind;
+use figures::TestFigure;
+pub use findings::{Advice, Component, Finding, Redo, Side};
+use findings::{
+    Ceiling, Drives, Interference, NetworkFinding, NetworkLimit, OutranCause, Shape, ShoeShine,
+    TargetCeilingFrom,
+};
+pub use words::format_duration;
+
+/// Share of a ceiling the full backup must reach for that ceiling to be the bottleneck.
+const REACHED: f64 = 0.9;
+/// Share of a stage's time spent waiting that marks the other side as behind.
+const WAITING: f64 = 50.0;
+/// System CPU above which the pipeline counts as CPU-bound.
+const CPU_BOUND_PCT: f64 = 80.0;
+/// Relative difference between two compression ratios that counts as a mismatch.
+const COMPRESSIBILITY_MISMATCH: f64 = 0.15;
+
+/// Which side a run's own stage accounting says held it back.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StageAttribution {
+    pub limited_by: Side,
+    pub reader_wait_pct: f64,
+    pub writer_wait_pct: f64,
+    /// The same in words.
+    pub reason: String,
+}
+
+/// One row of the bottleneck table.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct VerdictRow {
+    pub test: TestKind,
+    pub label: String,
+    /// Median steady-state MB/s of the test's repeats at its best point.
+    pub mb_per_s: Option<f64>,
+    /// Half the repeats' range, % of the median; `None` when measured once.
+    pub spread_pct: Option<f64>,
+    /// Runs the figure rests on.
+    pub repeats: usize,
+    /// Whether the figure rests on valid runs; `None` when no run finished.
+    pub valid: Option<bool>,
+    /// Why not, when it does not.
+    pub flags: Vec<crate::engine::validity::FlagCode>,
+    /// Whole-system CPU % of the run standing for the test.
+    pub cpu_pct: Option<f64>,
+    /// Yes on the limiting row; `None` on the full backup, which the others are compared with.
+    pub bottleneck: Option<bool>,
+    pub stage: Option<StageAttribution>,
+}
+
+/// The answer to "which component limits the backup, by how much, and what to change".
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Verdict {
+    pub rows: Vec<VerdictRow>,
+    /// The component named; when the verdict is inconclusive, the leading candidate.
+    pub component: Option<Component>,
+    /// False when a run the verdict rests on is not valid, or the figures contradict each
+    /// other: the verdict then says which runs to redo and how.
+    pub conclusive: bool,
+    pub finding: Finding,
+    pub advice: Vec<Advice>,
+    /// The finding in words.
+    pub verdict: String,
+    pub summary: String,
+    /// The advice in words.
+    pub recommendations: Vec<String>,
+    /// Source size ÷ full-backup speed.
+    pub backup_window_s: Option<f64>,
+}
+
+/// What a pipeline run's stage accounting says about which side held it back.
+pub fn stage_attribution(stages: &StageFigures) -> StageAttribution {
+    let (reader, writer) = (stages.reader_wait_pct, stages.writer_wait_pct);
+    let limited_by = if reader >= WAITING && reader > writer {
+        Side::Target
+    } else if writer >= WAITING && writer > reader {
+        Side::Source
+    } else {
+        Side::Balanced
+    };
+    StageAttribution {
+        limited_by,
+        reader_wait_pct: reader,
+        writer_wait_pct: writer,
+        reason: words::stage(limited_by, stages),
+    }
+}
+
+/// The figures a verdict reads, by test.
+struct Figures<'a> {
+    tests: Vec<(TestKind, Option<TestFigure<'a>>)>,
+}
+
+impl<'a> Figures<'a> {
+    fn get(&self, test: TestKind) -> Option<&TestFigure<'a>> {
+        self.tests
+            .iter()
+            .find(|(kind, _)| *kind == test)
+            .and_then(|(_, figure)| figure.as_ref())
+    }
+
+    fn mb(&self, test: TestKind) -> Option<f64> {
+        self.get(test).map(|figure| figure.mb_per_s)
+    }
+
+    fn run(&self, test: TestKind) -> Option<&'a RunResult> {
+        self.get(test).map(|figure| figure.run)
+    }
+}
+
+/// Builds the verdict from a campaign's runs and the survey of its source.
+pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
+    let figures = Figures {
+        tests: figures::per_test(runs),
+    };
+    let finding = finding(&figures, survey);
+    let has = |test: TestKind| figures.get(test).is_some();
+    let yes_row = finding.yes_row(has);
+    let redo = redo_list(&figures, &finding);
+    let conclusive = redo.is_empty()
+        && !matches!(
+            finding,
+            Finding::Incomplete { .. } | Finding::FullOutranCeiling { .. }
+        );
+    let advice = if conclusive {
+        advice(&figures, &finding)
+    } else {
+        // Until the runs are redone, only what the redo and the evidence at hand say.
+        let mut advice: Vec<Advice> = redo.into_iter().map(Advice::Redo).collect();
+        advice.extend(match &finding {
+            Finding::FullOutranCeiling { causes, .. } => causes
+                .iter()
+                .filter_map(|cause| match cause {
+                    OutranCause::Compressibility {
+                        target_test,
+                        full_backup,
+                    } => Some(Advice::MatchCompressibility {
+                        target_test: *target_test,
+                        full_backup: *full_backup,
+                    }),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        });
+        advice
+    };
+    let drives = drives_of(&figures);
+    let rows = figures
+        .tests
+        .iter()
+        .map(|(test, figure)| row(*test, figure.as_ref(), yes_row))
+        .collect();
+    let f = figures.mb(TestKind::FullBackup);
+    let backup_window_s = match (f, survey) {
+        (Some(full), Some(survey)) if full > 0.0 && survey.source_bytes > 0 => {
+            Some((survey.source_bytes as f64 / (full * 1e6) * 10.0).round() / 10.0)
+        }
+        _ => None,
+    };
+    let network = figures.get(TestKind::NetworkBackup);
+    let summary = words::summary(&figures.tests, f, network, survey, backup_window_s);
+    Verdict {
+        rows,
+        component: finding.component().or_else(|| candidate(&finding)),
+        conclusive,
+        verdict: words::finding(&finding, conclusive, drives.as_ref()),
+        recommendations: advice.iter().map(words::advice).collect(),
+        finding,
+        advice,
+        summary,
+        backup_window_s,
+    }
+}
+
+/// The component an open finding points at, for an inconclusive verdict's candidate.
+fn candidate(finding: &Finding) -> Option<Component> {
+    match finding {
+        Finding::FullOutranCeiling { ceiling, .. } => Some(ceiling.component),
+        _ => None,
+    }
+}
+
+fn row(test: TestKind, figure: Option<&TestFigure<'_>>, yes_row: Option<TestKind>) -> VerdictRow {
+    let run = figure.map(|figure| figure.run);
+    VerdictRow {
+        test,
+        label: match (run.and_then(|run| run.tape.as_ref()), test) {
+            (Some(tape), TestKind::TapeWrite | TestKind::FullBackup | TestKind::NetworkBackup) => {
+                format!("{} ({})", test.label(), words::drives(&drives(tape)))
+            }
+            _ => test.label().to_string(),
+        },
+        mb_per_s: figure.map(|figure| figure.mb_per_s),
+        spread_pct: figure.and_then(|figure| figure.spread_pct),
+        repeats: figure.map_or(0, |figure| figure.repeats),
+        valid: figure.map(|figure| figure.valid),
+        flags: figure.map_or_else(Vec::new, |figure| figure.flags.clone()),
+        cpu_pct: run.map(|run| run.cpu.system_pct),
+        bottleneck: (test != TestKind::FullBackup).then_some(yes_row == Some(test)),
+        stage: run
+            .filter(|run| {
+                matches!(
+                    run.test,
+                    TestKind::NullSink
+                        | TestKind::FullBackup
+                        | TestKind::TapeWrite
+                        | TestKind::NetworkBackup
+                )
+            })
+            .map(|run| stage_attribution(&run.stages)),
+    }
+}
+
+fn drives(tape: &TapeFigures) -> Drives {
+    Drives {
+        model: tape.model.clone(),
+        count: tape.drives,
+    }
+}
+
+/// The emulated drives of the run that best shows the target.
+fn drives_of(figures: &Figures<'_>) -> Option<Drives> {
+    [
+        TestKind::FullBackup,
+        TestKind::NetworkBackup,
+        TestKind::TapeWrite,
+    ]
+    .into_iter()
+    .find_map(|test| figures.run(test).and_then(|run| run.tape.as_ref()))
+    .map(drives)
+}
+
+/// The one finding of the campaign.
+fn finding(figures: &Figures<'_>, survey: Option<&Survey>) -> Finding {
+    let f = figures.mb(TestKind::FullBackup);
+    // The drive a backup fed: a shoe-shining drive names the feed, whatever the ceilings say.
+    let fed = figures
+        .run(TestKind::FullBackup)
+        .or_else(|| figures.run(TestKind::NetworkBackup).filter(|_| f.is_none()));
+    if let Some(shoe_shine) = fed.and_then(shoe_shine) {
+        return Finding::ShoeShine(shoe_shine);
+    }
+    if f.is_none()
+        && let Some(network) = figures.get(TestKind::NetworkBackup)
+    {
+        return Finding::Network(network_finding(network, figures));
+    }
+
+    let ceilings: Vec<Ceiling> = [
+        (Component::Target, TestKind::TapeWrite),
+        (Component::Source, TestKind::ReadParallel),
+        (Component::Pipeline, TestKind::NullSink),
+    ]
+    .into_iter()
+    .filter_map(|(component, test)| {
+        figures.mb(test).map(|mb_per_s| Ceiling {
+            component,
+            test,
+            mb_per_s,
+        })
+    })
+    .collect();
+    let Some(lowest) = ceilings
+        .iter()
+        .copied()
+        .min_by(|a, b| a.mb_per_s.total_cmp(&b.mb_per_s))
+    else {
+        return Finding::Incomplete {
+            missing: [
+                TestKind::TapeWrite,
+                TestKind::ReadParallel,
+                TestKind::NullSink,
+            ]
+            .into_iter()
+            .filter(|test| figures.mb(*test).is_none())
+            .collect(),
+        };
+    };
+    let Some(full) = f else {
+        return Finding::LowestCeiling { ceiling: lowest };
+    };
+    // A ceiling the full backup outran did not measure what the full backup met.
+    if let Some(outran) = ceilings
+        .iter()
+        .filter(|ceiling| full > ceiling.mb_per_s / REACHED)
+        .min_by(|a, b| a.mb_per_s.total_cmp(&b.mb_per_s))
+    {
+        return Finding::FullOutranCeiling {
+            ceiling: *outran,
+            full_mb_s: full,
+            causes: outran_causes(figures, outran),
+        };
+    }
+    if full >= REACHED * lowest.mb_per_s {
+        return Finding::Limits {
+            ceiling: lowest,
+            full_mb_s: full,
+        };
+    }
+    let full_run = figures.run(TestKind::FullBackup);
+    let stage = full_run.map(|run| stage_attribution(&run.stages));
+    let (component, evidence) = if survey.is_some_and(|survey| survey.shares_device) {
+        (Component::SharedDevice, Interference::SharedDevice)
+    } else {
+        match stage {
+            Some(StageAttribution {
+                limited_by: Side::Target,
+                reader_wait_pct,
+                ..
+            }) if ceilings.iter().any(|c| c.component == Component::Target) => (
+                Component::Target,
+                Interference::Stages {
+                    side: Side::Target,
+                    wait_pct: reader_wait_pct,
+                },
+            ),
+            Some(StageAttribution {
+                limited_by: Side::Source,
+                writer_wait_pct,
+                ..
+            }) if ceilings.iter().any(|c| c.component == Component::Source) => (
+                Component::Source,
+                Interference::Stages {
+                    side: Side::Source,
+                    wait_pct: writer_wait_pct,
+                },
+            ),
+            _ => (lowest.component, Interference::LowestCeiling),
+        }
+    };
+    Finding::Interference {
+        component,
+        lowest,
+        full_mb_s: full,
+        evidence,
+    }
+}
+
+/// Why a full backup may have outrun a ceiling, from the evidence at hand.
+fn outran_causes(figures: &Figures<'_>, ceiling: &Ceiling) -> Vec<OutranCause> {
+    let mut causes = Vec::new();
+    if let Some(mismatch) = compressibility_mismatch(figures)
+        && ceiling.component == Component::Target
+    {
+        causes.push(mismatch);
+    }
+    if let Some(figure) = figures.get(ceiling.test) {
+        if !figure.valid {
+            causes.push(OutranCause::InvalidCeiling {
+                flags: figure.flags.clone(),
+            });
+        }
+        if let Some(spread) = figure.spread_pct
+            && spread >= 100.0 * (1.0 / REACHED - 1.0)
+        {
+            causes.push(OutranCause::Spread { spread_pct: spread });
+        }
+    }
+    if causes.is_empty() {
+        causes.push(OutranCause::Unexplained {
+            emulated_target: figures
+                .run(ceiling.test)
+                .is_some_and(|run| run.tape.is_some()),
+        });
+    }
+    causes
+}
+
+/// The target test's data compressed differently on the drive from the full backup's.
+fn compressibility_mismatch(figures: &Figures<'_>) -> Option<OutranCause> {
+    let target = figures.run(TestKind::TapeWrite)?.tape.as_ref()?.compression;
+    let full = figures
+        .run(TestKind::FullBackup)?
+        .tape
+        .as_ref()?
+        .compression;
+    ((target - full).abs() > COMPRESSIBILITY_MISMATCH * full.max(target)).then_some(
+        OutranCause::Compressibility {
+            target_test: target,
+            full_backup: full,
+        },
+    )
+}
+
+/// A drive fed below its lowest speed step, from the run that fed it.
+fn shoe_shine(run: &RunResult) -> Option<ShoeShine> {
+    let tape = run.tape.as_ref().filter(|tape| tape.backhitches > 0)?;
+    // A network run's streams are every client's.
+    let streams = run.params.streams.max(1) * run.params.clients.unwrap_or(1).max(1);
+    let feed = run.figure();
+    let per_stream = feed / f64::from(streams);
+    // To stream, every drive needs at least its lowest step times the compression.
+    let needed = tape.min_mb_s * tape.compression * f64::from(tape.drives);
+    let wall = tape.streaming_s + tape.repositioning_s + tape.idle_s;
+    Some(ShoeShine {
+        drives: drives(tape),
+        backhitches: tape.backhitches,
+        repositioning_pct: if wall > 0.0 {
+            100.0 * tape.repositioning_s / wall
+        } else {
+            0.0
+        },
+        feed_mb_s: feed,
+        needed_mb_s: needed,
+        min_step_mb_s: tape.min_mb_s,
+        compression: tape.compression,
+        per_stream_mb_s: per_stream,
+        streams_needed: if per_stream > 0.0 {
+            (needed / per_stream).ceil() as u64
+        } else {
+            0
+        },
+    })
+}
+
+/// What a network backup's figure says, against the target's ceiling when one is known.
+fn network_finding(network: &TestFigure<'_>, figures: &Figures<'_>) -> NetworkFinding {
+    let run = network.run;
+    let n = network.mb_per_s;
+    let clients = run.params.clients.unwrap_or(1);
+    let shape = Shape {
+        clients,
+        streams: run.params.streams,
+    };
+    // The target's ceiling: its own test, else what emulated drives take at the compression
+    // they achieved.
+    let ceiling = figures
+        .mb(TestKind::TapeWrite)
+        .map(|t| (t, TargetCeilingFrom::TapeWriteTest))
+        .or_else(|| {
+            run.tape.as_ref().map(|tape| {
+                (
+                    tape.native_mb_s * tape.compression * f64::from(tape.drives),
+                    TargetCeilingFrom::EmulatedDrives,
+                )
+            })
+        });
+    let stage = stage_attribution(&run.stages);
+    let links = run.params.link_mb_s.map(|link| link * f64::from(clients));
+    let target_full = match ceiling {
+        Some((t, _)) => n >= REACHED * t,
+        None => stage.limited_by == Side::Target,
+    };
+    let limit = if ceiling.is_none() && links.is_none() && stage.limited_by == Side::Balanced {
+        NetworkLimit::Undetermined {
+            reader_wait_pct: stage.reader_wait_pct,
+            writer_wait_pct: stage.writer_wait_pct,
+        }
+    } else if target_full {
+        NetworkLimit::Target {
+            ceiling_mb_s: ceiling.map(|(t, _)| t),
+            from: ceiling.map(|(_, from)| from),
+            reader_wait_pct: stage.reader_wait_pct,
+        }
+    } else {
+        match (links, ceiling) {
+            (Some(total), _) if n >= REACHED * total => NetworkLimit::Links {
+                per_client_mb_s: total / f64::from(clients.max(1)),
+                total_mb_s: total,
+            },
+            (_, Some((t, from))) => NetworkLimit::BelowTarget {
+                ceiling_mb_s: t,
+                from,
+            },
+            _ => NetworkLimit::Starved,
+        }
+    };
+    NetworkFinding {
+        shape,
+        mb_per_s: n,
+        limit,
+        writer_wait_pct: run.stages.writer_wait_pct,
+        failed_clients: run
+            .clients
+            .iter()
+            .flatten()
+            .filter(|client| client.status == crate::engine::result::ClientStatus::Failed)
+            .map(|client| client.name.clone())
+            .collect(),
+    }
+}
+
+/// The tests the finding rests on whose figures are not valid.
+fn redo_list(figures: &Figures<'_>, finding: &Finding) -> Vec<Redo> {
+    let rests_on: &[TestKind] = match finding {
+        Finding::Network(_) => &[TestKind::NetworkBackup, TestKind::TapeWrite],
+        Finding::ShoeShine(_) => &[
+            TestKind::FullBackup,
+            TestKind::NetworkBackup,
+            TestKind::ReadParallel,
+        ],
+        _ => &[
+            TestKind::TapeWrite,
+            TestKind::ReadParallel,
+            TestKind::NullSink,
+            TestKind::FullBackup,
+        ],
+    };
+    rests_on
+        .iter()
+        .filter_map(|test| figures.get(*test))
+        .filter(|figure| !figure.valid)
+        .map(|figure| Redo {
+            test: figure.test,
+            flags: figure.flags.clone(),
+        })
+        .collect()
+}
+
+/// The advice that follows from a conclusive finding: only what agrees with it.
+fn advice(figures: &Figures<'_>, finding: &Finding) -> Vec<Advice> {
+    let mut advice = Vec::new();
+    let component = finding.component();
+    let (t, s1, sp, p) = (
+        figures.mb(TestKind::TapeWrite),
+        figures.mb(TestKind::ReadSingle),
+        figures.mb(TestKind::ReadParallel),
+        figures.mb(TestKind::NullSink),
+    );
+    match finding {
+        Finding::ShoeShine(shine) => advice.push(Advice::FeedTheDrives {
+            needed_mb_s: shine.needed_mb_s,
+            streams_needed: shine.streams_needed,
+            per_stream_mb_s: shine.per_stream_mb_s,
+            drives: shine.drives.count,
+            per_drive_mb_s: shine.min_step_mb_s * shine.compression,
+        }),
+        Finding::Network(network) => {
+            match network.limit {
+                NetworkLimit::Target { .. } => advice.push(Advice::NetworkTargetFull),
+                NetworkLimit::Links {
+                    per_client_mb_s,
+                    total_mb_s,
+                } => advice.push(Advice::FasterLinks {
+                    per_client_mb_s,
+                    clients: network.shape.clients,
+                    total_mb_s,
+                }),
+                NetworkLimit::BelowTarget { .. } | NetworkLimit::Starved => {
+                    advice.push(Advice::MoreClients {
+                        shape: network.shape,
+                    })
+                }
+                NetworkLimit::Undetermined { .. } => {}
+            }
+            if !network.failed_clients.is_empty() {
+                advice.push(Advice::PartialNetworkRun {
+                    failed: network.failed_clients.clone(),
+                });
+            }
+        }
+        _ => {}
+    }
+    let feed_named = matches!(component, Some(Component::Source) | None);
+    // How many streams a backup needs holds whatever limits it.
+    if let (Some(s1), Some(t)) = (s1, t)
+        && s1 < t
+    {
+        advice.push(Advice::ParallelStreams {
+            single_mb_s: s1,
+            target_mb_s: t,
+            streams: (t / s1).ceil().max(2.0) as u32,
+        });
+    }
+    if let (Some(sp), Some(t)) = (sp, t)
+        && sp < t
+        && feed_named
+        && !matches!(finding, Finding::ShoeShine(_))
+    {
+        advice.push(Advice::SourceBound {
+            source_mb_s: sp,
+            target_mb_s: t,
+            streams: figures
+                .run(TestKind::ReadParallel)
+                .map_or(0, |run| run.params.streams),
+        });
+    }
+    if let Finding::Limits { ceiling, full_mb_s } = finding
+        && ceiling.component == Component::Target
+    {
+        advice.push(Advice::TargetAtFullSpeed {
+            full_mb_s: *full_mb_s,
+            target_mb_s: ceiling.mb_per_s,
+        });
+    }
+    if component == Some(Component::Pipeline) {
+        if let Some(run) = figures.run(TestKind::NullSink)
+            && run.cpu.system_pct >= CPU_BOUND_PCT
+        {
+            advice.push(Advice::CpuBound {
+                cpu_pct: run.cpu.system_pct,
+            });
+        }
+        if let (Some(p), Some(sp)) = (p, sp)
+            && p < 0.8 * sp
+        {
+            advice.push(Advice::PipelineSlowerThanReading {
+                pipeline_mb_s: p,
+                source_mb_s: sp,
+            });
+        }
+    }
+    if let Some(run) = figures.run(TestKind::FullBackup) {
+        let stages = &run.stages;
+        match component {
+            Some(Component::Target | Component::SharedDevice)
+                if stages.reader_wait_pct >= WAITING =>
+            {
+                advice.push(Advice::ReadersWaited {
+                    wait_pct: stages.reader_wait_pct,
+                })
+            }
+            Some(Component::Source) if stages.writer_wait_pct >= WAITING => {
+                advice.push(Advice::WriterWaited {
+                    wait_pct: stages.writer_wait_pct,
+                })
+            }
+            _ => {}
+        }
+    }
+    if component == Some(Component::SharedDevice) {
+        advice.push(Advice::SeparateDevice);
+    }
+    advice
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::result::{CpuFigures, RunStatus};
+    use crate::spec::RunParams;
+
+    fn run(test: TestKind, mb_per_s: f64, cpu: f64) -> RunResult {
+        RunResult {
+            test,
+            params: RunParams {
+                buffers: 32,
+                block_size: 256 << 10,
+                streams: 2,
+                direct: false,
+                cold_cache: true,
+                fsync: true,
+                compress_ratio: 2.0,
+                size: None,
+                duration_s: None,
+                time_based: false,
+                source_rate_mb_s: None,
+                clients: None,
+                link_mb_s: None,
+            },
+            status: RunStatus::Done,
+            bytes: (mb_per_s * 1e6) as u64,
+            files: 1,
+            seconds: 1.0,
+            mb_per_s,
+            cpu: CpuFigures {
+                process_pct: cpu,
+                system_pct: cpu,
+            },
+            stages: StageFigures::default(),
+            latency_us: None,
+            latency_of: None,
+            cache_resident_pct: None,
+            samples: Vec::new(),
+            warnings: Vec::new(),
+            error: None,
+            tape: None,
+            clients: None,
+            partial: false,
+            steady: None,
+            validity: None,
+        }
+    }
+
+    fn network(mb_per_s: f64, clients: u32, link: Option<f64>, writer_wait: f64) -> RunResult {
+        let mut result = run(TestKind::NetworkBackup, mb_per_s, 10.0);
+        result.params.clients = Some(clients);
+        result.params.link_mb_s = link;
+        result.stages.writer_wait_pct = writer_wait;
+        result
+    }
+
+    #[test]
+    fn a_network_backup_below_the_target_blames_the_network() {
+        let runs = vec![
+            run(TestKind::TapeWrite, 240.0, 3.0),
+            network(117.0, 1, None, 85.0),
+        ];
+        let verdict = verdict(&runs, None);
+        assert_eq!(verdict.component, Some(Component::Network));
+        assert!(
+            verdict
+                .verdict
+                .starts_with("The network limits the backup: 1 client × 2 streams delivered 117.0"),
+            "{}",
+            verdict.verdict
+        );
+        let row = verdict
+            .rows
+            .iter()
+            .find(|row| row.test == TestKind::NetworkBackup)
+            .expect("row");
+        assert_eq!(row.bottleneck, Some(true));
+    }
+
+    #[test]
+    fn emulated_links_and_a_full_target_are_told_apart() {
+        let capped = verdict(&[network(178.0, 3, Some(60.0), 80.0)], None);
+        assert_eq!(capped.component, Some(Component::Network));
+        assert!(
+            capped.verdict.contains("emulated links"),
+            "{}",
+            capped.verdict
+        );
+        assert!(capped.recommendations[0].contains("180.0 MB/s"));
+
+        let full = verdict(
+            &[
+                run(TestKind::TapeWrite, 240.0, 3.0),
+                network(231.0, 6, None, 5.0),
+            ],
+            None,
+        );
+        assert_eq!(full.component, Some(Component::Target));
+        assert!(
+            full.verdict
+                .starts_with("The target limits the network backup")
+        );
+    }
+
+    /// Table 1 of the Data Protector paper (Windows): the tape is the bottleneck.
+    fn table_one() -> Vec<RunResult> {
+        vec![
+            run(TestKind::TapeWrite, 154.0, 3.0),
+            run(TestKind::ReadSingle, 105.3, 5.0),
+            run(TestKind::ReadParallel, 262.2, 9.0),
+            run(TestKind::NullSink, 197.0, 18.0),
+            run(TestKind::FullBackup, 151.7, 13.0),
+        ]
+    }
+
+    #[test]
+    fn table_one_names_the_tape() {
+        let survey = Survey {
+            source_bytes: 1_517_000_000,
+            source_files: 10,
+            shares_device: false,
+        };
+        let verdict = verdict(&table_one(), Some(&survey));
+        assert_eq!(verdict.component, Some(Component::Target));
+        let yes: Vec<TestKind> = verdict
+            .rows
+            .iter()
+            .filter(|row| row.bottleneck == Some(true))
+            .map(|row| row.test)
+            .collect();
+        assert_eq!(yes, vec![TestKind::TapeWrite]);
+        assert_eq!(verdict.rows[4].bottleneck, None);
+        assert!(
+            verdict.verdict.starts_with("The target limits the backup"),
+            "{}",
+            verdict.verdict
+        );
+        assert!(verdict.recommendations[0].contains("one stream cannot keep the target busy"));
+        assert!(
+            verdict
+                .recommendations
+                .iter()
+                .any(|r| r.starts_with("The target streams at full speed"))
+        );
+        assert_eq!(verdict.backup_window_s, Some(10.0));
+    }
+
+    #[test]
+    fn a_slow_full_backup_is_interference() {
+        let mut runs = table_one();
+        runs[4].mb_per_s = 60.0;
+        let survey = Survey {
+            source_bytes: 1,
+            source_files: 1,
+            shares_device: true,
+        };
+        let verdict = verdict(&runs, Some(&survey));
+        assert_eq!(verdict.component, Some(Component::SharedDevice));
+        assert!(verdict.rows.iter().all(|row| row.bottleneck != Some(true)));
+        assert!(verdict.verdict.contains("slow each other down"));
+    }
+
+    #[test]
+    fn interference_on_separate_devices_marks_the_named_component() {
+        let mut runs = table_one();
+        runs[4].mb_per_s = 60.0;
+        runs[4].stages.writer_wait_pct = 95.0;
+        runs[4].stages.writer_waits = 100;
+        let survey = Survey {
+            source_bytes: 1,
+            source_files: 1,
+            shares_device: false,
+        };
+        let verdict = verdict(&runs, Some(&survey));
+        assert_eq!(
+            verdict.component,
+            Some(Component::Source),
+            "{}",
+            verdict.verdict
+        );
+        let yes: Vec<TestKind> = verdict
+            .rows
+            .iter()
+            .filter(|row| row.bottleneck == Some(true))
+            .map(|row| row.test)
+            .collect();
+        assert_eq!(yes, vec![TestKind::ReadParallel]);
+    }
+
+    #[test]
+    fn a_slow_source_is_the_bottleneck() {
+        let mut runs = table_one();
+        runs[2].mb_per_s = 120.0;
+        runs[4].mb_per_s = 118.0;
+        let verdict = verdict(&runs, None);
+        assert_eq!(verdict.component, Some(Component::Source));
+        assert!(
+            verdict
+                .recommendations
+                .iter()
+                .any(|r| r.contains("source-bound"))
+        );
+    }
+
+    #[test]
+    fn stage_accounting_names_the_side_behind() {
+        let mut stages = StageFigures {
+            reader_wait_pct: 80.0,
+            reader_waits: 400,
+            ..StageFigures::default()
+        };
+        assert_eq!(stage_attribution(&stages).limited_by, Side::Target);
+        stages.reader_wait_pct = 1.0;
+        stages.writer_wait_pct = 70.0;
+        assert_eq!(stage_attribution(&stages).limited_by, Side::Source);
+        stages.writer_wait_pct = 10.0;
+        assert_eq!(stage_attribution(&stages).limited_by, Side::Balanced);
+    }
+
+    #[test]
+    fn failed_runs_do_not_count() {
+        let mut runs = table_one();
+        runs[0].status = RunStatus::Failed;
+        let verdict = verdict(&runs, None);
+        assert_eq!(verdict.rows[0].mb_per_s, None);
+        assert_ne!(verdict.component, Some(Component::Target));
+    }
+}

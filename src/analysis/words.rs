@@ -1,0 +1,472 @@
+//! The verdict in words: every sentence a page, table or report shows is written here, from
+//! the typed finding and advice, and nowhere else.
+
+use super::figures::TestFigure;
+use super::findings::{
+    Advice, Ceiling, Component, Drives, Finding, Interference, NetworkFinding, NetworkLimit,
+    OutranCause, Redo, Shape, ShoeShine, Side, TargetCeilingFrom,
+};
+use crate::engine::result::StageFigures;
+use crate::engine::survey::Survey;
+use crate::engine::validity::FlagCode;
+use crate::spec::TestKind;
+
+fn component(component: Component, drives: Option<&Drives>) -> String {
+    match (component, drives) {
+        (Component::Target, Some(drives)) => format!("the target ({})", self::drives(drives)),
+        (Component::Target, None) => "the target".to_string(),
+        (Component::Source, _) => "the source".to_string(),
+        (Component::Pipeline, _) => "the pipeline (CPU and memory copies)".to_string(),
+        (Component::SharedDevice, _) => "the device shared by source and target".to_string(),
+        (Component::Network, _) => "the network".to_string(),
+    }
+}
+
+fn ceiling(ceiling: &Ceiling) -> String {
+    format!(
+        "{}: {:.1} MB/s",
+        ceiling.test.label().to_lowercase(),
+        ceiling.mb_per_s
+    )
+}
+
+/// "2 emulated LTO-4 drives": how a verdict names emulated tape.
+pub fn drives(drives: &Drives) -> String {
+    if drives.count == 1 {
+        format!("emulated {} drive", drives.model)
+    } else {
+        format!("{} emulated {} drives", drives.count, drives.model)
+    }
+}
+
+/// A pipeline run's stage accounting in words.
+pub fn stage(side: Side, stages: &StageFigures) -> String {
+    let (reader, writer) = (stages.reader_wait_pct, stages.writer_wait_pct);
+    match side {
+        Side::Target => format!(
+            "readers waited for empty buffers {reader:.0}% of the time ({} waits): the target \
+             side is behind",
+            stages.reader_waits
+        ),
+        Side::Source => format!(
+            "the writer waited for full buffers {writer:.0}% of the time ({} waits): the source \
+             side is behind",
+            stages.writer_waits
+        ),
+        Side::Balanced => format!(
+            "readers waited {reader:.0}% and the writer {writer:.0}% of the time: neither side \
+             waited for the other most of the time"
+        ),
+    }
+}
+
+/// The finding as the verdict's sentence; an inconclusive one says so first.
+pub fn finding(finding: &Finding, conclusive: bool, drives: Option<&Drives>) -> String {
+    let text = match finding {
+        Finding::Incomplete { missing } => format!(
+            "Not enough finished tests to name a bottleneck: run {}",
+            missing
+                .iter()
+                .map(|test| test.id())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Finding::Limits {
+            ceiling: limit,
+            full_mb_s,
+        } => format!(
+            "{} limits the backup: the full backup reached {full_mb_s:.1} MB/s, {:.0}% of its \
+             isolated ceiling ({})",
+            capitalize(&component(limit.component, drives)),
+            100.0 * full_mb_s / limit.mb_per_s,
+            ceiling(limit)
+        ),
+        Finding::FullOutranCeiling {
+            ceiling: limit,
+            full_mb_s,
+            causes,
+        } => format!(
+            "The full backup ({full_mb_s:.1} MB/s) ran faster than the isolated test of {} \
+             ({}), so that test did not measure what the backup met: {}",
+            component(limit.component, drives),
+            ceiling(limit),
+            causes
+                .iter()
+                .map(outran_cause)
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        Finding::Interference {
+            component: named,
+            lowest,
+            full_mb_s,
+            evidence,
+        } => format!(
+            "{} limits the backup: the components slow each other down when combined. The full \
+             backup ran at {full_mb_s:.1} MB/s, only {:.0}% of the lowest isolated ceiling ({}){}",
+            capitalize(&component(*named, drives)),
+            100.0 * full_mb_s / lowest.mb_per_s,
+            ceiling(lowest),
+            match evidence {
+                Interference::SharedDevice => "; source and target share one device".to_string(),
+                Interference::Stages {
+                    side: Side::Target,
+                    wait_pct,
+                } => format!("; its readers waited for the target {wait_pct:.0}% of the time"),
+                Interference::Stages { wait_pct, .. } => {
+                    format!("; its writer waited for the source {wait_pct:.0}% of the time")
+                }
+                Interference::LowestCeiling => String::new(),
+            }
+        ),
+        Finding::LowestCeiling { ceiling: lowest } => format!(
+            "{} has the lowest ceiling ({}); run full_backup to confirm it limits the backup",
+            capitalize(&component(lowest.component, drives)),
+            ceiling(lowest)
+        ),
+        Finding::ShoeShine(shine) => shoe_shine(shine),
+        Finding::Network(network) => network_finding(network),
+    };
+    if conclusive {
+        text
+    } else if matches!(finding, Finding::Incomplete { .. }) {
+        format!("Inconclusive. {text}")
+    } else {
+        format!(
+            "Inconclusive: runs it rests on must be redone (see below). What they suggest: {}",
+            lower_first(&text)
+        )
+    }
+}
+
+fn outran_cause(cause: &OutranCause) -> String {
+    match cause {
+        OutranCause::Compressibility {
+            target_test,
+            full_backup,
+        } => format!(
+            "the target test's data compressed {target_test:.2}:1 on the drive, the source's \
+             {full_backup:.2}:1, so the drive took the source faster"
+        ),
+        OutranCause::InvalidCeiling { flags } => {
+            format!("its runs are not valid ({})", flag_list(flags))
+        }
+        OutranCause::Spread { spread_pct } => {
+            format!("its repeats differ by ±{spread_pct:.0}%, more than the gap")
+        }
+        OutranCause::Unexplained {
+            emulated_target: true,
+        } => "repeat the campaign with longer runs".to_string(),
+        OutranCause::Unexplained {
+            emulated_target: false,
+        } => "repeat the campaign with longer runs, or with direct I/O".to_string(),
+    }
+}
+
+fn shoe_shine(shine: &ShoeShine) -> String {
+    format!(
+        "The feed limits the backup: the {} {} ({} backhitches, repositioning {:.0}% of the time) \
+         because data arrives at {:.1} MB/s, below the {:.1} MB/s needed to keep streaming \
+         (lowest speed-matching step {:.0} MB/s × {:.2}:1 compression{})",
+        drives(&shine.drives),
+        if shine.drives.count == 1 {
+            "shoe-shines"
+        } else {
+            "shoe-shine"
+        },
+        shine.backhitches,
+        shine.repositioning_pct,
+        shine.feed_mb_s,
+        shine.needed_mb_s,
+        shine.min_step_mb_s,
+        shine.compression,
+        if shine.drives.count > 1 {
+            format!(" × {} drives", shine.drives.count)
+        } else {
+            String::new()
+        }
+    )
+}
+
+fn shape(shape: &Shape) -> String {
+    format!(
+        "{} client{} × {} stream{}",
+        shape.clients,
+        if shape.clients == 1 { "" } else { "s" },
+        shape.streams,
+        if shape.streams == 1 { "" } else { "s" }
+    )
+}
+
+fn target_ceiling_from(from: TargetCeilingFrom) -> &'static str {
+    match from {
+        TargetCeilingFrom::TapeWriteTest => "the target's ceiling",
+        TargetCeilingFrom::EmulatedDrives => "what the emulated drives take",
+    }
+}
+
+fn network_finding(network: &NetworkFinding) -> String {
+    let (n, shape) = (network.mb_per_s, shape(&network.shape));
+    let mut text = match &network.limit {
+        NetworkLimit::Undetermined {
+            reader_wait_pct,
+            writer_wait_pct,
+        } => format!(
+            "Neither the network nor the target held this network backup back ({n:.1} MB/s \
+             from {shape}): readers waited {reader_wait_pct:.0}% and the writer \
+             {writer_wait_pct:.0}% of the time; run tape_write to know the target's ceiling"
+        ),
+        NetworkLimit::Target {
+            ceiling_mb_s: Some(t),
+            from,
+            ..
+        } => format!(
+            "The target limits the network backup: {shape} delivered {n:.1} MB/s, {:.0}% of {} \
+             ({t:.1} MB/s)",
+            100.0 * n / t,
+            from.map_or("the target's ceiling", target_ceiling_from)
+        ),
+        NetworkLimit::Target {
+            reader_wait_pct, ..
+        } => format!(
+            "The target limits the network backup ({n:.1} MB/s from {shape}): readers waited \
+             for empty buffers {reader_wait_pct:.0}% of the time"
+        ),
+        NetworkLimit::Links {
+            per_client_mb_s,
+            total_mb_s,
+        } => format!(
+            "The network limits the backup: {shape} delivered {n:.1} MB/s, {:.0}% of what the \
+             emulated links carry ({} × {per_client_mb_s:.1} MB/s = {total_mb_s:.1} MB/s)",
+            100.0 * n / total_mb_s,
+            network.shape.clients
+        ),
+        NetworkLimit::BelowTarget { ceiling_mb_s, from } => format!(
+            "The network limits the backup: {shape} delivered {n:.1} MB/s, only {:.0}% of {} \
+             ({ceiling_mb_s:.1} MB/s)",
+            100.0 * n / ceiling_mb_s,
+            target_ceiling_from(*from)
+        ),
+        NetworkLimit::Starved => {
+            format!("The network limits the backup: {shape} delivered {n:.1} MB/s")
+        }
+    };
+    if matches!(
+        network.limit,
+        NetworkLimit::Links { .. } | NetworkLimit::BelowTarget { .. } | NetworkLimit::Starved
+    ) && network.writer_wait_pct >= super::WAITING
+    {
+        text.push_str(&format!(
+            "; the writer waited for data from the network {:.0}% of the time",
+            network.writer_wait_pct
+        ));
+    }
+    text
+}
+
+fn flag_list(flags: &[FlagCode]) -> String {
+    flags
+        .iter()
+        .map(|flag| flag.id())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn redo(redo: &Redo) -> String {
+    let mut remedies: Vec<&str> = redo.flags.iter().map(|flag| flag.remedy()).collect();
+    remedies.dedup();
+    format!(
+        "Redo {} ({}): {}.",
+        redo.test.id(),
+        flag_list(&redo.flags),
+        remedies.join("; ")
+    )
+}
+
+/// One piece of advice as a sentence.
+pub fn advice(advice: &Advice) -> String {
+    match advice {
+        Advice::Redo(r) => redo(r),
+        Advice::FeedTheDrives {
+            needed_mb_s,
+            streams_needed,
+            per_stream_mb_s,
+            drives,
+            per_drive_mb_s,
+        } => {
+            let fewer = if *drives > 1 {
+                format!("; fewer drives also help, since each one needs {per_drive_mb_s:.1} MB/s")
+            } else {
+                String::new()
+            };
+            format!(
+                "Feed the drive{} at least {needed_mb_s:.1} MB/s to keep {} streaming: \
+                 {streams_needed} streams at the measured {per_stream_mb_s:.1} MB/s per stream, \
+                 or faster streams{fewer}.",
+                if *drives > 1 { "s" } else { "" },
+                if *drives > 1 { "them" } else { "it" },
+            )
+        }
+        Advice::ParallelStreams {
+            single_mb_s,
+            target_mb_s,
+            streams,
+        } => format!(
+            "One stream reads {single_mb_s:.1} MB/s but the target takes {target_mb_s:.1} MB/s: \
+             one stream cannot keep the target busy; back up with at least {streams} parallel \
+             streams."
+        ),
+        Advice::SourceBound {
+            source_mb_s,
+            target_mb_s,
+            streams,
+        } => format!(
+            "The source delivers {source_mb_s:.1} MB/s with {streams} streams, less than the \
+             target's {target_mb_s:.1} MB/s: the backup is source-bound; spread it over more \
+             file systems or faster disks."
+        ),
+        Advice::TargetAtFullSpeed {
+            full_mb_s,
+            target_mb_s,
+        } => format!(
+            "The target streams at full speed ({full_mb_s:.1} of {target_mb_s:.1} MB/s): only a \
+             faster target or a second one raises the figure."
+        ),
+        Advice::CpuBound { cpu_pct } => format!(
+            "Backup to null kept the CPUs {cpu_pct:.0}% busy: the pipeline is CPU-bound; larger \
+             blocks cut per-block overhead, and compression or encryption would slow it further."
+        ),
+        Advice::PipelineSlowerThanReading {
+            pipeline_mb_s,
+            source_mb_s,
+        } => format!(
+            "The pipeline ({pipeline_mb_s:.1} MB/s to null) is slower than reading alone \
+             ({source_mb_s:.1} MB/s): try more buffers or larger blocks (e.g. 32 × 256K)."
+        ),
+        Advice::ReadersWaited { wait_pct } => format!(
+            "In the full backup the readers waited for empty buffers {wait_pct:.0}% of the time: \
+             the target side is behind, so more buffers will not help."
+        ),
+        Advice::WriterWaited { wait_pct } => format!(
+            "In the full backup the writer waited for full buffers {wait_pct:.0}% of the time: \
+             the source side is behind; add streams if read_parallel is faster than the full \
+             backup."
+        ),
+        Advice::SeparateDevice => "Source and target are on the same device, so the backup's \
+             reads and writes compete: put the target on a separate device."
+            .to_string(),
+        Advice::MatchCompressibility {
+            target_test,
+            full_backup,
+        } => format!(
+            "The target test wrote data that compressed {target_test:.2}:1, the source \
+             {full_backup:.2}:1: set compress_ratio to {full_backup:.1} so the target's ceiling \
+             is measured on data like the source's."
+        ),
+        Advice::NetworkTargetFull => "The network delivers what the target takes: more clients \
+             or streams will not raise the figure; a faster target, or a second drive, will."
+            .to_string(),
+        Advice::FasterLinks {
+            per_client_mb_s,
+            clients,
+            total_mb_s,
+        } => format!(
+            "Each client's link carries {per_client_mb_s:.1} MB/s, so {clients} clients deliver \
+             at most {total_mb_s:.1} MB/s: add clients or faster links."
+        ),
+        Advice::MoreClients { shape: s } => format!(
+            "{} could not fill the target: add clients or streams per client, or check the links \
+             between the clients and the lab (seed 000's servers were fed by six to eight \
+             clients with two streams each).",
+            shape(s)
+        ),
+        Advice::PartialNetworkRun { failed } => format!(
+            "The figure is partial: {} failed during the run, so fewer clients sent than asked.",
+            failed.join(", ")
+        ),
+    }
+}
+
+/// The campaign's figures in one paragraph.
+pub fn summary(
+    tests: &[(TestKind, Option<TestFigure<'_>>)],
+    full: Option<f64>,
+    network: Option<&TestFigure<'_>>,
+    survey: Option<&Survey>,
+    window: Option<f64>,
+) -> String {
+    let figures: Vec<String> = tests
+        .iter()
+        .filter(|(test, _)| !matches!(test, TestKind::FullBackup | TestKind::NetworkBackup))
+        .filter_map(|(test, figure)| {
+            figure
+                .as_ref()
+                .map(|figure| format!("{} {:.1}", test.label().to_lowercase(), figure.mb_per_s))
+        })
+        .collect();
+    let mut text = match (full, network) {
+        (Some(full), _) => format!("Full backup {full:.1} MB/s"),
+        (None, Some(_)) => String::new(),
+        (None, None) => "No full backup".to_string(),
+    };
+    if let Some(network) = network {
+        if !text.is_empty() {
+            text.push_str("; ");
+        }
+        text.push_str(&format!(
+            "network backup {:.1} MB/s from {} client(s) × {} stream(s)",
+            network.mb_per_s,
+            network.run.params.clients.unwrap_or(1),
+            network.run.params.streams
+        ));
+        if full.is_none() {
+            text = capitalize(&text);
+        }
+    }
+    if !figures.is_empty() {
+        text.push_str(&format!("; ceilings in MB/s: {}", figures.join(", ")));
+    }
+    text.push('.');
+    if let (Some(window), Some(survey)) = (window, survey) {
+        text.push_str(&format!(
+            " Backing up {:.2} GB takes about {}.",
+            survey.source_bytes as f64 / 1e9,
+            format_duration(window)
+        ));
+    }
+    text
+}
+
+/// Seconds as `1h 02m`, `3m 20s` or `12.3 s`.
+pub fn format_duration(seconds: f64) -> String {
+    if seconds >= 3600.0 {
+        let minutes = (seconds / 60.0).round() as u64;
+        format!("{}h {:02}m", minutes / 60, minutes % 60)
+    } else if seconds >= 60.0 {
+        let whole = seconds.round() as u64;
+        format!("{}m {:02}s", whole / 60, whole % 60)
+    } else {
+        format!("{seconds:.1} s")
+    }
+}
+
+fn capitalize(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// The first letter in lower case, unless the word is an acronym such as "LTO".
+fn lower_first(text: &str) -> String {
+    let mut chars = text.chars();
+    match (chars.next(), chars.next()) {
+        (Some(first), Some(second)) if !second.is_uppercase() => first
+            .to_lowercase()
+            .chain(std::iter::once(second))
+            .chain(chars)
+            .collect(),
+        _ => text.to_string(),
+    }
+}

@@ -1,0 +1,193 @@
+//! Steady state: the part of a run after its ramp and before its tail, where throughput holds
+//! within a tolerance — the window fio's `ss` and warp's autoterm measure instead of the whole run.
+
+use serde::{Deserialize, Serialize};
+
+use super::result::Sample;
+
+/// Most the steady window's throughput may vary: coefficient of variation of its buckets, %.
+pub const STEADY_CV_PCT: f64 = 10.0;
+/// Seconds of steady throughput a figure needs before its mean can be trusted.
+pub const MIN_STEADY_S: f64 = 3.0;
+/// Share of the sampled run the steady window must cover; the rest is ramp and tail.
+pub const MIN_STEADY_SHARE: f64 = 0.5;
+/// Samples are summed into buckets of at least this many seconds before their spread is
+/// judged, so a scheduler hiccup of one sample is not taken for unsteadiness.
+pub const BUCKET_S: f64 = 0.5;
+
+/// The steady part of a run and what it measured.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct SteadyFigures {
+    /// Mean throughput over the steady window, MB/s.
+    pub mb_per_s: f64,
+    /// The window, in seconds since the run started.
+    pub from_s: f64,
+    pub to_s: f64,
+    /// Coefficient of variation of the window's buckets, %.
+    pub cv_pct: f64,
+    /// Whether the window meets the tolerance, length and share above; when not, the figures
+    /// are those of the run's second half, the best estimate there is.
+    pub steady: bool,
+}
+
+impl SteadyFigures {
+    /// Seconds the window covers.
+    pub fn seconds(&self) -> f64 {
+        self.to_s - self.from_s
+    }
+}
+
+/// One bucket of summed samples: its end time, length and bytes (as MB).
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    end: f64,
+    len: f64,
+    mb: f64,
+}
+
+/// Finds the steady window of a run's samples, with buckets at least `bucket_s` long (a
+/// shoe-shining drive needs buckets as long as its cycle). `None` when the samples cover too
+/// little time to judge.
+pub fn find(samples: &[Sample], bucket_s: f64) -> Option<SteadyFigures> {
+    // At most about a thousand buckets, so the search stays quick on runs of hours.
+    let run_s = samples.last().map_or(0.0, |sample| sample.t);
+    let buckets = buckets(samples, bucket_s.max(BUCKET_S).max(run_s / 1000.0));
+    let covered: f64 = buckets.iter().map(|b| b.len).sum();
+    if buckets.len() < 3 || covered < MIN_STEADY_S {
+        return None;
+    }
+    // Prefix sums of length, MB and MB²/len make every window's mean and spread O(1).
+    let n = buckets.len();
+    let mut len = vec![0.0; n + 1];
+    let mut mb = vec![0.0; n + 1];
+    let mut rate_sq = vec![0.0; n + 1];
+    let mut rate = vec![0.0; n + 1];
+    for (i, b) in buckets.iter().enumerate() {
+        let r = b.mb / b.len;
+        len[i + 1] = len[i] + b.len;
+        mb[i + 1] = mb[i] + b.mb;
+        rate[i + 1] = rate[i] + r;
+        rate_sq[i + 1] = rate_sq[i] + r * r;
+    }
+    let cv = |i: usize, j: usize| {
+        let k = (j - i) as f64;
+        let mean = (rate[j] - rate[i]) / k;
+        if mean <= 0.0 {
+            return f64::INFINITY;
+        }
+        let var = ((rate_sq[j] - rate_sq[i]) / k - mean * mean).max(0.0);
+        100.0 * var.sqrt() / mean
+    };
+    let start_of = |i: usize| buckets[i].end - buckets[i].len;
+    // The longest window within the tolerance; the later one when two are as long.
+    let mut best: Option<(usize, usize)> = None;
+    for i in 0..n {
+        for j in (i + 2..=n).rev() {
+            let longer = best.is_none_or(|(bi, bj)| len[j] - len[i] >= len[bj] - len[bi]);
+            if !longer {
+                break;
+            }
+            if cv(i, j) <= STEADY_CV_PCT {
+                best = Some((i, j));
+                break;
+            }
+        }
+    }
+    let window = |i: usize, j: usize, steady: bool| SteadyFigures {
+        mb_per_s: round1((mb[j] - mb[i]) / (len[j] - len[i])),
+        from_s: round3(start_of(i)),
+        to_s: round3(buckets[j - 1].end),
+        cv_pct: round1(cv(i, j)),
+        steady,
+    };
+    match best {
+        Some((i, j))
+            if len[j] - len[i] >= MIN_STEADY_S && len[j] - len[i] >= MIN_STEADY_SHARE * covered =>
+        {
+            Some(window(i, j, true))
+        }
+        _ => {
+            let half = buckets
+                .iter()
+                .position(|b| b.end - b.len >= buckets[n - 1].end / 2.0)
+                .unwrap_or(0)
+                .min(n - 2);
+            Some(window(half, n, false))
+        }
+    }
+}
+
+/// Sums consecutive samples into buckets of at least `bucket_s` seconds; a last bucket shorter
+/// than that is dropped.
+fn buckets(samples: &[Sample], bucket_s: f64) -> Vec<Bucket> {
+    let mut out = Vec::new();
+    let (mut prev_t, mut len, mut mb) = (0.0_f64, 0.0_f64, 0.0_f64);
+    for sample in samples {
+        let dt = (sample.t - prev_t).max(0.0);
+        prev_t = sample.t;
+        len += dt;
+        mb += sample.mb_per_s * dt;
+        if len >= bucket_s - 1e-9 {
+            out.push(Bucket {
+                end: sample.t,
+                len,
+                mb,
+            });
+            (len, mb) = (0.0, 0.0);
+        }
+    }
+    out
+}
+
+fn round1(value: f64) -> f64 {
+    (value * 10.0).round() / 10.0
+}
+
+fn round3(value: f64) -> f64 {
+    (value * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn samples(rates: &[f64]) -> Vec<Sample> {
+        rates
+            .iter()
+            .enumerate()
+            .map(|(i, &mb_per_s)| Sample {
+                t: 0.25 * (i + 1) as f64,
+                mb_per_s,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_ramp_and_the_tail_are_left_out() {
+        let mut rates = vec![20.0, 60.0, 90.0, 95.0];
+        rates.extend(std::iter::repeat_n(100.0, 24));
+        rates.extend([40.0, 10.0]);
+        let steady = find(&samples(&rates), BUCKET_S).expect("enough samples");
+        assert!(steady.steady, "{steady:?}");
+        assert!((steady.mb_per_s - 100.0).abs() < 3.0, "{steady:?}");
+        assert!(steady.from_s >= 0.5 && steady.to_s <= 7.0, "{steady:?}");
+    }
+
+    #[test]
+    fn a_short_run_has_no_steady_state() {
+        assert_eq!(find(&samples(&[100.0; 8]), BUCKET_S), None);
+    }
+
+    #[test]
+    fn a_sawtooth_is_unsteady() {
+        let rates: Vec<f64> = (0..40)
+            .map(|i| if i % 4 < 2 { 200.0 } else { 20.0 })
+            .collect();
+        let steady = find(&samples(&rates), BUCKET_S).expect("enough samples");
+        assert!(!steady.steady, "{steady:?}");
+        // Buckets as long as the cycle see its mean, which is steady.
+        let cycle = find(&samples(&rates), 1.0).expect("enough samples");
+        assert!(cycle.steady, "{cycle:?}");
+        assert!((cycle.mb_per_s - 110.0).abs() < 1.0, "{cycle:?}");
+    }
+}

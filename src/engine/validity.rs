@@ -1,0 +1,336 @@
+//! Whether a run's figure may be trusted: each reason it may not is a flag with a code, the
+//! evidence, and what to do. Every threshold lives here, and `GUIDE` documents them.
+
+use serde::{Deserialize, Serialize};
+
+use super::result::{RunResult, RunStatus};
+use super::steady::{self, MIN_STEADY_S, STEADY_CV_PCT};
+use crate::spec::TestKind;
+
+/// Share of the source in the page cache above which a read figure is memory speed.
+pub const CACHE_RESIDENT_PCT: f64 = 10.0;
+/// CPU share of the whole machine taken by other work (system minus the lab's own), in
+/// percentage points, above which the run competed with something else.
+pub const BUSY_OTHER_PCT: f64 = 25.0;
+/// Whole-machine CPU above which a device test measured the CPU instead.
+pub const CPU_SATURATED_PCT: f64 = 90.0;
+/// Share of the source's entries that could not be read above which the figure covers a
+/// different data set than asked.
+pub const SKIPPED_PCT: f64 = 5.0;
+/// A run given a duration that ended before this share of it ran out of data.
+pub const DATA_SHARE_OF_DURATION: f64 = 0.5;
+/// Drive cycles (backhitches per drive) a shoe-shining figure needs.
+pub const MIN_DRIVE_CYCLES: f64 = 3.0;
+/// Times its buffer a drive must take before its figure is the drive's and not the buffer's.
+pub const DRIVE_BUFFERS: f64 = 4.0;
+
+/// Why a figure cannot be trusted.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum FlagCode {
+    TooShort,
+    Unsteady,
+    CacheResident,
+    DriveBufferNotFilled,
+    TooFewDriveCycles,
+    BusyMachine,
+    CpuSaturated,
+    SkippedData,
+    DataSmallerThanRun,
+}
+
+impl FlagCode {
+    /// Every code, in the order of `GUIDE`.
+    pub const ALL: [FlagCode; 9] = [
+        FlagCode::TooShort,
+        FlagCode::Unsteady,
+        FlagCode::CacheResident,
+        FlagCode::DriveBufferNotFilled,
+        FlagCode::TooFewDriveCycles,
+        FlagCode::BusyMachine,
+        FlagCode::CpuSaturated,
+        FlagCode::SkippedData,
+        FlagCode::DataSmallerThanRun,
+    ];
+
+    /// The code as results, CSV and the API spell it.
+    pub fn id(self) -> &'static str {
+        match self {
+            FlagCode::TooShort => "too_short",
+            FlagCode::Unsteady => "unsteady",
+            FlagCode::CacheResident => "cache_resident",
+            FlagCode::DriveBufferNotFilled => "drive_buffer_not_filled",
+            FlagCode::TooFewDriveCycles => "too_few_drive_cycles",
+            FlagCode::BusyMachine => "busy_machine",
+            FlagCode::CpuSaturated => "cpu_saturated",
+            FlagCode::SkippedData => "skipped_data",
+            FlagCode::DataSmallerThanRun => "data_smaller_than_run",
+        }
+    }
+
+    /// What to do about it: the remedy a verdict names for runs to redo.
+    pub fn remedy(self) -> &'static str {
+        match self {
+            FlagCode::TooShort | FlagCode::DataSmallerThanRun => {
+                "run time-based with a duration of 10 s or more (time_based, --time-based): a small source is then read again until the time is up"
+            }
+            FlagCode::Unsteady => "run longer, and keep other work off the machine and its disks",
+            FlagCode::CacheResident => "set cold_cache (or direct) so the disks are measured",
+            FlagCode::DriveBufferNotFilled => {
+                "give the run a duration long enough to fill the drive's buffer several times"
+            }
+            FlagCode::TooFewDriveCycles => {
+                "run longer, so the drive stops and restarts several times"
+            }
+            FlagCode::BusyMachine => "repeat it when the machine is idle",
+            FlagCode::CpuSaturated => {
+                "use larger blocks, fewer streams, or direct I/O, so the device and not the CPU sets the pace"
+            }
+            FlagCode::SkippedData => {
+                "make the source readable by the lab, or leave the unreadable parts out"
+            }
+        }
+    }
+}
+
+/// One reason a figure may mislead, with the evidence.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Flag {
+    pub code: FlagCode,
+    pub detail: String,
+}
+
+/// The judgement of one run: valid when no flag is raised.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Validity {
+    pub valid: bool,
+    pub flags: Vec<Flag>,
+}
+
+impl Validity {
+    /// Whether the flag is raised.
+    pub fn has(&self, code: FlagCode) -> bool {
+        self.flags.iter().any(|flag| flag.code == code)
+    }
+
+    /// The codes raised, comma-separated (empty when valid).
+    pub fn codes(&self) -> String {
+        let codes: Vec<&str> = self.flags.iter().map(|flag| flag.code.id()).collect();
+        codes.join(",")
+    }
+
+    /// Whether every flag raised is about the machine around the run rather than the run's
+    /// own shape: the verdict's leading candidate still stands, pending a quieter repeat.
+    pub fn only_environment(&self) -> bool {
+        self.flags
+            .iter()
+            .all(|flag| matches!(flag.code, FlagCode::BusyMachine | FlagCode::Unsteady))
+    }
+}
+
+/// One row of the flags' documentation: code, threshold and remedy.
+pub struct GuideRow {
+    pub code: FlagCode,
+    pub meaning: String,
+}
+
+/// What each flag means, with its threshold, built from the constants above.
+pub fn guide() -> Vec<GuideRow> {
+    FlagCode::ALL
+        .into_iter()
+        .map(|code| GuideRow {
+            code,
+            meaning: match code {
+                FlagCode::TooShort => format!(
+                    "fewer than {MIN_STEADY_S} s of samples in steady state: the mean is mostly ramp"
+                ),
+                FlagCode::Unsteady => format!(
+                    "no window covering at least {:.0} % of the run (and {MIN_STEADY_S} s) holds \
+                     within {STEADY_CV_PCT} % (coefficient of variation of {} s buckets)",
+                    100.0 * steady::MIN_STEADY_SHARE,
+                    steady::BUCKET_S
+                ),
+                FlagCode::CacheResident => format!(
+                    "more than {CACHE_RESIDENT_PCT} % of the source was in the page cache \
+                     (mincore) when a buffered read began"
+                ),
+                FlagCode::DriveBufferNotFilled => format!(
+                    "an emulated drive took less than {DRIVE_BUFFERS} times its buffer without \
+                     ever making the host wait: the figure is the feed into the buffer"
+                ),
+                FlagCode::TooFewDriveCycles => format!(
+                    "an emulated drive shoe-shined fewer than {MIN_DRIVE_CYCLES} times: its \
+                     start-stop rate is not yet known"
+                ),
+                FlagCode::BusyMachine => format!(
+                    "other work used more than {BUSY_OTHER_PCT} % of the machine's CPU during \
+                     the run, and more than the lab itself"
+                ),
+                FlagCode::CpuSaturated => format!(
+                    "a test meant to measure a device kept the machine's CPUs over \
+                     {CPU_SATURATED_PCT} % busy"
+                ),
+                FlagCode::SkippedData => format!(
+                    "more than {SKIPPED_PCT} % of the source's entries could not be read"
+                ),
+                FlagCode::DataSmallerThanRun => format!(
+                    "the data ran out before {:.0} % of the run's duration",
+                    100.0 * DATA_SHARE_OF_DURATION
+                ),
+            },
+        })
+        .collect()
+}
+
+/// Length of the buckets a run's steadiness is judged on: a drive's cycle when it shoe-shines.
+pub fn bucket_s(result: &RunResult) -> f64 {
+    match &result.tape {
+        Some(tape) if tape.backhitches > 0 => {
+            let per_drive = tape.backhitches as f64 / f64::from(tape.drives.max(1));
+            (result.seconds / per_drive).max(steady::BUCKET_S)
+        }
+        _ => steady::BUCKET_S,
+    }
+}
+
+/// What a run knows about itself beyond its result: the entries its source skipped.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Evidence {
+    pub skipped_entries: u64,
+}
+
+/// Finds the steady window and judges the run. Only finished runs are judged.
+pub fn judge(result: &mut RunResult, evidence: Evidence) {
+    if result.status != RunStatus::Done {
+        return;
+    }
+    result.steady = steady::find(&result.samples, bucket_s(result));
+    let mut flags = Vec::new();
+    let mut flag = |code, detail: String| flags.push(Flag { code, detail });
+
+    match &result.steady {
+        None => flag(
+            FlagCode::TooShort,
+            format!(
+                "{:.2} s of samples; a steady figure needs at least {MIN_STEADY_S} s",
+                result.samples.last().map_or(0.0, |sample| sample.t)
+            ),
+        ),
+        Some(window) if !window.steady && window.seconds() < MIN_STEADY_S => flag(
+            FlagCode::TooShort,
+            format!(
+                "only {:.1} s could be judged; a steady figure needs at least {MIN_STEADY_S} s",
+                window.seconds()
+            ),
+        ),
+        Some(window) if !window.steady => flag(
+            FlagCode::Unsteady,
+            format!(
+                "throughput varied {:.0} % over the second half of the run (tolerance \
+                 {STEADY_CV_PCT} %)",
+                window.cv_pct
+            ),
+        ),
+        Some(_) => {}
+    }
+
+    let params = &result.params;
+    if let Some(pct) = result.cache_resident_pct
+        && pct > CACHE_RESIDENT_PCT
+        && !params.direct
+    {
+        flag(
+            FlagCode::CacheResident,
+            format!("{pct:.0} % of the source was in the page cache when the read began"),
+        );
+    }
+
+    if let Some(tape) = &result.tape {
+        let drives = f64::from(tape.drives.max(1));
+        let per_drive_host = result.bytes as f64 / drives;
+        if tape.backhitches == 0
+            && !tape.buffer_filled
+            && per_drive_host < DRIVE_BUFFERS * tape.buffer_bytes as f64 * tape.compression
+        {
+            flag(
+                FlagCode::DriveBufferNotFilled,
+                format!(
+                    "each drive took {:.0} MB against a {:.0} MB buffer and never made the host \
+                     wait: the figure is how fast data went into the buffer",
+                    per_drive_host / 1e6,
+                    tape.buffer_bytes as f64 / 1e6
+                ),
+            );
+        } else if tape.backhitches > 0 && (tape.backhitches as f64 / drives) < MIN_DRIVE_CYCLES {
+            flag(
+                FlagCode::TooFewDriveCycles,
+                format!(
+                    "{} backhitch(es) over {} drive(s); at least {MIN_DRIVE_CYCLES} per drive \
+                     show the start-stop rate",
+                    tape.backhitches, tape.drives
+                ),
+            );
+        }
+    }
+
+    let other = result.cpu.system_pct - result.cpu.process_pct;
+    // A network run's clients on this machine are part of the run, not other work.
+    let busy = result.test != TestKind::NetworkBackup
+        && other > BUSY_OTHER_PCT
+        && other > result.cpu.process_pct;
+    if busy {
+        flag(
+            FlagCode::BusyMachine,
+            format!(
+                "other work used {other:.0} % of the machine's CPU, the lab {:.0} %",
+                result.cpu.process_pct
+            ),
+        );
+    }
+    let measures_device = result.tape.is_none()
+        && matches!(
+            result.test,
+            TestKind::TapeWrite | TestKind::ReadSingle | TestKind::ReadParallel
+        );
+    // On a machine busy with other work the CPUs are full whatever the run does.
+    if measures_device && !busy && result.cpu.system_pct > CPU_SATURATED_PCT {
+        flag(
+            FlagCode::CpuSaturated,
+            format!(
+                "the CPUs were {:.0} % busy: the figure may be the CPU's, not the device's",
+                result.cpu.system_pct
+            ),
+        );
+    }
+
+    let entries = result.files + evidence.skipped_entries;
+    if evidence.skipped_entries > 0
+        && 100.0 * evidence.skipped_entries as f64 / entries as f64 > SKIPPED_PCT
+    {
+        flag(
+            FlagCode::SkippedData,
+            format!(
+                "{} of {entries} entries of the source could not be read",
+                evidence.skipped_entries
+            ),
+        );
+    }
+
+    if let Some(duration) = params.duration_s
+        && result.seconds < DATA_SHARE_OF_DURATION * duration
+        && !result.tape.as_ref().is_some_and(|tape| tape.end_of_tape)
+    {
+        flag(
+            FlagCode::DataSmallerThanRun,
+            format!(
+                "the data ran out after {:.1} s of the {duration} s asked",
+                result.seconds
+            ),
+        );
+    }
+
+    result.validity = Some(Validity {
+        valid: flags.is_empty(),
+        flags,
+    });
+}
