@@ -6,6 +6,8 @@
 #   2. direct sequential read, 1 MiB blocks, 1 GiB file   backlab read_single vs fio, dd
 #   3. page-cached read of the same file to null          backlab read_single vs dd, fio
 #   4. 100 000 small files (4-16 KiB) read cold           backlab read_parallel vs tar
+#   5. direct read of a 512 MiB file, time-based 10 s     backlab read_single's steady-state
+#      figure vs fio (--time_based, --ramp_time=1: both leave their start-up out); goal: within 3 %
 #
 # Environment:
 #   BENCH_DIR  where the scratch directory goes (default /var/tmp/backlab-bench); must be a real
@@ -49,9 +51,9 @@ case $REPEAT in '' | *[!0-9]* | 0) die "REPEAT must be a positive integer (got '
 case $STREAMS in '' | *[!0-9]* | 0) die "STREAMS must be a positive integer (got '$STREAMS')" ;; esac
 case $W3_REPEAT in '' | *[!0-9]* | 0) die "W3_REPEAT must be a positive integer (got '$W3_REPEAT')" ;; esac
 case $W1_BUFFERS in '' | *[!0-9]* | 0) die "W1_BUFFERS must be a positive integer (got '$W1_BUFFERS')" ;; esac
-WORKLOADS=${WORKLOADS:-w1 w2 w3 w4}
+WORKLOADS=${WORKLOADS:-w1 w2 w3 w4 w5}
 for w in $WORKLOADS; do
-    case $w in w1 | w2 | w3 | w4) ;; *) die "WORKLOADS: unknown workload '$w' (w1 to w4)" ;; esac
+    case $w in w1 | w2 | w3 | w4 | w5) ;; *) die "WORKLOADS: unknown workload '$w' (w1 to w5)" ;; esac
 done
 wants() { case " $WORKLOADS " in *" $1 "*) return 0 ;; esac; return 1; }
 
@@ -241,7 +243,7 @@ m_fio() {
         tool_failed "$key fio" "fio $* (error=$err bw_bytes=$bw)" "$out"
         return 1
     fi
-    [ "$io" = "$GIB" ] || observe "$key: fio moved $io bytes, not $GIB"
+    [ "$io" = "$GIB" ] || [ -n "${FIO_TIME_BASED:-}" ] || observe "$key: fio moved $io bytes, not $GIB"
     MEAS=$(mbps "$bw" 1)
 }
 
@@ -271,7 +273,7 @@ m_backlab() {
     shift
     local out=$SCRATCH/backlab.json log=$SCRATCH/backlab.log rc status error warnings
     MEAS= BL_MB= BL_SECS= BL_FILES= BL_BYTES=
-    "$BL" run "$@" --duration "$BL_DURATION" --json >"$out" 2>"$log"
+    "$BL" run "$@" --duration "${BL_RUN_DURATION:-$BL_DURATION}" --json >"$out" 2>"$log"
     rc=$?
     status=$(jget "$out" runs.0.status)
     error=$(jget "$out" runs.0.error)
@@ -294,6 +296,12 @@ m_backlab() {
         esac
     fi
     MEAS=$BL_MB
+    if [ -n "${BL_STEADY:-}" ]; then
+        MEAS=$(jget "$out" runs.0.steady.mb_per_s)
+        [ "$(jget "$out" runs.0.validity.valid)" = True ] || [ "$(jget "$out" runs.0.validity.valid)" = true ] ||
+            observe "$key: backlab judged its run not valid: $(jget "$out" runs.0.validity.flags)"
+        [ -n "$MEAS" ] || { tool_failed "$key backlab" "no steady state found" "$log"; return 1; }
+    fi
 }
 
 # order REP tool...: the tools in order on even repeats, reversed on odd ones.
@@ -327,6 +335,9 @@ echo "mount:      $(awk -v d="$(df -P "$SCRATCH" | awk 'NR == 2 { print $6 }')" 
 echo "repeats:    $REPEAT (median reported, tool order alternating); small-files streams: $STREAMS"
 echo "write ring: backlab --buffers $W1_BUFFERS x 1 MiB for the direct write (fio psync: one buffer)"
 echo "cached read: $W3_REPEAT measurements per tool (each is only ~55 ms long)"
+echo "steady read: w5 reads one 512 MiB file with O_DIRECT, 1 MiB blocks, for 10 s in both tools;"
+echo "            backlab's steady-state figure (its ramp and tail left out) against fio"
+echo "            --time_based --runtime=10 --ramp_time=1 (fio leaves its first second out)"
 if [ "$FIO_MEM" = --mem=shmhuge ]; then
     echo "buffers:    fio $FIO_MEM (huge pages, as backlab's 1 MiB buffers; FIO_HUGE=0 for malloc)"
 else
@@ -484,6 +495,37 @@ else
         "$SCRATCH/dataset.log"
 fi
 
+# --- 5. time-based direct read: the steady-state figure ---------------------------------------
+W=w5
+SFILE=$SCRATCH/s.dat
+if wants w5; then
+    note "== 5. direct read of a 512 MiB file, time-based 10 s (backlab steady state vs fio)"
+    if fio --name=prep --filename="$SFILE" --rw=write --bs=1M --size=512M --direct=1 --ioengine=psync \
+        --end_fsync=1 >"$SCRATCH/prep5.log" 2>&1; then
+        for ((rep = 0; rep < REPEAT; rep++)); do
+            for tool in $(order $rep backlab fio); do
+                settle
+                case $tool in
+                    backlab)
+                        BL_STEADY=1 BL_RUN_DURATION=10 m_backlab $W --source "$SFILE" --target null \
+                            --tests read_single --block-size 1M --direct --time-based || continue
+                        ;;
+                    fio)
+                        FIO_TIME_BASED=1 m_fio $W read --name=ssread --filename="$SFILE" --rw=read \
+                            --bs=1M --size=512M --direct=1 --ioengine=psync --time_based \
+                            --runtime=10 --ramp_time=1 || continue
+                        ;;
+                esac
+                record $W.$tool "$MEAS"
+                progress $W $rep $tool "$MEAS MB/s"
+            done
+        done
+    else
+        tool_failed "creating the 512 MiB read file with fio" "fio --name=prep --filename=$SFILE ..." "$SCRATCH/prep5.log"
+    fi
+    rm -f "$SFILE"
+fi
+
 # --- report ------------------------------------------------------------------------------------
 # med W TOOL: the median, "-" when the tool is not part of the workload, ERR when it failed.
 med() {
@@ -509,6 +551,7 @@ ROWS=(
     "w2|direct seq read 1M x 1G (MB/s)|fio dd|0.95"
     "w3|cached read 1M x 1G to null (MB/s)|dd fio|1.0"
     "w4|small-files read cold (files/s)|tar|3"
+    "w5|steady direct read 512M, 10 s (MB/s)|fio|0.97"
 )
 VERDICTS=()
 echo
@@ -537,11 +580,20 @@ for row in "${ROWS[@]}"; do
         VERDICTS+=("FAIL  $label: no figure (a tool failed), goal >= $goal")
     fi
 done
+# The steady-state figure must agree with fio from above too: within 3 %.
+if wants w5; then
+    b=$(med w5 backlab) f=$(med w5 fio)
+    if isnum "$b" && isnum "$f"; then
+        r=$(div2 "$b" "$f")
+        if ge 1.03 "$r"; then v=PASS; else v=FAIL; fi
+        VERDICTS+=("$v  steady direct read: backlab/fio = $r, goal <= 1.03")
+    fi
+fi
 echo
 for v in "${VERDICTS[@]}"; do echo "$v"; done
 echo
 echo "raw figures (MB/s or files/s, one per repeat):"
-for w in w1 w2 w3 w4; do
+for w in w1 w2 w3 w4 w5; do
     for tool in backlab fio dd tar; do
         [ -n "${R[$w.$tool]:-}" ] && printf '  %s %-8s%s\n' "$w" "$tool" "${R[$w.$tool]}"
     done

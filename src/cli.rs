@@ -479,7 +479,7 @@ fn build_spec(args: &RunArgs) -> Result<CampaignSpec, String> {
         params.fsync = fsync;
     }
     if let Some(ratio) = args.compress_ratio {
-        params.compress_ratio = ratio;
+        params.compress_ratio = Some(ratio);
     }
     if let Some(size) = &args.size {
         params.size = Some(SizeInput::Text(size.clone()));
@@ -556,11 +556,16 @@ fn run_line(index: usize, total: usize, result: &RunResult) -> String {
     let head = format!("[{index}/{total}] {:<13}", result.test.id());
     match result.status {
         RunStatus::Done => format!(
-            "{head} {:>8.1} MB/s  {} in {:.2} s, {} files; {}",
+            "{head} {:>8.1} MB/s  {} in {:.2} s, {} files{}; {}",
             result.mb_per_s,
             format_size(result.bytes),
             result.seconds,
             result.files,
+            result
+                .data_compress_ratio
+                .map_or_else(String::new, |ratio| format!(
+                    ", data {ratio:.2}:1 as the source"
+                )),
             report::validity_note(result)
         ),
         _ => format!(

@@ -136,6 +136,8 @@ struct CsvRow<'a> {
     cold_cache: bool,
     fsync: bool,
     compress_ratio: f64,
+    /// The ratio the target test's data was given when it matched the source's.
+    data_compress_ratio: Option<f64>,
     size: Option<u64>,
     duration_s: Option<f64>,
     bytes: Option<u64>,
@@ -204,6 +206,7 @@ pub fn runs_csv(campaign_id: &str, runs: &[RunRecord]) -> Result<String, csv::Er
             cold_cache: params.cold_cache,
             fsync: params.fsync,
             compress_ratio: params.compress_ratio,
+            data_compress_ratio: result.and_then(|r| r.data_compress_ratio),
             size: params.size,
             duration_s: params.duration_s,
             bytes: result.map(|r| r.bytes),

@@ -152,7 +152,10 @@ pub struct ParamsSpec {
     pub direct: bool,
     pub cold_cache: bool,
     pub fsync: bool,
-    pub compress_ratio: f64,
+    /// How well the target test's generated data compresses; left out, the target test
+    /// writes data as compressible as the source's, measured on a sample of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compress_ratio: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<SizeInput>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -181,7 +184,7 @@ impl Default for ParamsSpec {
             direct: false,
             cold_cache: true,
             fsync: true,
-            compress_ratio: default_compress_ratio(),
+            compress_ratio: None,
             size: None,
             duration_s: Some(60.0),
             time_based: false,
@@ -387,6 +390,10 @@ pub struct RunParams {
     pub cold_cache: bool,
     pub fsync: bool,
     pub compress_ratio: f64,
+    /// The target test writes data as compressible as the source's (measured when it runs)
+    /// instead of `compress_ratio`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub match_source: bool,
     pub size: Option<u64>,
     pub duration_s: Option<f64>,
     /// The run lasts its whole duration: a source that runs out is read again.
@@ -890,7 +897,10 @@ impl CampaignSpec {
                     .and_then(|size| size.bytes().ok())
                     .filter(|&size| size > 0)
                     .unwrap_or(DEFAULT_GENERATED_SIZE),
-                compress_ratio: self.params.compress_ratio,
+                compress_ratio: self
+                    .params
+                    .compress_ratio
+                    .unwrap_or_else(default_compress_ratio),
             }),
             (None, None) => {
                 errors.add("source", "give paths, generated or agents");
@@ -1115,7 +1125,9 @@ impl CampaignSpec {
         if !(1..=256).contains(&streams) {
             errors.add("params.streams", "must be between 1 and 256");
         }
-        check_ratio(errors, "params.compress_ratio", params.compress_ratio);
+        if let Some(ratio) = params.compress_ratio {
+            check_ratio(errors, "params.compress_ratio", ratio);
+        }
         let size = params.size.as_ref().and_then(|size| {
             let bytes = size_field(errors, "params.size", size)?;
             if bytes == 0 {
@@ -1143,7 +1155,9 @@ impl CampaignSpec {
             direct: params.direct,
             cold_cache: params.cold_cache,
             fsync: params.fsync,
-            compress_ratio: params.compress_ratio,
+            compress_ratio: params.compress_ratio.unwrap_or_else(default_compress_ratio),
+            match_source: params.compress_ratio.is_none()
+                && matches!(source, Some(SourcePlan::Paths(_))),
             size,
             duration_s: params.duration_s,
             time_based: params.time_based && params.duration_s.is_some(),

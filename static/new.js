@@ -33,9 +33,9 @@
     s.params = {
       buffers: number(f.buffers.value), block_size: size(f.block_size.value),
       direct: f.direct.checked, cold_cache: f.cold_cache.checked, fsync: f.fsync.checked,
-      time_based: f.time_based.checked,
-      compress_ratio: number(f.compress_ratio.value)
+      time_based: f.time_based.checked
     };
+    if (f.compress_ratio.value.trim() !== "") s.params.compress_ratio = number(f.compress_ratio.value);
     if (f.streams.value.trim() !== "") s.params.streams = number(f.streams.value);
     if (f.size.value.trim() !== "") s.params.size = size(f.size.value);
     if (f.duration_s.value.trim() !== "") s.params.duration_s = number(f.duration_s.value);

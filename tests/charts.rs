@@ -18,6 +18,7 @@ fn run(position: usize, test: TestKind, buffers: u32, block: u64, streams: u32) 
         cold_cache: true,
         fsync: true,
         compress_ratio: 2.0,
+        match_source: false,
         size: None,
         duration_s: Some(10.0),
         time_based: false,
@@ -76,6 +77,7 @@ fn run(position: usize, test: TestKind, buffers: u32, block: u64, streams: u32) 
             partial: false,
             steady: None,
             validity: None,
+            data_compress_ratio: None,
         }),
     }
 }

@@ -22,6 +22,7 @@ fn params() -> RunParams {
         cold_cache: false,
         fsync: true,
         compress_ratio: 2.0,
+        match_source: false,
         size: None,
         duration_s: Some(30.0),
         time_based: false,
@@ -379,4 +380,47 @@ fn dataset_files_compress_as_asked() {
         (ratio - 2.0).abs() / 2.0 <= 0.10,
         "dataset compresses {ratio:.3}:1"
     );
+}
+
+/// A source what-if caps every test that reads the source, and only those; a link what-if
+/// caps none of the local tests.
+#[test]
+fn what_ifs_cap_only_the_component_they_describe() {
+    for test in TestKind::BOTTLENECK {
+        let plan = RunPlan {
+            test,
+            params: RunParams {
+                source_rate_mb_s: Some(10.0),
+                link_mb_s: Some(1.0),
+                duration_s: Some(1.5),
+                ..params()
+            },
+            source: generated(1 << 40),
+            target: TargetPlan::Null,
+            agents: Vec::new(),
+        };
+        let result = run(&plan);
+        assert_eq!(result.status, RunStatus::Done, "{test}: {:?}", result.error);
+        let streams = if test == TestKind::ReadSingle {
+            1.0
+        } else {
+            2.0
+        };
+        if test.reads_source() {
+            // Each stream is held to 10 MB/s; a burst at the start may add a block or two.
+            assert!(
+                result.mb_per_s <= 10.0 * streams * 1.25,
+                "{test} ran at {} MB/s under a {} MB/s cap",
+                result.mb_per_s,
+                10.0 * streams
+            );
+        } else {
+            // Generated data into nothing runs at memory speed: far above either cap.
+            assert!(
+                result.mb_per_s > 100.0,
+                "{test} was capped by another component's what-if: {} MB/s",
+                result.mb_per_s
+            );
+        }
+    }
 }

@@ -133,11 +133,21 @@ fn a_feed_below_the_lowest_step_shoe_shines_and_the_verdict_blames_the_feed() {
         text.contains("feed") && text.contains("shoe-shines"),
         "{text}"
     );
-    let advice = verdict["recommendations"][0].as_str().unwrap_or("");
-    assert!(
-        advice.contains("at least 40.0 MB/s") && advice.contains("streams"),
-        "{advice}"
-    );
+    let advice = verdict["recommendations"].to_string();
+    if verdict["conclusive"] == true {
+        assert!(
+            advice.contains("at least 40.0 MB/s") && advice.contains("streams"),
+            "{advice}"
+        );
+    } else {
+        // A busy machine makes the runs invalid: only the redo is advised, for that reason.
+        for redo in verdict["advice"].as_array().expect("advice") {
+            assert_eq!(redo["advice"], "redo", "{advice}");
+            for flag in redo["flags"].as_array().expect("flags") {
+                assert!(flag == "busy_machine" || flag == "unsteady", "{advice}");
+            }
+        }
+    }
 }
 
 #[test]
@@ -165,11 +175,12 @@ fn a_full_cartridge_ends_the_run_with_an_end_of_tape_result() {
 fn ctrl_c_stops_a_shoe_shining_drive_within_a_second() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let path = dir.path().join("spec.json");
-    // A slow feed and a long reposition: the drive keeps the host waiting for seconds.
+    // A slow feed and a long reposition: the drive keeps the host waiting for seconds. The
+    // feed's cap is a source what-if, so the backup shoe-shines (the target test would not).
     let spec = json!({
         "source": {"generated": {"size": "10G", "compress_ratio": 1.0}},
         "target": {"kind": "tape", "model": "lto-3", "buffer_mb": 4, "reposition_s": 5},
-        "tests": ["tape_write"],
+        "tests": ["full_backup"],
         "params": {"streams": 1, "source_rate_mb_s": 10, "duration_s": 60, "block_size": "1M",
                    "buffers": 4}
     });

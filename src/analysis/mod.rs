@@ -273,11 +273,7 @@ fn finding(figures: &Figures<'_>, survey: Option<&Survey>) -> Finding {
         })
     })
     .collect();
-    let Some(lowest) = ceilings
-        .iter()
-        .copied()
-        .min_by(|a, b| a.mb_per_s.total_cmp(&b.mb_per_s))
-    else {
+    let Some(lowest) = lowest_ceiling(&ceilings) else {
         return Finding::Incomplete {
             missing: [
                 TestKind::TapeWrite,
@@ -347,6 +343,27 @@ fn finding(figures: &Figures<'_>, survey: Option<&Survey>) -> Finding {
         full_mb_s: full,
         evidence,
     }
+}
+
+/// The lowest ceiling. Backup to null reads the source too, so it names the pipeline only
+/// when it is clearly below reading alone; otherwise its figure is the source's.
+fn lowest_ceiling(ceilings: &[Ceiling]) -> Option<Ceiling> {
+    let source = ceilings
+        .iter()
+        .find(|ceiling| ceiling.component == Component::Source);
+    let lowest = ceilings
+        .iter()
+        .copied()
+        .min_by(|a, b| a.mb_per_s.total_cmp(&b.mb_per_s))?;
+    Some(match source {
+        Some(source)
+            if lowest.component == Component::Pipeline
+                && lowest.mb_per_s >= REACHED * source.mb_per_s =>
+        {
+            *source
+        }
+        _ => lowest,
+    })
 }
 
 /// Why a full backup may have outrun a ceiling, from the evidence at hand.
@@ -654,6 +671,7 @@ mod tests {
                 cold_cache: true,
                 fsync: true,
                 compress_ratio: 2.0,
+                match_source: false,
                 size: None,
                 duration_s: None,
                 time_based: false,
@@ -682,6 +700,7 @@ mod tests {
             partial: false,
             steady: None,
             validity: None,
+            data_compress_ratio: None,
         }
     }
 

@@ -273,8 +273,12 @@ fn flag_list(flags: &[FlagCode]) -> String {
 }
 
 fn redo(redo: &Redo) -> String {
-    let mut remedies: Vec<&str> = redo.flags.iter().map(|flag| flag.remedy()).collect();
-    remedies.dedup();
+    let mut remedies: Vec<&str> = Vec::new();
+    for remedy in redo.flags.iter().map(|flag| flag.remedy()) {
+        if !remedies.contains(&remedy) {
+            remedies.push(remedy);
+        }
+    }
     format!(
         "Redo {} ({}): {}.",
         redo.test.id(),

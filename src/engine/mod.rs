@@ -3,6 +3,7 @@
 
 pub mod buffer;
 pub mod cache;
+pub mod compressibility;
 pub mod data;
 pub mod dataset;
 pub mod error;
@@ -94,6 +95,7 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
     };
 
     let skipped = Skipped::default();
+    let source_ratio = source_ratio(plan);
     let cpu_before = CpuSnapshot::take();
     let mut tallies = Vec::new();
     let outcome = if plan.test == TestKind::NetworkBackup {
@@ -102,7 +104,7 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
             outcome
         })
     } else {
-        build_job(plan, settings, &skipped).map(|job| pipeline::run(job, control))
+        build_job(plan, settings, &skipped, source_ratio).map(|job| pipeline::run(job, control))
     };
     let cpu = cpu_before.usage_until(&CpuSnapshot::take());
     warnings.extend(skipped.warning());
@@ -113,6 +115,7 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
         cpu,
         cache_resident_pct,
         warnings,
+        data_compress_ratio: source_ratio,
         ..RunResult::failed(plan.test, params.clone(), String::new())
     };
     match outcome {
@@ -135,6 +138,11 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
         &mut result,
         validity::Evidence {
             skipped_entries: skipped.count(),
+            measures_device: if plan.test.reads_source() {
+                matches!(plan.source, SourcePlan::Paths(_))
+            } else {
+                matches!(plan.target, TargetPlan::Dir(_) | TargetPlan::Device(_))
+            },
         },
     );
     result
@@ -253,7 +261,12 @@ fn run_network(
             ClientSource::Generated {
                 compress_ratio: *compress_ratio,
             },
-            Some(params.size.map_or(*size, |limit| limit.min(*size))),
+            // A time-based run's clients send until the lab ends it at its duration.
+            if params.time_based {
+                params.size
+            } else {
+                Some(params.size.map_or(*size, |limit| limit.min(*size)))
+            },
         ),
         SourcePlan::Paths(paths) => (ClientSource::Paths(paths.clone()), params.size),
     };
@@ -353,6 +366,7 @@ fn build_job<'a>(
     plan: &'a RunPlan,
     settings: &EngineSettings,
     skipped: &'a Skipped,
+    source_ratio: Option<f64>,
 ) -> Result<Job<'a>, EngineError> {
     let params = &plan.params;
     let streams = match plan.test {
@@ -374,7 +388,7 @@ fn build_job<'a>(
         ) => Some((*size, *compress_ratio)),
         (SourcePlan::Paths(_), TestKind::TapeWrite) => Some((
             params.size.unwrap_or(DEFAULT_GENERATED_SIZE),
-            params.compress_ratio,
+            source_ratio.unwrap_or(params.compress_ratio),
         )),
         (SourcePlan::Paths(_), _) => None,
     };
@@ -449,6 +463,25 @@ fn build_job<'a>(
         limits,
         tallies: Vec::new(),
     })
+}
+
+/// The source's compressibility, measured for a target test that is to match it. Below
+/// 1.05:1 the source counts as incompressible.
+fn source_ratio(plan: &RunPlan) -> Option<f64> {
+    match &plan.source {
+        SourcePlan::Paths(paths)
+            if plan.test == TestKind::TapeWrite && plan.params.match_source =>
+        {
+            compressibility::measure(paths).map(|ratio| {
+                if ratio < 1.05 {
+                    1.0
+                } else {
+                    (ratio * 100.0).round() / 100.0
+                }
+            })
+        }
+        _ => None,
+    }
 }
 
 /// The writers' sinks of a test: none for read tests, one per emulated drive, or the target.

@@ -49,6 +49,10 @@ pub struct RunResult {
     /// Some clients failed and the others finished: the figures cover the survivors' part.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub partial: bool,
+    /// The compressibility of the data a target test wrote, when it was measured on the
+    /// source to match it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_compress_ratio: Option<f64>,
     /// Throughput over the steady part of the run, ramp and tail left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady: Option<SteadyFigures>,
@@ -80,6 +84,7 @@ impl RunResult {
             tape: None,
             clients: None,
             partial: false,
+            data_compress_ratio: None,
             steady: None,
             validity: None,
         }

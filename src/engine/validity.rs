@@ -71,8 +71,9 @@ impl FlagCode {
     /// What to do about it: the remedy a verdict names for runs to redo.
     pub fn remedy(self) -> &'static str {
         match self {
-            FlagCode::TooShort | FlagCode::DataSmallerThanRun => {
-                "run time-based with a duration of 10 s or more (time_based, --time-based): a small source is then read again until the time is up"
+            FlagCode::TooShort => "give the run a duration of 10 s or more",
+            FlagCode::DataSmallerThanRun => {
+                "run it time-based (time_based, --time-based) with a duration of 10 s or more: the source is then read again until the time is up"
             }
             FlagCode::Unsteady => "run longer, and keep other work off the machine and its disks",
             FlagCode::CacheResident => "set cold_cache (or direct) so the disks are measured",
@@ -174,7 +175,8 @@ pub fn guide() -> Vec<GuideRow> {
                     "more than {SKIPPED_PCT} % of the source's entries could not be read"
                 ),
                 FlagCode::DataSmallerThanRun => format!(
-                    "the data ran out before {:.0} % of the run's duration",
+                    "too short to judge because the data ran out before {:.0} % of the run's \
+                     duration (replaces too_short then)",
                     100.0 * DATA_SHARE_OF_DURATION
                 ),
             },
@@ -197,6 +199,9 @@ pub fn bucket_s(result: &RunResult) -> f64 {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Evidence {
     pub skipped_entries: u64,
+    /// The run reads or writes a real device or file system, not generated data into memory
+    /// or an emulated drive: only then can the CPU, rather than the device, set its pace.
+    pub measures_device: bool,
 }
 
 /// Finds the steady window and judges the run. Only finished runs are judged.
@@ -208,7 +213,28 @@ pub fn judge(result: &mut RunResult, evidence: Evidence) {
     let mut flags = Vec::new();
     let mut flag = |code, detail: String| flags.push(Flag { code, detail });
 
+    // A run too short to judge because its data ran out long before its duration says so:
+    // the cure is to read the data again, not a longer duration.
+    let ran_out = result.params.duration_s.filter(|&duration| {
+        result.seconds < DATA_SHARE_OF_DURATION * duration
+            && !result.tape.as_ref().is_some_and(|tape| tape.end_of_tape)
+    });
+    let too_short = match &result.steady {
+        None => true,
+        Some(window) => !window.steady && window.seconds() < MIN_STEADY_S,
+    };
+    if too_short && let Some(duration) = ran_out {
+        flag(
+            FlagCode::DataSmallerThanRun,
+            format!(
+                "the data ran out after {:.1} s of the {duration} s allowed: the figure is \
+                 mostly start-up",
+                result.seconds
+            ),
+        );
+    }
     match &result.steady {
+        _ if too_short && ran_out.is_some() => {}
         None => flag(
             FlagCode::TooShort,
             format!(
@@ -287,7 +313,7 @@ pub fn judge(result: &mut RunResult, evidence: Evidence) {
             ),
         );
     }
-    let measures_device = result.tape.is_none()
+    let measures_device = evidence.measures_device
         && matches!(
             result.test,
             TestKind::TapeWrite | TestKind::ReadSingle | TestKind::ReadParallel
@@ -312,19 +338,6 @@ pub fn judge(result: &mut RunResult, evidence: Evidence) {
             format!(
                 "{} of {entries} entries of the source could not be read",
                 evidence.skipped_entries
-            ),
-        );
-    }
-
-    if let Some(duration) = params.duration_s
-        && result.seconds < DATA_SHARE_OF_DURATION * duration
-        && !result.tape.as_ref().is_some_and(|tape| tape.end_of_tape)
-    {
-        flag(
-            FlagCode::DataSmallerThanRun,
-            format!(
-                "the data ran out after {:.1} s of the {duration} s asked",
-                result.seconds
             ),
         );
     }

@@ -288,7 +288,7 @@ impl Store {
                 writer_busy_pct = ?, writer_wait_pct = ?, writer_waits = ?,
                 latency_p50_us = ?, latency_p99_us = ?, latency_max_us = ?, latency_of = ?,
                 cache_resident_pct = ?, warnings = ?, error = ?, tape = ?, clients = ?,
-                partial = ?, steady = ?, validity = ?
+                partial = ?, steady = ?, validity = ?, data_compress_ratio = ?
              WHERE id = ? AND status = 'running'",
         )
         .bind(status.id())
@@ -317,6 +317,7 @@ impl Store {
         .bind(result.partial)
         .bind(result.steady.as_ref().map(to_json).transpose()?)
         .bind(result.validity.as_ref().map(to_json).transpose()?)
+        .bind(result.data_compress_ratio)
         .bind(run_id)
         .execute(&mut *tx)
         .await?;
@@ -559,6 +560,7 @@ struct RunRow {
     partial: bool,
     steady: Option<String>,
     validity: Option<String>,
+    data_compress_ratio: Option<f64>,
 }
 
 impl RunRow {
@@ -642,6 +644,7 @@ impl RunRow {
             partial: self.partial,
             steady,
             validity: validity.clone(),
+            data_compress_ratio: self.data_compress_ratio,
         });
         Ok(RunRecord {
             id: self.id,

@@ -78,7 +78,7 @@ impl CampaignForm {
             size: String::new(),
             // Long enough for a steady state; a small source is read again until it ends.
             duration_s: "10".into(),
-            compress_ratio: "2.0".into(),
+            compress_ratio: String::new(),
             direct: false,
             cold_cache: true,
             fsync: true,
@@ -214,7 +214,10 @@ impl CampaignForm {
             params.insert("time_based".into(), json!(true));
         }
         params.insert("fsync".into(), json!(self.fsync));
-        params.insert("compress_ratio".into(), number(&self.compress_ratio));
+        // Left empty, the target test matches the source's compressibility.
+        if !self.compress_ratio.trim().is_empty() {
+            params.insert("compress_ratio".into(), number(&self.compress_ratio));
+        }
         for (key, text, as_size) in [
             ("streams", &self.streams, false),
             ("size", &self.size, true),

@@ -119,6 +119,7 @@ fn a_campaign_from_the_form_runs_live_to_its_verdict() {
          f.target_kind.value = 'null';
          f.size.value = '64M';
          f.duration_s.value = '10';
+         f.repeat.value = '1';
          true",
     );
     tab.find_element("#submit")
@@ -223,6 +224,8 @@ fn the_network_preset_runs_a_client_sweep_with_its_charts() {
         &tab,
         "const f = document.getElementById('campaign-form').elements;
          f.generated_size.value = '96M';
+         f.time_based.checked = false;
+         f.repeat.value = '1';
          f.matrix_clients.value = '6, 8';
          f.matrix_block_size.value = '256K';
          true",

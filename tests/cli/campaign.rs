@@ -105,23 +105,28 @@ fn the_table_shows_every_row_and_the_verdict() {
     let table = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = table.lines().collect();
     assert!(
-        lines[0].starts_with("Test") && lines[0].ends_with("Bottleneck?"),
+        lines[0].starts_with("Test") && lines[0].contains("Bottleneck?  Valid?"),
         "{table}"
     );
     assert!(lines[1].starts_with("Target write"), "{table}");
     assert!(
-        lines[4].starts_with("Full backup, parallel") && lines[4].ends_with('-'),
+        lines[4].starts_with("Full backup, parallel") && lines[4].contains("%  -  "),
         "{table}"
     );
-    assert_eq!(
-        lines[1..4]
+    // 8 MB read once cannot give a steady figure: every row says why, and the verdict says
+    // it is inconclusive rather than naming a bottleneck.
+    assert!(
+        lines[1..5]
             .iter()
-            .filter(|line| line.ends_with("Yes"))
-            .count(),
-        1,
+            .all(|line| line.contains("no: data_smaller_than_run")),
         "{table}"
     );
-    assert!(lines[5].starts_with("Verdict: "), "{table}");
+    assert!(
+        lines[1..4].iter().all(|line| !line.contains("Yes")),
+        "{table}"
+    );
+    assert!(lines[5].starts_with("Verdict: Inconclusive"), "{table}");
+    assert!(table.contains("--time-based"), "{table}");
 }
 
 #[test]

@@ -104,7 +104,17 @@ async fn five_tests_run_end_to_end_with_live_events_and_stored_results() {
     let rows = report["bottleneck"]["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), 5);
     let yes = rows.iter().filter(|row| row["bottleneck"] == true).count();
-    if report["bottleneck"]["component"] == "shared_device" {
+    if report["bottleneck"]["conclusive"] == false {
+        // 32 MiB read once cannot give a steady figure: the verdict says which runs to redo.
+        assert!(yes <= 1, "{report}");
+        assert!(
+            report["bottleneck"]["verdict"]
+                .as_str()
+                .is_some_and(|text| text.starts_with("Inconclusive")),
+            "{report}"
+        );
+        assert!(rows.iter().all(|row| row["valid"] == false), "{report}");
+    } else if report["bottleneck"]["component"] == "shared_device" {
         assert_eq!(yes, 0, "{report}");
     } else {
         assert_eq!(yes, 1, "{report}");

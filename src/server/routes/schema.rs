@@ -171,10 +171,12 @@ pub struct ParamsSchema {
     #[serde(default)]
     #[schema(default = true)]
     fsync: bool,
-    /// How well generated data compresses; 1.0 is incompressible.
+    /// How well the target test's generated data compresses; 1.0 is incompressible. Left
+    /// out, the target test writes data as compressible as the source's (2.0 for a generated
+    /// source).
     #[serde(default)]
-    #[schema(minimum = 1.0, maximum = 100.0, default = 2.0)]
-    compress_ratio: f64,
+    #[schema(minimum = 1.0, maximum = 100.0)]
+    compress_ratio: Option<f64>,
     /// Bytes each run moves at most (within the lab's `--max-size`); greater than 0.
     #[serde(default)]
     size: Option<Size>,
