@@ -127,13 +127,14 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
     };
     let finding = finding(&figures, survey);
     let has = |test: TestKind| figures.get(test).is_some();
-    let yes_row = finding.yes_row(has);
     let redo = redo_list(&figures, &finding);
     let conclusive = redo.is_empty()
         && !matches!(
             finding,
             Finding::Incomplete { .. } | Finding::FullOutranCeiling { .. }
         );
+    // An inconclusive verdict marks no row: its candidate is named in words only.
+    let yes_row = finding.yes_row(has).filter(|_| conclusive);
     let advice = if conclusive {
         advice(&figures, &finding)
     } else {

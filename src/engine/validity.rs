@@ -219,10 +219,9 @@ pub fn judge(result: &mut RunResult, evidence: Evidence) {
         result.seconds < DATA_SHARE_OF_DURATION * duration
             && !result.tape.as_ref().is_some_and(|tape| tape.end_of_tape)
     });
-    let too_short = match &result.steady {
-        None => true,
-        Some(window) => !window.steady && window.seconds() < MIN_STEADY_S,
-    };
+    // Too short when the samples cover too little time to judge at all; a run long enough to
+    // judge that found no steady window is unsteady instead.
+    let too_short = result.steady.is_none();
     if too_short && let Some(duration) = ran_out {
         flag(
             FlagCode::DataSmallerThanRun,
@@ -242,18 +241,11 @@ pub fn judge(result: &mut RunResult, evidence: Evidence) {
                 result.samples.last().map_or(0.0, |sample| sample.t)
             ),
         ),
-        Some(window) if !window.steady && window.seconds() < MIN_STEADY_S => flag(
-            FlagCode::TooShort,
-            format!(
-                "only {:.1} s could be judged; a steady figure needs at least {MIN_STEADY_S} s",
-                window.seconds()
-            ),
-        ),
         Some(window) if !window.steady => flag(
             FlagCode::Unsteady,
             format!(
-                "throughput varied {:.0} % over the second half of the run (tolerance \
-                 {STEADY_CV_PCT} %)",
+                "no {MIN_STEADY_S} s window covering half the run held within {STEADY_CV_PCT} %; \
+                 the second half varied {:.0} %",
                 window.cv_pct
             ),
         ),

@@ -570,13 +570,22 @@ async fn a_connection_flood_under_a_low_file_limit_leaves_the_lab_answering() {
         flood.len()
     );
     assert!(held <= FLOODED_LAB_CAP, "{held} connections held");
-    assert!(refused > 0, "no connection was refused");
-    let refusal = refusal.to_ascii_lowercase();
-    assert!(refusal.contains("connection: close"), "{refusal}");
+    // The excess was shed: refused while the held ones were fresh, or, once they had been idle
+    // long enough, by closing those to make room. Which of the two depends on how fast this
+    // machine opened the flood, so only the sum is certain.
     assert!(
-        refusal.contains(&format!("serving {FLOODED_LAB_CAP} connections, its limit")),
-        "{refusal}"
+        refused + closed >= flood.len() - FLOODED_LAB_CAP,
+        "{refused} refused and {closed} closed of {}",
+        flood.len()
     );
+    if refused > 0 {
+        let refusal = refusal.to_ascii_lowercase();
+        assert!(refusal.contains("connection: close"), "{refusal}");
+        assert!(
+            refusal.contains(&format!("serving {FLOODED_LAB_CAP} connections, its limit")),
+            "{refusal}"
+        );
+    }
 
     // The flood is still open, and the lab answers on new connections.
     let fresh = reqwest::Client::builder()
@@ -595,7 +604,7 @@ async fn a_connection_flood_under_a_low_file_limit_leaves_the_lab_answering() {
         eprintln!("/healthz during the flood: {:?}", started.elapsed());
     }
     assert!(
-        lab.log().contains("refusing connections"),
+        refused == 0 || lab.log().contains("refusing connections"),
         "refusals are logged: {}",
         lab.log()
     );
