@@ -105,8 +105,10 @@ struct RunArgs {
     #[arg(long)]
     size: Option<String>,
     /// Seconds each run lasts at most.
-    #[arg(long = "duration", value_name = "SECONDS")]
-    duration_s: Option<f64>,
+    /// Seconds each run lasts at most, or `auto`: until the throughput is steady (at most
+    /// 60 s).
+    #[arg(long = "duration", value_name = "SECONDS|auto", value_parser = parse_duration)]
+    duration_s: Option<spec::DurationInput>,
     /// Run each test for its whole duration, reading a small source again until it is up.
     #[arg(long)]
     time_based: bool,
@@ -410,6 +412,17 @@ fn run(args: RunArgs) -> ExitCode {
     } else {
         ExitCode::from(EXIT_RUN_FAILED)
     }
+}
+
+/// `--duration`: seconds, or `auto`.
+fn parse_duration(text: &str) -> Result<spec::DurationInput, String> {
+    if text.trim().eq_ignore_ascii_case("auto") {
+        return Ok(spec::DurationInput::Auto(spec::AutoWord::Auto));
+    }
+    text.trim()
+        .parse::<f64>()
+        .map(spec::DurationInput::Seconds)
+        .map_err(|_| format!("'{text}' is neither a number of seconds nor \"auto\""))
 }
 
 /// The spec from the file (or defaults), with every flag applied on top.

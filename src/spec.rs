@@ -159,7 +159,7 @@ pub struct ParamsSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<SizeInput>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub duration_s: Option<f64>,
+    pub duration_s: Option<DurationInput>,
     /// Run for the whole duration, reading a small source again until it is up (fio's
     /// `time_based`); otherwise the duration is a cap and the run ends with its data.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -186,7 +186,7 @@ impl Default for ParamsSpec {
             fsync: true,
             compress_ratio: None,
             size: None,
-            duration_s: Some(60.0),
+            duration_s: Some(DurationInput::Seconds(60.0)),
             time_based: false,
             source_rate_mb_s: None,
             clients: None,
@@ -399,6 +399,10 @@ pub struct RunParams {
     /// The run lasts its whole duration: a source that runs out is read again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub time_based: bool,
+    /// The run ends as soon as its throughput is steady (`duration_s: "auto"`); `duration_s`
+    /// is then its longest.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub until_steady: bool,
     /// Each stream's read rate cap in MB/s (a what-if), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_rate_mb_s: Option<f64>,
@@ -408,6 +412,24 @@ pub struct RunParams {
     /// Network backup: each client's emulated link cap in MB/s, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link_mb_s: Option<f64>,
+}
+
+/// The longest a run with `duration_s: "auto"` lasts when it never becomes steady.
+pub const AUTO_MAX_DURATION_S: f64 = 60.0;
+
+/// A run's duration as a spec gives it: seconds, or `"auto"`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum DurationInput {
+    Seconds(f64),
+    Auto(AutoWord),
+}
+
+/// The word `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AutoWord {
+    #[serde(rename = "auto")]
+    Auto,
 }
 
 /// The source of a validated campaign.
@@ -1135,11 +1157,15 @@ impl CampaignSpec {
             }
             Some(bytes)
         });
-        if let Some(duration) = params.duration_s
+        if let Some(DurationInput::Seconds(duration)) = params.duration_s
             && !(duration > 0.0 && duration <= 86_400.0)
         {
-            errors.add("params.duration_s", "must be more than 0 and at most 86400");
+            errors.add(
+                "params.duration_s",
+                "must be more than 0 and at most 86400, or \"auto\"",
+            );
         }
+        let auto = params.duration_s == Some(DurationInput::Auto(AutoWord::Auto));
         if let Some(rate) = params.source_rate_mb_s
             && !(rate.is_finite() && rate > 0.0 && rate <= 1_000_000.0)
         {
@@ -1159,8 +1185,12 @@ impl CampaignSpec {
             match_source: params.compress_ratio.is_none()
                 && matches!(source, Some(SourcePlan::Paths(_))),
             size,
-            duration_s: params.duration_s,
-            time_based: params.time_based && params.duration_s.is_some(),
+            duration_s: params.duration_s.map(|duration| match duration {
+                DurationInput::Seconds(seconds) => seconds,
+                DurationInput::Auto(_) => AUTO_MAX_DURATION_S,
+            }),
+            time_based: auto || (params.time_based && params.duration_s.is_some()),
+            until_steady: auto,
             source_rate_mb_s: params.source_rate_mb_s,
             clients: None,
             link_mb_s: None,
@@ -1641,6 +1671,35 @@ mod tests {
             && plan.params.block_size == 64 << 10
             && plan.params.streams == 4));
         assert!(plans.iter().all(|plan| plan.params.size == Some(1 << 30)));
+    }
+
+    #[test]
+    fn an_auto_duration_runs_time_based_until_steady_within_a_cap() {
+        let auto = spec(
+            r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"},
+                "tests": ["read_single"], "params": {"duration_s": "auto"}}"#,
+        );
+        let plans = auto.plan().expect("valid");
+        let params = &plans[0].params;
+        assert!(params.until_steady && params.time_based);
+        assert_eq!(params.duration_s, Some(AUTO_MAX_DURATION_S));
+        // The source is left to match: no compress_ratio was given.
+        assert!(params.match_source);
+
+        let seconds = spec(
+            r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"},
+                "tests": ["read_single"], "params": {"duration_s": 5, "compress_ratio": 1.5}}"#,
+        );
+        let params = &seconds.plan().expect("valid")[0].params;
+        assert!(!params.until_steady && !params.time_based && !params.match_source);
+        assert_eq!(params.duration_s, Some(5.0));
+        assert!(
+            serde_json::from_str::<CampaignSpec>(
+                r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"},
+                    "params": {"duration_s": "forever"}}"#
+            )
+            .is_err()
+        );
     }
 
     #[test]

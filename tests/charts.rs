@@ -22,6 +22,7 @@ fn run(position: usize, test: TestKind, buffers: u32, block: u64, streams: u32) 
         size: None,
         duration_s: Some(10.0),
         time_based: false,
+        until_steady: false,
         source_rate_mb_s: None,
         clients: None,
         link_mb_s: None,

@@ -26,6 +26,7 @@ fn params() -> RunParams {
         size: None,
         duration_s: Some(30.0),
         time_based: false,
+        until_steady: false,
         source_rate_mb_s: None,
         clients: None,
         link_mb_s: None,
@@ -81,6 +82,7 @@ fn the_duration_limit_ends_a_run_and_samples_come_every_quarter_second() {
         params: RunParams {
             duration_s: Some(1.0),
             time_based: false,
+            until_steady: false,
             ..params()
         },
         source: generated(1 << 50),
@@ -239,6 +241,7 @@ fn a_cancel_during_the_final_flush_stops_the_run_within_a_second() {
             size: Some(size),
             duration_s: Some(120.0),
             time_based: false,
+            until_steady: false,
             ..params()
         },
         source: generated(size),
@@ -326,6 +329,7 @@ fn more_streams_than_buffers_finish_the_source_without_stalling() {
             block_size: 64 << 10,
             duration_s: Some(60.0),
             time_based: false,
+            until_steady: false,
             ..params()
         },
         source: SourcePlan::Paths(vec![root]),
@@ -423,4 +427,34 @@ fn what_ifs_cap_only_the_component_they_describe() {
             );
         }
     }
+}
+
+/// `duration_s: "auto"`: a run whose throughput holds ends once it is steady, well before its
+/// cap, and its figure is the steady window's.
+#[test]
+fn a_run_until_steady_ends_once_its_throughput_holds() {
+    let plan = RunPlan {
+        test: TestKind::NullSink,
+        params: RunParams {
+            // A paced feed: as steady as a run gets, on any machine.
+            source_rate_mb_s: Some(50.0),
+            duration_s: Some(60.0),
+            time_based: true,
+            until_steady: true,
+            ..params()
+        },
+        source: generated(1 << 40),
+        target: TargetPlan::Null,
+        agents: Vec::new(),
+    };
+    let result = run(&plan);
+    assert_eq!(result.status, RunStatus::Done, "{:?}", result.error);
+    let steady = result.steady.expect("a judged run");
+    assert!(steady.steady, "{steady:?}");
+    assert!(
+        result.seconds < 45.0,
+        "ran {} s: it should have stopped once steady, not at its 60 s cap",
+        result.seconds
+    );
+    assert!((90.0..=110.0).contains(&steady.mb_per_s), "{steady:?}");
 }

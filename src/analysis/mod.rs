@@ -676,6 +676,7 @@ mod tests {
                 size: None,
                 duration_s: None,
                 time_based: false,
+                until_steady: false,
                 source_rate_mb_s: None,
                 clients: None,
                 link_mb_s: None,

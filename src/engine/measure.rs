@@ -208,6 +208,11 @@ impl Sampler {
         mb_per_s
     }
 
+    /// The samples taken so far, kept.
+    pub fn samples(&self) -> &[Sample] {
+        &self.samples
+    }
+
     /// The samples taken so far.
     pub fn into_samples(self) -> Vec<Sample> {
         self.samples

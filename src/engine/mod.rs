@@ -349,6 +349,7 @@ fn run_network(
         limits: Limits {
             bytes: None,
             duration: params.duration_s.map(Duration::from_secs_f64),
+            until_steady: params.until_steady,
         },
         tallies: connected
             .tallies
@@ -376,6 +377,7 @@ fn build_job<'a>(
     let mut limits = Limits {
         bytes: params.size,
         duration: params.duration_s.map(Duration::from_secs_f64),
+        until_steady: params.until_steady,
     };
     let mut feeders: Vec<Box<dyn FnOnce() + Send + 'a>> = Vec::new();
     let generated = match (&plan.source, plan.test) {

@@ -34,6 +34,8 @@ pub struct RunControl<'a> {
 pub struct Limits {
     pub bytes: Option<u64>,
     pub duration: Option<Duration>,
+    /// End the run as soon as its throughput is steady (the duration is then the longest).
+    pub until_steady: bool,
 }
 
 /// A byte budget shared by several readers so together they move exactly `limit` bytes (a
@@ -550,6 +552,9 @@ fn monitor(
                 mb_per_s,
                 percent: percent(limits, elapsed, bytes),
             });
+            if limits.until_steady && steady_enough(sampler.samples()) {
+                shared.stop.store(true, Ordering::Relaxed);
+            }
             // A monitor that woke late (a starved machine) skips the ticks it missed: one
             // sample covers the longer interval, instead of several taken at once.
             while next_tick <= now {
@@ -564,6 +569,21 @@ fn monitor(
             .map(Sampler::into_samples)
             .collect(),
     )
+}
+
+/// Whether a run that ends once steady has been steady long enough: judged once a second,
+/// after twice the shortest steady window, on a window that reaches the latest sample.
+fn steady_enough(samples: &[Sample]) -> bool {
+    let Some(last) = samples.last() else {
+        return false;
+    };
+    let whole_second = samples.len().is_multiple_of(4);
+    if !whole_second || last.t < 2.0 * super::steady::MIN_STEADY_S {
+        return false;
+    }
+    super::steady::find(samples, super::steady::BUCKET_S).is_some_and(|window| {
+        window.steady && window.to_s >= last.t - 2.0 * super::steady::BUCKET_S
+    })
 }
 
 fn percent(limits: Limits, elapsed: Duration, bytes: u64) -> Option<f64> {

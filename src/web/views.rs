@@ -348,8 +348,17 @@ fn spec_lines(spec: &CampaignSpec) -> Vec<(String, String)> {
             size.bytes().map_or_else(|e| e, format_size)
         ));
     }
-    if let Some(duration) = p.duration_s {
-        params.push_str(&format!(", at most {duration} s per run"));
+    match p.duration_s {
+        Some(crate::spec::DurationInput::Seconds(duration)) if p.time_based => {
+            params.push_str(&format!(", {duration} s per run (time-based)"))
+        }
+        Some(crate::spec::DurationInput::Seconds(duration)) => {
+            params.push_str(&format!(", at most {duration} s per run"))
+        }
+        Some(crate::spec::DurationInput::Auto(_)) => {
+            params.push_str(", until steady (at most 60 s) per run")
+        }
+        None => {}
     }
     lines.push(("Parameters".to_string(), params));
     if let Some(matrix) = &spec.matrix {

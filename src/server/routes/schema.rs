@@ -180,10 +180,10 @@ pub struct ParamsSchema {
     /// Bytes each run moves at most (within the lab's `--max-size`); greater than 0.
     #[serde(default)]
     size: Option<Size>,
-    /// Seconds each run lasts at most (within the lab's `--max-duration`).
+    /// Seconds each run lasts at most (within the lab's `--max-duration`), or `"auto"`: the
+    /// run is time-based and ends once its throughput is steady, after at most 60 s.
     #[serde(default)]
-    #[schema(exclusive_minimum = 0.0, maximum = 86_400.0, default = 60.0)]
-    duration_s: Option<f64>,
+    duration_s: Option<Duration>,
     /// Run for the whole duration, reading a small source again until it is up; otherwise
     /// the duration is a cap and a run ends with its data.
     #[serde(default)]
@@ -248,6 +248,37 @@ impl PartialSchema for Size {
 impl ToSchema for Size {
     fn name() -> Cow<'static, str> {
         Cow::Borrowed("Size")
+    }
+}
+
+/// A run's duration: seconds, or `"auto"` (until steady, at most 60 s).
+pub struct Duration;
+
+impl PartialSchema for Duration {
+    fn schema() -> RefOr<Schema> {
+        OneOfBuilder::new()
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(Type::Number)
+                    .exclusive_minimum(Some(0.0))
+                    .maximum(Some(86_400.0)),
+            )
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some(["auto"])),
+            )
+            .description(Some(
+                "Seconds, or \"auto\": until the throughput is steady, at most 60 s",
+            ))
+            .examples([serde_json::json!(60.0), serde_json::json!("auto")])
+            .into()
+    }
+}
+
+impl ToSchema for Duration {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("Duration")
     }
 }
 
