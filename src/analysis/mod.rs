@@ -177,7 +177,12 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
         rows,
         component: finding.component().or_else(|| candidate(&finding)),
         conclusive,
-        verdict: words::finding(&finding, conclusive, drives.as_ref()),
+        verdict: words::finding(
+            &finding,
+            conclusive,
+            advice.iter().any(|a| matches!(a, Advice::Redo(_))),
+            drives.as_ref(),
+        ),
         recommendations: advice.iter().map(words::advice).collect(),
         finding,
         advice,
@@ -875,6 +880,78 @@ mod tests {
         assert_eq!(stage_attribution(&stages).limited_by, Side::Source);
         stages.writer_wait_pct = 10.0;
         assert_eq!(stage_attribution(&stages).limited_by, Side::Balanced);
+    }
+
+    #[test]
+    fn an_invalid_run_makes_the_verdict_inconclusive_with_the_runs_to_redo() {
+        use crate::engine::validity::{Flag, FlagCode, Validity};
+        let mut runs = table_one();
+        runs[0].validity = Some(Validity {
+            valid: false,
+            flags: vec![Flag {
+                code: FlagCode::TooShort,
+                detail: "0.8 s of samples".into(),
+            }],
+        });
+        let verdict = verdict(&runs, None);
+        assert!(!verdict.conclusive);
+        // The candidate is still named, but no row says Yes and nothing but the redo is advised.
+        assert_eq!(verdict.component, Some(Component::Target));
+        assert!(verdict.rows.iter().all(|row| row.bottleneck != Some(true)));
+        assert_eq!(
+            verdict.advice,
+            vec![Advice::Redo(Redo {
+                test: TestKind::TapeWrite,
+                flags: vec![FlagCode::TooShort]
+            })]
+        );
+        assert!(
+            verdict.verdict.starts_with("Inconclusive"),
+            "{}",
+            verdict.verdict
+        );
+        assert!(verdict.recommendations[0].starts_with("Redo tape_write (too_short)"));
+    }
+
+    #[test]
+    fn a_full_backup_faster_than_its_ceiling_is_not_a_verdict() {
+        let mut runs = table_one();
+        runs[4].mb_per_s = 200.0;
+        let verdict = verdict(&runs, None);
+        assert!(!verdict.conclusive);
+        assert!(
+            matches!(verdict.finding, Finding::FullOutranCeiling { .. }),
+            "{:?}",
+            verdict.finding
+        );
+        assert!(
+            verdict.verdict.starts_with("Inconclusive: the full backup"),
+            "{}",
+            verdict.verdict
+        );
+        assert!(
+            verdict.verdict.contains("longer runs"),
+            "{}",
+            verdict.verdict
+        );
+    }
+
+    #[test]
+    fn repeats_give_the_median_and_its_spread() {
+        let mut runs = table_one();
+        let mut again = run(TestKind::TapeWrite, 160.0, 3.0);
+        again.params = runs[0].params.clone();
+        runs.push(again);
+        let mut third = run(TestKind::TapeWrite, 150.0, 3.0);
+        third.params = runs[0].params.clone();
+        runs.push(third);
+        let verdict = verdict(&runs, None);
+        let row = &verdict.rows[0];
+        assert_eq!(row.mb_per_s, Some(154.0));
+        assert_eq!(row.repeats, 3);
+        let spread = row.spread_pct.expect("spread of three");
+        assert!((spread - 5.0 / 154.0 * 100.0).abs() < 0.01, "{spread}");
+        assert_eq!(verdict.rows[1].spread_pct, None);
     }
 
     #[test]

@@ -60,8 +60,9 @@ pub fn stage(side: Side, stages: &StageFigures) -> String {
     }
 }
 
-/// The finding as the verdict's sentence; an inconclusive one says so first.
-pub fn finding(finding: &Finding, conclusive: bool, drives: Option<&Drives>) -> String {
+/// The finding as the verdict's sentence; an inconclusive one says so first, and whether runs
+/// must be redone.
+pub fn finding(finding: &Finding, conclusive: bool, redo: bool, drives: Option<&Drives>) -> String {
     let text = match finding {
         Finding::Incomplete { missing } => format!(
             "Not enough finished tests to name a bottleneck: run {}",
@@ -131,6 +132,8 @@ pub fn finding(finding: &Finding, conclusive: bool, drives: Option<&Drives>) -> 
         text
     } else if matches!(finding, Finding::Incomplete { .. }) {
         format!("Inconclusive. {text}")
+    } else if !redo {
+        format!("Inconclusive: {}", lower_first(&text))
     } else {
         format!(
             "Inconclusive: runs it rests on must be redone (see below). What they suggest: {}",
