@@ -52,14 +52,7 @@ pub fn render_table(report: &CampaignReport) -> String {
         };
         let valid = match row.valid {
             Some(true) => "yes".to_string(),
-            Some(false) => format!(
-                "no: {}",
-                row.flags
-                    .iter()
-                    .map(|flag| flag.id())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            Some(false) => format!("no: {}", row.flag_list()),
             None => "-".to_string(),
         };
         let cpu = row

@@ -60,6 +60,17 @@ pub struct VerdictRow {
     pub stage: Option<StageAttribution>,
 }
 
+impl VerdictRow {
+    /// The flags of the runs behind the figure, comma-separated (empty when valid).
+    pub fn flag_list(&self) -> String {
+        self.flags
+            .iter()
+            .map(|flag| flag.id())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 /// The answer to "which component limits the backup, by how much, and what to change".
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Verdict {

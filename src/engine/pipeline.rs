@@ -577,7 +577,8 @@ fn steady_enough(samples: &[Sample]) -> bool {
     let Some(last) = samples.last() else {
         return false;
     };
-    let whole_second = samples.len().is_multiple_of(4);
+    let per_second = (Duration::from_secs(1).as_millis() / SAMPLE_INTERVAL.as_millis()).max(1);
+    let whole_second = (samples.len() as u128).is_multiple_of(per_second);
     if !whole_second || last.t < 2.0 * super::steady::MIN_STEADY_S {
         return false;
     }

@@ -239,14 +239,7 @@ pub fn campaign_page(
                 },
                 validity: match row.valid {
                     Some(true) => "valid".to_string(),
-                    Some(false) => format!(
-                        "not valid: {}",
-                        row.flags
-                            .iter()
-                            .map(|flag| flag.id())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
+                    Some(false) => format!("not valid: {}", row.flag_list()),
                     None => "–".to_string(),
                 },
                 is_valid: row.valid != Some(false),

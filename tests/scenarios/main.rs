@@ -59,14 +59,7 @@ fn assert_names(name: &str, verdict: &Verdict, component: Component) {
         verdict.rows
     );
     if !verdict.conclusive {
-        let redo: Vec<_> = verdict
-            .advice
-            .iter()
-            .filter_map(|advice| match advice {
-                Advice::Redo(redo) => Some(redo),
-                _ => None,
-            })
-            .collect();
+        let redo = redo_of(verdict);
         assert!(
             !redo.is_empty()
                 && redo
@@ -81,6 +74,18 @@ fn assert_names(name: &str, verdict: &Verdict, component: Component) {
             verdict.verdict
         );
     }
+}
+
+/// The runs the verdict asks to redo.
+fn redo_of(verdict: &Verdict) -> Vec<&backlab::analysis::Redo> {
+    verdict
+        .advice
+        .iter()
+        .filter_map(|advice| match advice {
+            Advice::Redo(redo) => Some(redo),
+            _ => None,
+        })
+        .collect()
 }
 
 fn has(verdict: &Verdict, wanted: impl Fn(&Advice) -> bool) -> bool {
@@ -288,14 +293,7 @@ fn a_too_short_campaign_is_inconclusive_and_says_what_to_redo() {
         "{}",
         verdict.verdict
     );
-    let redo: Vec<_> = verdict
-        .advice
-        .iter()
-        .filter_map(|advice| match advice {
-            Advice::Redo(redo) => Some(redo),
-            _ => None,
-        })
-        .collect();
+    let redo = redo_of(verdict);
     // 64 MB at memory speed is gone long before the 60 s cap: the data ran out.
     assert!(
         redo.iter()
