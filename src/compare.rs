@@ -1,9 +1,19 @@
 //! Two campaigns side by side: runs matched by test and parameters, the change in percent, and
-//! whether the change is larger than the runs' own spread (never assumed when it was not measured).
+//! whether the change stands out of the runs' own noise (never assumed when it was not measured).
+//!
+//! A change is highlighted only when both sides were repeated and valid, the change is larger
+//! than either side's spread, and Welch's t-test finds it unlikely to be noise: p below
+//! [`FAMILY_ALPHA`] divided by the number of rows tested (Bonferroni), so that comparing many
+//! rows does not make one false highlight likely.
+
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
 pub use crate::matrix::Stat;
 use crate::spec::{RunParams, TestKind};
 use crate::store::{RunRecord, RunState};
+
+/// The chance, over a whole comparison, of highlighting a change that is only noise.
+pub const FAMILY_ALPHA: f64 = 0.05;
 
 /// One matched point.
 #[derive(Debug, Clone)]
@@ -12,6 +22,9 @@ pub struct Row {
     pub params: RunParams,
     pub a: Option<Side>,
     pub b: Option<Side>,
+    /// The p-value below which this row's change counts as more than noise: [`FAMILY_ALPHA`]
+    /// shared among the rows that could be tested.
+    pub alpha: f64,
 }
 
 /// One campaign's measurements of a point.
@@ -21,6 +34,52 @@ pub struct Side {
     pub stat: Stat,
     /// Whether the figures come from valid runs only.
     pub valid: bool,
+    /// Mean of the figures.
+    pub mean: f64,
+    /// Sample variance of the figures (0 when measured once).
+    pub variance: f64,
+}
+
+impl Side {
+    fn of(values: Vec<f64>, valid: bool) -> Self {
+        let n = values.len() as f64;
+        let mean = if values.is_empty() {
+            0.0
+        } else {
+            values.iter().sum::<f64>() / n
+        };
+        let variance = if values.len() < 2 {
+            0.0
+        } else {
+            values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)
+        };
+        Self {
+            stat: Stat::of(values),
+            valid,
+            mean,
+            variance,
+        }
+    }
+}
+
+/// Welch's t-test of two sides' means: the two-sided p-value, or `None` when either side was
+/// measured fewer than twice. Two sides without any variance differ for certain when their
+/// means differ.
+pub fn welch_p(a: &Side, b: &Side) -> Option<f64> {
+    if a.stat.runs < 2 || b.stat.runs < 2 {
+        return None;
+    }
+    let (na, nb) = (a.stat.runs as f64, b.stat.runs as f64);
+    let (va, vb) = (a.variance / na, b.variance / nb);
+    let diff = (a.mean - b.mean).abs();
+    if va + vb <= 0.0 {
+        return Some(if diff > 0.0 { 0.0 } else { 1.0 });
+    }
+    let t = diff / (va + vb).sqrt();
+    // Welch–Satterthwaite degrees of freedom.
+    let df = (va + vb).powi(2) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
+    let dist = StudentsT::new(0.0, 1.0, df).ok()?;
+    Some((2.0 * dist.sf(t)).min(1.0))
 }
 
 impl Row {
@@ -41,18 +100,25 @@ impl Row {
         (a.stat.runs >= 2 && b.stat.runs >= 2).then(|| a.stat.spread_pct().max(b.stat.spread_pct()))
     }
 
-    /// Whether the change stands out of the runs' own spread: both sides repeated and valid,
-    /// the change larger than either side's spread, and their ranges apart.
+    /// Welch's p-value of the change; `None` when either side was measured once.
+    pub fn p_value(&self) -> Option<f64> {
+        welch_p(self.a.as_ref()?, self.b.as_ref()?)
+    }
+
+    /// Whether the change stands out of the runs' own noise: both sides repeated and valid,
+    /// the change larger than either side's spread, and Welch's p below the row's share of
+    /// [`FAMILY_ALPHA`].
     pub fn changed(&self) -> bool {
-        let (Some(a), Some(b), Some(spread), Some(delta)) =
-            (self.a, self.b, self.spread_pct(), self.delta_pct())
-        else {
+        let (Some(a), Some(b), Some(spread), Some(delta), Some(p)) = (
+            self.a,
+            self.b,
+            self.spread_pct(),
+            self.delta_pct(),
+            self.p_value(),
+        ) else {
             return false;
         };
-        a.valid
-            && b.valid
-            && delta.abs() > spread
-            && (a.stat.max < b.stat.min || b.stat.max < a.stat.min)
+        a.valid && b.valid && delta.abs() > spread && p < self.alpha
     }
 
     /// Why a change is not highlighted even though the medians differ, if there is a reason
@@ -82,6 +148,7 @@ pub fn rows(a: &[RunRecord], b: &[RunRecord]) -> Vec<Row> {
                 .iter()
                 .find(|(t, p, _)| t == test && p == params)
                 .map(|(_, _, side)| *side),
+            alpha: FAMILY_ALPHA,
         })
         .collect();
     for (test, params, side) in &b_points {
@@ -94,8 +161,13 @@ pub fn rows(a: &[RunRecord], b: &[RunRecord]) -> Vec<Row> {
                 params: params.clone(),
                 a: None,
                 b: Some(*side),
+                alpha: FAMILY_ALPHA,
             });
         }
+    }
+    let tested = rows.iter().filter(|row| row.p_value().is_some()).count();
+    for row in &mut rows {
+        row.alpha = FAMILY_ALPHA / tested.max(1) as f64;
     }
     rows
 }
@@ -124,17 +196,90 @@ fn group(runs: &[RunRecord]) -> Vec<(TestKind, RunParams, Side)> {
         .map(|(test, params, figures)| {
             let valid: Vec<f64> = figures.iter().filter(|f| f.1).map(|f| f.0).collect();
             let side = if valid.is_empty() {
-                Side {
-                    stat: Stat::of(figures.iter().map(|f| f.0).collect()),
-                    valid: false,
-                }
+                Side::of(figures.iter().map(|f| f.0).collect(), false)
             } else {
-                Side {
-                    stat: Stat::of(valid),
-                    valid: true,
-                }
+                Side::of(valid, true)
             };
             (test, params, side)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(a: &[f64], b: &[f64], rows_tested: usize) -> Row {
+        Row {
+            test: TestKind::ReadParallel,
+            params: RunParams {
+                buffers: 32,
+                block_size: 256 << 10,
+                streams: 4,
+                direct: false,
+                cold_cache: true,
+                fsync: true,
+                compress_ratio: 2.0,
+                match_source: false,
+                size: None,
+                duration_s: Some(10.0),
+                time_based: true,
+                until_steady: false,
+                source_rate_mb_s: None,
+                clients: None,
+                link_mb_s: None,
+            },
+            a: Some(Side::of(a.to_vec(), true)),
+            b: Some(Side::of(b.to_vec(), true)),
+            alpha: FAMILY_ALPHA / rows_tested as f64,
+        }
+    }
+
+    #[test]
+    fn welch_p_matches_the_textbook_value() {
+        // 1, 2, 3 against 4, 5, 6: t = 3.674 on 4 degrees of freedom, p = 0.0213.
+        let p = row(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0], 1)
+            .p_value()
+            .expect("both repeated");
+        assert!((p - 0.0213).abs() < 0.0005, "p = {p}");
+    }
+
+    #[test]
+    fn a_rerun_whose_ranges_happen_to_part_is_not_a_change() {
+        // Two identical preset campaigns measured these read_parallel figures: +10 %, ranges
+        // apart, but three runs a side cannot tell that from noise.
+        let rerun = row(&[796.0, 808.0, 821.0], &[832.0, 912.0, 926.0], 5);
+        assert!(rerun.delta_pct().is_some_and(|d| d > 5.0));
+        assert!(!rerun.changed(), "p = {:?}", rerun.p_value());
+    }
+
+    #[test]
+    fn a_change_far_outside_the_noise_is_highlighted() {
+        let slower = row(&[300.0, 304.0, 298.0], &[150.0, 152.0, 149.0], 5);
+        assert!(slower.changed(), "p = {:?}", slower.p_value());
+    }
+
+    #[test]
+    fn sharing_alpha_among_rows_takes_more_evidence_per_row() {
+        let modest = [&[100.0, 104.0, 102.0][..], &[108.0, 111.0, 109.0][..]];
+        assert!(row(modest[0], modest[1], 1).changed());
+        assert!(!row(modest[0], modest[1], 20).changed());
+    }
+
+    #[test]
+    fn a_point_measured_once_is_never_highlighted() {
+        let once = row(&[100.0], &[200.0], 1);
+        assert!(!once.changed());
+        assert_eq!(once.caveat(), Some("measured once: spread unknown"));
+    }
+
+    #[test]
+    fn invalid_runs_are_never_highlighted() {
+        let mut r = row(&[300.0, 304.0, 298.0], &[150.0, 152.0, 149.0], 1);
+        if let Some(side) = r.b.as_mut() {
+            side.valid = false;
+        }
+        assert!(!r.changed());
+        assert_eq!(r.caveat(), Some("runs not valid"));
+    }
 }

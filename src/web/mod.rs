@@ -436,7 +436,10 @@ async fn compare_page(
                         .map_or_else(|| "–".to_string(), |d| format!("{d:+.1} %")),
                     spread: match (row.caveat(), row.spread_pct()) {
                         (Some(caveat), _) => caveat.to_string(),
-                        (None, Some(spread)) => format!("±{spread:.1} %"),
+                        (None, Some(spread)) => match row.p_value() {
+                            Some(p) => format!("±{spread:.1} % (p = {p:.2})"),
+                            None => format!("±{spread:.1} %"),
+                        },
                         (None, None) => "–".to_string(),
                     },
                 })
