@@ -72,7 +72,8 @@ fn empty_note(root: &Area<'_>, text: &str) -> Result<(), Box<dyn std::error::Err
 }
 
 /// The tests' best figures as bars, the bottleneck's in red; where a test was repeated, a
-/// whisker spans the min–max of its repeats at its best parameter point.
+/// whisker spans the min–max of its repeats at its best parameter point. A figure from runs
+/// that are not valid is drawn as an outline and labelled with the reasons.
 pub fn tests_chart(verdict: &Verdict, points: &[Point]) -> Result<String, ChartError> {
     let rows: Vec<(String, Option<f64>, bool)> = verdict
         .rows
@@ -84,6 +85,11 @@ pub fn tests_chart(verdict: &Verdict, points: &[Point]) -> Result<String, ChartE
                 row.bottleneck == Some(true),
             )
         })
+        .collect();
+    let not_valid: Vec<Option<String>> = verdict
+        .rows
+        .iter()
+        .map(|row| (row.valid == Some(false)).then(|| row.flag_list()))
         .collect();
     let spreads: Vec<Option<&Point>> = verdict
         .rows
@@ -111,9 +117,14 @@ pub fn tests_chart(verdict: &Verdict, points: &[Point]) -> Result<String, ChartE
             let y = n - index as f64;
             let color = if *bottleneck { RED } else { BLUE };
             let width = value.unwrap_or(0.0);
+            let style = if not_valid[index].is_some() {
+                color.stroke_width(2)
+            } else {
+                color.filled()
+            };
             chart.draw_series(std::iter::once(Rectangle::new(
                 [(0.0, y - 0.5), (width, y - 0.92)],
-                color.filled(),
+                style,
             )))?;
             if let Some(point) = spreads[index] {
                 let middle = y - 0.71;
@@ -131,11 +142,14 @@ pub fn tests_chart(verdict: &Verdict, points: &[Point]) -> Result<String, ChartE
             let repeats = spreads[index].map_or_else(String::new, |p| {
                 format!(" · {} runs {:.1}–{:.1}", p.runs, p.min, p.max)
             });
+            let caveat = not_valid[index]
+                .as_ref()
+                .map_or_else(String::new, |flags| format!(" · not valid: {flags}"));
             let text = match value {
                 Some(value) if *bottleneck => {
-                    format!("{label}: {value:.1} MB/s (bottleneck){repeats}")
+                    format!("{label}: {value:.1} MB/s (bottleneck){repeats}{caveat}")
                 }
-                Some(value) => format!("{label}: {value:.1} MB/s{repeats}"),
+                Some(value) => format!("{label}: {value:.1} MB/s{repeats}{caveat}"),
                 None => format!("{label}: failed"),
             };
             chart.draw_series(std::iter::once(Text::new(

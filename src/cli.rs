@@ -395,6 +395,7 @@ fn run(args: RunArgs) -> ExitCode {
         },
         runs,
         bottleneck,
+        survey,
     };
     if args.json {
         match serde_json::to_string_pretty(&report) {

@@ -8,6 +8,8 @@
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
+use crate::engine::result::RunResult;
+use crate::engine::steady::BUCKET_S;
 pub use crate::matrix::Stat;
 use crate::spec::{RunParams, TestKind};
 use crate::store::{RunRecord, RunState};
@@ -36,12 +38,21 @@ pub struct Side {
     pub valid: bool,
     /// Mean of the figures.
     pub mean: f64,
-    /// Sample variance of the figures (0 when measured once).
+    /// Variance of one figure: the repeats' sample variance, or, when larger, the variance
+    /// each run's own steady window puts on its mean (so that identical figures from a paced
+    /// emulation do not make a rounding difference certain).
     pub variance: f64,
 }
 
 impl Side {
-    fn of(values: Vec<f64>, valid: bool) -> Self {
+    /// The side of `values`, each with the variance its run's window puts on it.
+    fn of(values: Vec<(f64, f64)>, valid: bool) -> Self {
+        let within = if values.is_empty() {
+            0.0
+        } else {
+            values.iter().map(|v| v.1).sum::<f64>() / values.len() as f64
+        };
+        let values: Vec<f64> = values.into_iter().map(|v| v.0).collect();
         let n = values.len() as f64;
         let mean = if values.is_empty() {
             0.0
@@ -57,7 +68,7 @@ impl Side {
             stat: Stat::of(values),
             valid,
             mean,
-            variance,
+            variance: variance.max(within),
         }
     }
 }
@@ -172,9 +183,21 @@ pub fn rows(a: &[RunRecord], b: &[RunRecord]) -> Vec<Row> {
     rows
 }
 
+/// The variance of a run's steady figure from its window's own variation: the bucket CV over
+/// √(buckets). Buckets are not independent, so this is a lower bound; 0 without a window.
+fn within_run_variance(result: &RunResult) -> f64 {
+    match &result.steady {
+        Some(steady) if steady.steady => {
+            let buckets = (steady.seconds() / BUCKET_S).max(1.0);
+            (steady.cv_pct / 100.0 * steady.mb_per_s).powi(2) / buckets
+        }
+        _ => 0.0,
+    }
+}
+
 /// The figures of each point, from its valid runs when it has any.
 fn group(runs: &[RunRecord]) -> Vec<(TestKind, RunParams, Side)> {
-    type Figures = Vec<(f64, bool)>;
+    type Figures = Vec<(f64, bool, f64)>;
     let mut groups: Vec<(TestKind, RunParams, Figures)> = Vec::new();
     for run in runs.iter().filter(|run| run.status == RunState::Done) {
         let Some(result) = &run.result else { continue };
@@ -182,6 +205,7 @@ fn group(runs: &[RunRecord]) -> Vec<(TestKind, RunParams, Side)> {
         let figure = (
             result.figure(),
             result.validity.as_ref().is_none_or(|v| v.valid),
+            within_run_variance(result),
         );
         match groups
             .iter_mut()
@@ -194,9 +218,10 @@ fn group(runs: &[RunRecord]) -> Vec<(TestKind, RunParams, Side)> {
     groups
         .into_iter()
         .map(|(test, params, figures)| {
-            let valid: Vec<f64> = figures.iter().filter(|f| f.1).map(|f| f.0).collect();
+            let valid: Vec<(f64, f64)> =
+                figures.iter().filter(|f| f.1).map(|f| (f.0, f.2)).collect();
             let side = if valid.is_empty() {
-                Side::of(figures.iter().map(|f| f.0).collect(), false)
+                Side::of(figures.iter().map(|f| (f.0, f.2)).collect(), false)
             } else {
                 Side::of(valid, true)
             };
@@ -229,8 +254,8 @@ mod tests {
                 clients: None,
                 link_mb_s: None,
             },
-            a: Some(Side::of(a.to_vec(), true)),
-            b: Some(Side::of(b.to_vec(), true)),
+            a: Some(Side::of(a.iter().map(|v| (*v, 0.0)).collect(), true)),
+            b: Some(Side::of(b.iter().map(|v| (*v, 0.0)).collect(), true)),
             alpha: FAMILY_ALPHA / rows_tested as f64,
         }
     }
@@ -264,6 +289,21 @@ mod tests {
         let modest = [&[100.0, 104.0, 102.0][..], &[108.0, 111.0, 109.0][..]];
         assert!(row(modest[0], modest[1], 1).changed());
         assert!(!row(modest[0], modest[1], 20).changed());
+    }
+
+    #[test]
+    fn identical_paced_figures_differing_by_rounding_are_not_a_change() {
+        // An emulated drive gives the same figure every run; its window's own 1 % variation
+        // over 20 buckets is what separates two campaigns' figures.
+        let paced = |figure: f64| {
+            let var = (0.01 * figure).powi(2) / 20.0;
+            Some(Side::of(vec![(figure, var); 3], true))
+        };
+        let mut r = row(&[1.0], &[1.0], 5);
+        (r.a, r.b) = (paced(227.7), paced(227.8));
+        assert!(!r.changed(), "p = {:?}", r.p_value());
+        (r.a, r.b) = (paced(227.7), paced(160.0));
+        assert!(r.changed(), "p = {:?}", r.p_value());
     }
 
     #[test]

@@ -309,6 +309,7 @@ impl Lab {
     /// The campaign's report: the same document `backlab run --json` prints.
     pub async fn report(&self, id: &str) -> Result<CampaignReport, LabError> {
         let (view, bottleneck) = self.campaign_with_verdict(id).await?;
+        let survey = survey_of(&self.record(id).await?);
         Ok(CampaignReport {
             campaign: CampaignHeader {
                 name: view.campaign.name,
@@ -316,6 +317,7 @@ impl Lab {
             },
             runs: view.runs.into_iter().filter_map(|run| run.result).collect(),
             bottleneck,
+            survey,
         })
     }
 

@@ -13,7 +13,7 @@ pub struct Point {
     pub streams: u32,
     /// Clients of a network backup; 0 for the local tests.
     pub clients: u32,
-    /// Median MB/s of the done runs at this point.
+    /// Median MB/s of the done runs at this point (steady-state where the run found it).
     pub median: f64,
     pub min: f64,
     pub max: f64,
@@ -79,8 +79,8 @@ pub fn points(runs: &[RunRecord]) -> Vec<Point> {
             run.params.clients.unwrap_or(0),
         );
         match groups.iter_mut().find(|(existing, _)| *existing == key) {
-            Some((_, values)) => values.push(result.mb_per_s),
-            None => groups.push((key, vec![result.mb_per_s])),
+            Some((_, values)) => values.push(result.figure()),
+            None => groups.push((key, vec![result.figure()])),
         }
     }
     groups.sort_by_key(|((test, buffers, block, streams, clients), _)| {

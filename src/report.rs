@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::analysis::{Verdict, format_duration};
 use crate::engine::result::{RunResult, RunStatus};
+use crate::engine::survey::Survey;
 use crate::lab::format_ms;
 use crate::spec::CampaignSpec;
 use crate::store::RunRecord;
@@ -23,6 +24,9 @@ pub struct CampaignReport {
     pub campaign: CampaignHeader,
     pub runs: Vec<RunResult>,
     pub bottleneck: Verdict,
+    /// The source's size and whether it shares a device with the target, when surveyed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub survey: Option<Survey>,
 }
 
 /// The bottleneck table with the verdict, recommendations, warnings and failures under it.
@@ -101,6 +105,11 @@ pub fn render_table(report: &CampaignReport) -> String {
 /// A finished run's steady-state figure and validity in a few words, for progress lines.
 pub fn validity_note(result: &RunResult) -> String {
     let steady = match &result.steady {
+        Some(steady) if steady.steady && steady.flush_s > 0.0 => format!(
+            "steady {:.1} MB/s over {:.1}–{:.1} s (±{:.1}% CV) with the final {:.1} s flush \
+             charged",
+            steady.mb_per_s, steady.from_s, steady.to_s, steady.cv_pct, steady.flush_s
+        ),
         Some(steady) if steady.steady => format!(
             "steady {:.1} MB/s over {:.1}–{:.1} s (±{:.1}% CV)",
             steady.mb_per_s, steady.from_s, steady.to_s, steady.cv_pct

@@ -143,6 +143,9 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
             } else {
                 matches!(plan.target, TargetPlan::Dir(_) | TargetPlan::Device(_))
             },
+            flushes_at_end: plan.test.writes_target()
+                && params.fsync
+                && matches!(plan.target, TargetPlan::Dir(_) | TargetPlan::Device(_)),
         },
     );
     result

@@ -28,6 +28,14 @@ pub struct SteadyFigures {
     /// Whether the window meets the tolerance, length and share above; when not, the figures
     /// are those of the run's second half, the best estimate there is.
     pub steady: bool,
+    /// Seconds the run's final flush took after the data stopped, charged to `mb_per_s`: data
+    /// a file system accepted into its cache is not on the device until then.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub flush_s: f64,
+}
+
+fn is_zero(value: &f64) -> bool {
+    *value == 0.0
 }
 
 impl SteadyFigures {
@@ -35,6 +43,29 @@ impl SteadyFigures {
     pub fn seconds(&self) -> f64 {
         self.to_s - self.from_s
     }
+
+    /// Charges a final flush to the figure: data a file system accepted into its cache is
+    /// not on the device until the flush ends, so the window's rate of handing data over
+    /// cannot stand for the target. The figure becomes at most the whole run's rate, flush
+    /// included (`whole_mb_s`): what reached the device per second, erring low only by the
+    /// run's ramp.
+    pub fn charge_flush(&mut self, whole_mb_s: f64, flush_s: f64) {
+        if flush_s <= 0.0 {
+            return;
+        }
+        self.mb_per_s = round1(self.mb_per_s.min(whole_mb_s));
+        self.flush_s = round3(flush_s);
+    }
+}
+
+/// The samples up to the last one in which data moved: what follows is a final flush (or a
+/// close) during which the run handed over nothing, not part of its steady state.
+pub fn active_part(samples: &[Sample]) -> &[Sample] {
+    let end = samples
+        .iter()
+        .rposition(|sample| sample.mb_per_s > 0.0)
+        .map_or(0, |last| last + 1);
+    &samples[..end]
 }
 
 /// One bucket of summed samples: its end time, length and bytes (as MB).
@@ -99,6 +130,7 @@ pub fn find(samples: &[Sample], bucket_s: f64) -> Option<SteadyFigures> {
         to_s: round3(buckets[j - 1].end),
         cv_pct: round1(cv(i, j)),
         steady,
+        flush_s: 0.0,
     };
     match best {
         Some((i, j))
@@ -171,6 +203,25 @@ mod tests {
         assert!(steady.steady, "{steady:?}");
         assert!((steady.mb_per_s - 100.0).abs() < 3.0, "{steady:?}");
         assert!(steady.from_s >= 0.5 && steady.to_s <= 7.0, "{steady:?}");
+    }
+
+    #[test]
+    fn a_final_flush_is_left_out_of_the_window_and_charged_to_its_figure() {
+        // 5 s at 400 MB/s into a cache, then 2.5 s of sync with nothing moving.
+        let mut rates = vec![400.0; 20];
+        rates.extend([0.0; 10]);
+        let all = samples(&rates);
+        let active = active_part(&all);
+        assert_eq!(active.len(), 20);
+        let mut steady = find(active, BUCKET_S).expect("enough samples");
+        assert!(
+            steady.steady && (steady.mb_per_s - 400.0).abs() < 0.1,
+            "{steady:?}"
+        );
+        // The device had the 2000 MB in 7.5 s.
+        steady.charge_flush(266.7, 2.5);
+        assert!((steady.mb_per_s - 266.7).abs() < 0.1, "{steady:?}");
+        assert_eq!(steady.flush_s, 2.5);
     }
 
     #[test]

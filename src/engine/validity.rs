@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::pipeline::SAMPLE_INTERVAL;
 use super::result::{RunResult, RunStatus};
 use super::steady::{self, MIN_STEADY_S, STEADY_CV_PCT};
 use crate::spec::TestKind;
@@ -202,6 +203,9 @@ pub struct Evidence {
     /// The run reads or writes a real device or file system, not generated data into memory
     /// or an emulated drive: only then can the CPU, rather than the device, set its pace.
     pub measures_device: bool,
+    /// The run writes a file system or device and syncs it at the end: the flush is part of
+    /// what the target did.
+    pub flushes_at_end: bool,
 }
 
 /// Finds the steady window and judges the run. Only finished runs are judged.
@@ -209,7 +213,15 @@ pub fn judge(result: &mut RunResult, evidence: Evidence) {
     if result.status != RunStatus::Done {
         return;
     }
-    result.steady = steady::find(&result.samples, bucket_s(result));
+    let active = steady::active_part(&result.samples);
+    result.steady = steady::find(active, bucket_s(result));
+    if evidence.flushes_at_end
+        && let (Some(figures), Some(last)) = (result.steady.as_mut(), active.last())
+    {
+        // The last sample closes an interval in which data still moved; beyond it, the flush.
+        let flush_s = result.seconds - last.t - SAMPLE_INTERVAL.as_secs_f64();
+        figures.charge_flush(result.mb_per_s, flush_s);
+    }
     let mut flags = Vec::new();
     let mut flag = |code, detail: String| flags.push(Flag { code, detail });
 

@@ -480,8 +480,13 @@ fn run_row(run: &RunRecord) -> RunRow {
             .and_then(|r| r.steady)
             .filter(|s| s.steady)
             .map_or_else(dash, |s| {
+                let flush = if s.flush_s > 0.0 {
+                    format!(", flush {:.1}\u{a0}s charged", s.flush_s)
+                } else {
+                    String::new()
+                };
                 format!(
-                    "{:.1} ({:.1}–{:.1}\u{a0}s, ±{:.1}\u{a0}%)",
+                    "{:.1} ({:.1}–{:.1}\u{a0}s, ±{:.1}\u{a0}%{flush})",
                     s.mb_per_s, s.from_s, s.to_s, s.cv_pct
                 )
             }),

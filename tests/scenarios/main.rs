@@ -312,6 +312,51 @@ fn a_too_short_campaign_is_inconclusive_and_says_what_to_redo() {
     assert!(verdict.advice.iter().all(|a| matches!(a, Advice::Redo(_))));
 }
 
+#[test]
+fn source_and_target_on_one_device_are_named_when_they_compete() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let (source, target) = (dir.path().join("typical"), dir.path().join("target"));
+    make_dataset(&source);
+    std::fs::create_dir(&target).expect("target dir");
+    let report = run(
+        "shared_device",
+        &["--source", path(&source), "--target", path(&target)],
+    );
+    let verdict = &report.bottleneck;
+    assert!(
+        report.survey.as_ref().is_some_and(|s| s.shares_device),
+        "the survey sees one device: {:?}",
+        report.survey
+    );
+    // Where the backup fell below every isolated ceiling, the shared device takes the blame
+    // and the advice is to separate them; a device with bandwidth to spare for both lets the
+    // backup reach its lowest ceiling, and then that ceiling is the limit.
+    match &verdict.finding {
+        Finding::Interference { .. } => {
+            assert_names("shared_device", verdict, Component::SharedDevice);
+            if verdict.conclusive {
+                assert!(
+                    has(verdict, |a| matches!(a, Advice::SeparateDevice)),
+                    "{:#?}",
+                    verdict.advice
+                );
+            }
+        }
+        Finding::Limits { .. } => {
+            eprintln!(
+                "shared_device: this device served reads and writes at once without loss: {}",
+                verdict.verdict
+            );
+            assert!(!has(verdict, |a| matches!(a, Advice::SeparateDevice)));
+        }
+        other => panic!("{}: {other:?}", verdict.verdict),
+    }
+    assert!(
+        std::fs::read_dir(&target).expect("target").next().is_none(),
+        "the target dir is left empty"
+    );
+}
+
 fn make_dataset(dir: &Path) {
     let out = Command::new(env!("CARGO_BIN_EXE_backlab"))
         .args(["dataset", "create"])
