@@ -176,11 +176,7 @@ async fn finish(
     let status = if interrupted {
         RunState::Interrupted
     } else {
-        match result.status {
-            RunStatus::Done => RunState::Done,
-            RunStatus::Failed => RunState::Failed,
-            RunStatus::Cancelled => RunState::Cancelled,
-        }
+        RunState::from(result.status)
     };
     tracing::info!(campaign = %campaign_id, run_id, status = status.id(), mb_per_s = result.mb_per_s, "run finished");
     lab.events.publish(

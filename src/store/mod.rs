@@ -14,9 +14,7 @@ use sqlx::sqlite::{
 };
 use sqlx::{FromRow, Row};
 
-use crate::engine::result::{
-    CpuFigures, LatencyFigures, RunResult, RunStatus, Sample, StageFigures,
-};
+use crate::engine::result::{RunResult, Sample};
 use crate::spec::{RunParams, TestKind};
 
 pub use model::{
@@ -274,50 +272,24 @@ impl Store {
         result: &RunResult,
         now_ms: i64,
     ) -> Result<(), StoreError> {
-        let status = match result.status {
-            RunStatus::Done => RunState::Done,
-            RunStatus::Failed => RunState::Failed,
-            RunStatus::Cancelled => RunState::Cancelled,
-        };
-        let latency = result.latency_us;
+        let status = RunState::from(result.status);
+        // The document leaves the samples out: they have their own table.
+        let document = to_json(&RunResult {
+            samples: Vec::new(),
+            ..result.clone()
+        })?;
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         sqlx::query(
-            "UPDATE runs SET status = ?, finished_ms = ?, bytes = ?, files = ?, seconds = ?,
-                mb_per_s = ?, process_cpu_pct = ?, system_cpu_pct = ?,
-                reader_busy_pct = ?, reader_wait_pct = ?, reader_waits = ?,
-                writer_busy_pct = ?, writer_wait_pct = ?, writer_waits = ?,
-                latency_p50_us = ?, latency_p99_us = ?, latency_max_us = ?, latency_of = ?,
-                cache_resident_pct = ?, warnings = ?, error = ?, tape = ?, clients = ?,
-                partial = ?, steady = ?, validity = ?, data_compress_ratio = ?
+            "UPDATE runs SET status = ?, finished_ms = ?, bytes = ?, seconds = ?, mb_per_s = ?,
+                result = ?
              WHERE id = ? AND status = 'running'",
         )
         .bind(status.id())
         .bind(now_ms)
         .bind(to_i64(result.bytes))
-        .bind(to_i64(result.files))
         .bind(result.seconds)
         .bind(result.mb_per_s)
-        .bind(result.cpu.process_pct)
-        .bind(result.cpu.system_pct)
-        .bind(result.stages.reader_busy_pct)
-        .bind(result.stages.reader_wait_pct)
-        .bind(to_i64(result.stages.reader_waits))
-        .bind(result.stages.writer_busy_pct)
-        .bind(result.stages.writer_wait_pct)
-        .bind(to_i64(result.stages.writer_waits))
-        .bind(latency.map(|l| to_i64(l.p50)))
-        .bind(latency.map(|l| to_i64(l.p99)))
-        .bind(latency.map(|l| to_i64(l.max)))
-        .bind(&result.latency_of)
-        .bind(result.cache_resident_pct)
-        .bind(to_json(&result.warnings)?)
-        .bind(&result.error)
-        .bind(result.tape.as_ref().map(to_json).transpose()?)
-        .bind(result.clients.as_ref().map(to_json).transpose()?)
-        .bind(result.partial)
-        .bind(result.steady.as_ref().map(to_json).transpose()?)
-        .bind(result.validity.as_ref().map(to_json).transpose()?)
-        .bind(result.data_compress_ratio)
+        .bind(document)
         .bind(run_id)
         .execute(&mut *tx)
         .await?;
@@ -393,7 +365,7 @@ impl Store {
             return Ok(None);
         };
         let cancelled_queued = sqlx::query(
-            "UPDATE runs SET status = 'cancelled', finished_ms = ?, error = 'cancelled before it started'
+            "UPDATE runs SET status = 'cancelled', finished_ms = ?
              WHERE campaign_seq = ? AND status IN ('queued', 'interrupted')",
         )
         .bind(now_ms)
@@ -536,32 +508,11 @@ struct RunRow {
     attempts: i64,
     started_ms: Option<i64>,
     finished_ms: Option<i64>,
-    bytes: Option<i64>,
-    files: Option<i64>,
-    seconds: Option<f64>,
-    mb_per_s: Option<f64>,
-    process_cpu_pct: Option<f64>,
-    system_cpu_pct: Option<f64>,
-    reader_busy_pct: Option<f64>,
-    reader_wait_pct: Option<f64>,
-    reader_waits: Option<i64>,
-    writer_busy_pct: Option<f64>,
-    writer_wait_pct: Option<f64>,
-    writer_waits: Option<i64>,
-    latency_p50_us: Option<i64>,
-    latency_p99_us: Option<i64>,
-    latency_max_us: Option<i64>,
-    latency_of: Option<String>,
-    cache_resident_pct: Option<f64>,
-    warnings: String,
-    error: Option<String>,
-    tape: Option<String>,
-    clients: Option<String>,
-    partial: bool,
-    steady: Option<String>,
-    validity: Option<String>,
-    data_compress_ratio: Option<f64>,
+    result: Option<String>,
 }
+
+/// What a run cancelled before it started reports: it has no stored result.
+const CANCELLED_BEFORE_START: &str = "cancelled before it started";
 
 impl RunRow {
     fn into_record(self, samples: Vec<Sample>) -> Result<RunRecord, StoreError> {
@@ -570,82 +521,19 @@ impl RunRow {
         let params: RunParams =
             serde_json::from_str(&self.params).map_err(|e| corrupt(&format!("params: {e}")))?;
         let status = RunState::from_id(&self.status).ok_or_else(|| corrupt("unknown status"))?;
-        let warnings: Vec<String> =
-            serde_json::from_str(&self.warnings).map_err(|e| corrupt(&format!("warnings: {e}")))?;
-        let tape = self
-            .tape
-            .as_deref()
-            .map(serde_json::from_str)
-            .transpose()
-            .map_err(|e| corrupt(&format!("tape: {e}")))?;
-        let clients = self
-            .clients
-            .as_deref()
-            .map(serde_json::from_str)
-            .transpose()
-            .map_err(|e| corrupt(&format!("clients: {e}")))?;
-        let steady = self
-            .steady
-            .as_deref()
-            .map(serde_json::from_str)
-            .transpose()
-            .map_err(|e| corrupt(&format!("steady: {e}")))?;
-        let validity = self
-            .validity
-            .as_deref()
-            .map(serde_json::from_str)
-            .transpose()
-            .map_err(|e| corrupt(&format!("validity: {e}")))?;
-        let finished_status = match status {
-            RunState::Done => Some(RunStatus::Done),
-            RunState::Failed => Some(RunStatus::Failed),
-            RunState::Cancelled => Some(RunStatus::Cancelled),
-            _ => None,
+        let result = match (status.finished(), &self.result) {
+            (None, _) => None,
+            (Some(_), Some(json)) => {
+                let mut result: RunResult =
+                    serde_json::from_str(json).map_err(|e| corrupt(&format!("result: {e}")))?;
+                result.samples = samples.clone();
+                Some(result)
+            }
+            (Some(ended), None) => Some(RunResult {
+                status: ended,
+                ..RunResult::failed(test, params.clone(), CANCELLED_BEFORE_START.to_string())
+            }),
         };
-        let result = finished_status.map(|run_status| RunResult {
-            test,
-            params: params.clone(),
-            status: run_status,
-            bytes: to_u64(self.bytes),
-            files: to_u64(self.files),
-            seconds: self.seconds.unwrap_or(0.0),
-            mb_per_s: self.mb_per_s.unwrap_or(0.0),
-            cpu: CpuFigures {
-                process_pct: self.process_cpu_pct.unwrap_or(0.0),
-                system_pct: self.system_cpu_pct.unwrap_or(0.0),
-            },
-            stages: StageFigures {
-                reader_busy_pct: self.reader_busy_pct.unwrap_or(0.0),
-                reader_wait_pct: self.reader_wait_pct.unwrap_or(0.0),
-                reader_waits: to_u64(self.reader_waits),
-                writer_busy_pct: self.writer_busy_pct.unwrap_or(0.0),
-                writer_wait_pct: self.writer_wait_pct.unwrap_or(0.0),
-                writer_waits: to_u64(self.writer_waits),
-            },
-            latency_us: match (
-                self.latency_p50_us,
-                self.latency_p99_us,
-                self.latency_max_us,
-            ) {
-                (Some(p50), Some(p99), Some(max)) => Some(LatencyFigures {
-                    p50: to_u64(Some(p50)),
-                    p99: to_u64(Some(p99)),
-                    max: to_u64(Some(max)),
-                }),
-                _ => None,
-            },
-            latency_of: self.latency_of.clone(),
-            cache_resident_pct: self.cache_resident_pct,
-            samples: samples.clone(),
-            warnings: warnings.clone(),
-            error: self.error.clone(),
-            tape: tape.clone(),
-            clients: clients.clone(),
-            partial: self.partial,
-            steady,
-            validity: validity.clone(),
-            data_compress_ratio: self.data_compress_ratio,
-        });
         Ok(RunRecord {
             id: self.id,
             position: self.position,
@@ -671,10 +559,6 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
 
 fn to_i64(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
-}
-
-fn to_u64(value: Option<i64>) -> u64 {
-    value.and_then(|v| u64::try_from(v).ok()).unwrap_or(0)
 }
 
 impl FromStr for RunState {

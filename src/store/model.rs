@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::engine::result::{RunResult, Sample};
+use crate::engine::result::{RunResult, RunStatus, Sample};
 use crate::spec::{RunParams, TestKind};
 
 /// Where a run stands. `Interrupted` runs were stopped by a shutdown and are queued again at
@@ -52,6 +52,16 @@ impl RunState {
         )
     }
 
+    /// How a run in this state ended, when it has ended.
+    pub fn finished(self) -> Option<RunStatus> {
+        match self {
+            RunState::Done => Some(RunStatus::Done),
+            RunState::Failed => Some(RunStatus::Failed),
+            RunState::Cancelled => Some(RunStatus::Cancelled),
+            RunState::Queued | RunState::Running | RunState::Interrupted => None,
+        }
+    }
+
     /// Every state, in the order the metrics list them.
     pub const ALL: [RunState; 6] = [
         RunState::Queued,
@@ -61,6 +71,16 @@ impl RunState {
         RunState::Cancelled,
         RunState::Interrupted,
     ];
+}
+
+impl From<RunStatus> for RunState {
+    fn from(status: RunStatus) -> Self {
+        match status {
+            RunStatus::Done => RunState::Done,
+            RunStatus::Failed => RunState::Failed,
+            RunStatus::Cancelled => RunState::Cancelled,
+        }
+    }
 }
 
 /// A campaign's status: derived from its runs, with the same names as a run's.

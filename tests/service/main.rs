@@ -6,6 +6,7 @@ mod campaigns;
 mod pages;
 mod restart;
 mod safety;
+mod upgrade;
 
 #[path = "../common/lab.rs"]
 mod lab;
