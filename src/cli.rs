@@ -295,7 +295,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         }
         return ExitCode::from(EXIT_BAD_SPEC);
     }
-    let config = crate::server::ServeConfig {
+    let config = crate::serve::ServeConfig {
         bind: args.bind,
         data_bind: args.data_bind,
         db: args.db,
@@ -321,7 +321,7 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let served = runtime.block_on(crate::server::serve(config));
+    let served = runtime.block_on(crate::serve::serve(config));
     // Idle blocking threads must not hold the exit up.
     runtime.shutdown_timeout(Duration::from_secs(1));
     match served {

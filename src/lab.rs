@@ -7,11 +7,10 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 use tokio::sync::Notify;
 
 use crate::analysis;
+use crate::clock::{format_ms, now_ms};
 use crate::engine::survey::Survey;
 use crate::engine::{EngineSettings, preflight};
 use crate::events::{EventHub, LabEvent, RunBrief};
@@ -22,6 +21,9 @@ use crate::spec::{self, CampaignSpec, FieldErrors, Placement, RunPlan};
 use crate::store::{
     CampaignRecord, CampaignStatus, DeleteOutcome, NewCampaign, RunRecord, Store, StoreError,
 };
+
+/// The demo dataset's directory name under the data dir.
+pub const DEMO_DIR: &str = "demo";
 
 /// The most campaigns one list request returns.
 pub const MAX_PAGE: u32 = 200;
@@ -447,19 +449,6 @@ impl Lab {
 /// Where a campaign's report lives.
 pub fn campaign_url(id: &str) -> String {
     format!("/campaigns/{id}")
-}
-
-/// Milliseconds since the Unix epoch, the store's clock.
-pub fn now_ms() -> i64 {
-    (OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64
-}
-
-/// A store timestamp as RFC 3339 text.
-pub fn format_ms(ms: i64) -> String {
-    OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
-        .ok()
-        .and_then(|time| time.format(&Rfc3339).ok())
-        .unwrap_or_default()
 }
 
 fn survey_of(record: &CampaignRecord) -> Option<Survey> {

@@ -5,9 +5,9 @@ use std::fmt::Write;
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::{Verdict, format_duration};
+use crate::clock::format_ms;
 use crate::engine::result::{RunResult, RunStatus};
 use crate::engine::survey::Survey;
-use crate::lab::format_ms;
 use crate::spec::CampaignSpec;
 use crate::store::RunRecord;
 

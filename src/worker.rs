@@ -7,10 +7,11 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use crate::clock::now_ms;
 use crate::engine::result::{Progress, RunResult, RunStatus, Sample};
 use crate::engine::{self, RunControl, survey};
 use crate::events::LabEvent;
-use crate::lab::{Lab, RunSwitch, StopReason, now_ms};
+use crate::lab::{Lab, RunSwitch, StopReason};
 use crate::spec::{CampaignSpec, Placement, RunPlan};
 use crate::store::{ClaimedRun, RunState};
 

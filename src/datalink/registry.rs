@@ -7,10 +7,11 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::clock::now_ms;
 use crate::engine::wire::{self, FrameKind, Register, WorkOrder};
 
 /// An agent as `GET /api/agents` shows it.
@@ -89,12 +90,6 @@ const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a run waits for its agents to (re)connect: after a lab restart they come back
 /// within a few seconds, and a queued run should not fail for that.
 pub const AGENT_WAIT: Duration = Duration::from_secs(10);
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
 
 impl Registry {
     /// Records a registration, not yet given work until `activate`; returns its session and

@@ -6,7 +6,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use backlab::server::listener::{HEADER_READ_TIMEOUT, RECLAIM_IDLE_AFTER};
+use backlab::http::listener::{HEADER_READ_TIMEOUT, RECLAIM_IDLE_AFTER};
 use serde_json::{Value, json};
 
 use crate::{Lab, LabOptions, scratch};

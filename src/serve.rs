@@ -1,43 +1,27 @@
-//! `backlab serve`: the lab as an HTTP service. Starts the store, recovers from a crash, lays
-//! out the data directory, runs the workers and the REST API, and shuts down cleanly.
-
-pub mod auth;
-pub mod error;
-pub mod listener;
-mod metrics;
-pub mod origin;
-pub mod routes;
+//! `backlab serve`: the lab as a service. Starts the store, recovers from a crash, lays out the
+//! data directory, runs the workers, the data listener and the HTTP side, and shuts down
+//! cleanly.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
-use axum::extract::DefaultBodyLimit;
-use axum::http::{StatusCode, Uri};
-use axum::response::IntoResponse;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
-use tower_http::trace::TraceLayer;
 
 use crate::datalink::{AgentGateway, DataLink};
 use crate::engine::EngineSettings;
 use crate::engine::dataset::{self, DatasetRequest, Profile};
 use crate::engine::sink::sweep_lab_files;
-use crate::lab::Lab;
+use crate::http::origin::{SiteFlagError, SiteFlags, SitePolicy};
+use crate::http::{self, AppState, listener};
+use crate::lab::{DEMO_DIR, Lab};
 use crate::policy::Policy;
 use crate::spec::{CampaignSpec, TargetKind, format_size};
 use crate::store::{Store, StoreError};
 use crate::worker;
 
-use error::ApiError;
-use origin::{SiteFlagError, SiteFlags, SitePolicy};
-
-/// The largest request body the API reads.
-pub const MAX_BODY_BYTES: usize = 1 << 20;
-/// The demo dataset's directory name under the data dir.
-pub const DEMO_DIR: &str = "demo";
 /// How long a shutdown waits for the running run to stop and save.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
@@ -100,18 +84,6 @@ pub enum ServeError {
     OpenApi(String),
 }
 
-/// What every handler can reach.
-#[derive(Clone)]
-pub struct AppState {
-    pub lab: Arc<Lab>,
-    pub openapi: Arc<String>,
-    pub token: Option<Arc<str>>,
-    /// Turns true when the lab shuts down; live streams end.
-    pub shutdown: watch::Receiver<bool>,
-    /// The data listener: agents and network-backup streams.
-    pub datalink: Arc<DataLink>,
-}
-
 /// Runs the lab until SIGTERM or Ctrl-C.
 pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
     if config.token.is_none() && !config.bind.ip().is_loopback() {
@@ -166,10 +138,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
         },
     ));
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
-    let (api_router, api) = routes::api().split_for_parts();
-    let openapi = api
-        .to_json()
-        .map_err(|e| ServeError::OpenApi(e.to_string()))?;
+    let (api_router, openapi) = http::api().map_err(ServeError::OpenApi)?;
     let state = AppState {
         lab: Arc::clone(&lab),
         openapi: Arc::new(openapi),
@@ -186,20 +155,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
             })?;
     let addr = http_listener.local_addr().map_err(ServeError::Serve)?;
     let site = Arc::new(SitePolicy::new(addr, &site_flags));
-    let app: Router = api_router
-        .merge(crate::web::router())
-        .fallback(not_found)
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            auth::require_token,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::clone(&site),
-            origin::check_site,
-        ))
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(TraceLayer::new_for_http())
-        .with_state(state);
+    let app = http::app(api_router, state, Arc::clone(&site));
 
     tracing::info!(
         open_files_at_start = ?file_limit.started_with,
@@ -375,18 +331,6 @@ fn bad_path(flag: &'static str, path: &Path, error: &std::io::Error) -> ServeErr
         flag,
         path: path.display().to_string(),
         reason: error.to_string(),
-    }
-}
-
-async fn not_found(uri: Uri) -> axum::response::Response {
-    if uri.path().starts_with("/api/") {
-        ApiError::new(
-            StatusCode::NOT_FOUND,
-            format!("no such endpoint: {}", uri.path()),
-        )
-        .into_response()
-    } else {
-        crate::web::not_found_page(uri.path())
     }
 }
 

@@ -1,90 +1,33 @@
-//! The REST API's handlers; each one reads the request, asks the lab, and shapes the answer.
-//! The OpenAPI document is generated from the `#[utoipa::path]` annotations here; the
-//! campaign spec's schema is described in `schema`.
-
-mod schema;
-
-use std::convert::Infallible;
+//! `/api/campaigns`: submit, list, read, cancel, rerun and delete campaigns, and read their
+//! verdicts and CSV.
 
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use tokio::sync::{broadcast, mpsc};
-use tokio_stream::wrappers::ReceiverStream;
-use utoipa::{IntoParams, OpenApi};
+use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::AppState;
-use super::error::{ApiError, ErrorBody};
-use super::metrics;
-use crate::events::LabEvent;
+use super::schema;
+use crate::http::AppState;
+use crate::http::error::{ApiError, ErrorBody};
 use crate::lab::MAX_PAGE;
 use crate::report;
 use crate::store::RunState;
 
-/// What the OpenAPI document says about itself.
-#[derive(OpenApi)]
-#[openapi(info(
-    title = "backlab",
-    version = env!("CARGO_PKG_VERSION"),
-    description = "A backup performance lab: submit campaigns of backup tests, follow them \
-                   live, and read which component limits the backup."
-))]
-struct ApiInfo;
-
-/// Every API route, with its OpenAPI description.
-pub fn api() -> OpenApiRouter<AppState> {
-    let mut document = ApiInfo::openapi();
-    // The derive fills these from Cargo.toml, which names neither.
-    document.info.license = None;
-    document.info.contact = None;
-    OpenApiRouter::with_openapi(document)
+/// Adds this resource's routes.
+pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState> {
+    router
         .routes(routes!(create_campaign, list_campaigns))
         .routes(routes!(get_campaign, delete_campaign))
         .routes(routes!(get_bottleneck))
         .routes(routes!(get_results_csv))
-        .routes(routes!(get_events))
         .routes(routes!(cancel_campaign))
         .routes(routes!(rerun_campaign))
-        .routes(routes!(get_openapi))
-        .routes(routes!(healthz))
-        .routes(routes!(get_metrics))
-        .routes(routes!(list_agents))
-}
-
-/// The agents the lab knows, and where its data listener takes them.
-#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
-pub struct AgentsBody {
-    /// The data listener's port: agents register there and send network backups to it.
-    pub data_port: u16,
-    /// The listener's address when it is bound to one; otherwise agents use the lab's host.
-    pub data_host: Option<String>,
-    pub agents: Vec<crate::datalink::registry::AgentInfo>,
-}
-
-/// Lists the agents that registered since the lab started, connected or not.
-#[utoipa::path(
-    get, path = "/api/agents", tag = "agents",
-    responses((status = 200, description = "The data listener and the agents", body = AgentsBody))
-)]
-async fn list_agents(State(state): State<AppState>) -> Json<AgentsBody> {
-    Json(agents_body(&state))
-}
-
-/// What `GET /api/agents` answers; the agents page shows the same.
-pub fn agents_body(state: &AppState) -> AgentsBody {
-    let addr = state.datalink.addr();
-    AgentsBody {
-        data_port: addr.port(),
-        data_host: (!addr.ip().is_unspecified()).then(|| addr.ip().to_string()),
-        agents: state.datalink.registry().list(),
-    }
 }
 
 /// Queues a campaign. The body is a campaign spec.
@@ -267,74 +210,6 @@ async fn get_results_csv(
     Ok((headers, csv).into_response())
 }
 
-/// Live events of a campaign (Server-Sent Events). The first event is `state`; then
-/// `run_started`, `progress` (a few times a second), `run_finished` and, last,
-/// `campaign_finished`, after which the stream ends.
-#[utoipa::path(
-    get, path = "/api/campaigns/{id}/events", tag = "campaigns",
-    params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),
-    responses(
-        (status = 200, description = "An event stream", content_type = "text/event-stream", body = schema::EventSchema),
-        (status = 404, description = "No such campaign", body = ErrorBody),
-    )
-)]
-async fn get_events(
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-) -> Result<Response, ApiError> {
-    // Subscribe before reading the state, so nothing falls between the two.
-    let mut events = state.lab.events.subscribe();
-    let first = state.lab.state_event(&id).await?;
-    let (tx, rx) = mpsc::channel::<Result<Event, Infallible>>(64);
-    let mut shutdown = state.shutdown.clone();
-    tokio::spawn(async move {
-        let finished = match &first {
-            LabEvent::State { status, .. } => status.is_final(),
-            _ => false,
-        };
-        if tx.send(Ok(sse_event(&first))).await.is_err() {
-            return;
-        }
-        if finished {
-            if let LabEvent::State { status, .. } = first {
-                let _ = tx
-                    .send(Ok(sse_event(&LabEvent::CampaignFinished { status })))
-                    .await;
-            }
-            return;
-        }
-        loop {
-            tokio::select! {
-                _ = shutdown.changed() => return,
-                received = events.recv() => match received {
-                    Ok(envelope) => {
-                        let (campaign, event) = &*envelope;
-                        if campaign != &id {
-                            continue;
-                        }
-                        if tx.send(Ok(sse_event(event))).await.is_err() {
-                            return;
-                        }
-                        if event.ends_campaign() {
-                            return;
-                        }
-                    }
-                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                    Err(broadcast::error::RecvError::Closed) => return,
-                },
-            }
-        }
-    });
-    Ok(Sse::new(ReceiverStream::new(rx))
-        .keep_alive(KeepAlive::default())
-        .into_response())
-}
-
-fn sse_event(event: &LabEvent) -> Event {
-    let data = serde_json::to_string(event).unwrap_or_else(|_| "{}".to_string());
-    Event::default().event(event.name()).data(data)
-}
-
 /// Cancels the queued runs and stops the running one (within a second; its files are removed).
 #[utoipa::path(
     post, path = "/api/campaigns/{id}/cancel", tag = "campaigns",
@@ -383,69 +258,4 @@ async fn rerun_campaign(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     created(state.lab.rerun(&id).await?)
-}
-
-/// This API's OpenAPI document.
-#[utoipa::path(
-    get, path = "/api/openapi.json", tag = "service",
-    responses((status = 200, description = "OpenAPI 3.1", body = serde_json::Value))
-)]
-async fn get_openapi(State(state): State<AppState>) -> Response {
-    (
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
-        state.openapi.as_str().to_owned(),
-    )
-        .into_response()
-}
-
-/// Liveness and a glance at the queue.
-#[utoipa::path(
-    get, path = "/healthz", tag = "service",
-    responses((status = 200, description = "The lab is serving", body = serde_json::Value))
-)]
-async fn healthz(State(state): State<AppState>) -> Result<Response, ApiError> {
-    let figures = state
-        .lab
-        .store
-        .queue_figures()
-        .await
-        .map_err(crate::lab::LabError::from)?;
-    let count = |wanted: RunState| {
-        figures
-            .runs_by_status
-            .iter()
-            .find(|(state, _)| *state == wanted)
-            .map_or(0, |(_, count)| *count)
-    };
-    Ok(Json(serde_json::json!({
-        "status": "ok",
-        "queued": count(RunState::Queued),
-        "running": count(RunState::Running),
-    }))
-    .into_response())
-}
-
-/// Prometheus text: runs by status, queue depth, bytes moved, run durations.
-#[utoipa::path(
-    get, path = "/metrics", tag = "service",
-    responses((status = 200, description = "Prometheus text format", content_type = "text/plain", body = String))
-)]
-async fn get_metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
-    let figures = state
-        .lab
-        .store
-        .queue_figures()
-        .await
-        .map_err(crate::lab::LabError::from)?;
-    Ok((
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
-        )],
-        metrics::render(&figures),
-    )
-        .into_response())
 }

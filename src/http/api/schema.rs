@@ -464,7 +464,7 @@ mod tests {
     }
 
     fn document() -> Value {
-        let (_, api) = super::super::api().split_for_parts();
+        let (_, api) = super::super::router().split_for_parts();
         serde_json::to_value(&api).expect("the document serializes")
     }
 

@@ -1,0 +1,42 @@
+//! `/api/agents`: the agents the lab knows and where they send.
+
+use axum::Json;
+use axum::extract::State;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::http::AppState;
+
+/// Adds this resource's routes.
+pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState> {
+    router.routes(routes!(list_agents))
+}
+
+/// The agents the lab knows, and where its data listener takes them.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct AgentsBody {
+    /// The data listener's port: agents register there and send network backups to it.
+    pub data_port: u16,
+    /// The listener's address when it is bound to one; otherwise agents use the lab's host.
+    pub data_host: Option<String>,
+    pub agents: Vec<crate::datalink::registry::AgentInfo>,
+}
+
+/// Lists the agents that registered since the lab started, connected or not.
+#[utoipa::path(
+    get, path = "/api/agents", tag = "agents",
+    responses((status = 200, description = "The data listener and the agents", body = AgentsBody))
+)]
+async fn list_agents(State(state): State<AppState>) -> Json<AgentsBody> {
+    Json(agents_body(&state))
+}
+
+/// What `GET /api/agents` answers; the agents page shows the same.
+pub fn agents_body(state: &AppState) -> AgentsBody {
+    let addr = state.datalink.addr();
+    AgentsBody {
+        data_port: addr.port(),
+        data_host: (!addr.ip().is_unspecified()).then(|| addr.ip().to_string()),
+        agents: state.datalink.registry().list(),
+    }
+}

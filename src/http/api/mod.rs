@@ -1,0 +1,39 @@
+//! The REST API: one module per resource, each adding its routes; the OpenAPI document is
+//! generated from their `#[utoipa::path]` annotations, the campaign spec's schema described in
+//! `schema`.
+
+mod agents;
+mod campaigns;
+mod events;
+mod schema;
+mod service;
+
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+
+pub use agents::{AgentsBody, agents_body};
+
+use crate::http::AppState;
+
+/// What the OpenAPI document says about itself.
+#[derive(OpenApi)]
+#[openapi(info(
+    title = "backlab",
+    version = env!("CARGO_PKG_VERSION"),
+    description = "A backup performance lab: submit campaigns of backup tests, follow them \
+                   live, and read which component limits the backup."
+))]
+struct ApiInfo;
+
+/// Every API route, with its OpenAPI description.
+pub fn router() -> OpenApiRouter<AppState> {
+    let mut document = ApiInfo::openapi();
+    // The derive fills these from Cargo.toml, which names neither.
+    document.info.license = None;
+    document.info.contact = None;
+    let router = OpenApiRouter::with_openapi(document);
+    let router = campaigns::routes(router);
+    let router = events::routes(router);
+    let router = service::routes(router);
+    agents::routes(router)
+}

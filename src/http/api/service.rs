@@ -1,0 +1,86 @@
+//! The service's own endpoints: its OpenAPI document, liveness, and Prometheus metrics.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::http::AppState;
+use crate::http::error::ApiError;
+use crate::http::metrics;
+use crate::store::RunState;
+
+/// Adds this resource's routes.
+pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState> {
+    router
+        .routes(routes!(get_openapi))
+        .routes(routes!(healthz))
+        .routes(routes!(get_metrics))
+}
+
+/// This API's OpenAPI document.
+#[utoipa::path(
+    get, path = "/api/openapi.json", tag = "service",
+    responses((status = 200, description = "OpenAPI 3.1", body = serde_json::Value))
+)]
+async fn get_openapi(State(state): State<AppState>) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        state.openapi.as_str().to_owned(),
+    )
+        .into_response()
+}
+
+/// Liveness and a glance at the queue.
+#[utoipa::path(
+    get, path = "/healthz", tag = "service",
+    responses((status = 200, description = "The lab is serving", body = serde_json::Value))
+)]
+async fn healthz(State(state): State<AppState>) -> Result<Response, ApiError> {
+    let figures = state
+        .lab
+        .store
+        .queue_figures()
+        .await
+        .map_err(crate::lab::LabError::from)?;
+    let count = |wanted: RunState| {
+        figures
+            .runs_by_status
+            .iter()
+            .find(|(state, _)| *state == wanted)
+            .map_or(0, |(_, count)| *count)
+    };
+    Ok(Json(serde_json::json!({
+        "status": "ok",
+        "queued": count(RunState::Queued),
+        "running": count(RunState::Running),
+    }))
+    .into_response())
+}
+
+/// Prometheus text: runs by status, queue depth, bytes moved, run durations.
+#[utoipa::path(
+    get, path = "/metrics", tag = "service",
+    responses((status = 200, description = "Prometheus text format", content_type = "text/plain", body = String))
+)]
+async fn get_metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
+    let figures = state
+        .lab
+        .store
+        .queue_figures()
+        .await
+        .map_err(crate::lab::LabError::from)?;
+    Ok((
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        )],
+        metrics::render(&figures),
+    )
+        .into_response())
+}

@@ -1,0 +1,40 @@
+//! The browser side: server-rendered pages (askama), charts as SVG, static assets embedded in
+//! the binary. Pages work without JavaScript; only the live progress needs it. One module per
+//! page group; `render` holds what they share.
+
+mod agents;
+mod assets;
+mod campaign;
+mod compare;
+mod form;
+mod list;
+mod new;
+mod render;
+mod views;
+
+use axum::Router;
+use axum::routing::get;
+
+use crate::http::AppState;
+
+pub use render::not_found_page;
+
+/// Every page route.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/", get(list::index))
+        .route(
+            "/campaigns/new",
+            get(new::new_form).post(new::create_from_form),
+        )
+        .route("/campaigns/{id}", get(campaign::campaign))
+        .route("/campaigns/{id}/charts/{file}", get(campaign::chart))
+        .route(
+            "/campaigns/{id}/report.html",
+            get(campaign::report_download),
+        )
+        .route("/compare", get(compare::compare_page))
+        .route("/agents", get(agents::agents_page))
+        .route("/compare/chart.svg", get(compare::compare_chart))
+        .route("/static/{file}", get(assets::asset))
+}

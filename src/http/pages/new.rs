@@ -1,0 +1,107 @@
+//! The new-campaign form: presets, and the form posted without JavaScript.
+
+use askama::Template;
+use axum::body::Bytes;
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use serde::Deserialize;
+
+use crate::http::AppState;
+use crate::http::error::ApiError;
+use crate::spec::TestKind;
+
+use super::form::{CampaignForm, PRESETS};
+use super::render::html;
+
+#[derive(Template)]
+#[template(path = "new.html")]
+pub(super) struct NewTemplate {
+    standalone: bool,
+    css: &'static str,
+    form: CampaignForm,
+    presets: Vec<(&'static str, &'static str)>,
+    tests: Vec<(&'static str, &'static str)>,
+    tape_models: Vec<(&'static str, String)>,
+    error: Option<String>,
+    needs_token: bool,
+}
+
+#[derive(Deserialize)]
+pub(super) struct NewQuery {
+    preset: Option<String>,
+}
+
+pub(super) fn new_page(
+    form: CampaignForm,
+    error: Option<String>,
+    needs_token: bool,
+) -> NewTemplate {
+    NewTemplate {
+        needs_token,
+        standalone: false,
+        css: "",
+        form,
+        presets: PRESETS.to_vec(),
+        tests: TestKind::ALL.iter().map(|t| (t.id(), t.label())).collect(),
+        tape_models: crate::spec::TAPE_MODELS
+            .iter()
+            .map(|m| {
+                (
+                    m.id,
+                    format!(
+                        "{} ({} MB/s native, {}:1)",
+                        m.name, m.native_mb_s, m.max_compression
+                    ),
+                )
+            })
+            .collect(),
+        error,
+    }
+}
+
+pub(super) async fn new_form(
+    State(state): State<AppState>,
+    Query(query): Query<NewQuery>,
+) -> Response {
+    html(new_page(
+        CampaignForm::preset(query.preset.as_deref().unwrap_or("bottleneck")),
+        None,
+        state.token.is_some(),
+    ))
+}
+
+/// The form posted without JavaScript: the same spec and checks as the API.
+pub(super) async fn create_from_form(State(state): State<AppState>, body: Bytes) -> Response {
+    let pairs: Vec<(String, String)> = form_urlencoded::parse(&body).into_owned().collect();
+    let mut form = CampaignForm::from_pairs(&pairs);
+    if let Some(token) = state.token.as_deref() {
+        let given = pairs
+            .iter()
+            .find(|(key, _)| key == "token")
+            .map_or("", |(_, value)| value.as_str());
+        if !crate::http::auth::same_secret(given.as_bytes(), token.as_bytes()) {
+            let message = if given.is_empty() {
+                "this lab requires its token to start a campaign"
+            } else {
+                "the token is not valid for this lab"
+            };
+            form.errors.insert("token".into(), message.into());
+            let mut response = html(new_page(form, Some(message.to_string()), true));
+            *response.status_mut() = StatusCode::UNAUTHORIZED;
+            return response;
+        }
+    }
+    let spec = form.to_spec().to_string();
+    match state.lab.submit(spec.as_bytes()).await {
+        Ok(submitted) => Redirect::to(&submitted.url).into_response(),
+        Err(error) => {
+            let api = ApiError::from(error);
+            form.set_errors(api.fields());
+            let needs_token = state.token.is_some();
+            let mut response = html(new_page(form, Some(api.message().to_string()), needs_token));
+            *response.status_mut() = api.status();
+            response
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! What every handler can reach.
+
+use std::sync::Arc;
+
+use tokio::sync::watch;
+
+use crate::datalink::DataLink;
+use crate::lab::Lab;
+
+/// The lab, its API description and the switches the handlers need.
+#[derive(Clone)]
+pub struct AppState {
+    pub lab: Arc<Lab>,
+    pub openapi: Arc<String>,
+    pub token: Option<Arc<str>>,
+    /// Turns true when the lab shuts down; live streams end.
+    pub shutdown: watch::Receiver<bool>,
+    /// The data listener: agents and network-backup streams.
+    pub datalink: Arc<DataLink>,
+}
