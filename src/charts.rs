@@ -9,8 +9,61 @@ use crate::matrix::Point;
 use crate::spec::{TestKind, format_size};
 use crate::store::RunRecord;
 
-/// The names under which charts are served (`/campaigns/{id}/charts/{name}.svg`).
-pub const NAMES: [&str; 5] = ["tests", "throughput", "stages", "matrix", "clients"];
+/// A report's charts, each served as `/campaigns/{id}/charts/{name}.svg`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chart {
+    /// Each test's figure as a bar, the bottleneck in red.
+    Tests,
+    /// MB/s over time, one line per run.
+    Throughput,
+    /// Readers and writer, busy and waiting, per run.
+    Stages,
+    /// A parameter sweep: MB/s by streams, a line per buffers × block size.
+    Matrix,
+    /// A network backup's clients, stacked over time.
+    Clients,
+}
+
+impl Chart {
+    /// Every chart, in the order a report shows them.
+    pub const ALL: [Chart; 5] = [
+        Chart::Tests,
+        Chart::Throughput,
+        Chart::Stages,
+        Chart::Matrix,
+        Chart::Clients,
+    ];
+
+    /// The name in its URL (`NAME.svg`) and its element id on the page.
+    pub fn id(self) -> &'static str {
+        match self {
+            Chart::Tests => "tests",
+            Chart::Throughput => "throughput",
+            Chart::Stages => "stages",
+            Chart::Matrix => "matrix",
+            Chart::Clients => "clients",
+        }
+    }
+
+    /// The chart a URL names.
+    pub fn from_id(id: &str) -> Option<Chart> {
+        Chart::ALL.into_iter().find(|chart| chart.id() == id)
+    }
+
+    /// The caption a report gives it.
+    pub fn title(self) -> &'static str {
+        match self {
+            Chart::Tests => "Throughput of each test (best run); the bottleneck in red",
+            Chart::Throughput => "Throughput over time, per run",
+            Chart::Stages => "Stage accounting per run: readers and writer, busy and waiting",
+            Chart::Matrix => {
+                "Parameter sweep: MB/s by streams (by clients for a network backup), one line \
+                 per buffers × block size"
+            }
+            Chart::Clients => "Network backup: what each client delivered over time, stacked",
+        }
+    }
+}
 
 /// Most runs the per-run charts draw; a note says when more were measured.
 pub const MAX_RUN_ROWS: usize = 40;

@@ -116,6 +116,9 @@ pub struct CampaignSummary {
     pub runs_total: i64,
     pub runs_finished: i64,
     pub best_mb_per_s: Option<f64>,
+    /// The verdict in one line once the campaign has finished (the list shows it).
+    #[serde(skip)]
+    pub verdict: Option<String>,
 }
 
 /// A page of campaigns, newest first; `next_before` continues the list.
@@ -275,7 +278,12 @@ impl Lab {
         };
         let mut campaigns = Vec::with_capacity(records.len());
         for record in &records {
-            campaigns.push(summary(record, &stored_spec(record)?));
+            let mut campaign = summary(record, &stored_spec(record)?);
+            // Finished before verdicts were kept: judged once, and kept.
+            if campaign.status.is_final() && campaign.verdict.is_none() {
+                campaign.verdict = self.keep_verdict(&record.id).await;
+            }
+            campaigns.push(campaign);
         }
         let next_before = if records.len() == limit as usize {
             records.last().map(|record| record.id.clone())
@@ -286,6 +294,22 @@ impl Lab {
             campaigns,
             next_before,
         })
+    }
+
+    /// Judges a finished campaign and keeps its verdict line for the list; `None` when it
+    /// cannot be judged (a warning is logged).
+    pub async fn keep_verdict(&self, id: &str) -> Option<String> {
+        let verdict = match self.report(id).await {
+            Ok(report) => report.bottleneck.verdict,
+            Err(error) => {
+                tracing::warn!(campaign = %id, %error, "cannot judge the campaign");
+                return None;
+            }
+        };
+        if let Err(error) = self.store.set_verdict(id, &verdict).await {
+            tracing::warn!(campaign = %id, %error, "cannot keep the verdict");
+        }
+        Some(verdict)
     }
 
     /// A campaign with its spec and runs, and the verdict on them, from one read.
@@ -479,5 +503,6 @@ fn summary(record: &CampaignRecord, spec: &CampaignSpec) -> CampaignSummary {
         runs_total: record.runs_total,
         runs_finished: record.runs_finished,
         best_mb_per_s: record.best_mb_per_s,
+        verdict: record.verdict.clone(),
     }
 }

@@ -145,6 +145,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
         token,
         shutdown: shutdown_rx,
         datalink: Arc::clone(&datalink),
+        pages: Arc::default(),
     };
     let http_listener =
         TcpListener::bind(config.bind)

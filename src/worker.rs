@@ -219,6 +219,7 @@ async fn finish(
         }
     }
     tracing::info!(campaign = %campaign_id, status = record.status.id(), "campaign finished");
+    lab.keep_verdict(campaign_id).await;
     lab.events.publish(
         campaign_id,
         LabEvent::CampaignFinished {

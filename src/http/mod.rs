@@ -4,6 +4,7 @@
 
 pub mod api;
 mod auth;
+pub mod cache;
 pub mod error;
 pub mod listener;
 mod metrics;

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
+use super::cache::PageCache;
 use crate::datalink::DataLink;
 use crate::lab::Lab;
 
@@ -17,4 +18,6 @@ pub struct AppState {
     pub shutdown: watch::Receiver<bool>,
     /// The data listener: agents and network-backup streams.
     pub datalink: Arc<DataLink>,
+    /// Rendered pages and charts of finished campaigns.
+    pub pages: Arc<PageCache>,
 }

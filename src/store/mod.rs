@@ -25,7 +25,7 @@ pub use model::{
 /// The columns of a campaign record: its row, derived status and run counts.
 macro_rules! campaign_select {
     () => {
-        "SELECT c.seq, c.id, c.name, c.spec, c.created_ms, c.rerun_of, c.survey, s.status,
+        "SELECT c.seq, c.id, c.name, c.spec, c.created_ms, c.rerun_of, c.survey, c.verdict, s.status,
                 (SELECT COUNT(*) FROM runs WHERE campaign_seq = c.seq) AS runs_total,
                 (SELECT COUNT(*) FROM runs WHERE campaign_seq = c.seq
                     AND status IN ('done', 'failed', 'cancelled')) AS runs_finished,
@@ -253,6 +253,16 @@ impl Store {
         Ok(())
     }
 
+    /// Keeps a finished campaign's verdict line, for the list.
+    pub async fn set_verdict(&self, campaign_id: &str, verdict: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE campaigns SET verdict = ? WHERE id = ?")
+            .bind(verdict)
+            .bind(campaign_id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
     /// Records a live sample of a running run.
     pub async fn add_sample(&self, run_id: i64, sample: Sample) -> Result<(), StoreError> {
         sqlx::query("INSERT OR REPLACE INTO samples (run_id, t, mb_per_s) VALUES (?, ?, ?)")
@@ -472,6 +482,7 @@ struct CampaignRow {
     created_ms: i64,
     rerun_of: Option<String>,
     survey: Option<String>,
+    verdict: Option<String>,
     status: String,
     runs_total: i64,
     runs_finished: i64,
@@ -494,6 +505,7 @@ impl CampaignRow {
             runs_finished: self.runs_finished,
             best_mb_per_s: self.best_mb_per_s,
             survey_json: self.survey,
+            verdict: self.verdict,
         })
     }
 }

@@ -104,6 +104,9 @@ pub struct CampaignRecord {
     /// The source survey taken before the first run, as JSON text.
     #[serde(skip)]
     pub survey_json: Option<String>,
+    /// The verdict in one line, once the campaign has finished and been judged.
+    #[serde(skip)]
+    pub verdict: Option<String>,
 }
 
 /// A run as stored: its place in the campaign, its state and, once finished, its result.

@@ -248,3 +248,54 @@ async fn emulated_tape_figures_survive_the_store_and_say_emulated_everywhere() {
         .unwrap_or("");
     assert!(label.contains("emulated"), "{label}");
 }
+
+#[tokio::test]
+async fn a_finished_report_is_kept_revalidated_by_etag_and_forgotten_when_deleted() {
+    let root = scratch();
+    let lab = Lab::start(root.path(), &LabOptions::default());
+    let id = lab.submit(&quick("kept", &[4])).await;
+    lab.wait_status(&id, &["done"], Duration::from_secs(60))
+        .await;
+    for path in [
+        format!("/campaigns/{id}"),
+        format!("/campaigns/{id}/charts/tests.svg"),
+        format!("/campaigns/{id}/report.html"),
+    ] {
+        let first = lab.get(&path).await;
+        assert_eq!(first.status(), 200, "{path}");
+        let etag = first
+            .headers()
+            .get("etag")
+            .unwrap_or_else(|| panic!("{path}: no ETag"))
+            .clone();
+        let body = first.text().await.expect("body");
+        let again = lab.get(&path).await;
+        assert_eq!(again.headers().get("etag"), Some(&etag), "{path}");
+        assert_eq!(
+            again.text().await.expect("body"),
+            body,
+            "{path}: same answer"
+        );
+        let revalidated = lab
+            .client
+            .get(lab.url(&path))
+            .header("If-None-Match", etag.clone())
+            .send()
+            .await
+            .expect("GET");
+        assert_eq!(revalidated.status(), 304, "{path}");
+    }
+    let deleted = lab
+        .client
+        .delete(lab.url(&format!("/api/campaigns/{id}")))
+        .send()
+        .await
+        .expect("DELETE");
+    assert_eq!(deleted.status(), 204);
+    for path in [
+        format!("/campaigns/{id}"),
+        format!("/campaigns/{id}/charts/tests.svg"),
+    ] {
+        assert_eq!(lab.get(&path).await.status(), 404, "{path} after delete");
+    }
+}

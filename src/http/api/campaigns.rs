@@ -157,6 +157,7 @@ async fn delete_campaign(
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
     state.lab.delete(&id).await?;
+    state.pages.forget(&id);
     Ok(StatusCode::NO_CONTENT)
 }
 

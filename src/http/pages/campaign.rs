@@ -2,16 +2,18 @@
 
 use askama::Template;
 use axum::extract::{Path, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 
-use crate::charts;
+use crate::analysis::Verdict;
+use crate::charts::Chart;
 use crate::http::AppState;
+use crate::http::cache::CachedPage;
 use crate::lab::{CampaignView, LabError};
 use crate::matrix;
 
 use super::assets::STYLE;
-use super::render::{error_page, html, internal, lab_error_page, svg_response};
+use super::render::{HTML, SVG, error_page, internal, lab_error_page, render};
 use super::views::{self, CampaignPageView};
 
 #[derive(Template)]
@@ -22,78 +24,97 @@ pub(super) struct CampaignTemplate {
     c: CampaignPageView,
 }
 
-pub(super) async fn load(
-    state: &AppState,
-    id: &str,
-) -> Result<(CampaignView, crate::analysis::Verdict), LabError> {
+pub(super) async fn load(state: &AppState, id: &str) -> Result<(CampaignView, Verdict), LabError> {
     state.lab.campaign_with_verdict(id).await
 }
 
-pub(super) async fn campaign(State(state): State<AppState>, Path(id): Path<String>) -> Response {
-    let (view, verdict) = match load(&state, &id).await {
-        Ok(loaded) => loaded,
-        Err(error) => return lab_error_page(error),
-    };
-    match views::campaign_page(&view, &verdict, false) {
-        Ok(c) => html(CampaignTemplate {
+pub(super) async fn campaign(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    request: HeaderMap,
+) -> Response {
+    serve_kept(&state, &id, "page", &request, |view, verdict| {
+        let c = views::campaign_page(view, verdict, false).map_err(|e| e.to_string())?;
+        let body = render(CampaignTemplate {
             standalone: false,
             css: "",
             c,
-        }),
-        Err(error) => internal(&error.to_string()),
-    }
+        })
+        .map_err(|e| e.to_string())?;
+        Ok(CachedPage::new(body, HTML, None))
+    })
+    .await
 }
 
 pub(super) async fn report_download(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    request: HeaderMap,
 ) -> Response {
-    let (view, verdict) = match load(&state, &id).await {
-        Ok(loaded) => loaded,
-        Err(error) => return lab_error_page(error),
-    };
-    match views::campaign_page(&view, &verdict, true) {
-        Ok(c) => {
-            let mut response = html(CampaignTemplate {
-                standalone: true,
-                css: STYLE,
-                c,
-            });
-            if let Ok(value) = HeaderValue::from_str(&format!(
-                "attachment; filename=\"backlab-{}.html\"",
-                view.campaign.id
-            )) {
-                response
-                    .headers_mut()
-                    .insert(header::CONTENT_DISPOSITION, value);
-            }
-            response
-        }
-        Err(error) => internal(&error.to_string()),
-    }
+    serve_kept(&state, &id, "report.html", &request, |view, verdict| {
+        let c = views::campaign_page(view, verdict, true).map_err(|e| e.to_string())?;
+        let body = render(CampaignTemplate {
+            standalone: true,
+            css: STYLE,
+            c,
+        })
+        .map_err(|e| e.to_string())?;
+        let disposition = HeaderValue::from_str(&format!(
+            "attachment; filename=\"backlab-{}.html\"",
+            view.campaign.id
+        ))
+        .ok();
+        Ok(CachedPage::new(body, HTML, disposition))
+    })
+    .await
 }
 
 pub(super) async fn chart(
     State(state): State<AppState>,
     Path((id, file)): Path<(String, String)>,
+    request: HeaderMap,
 ) -> Response {
-    let Some(name) = file
-        .strip_suffix(".svg")
-        .filter(|name| charts::NAMES.contains(name))
-    else {
+    let Some(chart) = file.strip_suffix(".svg").and_then(Chart::from_id) else {
+        let names: Vec<&str> = Chart::ALL.into_iter().map(Chart::id).collect();
         return error_page(
             StatusCode::NOT_FOUND,
             "No such chart",
-            &format!("Charts are {}, each as NAME.svg.", charts::NAMES.join(", ")),
+            &format!("Charts are {}, each as NAME.svg.", names.join(", ")),
         );
     };
-    let (view, verdict) = match load(&state, &id).await {
+    serve_kept(&state, &id, &file, &request, |view, verdict| {
+        let points = matrix::points(&view.runs);
+        let svg =
+            views::render_chart(chart, &view.runs, verdict, &points).map_err(|e| e.to_string())?;
+        Ok(CachedPage::new(svg, SVG, None))
+    })
+    .await
+}
+
+/// Answers with `page` of a campaign: from the cache when the campaign has finished and the
+/// page was rendered before; otherwise rendered by `make` from a fresh read, and kept when
+/// the campaign has finished (its data never changes again; deleting it forgets the page).
+async fn serve_kept(
+    state: &AppState,
+    id: &str,
+    page: &str,
+    request: &HeaderMap,
+    make: impl FnOnce(&CampaignView, &Verdict) -> Result<CachedPage, String>,
+) -> Response {
+    if let Some(kept) = state.pages.get(id, page) {
+        return kept.respond(request);
+    }
+    let (view, verdict) = match load(state, id).await {
         Ok(loaded) => loaded,
         Err(error) => return lab_error_page(error),
     };
-    let points = matrix::points(&view.runs);
-    match views::render_chart(name, &view.runs, &verdict, &points) {
-        Ok(svg) => svg_response(svg),
-        Err(error) => internal(&error.to_string()),
+    let rendered = match make(&view, &verdict) {
+        Ok(rendered) => rendered,
+        Err(error) => return internal(&error),
+    };
+    if view.campaign.status.is_final() {
+        state.pages.put(id, page, rendered).respond(request)
+    } else {
+        rendered.respond(request)
     }
 }

@@ -72,10 +72,10 @@ pub(super) async fn index(
     let mut rows = Vec::with_capacity(page.campaigns.len());
     for summary in &page.campaigns {
         let verdict = if summary.status.is_final() {
-            match state.lab.report(&summary.id).await {
-                Ok(report) => shorten(&report.bottleneck.verdict, 160),
-                Err(_) => String::new(),
-            }
+            summary
+                .verdict
+                .as_deref()
+                .map_or_else(String::new, |verdict| shorten(verdict, 160))
         } else {
             String::new()
         };

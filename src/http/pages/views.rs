@@ -2,7 +2,7 @@
 //! templates; the templates only lay it out.
 
 use crate::analysis::{Verdict, format_duration};
-use crate::charts;
+use crate::charts::{self, Chart};
 use crate::lab::CampaignView;
 use crate::matrix::{self, Point};
 use crate::spec::{CampaignSpec, RunParams, TargetKind, format_size};
@@ -102,21 +102,6 @@ pub struct RunRow {
     pub clients: Vec<String>,
 }
 
-/// Chart titles by name.
-pub fn chart_title(name: &str) -> &'static str {
-    match name {
-        "tests" => "Throughput of each test (best run); the bottleneck in red",
-        "throughput" => "Throughput over time, per run",
-        "stages" => "Stage accounting per run: readers and writer, busy and waiting",
-        "matrix" => {
-            "Parameter sweep: MB/s by streams (by clients for a network backup), one line per \
-             buffers × block size"
-        }
-        "clients" => "Network backup: what each client delivered over time, stacked",
-        _ => "Chart",
-    }
-}
-
 /// Builds the report view; `inline_charts` embeds the SVG (the self-contained download).
 pub fn campaign_page(
     view: &CampaignView,
@@ -134,33 +119,24 @@ pub fn campaign_page(
     let has_samples = runs.iter().any(|r| {
         !r.samples.is_empty() || r.result.as_ref().is_some_and(|res| !res.samples.is_empty())
     });
-    let mut chart_names: Vec<&str> = Vec::new();
-    if has_results {
-        chart_names.push("tests");
-    }
-    if has_samples {
-        chart_names.push("throughput");
-    }
-    if has_results {
-        chart_names.push("stages");
-    }
-    if sweep {
-        chart_names.push("matrix");
-    }
-    if charts::clients_run(runs).is_some() {
-        chart_names.push("clients");
-    }
+    let has_clients = charts::clients_run(runs).is_some();
+    let shown = Chart::ALL.into_iter().filter(|chart| match chart {
+        Chart::Tests | Chart::Stages => has_results,
+        Chart::Throughput => has_samples,
+        Chart::Matrix => sweep,
+        Chart::Clients => has_clients,
+    });
     let mut chart_views = Vec::new();
-    for name in chart_names {
+    for chart in shown {
         let svg = if inline_charts {
-            render_chart(name, runs, verdict, &points)?
+            render_chart(chart, runs, verdict, &points)?
         } else {
             String::new()
         };
         chart_views.push(ChartView {
-            name: name.to_string(),
-            title: chart_title(name).to_string(),
-            url: format!("/campaigns/{}/charts/{name}.svg", summary.id),
+            name: chart.id().to_string(),
+            title: chart.title().to_string(),
+            url: format!("/campaigns/{}/charts/{}.svg", summary.id, chart.id()),
             svg,
         });
     }
@@ -257,17 +233,17 @@ pub fn campaign_page(
 
 /// Renders one chart of a campaign by name; `None` for an unknown name.
 pub fn render_chart(
-    name: &str,
+    chart: Chart,
     runs: &[RunRecord],
     verdict: &Verdict,
     points: &[Point],
 ) -> Result<String, charts::ChartError> {
-    match name {
-        "tests" => charts::tests_chart(verdict, points),
-        "throughput" => charts::throughput_chart(runs),
-        "stages" => charts::stages_chart(runs),
-        "clients" => charts::clients_chart(runs),
-        _ => charts::matrix_chart(points, matrix::headline_test(points)),
+    match chart {
+        Chart::Tests => charts::tests_chart(verdict, points),
+        Chart::Throughput => charts::throughput_chart(runs),
+        Chart::Stages => charts::stages_chart(runs),
+        Chart::Clients => charts::clients_chart(runs),
+        Chart::Matrix => charts::matrix_chart(points, matrix::headline_test(points)),
     }
 }
 
