@@ -11,6 +11,7 @@ use tokio::sync::Notify;
 
 use crate::analysis;
 use crate::clock::{format_ms, now_ms};
+use crate::engine::result::{RunResult, Sample};
 use crate::engine::survey::Survey;
 use crate::engine::{EngineSettings, preflight};
 use crate::events::{EventHub, LabEvent, RunBrief};
@@ -19,7 +20,8 @@ use crate::policy::Policy;
 use crate::report::{CampaignHeader, CampaignReport};
 use crate::spec::{self, CampaignSpec, FieldErrors, Placement, RunPlan};
 use crate::store::{
-    CampaignRecord, CampaignStatus, DeleteOutcome, NewCampaign, RunRecord, Store, StoreError,
+    CampaignRecord, CampaignStatus, ClaimedRun, DeleteOutcome, NewCampaign, QueueFigures,
+    RunRecord, Store, StoreError,
 };
 
 /// The demo dataset's directory name under the data dir.
@@ -130,15 +132,15 @@ pub struct CampaignPage {
 
 /// Everything a lab service shares between requests and workers.
 pub struct Lab {
-    pub store: Store,
-    pub policy: Policy,
-    pub engine: EngineSettings,
-    pub events: EventHub,
+    store: Store,
+    policy: Policy,
+    engine: EngineSettings,
+    events: EventHub,
     /// Wakes idle workers when runs are queued.
-    pub queue_changed: Notify,
-    /// Held while a worker claims a run and registers its switch, and while a cancel looks for
-    /// running runs, so a cancel never misses a run that was just claimed.
-    pub claim_lock: tokio::sync::Mutex<()>,
+    queue_changed: Notify,
+    /// Held while a worker claims a run and registers its switch ([`Lab::claim_next`]), and
+    /// while a cancel looks for running runs, so a cancel never misses a run just claimed.
+    claim_lock: tokio::sync::Mutex<()>,
     running: Mutex<HashMap<i64, Arc<RunSwitch>>>,
     stopping: AtomicBool,
 }
@@ -156,6 +158,86 @@ impl Lab {
             running: Mutex::new(HashMap::new()),
             stopping: AtomicBool::new(false),
         }
+    }
+
+    /// The allow-lists and limits campaigns are held to.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// What every run is executed with.
+    pub fn engine_settings(&self) -> &EngineSettings {
+        &self.engine
+    }
+
+    /// Where the demo dataset lives.
+    pub fn demo_dir(&self) -> std::path::PathBuf {
+        self.policy.base_dir.join(DEMO_DIR)
+    }
+
+    /// Resolves when runs are queued or a lane may have work; workers wait on it when idle.
+    pub fn work_queued(&self) -> tokio::sync::futures::Notified<'_> {
+        self.queue_changed.notified()
+    }
+
+    /// Takes the oldest queued run and registers its switch, both under the claim lock, so a
+    /// cancel never misses a run just claimed. `None` when nothing is queued or the lab is
+    /// stopping.
+    pub async fn claim_next(&self) -> Result<Option<(ClaimedRun, Arc<RunSwitch>)>, StoreError> {
+        let _claiming = self.claim_lock.lock().await;
+        if self.is_stopping() {
+            return Ok(None);
+        }
+        let Some(claimed) = self.store.claim_next(now_ms()).await? else {
+            return Ok(None);
+        };
+        let switch = self.register(claimed.run_id);
+        Ok(Some((claimed, switch)))
+    }
+
+    /// Keeps a live sample of a running run.
+    pub async fn add_sample(&self, run_id: i64, sample: Sample) -> Result<(), StoreError> {
+        self.store.add_sample(run_id, sample).await
+    }
+
+    /// Stores a finished run's result.
+    pub async fn finish_run(&self, run_id: i64, result: &RunResult) -> Result<(), StoreError> {
+        self.store.finish_run(run_id, result, now_ms()).await
+    }
+
+    /// Marks a run stopped by a shutdown, to be queued again at the next start.
+    pub async fn interrupt_run(&self, run_id: i64) -> Result<(), StoreError> {
+        self.store.interrupt_run(run_id).await
+    }
+
+    /// The stored campaign, `None` when it was deleted.
+    pub async fn stored_campaign(&self, id: &str) -> Result<Option<CampaignRecord>, StoreError> {
+        self.store.campaign(id).await
+    }
+
+    /// Keeps the survey of a campaign's source.
+    pub async fn set_survey(&self, id: &str, survey_json: &str) -> Result<(), StoreError> {
+        self.store.set_survey(id, survey_json).await
+    }
+
+    /// Tells a campaign's followers what happened.
+    pub fn publish(&self, campaign_id: &str, event: LabEvent) {
+        self.events.publish(campaign_id, event);
+    }
+
+    /// Every event of every campaign from now on.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<crate::events::Envelope> {
+        self.events.subscribe()
+    }
+
+    /// Run counts by status, bytes moved and durations, for `/metrics`.
+    pub async fn queue_figures(&self) -> Result<QueueFigures, LabError> {
+        Ok(self.store.queue_figures().await?)
+    }
+
+    /// How many runs are in each state, for `/healthz`.
+    pub async fn runs_by_status(&self) -> Result<Vec<(CampaignStatus, i64)>, LabError> {
+        Ok(self.store.runs_by_status().await?)
     }
 
     /// Validates a submitted spec (JSON text) against the spec rules, the lab's policy and the
@@ -409,7 +491,7 @@ impl Lab {
     }
 
     /// Registers the switch of a run a worker just claimed.
-    pub fn register(&self, run_id: i64) -> Arc<RunSwitch> {
+    fn register(&self, run_id: i64) -> Arc<RunSwitch> {
         let switch = Arc::new(RunSwitch::default());
         if self.is_stopping() {
             switch.stop(StopReason::Shutdown);

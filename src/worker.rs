@@ -7,7 +7,6 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::clock::now_ms;
 use crate::engine::result::{Progress, RunResult, RunStatus, Sample};
 use crate::engine::{self, RunControl, survey};
 use crate::events::LabEvent;
@@ -33,8 +32,8 @@ async fn lane_loop(lab: Arc<Lab>, lane: usize) {
         if lab.is_stopping() {
             return;
         }
-        let woken = lab.queue_changed.notified();
-        match claim(&lab).await {
+        let woken = lab.work_queued();
+        match lab.claim_next().await {
             Ok(Some((claimed, switch))) => {
                 execute(&lab, claimed, switch).await;
             }
@@ -47,20 +46,6 @@ async fn lane_loop(lab: Arc<Lab>, lane: usize) {
             }
         }
     }
-}
-
-async fn claim(
-    lab: &Lab,
-) -> Result<Option<(ClaimedRun, Arc<RunSwitch>)>, crate::store::StoreError> {
-    let _claiming = lab.claim_lock.lock().await;
-    if lab.is_stopping() {
-        return Ok(None);
-    }
-    let Some(claimed) = lab.store.claim_next(now_ms()).await? else {
-        return Ok(None);
-    };
-    let switch = lab.register(claimed.run_id);
-    Ok(Some((claimed, switch)))
 }
 
 async fn execute(lab: &Arc<Lab>, claimed: ClaimedRun, switch: Arc<RunSwitch>) {
@@ -81,7 +66,7 @@ async fn execute(lab: &Arc<Lab>, claimed: ClaimedRun, switch: Arc<RunSwitch>) {
     let checking = Arc::clone(lab);
     let checked_plan = plan.clone();
     let rechecked =
-        tokio::task::spawn_blocking(move || checking.policy.recheck(&checked_plan)).await;
+        tokio::task::spawn_blocking(move || checking.policy().recheck(&checked_plan)).await;
     let refusal = match rechecked {
         Ok(Ok(())) => None,
         Ok(Err(problems)) => Some(format!(
@@ -96,7 +81,7 @@ async fn execute(lab: &Arc<Lab>, claimed: ClaimedRun, switch: Arc<RunSwitch>) {
         return;
     }
     tracing::info!(campaign = %campaign_id, run_id, test = %plan.test, "run started");
-    lab.events.publish(
+    lab.publish(
         &campaign_id,
         LabEvent::RunStarted {
             run_id,
@@ -107,7 +92,7 @@ async fn execute(lab: &Arc<Lab>, claimed: ClaimedRun, switch: Arc<RunSwitch>) {
     );
 
     let (progress_tx, mut progress_rx) = mpsc::unbounded_channel::<Progress>();
-    let settings = lab.engine.clone();
+    let settings = lab.engine_settings().clone();
     let engine_switch = Arc::clone(&switch);
     let engine_plan = plan.clone();
     let engine_task = tokio::task::spawn_blocking(move || {
@@ -125,10 +110,10 @@ async fn execute(lab: &Arc<Lab>, claimed: ClaimedRun, switch: Arc<RunSwitch>) {
             t: progress.elapsed_s,
             mb_per_s: progress.mb_per_s,
         };
-        if let Err(error) = lab.store.add_sample(run_id, sample).await {
+        if let Err(error) = lab.add_sample(run_id, sample).await {
             tracing::warn!(run_id, %error, "cannot store a sample");
         }
-        lab.events.publish(
+        lab.publish(
             &campaign_id,
             LabEvent::Progress {
                 run_id,
@@ -163,12 +148,12 @@ async fn finish(
     let interrupted =
         result.status == RunStatus::Cancelled && switch.reason() == Some(StopReason::Shutdown);
     let saved = if interrupted {
-        lab.store.interrupt_run(run_id).await
+        lab.interrupt_run(run_id).await
     } else {
         if result.status == RunStatus::Cancelled && result.error.is_none() {
             result.error = Some("cancelled by request".to_string());
         }
-        lab.store.finish_run(run_id, &result, now_ms()).await
+        lab.finish_run(run_id, &result).await
     };
     lab.unregister(run_id);
     if let Err(error) = saved {
@@ -180,7 +165,7 @@ async fn finish(
         RunState::from(result.status)
     };
     tracing::info!(campaign = %campaign_id, run_id, status = status.id(), mb_per_s = result.mb_per_s, "run finished");
-    lab.events.publish(
+    lab.publish(
         campaign_id,
         LabEvent::RunFinished {
             run_id,
@@ -194,7 +179,7 @@ async fn finish(
     if interrupted {
         return;
     }
-    let record = match lab.store.campaign(campaign_id).await {
+    let record = match lab.stored_campaign(campaign_id).await {
         Ok(Some(record)) => record,
         Ok(None) => return,
         Err(error) => {
@@ -213,14 +198,14 @@ async fn finish(
         if let Ok(survey) =
             tokio::task::spawn_blocking(move || survey::survey(&source, &target)).await
             && let Ok(json) = serde_json::to_string(&survey)
-            && let Err(error) = lab.store.set_survey(campaign_id, &json).await
+            && let Err(error) = lab.set_survey(campaign_id, &json).await
         {
             tracing::warn!(campaign = %campaign_id, %error, "cannot store the survey");
         }
     }
     tracing::info!(campaign = %campaign_id, status = record.status.id(), "campaign finished");
     lab.keep_verdict(campaign_id).await;
-    lab.events.publish(
+    lab.publish(
         campaign_id,
         LabEvent::CampaignFinished {
             status: record.status,

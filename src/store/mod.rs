@@ -420,6 +420,36 @@ impl Store {
 
     /// Run counts by status, bytes moved and the run-duration histogram, for `/metrics`.
     pub async fn queue_figures(&self) -> Result<QueueFigures, StoreError> {
+        let runs_by_status = self.runs_by_status().await?;
+        // Sums and the histogram's cumulative counts in one pass over the finished runs: one
+        // `SUM(seconds <= ?)` per bucket bound.
+        const _: () = assert!(DURATION_BUCKETS.len() == 8);
+        let mut query = sqlx::query(
+            "SELECT COALESCE(SUM(bytes), 0), COALESCE(SUM(seconds), 0.0), COUNT(seconds),
+                    SUM(seconds <= ?), SUM(seconds <= ?), SUM(seconds <= ?), SUM(seconds <= ?),
+                    SUM(seconds <= ?), SUM(seconds <= ?), SUM(seconds <= ?), SUM(seconds <= ?)
+             FROM runs WHERE status IN ('done', 'failed', 'cancelled')",
+        );
+        for bound in DURATION_BUCKETS {
+            query = query.bind(bound);
+        }
+        let row = query.fetch_one(&self.pool).await?;
+        let mut duration_buckets = Vec::with_capacity(DURATION_BUCKETS.len());
+        for (index, bound) in DURATION_BUCKETS.into_iter().enumerate() {
+            let count: Option<i64> = row.try_get(3 + index)?;
+            duration_buckets.push((bound, count.unwrap_or(0)));
+        }
+        Ok(QueueFigures {
+            runs_by_status,
+            bytes_moved: row.try_get(0)?,
+            duration_buckets,
+            duration_sum: row.try_get(1)?,
+            duration_count: row.try_get(2)?,
+        })
+    }
+
+    /// How many runs are in each state, every state listed; one query.
+    pub async fn runs_by_status(&self) -> Result<Vec<(RunState, i64)>, StoreError> {
         let counts: Vec<(String, i64)> =
             sqlx::query_as("SELECT status, COUNT(*) FROM runs GROUP BY status")
                 .fetch_all(&self.pool)
@@ -433,31 +463,7 @@ impl Store {
                 entry.1 = count;
             }
         }
-        let (bytes_moved, duration_sum, duration_count): (Option<i64>, Option<f64>, i64) =
-            sqlx::query_as(
-                "SELECT SUM(bytes), SUM(seconds), COUNT(seconds) FROM runs
-                 WHERE status IN ('done', 'failed', 'cancelled')",
-            )
-            .fetch_one(&self.pool)
-            .await?;
-        let mut duration_buckets = Vec::with_capacity(DURATION_BUCKETS.len());
-        for bound in DURATION_BUCKETS {
-            let count: i64 = sqlx::query_scalar(
-                "SELECT COUNT(*) FROM runs
-                 WHERE status IN ('done', 'failed', 'cancelled') AND seconds <= ?",
-            )
-            .bind(bound)
-            .fetch_one(&self.pool)
-            .await?;
-            duration_buckets.push((bound, count));
-        }
-        Ok(QueueFigures {
-            runs_by_status,
-            bytes_moved: bytes_moved.unwrap_or(0),
-            duration_buckets,
-            duration_sum: duration_sum.unwrap_or(0.0),
-            duration_count,
-        })
+        Ok(runs_by_status)
     }
 }
 

@@ -36,7 +36,7 @@ async fn get_events(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     // Subscribe before reading the state, so nothing falls between the two.
-    let mut events = state.lab.events.subscribe();
+    let mut events = state.lab.subscribe();
     let first = state.lab.state_event(&id).await?;
     let (tx, rx) = mpsc::channel::<Result<Event, Infallible>>(64);
     let mut shutdown = state.shutdown.clone();

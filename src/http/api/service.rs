@@ -42,15 +42,9 @@ async fn get_openapi(State(state): State<AppState>) -> Response {
     responses((status = 200, description = "The lab is serving", body = serde_json::Value))
 )]
 async fn healthz(State(state): State<AppState>) -> Result<Response, ApiError> {
-    let figures = state
-        .lab
-        .store
-        .queue_figures()
-        .await
-        .map_err(crate::lab::LabError::from)?;
+    let runs_by_status = state.lab.runs_by_status().await?;
     let count = |wanted: RunState| {
-        figures
-            .runs_by_status
+        runs_by_status
             .iter()
             .find(|(state, _)| *state == wanted)
             .map_or(0, |(_, count)| *count)
@@ -69,12 +63,7 @@ async fn healthz(State(state): State<AppState>) -> Result<Response, ApiError> {
     responses((status = 200, description = "Prometheus text format", content_type = "text/plain", body = String))
 )]
 async fn get_metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
-    let figures = state
-        .lab
-        .store
-        .queue_figures()
-        .await
-        .map_err(crate::lab::LabError::from)?;
+    let figures = state.lab.queue_figures().await?;
     Ok((
         [(
             header::CONTENT_TYPE,

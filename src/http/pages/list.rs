@@ -98,7 +98,7 @@ pub(super) async fn index(
             verdict,
         });
     }
-    let demo = state.lab.policy.base_dir.join(crate::lab::DEMO_DIR);
+    let demo = state.lab.demo_dir();
     html(IndexTemplate {
         standalone: false,
         css: "",
