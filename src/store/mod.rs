@@ -22,16 +22,32 @@ pub use model::{
     QueueFigures, Recovery, RunRecord, RunState,
 };
 
-/// The columns of a campaign record: its row, derived status and run counts.
+/// The columns of a campaign record: its row, and its status and run counts aggregated from
+/// its runs in the same pass (a campaign's status follows from its runs' statuses, as in the
+/// `campaign_status` view). Followed by a WHERE on `c`, then [`campaign_group!`].
 macro_rules! campaign_select {
     () => {
-        "SELECT c.seq, c.id, c.name, c.spec, c.created_ms, c.rerun_of, c.survey, c.verdict, s.status,
-                (SELECT COUNT(*) FROM runs WHERE campaign_seq = c.seq) AS runs_total,
-                (SELECT COUNT(*) FROM runs WHERE campaign_seq = c.seq
-                    AND status IN ('done', 'failed', 'cancelled')) AS runs_finished,
-                (SELECT MAX(mb_per_s) FROM runs WHERE campaign_seq = c.seq
-                    AND status = 'done') AS best_mb_per_s
-         FROM campaigns AS c JOIN campaign_status AS s ON s.seq = c.seq"
+        "SELECT c.seq, c.id, c.name, c.spec, c.created_ms, c.rerun_of, c.survey, c.verdict,
+                CASE
+                    WHEN SUM(r.status = 'running') > 0 THEN 'running'
+                    WHEN SUM(r.status = 'interrupted') > 0 THEN 'interrupted'
+                    WHEN SUM(r.status = 'queued') = COUNT(*) THEN 'queued'
+                    WHEN SUM(r.status = 'queued') > 0 THEN 'running'
+                    WHEN SUM(r.status = 'cancelled') > 0 THEN 'cancelled'
+                    WHEN SUM(r.status = 'failed') > 0 THEN 'failed'
+                    ELSE 'done'
+                END AS status,
+                COUNT(*) AS runs_total,
+                SUM(r.status IN ('done', 'failed', 'cancelled')) AS runs_finished,
+                MAX(CASE WHEN r.status = 'done' THEN r.mb_per_s END) AS best_mb_per_s
+         FROM campaigns AS c JOIN runs AS r ON r.campaign_seq = c.seq"
+    };
+}
+
+/// Ends [`campaign_select!`]: one row per campaign.
+macro_rules! campaign_group {
+    () => {
+        " GROUP BY c.seq"
     };
 }
 
@@ -115,10 +131,14 @@ impl Store {
 
     /// One campaign, without its runs.
     pub async fn campaign(&self, id: &str) -> Result<Option<CampaignRecord>, StoreError> {
-        let row = sqlx::query_as::<_, CampaignRow>(concat!(campaign_select!(), " WHERE c.id = ?"))
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row = sqlx::query_as::<_, CampaignRow>(concat!(
+            campaign_select!(),
+            " WHERE c.id = ?",
+            campaign_group!()
+        ))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
         row.map(CampaignRow::into_record).transpose()
     }
 
@@ -142,8 +162,11 @@ impl Store {
         };
         let rows = sqlx::query_as::<_, CampaignRow>(concat!(
             campaign_select!(),
-            " WHERE (?1 IS NULL OR s.status = ?1) AND c.seq < ?2
-                  ORDER BY c.seq DESC LIMIT ?3"
+            // Walks campaigns newest first and stops after a page: the unfiltered list reads
+            // only the runs of the campaigns it shows.
+            " WHERE c.seq < ?2",
+            campaign_group!(),
+            " HAVING (?1 IS NULL OR status = ?1) ORDER BY c.seq DESC LIMIT ?3"
         ))
         .bind(status.map(RunState::id))
         .bind(before_seq)
