@@ -153,6 +153,30 @@ async fn the_form_works_without_javascript_and_errors_have_pages() {
         "the form keeps what was typed"
     );
 
+    // The page's script posts the same form and asks for JSON: the API's answers.
+    let post_json = |body: &'static str| {
+        client
+            .post(lab.url("/campaigns/new"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("accept", "application/json")
+            .body(body)
+            .send()
+    };
+    let refused = post_json(bad).await.expect("POST");
+    assert_eq!(refused.status(), 403);
+    let refused: serde_json::Value = refused.json().await.expect("JSON");
+    assert!(
+        refused["fields"]["source.paths[0]"]
+            .as_str()
+            .is_some_and(|m| m.contains("outside the allowed roots")),
+        "{refused}"
+    );
+    let accepted = post_json(body).await.expect("POST");
+    assert_eq!(accepted.status(), 201);
+    let accepted: serde_json::Value = accepted.json().await.expect("JSON");
+    let url = accepted["url"].as_str().expect("url");
+    assert!(url.starts_with("/campaigns/"), "{accepted}");
+
     for path in [
         "/campaigns/AAAAAAAAAAAA",
         "/campaigns/nope",

@@ -1,9 +1,10 @@
 //! The new-campaign form: presets, and the form posted without JavaScript.
 
 use askama::Template;
+use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Query, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 
@@ -71,8 +72,19 @@ pub(super) async fn new_form(
     ))
 }
 
-/// The form posted without JavaScript: the same spec and checks as the API.
-pub(super) async fn create_from_form(State(state): State<AppState>, body: Bytes) -> Response {
+/// The form posted: mapped to a spec here (the one mapping from form to spec) and checked as
+/// the API checks it. A browser without JavaScript gets the page again with its errors, or a
+/// redirect to the new campaign; the page's script asks for JSON (`Accept: application/json`)
+/// and gets the API's answer: the new campaign, or the error with each bad field by its path.
+pub(super) async fn create_from_form(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let wants_json = headers
+        .get(header::ACCEPT)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|accept| accept.contains("application/json"));
     let pairs: Vec<(String, String)> = form_urlencoded::parse(&body).into_owned().collect();
     let mut form = CampaignForm::from_pairs(&pairs);
     if let Some(token) = state.token.as_deref() {
@@ -86,6 +98,9 @@ pub(super) async fn create_from_form(State(state): State<AppState>, body: Bytes)
             } else {
                 "the token is not valid for this lab"
             };
+            if wants_json {
+                return ApiError::unauthorized(message).into_response();
+            }
             form.errors.insert("token".into(), message.into());
             let mut response = html(new_page(form, Some(message.to_string()), true));
             *response.status_mut() = StatusCode::UNAUTHORIZED;
@@ -94,7 +109,9 @@ pub(super) async fn create_from_form(State(state): State<AppState>, body: Bytes)
     }
     let spec = form.to_spec().to_string();
     match state.lab.submit(spec.as_bytes()).await {
+        Ok(submitted) if wants_json => (StatusCode::CREATED, Json(submitted)).into_response(),
         Ok(submitted) => Redirect::to(&submitted.url).into_response(),
+        Err(error) if wants_json => ApiError::from(error).into_response(),
         Err(error) => {
             let api = ApiError::from(error);
             form.set_errors(api.fields());
