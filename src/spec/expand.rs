@@ -1,0 +1,177 @@
+//! A checked campaign expanded into its runs: matrix × tests × repeat.
+
+use super::*;
+
+impl CampaignSpec {
+    /// Checks every field and expands the campaign into runs: matrix × tests × repeat.
+    /// Every bad field is reported, not just the first.
+    pub fn plan(&self) -> Result<Vec<RunPlan>, FieldErrors> {
+        // Nothing proportional to the input is built before its size is known to be sane.
+        let lengths = self.check_list_lengths();
+        if !lengths.is_empty() {
+            return Err(lengths);
+        }
+        let mut errors = FieldErrors::default();
+        if self.name.len() > 200 {
+            errors.add("name", "must be at most 200 characters");
+        }
+        let source = self.source_plan(&mut errors);
+        let target = self.target_plan(&mut errors);
+        let tests = self.test_kinds(&mut errors);
+        if !(1..=100).contains(&self.repeat) {
+            errors.add("repeat", "must be between 1 and 100");
+        }
+        let base = self.base_params(&mut errors, source.as_ref());
+        let axes = self.matrix_axes(&mut errors);
+        let agents = self.agent_names(&mut errors);
+        let network = self.network_plan(&mut errors, &tests, &agents);
+
+        if let Some(sizes) = self.matrix.as_ref().and_then(|m| m.block_size.as_ref()) {
+            for (index, size) in sizes.iter().enumerate() {
+                if let Ok(bytes) = size.bytes() {
+                    let field = format!("matrix.block_size[{index}]");
+                    check_block_size(&mut errors, &field, self.params.direct, bytes);
+                }
+            }
+        }
+        if let Some(base) = &base {
+            let most_buffers = axes
+                .buffers
+                .iter()
+                .map(|value| value.unwrap_or(base.buffers))
+                .max()
+                .unwrap_or(base.buffers);
+            let largest_block = axes
+                .block_sizes
+                .iter()
+                .map(|value| value.unwrap_or(base.block_size))
+                .max()
+                .unwrap_or(base.block_size);
+            let largest_ring = u64::from(most_buffers).saturating_mul(largest_block);
+            if largest_ring > MAX_RING_BYTES {
+                let matrix_sets_ring = self
+                    .matrix
+                    .as_ref()
+                    .is_some_and(|m| m.buffers.is_some() || m.block_size.is_some());
+                let field = if matrix_sets_ring { "matrix" } else { "params" };
+                errors.add(
+                    field,
+                    format!(
+                        "buffers × block_size is {}; at most {} may be allocated",
+                        format_size(largest_ring),
+                        format_size(MAX_RING_BYTES)
+                    ),
+                );
+            }
+        }
+        errors.extend(self.check_run_count());
+        let runs = self.run_count();
+
+        let (Some(source), Some(target), Some(base), Some(network)) =
+            (source, target, base, network)
+        else {
+            return Err(errors);
+        };
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let points = axes.points();
+        let mut plans = Vec::with_capacity(usize::try_from(runs).unwrap_or(0));
+        for point in &points {
+            for &test in &tests {
+                let is_network = test == TestKind::NetworkBackup;
+                // A client sweep repeats only the network runs; the local tests run once.
+                if !is_network && point.clients.is_some() && point.clients != points[0].clients {
+                    continue;
+                }
+                for _ in 0..self.repeat {
+                    let mut params = base.clone();
+                    if let Some(buffers) = point.buffers {
+                        params.buffers = buffers;
+                    }
+                    if let Some(block_size) = point.block_size {
+                        params.block_size = block_size;
+                    }
+                    if let Some(streams) = point.streams {
+                        params.streams = streams;
+                    }
+                    if is_network {
+                        if self.params.streams.is_none() && point.streams.is_none() {
+                            params.streams = DEFAULT_CLIENT_STREAMS;
+                        }
+                        params.clients = Some(point.clients.unwrap_or(network.clients));
+                        params.link_mb_s = self.params.link_mb_s;
+                    }
+                    plans.push(RunPlan {
+                        test,
+                        params,
+                        source: source.clone(),
+                        target: target.clone(),
+                        agents: if is_network {
+                            agents.clone()
+                        } else {
+                            Vec::new()
+                        },
+                    });
+                }
+            }
+        }
+        Ok(plans)
+    }
+}
+
+/// The checked values of each matrix list; `[None]` where the list was left out.
+#[derive(Debug, Clone)]
+pub(super) struct MatrixAxes {
+    pub(super) buffers: Vec<Option<u32>>,
+    pub(super) block_sizes: Vec<Option<u64>>,
+    pub(super) streams: Vec<Option<u32>>,
+    pub(super) clients: Vec<Option<u32>>,
+}
+
+impl Default for MatrixAxes {
+    fn default() -> Self {
+        Self {
+            buffers: vec![None],
+            block_sizes: vec![None],
+            streams: vec![None],
+            clients: vec![None],
+        }
+    }
+}
+
+impl MatrixAxes {
+    /// Every combination; only called once the run count is known to be within the limit.
+    pub(super) fn points(&self) -> Vec<MatrixPoint> {
+        let mut points = Vec::new();
+        for buffers in &self.buffers {
+            for block_size in &self.block_sizes {
+                for streams in &self.streams {
+                    for clients in &self.clients {
+                        points.push(MatrixPoint {
+                            buffers: *buffers,
+                            block_size: *block_size,
+                            streams: *streams,
+                            clients: *clients,
+                        });
+                    }
+                }
+            }
+        }
+        points
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct MatrixPoint {
+    pub(super) buffers: Option<u32>,
+    pub(super) block_size: Option<u64>,
+    pub(super) streams: Option<u32>,
+    pub(super) clients: Option<u32>,
+}
+
+/// The network settings every network run of a campaign starts from.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct NetworkDefaults {
+    pub(super) clients: u32,
+}

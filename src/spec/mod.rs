@@ -1,0 +1,269 @@
+//! The campaign spec: what a user submits (here), how sizes are written (`size`), the tests
+//! (`test_kind`), emulated drives (`tape`), field errors (`errors`), the rules every field is
+//! checked against (`validate`), and the expansion into runs (`expand`, `run`).
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+mod errors;
+mod expand;
+mod run;
+mod size;
+mod tape;
+mod test_kind;
+mod validate;
+
+#[cfg(test)]
+mod tests;
+
+pub use errors::*;
+pub use run::*;
+pub use size::*;
+pub use tape::*;
+pub use test_kind::*;
+pub use validate::check_agent_name;
+
+use expand::*;
+use validate::*;
+
+/// Largest ring the lab allocates: buffers × block size.
+pub const MAX_RING_BYTES: u64 = 4 << 30;
+/// Most runs one campaign may expand to.
+pub const MAX_RUNS: u64 = 1000;
+/// Size of the generated data when neither the source nor `params.size` says.
+pub const DEFAULT_GENERATED_SIZE: u64 = 1 << 30;
+/// Alignment O_DIRECT needs for buffers, offsets and lengths.
+pub const DIRECT_ALIGN: u64 = 4096;
+/// Most clients one network run may have.
+pub const MAX_CLIENTS: u32 = 64;
+/// Most TCP connections (clients × streams) one network run may have.
+pub const MAX_CONNECTIONS: u32 = 256;
+/// Most source paths one campaign may name (each is read by a stream of its own at most).
+pub const MAX_SOURCE_PATHS: usize = 256;
+/// Most values one matrix list may hold.
+pub const MAX_MATRIX_VALUES: usize = 64;
+/// Clients the lab starts on loopback when a campaign names neither agents nor a count.
+pub const DEFAULT_CLIENTS: u32 = 2;
+/// Streams per client of a network backup unless the campaign says (seed 000: two each).
+pub const DEFAULT_CLIENT_STREAMS: u32 = 2;
+
+/// A campaign as submitted: a source, a target, tests, parameters, an optional matrix.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CampaignSpec {
+    #[serde(default)]
+    pub name: String,
+    pub source: SourceSpec,
+    pub target: TargetSpec,
+    #[serde(default = "bottleneck_test_names")]
+    pub tests: Vec<String>,
+    #[serde(default)]
+    pub params: ParamsSpec,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<MatrixSpec>,
+    #[serde(default = "one")]
+    pub repeat: u32,
+}
+
+/// What is backed up: paths (each one "file system") or generated data; for a network backup,
+/// optionally read by named agents on their own hosts.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SourceSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paths: Option<Vec<PathBuf>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generated: Option<GeneratedSpec>,
+    /// Agents that send the network backup, each reading `paths` (on its own host) or
+    /// generated data. Without agents the lab starts its own clients on loopback.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents: Option<Vec<String>>,
+}
+
+/// Data produced at memory speed: a size and how well it compresses.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GeneratedSpec {
+    pub size: SizeInput,
+    #[serde(default = "default_compress_ratio")]
+    pub compress_ratio: f64,
+}
+
+/// Where the data goes.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TargetSpec {
+    pub kind: TargetKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
+    /// Emulated tape: the drive model (`lto-3` … `lto-9`, `ultrium-960`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Emulated tape: how many drives, one writer each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drives: Option<u32>,
+    /// Emulated tape: overrides of the model's figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_mb_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_mb_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_mb: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reposition_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_compression: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<SizeInput>,
+}
+
+impl TargetSpec {
+    /// A target of one kind at an optional path, with no tape settings.
+    pub fn new(kind: TargetKind, path: Option<PathBuf>) -> Self {
+        Self {
+            kind,
+            path,
+            model: None,
+            drives: None,
+            native_mb_s: None,
+            min_mb_s: None,
+            buffer_mb: None,
+            reposition_s: None,
+            max_compression: None,
+            capacity: None,
+        }
+    }
+
+    fn has_tape_settings(&self) -> bool {
+        self.model.is_some()
+            || self.drives.is_some()
+            || self.native_mb_s.is_some()
+            || self.min_mb_s.is_some()
+            || self.buffer_mb.is_some()
+            || self.reposition_s.is_some()
+            || self.max_compression.is_some()
+            || self.capacity.is_some()
+    }
+}
+
+/// The kinds of target the lab writes to.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    /// Files the lab creates under a directory and removes afterwards.
+    Dir,
+    /// Discards everything: the pipeline's own ceiling.
+    Null,
+    /// A raw device, written from its start; needs the caller's permission.
+    Device,
+    /// Emulated LTO tape drives, in real time.
+    Tape,
+}
+
+/// Parameters as written; every field has a default.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ParamsSpec {
+    pub buffers: u32,
+    pub block_size: SizeInput,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streams: Option<u32>,
+    pub direct: bool,
+    pub cold_cache: bool,
+    pub fsync: bool,
+    /// How well the target test's generated data compresses; left out, the target test
+    /// writes data as compressible as the source's, measured on a sample of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compress_ratio: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<SizeInput>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<DurationInput>,
+    /// Run for the whole duration, reading a small source again until it is up (fio's
+    /// `time_based`); otherwise the duration is a cap and the run ends with its data.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub time_based: bool,
+    /// What-if: each stream reads at most this fast (MB/s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_rate_mb_s: Option<f64>,
+    /// Network backup: how many clients send at once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clients: Option<u32>,
+    /// Network backup what-if: each client's link carries at most this much (MB/s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_mb_s: Option<f64>,
+}
+
+impl Default for ParamsSpec {
+    fn default() -> Self {
+        Self {
+            buffers: 32,
+            block_size: SizeInput::Text("256K".into()),
+            streams: None,
+            direct: false,
+            cold_cache: true,
+            fsync: true,
+            compress_ratio: None,
+            size: None,
+            duration_s: Some(DurationInput::Seconds(60.0)),
+            time_based: false,
+            source_rate_mb_s: None,
+            clients: None,
+            link_mb_s: None,
+        }
+    }
+}
+
+/// Lists of parameter values; the campaign runs every combination.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MatrixSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffers: Option<Vec<u32>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_size: Option<Vec<SizeInput>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<Vec<u32>>,
+    /// Network backup only: client counts to sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<Vec<u32>>,
+}
+
+/// Parses a spec from JSON; a syntax or type error names the field it happened at.
+pub fn parse_json(text: &str) -> Result<CampaignSpec, FieldErrors> {
+    let deserializer = &mut serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(deserializer).map_err(|error| {
+        let path = error.path().to_string();
+        let mut errors = FieldErrors::default();
+        let path = if path == "." {
+            "spec".to_string()
+        } else {
+            path
+        };
+        errors.add(path, error.into_inner().to_string());
+        errors
+    })
+}
+
+fn all_test_names() -> Vec<String> {
+    TestKind::ALL
+        .iter()
+        .map(|test| test.id().to_string())
+        .collect()
+}
+
+fn bottleneck_test_names() -> Vec<String> {
+    TestKind::BOTTLENECK
+        .iter()
+        .map(|test| test.id().to_string())
+        .collect()
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn default_compress_ratio() -> f64 {
+    2.0
+}

@@ -1,0 +1,136 @@
+//! A run as the engine executes it: its resolved parameters, where it reads and writes, and
+//! the placement every run of a campaign shares.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::*;
+
+/// The parameters of one run, every value resolved to a number.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunParams {
+    pub buffers: u32,
+    pub block_size: u64,
+    pub streams: u32,
+    pub direct: bool,
+    pub cold_cache: bool,
+    pub fsync: bool,
+    pub compress_ratio: f64,
+    /// The target test writes data as compressible as the source's (measured when it runs)
+    /// instead of `compress_ratio`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub match_source: bool,
+    pub size: Option<u64>,
+    pub duration_s: Option<f64>,
+    /// The run lasts its whole duration: a source that runs out is read again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub time_based: bool,
+    /// The run ends as soon as its throughput is steady (`duration_s: "auto"`); `duration_s`
+    /// is then its longest.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub until_steady: bool,
+    /// Each stream's read rate cap in MB/s (a what-if), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_rate_mb_s: Option<f64>,
+    /// Network backup: clients sending at once (`streams` is then per client).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<u32>,
+    /// Network backup: each client's emulated link cap in MB/s, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_mb_s: Option<f64>,
+}
+
+/// The longest a run with `duration_s: "auto"` lasts when it never becomes steady.
+pub const AUTO_MAX_DURATION_S: f64 = 60.0;
+
+/// A run's duration as a spec gives it: seconds, or `"auto"`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum DurationInput {
+    Seconds(f64),
+    Auto(AutoWord),
+}
+
+/// The word `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AutoWord {
+    #[serde(rename = "auto")]
+    Auto,
+}
+
+/// The source of a validated campaign.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourcePlan {
+    Paths(Vec<PathBuf>),
+    Generated { size: u64, compress_ratio: f64 },
+}
+
+/// The target of a validated campaign.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetPlan {
+    Null,
+    Dir(PathBuf),
+    Device(PathBuf),
+    Tape(TapeConfig),
+}
+
+/// One run to execute: a test at one parameter point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunPlan {
+    pub test: TestKind,
+    pub params: RunParams,
+    pub source: SourcePlan,
+    pub target: TargetPlan,
+    /// Network backup: the agents that send, in order (the first `clients` of them); empty
+    /// when the lab's own clients send on loopback.
+    pub agents: Vec<String>,
+}
+
+impl RunPlan {
+    /// The run at one point of a campaign: its own test and parameters, and where every run of
+    /// the campaign reads and writes.
+    pub fn at(test: TestKind, params: RunParams, placement: &Placement) -> RunPlan {
+        RunPlan {
+            test,
+            params,
+            source: placement.source.clone(),
+            target: placement.target.clone(),
+            agents: if test == TestKind::NetworkBackup {
+                placement.agents.clone()
+            } else {
+                Vec::new()
+            },
+        }
+    }
+}
+
+/// Where every run of a campaign reads and writes, resolved once at submission and stored with
+/// the campaign, so a run executes exactly what was accepted and no run copies the source list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Placement {
+    pub source: SourcePlan,
+    pub target: TargetPlan,
+    /// The agents that send the network runs; empty for the lab's own clients.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<String>,
+}
+
+impl Placement {
+    /// The placement shared by a campaign's runs, taken from its plans (`None` without runs).
+    pub fn of(plans: &[RunPlan]) -> Option<Placement> {
+        let first = plans.first()?;
+        let agents = plans
+            .iter()
+            .find(|plan| !plan.agents.is_empty())
+            .map(|plan| plan.agents.clone())
+            .unwrap_or_default();
+        Some(Placement {
+            source: first.source.clone(),
+            target: first.target.clone(),
+            agents,
+        })
+    }
+}

@@ -1,0 +1,86 @@
+//! Sizes as users write them (`256K`, `1G`, or bytes), parsed once, and printed back.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// A size as a user writes it: a byte count or a string such as `64K` or `2GiB`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum SizeInput {
+    Bytes(u64),
+    Text(String),
+}
+
+impl SizeInput {
+    /// The size in bytes, or why the text is not a size.
+    pub fn bytes(&self) -> Result<u64, String> {
+        match self {
+            SizeInput::Bytes(n) => Ok(*n),
+            SizeInput::Text(text) => parse_size(text),
+        }
+    }
+}
+
+impl fmt::Display for SizeInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SizeInput::Bytes(n) => write!(f, "{n}"),
+            SizeInput::Text(text) => f.write_str(text),
+        }
+    }
+}
+
+/// Parses `65536`, `64K`, `64KiB`, `64KB`, `1M`, `2G`, `1T`; K/M/G/T are binary multiples.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let split = trimmed
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(trimmed.len());
+    let (digits, unit) = trimmed.split_at(split);
+    if digits.is_empty() {
+        return Err(format!(
+            "'{text}' is not a size (write e.g. 65536, 64K, 1M, 2G)"
+        ));
+    }
+    let shift = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => {
+            return Err(format!(
+                "'{text}' has an unknown unit '{}' (use K, M, G or T)",
+                unit.trim()
+            ));
+        }
+    };
+    let number: u64 = digits
+        .parse()
+        .map_err(|_| format!("'{text}' is too large"))?;
+    number
+        .checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("'{text}' is too large"))
+}
+
+/// Formats bytes with binary units, the way sizes are written in specs.
+pub fn format_size(bytes: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [
+        ("T", 1 << 40),
+        ("G", 1 << 30),
+        ("M", 1 << 20),
+        ("K", 1 << 10),
+    ];
+    for (unit, scale) in UNITS {
+        if bytes >= scale && bytes.is_multiple_of(scale) {
+            return format!("{}{unit}", bytes / scale);
+        }
+    }
+    for (unit, scale) in UNITS {
+        if bytes >= scale {
+            return format!("{:.1}{unit}iB", bytes as f64 / scale as f64);
+        }
+    }
+    format!("{bytes}B")
+}

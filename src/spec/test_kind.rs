@@ -1,0 +1,94 @@
+//! The six tests of the bottleneck method and the network backup.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// The tests: the five local ones of the bottleneck method, in table order, then the network
+/// backup.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum TestKind {
+    /// Generated data into the target: the target's ceiling.
+    TapeWrite,
+    /// One stream reads the source and discards it: one stream's ceiling.
+    ReadSingle,
+    /// Every stream reads at once and discards: the source's ceiling.
+    ReadParallel,
+    /// The full pipeline into the null sink: source + pipeline + CPU ceiling.
+    NullSink,
+    /// The full pipeline into the target: the end-to-end figure.
+    FullBackup,
+    /// Clients × streams send over TCP into the pipeline and the target.
+    NetworkBackup,
+}
+
+impl TestKind {
+    /// Every test, in the order of the bottleneck table.
+    pub const ALL: [TestKind; 6] = [
+        TestKind::TapeWrite,
+        TestKind::ReadSingle,
+        TestKind::ReadParallel,
+        TestKind::NullSink,
+        TestKind::FullBackup,
+        TestKind::NetworkBackup,
+    ];
+
+    /// The five local tests of the bottleneck method: what a campaign runs by default.
+    pub const BOTTLENECK: [TestKind; 5] = [
+        TestKind::TapeWrite,
+        TestKind::ReadSingle,
+        TestKind::ReadParallel,
+        TestKind::NullSink,
+        TestKind::FullBackup,
+    ];
+
+    /// The id used in specs and results.
+    pub fn id(self) -> &'static str {
+        match self {
+            TestKind::TapeWrite => "tape_write",
+            TestKind::ReadSingle => "read_single",
+            TestKind::ReadParallel => "read_parallel",
+            TestKind::NullSink => "null_sink",
+            TestKind::FullBackup => "full_backup",
+            TestKind::NetworkBackup => "network_backup",
+        }
+    }
+
+    /// The row label of the bottleneck table.
+    pub fn label(self) -> &'static str {
+        match self {
+            TestKind::TapeWrite => "Target write",
+            TestKind::ReadSingle => "Read, single stream",
+            TestKind::ReadParallel => "Read, parallel",
+            TestKind::NullSink => "Backup to null, parallel",
+            TestKind::FullBackup => "Full backup, parallel",
+            TestKind::NetworkBackup => "Network backup",
+        }
+    }
+
+    /// Parses a test id.
+    pub fn from_id(id: &str) -> Option<TestKind> {
+        TestKind::ALL.into_iter().find(|test| test.id() == id)
+    }
+
+    /// Whether the test reads the campaign's source on this host (and so can be served from
+    /// the page cache). A network backup's clients read it.
+    pub fn reads_source(self) -> bool {
+        !matches!(self, TestKind::TapeWrite | TestKind::NetworkBackup)
+    }
+
+    /// Whether the test writes into the campaign's target.
+    pub fn writes_target(self) -> bool {
+        matches!(
+            self,
+            TestKind::TapeWrite | TestKind::FullBackup | TestKind::NetworkBackup
+        )
+    }
+}
+
+impl fmt::Display for TestKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}

@@ -1,0 +1,363 @@
+use super::*;
+
+fn spec(json: &str) -> CampaignSpec {
+    match parse_json(json) {
+        Ok(spec) => spec,
+        Err(errors) => panic!("spec did not parse: {errors}"),
+    }
+}
+
+#[test]
+fn sizes_use_binary_multiples() {
+    assert_eq!(parse_size("65536"), Ok(65536));
+    assert_eq!(parse_size("64K"), Ok(65536));
+    assert_eq!(parse_size("64KiB"), Ok(65536));
+    assert_eq!(parse_size("64kb"), Ok(65536));
+    assert_eq!(parse_size("1M"), Ok(1 << 20));
+    assert_eq!(parse_size("1MiB"), Ok(1 << 20));
+    assert_eq!(parse_size("2G"), Ok(2 << 30));
+    assert!(parse_size("2X").is_err());
+    assert!(parse_size("K").is_err());
+    assert!(parse_size("").is_err());
+    assert!(parse_size("99999999999T").is_err());
+    assert_eq!(format_size(256 << 10), "256K");
+    assert_eq!(format_size(1536 << 20), "1536M");
+}
+
+#[test]
+fn defaults_fill_a_minimal_spec() {
+    let spec = spec(r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"}}"#);
+    let plans = spec.plan().expect("valid");
+    assert_eq!(plans.len(), 5);
+    let params = &plans[0].params;
+    assert_eq!(params.buffers, 32);
+    assert_eq!(params.block_size, 256 << 10);
+    assert_eq!(params.streams, 4);
+    assert!(params.cold_cache && params.fsync && !params.direct);
+    assert_eq!(plans[0].test, TestKind::TapeWrite);
+    assert_eq!(plans[4].test, TestKind::FullBackup);
+}
+
+#[test]
+fn a_client_sweep_repeats_only_the_network_runs() {
+    let spec = spec(
+        r#"{"source": {"generated": {"size": "1G"}}, "target": {"kind": "null"},
+            "tests": ["tape_write", "network_backup"],
+            "matrix": {"clients": [6, 7, 8], "buffers": [16, 32]}}"#,
+    );
+    let plans = spec.plan().expect("valid");
+    let network: Vec<&RunPlan> = plans
+        .iter()
+        .filter(|p| p.test == TestKind::NetworkBackup)
+        .collect();
+    assert_eq!(network.len(), 6, "3 client counts × 2 buffers");
+    assert_eq!(
+        plans.len() - network.len(),
+        2,
+        "tape_write once per buffers value"
+    );
+    assert!(
+        network
+            .iter()
+            .all(|p| p.params.streams == DEFAULT_CLIENT_STREAMS)
+    );
+    let clients: Vec<u32> = network.iter().filter_map(|p| p.params.clients).collect();
+    assert_eq!(clients, [6, 7, 8, 6, 7, 8]);
+    assert!(
+        plans
+            .iter()
+            .filter(|p| p.test == TestKind::TapeWrite)
+            .all(|p| p.params.clients.is_none())
+    );
+}
+
+#[test]
+fn network_fields_are_checked_by_name() {
+    let errors = spec(
+        r#"{"source": {"agents": ["a", "a", "bad name"]}, "target": {"kind": "null"},
+            "tests": ["read_single", "network_backup"],
+            "params": {"clients": 5, "link_mb_s": -1}}"#,
+    )
+    .plan()
+    .expect_err("invalid");
+    for field in [
+        "source.agents[1]",
+        "source.agents[2]",
+        "tests[0]",
+        "params.clients",
+        "params.link_mb_s",
+    ] {
+        assert!(errors.0.contains_key(field), "{field} in {errors}");
+    }
+    let local = spec(
+        r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"},
+            "params": {"clients": 2}, "matrix": {"clients": [1]}}"#,
+    )
+    .plan()
+    .expect_err("clients without a network test");
+    assert!(local.0.contains_key("params.clients") && local.0.contains_key("matrix.clients"));
+    let wide = spec(
+        r#"{"source": {"generated": {"size": "1G"}}, "target": {"kind": "null"},
+            "tests": ["network_backup"], "params": {"clients": 64, "streams": 8}}"#,
+    )
+    .plan()
+    .expect_err("too many connections");
+    assert!(wide.to_string().contains("512 connections"), "{wide}");
+}
+
+#[test]
+fn agents_alone_send_generated_data_of_the_campaign_size() {
+    let plans = spec(
+        r#"{"source": {"agents": ["x", "y"]}, "target": {"kind": "null"},
+            "tests": ["network_backup"], "params": {"size": "3G"}}"#,
+    )
+    .plan()
+    .expect("valid");
+    assert_eq!(plans[0].agents, ["x", "y"]);
+    assert_eq!(plans[0].params.clients, Some(2), "every agent by default");
+    assert!(matches!(
+        plans[0].source,
+        SourcePlan::Generated { size, .. } if size == 3 << 30
+    ));
+}
+
+#[test]
+fn streams_default_to_one_per_path() {
+    let spec = spec(
+        r#"{"source": {"paths": ["/a", "/b"]}, "target": {"kind": "null"}, "tests": ["read_parallel"]}"#,
+    );
+    assert_eq!(spec.plan().expect("valid")[0].params.streams, 2);
+}
+
+#[test]
+fn the_issue_example_expands_its_matrix() {
+    let spec = spec(
+        r#"{
+          "name": "fs1+fs2 to scratch",
+          "source": {"paths": ["/srv/fs1", "/srv/fs2"]},
+          "target": {"kind": "dir", "path": "/scratch/backlab"},
+          "tests": ["tape_write", "read_single", "read_parallel", "null_sink", "full_backup"],
+          "params": {"buffers": 32, "block_size": "256K", "streams": 2, "direct": false,
+                     "cold_cache": true, "fsync": true, "compress_ratio": 2.0,
+                     "size": "1G", "duration_s": 60},
+          "matrix": {"buffers": [8, 32], "block_size": ["64K", "256K"], "streams": [1, 2, 4]},
+          "repeat": 1
+        }"#,
+    );
+    let plans = spec.plan().expect("valid");
+    assert_eq!(plans.len(), 2 * 2 * 3 * 5);
+    assert!(plans.iter().any(|plan| plan.params.buffers == 8
+        && plan.params.block_size == 64 << 10
+        && plan.params.streams == 4));
+    assert!(plans.iter().all(|plan| plan.params.size == Some(1 << 30)));
+}
+
+#[test]
+fn an_auto_duration_runs_time_based_until_steady_within_a_cap() {
+    let auto = spec(
+        r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"},
+            "tests": ["read_single"], "params": {"duration_s": "auto"}}"#,
+    );
+    let plans = auto.plan().expect("valid");
+    let params = &plans[0].params;
+    assert!(params.until_steady && params.time_based);
+    assert_eq!(params.duration_s, Some(AUTO_MAX_DURATION_S));
+    // The source is left to match: no compress_ratio was given.
+    assert!(params.match_source);
+
+    let seconds = spec(
+        r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"},
+            "tests": ["read_single"], "params": {"duration_s": 5, "compress_ratio": 1.5}}"#,
+    );
+    let params = &seconds.plan().expect("valid")[0].params;
+    assert!(!params.until_steady && !params.time_based && !params.match_source);
+    assert_eq!(params.duration_s, Some(5.0));
+    assert!(
+        serde_json::from_str::<CampaignSpec>(
+            r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"},
+                "params": {"duration_s": "forever"}}"#
+        )
+        .is_err()
+    );
+}
+
+#[test]
+fn every_bad_field_is_reported() {
+    let spec = spec(
+        r#"{"source": {"paths": []}, "target": {"kind": "dir"},
+            "tests": ["tape_write", "fast_test"],
+            "params": {"buffers": 0, "block_size": "1000", "direct": true, "size": "1Q",
+                       "compress_ratio": 0.5, "duration_s": -1},
+            "repeat": 0}"#,
+    );
+    let errors = spec.plan().expect_err("invalid");
+    let fields: Vec<&str> = errors.0.keys().map(String::as_str).collect();
+    for expected in [
+        "source.paths",
+        "target.path",
+        "tests[1]",
+        "params.buffers",
+        "params.block_size",
+        "params.size",
+        "params.compress_ratio",
+        "params.duration_s",
+        "repeat",
+    ] {
+        assert!(
+            fields.contains(&expected),
+            "{expected} missing from {fields:?}"
+        );
+    }
+}
+
+#[test]
+fn direct_needs_aligned_blocks() {
+    let spec = spec(
+        r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"},
+            "params": {"block_size": "6000", "direct": true}}"#,
+    );
+    let errors = spec.plan().expect_err("invalid");
+    assert_eq!(
+        errors.0.get("params.block_size").map(String::as_str),
+        Some("must be a multiple of 4096 when direct is true (got 6000)")
+    );
+}
+
+#[test]
+fn too_many_runs_and_too_large_rings_are_refused() {
+    let spec = spec(
+        r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"},
+            "params": {"buffers": 1024, "block_size": "64M"},
+            "matrix": {"streams": [1,2,3,4,5,6,7,8,9,10]}, "repeat": 100}"#,
+    );
+    let errors = spec.plan().expect_err("invalid");
+    assert!(errors.0["matrix"].contains("5000 runs"));
+    assert!(errors.0["params"].contains("at most 4G"));
+}
+
+#[test]
+fn oversized_lists_are_refused_before_anything_is_built() {
+    let ones = vec!["1"; 20_000].join(",");
+    let bomb = spec(&format!(
+        r#"{{"source": {{"paths": ["/a"]}}, "target": {{"kind": "null"}},
+            "matrix": {{"buffers": [{ones}], "streams": [{ones}]}}}}"#
+    ));
+    let started = std::time::Instant::now();
+    let errors = bomb.plan().expect_err("invalid");
+    assert!(errors.0["matrix.buffers"].contains("20000 values; at most 64"));
+    assert!(errors.0["matrix.streams"].contains("20000 values; at most 64"));
+    assert_eq!(errors.0.len(), 2, "{errors}");
+    // Arithmetic only: far below what building 400 million points would take.
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+
+    let paths = vec![r#""demo""#; 10_000].join(",");
+    let many = spec(&format!(
+        r#"{{"source": {{"paths": [{paths}]}}, "target": {{"kind": "null"}}}}"#
+    ));
+    let errors = many.check_bounds();
+    assert!(errors.0["source.paths"].contains("10000 paths; at most 256"));
+}
+
+#[test]
+fn the_run_count_is_known_before_the_runs_are_built() {
+    let wide = r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"},
+        "matrix": {"buffers": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16],
+                   "streams": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]}}"#;
+    let wide = spec(wide);
+    assert_eq!(wide.run_count(), 16 * 16 * 5);
+    let errors = wide.plan().expect_err("too many runs");
+    assert!(errors.0["matrix"].contains("1280 runs"), "{errors}");
+    for json in [
+        r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"}, "repeat": 3}"#,
+        r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"},
+            "tests": ["read_single", "network_backup", "null_sink"],
+            "matrix": {"buffers": [8, 16], "clients": [2, 3, 2]}, "repeat": 2}"#,
+        r#"{"source": {"generated": {"size": "1G"}}, "target": {"kind": "null"},
+            "tests": ["network_backup"], "matrix": {"clients": [1, 2, 4]}}"#,
+    ] {
+        let campaign = spec(json);
+        let plans = campaign.plan().expect("valid");
+        assert_eq!(campaign.run_count(), plans.len() as u64, "{json}");
+    }
+}
+
+#[test]
+fn a_path_listed_twice_is_named() {
+    let errors = spec(r#"{"source": {"paths": ["/a", "/b", "/a"]}, "target": {"kind": "null"}}"#)
+        .plan()
+        .expect_err("invalid");
+    assert!(
+        errors.0["source.paths[2]"].contains("source.paths[0]"),
+        "{errors}"
+    );
+}
+
+#[test]
+fn a_run_plan_is_rebuilt_from_its_placement() {
+    let campaign = spec(
+        r#"{"source": {"agents": ["alpha"]}, "target": {"kind": "null"},
+            "tests": ["network_backup"], "params": {"clients": 1}}"#,
+    );
+    let plans = campaign.plan().expect("valid");
+    let placement = Placement::of(&plans).expect("runs");
+    let json = serde_json::to_string(&placement).expect("encode");
+    let placement: Placement = serde_json::from_str(&json).expect("decode");
+    for plan in &plans {
+        assert_eq!(
+            &RunPlan::at(plan.test, plan.params.clone(), &placement),
+            plan
+        );
+    }
+}
+
+#[test]
+fn unknown_fields_and_bad_types_name_their_path() {
+    let errors = parse_json(
+        r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"}, "params": {"bufers": 3}}"#,
+    )
+    .expect_err("unknown field");
+    assert!(errors.0.contains_key("params.bufers"), "{errors}");
+    let errors = parse_json(
+        r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"}, "params": {"buffers": "x"}}"#,
+    )
+    .expect_err("bad type");
+    assert!(errors.0.contains_key("params.buffers"), "{errors}");
+    let errors = parse_json(r#"{"source": {"paths": ["/a"]}, "target": {"kind": "floppy"}}"#)
+        .expect_err("bad kind");
+    assert!(errors.0.contains_key("target.kind"), "{errors}");
+}
+
+#[test]
+fn tape_targets_take_a_known_model_and_sane_overrides() {
+    let plan = |target: &str| {
+        let text =
+            format!(r#"{{"source": {{"generated": {{"size": "1G"}}}}, "target": {target}}}"#);
+        parse_json(&text).expect("parses").plan()
+    };
+    let plans = plan(r#"{"kind": "tape", "model": "Ultrium-960", "drives": 2, "buffer_mb": 8}"#)
+        .expect("valid");
+    let TargetPlan::Tape(config) = &plans[0].target else {
+        panic!("not tape");
+    };
+    assert_eq!((config.model.as_str(), config.drives), ("LTO-3", 2));
+    assert_eq!((config.native_mb_s, config.min_mb_s), (80.0, 40.0));
+    assert_eq!(config.buffer_bytes, 8_000_000);
+    let errors = plan(
+        r#"{"kind": "tape", "model": "lto-10", "drives": 0, "path": "/dev/st0",
+            "min_mb_s": 500, "max_compression": 20, "capacity": "0"}"#,
+    )
+    .expect_err("invalid");
+    for field in [
+        "target.model",
+        "target.drives",
+        "target.path",
+        "target.max_compression",
+        "target.capacity",
+    ] {
+        assert!(errors.0.contains_key(field), "{field}: {errors}");
+    }
+    let errors = plan(r#"{"kind": "tape", "model": "lto-4", "min_mb_s": 500}"#).expect_err("min");
+    assert!(errors.0["target.min_mb_s"].contains("native"), "{errors}");
+    let errors = plan(r#"{"kind": "null", "model": "lto-4"}"#).expect_err("model on null");
+    assert!(errors.0.contains_key("target"), "{errors}");
+}

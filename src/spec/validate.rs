@@ -1,0 +1,655 @@
+//! The rules every field of a spec is checked against, each bad field named by its path.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::*;
+
+impl CampaignSpec {
+    /// Checks every list's length and the number of runs the campaign expands to, by
+    /// arithmetic alone: a request cannot make the lab build, resolve or store anything in
+    /// proportion to a list it was not allowed to send.
+    pub fn check_bounds(&self) -> FieldErrors {
+        let errors = self.check_list_lengths();
+        if errors.is_empty() {
+            self.check_run_count()
+        } else {
+            errors
+        }
+    }
+
+    pub(super) fn check_list_lengths(&self) -> FieldErrors {
+        let mut errors = FieldErrors::default();
+        let mut at_most = |field: &str, what: &str, len: usize, most: usize| {
+            if len > most {
+                errors.add(
+                    field,
+                    format!("lists {len} {what}; at most {most} are allowed"),
+                );
+            }
+        };
+        if let Some(paths) = &self.source.paths {
+            at_most("source.paths", "paths", paths.len(), MAX_SOURCE_PATHS);
+        }
+        if let Some(agents) = &self.source.agents {
+            at_most(
+                "source.agents",
+                "agents",
+                agents.len(),
+                MAX_CLIENTS as usize,
+            );
+        }
+        at_most("tests", "tests", self.tests.len(), TestKind::ALL.len());
+        if let Some(matrix) = &self.matrix {
+            let lists = [
+                ("matrix.buffers", matrix.buffers.as_ref().map(Vec::len)),
+                (
+                    "matrix.block_size",
+                    matrix.block_size.as_ref().map(Vec::len),
+                ),
+                ("matrix.streams", matrix.streams.as_ref().map(Vec::len)),
+                ("matrix.clients", matrix.clients.as_ref().map(Vec::len)),
+            ];
+            for (field, len) in lists {
+                at_most(field, "values", len.unwrap_or(0), MAX_MATRIX_VALUES);
+            }
+        }
+        errors
+    }
+
+    pub(super) fn check_run_count(&self) -> FieldErrors {
+        let mut errors = FieldErrors::default();
+        let runs = self.run_count();
+        if runs > MAX_RUNS {
+            let field = if self.matrix.is_some() {
+                "matrix"
+            } else {
+                "repeat"
+            };
+            errors.add(
+                field,
+                format!("expands to {runs} runs; at most {MAX_RUNS} are allowed"),
+            );
+        }
+        errors
+    }
+
+    /// How many runs the campaign expands to, computed from the lists' lengths (saturating), so
+    /// it can be checked before any run is built. Unknown and repeated tests are not counted.
+    pub fn run_count(&self) -> u64 {
+        let length =
+            |len: Option<usize>| u64::try_from(len.unwrap_or(1).max(1)).unwrap_or(u64::MAX);
+        let empty = MatrixSpec::default();
+        let matrix = self.matrix.as_ref().unwrap_or(&empty);
+        let points = length(matrix.buffers.as_ref().map(Vec::len))
+            .saturating_mul(length(matrix.block_size.as_ref().map(Vec::len)))
+            .saturating_mul(length(matrix.streams.as_ref().map(Vec::len)));
+        let sweep = length(matrix.clients.as_ref().map(Vec::len));
+        // The local tests run at the points of the sweep's first client count.
+        let local = matrix
+            .clients
+            .as_ref()
+            .and_then(|list| {
+                let first = list.first()?;
+                Some(list.iter().filter(|value| *value == first).count())
+            })
+            .map_or(1, |count| length(Some(count)));
+        let mut kinds: Vec<TestKind> = self
+            .tests
+            .iter()
+            .filter_map(|name| TestKind::from_id(name))
+            .collect();
+        kinds.sort();
+        kinds.dedup();
+        // A client sweep repeats only the network runs; the local tests run once per point.
+        let per_point = kinds.iter().fold(0u64, |sum, &kind| {
+            sum.saturating_add(if kind == TestKind::NetworkBackup {
+                sweep
+            } else {
+                local
+            })
+        });
+        points
+            .saturating_mul(per_point)
+            .saturating_mul(u64::from(self.repeat))
+    }
+
+    pub(super) fn source_plan(&self, errors: &mut FieldErrors) -> Option<SourcePlan> {
+        match (&self.source.paths, &self.source.generated) {
+            (Some(_), Some(_)) => {
+                errors.add("source", "give either paths or generated, not both");
+                None
+            }
+            // Agents alone send generated data of the campaign's size and compressibility.
+            (None, None) if self.source.agents.is_some() => Some(SourcePlan::Generated {
+                size: self
+                    .params
+                    .size
+                    .as_ref()
+                    .and_then(|size| size.bytes().ok())
+                    .filter(|&size| size > 0)
+                    .unwrap_or(DEFAULT_GENERATED_SIZE),
+                compress_ratio: self
+                    .params
+                    .compress_ratio
+                    .unwrap_or_else(default_compress_ratio),
+            }),
+            (None, None) => {
+                errors.add("source", "give paths, generated or agents");
+                None
+            }
+            (Some(paths), None) => {
+                if paths.is_empty() {
+                    errors.add("source.paths", "must name at least one path");
+                    return None;
+                }
+                let mut ok = true;
+                let mut seen: BTreeMap<&PathBuf, usize> = BTreeMap::new();
+                for (index, path) in paths.iter().enumerate() {
+                    let field = format!("source.paths[{index}]");
+                    if path.as_os_str().is_empty() {
+                        errors.add(field, "must not be empty");
+                        ok = false;
+                    } else if let Some(first) = seen.get(path) {
+                        // The same data read twice would double the figure's bytes.
+                        errors.add(
+                            field,
+                            format!("is the same path as source.paths[{first}]; list it once"),
+                        );
+                        ok = false;
+                    } else {
+                        seen.insert(path, index);
+                    }
+                }
+                ok.then(|| SourcePlan::Paths(paths.clone()))
+            }
+            (None, Some(generated)) => {
+                let size = match generated.size.bytes() {
+                    Ok(0) => {
+                        errors.add("source.generated.size", "must be greater than 0");
+                        None
+                    }
+                    Ok(size) => Some(size),
+                    Err(message) => {
+                        errors.add("source.generated.size", message);
+                        None
+                    }
+                };
+                let ratio_ok = check_ratio(
+                    errors,
+                    "source.generated.compress_ratio",
+                    generated.compress_ratio,
+                );
+                match (size, ratio_ok) {
+                    (Some(size), true) => Some(SourcePlan::Generated {
+                        size,
+                        compress_ratio: generated.compress_ratio,
+                    }),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    pub(super) fn target_plan(&self, errors: &mut FieldErrors) -> Option<TargetPlan> {
+        let path = self
+            .target
+            .path
+            .as_ref()
+            .filter(|path| !path.as_os_str().is_empty());
+        if self.target.kind != TargetKind::Tape && self.target.has_tape_settings() {
+            errors.add(
+                "target",
+                "model, drives and the drive figures belong to kind tape only",
+            );
+        }
+        match (self.target.kind, path) {
+            (TargetKind::Tape, None) => self.tape_plan(errors).map(TargetPlan::Tape),
+            (TargetKind::Tape, Some(_)) => {
+                errors.add(
+                    "target.path",
+                    "is not used with kind tape (the drive is emulated); remove it",
+                );
+                self.tape_plan(errors);
+                None
+            }
+            (TargetKind::Null, None) => Some(TargetPlan::Null),
+            (TargetKind::Null, Some(_)) => {
+                errors.add("target.path", "is not used with kind null; remove it");
+                None
+            }
+            (TargetKind::Dir, Some(path)) => Some(TargetPlan::Dir(path.clone())),
+            (TargetKind::Device, Some(path)) => Some(TargetPlan::Device(path.clone())),
+            (kind, None) => {
+                let kind = if kind == TargetKind::Dir {
+                    "dir"
+                } else {
+                    "device"
+                };
+                errors.add("target.path", format!("is required with kind {kind}"));
+                None
+            }
+        }
+    }
+
+    pub(super) fn tape_plan(&self, errors: &mut FieldErrors) -> Option<TapeConfig> {
+        let target = &self.target;
+        let before = errors.0.len();
+        let model = match target.model.as_deref() {
+            None => {
+                errors.add("target.model", "is required with kind tape (lto-3 … lto-9)");
+                None
+            }
+            Some(name) => {
+                let found = tape_model(name);
+                if found.is_none() {
+                    let known: Vec<&str> = TAPE_MODELS.iter().map(|m| m.id).collect();
+                    errors.add(
+                        "target.model",
+                        format!(
+                            "unknown model '{name}' (known: {}, ultrium-960)",
+                            known.join(", ")
+                        ),
+                    );
+                }
+                found
+            }
+        };
+        let drives = target.drives.unwrap_or(1);
+        if !(1..=16).contains(&drives) {
+            errors.add("target.drives", "must be between 1 and 16");
+        }
+        let positive = |errors: &mut FieldErrors, field: &str, value: Option<f64>, max: f64| {
+            if let Some(value) = value
+                && !(value.is_finite() && value > 0.0 && value <= max)
+            {
+                errors.add(field, format!("must be more than 0 and at most {max}"));
+            }
+        };
+        positive(errors, "target.native_mb_s", target.native_mb_s, 100_000.0);
+        positive(errors, "target.min_mb_s", target.min_mb_s, 100_000.0);
+        positive(errors, "target.buffer_mb", target.buffer_mb, 65_536.0);
+        positive(errors, "target.reposition_s", target.reposition_s, 600.0);
+        if let Some(ratio) = target.max_compression
+            && !(ratio.is_finite() && (1.0..=10.0).contains(&ratio))
+        {
+            errors.add("target.max_compression", "must be between 1 and 10");
+        }
+        let capacity = target.capacity.as_ref().and_then(|size| {
+            let bytes = size_field(errors, "target.capacity", size)?;
+            if bytes == 0 {
+                errors.add("target.capacity", "must be greater than 0");
+            }
+            Some(bytes)
+        });
+        let model = model?;
+        let native = target.native_mb_s.unwrap_or(model.native_mb_s);
+        let min = target.min_mb_s.unwrap_or(model.min_mb_s);
+        if min > native {
+            errors.add(
+                "target.min_mb_s",
+                format!("must not exceed the native speed ({native} MB/s)"),
+            );
+        }
+        if errors.0.len() != before {
+            return None;
+        }
+        Some(TapeConfig {
+            model: model.name.to_string(),
+            drives,
+            native_mb_s: native,
+            min_mb_s: min,
+            buffer_bytes: (target.buffer_mb.unwrap_or(model.buffer_mb) * 1e6) as u64,
+            reposition_s: target.reposition_s.unwrap_or(DEFAULT_REPOSITION_S),
+            max_compression: target.max_compression.unwrap_or(model.max_compression),
+            capacity_bytes: capacity.unwrap_or(model.capacity_bytes),
+        })
+    }
+
+    pub(super) fn test_kinds(&self, errors: &mut FieldErrors) -> Vec<TestKind> {
+        if self.tests.is_empty() {
+            errors.add("tests", "must list at least one test");
+        }
+        let mut kinds = Vec::new();
+        for (index, name) in self.tests.iter().enumerate() {
+            match TestKind::from_id(name) {
+                Some(kind) if kinds.contains(&kind) => {
+                    errors.add(
+                        format!("tests[{index}]"),
+                        format!("'{name}' is listed twice"),
+                    );
+                }
+                Some(kind) => kinds.push(kind),
+                None => errors.add(
+                    format!("tests[{index}]"),
+                    format!(
+                        "unknown test '{name}' (known: {})",
+                        all_test_names().join(", ")
+                    ),
+                ),
+            }
+        }
+        kinds.sort();
+        kinds
+    }
+
+    pub(super) fn base_params(
+        &self,
+        errors: &mut FieldErrors,
+        source: Option<&SourcePlan>,
+    ) -> Option<RunParams> {
+        let params = &self.params;
+        let before = errors.0.len();
+        if !(1..=1024).contains(&params.buffers) {
+            errors.add("params.buffers", "must be between 1 and 1024");
+        }
+        let block_size = size_field(errors, "params.block_size", &params.block_size);
+        if let Some(block_size) = block_size {
+            check_block_size(errors, "params.block_size", params.direct, block_size);
+        }
+        let streams = match params.streams {
+            Some(streams) => streams,
+            None => match source {
+                Some(SourcePlan::Paths(paths)) if paths.len() > 1 => paths.len() as u32,
+                _ => 4,
+            },
+        };
+        if !(1..=256).contains(&streams) {
+            errors.add("params.streams", "must be between 1 and 256");
+        }
+        if let Some(ratio) = params.compress_ratio {
+            check_ratio(errors, "params.compress_ratio", ratio);
+        }
+        let size = params.size.as_ref().and_then(|size| {
+            let bytes = size_field(errors, "params.size", size)?;
+            if bytes == 0 {
+                errors.add("params.size", "must be greater than 0");
+            }
+            Some(bytes)
+        });
+        if let Some(DurationInput::Seconds(duration)) = params.duration_s
+            && !(duration > 0.0 && duration <= 86_400.0)
+        {
+            errors.add(
+                "params.duration_s",
+                "must be more than 0 and at most 86400, or \"auto\"",
+            );
+        }
+        let auto = params.duration_s == Some(DurationInput::Auto(AutoWord::Auto));
+        if let Some(rate) = params.source_rate_mb_s
+            && !(rate.is_finite() && rate > 0.0 && rate <= 1_000_000.0)
+        {
+            errors.add("params.source_rate_mb_s", "must be more than 0 MB/s");
+        }
+        if errors.0.len() != before {
+            return None;
+        }
+        Some(RunParams {
+            buffers: params.buffers,
+            block_size: block_size?,
+            streams,
+            direct: params.direct,
+            cold_cache: params.cold_cache,
+            fsync: params.fsync,
+            compress_ratio: params.compress_ratio.unwrap_or_else(default_compress_ratio),
+            match_source: params.compress_ratio.is_none()
+                && matches!(source, Some(SourcePlan::Paths(_))),
+            size,
+            duration_s: params.duration_s.map(|duration| match duration {
+                DurationInput::Seconds(seconds) => seconds,
+                DurationInput::Auto(_) => AUTO_MAX_DURATION_S,
+            }),
+            time_based: auto || (params.time_based && params.duration_s.is_some()),
+            until_steady: auto,
+            source_rate_mb_s: params.source_rate_mb_s,
+            clients: None,
+            link_mb_s: None,
+        })
+    }
+
+    /// The agents named by the source, checked: names as agents register them, each once.
+    pub(super) fn agent_names(&self, errors: &mut FieldErrors) -> Vec<String> {
+        let Some(agents) = &self.source.agents else {
+            return Vec::new();
+        };
+        if agents.is_empty() {
+            errors.add(
+                "source.agents",
+                "must name at least one agent, or be left out (the lab's own clients send)",
+            );
+        }
+        if agents.len() > MAX_CLIENTS as usize {
+            errors.add(
+                "source.agents",
+                format!("names {} agents; at most {MAX_CLIENTS}", agents.len()),
+            );
+        }
+        for (index, name) in agents.iter().enumerate() {
+            let field = format!("source.agents[{index}]");
+            if let Err(message) = check_agent_name(name) {
+                errors.add(field, message);
+            } else if agents[..index].contains(name) {
+                errors.add(field, format!("'{name}' is listed twice"));
+            }
+        }
+        agents.clone()
+    }
+
+    /// Checks what only a network backup uses, and resolves its client count.
+    pub(super) fn network_plan(
+        &self,
+        errors: &mut FieldErrors,
+        tests: &[TestKind],
+        agents: &[String],
+    ) -> Option<NetworkDefaults> {
+        let before = errors.0.len();
+        let network = tests.contains(&TestKind::NetworkBackup);
+        let sweep = self.matrix.as_ref().and_then(|m| m.clients.as_ref());
+        if !network {
+            let only = "is used by network_backup only; add it to tests or remove this";
+            if self.params.clients.is_some() {
+                errors.add("params.clients", only);
+            }
+            if self.params.link_mb_s.is_some() {
+                errors.add("params.link_mb_s", only);
+            }
+            if sweep.is_some() {
+                errors.add("matrix.clients", only);
+            }
+            if self.source.agents.is_some() {
+                errors.add("source.agents", only);
+            }
+        }
+        if !agents.is_empty() {
+            for (index, test) in tests.iter().enumerate() {
+                if *test != TestKind::NetworkBackup {
+                    errors.add(
+                        format!("tests[{index}]"),
+                        format!(
+                            "{} runs on the lab's own host; with source.agents only \
+                             network_backup can run (submit the local tests separately)",
+                            test.id()
+                        ),
+                    );
+                }
+            }
+        }
+        let most = if agents.is_empty() {
+            MAX_CLIENTS
+        } else {
+            agents.len() as u32
+        };
+        let clients_error = |what: &str| {
+            if agents.is_empty() {
+                format!("{what} between 1 and {MAX_CLIENTS}")
+            } else {
+                format!(
+                    "{what} between 1 and {most}: each client is one of the {most} agents named"
+                )
+            }
+        };
+        let clients = self.params.clients.unwrap_or(if agents.is_empty() {
+            DEFAULT_CLIENTS
+        } else {
+            most
+        });
+        if !(1..=most).contains(&clients) {
+            errors.add("params.clients", clients_error("must be"));
+        }
+        if let Some(sweep) = sweep {
+            if sweep.is_empty() {
+                errors.add(
+                    "matrix.clients",
+                    "must list at least one value, or be left out",
+                );
+            }
+            for (index, value) in sweep.iter().enumerate() {
+                if !(1..=most).contains(value) {
+                    errors.add(format!("matrix.clients[{index}]"), clients_error("must be"));
+                }
+            }
+        }
+        if let Some(rate) = self.params.link_mb_s
+            && !(rate.is_finite() && (0.1..=1_000_000.0).contains(&rate))
+        {
+            errors.add("params.link_mb_s", "must be at least 0.1 MB/s");
+        }
+        if network {
+            let streams = self.params.streams.unwrap_or(DEFAULT_CLIENT_STREAMS);
+            let widest_clients = sweep
+                .and_then(|sweep| sweep.iter().max().copied())
+                .unwrap_or(clients);
+            let widest_streams = self
+                .matrix
+                .as_ref()
+                .and_then(|m| m.streams.as_ref())
+                .and_then(|list| list.iter().max().copied())
+                .unwrap_or(streams);
+            let connections = u64::from(widest_clients) * u64::from(widest_streams);
+            if connections > u64::from(MAX_CONNECTIONS) {
+                errors.add(
+                    "params",
+                    format!(
+                        "clients × streams is {connections} connections; at most \
+                         {MAX_CONNECTIONS} are allowed"
+                    ),
+                );
+            }
+        }
+        (errors.0.len() == before).then_some(NetworkDefaults { clients })
+    }
+
+    /// The matrix's values, each checked; one `None` for a list left out.
+    pub(super) fn matrix_axes(&self, errors: &mut FieldErrors) -> MatrixAxes {
+        let Some(matrix) = &self.matrix else {
+            return MatrixAxes::default();
+        };
+        fn values<T: Clone>(
+            errors: &mut FieldErrors,
+            field: &str,
+            list: &Option<Vec<T>>,
+        ) -> Vec<Option<T>> {
+            match list {
+                None => vec![None],
+                Some(list) if list.is_empty() => {
+                    errors.add(field, "must list at least one value, or be left out");
+                    vec![None]
+                }
+                Some(list) => list.iter().cloned().map(Some).collect(),
+            }
+        }
+        let buffers = values(errors, "matrix.buffers", &matrix.buffers);
+        for (index, value) in buffers.iter().enumerate() {
+            if let Some(value) = value
+                && !(1..=1024).contains(value)
+            {
+                errors.add(
+                    format!("matrix.buffers[{index}]"),
+                    "must be between 1 and 1024",
+                );
+            }
+        }
+        let streams = values(errors, "matrix.streams", &matrix.streams);
+        for (index, value) in streams.iter().enumerate() {
+            if let Some(value) = value
+                && !(1..=256).contains(value)
+            {
+                errors.add(
+                    format!("matrix.streams[{index}]"),
+                    "must be between 1 and 256",
+                );
+            }
+        }
+        let block_sizes: Vec<Option<u64>> = values(errors, "matrix.block_size", &matrix.block_size)
+            .into_iter()
+            .enumerate()
+            .map(|(index, value)| {
+                value.and_then(|value| {
+                    size_field(errors, &format!("matrix.block_size[{index}]"), &value)
+                })
+            })
+            .collect();
+        // Checked with the rest of the network settings.
+        let clients: Vec<Option<u32>> = match &matrix.clients {
+            Some(list) if !list.is_empty() => list.iter().copied().map(Some).collect(),
+            _ => vec![None],
+        };
+        MatrixAxes {
+            buffers,
+            block_sizes,
+            streams,
+            clients,
+        }
+    }
+}
+
+/// Checks an agent's name: what agents register as and campaigns name them by.
+pub fn check_agent_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > 64 {
+        return Err("must be 1 to 64 characters".to_string());
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return Err(format!(
+            "'{name}' may hold only letters, digits, '-', '_' and '.'"
+        ));
+    }
+    Ok(())
+}
+
+pub(super) fn size_field(errors: &mut FieldErrors, field: &str, input: &SizeInput) -> Option<u64> {
+    match input.bytes() {
+        Ok(bytes) => Some(bytes),
+        Err(message) => {
+            errors.add(field, message);
+            None
+        }
+    }
+}
+
+pub(super) fn check_ratio(errors: &mut FieldErrors, field: &str, ratio: f64) -> bool {
+    let ok = ratio.is_finite() && (1.0..=100.0).contains(&ratio);
+    if !ok {
+        errors.add(field, "must be between 1.0 (incompressible) and 100.0");
+    }
+    ok
+}
+
+/// Checks one block size: a sane range, and O_DIRECT alignment when direct is on.
+pub(super) fn check_block_size(
+    errors: &mut FieldErrors,
+    field: &str,
+    direct: bool,
+    block_size: u64,
+) {
+    if !(512..=(64 << 20)).contains(&block_size) {
+        errors.add(field, "must be between 512 bytes and 64M");
+    } else if direct && !block_size.is_multiple_of(DIRECT_ALIGN) {
+        errors.add(
+            field,
+            format!("must be a multiple of {DIRECT_ALIGN} when direct is true (got {block_size})"),
+        );
+    }
+}
