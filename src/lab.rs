@@ -361,8 +361,12 @@ impl Lab {
         let mut campaigns = Vec::with_capacity(records.len());
         for record in &records {
             let mut campaign = summary(record, &stored_spec(record)?);
-            // Finished before verdicts were kept: judged once, and kept.
-            if campaign.status.is_final() && campaign.verdict.is_none() {
+            // Finished before verdicts were kept: judged once, and kept. A campaign whose
+            // survey is still being taken is left to its worker, which keeps the verdict after.
+            if campaign.status.is_final()
+                && campaign.verdict.is_none()
+                && record.survey_json.is_some()
+            {
                 campaign.verdict = self.keep_verdict(&record.id).await;
             }
             campaigns.push(campaign);

@@ -93,7 +93,8 @@ pub(super) async fn chart(
 
 /// Answers with `page` of a campaign: from the cache when the campaign has finished and the
 /// page was rendered before; otherwise rendered by `make` from a fresh read, and kept when
-/// the campaign has finished (its data never changes again; deleting it forgets the page).
+/// the campaign has finished and been judged (its data never changes again; deleting it
+/// forgets the page).
 async fn serve_kept(
     state: &AppState,
     id: &str,
@@ -112,7 +113,9 @@ async fn serve_kept(
         Ok(rendered) => rendered,
         Err(error) => return internal(&error),
     };
-    if view.campaign.status.is_final() {
+    // Final, and judged for good: the verdict line is kept once the survey that the verdict
+    // may rest on has been taken, so a page rendered in between is not kept.
+    if view.campaign.status.is_final() && view.campaign.verdict.is_some() {
         state.pages.put(id, page, rendered).respond(request)
     } else {
         rendered.respond(request)
