@@ -14,6 +14,7 @@ use super::views::display_name;
 
 /// Campaigns per page of the list.
 pub(super) const PAGE_SIZE: u32 = 25;
+
 #[derive(Template)]
 #[template(path = "index.html")]
 pub(super) struct IndexTemplate {
