@@ -23,8 +23,8 @@ pub use model::{
 };
 
 /// The columns of a campaign record: its row, and its status and run counts aggregated from
-/// its runs in the same pass (a campaign's status follows from its runs' statuses, as in the
-/// `campaign_status` view). Followed by a WHERE on `c`, then [`campaign_group!`].
+/// its runs in the same pass: a campaign's status follows from its runs' statuses, and this is
+/// the one place that rule is written. Followed by a WHERE on `c`, then [`campaign_group!`].
 macro_rules! campaign_select {
     () => {
         "SELECT c.seq, c.id, c.name, c.spec, c.created_ms, c.rerun_of, c.survey, c.verdict,

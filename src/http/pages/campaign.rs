@@ -13,7 +13,7 @@ use crate::lab::{CampaignView, LabError};
 use crate::matrix;
 
 use super::assets::STYLE;
-use super::render::{HTML, SVG, error_page, internal, lab_error_page, render};
+use super::render::{HTML, SVG, error_page, internal, lab_error_page};
 use super::views::{self, CampaignPageView};
 
 #[derive(Template)]
@@ -35,11 +35,12 @@ pub(super) async fn campaign(
 ) -> Response {
     serve_kept(&state, &id, "page", &request, |view, verdict| {
         let c = views::campaign_page(view, verdict, false).map_err(|e| e.to_string())?;
-        let body = render(CampaignTemplate {
+        let body = (CampaignTemplate {
             standalone: false,
             css: "",
             c,
         })
+        .render()
         .map_err(|e| e.to_string())?;
         Ok(CachedPage::new(body, HTML, None))
     })
@@ -53,11 +54,12 @@ pub(super) async fn report_download(
 ) -> Response {
     serve_kept(&state, &id, "report.html", &request, |view, verdict| {
         let c = views::campaign_page(view, verdict, true).map_err(|e| e.to_string())?;
-        let body = render(CampaignTemplate {
+        let body = (CampaignTemplate {
             standalone: true,
             css: STYLE,
             c,
         })
+        .render()
         .map_err(|e| e.to_string())?;
         let disposition = HeaderValue::from_str(&format!(
             "attachment; filename=\"backlab-{}.html\"",

@@ -74,11 +74,6 @@ pub(super) const HTML: &str = "text/html; charset=utf-8";
 /// The content type of every chart.
 pub(super) const SVG: &str = "image/svg+xml";
 
-/// A template rendered to text, for answers that are kept.
-pub(super) fn render<T: Template>(template: T) -> Result<String, askama::Error> {
-    template.render()
-}
-
 pub(super) fn html<T: Template>(template: T) -> Response {
     match template.render() {
         Ok(body) => (
