@@ -246,16 +246,16 @@ pub fn main() -> ExitCode {
 
 fn agent(args: AgentArgs) -> ExitCode {
     init_logging();
-    let config = crate::agent::AgentConfig {
+    let config = crate::net::agent::AgentConfig {
         server: args.server,
         token: args.token.filter(|token| !token.is_empty()),
-        name: args.name.unwrap_or_else(crate::agent::hostname),
+        name: args.name.unwrap_or_else(crate::net::agent::hostname),
         sources: args.allow_sources,
     };
     let stop = Arc::new(AtomicBool::new(false));
     let handler_flag = Arc::clone(&stop);
     let _ = ctrlc::set_handler(move || handler_flag.store(true, Ordering::Relaxed));
-    match crate::agent::run(&config, &stop) {
+    match crate::net::agent::run(&config, &stop) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("backlab agent: {error}");
@@ -363,7 +363,7 @@ fn run(args: RunArgs) -> ExitCode {
 
     let settings = EngineSettings {
         allow_devices: args.allow_devices.clone(),
-        agents: None,
+        network: Some(Arc::new(crate::net::Clients::loopback())),
     };
     let mut runs: Vec<RunResult> = Vec::with_capacity(plans.len());
     for (index, plan) in plans.iter().enumerate() {

@@ -1,22 +1,23 @@
 //! backlab: a backup performance lab. Measures a backup environment with real I/O, finds the
 //! component that limits it, and says what to change.
 
-pub mod agent;
 pub mod analysis;
 pub mod charts;
 pub mod cli;
 pub mod clock;
 pub mod compare;
-pub mod datalink;
 pub mod engine;
 pub mod events;
+pub mod field_errors;
 pub mod http;
 pub mod ids;
 pub mod lab;
 pub mod matrix;
+pub mod net;
 pub mod policy;
 pub mod report;
 pub mod serve;
+pub mod size;
 pub mod spec;
 pub mod store;
 pub mod worker;

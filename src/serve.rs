@@ -10,13 +10,14 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use crate::datalink::{AgentGateway, DataLink};
 use crate::engine::EngineSettings;
 use crate::engine::dataset::{self, DatasetRequest, Profile};
 use crate::engine::sink::sweep_lab_files;
 use crate::http::origin::{SiteFlagError, SiteFlags, SitePolicy};
 use crate::http::{self, AppState, listener};
 use crate::lab::{DEMO_DIR, Lab};
+use crate::net::Clients;
+use crate::net::listener::{AgentGateway, DataLink};
 use crate::policy::Policy;
 use crate::spec::{CampaignSpec, TargetKind, format_size};
 use crate::store::{Store, StoreError};
@@ -134,7 +135,9 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
         policy,
         EngineSettings {
             allow_devices: config.allow_devices.clone(),
-            agents: Some(Arc::new(AgentGateway(Arc::clone(&datalink)))),
+            network: Some(Arc::new(Clients::with_agents(Arc::new(AgentGateway(
+                Arc::clone(&datalink),
+            ))))),
         },
     ));
     let (shutdown_tx, shutdown_rx) = watch::channel(false);

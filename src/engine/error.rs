@@ -3,7 +3,7 @@
 use std::io;
 use std::path::PathBuf;
 
-use crate::spec::format_size;
+use crate::size::format_size;
 
 /// A failure of the measurement engine.
 #[derive(Debug, thiserror::Error)]

@@ -8,35 +8,35 @@ pub mod data;
 pub mod dataset;
 pub mod error;
 pub mod measure;
-pub mod network;
 pub mod pipeline;
+pub mod plan;
 pub mod preflight;
+pub mod remote;
 pub mod result;
 pub mod sink;
 pub mod source;
 pub mod steady;
 pub mod survey;
 pub mod tape;
+pub mod test_kind;
 pub mod validity;
-pub mod wire;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use crossbeam_channel::bounded;
 
-use crate::spec::{DEFAULT_GENERATED_SIZE, RunPlan, SourcePlan, TargetPlan, TestKind};
 use error::EngineError;
 use measure::{CpuSnapshot, round1};
-use network::{ClientGateway, ClientTally, LoopbackClients};
 use pipeline::{Job, Limits, Outcome};
+use plan::{DEFAULT_GENERATED_SIZE, RunPlan, SourcePlan, TargetPlan};
+use remote::{Connected, NetworkClients, RemoteClient};
 use result::{ClientStatus, RunResult, RunStatus, StageFigures};
 use sink::{DeviceSink, DirSink, NullSink, Sink};
 use source::{FileStream, GeneratedStream, Skipped, StreamSource};
-use wire::{ClientSource, WorkOrder};
+use test_kind::TestKind;
 
 pub use pipeline::RunControl;
 
@@ -56,16 +56,15 @@ const CLOSE_WAIT: Duration = Duration::from_secs(60);
 pub struct EngineSettings {
     /// Devices the caller allows the lab to overwrite.
     pub allow_devices: Vec<PathBuf>,
-    /// Where the agents a network backup names are reached; without it only the lab's own
-    /// loopback clients can send.
-    pub agents: Option<Arc<dyn ClientGateway>>,
+    /// Where a network backup's clients come from; without it a network backup fails.
+    pub network: Option<Arc<dyn NetworkClients>>,
 }
 
 impl std::fmt::Debug for EngineSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EngineSettings")
             .field("allow_devices", &self.allow_devices)
-            .field("agents", &self.agents.is_some())
+            .field("network", &self.network.is_some())
             .finish()
     }
 }
@@ -204,7 +203,7 @@ fn fill_from_outcome(result: &mut RunResult, outcome: Outcome) {
 /// where all failed is failed.
 fn fill_clients(
     result: &mut RunResult,
-    tallies: &[Arc<ClientTally>],
+    tallies: &[Arc<dyn RemoteClient>],
     per_client: Vec<Vec<result::Sample>>,
 ) {
     let clients: Vec<_> = tallies
@@ -213,7 +212,7 @@ fn fill_clients(
         .map(|(tally, samples)| tally.figures(result.seconds, samples))
         .collect();
     let samples: Vec<_> = clients.iter().map(|c| c.samples.clone()).collect();
-    result.samples = network::sum_samples(&samples);
+    result.samples = remote::sum_samples(&samples);
     let failed: Vec<String> = clients
         .iter()
         .filter(|client| client.status == ClientStatus::Failed)
@@ -246,103 +245,19 @@ fn run_network(
     plan: &RunPlan,
     settings: &EngineSettings,
     control: &pipeline::RunControl<'_>,
-) -> Result<(Outcome, Vec<Arc<ClientTally>>), EngineError> {
+) -> Result<(Outcome, Vec<Arc<dyn RemoteClient>>), EngineError> {
     let params = &plan.params;
-    let clients = params.clients.unwrap_or(1).max(1);
-    let names: Vec<String> = if plan.agents.is_empty() {
-        (1..=clients)
-            .map(|index| format!("client-{index}"))
-            .collect()
-    } else {
-        plan.agents.iter().take(clients as usize).cloned().collect()
-    };
-    let (source, total) = match &plan.source {
-        SourcePlan::Generated {
-            size,
-            compress_ratio,
-        } => (
-            ClientSource::Generated {
-                compress_ratio: *compress_ratio,
-            },
-            // A time-based run's clients send until the lab ends it at its duration.
-            if params.time_based {
-                params.size
-            } else {
-                Some(params.size.map_or(*size, |limit| limit.min(*size)))
-            },
-        ),
-        SourcePlan::Paths(paths) => (ClientSource::Paths(paths.clone()), params.size),
-    };
-    let run_key = network::new_run_key();
-    let count = names.len() as u64;
-    let orders: Vec<WorkOrder> = names
-        .iter()
-        .enumerate()
-        .map(|(index, name)| WorkOrder {
-            run_key: run_key.clone(),
-            client: name.clone(),
-            streams: params.streams,
-            block_size: params.block_size,
-            source: source.clone(),
-            // Shares that add up to the total exactly.
-            bytes: total.map(|total| total / count + u64::from((index as u64) < total % count)),
-            link_mb_s: params.link_mb_s,
-            port: 0,
-        })
-        .collect();
-    let gateway: &dyn ClientGateway = if plan.agents.is_empty() {
-        &LoopbackClients
-    } else {
-        settings.agents.as_deref().ok_or_else(|| {
-            EngineError::Network(
-                "agents can only send to a lab started with `backlab serve`; `backlab run` \
-                 has only its own loopback clients (leave source.agents out)"
-                    .to_string(),
-            )
-        })?
-    };
+    let network = settings.network.as_deref().ok_or_else(|| {
+        EngineError::Network("this lab was started without network clients".to_string())
+    })?;
     let sinks = target_sinks(plan, settings)?;
-    let arrivals = gateway.open(orders.clone(), control.cancel)?;
-    let network::Arrivals { connections, guard } = arrivals;
-    let mut connected = network::connect_all(
-        &orders,
-        &connections,
-        network::CONNECT_TIMEOUT,
-        control.cancel,
-    );
-    // Later connections are refused from here on: the run has started without them.
-    drop(connections);
-    if control.cancel.load(Ordering::Relaxed) {
-        return Err(EngineError::Cancelled);
-    }
-    if connected.streams.is_empty() {
-        let figures: Vec<String> = connected
-            .tallies
-            .iter()
-            .map(|tally| {
-                let figures = tally.figures(0.0, Vec::new());
-                format!(
-                    "{}: {}",
-                    figures.name,
-                    figures.error.unwrap_or_else(|| "not connected".into())
-                )
-            })
-            .collect();
-        return Err(EngineError::Network(format!(
-            "no client connected; {}",
-            figures.join("; ")
-        )));
-    }
-    // Every stream starts at once, on the run's clock.
-    for stream in &mut connected.streams {
-        stream.start();
-    }
+    let Connected {
+        streams,
+        clients,
+        guard,
+    } = network.connect(plan, control.cancel)?;
     let job = Job {
-        streams: connected
-            .streams
-            .into_iter()
-            .map(|stream| Box::new(stream) as Box<dyn StreamSource>)
-            .collect(),
+        streams,
         feeders: Vec::new(),
         sinks,
         buffers: params.buffers as usize,
@@ -354,15 +269,11 @@ fn run_network(
             duration: params.duration_s.map(Duration::from_secs_f64),
             until_steady: params.until_steady,
         },
-        tallies: connected
-            .tallies
-            .iter()
-            .map(|tally| Arc::clone(&tally.received))
-            .collect(),
+        tallies: clients.iter().map(|client| client.received()).collect(),
     };
     let outcome = pipeline::run(job, control);
     drop(guard);
-    Ok((outcome, connected.tallies))
+    Ok((outcome, clients))
 }
 
 /// Puts together the streams, feeders and sinks of one test.

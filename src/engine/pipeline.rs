@@ -40,14 +40,14 @@ pub struct Limits {
 
 /// A byte budget shared by several readers so together they move exactly `limit` bytes (a
 /// run's readers, or one network client's streams).
-pub(super) struct Budget {
+pub struct Budget {
     limit: Option<u64>,
     claimed: AtomicU64,
 }
 
 impl Budget {
     /// A budget of `limit` bytes; without one, every claim is granted.
-    pub(super) fn new(limit: Option<u64>) -> Self {
+    pub fn new(limit: Option<u64>) -> Self {
         Self {
             limit,
             claimed: AtomicU64::new(0),
@@ -55,7 +55,7 @@ impl Budget {
     }
 
     /// Reserves up to `want` bytes; 0 when the budget is spent.
-    pub(super) fn claim(&self, want: usize) -> usize {
+    pub fn claim(&self, want: usize) -> usize {
         let Some(limit) = self.limit else {
             return want;
         };
@@ -78,7 +78,7 @@ impl Budget {
     }
 
     /// Returns bytes that were reserved but not read.
-    pub(super) fn release(&self, unused: usize) {
+    pub fn release(&self, unused: usize) {
         if self.limit.is_some() && unused > 0 {
             self.claimed.fetch_sub(unused as u64, Ordering::Relaxed);
         }

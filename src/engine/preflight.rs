@@ -6,7 +6,8 @@ use std::io;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
-use crate::spec::{FieldErrors, RunPlan, SourcePlan, TargetPlan};
+use super::plan::{RunPlan, SourcePlan, TargetPlan};
+use crate::field_errors::FieldErrors;
 
 use super::sink::{NoFollowError, create_file_in, device_allowed, open_dir_no_follow};
 use super::source::{list_files, open_source_file};

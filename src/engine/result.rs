@@ -2,9 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::plan::RunParams;
 pub use super::steady::SteadyFigures;
+use super::test_kind::TestKind;
 pub use super::validity::{Flag, FlagCode, Validity};
-use crate::spec::{RunParams, TestKind};
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]

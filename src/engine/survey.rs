@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use walkdir::WalkDir;
 
-use crate::spec::{SourcePlan, TargetPlan};
+use super::plan::{SourcePlan, TargetPlan};
 
 /// How big the source is and whether it shares a device with the target.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::pipeline::SAMPLE_INTERVAL;
 use super::result::{RunResult, RunStatus};
 use super::steady::{self, MIN_STEADY_S, STEADY_CV_PCT};
-use crate::spec::TestKind;
+use super::test_kind::TestKind;
 
 /// Share of the source in the page cache above which a read figure is memory speed.
 pub const CACHE_RESIDENT_PCT: f64 = 10.0;

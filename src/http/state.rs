@@ -5,8 +5,8 @@ use std::sync::Arc;
 use tokio::sync::watch;
 
 use super::cache::PageCache;
-use crate::datalink::DataLink;
 use crate::lab::Lab;
+use crate::net::listener::DataLink;
 
 /// The lab, its API description and the switches the handlers need.
 #[derive(Clone)]

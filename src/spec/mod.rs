@@ -1,27 +1,24 @@
-//! The campaign spec: what a user submits (here), how sizes are written (`size`), the tests
-//! (`test_kind`), emulated drives (`tape`), field errors (`errors`), the rules every field is
-//! checked against (`validate`), and the expansion into runs (`expand`, `run`).
+//! The campaign spec: what a user submits (here), the rules every field is checked against
+//! (`validate`), and its expansion into the runs the engine executes (`expand`). The run
+//! plan, the tests and the drive models are the engine's (`engine::plan`, `engine::test_kind`,
+//! `engine::tape`), sizes and field errors are shared (`crate::size`, `crate::field_errors`);
+//! they are re-exported here, where a campaign is put together.
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-mod errors;
 mod expand;
-mod run;
-mod size;
-mod tape;
-mod test_kind;
 mod validate;
 
 #[cfg(test)]
 mod tests;
 
-pub use errors::*;
-pub use run::*;
-pub use size::*;
-pub use tape::*;
-pub use test_kind::*;
+pub use crate::engine::plan::*;
+pub use crate::engine::tape::catalogue::*;
+pub use crate::engine::test_kind::*;
+pub use crate::field_errors::*;
+pub use crate::size::*;
 pub use validate::check_agent_name;
 
 use expand::*;
@@ -31,8 +28,6 @@ use validate::*;
 pub const MAX_RING_BYTES: u64 = 4 << 30;
 /// Most runs one campaign may expand to.
 pub const MAX_RUNS: u64 = 1000;
-/// Size of the generated data when neither the source nor `params.size` says.
-pub const DEFAULT_GENERATED_SIZE: u64 = 1 << 30;
 /// Alignment O_DIRECT needs for buffers, offsets and lengths.
 pub const DIRECT_ALIGN: u64 = 4096;
 /// Most clients one network run may have.
@@ -266,4 +261,22 @@ fn one() -> u32 {
 
 fn default_compress_ratio() -> f64 {
     2.0
+}
+
+/// The longest a run with `duration_s: "auto"` lasts when it never becomes steady.
+pub const AUTO_MAX_DURATION_S: f64 = 60.0;
+
+/// A run's duration as a spec gives it: seconds, or `"auto"`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum DurationInput {
+    Seconds(f64),
+    Auto(AutoWord),
+}
+
+/// The word `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AutoWord {
+    #[serde(rename = "auto")]
+    Auto,
 }

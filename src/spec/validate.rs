@@ -235,75 +235,23 @@ impl CampaignSpec {
     pub(super) fn tape_plan(&self, errors: &mut FieldErrors) -> Option<TapeConfig> {
         let target = &self.target;
         let before = errors.0.len();
-        let model = match target.model.as_deref() {
-            None => {
-                errors.add("target.model", "is required with kind tape (lto-3 … lto-9)");
-                None
-            }
-            Some(name) => {
-                let found = tape_model(name);
-                if found.is_none() {
-                    let known: Vec<&str> = TAPE_MODELS.iter().map(|m| m.id).collect();
-                    errors.add(
-                        "target.model",
-                        format!(
-                            "unknown model '{name}' (known: {}, ultrium-960)",
-                            known.join(", ")
-                        ),
-                    );
-                }
-                found
-            }
-        };
-        let drives = target.drives.unwrap_or(1);
-        if !(1..=16).contains(&drives) {
-            errors.add("target.drives", "must be between 1 and 16");
+        let capacity_bytes = target
+            .capacity
+            .as_ref()
+            .and_then(|size| size_field(errors, "target.capacity", size));
+        let parsed = errors.0.len() == before;
+        let config = TapeRequest {
+            model: target.model.as_deref(),
+            drives: target.drives,
+            native_mb_s: target.native_mb_s,
+            min_mb_s: target.min_mb_s,
+            buffer_mb: target.buffer_mb,
+            reposition_s: target.reposition_s,
+            max_compression: target.max_compression,
+            capacity_bytes,
         }
-        let positive = |errors: &mut FieldErrors, field: &str, value: Option<f64>, max: f64| {
-            if let Some(value) = value
-                && !(value.is_finite() && value > 0.0 && value <= max)
-            {
-                errors.add(field, format!("must be more than 0 and at most {max}"));
-            }
-        };
-        positive(errors, "target.native_mb_s", target.native_mb_s, 100_000.0);
-        positive(errors, "target.min_mb_s", target.min_mb_s, 100_000.0);
-        positive(errors, "target.buffer_mb", target.buffer_mb, 65_536.0);
-        positive(errors, "target.reposition_s", target.reposition_s, 600.0);
-        if let Some(ratio) = target.max_compression
-            && !(ratio.is_finite() && (1.0..=10.0).contains(&ratio))
-        {
-            errors.add("target.max_compression", "must be between 1 and 10");
-        }
-        let capacity = target.capacity.as_ref().and_then(|size| {
-            let bytes = size_field(errors, "target.capacity", size)?;
-            if bytes == 0 {
-                errors.add("target.capacity", "must be greater than 0");
-            }
-            Some(bytes)
-        });
-        let model = model?;
-        let native = target.native_mb_s.unwrap_or(model.native_mb_s);
-        let min = target.min_mb_s.unwrap_or(model.min_mb_s);
-        if min > native {
-            errors.add(
-                "target.min_mb_s",
-                format!("must not exceed the native speed ({native} MB/s)"),
-            );
-        }
-        if errors.0.len() != before {
-            return None;
-        }
-        Some(TapeConfig {
-            model: model.name.to_string(),
-            drives,
-            native_mb_s: native,
-            min_mb_s: min,
-            buffer_bytes: (target.buffer_mb.unwrap_or(model.buffer_mb) * 1e6) as u64,
-            reposition_s: target.reposition_s.unwrap_or(DEFAULT_REPOSITION_S),
-            max_compression: target.max_compression.unwrap_or(model.max_compression),
-            capacity_bytes: capacity.unwrap_or(model.capacity_bytes),
-        })
+        .resolve("target", errors);
+        config.filter(|_| parsed)
     }
 
     pub(super) fn test_kinds(&self, errors: &mut FieldErrors) -> Vec<TestKind> {

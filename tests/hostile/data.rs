@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use backlab::engine::wire::{
+use backlab::net::wire::{
     self, ClientSource, FrameKind, Hello, Register, Registered, Start, StreamEnd, WorkOrder,
 };
 use serde_json::json;
@@ -298,7 +298,7 @@ async fn silent_connections_neither_keep_agents_out_nor_cost_the_lab_threads() {
 
 /// The most pending connections one address may hold at the lab.
 fn backlab_share() -> usize {
-    backlab::datalink::MAX_PENDING_PER_ADDRESS
+    backlab::net::listener::MAX_PENDING_PER_ADDRESS
 }
 
 /// A stand-in for a lab that hands its agent absurd work: it serves `GET /api/agents`,

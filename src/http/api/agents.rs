@@ -19,7 +19,7 @@ pub struct AgentsBody {
     pub data_port: u16,
     /// The listener's address when it is bound to one; otherwise agents use the lab's host.
     pub data_host: Option<String>,
-    pub agents: Vec<crate::datalink::registry::AgentInfo>,
+    pub agents: Vec<crate::net::registry::AgentInfo>,
 }
 
 /// Lists the agents that registered since the lab started, connected or not.

@@ -2,17 +2,20 @@
 //! compression the data really achieves, through an internal buffer; it matches its speed to
 //! the host down to its lowest step, and below that it runs dry, stops and repositions
 //! (a backhitch) before it streams again. The pipeline in front of it fills and drains exactly
-//! as it would in front of the real drive.
+//! as it would in front of the real drive. The models it emulates, and the checks a drive's
+//! configuration must pass, are in `catalogue`.
 
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::spec::TapeConfig;
-
 use super::result::TapeFigures;
 use super::sink::Sink;
+
+pub mod catalogue;
+
+pub use catalogue::TapeConfig;
 
 /// Bytes of each block compressed to measure how well the data compresses.
 const SAMPLE: usize = 64 << 10;

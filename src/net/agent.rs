@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
-use crate::engine::network::{refuse_order, send_client};
-use crate::engine::wire::{
+use super::send::{refuse_order, send_client};
+use super::wire::{
     self, ClientSource, Deadline, FrameKind, Register, Registered, WireError, WorkOrder,
 };
 use crate::spec;

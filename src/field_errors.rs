@@ -1,4 +1,5 @@
-//! Field errors: every bad field of a spec, by its path.
+//! Field errors: every bad field of a request, by its path. Shared by the campaign checks and
+//! the engine's checks against the machine (preflight), and answered as one 422 by the HTTP side.
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -9,8 +9,6 @@
 //! agents of other hosts. Only a connection that named a live run, or an agent that gave the
 //! right token, is handed to a thread.
 
-pub mod registry;
-
 use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::{IpAddr, SocketAddr, TcpStream};
@@ -22,12 +20,11 @@ use crossbeam_channel::{Sender, bounded};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{Notify, oneshot};
 
+use super::HELLO_TIMEOUT;
+use super::receive::{Arrival, Arrivals, ClientGateway};
+use super::registry::Registry;
+use super::wire::{self, FrameKind, Hello, Refusal, Register, Registered, WireError, WorkOrder};
 use crate::engine::error::EngineError;
-use crate::engine::network::{Arrival, Arrivals, ClientGateway, HELLO_TIMEOUT};
-use crate::engine::wire::{
-    self, FrameKind, Hello, Refusal, Register, Registered, WireError, WorkOrder,
-};
-use registry::Registry;
 
 /// How long an agent's control connection may stay silent (agents ping every few seconds).
 const CONTROL_TIMEOUT: Duration = Duration::from_secs(60);

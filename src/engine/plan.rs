@@ -1,11 +1,13 @@
-//! A run as the engine executes it: its resolved parameters, where it reads and writes, and
-//! the placement every run of a campaign shares.
+//! A run as the engine executes it: its test, its resolved parameters, where it reads and
+//! writes, and the placement every run of a campaign shares. The campaign layer (`spec`)
+//! builds these from what a user submits; the engine takes them as they are.
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::*;
+use super::tape::catalogue::TapeConfig;
+use super::test_kind::TestKind;
 
 /// The parameters of one run, every value resolved to a number.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -41,23 +43,8 @@ pub struct RunParams {
     pub link_mb_s: Option<f64>,
 }
 
-/// The longest a run with `duration_s: "auto"` lasts when it never becomes steady.
-pub const AUTO_MAX_DURATION_S: f64 = 60.0;
-
-/// A run's duration as a spec gives it: seconds, or `"auto"`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum DurationInput {
-    Seconds(f64),
-    Auto(AutoWord),
-}
-
-/// The word `auto`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum AutoWord {
-    #[serde(rename = "auto")]
-    Auto,
-}
+/// Size of the generated data when neither the source nor `params.size` says.
+pub const DEFAULT_GENERATED_SIZE: u64 = 1 << 30;
 
 /// The source of a validated campaign.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

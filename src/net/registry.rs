@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use super::wire::{self, FrameKind, Register, WorkOrder};
 use crate::clock::now_ms;
-use crate::engine::wire::{self, FrameKind, Register, WorkOrder};
 
 /// An agent as `GET /api/agents` shows it.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]

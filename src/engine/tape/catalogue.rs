@@ -1,0 +1,213 @@
+//! Emulated LTO drives: the catalogue of models, and a drive's configuration resolved from a
+//! model and the figures a campaign overrides, with every rule those figures must keep.
+
+use serde::{Deserialize, Serialize};
+
+use crate::field_errors::FieldErrors;
+
+/// One emulated tape drive's figures, from its model with the spec's overrides.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TapeConfig {
+    pub model: String,
+    pub drives: u32,
+    /// Native (uncompressed) tape speed.
+    pub native_mb_s: f64,
+    /// The lowest speed-matching step, in native MB/s; below it the drive backhitches.
+    pub min_mb_s: f64,
+    pub buffer_bytes: u64,
+    pub reposition_s: f64,
+    pub max_compression: f64,
+    /// Native bytes one cartridge holds.
+    pub capacity_bytes: u64,
+}
+
+/// A published LTO generation: native MB/s, max compression, lowest speed-match step MB/s,
+/// native capacity, and the drive buffer (MB).
+pub struct TapeModel {
+    pub id: &'static str,
+    pub name: &'static str,
+    pub native_mb_s: f64,
+    pub max_compression: f64,
+    pub min_mb_s: f64,
+    pub capacity_bytes: u64,
+    /// Not published by the vendors for every generation: an assumption (see README).
+    pub buffer_mb: f64,
+}
+
+/// The reposition (backhitch) time no vendor publishes: an estimate.
+pub const DEFAULT_REPOSITION_S: f64 = 2.0;
+
+/// LTO-3 to LTO-9. The lowest step of LTO-4 is not published (40 assumed, as for LTO-3 and
+/// LTO-5); the buffer sizes are assumptions in the range the drives ship with.
+pub const TAPE_MODELS: [TapeModel; 7] = [
+    TapeModel {
+        id: "lto-3",
+        name: "LTO-3",
+        native_mb_s: 80.0,
+        max_compression: 2.0,
+        min_mb_s: 40.0,
+        capacity_bytes: 400_000_000_000,
+        buffer_mb: 128.0,
+    },
+    TapeModel {
+        id: "lto-4",
+        name: "LTO-4",
+        native_mb_s: 120.0,
+        max_compression: 2.0,
+        min_mb_s: 40.0,
+        capacity_bytes: 800_000_000_000,
+        buffer_mb: 128.0,
+    },
+    TapeModel {
+        id: "lto-5",
+        name: "LTO-5",
+        native_mb_s: 140.0,
+        max_compression: 2.0,
+        min_mb_s: 40.0,
+        capacity_bytes: 1_500_000_000_000,
+        buffer_mb: 256.0,
+    },
+    TapeModel {
+        id: "lto-6",
+        name: "LTO-6",
+        native_mb_s: 160.0,
+        max_compression: 2.5,
+        min_mb_s: 40.0,
+        capacity_bytes: 2_500_000_000_000,
+        buffer_mb: 512.0,
+    },
+    TapeModel {
+        id: "lto-7",
+        name: "LTO-7",
+        native_mb_s: 300.0,
+        max_compression: 2.5,
+        min_mb_s: 101.0,
+        capacity_bytes: 6_000_000_000_000,
+        buffer_mb: 1024.0,
+    },
+    TapeModel {
+        id: "lto-8",
+        name: "LTO-8",
+        native_mb_s: 360.0,
+        max_compression: 2.5,
+        min_mb_s: 112.0,
+        capacity_bytes: 12_000_000_000_000,
+        buffer_mb: 1024.0,
+    },
+    TapeModel {
+        id: "lto-9",
+        name: "LTO-9",
+        native_mb_s: 400.0,
+        max_compression: 2.5,
+        min_mb_s: 177.0,
+        capacity_bytes: 18_000_000_000_000,
+        buffer_mb: 1024.0,
+    },
+];
+
+/// The model a name stands for (`ultrium-960` is LTO-3), case-insensitive.
+pub fn tape_model(name: &str) -> Option<&'static TapeModel> {
+    let name = name.trim().to_ascii_lowercase();
+    let id = if name == "ultrium-960" {
+        "lto-3"
+    } else {
+        name.as_str()
+    };
+    TAPE_MODELS.iter().find(|model| model.id == id)
+}
+
+/// A tape target as a campaign asks for it: a model, and any of its figures overridden.
+#[derive(Debug, Clone, Default)]
+pub struct TapeRequest<'a> {
+    pub model: Option<&'a str>,
+    pub drives: Option<u32>,
+    pub native_mb_s: Option<f64>,
+    pub min_mb_s: Option<f64>,
+    pub buffer_mb: Option<f64>,
+    pub reposition_s: Option<f64>,
+    pub max_compression: Option<f64>,
+    pub capacity_bytes: Option<u64>,
+}
+
+/// Most emulated drives one target may have.
+pub const MAX_DRIVES: u32 = 16;
+
+impl TapeRequest<'_> {
+    /// The drives' configuration, or `None` with every bad figure recorded in `errors` under
+    /// `{prefix}.{field}`.
+    pub fn resolve(&self, prefix: &str, errors: &mut FieldErrors) -> Option<TapeConfig> {
+        let before = errors.0.len();
+        let field = |name: &str| format!("{prefix}.{name}");
+        let model = match self.model {
+            None => {
+                errors.add(field("model"), "is required with kind tape (lto-3 … lto-9)");
+                None
+            }
+            Some(name) => {
+                let found = tape_model(name);
+                if found.is_none() {
+                    let known: Vec<&str> = TAPE_MODELS.iter().map(|m| m.id).collect();
+                    errors.add(
+                        field("model"),
+                        format!(
+                            "unknown model '{name}' (known: {}, ultrium-960)",
+                            known.join(", ")
+                        ),
+                    );
+                }
+                found
+            }
+        };
+        let drives = self.drives.unwrap_or(1);
+        if !(1..=MAX_DRIVES).contains(&drives) {
+            errors.add(
+                field("drives"),
+                format!("must be between 1 and {MAX_DRIVES}"),
+            );
+        }
+        let mut positive = |name: &str, value: Option<f64>, max: f64| {
+            if let Some(value) = value
+                && !(value.is_finite() && value > 0.0 && value <= max)
+            {
+                errors.add(
+                    field(name),
+                    format!("must be more than 0 and at most {max}"),
+                );
+            }
+        };
+        positive("native_mb_s", self.native_mb_s, 100_000.0);
+        positive("min_mb_s", self.min_mb_s, 100_000.0);
+        positive("buffer_mb", self.buffer_mb, 65_536.0);
+        positive("reposition_s", self.reposition_s, 600.0);
+        if let Some(ratio) = self.max_compression
+            && !(ratio.is_finite() && (1.0..=10.0).contains(&ratio))
+        {
+            errors.add(field("max_compression"), "must be between 1 and 10");
+        }
+        if self.capacity_bytes == Some(0) {
+            errors.add(field("capacity"), "must be greater than 0");
+        }
+        let model = model?;
+        let native = self.native_mb_s.unwrap_or(model.native_mb_s);
+        let min = self.min_mb_s.unwrap_or(model.min_mb_s);
+        if min > native {
+            errors.add(
+                field("min_mb_s"),
+                format!("must not exceed the native speed ({native} MB/s)"),
+            );
+        }
+        if errors.0.len() != before {
+            return None;
+        }
+        Some(TapeConfig {
+            model: model.name.to_string(),
+            drives,
+            native_mb_s: native,
+            min_mb_s: min,
+            buffer_bytes: (self.buffer_mb.unwrap_or(model.buffer_mb) * 1e6) as u64,
+            reposition_s: self.reposition_s.unwrap_or(DEFAULT_REPOSITION_S),
+            max_compression: self.max_compression.unwrap_or(model.max_compression),
+            capacity_bytes: self.capacity_bytes.unwrap_or(model.capacity_bytes),
+        })
+    }
+}
