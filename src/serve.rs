@@ -12,7 +12,7 @@ use tokio::sync::watch;
 
 use crate::engine::EngineSettings;
 use crate::engine::dataset::{self, DatasetRequest, Profile};
-use crate::engine::sink::sweep_lab_files;
+use crate::engine::target::sweep_lab_files;
 use crate::http::origin::{SiteFlagError, SiteFlags, SitePolicy};
 use crate::http::{self, AppState, listener};
 use crate::lab::{DEMO_DIR, Lab};

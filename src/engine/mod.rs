@@ -13,11 +13,10 @@ pub mod plan;
 pub mod preflight;
 pub mod remote;
 pub mod result;
-pub mod sink;
 pub mod source;
 pub mod steady;
 pub mod survey;
-pub mod tape;
+pub mod target;
 pub mod test_kind;
 pub mod validity;
 
@@ -31,11 +30,12 @@ use crossbeam_channel::bounded;
 use error::EngineError;
 use measure::{CpuSnapshot, round1};
 use pipeline::{Job, Limits, Outcome};
-use plan::{DEFAULT_GENERATED_SIZE, RunPlan, SourcePlan, TargetPlan};
+use plan::{DEFAULT_GENERATED_SIZE, RunPlan, SourcePlan};
 use remote::{Connected, NetworkClients, RemoteClient};
 use result::{ClientStatus, RunResult, RunStatus, StageFigures};
-use sink::{DeviceSink, DirSink, NullSink, Sink};
 use source::{FileStream, GeneratedStream, Skipped, StreamSource};
+use target::null::NullSink;
+use target::{Opening, Sink};
 use test_kind::TestKind;
 
 pub use pipeline::RunControl;
@@ -76,7 +76,7 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
     let mut warnings = Vec::new();
     // The files of earlier runs are flushed and closed in the background (a cancel does not
     // wait for it); this run starts once the disk is done with them.
-    if !sink::wait_for_background(CLOSE_WAIT) {
+    if !target::wait_for_background(CLOSE_WAIT) {
         warnings.push(format!(
             "the file of an earlier run was still being released after {} s; the disk may \
              have been busy with it during this run",
@@ -133,6 +133,7 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
             result.error = Some(error.to_string());
         }
     }
+    let capabilities = plan.target.target().capabilities();
     validity::judge(
         &mut result,
         validity::Evidence {
@@ -140,11 +141,9 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
             measures_device: if plan.test.reads_source() {
                 matches!(plan.source, SourcePlan::Paths(_))
             } else {
-                matches!(plan.target, TargetPlan::Dir(_) | TargetPlan::Device(_))
+                capabilities.real_device
             },
-            flushes_at_end: plan.test.writes_target()
-                && params.fsync
-                && matches!(plan.target, TargetPlan::Dir(_) | TargetPlan::Device(_)),
+            flushes_at_end: plan.test.writes_target() && params.fsync && capabilities.flushes,
         },
     );
     result
@@ -178,7 +177,7 @@ fn fill_from_outcome(result: &mut RunResult, outcome: Outcome) {
         result.latency_of = Some(of.to_string());
     }
     result.samples = outcome.samples;
-    result.tape = tape::combine(&outcome.tape);
+    result.tape = target::tape::combine(&outcome.tape);
     if let Some(tape) = result.tape.as_ref().filter(|tape| tape.end_of_tape) {
         result.warnings.push(format!(
             "end of tape: a cartridge of the emulated {} filled up after {} MB on tape; the run \
@@ -400,41 +399,23 @@ fn source_ratio(plan: &RunPlan) -> Option<f64> {
     }
 }
 
-/// The writers' sinks of a test: none for read tests, one per emulated drive, or the target.
+/// The writers' sinks of a test: none for read tests, the null sink for the null-sink test,
+/// else the target's (one per emulated drive).
 fn target_sinks(
     plan: &RunPlan,
     settings: &EngineSettings,
 ) -> Result<Vec<Box<dyn Sink>>, EngineError> {
-    Ok(match (plan.test, &plan.target) {
-        (TestKind::ReadSingle | TestKind::ReadParallel, _) => Vec::new(),
-        (TestKind::NullSink, _) => vec![Box::new(NullSink)],
-        // One writer per emulated drive: the streams are spread over them.
-        (
-            TestKind::TapeWrite | TestKind::FullBackup | TestKind::NetworkBackup,
-            TargetPlan::Tape(config),
-        ) => (0..config.drives)
-            .map(|index| Box::new(tape::TapeSink::new(config, index as usize)) as Box<dyn Sink>)
-            .collect(),
-        (TestKind::TapeWrite | TestKind::FullBackup | TestKind::NetworkBackup, _) => {
-            vec![open_target(&plan.target, settings, plan.params.direct)?]
+    match plan.test {
+        TestKind::ReadSingle | TestKind::ReadParallel => Ok(Vec::new()),
+        TestKind::NullSink => Ok(vec![Box::new(NullSink)]),
+        TestKind::TapeWrite | TestKind::FullBackup | TestKind::NetworkBackup => {
+            plan.target.target().open(&Opening {
+                direct: plan.params.direct,
+                allow_devices: &settings.allow_devices,
+                tag: &run_tag(),
+            })
         }
-    })
-}
-
-/// Opens the sink of a campaign's target.
-fn open_target(
-    target: &TargetPlan,
-    settings: &EngineSettings,
-    direct: bool,
-) -> Result<Box<dyn Sink>, EngineError> {
-    Ok(match target {
-        TargetPlan::Null => Box::new(NullSink),
-        TargetPlan::Dir(dir) => Box::new(DirSink::create(dir, &run_tag(), direct)?),
-        TargetPlan::Device(path) => {
-            Box::new(DeviceSink::open(path, &settings.allow_devices, direct)?)
-        }
-        TargetPlan::Tape(config) => Box::new(tape::TapeSink::new(config, 0)),
-    })
+    }
 }
 
 /// A name for a run's files that no other run, in this process or another, will pick.

@@ -13,8 +13,8 @@ use super::buffer::AlignedBuf;
 use super::error::EngineError;
 use super::measure::{LatencyRecorder, Sampler, StageClock};
 use super::result::{Progress, Sample, TapeFigures};
-use super::sink::Sink;
 use super::source::StreamSource;
+use super::target::Sink;
 
 /// Interval between throughput samples.
 pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(250);

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::tape::catalogue::TapeConfig;
+use super::target::tape::catalogue::TapeConfig;
 use super::test_kind::TestKind;
 
 /// The parameters of one run, every value resolved to a number.

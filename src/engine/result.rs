@@ -149,6 +149,29 @@ pub struct ClientFigures {
     pub samples: Vec<Sample>,
 }
 
+/// A target's own figures in words, for pages and exports that show them without knowing the
+/// kind of target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetReport {
+    /// What reported them: `emulated LTO-4 × 2`.
+    pub reporter: String,
+    /// Each figure as a short phrase: `compression 2.00:1`, `3 backhitches`.
+    pub figures: Vec<String>,
+}
+
+impl std::fmt::Display for TargetReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.reporter, self.figures.join(", "))
+    }
+}
+
+impl RunResult {
+    /// The target's own figures, when it reports any: every kind that does is listed here.
+    pub fn target_report(&self) -> Option<TargetReport> {
+        self.tape.as_ref().map(TapeFigures::report)
+    }
+}
+
 /// What emulated tape drives report about a run: always marked emulated.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TapeFigures {

@@ -42,11 +42,7 @@ pub fn survey(source: &SourcePlan, target: &TargetPlan) -> Survey {
                     }
                 }
             }
-            let target_device = match target {
-                TargetPlan::Dir(dir) => device_of(dir),
-                TargetPlan::Device(path) => std::fs::metadata(path).ok().map(|m| m.rdev()),
-                TargetPlan::Null | TargetPlan::Tape(_) => None,
-            };
+            let target_device = target.target().device_id();
             let shares_device = target_device
                 .is_some_and(|target| paths.iter().any(|path| device_of(path) == Some(target)));
             Survey {

@@ -1,7 +1,7 @@
 //! The campaign spec: what a user submits (here), the rules every field is checked against
 //! (`validate`), and its expansion into the runs the engine executes (`expand`). The run
 //! plan, the tests and the drive models are the engine's (`engine::plan`, `engine::test_kind`,
-//! `engine::tape`), sizes and field errors are shared (`crate::size`, `crate::field_errors`);
+//! `engine::target::tape`), sizes and field errors are shared (`crate::size`, `crate::field_errors`);
 //! they are re-exported here, where a campaign is put together.
 
 use std::path::PathBuf;
@@ -15,7 +15,7 @@ mod validate;
 mod tests;
 
 pub use crate::engine::plan::*;
-pub use crate::engine::tape::catalogue::*;
+pub use crate::engine::target::tape::catalogue::*;
 pub use crate::engine::test_kind::*;
 pub use crate::field_errors::*;
 pub use crate::size::*;

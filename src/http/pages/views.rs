@@ -3,6 +3,7 @@
 
 use crate::analysis::{Verdict, format_duration};
 use crate::charts::{self, Chart};
+use crate::engine::result::RunResult;
 use crate::lab::CampaignView;
 use crate::matrix::{self, Point};
 use crate::spec::{CampaignSpec, RunParams, TargetKind, format_size};
@@ -96,8 +97,8 @@ pub struct RunRow {
     pub flags: Vec<String>,
     pub warnings: Vec<String>,
     pub error: Option<String>,
-    /// The emulated drives' figures, when the target is emulated tape.
-    pub tape: Option<String>,
+    /// The target's own figures, when it reports any (emulated drives do).
+    pub target: Option<String>,
     /// A network backup's clients, one line each.
     pub clients: Vec<String>,
 }
@@ -489,20 +490,9 @@ fn run_row(run: &RunRecord) -> RunRow {
             .unwrap_or_default(),
         warnings: result.map(|r| r.warnings.clone()).unwrap_or_default(),
         error: result.and_then(|r| r.error.clone()),
-        tape: result.and_then(|r| r.tape.as_ref()).map(|t| {
-            format!(
-                "emulated {} × {}: compression {:.2}:1, streaming {:.1} s, repositioning {:.1} s, \
-                 {} backhitches, tape {:.1} MB/s{}",
-                t.model,
-                t.drives,
-                t.compression,
-                t.streaming_s,
-                t.repositioning_s,
-                t.backhitches,
-                t.tape_mb_s,
-                if t.end_of_tape { ", end of tape" } else { "" }
-            )
-        }),
+        target: result
+            .and_then(RunResult::target_report)
+            .map(|report| report.to_string()),
         clients: result
             .and_then(|r| r.clients.as_ref())
             .map(|clients| clients.iter().map(client_line).collect())

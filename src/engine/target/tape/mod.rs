@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::result::TapeFigures;
-use super::sink::Sink;
+use super::{Capabilities, Opening, Sink, Target};
+use crate::engine::error::EngineError;
+use crate::engine::result::{TapeFigures, TargetReport};
 
 pub mod catalogue;
 
@@ -399,6 +400,45 @@ fn round2(value: f64) -> f64 {
 
 fn round3(value: f64) -> f64 {
     (value * 1000.0).round() / 1000.0
+}
+
+impl TapeFigures {
+    /// The drives' figures in words, as a page shows them under the run.
+    pub fn report(&self) -> TargetReport {
+        let mut figures = vec![
+            format!("compression {:.2}:1", self.compression),
+            format!("streaming {:.1} s", self.streaming_s),
+            format!("repositioning {:.1} s", self.repositioning_s),
+            format!("{} backhitches", self.backhitches),
+            format!("tape {:.1} MB/s", self.tape_mb_s),
+        ];
+        if self.end_of_tape {
+            figures.push("end of tape".to_string());
+        }
+        TargetReport {
+            reporter: format!("emulated {} × {}", self.model, self.drives),
+            figures,
+        }
+    }
+}
+
+/// Emulated drives: one writer, and one sink, per drive.
+pub struct TapeTarget<'a>(pub &'a TapeConfig);
+
+impl Target for TapeTarget<'_> {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            real_device: false,
+            flushes: false,
+            emulated: true,
+        }
+    }
+
+    fn open(&self, _how: &Opening<'_>) -> Result<Vec<Box<dyn Sink>>, EngineError> {
+        Ok((0..self.0.drives)
+            .map(|index| Box::new(TapeSink::new(self.0, index as usize)) as Box<dyn Sink>)
+            .collect())
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,197 @@
+//! A raw device target, written sequentially from its start; only ever opened when the lab
+//! was started with it allowed.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+
+use super::files::{
+    NoFollowError, close_in_background, describe, open_dir_no_follow, sync_or_give_up,
+};
+use super::{Capabilities, Opening, Sink, Target};
+use crate::engine::buffer::PAGE;
+use crate::engine::error::EngineError;
+use crate::field_errors::FieldErrors;
+
+/// A raw device written sequentially from its start. Only opened when the caller allowed it.
+pub struct DeviceSink {
+    path: PathBuf,
+    /// Always present until the sink is dropped, when it is handed to `close_in_background`.
+    file: Option<File>,
+    direct: bool,
+}
+
+impl DeviceSink {
+    /// Opens an existing block or character device listed in `allowed`. The path is resolved
+    /// once, compared with the allowed devices, and the resolved path is then opened without
+    /// following any symbolic link, so what is written is what was compared.
+    pub fn open(path: &Path, allowed: &[PathBuf], direct: bool) -> Result<Self, EngineError> {
+        if !device_allowed(path, allowed) {
+            return Err(EngineError::DeviceNotAllowed {
+                path: path.to_path_buf(),
+            });
+        }
+        let open_error = |source| EngineError::DeviceOpen {
+            path: path.to_path_buf(),
+            source,
+        };
+        let resolved = path.canonicalize().map_err(open_error)?;
+        let (Some(parent), Some(name)) = (resolved.parent(), resolved.file_name()) else {
+            return Err(open_error(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a block or character device",
+            )));
+        };
+        let dir = open_dir_no_follow(parent).map_err(|error| {
+            open_error(match error {
+                NoFollowError::Link => io::Error::other(
+                    "a component of the path is a symbolic link; the lab does not follow links \
+                     in targets",
+                ),
+                NoFollowError::Io(error) => error,
+            })
+        })?;
+        let device_kind = |stat: &rustix::fs::Stat| match FileType::from_raw_mode(stat.st_mode) {
+            FileType::BlockDevice => Some(true),
+            FileType::CharacterDevice => Some(false),
+            _ => None,
+        };
+        let not_a_device = || {
+            open_error(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a block or character device",
+            ))
+        };
+        let stat = rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)
+            .map_err(|error| open_error(error.into()))?;
+        let block = device_kind(&stat).ok_or_else(not_a_device)?;
+        let direct = direct && block;
+        let mut flags = OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        if direct {
+            flags |= OFlags::DIRECT;
+        }
+        let fd = rustix::fs::openat(&dir, name, flags, Mode::empty())
+            .map_err(|error| open_error(error.into()))?;
+        // What was opened must still be the device that was looked at.
+        let opened = rustix::fs::fstat(&fd).map_err(|error| open_error(error.into()))?;
+        if device_kind(&opened) != Some(block) || opened.st_rdev != stat.st_rdev {
+            return Err(not_a_device());
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+            file: Some(File::from(fd)),
+            direct,
+        })
+    }
+
+    fn file(&mut self) -> io::Result<&mut File> {
+        self.file
+            .as_mut()
+            .ok_or_else(|| io::Error::other("the device is already closed"))
+    }
+}
+
+impl Sink for DeviceSink {
+    fn write_block(&mut self, data: &[u8]) -> io::Result<()> {
+        self.file()?.write_all(data)
+    }
+
+    fn finish(&mut self, fsync: bool) -> io::Result<()> {
+        self.finish_or_give_up(fsync, &AtomicBool::new(false))
+    }
+
+    fn finish_or_give_up(&mut self, fsync: bool, give_up: &AtomicBool) -> io::Result<()> {
+        if !fsync {
+            return Ok(());
+        }
+        match sync_or_give_up(self.file()?, give_up) {
+            // Character devices such as /dev/null cannot be synced; there is nothing to flush.
+            Err(error) if error.raw_os_error() == Some(libc::EINVAL) => Ok(()),
+            other => other,
+        }
+    }
+
+    fn alignment(&self) -> usize {
+        if self.direct { PAGE } else { 1 }
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for DeviceSink {
+    fn drop(&mut self) {
+        if let Some(file) = self.file.take() {
+            close_in_background(file);
+        }
+    }
+}
+
+/// Whether `path` names one of the allowed devices (compared after resolving symlinks).
+pub fn device_allowed(path: &Path, allowed: &[PathBuf]) -> bool {
+    let Ok(resolved) = path.canonicalize() else {
+        return false;
+    };
+    allowed
+        .iter()
+        .filter_map(|allowed| allowed.canonicalize().ok())
+        .any(|allowed| allowed == resolved)
+}
+
+/// A block or character device the lab was allowed to overwrite.
+pub struct DeviceTarget<'a>(pub &'a Path);
+
+impl Target for DeviceTarget<'_> {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            real_device: true,
+            flushes: true,
+            emulated: false,
+        }
+    }
+
+    fn path(&self) -> Option<&Path> {
+        Some(self.0)
+    }
+
+    fn device_id(&self) -> Option<u64> {
+        std::fs::metadata(self.0)
+            .ok()
+            .map(|metadata| metadata.rdev())
+    }
+
+    fn preflight(&self, _direct: bool, allow_devices: &[PathBuf], errors: &mut FieldErrors) {
+        if let Err(message) = check_device(self.0, allow_devices) {
+            errors.add("target.path", message);
+        }
+    }
+
+    fn open(&self, how: &Opening<'_>) -> Result<Vec<Box<dyn Sink>>, EngineError> {
+        Ok(vec![Box::new(DeviceSink::open(
+            self.0,
+            how.allow_devices,
+            how.direct,
+        )?)])
+    }
+}
+
+fn check_device(path: &Path, allowed: &[PathBuf]) -> Result<(), String> {
+    let shown = path.display();
+    let metadata = std::fs::metadata(path).map_err(|error| describe(&shown, &error))?;
+    let kind = metadata.file_type();
+    if !(kind.is_block_device() || kind.is_char_device()) {
+        return Err(format!("{shown} is not a block or character device"));
+    }
+    if !device_allowed(path, allowed) {
+        return Err(format!(
+            "{shown} is not allowed: writing to a device destroys its contents, so it must be \
+             allowed explicitly (--allow-device {shown})"
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,192 @@
+//! A directory target: each run writes one new file of the lab's, like a backup image, and
+//! removes it afterwards.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use rustix::fs::AtFlags;
+
+use super::files::{
+    LAB_FILE_PREFIX, NoFollowError, close_in_background, create_file_in, describe,
+    open_dir_no_follow, sync_or_give_up,
+};
+use super::{Capabilities, Opening, Sink, Target};
+use crate::engine::buffer::PAGE;
+use crate::engine::error::EngineError;
+use crate::field_errors::FieldErrors;
+
+/// A file the lab creates in a target directory, written like a backup image and removed when
+/// the sink is dropped, whether the run succeeded, failed or was cancelled: its name at once,
+/// its space when it is closed in the background (`close_in_background`).
+pub struct DirSink {
+    path: PathBuf,
+    /// The target directory, opened without following links; the file is created and removed
+    /// relative to it, so a directory swapped in later is never written to or removed from.
+    dir: OwnedFd,
+    name: String,
+    /// Always present until the sink is dropped, when it is handed to `close_in_background`.
+    file: Option<File>,
+    direct: bool,
+}
+
+impl DirSink {
+    /// Creates a new file; never opens an existing one, and follows no symbolic link on the
+    /// way to it.
+    pub fn create(dir: &Path, tag: &str, direct: bool) -> Result<Self, EngineError> {
+        let dir_fd = open_dir_no_follow(dir).map_err(|error| match error {
+            NoFollowError::Link => EngineError::TargetLink {
+                path: dir.to_path_buf(),
+            },
+            NoFollowError::Io(source) => EngineError::TargetCreate {
+                path: dir.to_path_buf(),
+                source,
+            },
+        })?;
+        let name = format!("{LAB_FILE_PREFIX}{tag}.img");
+        let file =
+            create_file_in(&dir_fd, &name, direct).map_err(|source| EngineError::TargetCreate {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        Ok(Self {
+            path: dir.join(&name),
+            dir: dir_fd,
+            name,
+            file: Some(file),
+            direct,
+        })
+    }
+
+    fn file(&mut self) -> io::Result<&mut File> {
+        self.file
+            .as_mut()
+            .ok_or_else(|| io::Error::other("the target file is already closed"))
+    }
+}
+
+impl Sink for DirSink {
+    fn write_block(&mut self, data: &[u8]) -> io::Result<()> {
+        self.file()?.write_all(data)
+    }
+
+    fn finish(&mut self, fsync: bool) -> io::Result<()> {
+        if fsync {
+            self.file()?.sync_data()?;
+        }
+        Ok(())
+    }
+
+    fn finish_or_give_up(&mut self, fsync: bool, give_up: &AtomicBool) -> io::Result<()> {
+        if fsync {
+            sync_or_give_up(self.file()?, give_up)?;
+        }
+        Ok(())
+    }
+
+    fn alignment(&self) -> usize {
+        if self.direct { PAGE } else { 1 }
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for DirSink {
+    fn drop(&mut self) {
+        // The file is the lab's own; failing to remove it leaves it for the start-up sweep.
+        let _ = rustix::fs::unlinkat(&self.dir, self.name.as_str(), AtFlags::empty());
+        if let Some(file) = self.file.take() {
+            close_in_background(file);
+        }
+    }
+}
+
+/// A directory on a real file system.
+pub struct DirTarget<'a>(pub &'a Path);
+
+impl Target for DirTarget<'_> {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            real_device: true,
+            flushes: true,
+            emulated: false,
+        }
+    }
+
+    fn path(&self) -> Option<&Path> {
+        Some(self.0)
+    }
+
+    fn device_id(&self) -> Option<u64> {
+        std::fs::metadata(self.0)
+            .ok()
+            .map(|metadata| metadata.dev())
+    }
+
+    fn preflight(&self, direct: bool, _allow_devices: &[PathBuf], errors: &mut FieldErrors) {
+        if let Err((field, message)) = check_target_dir(self.0, direct) {
+            errors.add(field, message);
+        }
+    }
+
+    fn open(&self, how: &Opening<'_>) -> Result<Vec<Box<dyn Sink>>, EngineError> {
+        Ok(vec![Box::new(DirSink::create(
+            self.0, how.tag, how.direct,
+        )?)])
+    }
+}
+
+/// Checks that the lab can create files in `dir` (with O_DIRECT when asked); an error names the
+/// field to blame: `target.path`, or `params.direct` when only O_DIRECT is refused.
+fn check_target_dir(dir: &Path, direct: bool) -> Result<(), (&'static str, String)> {
+    let shown = dir.display();
+    let target_error = |message: String| ("target.path", message);
+    let dir_fd = open_dir_no_follow(dir).map_err(|error| {
+        target_error(match error {
+            NoFollowError::Link => format!(
+                "{shown}: a component is a symbolic link; the lab does not follow links in targets"
+            ),
+            NoFollowError::Io(error) if error.raw_os_error() == Some(libc::ENOTDIR) => {
+                format!("{shown} is not a directory")
+            }
+            NoFollowError::Io(error) => describe(&shown, &error),
+        })
+    })?;
+    // Permission bits do not tell (root, read-only mounts, ACLs): create a file and remove it.
+    let probe = format!(
+        ".backlab-probe-{}-{:08x}",
+        std::process::id(),
+        rand::random::<u32>()
+    );
+    let create = |direct: bool| {
+        let created = create_file_in(&dir_fd, &probe, direct);
+        let _ = rustix::fs::unlinkat(&dir_fd, probe.as_str(), rustix::fs::AtFlags::empty());
+        created
+    };
+    create(false)
+        .map_err(|error| target_error(format!("cannot create files in {shown}: {error}")))?;
+    if direct {
+        match create(true) {
+            Err(error) if error.raw_os_error() == Some(libc::EINVAL) => {
+                return Err((
+                    "params.direct",
+                    format!(
+                        "the file system of {shown} does not support O_DIRECT; set direct to false"
+                    ),
+                ));
+            }
+            Err(error) => {
+                return Err(target_error(format!(
+                    "cannot create files in {shown}: {error}"
+                )));
+            }
+            Ok(_) => {}
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,41 @@
+//! The null target: discards everything, the ceiling of the pipeline itself.
+
+use std::io;
+use std::path::Path;
+
+use super::{Capabilities, Opening, Sink, Target};
+use crate::engine::error::EngineError;
+
+/// Discards everything: the ceiling of the pipeline itself.
+pub struct NullSink;
+
+impl Sink for NullSink {
+    fn write_block(&mut self, _data: &[u8]) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn finish(&mut self, _fsync: bool) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn alignment(&self) -> usize {
+        1
+    }
+
+    fn path(&self) -> &Path {
+        Path::new("null")
+    }
+}
+
+/// The null target: one sink that keeps nothing.
+pub struct NullTarget;
+
+impl Target for NullTarget {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+    }
+
+    fn open(&self, _how: &Opening<'_>) -> Result<Vec<Box<dyn Sink>>, EngineError> {
+        Ok(vec![Box::new(NullSink)])
+    }
+}
