@@ -148,11 +148,7 @@ pub struct DeviceTarget<'a>(pub &'a Path);
 
 impl Target for DeviceTarget<'_> {
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            real_device: true,
-            flushes: true,
-            emulated: false,
-        }
+        Capabilities::HARDWARE
     }
 
     fn path(&self) -> Option<&Path> {

@@ -111,11 +111,7 @@ pub struct DirTarget<'a>(pub &'a Path);
 
 impl Target for DirTarget<'_> {
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            real_device: true,
-            flushes: true,
-            emulated: false,
-        }
+        Capabilities::HARDWARE
     }
 
     fn path(&self) -> Option<&Path> {

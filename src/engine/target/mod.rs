@@ -71,6 +71,21 @@ pub struct Capabilities {
     pub emulated: bool,
 }
 
+impl Capabilities {
+    /// A real file system or device, flushed at the end when asked.
+    pub const HARDWARE: Capabilities = Capabilities {
+        real_device: true,
+        flushes: true,
+        emulated: false,
+    };
+    /// A model of a device, in real time.
+    pub const EMULATED: Capabilities = Capabilities {
+        real_device: false,
+        flushes: false,
+        emulated: true,
+    };
+}
+
 /// How a run opens its target's sinks.
 pub struct Opening<'a> {
     pub direct: bool,

@@ -427,11 +427,7 @@ pub struct TapeTarget<'a>(pub &'a TapeConfig);
 
 impl Target for TapeTarget<'_> {
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            real_device: false,
-            flushes: false,
-            emulated: true,
-        }
+        Capabilities::EMULATED
     }
 
     fn open(&self, _how: &Opening<'_>) -> Result<Vec<Box<dyn Sink>>, EngineError> {
