@@ -440,6 +440,12 @@ impl Lab {
         Ok((record, runs))
     }
 
+    /// The campaigns queued as reruns of `id`, oldest first.
+    pub async fn reruns(&self, id: &str) -> Result<Vec<String>, LabError> {
+        self.check_id(id)?;
+        Ok(self.store.reruns_of(id).await?)
+    }
+
     /// Cancels the queued runs of a campaign and stops its running one.
     pub async fn cancel(&self, id: &str) -> Result<CampaignStatus, LabError> {
         self.check_id(id)?;
@@ -469,11 +475,12 @@ impl Lab {
         Ok(record.status)
     }
 
-    /// Deletes a campaign and everything measured for it, unless it is running.
-    pub async fn delete(&self, id: &str) -> Result<(), LabError> {
-        self.check_id(id)?;
+    /// Deletes a campaign and everything measured for it, unless it is running. Returns the
+    /// campaign it was a rerun of, if any.
+    pub async fn delete(&self, id: &str) -> Result<Option<String>, LabError> {
+        let rerun_of = self.record(id).await?.rerun_of;
         match self.store.delete_campaign(id).await? {
-            DeleteOutcome::Deleted => Ok(()),
+            DeleteOutcome::Deleted => Ok(rerun_of),
             DeleteOutcome::NotFound => Err(not_found(id)),
             DeleteOutcome::Running => Err(LabError::Conflict(format!(
                 "campaign {id} is running; cancel it first, then delete it"

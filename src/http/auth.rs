@@ -26,7 +26,8 @@ pub async fn require_token(
         Method::GET | Method::HEAD | Method::OPTIONS
     );
     // The no-JavaScript form carries its token in the form body; its handler checks it.
-    if reads_only || request.uri().path() == FORM_PATH {
+    let path = request.uri().path();
+    if reads_only || path == FORM_PATH || super::pages::is_action_path(path) {
         return next.run(request).await;
     }
     let presented = request

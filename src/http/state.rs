@@ -5,7 +5,7 @@ use std::sync::Arc;
 use tokio::sync::watch;
 
 use super::cache::PageCache;
-use crate::lab::Lab;
+use crate::lab::{Lab, LabError, Submitted};
 use crate::net::listener::DataLink;
 
 /// The lab, its API description and the switches the handlers need.
@@ -20,4 +20,25 @@ pub struct AppState {
     pub datalink: Arc<DataLink>,
     /// Rendered pages and charts of finished campaigns.
     pub pages: Arc<PageCache>,
+}
+
+impl AppState {
+    /// Queues a rerun of `id`. The original's kept pages list its reruns, so they are
+    /// rendered again.
+    pub async fn rerun(&self, id: &str) -> Result<Submitted, LabError> {
+        let submitted = self.lab.rerun(id).await?;
+        self.pages.forget(id);
+        Ok(submitted)
+    }
+
+    /// Deletes a campaign and forgets every kept page that showed it: its own, and the list of
+    /// reruns on the campaign it reran.
+    pub async fn delete(&self, id: &str) -> Result<(), LabError> {
+        let rerun_of = self.lab.delete(id).await?;
+        self.pages.forget(id);
+        if let Some(original) = rerun_of {
+            self.pages.forget(&original);
+        }
+        Ok(())
+    }
 }

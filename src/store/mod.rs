@@ -142,6 +142,17 @@ impl Store {
         row.map(CampaignRow::into_record).transpose()
     }
 
+    /// The ids of the campaigns queued as reruns of `campaign_id`, oldest first.
+    pub async fn reruns_of(&self, campaign_id: &str) -> Result<Vec<String>, StoreError> {
+        let ids = sqlx::query_scalar::<_, String>(
+            "SELECT id FROM campaigns WHERE rerun_of = ? ORDER BY seq",
+        )
+        .bind(campaign_id)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(ids)
+    }
+
     /// Campaigns newest first, optionally only those in one status and older than `before`.
     /// `Ok(None)` when `before` names no campaign.
     pub async fn list_campaigns(

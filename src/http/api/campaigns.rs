@@ -156,8 +156,7 @@ async fn delete_campaign(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    state.lab.delete(&id).await?;
-    state.pages.forget(&id);
+    state.delete(&id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -258,5 +257,5 @@ async fn rerun_campaign(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    created(state.lab.rerun(&id).await?)
+    created(state.rerun(&id).await?)
 }

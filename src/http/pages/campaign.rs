@@ -33,8 +33,15 @@ pub(super) async fn campaign(
     Path(id): Path<String>,
     request: HeaderMap,
 ) -> Response {
+    let reruns = match state.lab.reruns(&id).await {
+        Ok(reruns) => reruns,
+        Err(error) => return lab_error_page(error),
+    };
+    let needs_token = state.token.is_some();
     serve_kept(&state, &id, "page", &request, |view, verdict| {
-        let c = views::campaign_page(view, verdict, false).map_err(|e| e.to_string())?;
+        let mut c = views::campaign_page(view, verdict, false).map_err(|e| e.to_string())?;
+        c.reruns = reruns;
+        c.needs_token = needs_token;
         let body = (CampaignTemplate {
             standalone: false,
             css: "",

@@ -1,7 +1,9 @@
 //! The browser side: server-rendered pages (askama), charts as SVG, static assets embedded in
-//! the binary. Pages work without JavaScript; only the live progress needs it. One module per
+//! the binary. Pages work without JavaScript, actions included (forms that POST); only the live
+//! progress needs it. One module per
 //! page group; `render` holds what they share.
 
+mod actions;
 mod agents;
 mod assets;
 mod campaign;
@@ -13,10 +15,11 @@ mod render;
 mod views;
 
 use axum::Router;
-use axum::routing::get;
+use axum::routing::{get, post};
 
 use crate::http::AppState;
 
+pub use actions::is_action_path;
 pub use render::not_found_page;
 
 /// Every page route.
@@ -29,6 +32,12 @@ pub fn router() -> Router<AppState> {
         )
         .route("/campaigns/{id}", get(campaign::campaign))
         .route("/campaigns/{id}/charts/{file}", get(campaign::chart))
+        .route("/campaigns/{id}/cancel", post(actions::cancel))
+        .route("/campaigns/{id}/rerun", post(actions::rerun))
+        .route(
+            "/campaigns/{id}/delete",
+            get(actions::confirm_delete).post(actions::delete),
+        )
         .route(
             "/campaigns/{id}/report.html",
             get(campaign::report_download),

@@ -17,6 +17,10 @@ pub struct CampaignPageView {
     pub is_final: bool,
     pub created: String,
     pub rerun_of: Option<String>,
+    /// The campaigns queued as reruns of this one.
+    pub reruns: Vec<String>,
+    /// The page's action forms ask for the lab's token.
+    pub needs_token: bool,
     pub spec_lines: Vec<(String, String)>,
     pub runs_total: usize,
     pub runs_finished: usize,
@@ -169,6 +173,8 @@ pub fn campaign_page(
             .to_string()
             + " UTC",
         rerun_of: summary.rerun_of.clone(),
+        reruns: Vec::new(),
+        needs_token: false,
         spec_lines: spec_lines(&view.spec),
         runs_total: runs.len(),
         runs_finished,
