@@ -117,10 +117,18 @@ pub struct CampaignSummary {
     pub tests: Vec<String>,
     pub runs_total: i64,
     pub runs_finished: i64,
+    /// Of the finished runs: how many ended done, cancelled and failed.
+    pub runs_done: i64,
+    pub runs_cancelled: i64,
+    pub runs_failed: i64,
+    /// The fastest whole-run figure of any test: not the backup's figure (see `headline`).
     pub best_mb_per_s: Option<f64>,
     /// The verdict in one line once the campaign has finished (the list shows it).
     #[serde(skip)]
     pub verdict: Option<String>,
+    /// The backup's figure and the component named, once the campaign has been judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub headline: Option<analysis::Headline>,
 }
 
 /// A page of campaigns, newest first; `next_before` continues the list.
@@ -364,10 +372,12 @@ impl Lab {
             // Finished before verdicts were kept: judged once, and kept. A campaign whose
             // survey is still being taken is left to its worker, which keeps the verdict after.
             if campaign.status.is_final()
-                && campaign.verdict.is_none()
+                && campaign.headline.is_none()
                 && record.survey_json.is_some()
+                && let Some((verdict, headline)) = self.keep_verdict(&record.id).await
             {
-                campaign.verdict = self.keep_verdict(&record.id).await;
+                campaign.verdict = Some(verdict);
+                campaign.headline = Some(headline);
             }
             campaigns.push(campaign);
         }
@@ -382,20 +392,30 @@ impl Lab {
         })
     }
 
-    /// Judges a finished campaign and keeps its verdict line for the list; `None` when it
-    /// cannot be judged (a warning is logged).
-    pub async fn keep_verdict(&self, id: &str) -> Option<String> {
-        let verdict = match self.report(id).await {
-            Ok(report) => report.bottleneck.verdict,
+    /// Judges a finished campaign and keeps its verdict line and headline for the list;
+    /// `None` when it cannot be judged (a warning is logged).
+    pub async fn keep_verdict(&self, id: &str) -> Option<(String, analysis::Headline)> {
+        let (verdict, headline) = match self.report(id).await {
+            Ok(report) => (
+                report.bottleneck.verdict.clone(),
+                analysis::Headline::of(&report.bottleneck),
+            ),
             Err(error) => {
                 tracing::warn!(campaign = %id, %error, "cannot judge the campaign");
                 return None;
             }
         };
-        if let Err(error) = self.store.set_verdict(id, &verdict).await {
+        let headline_json = match serde_json::to_string(&headline) {
+            Ok(json) => json,
+            Err(error) => {
+                tracing::warn!(campaign = %id, %error, "cannot encode the headline");
+                return None;
+            }
+        };
+        if let Err(error) = self.store.set_verdict(id, &verdict, &headline_json).await {
             tracing::warn!(campaign = %id, %error, "cannot keep the verdict");
         }
-        Some(verdict)
+        Some((verdict, headline))
     }
 
     /// A campaign with its spec and runs, and the verdict on them, from one read.
@@ -595,7 +615,14 @@ fn summary(record: &CampaignRecord, spec: &CampaignSpec) -> CampaignSummary {
         tests: spec.tests.clone(),
         runs_total: record.runs_total,
         runs_finished: record.runs_finished,
+        runs_done: record.runs_done,
+        runs_cancelled: record.runs_cancelled,
+        runs_failed: record.runs_failed,
         best_mb_per_s: record.best_mb_per_s,
         verdict: record.verdict.clone(),
+        headline: record
+            .headline_json
+            .as_deref()
+            .and_then(|json| serde_json::from_str(json).ok()),
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod figures;
 pub mod findings;
+mod headline;
 mod words;
 
 use serde::{Deserialize, Serialize};
@@ -17,6 +18,7 @@ use findings::{
     Ceiling, Drives, Interference, NetworkFinding, NetworkLimit, OutranCause, Shape, ShoeShine,
     TargetCeilingFrom,
 };
+pub use headline::Headline;
 pub use words::format_duration;
 
 /// Share of a ceiling the full backup must reach for that ceiling to be the bottleneck.

@@ -22,6 +22,17 @@ fn component(component: Component, drives: Option<&Drives>) -> String {
     }
 }
 
+/// The component a verdict names, in a word or two: what the list shows.
+pub fn component_word(component: Component) -> &'static str {
+    match component {
+        Component::Target => "target",
+        Component::Source => "source",
+        Component::Pipeline => "pipeline",
+        Component::SharedDevice => "shared device",
+        Component::Network => "network",
+    }
+}
+
 fn ceiling(ceiling: &Ceiling) -> String {
     format!(
         "{}: {:.1} MB/s",

@@ -27,7 +27,7 @@ pub use model::{
 /// the one place that rule is written. Followed by a WHERE on `c`, then [`campaign_group!`].
 macro_rules! campaign_select {
     () => {
-        "SELECT c.seq, c.id, c.name, c.spec, c.created_ms, c.rerun_of, c.survey, c.verdict,
+        "SELECT c.seq, c.id, c.name, c.spec, c.created_ms, c.rerun_of, c.survey, c.verdict, c.headline,
                 CASE
                     WHEN SUM(r.status = 'running') > 0 THEN 'running'
                     WHEN SUM(r.status = 'interrupted') > 0 THEN 'interrupted'
@@ -39,6 +39,9 @@ macro_rules! campaign_select {
                 END AS status,
                 COUNT(*) AS runs_total,
                 SUM(r.status IN ('done', 'failed', 'cancelled')) AS runs_finished,
+                SUM(r.status = 'done') AS runs_done,
+                SUM(r.status = 'cancelled') AS runs_cancelled,
+                SUM(r.status = 'failed') AS runs_failed,
                 MAX(CASE WHEN r.status = 'done' THEN r.mb_per_s END) AS best_mb_per_s
          FROM campaigns AS c JOIN runs AS r ON r.campaign_seq = c.seq"
     };
@@ -287,10 +290,16 @@ impl Store {
         Ok(())
     }
 
-    /// Keeps a finished campaign's verdict line, for the list.
-    pub async fn set_verdict(&self, campaign_id: &str, verdict: &str) -> Result<(), StoreError> {
-        sqlx::query("UPDATE campaigns SET verdict = ? WHERE id = ?")
+    /// Keeps a finished campaign's verdict line and headline (JSON), for the list.
+    pub async fn set_verdict(
+        &self,
+        campaign_id: &str,
+        verdict: &str,
+        headline_json: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query("UPDATE campaigns SET verdict = ?, headline = ? WHERE id = ?")
             .bind(verdict)
+            .bind(headline_json)
             .bind(campaign_id)
             .execute(&self.pool)
             .await?;
@@ -523,9 +532,13 @@ struct CampaignRow {
     rerun_of: Option<String>,
     survey: Option<String>,
     verdict: Option<String>,
+    headline: Option<String>,
     status: String,
     runs_total: i64,
     runs_finished: i64,
+    runs_done: i64,
+    runs_cancelled: i64,
+    runs_failed: i64,
     best_mb_per_s: Option<f64>,
 }
 
@@ -543,9 +556,13 @@ impl CampaignRow {
             rerun_of: self.rerun_of,
             runs_total: self.runs_total,
             runs_finished: self.runs_finished,
+            runs_done: self.runs_done,
+            runs_cancelled: self.runs_cancelled,
+            runs_failed: self.runs_failed,
             best_mb_per_s: self.best_mb_per_s,
             survey_json: self.survey,
             verdict: self.verdict,
+            headline_json: self.headline,
         })
     }
 }

@@ -99,6 +99,10 @@ pub struct CampaignRecord {
     pub rerun_of: Option<String>,
     pub runs_total: i64,
     pub runs_finished: i64,
+    /// Of the finished runs: how many ended done, cancelled and failed.
+    pub runs_done: i64,
+    pub runs_cancelled: i64,
+    pub runs_failed: i64,
     /// The best throughput of any finished run, in MB/s.
     pub best_mb_per_s: Option<f64>,
     /// The source survey taken before the first run, as JSON text.
@@ -107,6 +111,9 @@ pub struct CampaignRecord {
     /// The verdict in one line, once the campaign has finished and been judged.
     #[serde(skip)]
     pub verdict: Option<String>,
+    /// What the list shows besides the verdict line, as JSON, once judged.
+    #[serde(skip)]
+    pub headline_json: Option<String>,
 }
 
 /// A run as stored: its place in the campaign, its state and, once finished, its result.

@@ -7,9 +7,11 @@ use axum::response::Response;
 use serde::Deserialize;
 
 use crate::http::AppState;
+use crate::lab::CampaignSummary;
+use crate::spec::TestKind;
 use crate::store::RunState;
 
-use super::render::{error_page, html, lab_error_page, shorten};
+use super::render::{error_page, html, lab_error_page};
 use super::views::display_name;
 
 /// Campaigns per page of the list.
@@ -36,7 +38,12 @@ pub(super) struct ListRow {
     runs: String,
     created: String,
     tests: String,
-    best: String,
+    /// The backup's own figure (full or network backup), never another test's.
+    backup: String,
+    backup_note: String,
+    /// The component the verdict names, and whether the verdict is conclusive.
+    component: String,
+    conclusive: bool,
     verdict: String,
 }
 
@@ -76,15 +83,31 @@ pub(super) async fn index(
             summary
                 .verdict
                 .as_deref()
-                .map_or_else(String::new, |verdict| shorten(verdict, 160))
+                .map_or_else(String::new, |verdict| {
+                    verdict.trim_end_matches('.').to_string()
+                })
         } else {
             String::new()
+        };
+        let headline = summary.headline.as_ref();
+        let (backup, backup_note) = match headline {
+            Some(headline) => match (headline.backup_test, headline.backup_mb_per_s) {
+                (Some(test), Some(mb_per_s)) => (
+                    format!("{mb_per_s:.1} MB/s"),
+                    match headline.backup_valid {
+                        Some(false) => format!("{}, not valid", test.label().to_lowercase()),
+                        _ => test.label().to_lowercase(),
+                    },
+                ),
+                _ => ("–".to_string(), "no backup measured".to_string()),
+            },
+            None => ("–".to_string(), String::new()),
         };
         rows.push(ListRow {
             id: summary.id.clone(),
             name: display_name(&summary.name),
             status: summary.status.id().to_string(),
-            runs: format!("{} of {} runs", summary.runs_finished, summary.runs_total),
+            runs: run_counts(summary),
             created: summary
                 .created
                 .replace('T', " ")
@@ -92,10 +115,18 @@ pub(super) async fn index(
                 .chars()
                 .take(16)
                 .collect(),
-            tests: summary.tests.join(", "),
-            best: summary
-                .best_mb_per_s
-                .map_or_else(|| "–".to_string(), |v| format!("{v:.1} MB/s")),
+            tests: summary
+                .tests
+                .iter()
+                .map(|id| TestKind::from_id(id).map_or(id.as_str(), |test| test.label()))
+                .collect::<Vec<_>>()
+                .join(" · "),
+            backup,
+            backup_note,
+            component: headline
+                .and_then(|h| h.component.clone())
+                .unwrap_or_default(),
+            conclusive: headline.is_none_or(|h| h.conclusive),
             verdict,
         });
     }
@@ -111,4 +142,19 @@ pub(super) async fn index(
         demo_ready: demo.is_dir(),
         demo_dir: demo.display().to_string(),
     })
+}
+
+/// How many runs ended, and how: a cancelled campaign says how many were really done.
+fn run_counts(summary: &CampaignSummary) -> String {
+    if !summary.status.is_final() {
+        return format!("{} of {} runs", summary.runs_finished, summary.runs_total);
+    }
+    let mut text = format!("{} of {} runs done", summary.runs_done, summary.runs_total);
+    if summary.runs_cancelled > 0 {
+        text.push_str(&format!(", {} cancelled", summary.runs_cancelled));
+    }
+    if summary.runs_failed > 0 {
+        text.push_str(&format!(", {} failed", summary.runs_failed));
+    }
+    text
 }

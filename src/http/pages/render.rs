@@ -94,11 +94,3 @@ pub(super) fn html<T: Template>(template: T) -> Response {
         }
     }
 }
-
-pub(super) fn shorten(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let cut: String = text.chars().take(max).collect();
-    format!("{}…", cut.trim_end())
-}

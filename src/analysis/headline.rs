@@ -1,0 +1,42 @@
+//! A finished campaign at a glance, for the list: what the backup itself did and which
+//! component the verdict names. Kept with the campaign when it is judged, so the list reads it
+//! instead of judging again.
+
+use serde::{Deserialize, Serialize};
+
+use super::Verdict;
+use super::words::component_word;
+use crate::spec::TestKind;
+
+/// What the list shows of a judged campaign besides its verdict line.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Headline {
+    /// The backup's own test (full or network backup), when the campaign ran one.
+    pub backup_test: Option<TestKind>,
+    /// That test's table figure, MB/s: the median of its valid repeats at its best point.
+    pub backup_mb_per_s: Option<f64>,
+    /// Whether that figure rests on valid runs.
+    pub backup_valid: Option<bool>,
+    /// The component the verdict names, in a word or two.
+    pub component: Option<String>,
+    /// False when the verdict asks for runs to be redone first.
+    pub conclusive: bool,
+}
+
+impl Headline {
+    /// The headline of a verdict.
+    pub fn of(verdict: &Verdict) -> Headline {
+        let backup = verdict
+            .rows
+            .iter()
+            .filter(|row| matches!(row.test, TestKind::FullBackup | TestKind::NetworkBackup))
+            .find(|row| row.mb_per_s.is_some());
+        Headline {
+            backup_test: backup.map(|row| row.test),
+            backup_mb_per_s: backup.and_then(|row| row.mb_per_s),
+            backup_valid: backup.and_then(|row| row.valid),
+            component: verdict.component.map(|c| component_word(c).to_string()),
+            conclusive: verdict.conclusive,
+        }
+    }
+}
