@@ -103,6 +103,9 @@ pub struct CampaignView {
     pub campaign: CampaignSummary,
     pub spec: CampaignSpec,
     pub runs: Vec<RunRecord>,
+    /// The survey taken when it finished: the source's size and where it was measured.
+    #[serde(skip)]
+    pub survey: Option<Survey>,
 }
 
 /// A campaign in a list.
@@ -347,6 +350,7 @@ impl Lab {
             campaign: summary(&record, &spec),
             spec,
             runs,
+            survey: survey_of(&record),
         })
     }
 
@@ -427,12 +431,14 @@ impl Lab {
         let runs = self.store.runs(&record.id).await?;
         let spec = stored_spec(&record)?;
         let results: Vec<_> = runs.iter().filter_map(|run| run.result.clone()).collect();
-        let verdict = analysis::verdict(&results, survey_of(&record).as_ref());
+        let survey = survey_of(&record);
+        let verdict = analysis::verdict(&results, survey.as_ref());
         Ok((
             CampaignView {
                 campaign: summary(&record, &spec),
                 spec,
                 runs,
+                survey,
             },
             verdict,
         ))

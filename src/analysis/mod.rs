@@ -797,6 +797,7 @@ mod tests {
             source_bytes: 1_517_000_000,
             source_files: 10,
             shares_device: false,
+            provenance: None,
         };
         let verdict = verdict(&table_one(), Some(&survey));
         assert_eq!(verdict.component, Some(Component::Target));
@@ -831,6 +832,7 @@ mod tests {
             source_bytes: 1,
             source_files: 1,
             shares_device: true,
+            provenance: None,
         };
         let verdict = verdict(&runs, Some(&survey));
         assert_eq!(verdict.component, Some(Component::SharedDevice));
@@ -848,6 +850,7 @@ mod tests {
             source_bytes: 1,
             source_files: 1,
             shares_device: false,
+            provenance: None,
         };
         let verdict = verdict(&runs, Some(&survey));
         assert_eq!(

@@ -11,6 +11,7 @@ pub mod measure;
 pub mod pipeline;
 pub mod plan;
 pub mod preflight;
+pub mod provenance;
 pub mod remote;
 pub mod result;
 pub mod source;

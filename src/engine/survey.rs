@@ -1,4 +1,5 @@
-//! Facts about a campaign's source and target that the verdict needs besides the runs.
+//! Facts about a campaign's source and target that the verdict needs besides the runs, and
+//! where it was measured.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -7,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use walkdir::WalkDir;
 
 use super::plan::{SourcePlan, TargetPlan};
+use super::provenance::Provenance;
 
 /// How big the source is and whether it shares a device with the target.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -16,16 +18,28 @@ pub struct Survey {
     pub source_files: u64,
     /// Source and target live on the same device, so a backup's reads and writes compete.
     pub shares_device: bool,
+    /// The host, file systems, devices and backlab the campaign was measured with (absent
+    /// from campaigns measured before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
 }
 
 /// Walks the source for its size and compares device numbers. Run it after the measurements:
 /// the walk fills the metadata cache.
 pub fn survey(source: &SourcePlan, target: &TargetPlan) -> Survey {
+    let target = target.target();
+    let mut places: Vec<(&str, &Path)> = Vec::new();
+    if let SourcePlan::Paths(paths) = source {
+        places.extend(paths.iter().map(|path| ("source", path.as_path())));
+    }
+    places.extend(target.path().map(|path| ("target", path)));
+    let provenance = Some(Provenance::here(&places));
     match source {
         SourcePlan::Generated { size, .. } => Survey {
             source_bytes: *size,
             source_files: 0,
             shares_device: false,
+            provenance,
         },
         SourcePlan::Paths(paths) => {
             let (mut bytes, mut files) = (0, 0);
@@ -42,13 +56,14 @@ pub fn survey(source: &SourcePlan, target: &TargetPlan) -> Survey {
                     }
                 }
             }
-            let target_device = target.target().device_id();
+            let target_device = target.device_id();
             let shares_device = target_device
                 .is_some_and(|target| paths.iter().any(|path| device_of(path) == Some(target)));
             Survey {
                 source_bytes: bytes,
                 source_files: files,
                 shares_device,
+                provenance,
             }
         }
     }

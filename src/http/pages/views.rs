@@ -3,6 +3,7 @@
 
 use crate::analysis::{Verdict, format_duration};
 use crate::charts::{self, Chart};
+use crate::engine::provenance::Provenance;
 use crate::engine::result::RunResult;
 use crate::lab::CampaignView;
 use crate::matrix::{self, Point};
@@ -175,7 +176,13 @@ pub fn campaign_page(
         rerun_of: summary.rerun_of.clone(),
         reruns: Vec::new(),
         needs_token: false,
-        spec_lines: spec_lines(&view.spec),
+        spec_lines: {
+            let mut lines = spec_lines(&view.spec);
+            if let Some(provenance) = view.survey.as_ref().and_then(|s| s.provenance.as_ref()) {
+                lines.extend(provenance_lines(provenance));
+            }
+            lines
+        },
         runs_total: runs.len(),
         runs_finished,
         progress_pct: format!(
@@ -263,6 +270,52 @@ pub fn display_name(name: &str) -> String {
     }
 }
 
+/// Where a campaign was measured, as the page's spec list shows it.
+fn provenance_lines(provenance: &Provenance) -> Vec<(String, String)> {
+    let mut host = format!("{} · {}", provenance.hostname, provenance.kernel);
+    match &provenance.cpu_model {
+        Some(model) => host.push_str(&format!(" · {} × {model}", provenance.cpus)),
+        None => host.push_str(&format!(" · {} CPUs", provenance.cpus)),
+    }
+    if let Some(memory) = provenance.memory_bytes {
+        host.push_str(&format!(
+            " · {:.1} GiB memory",
+            memory as f64 / (1u64 << 30) as f64
+        ));
+    }
+    let build = match &provenance.git_commit {
+        Some(commit) => format!("backlab {} ({commit})", provenance.backlab_version),
+        None => format!("backlab {}", provenance.backlab_version),
+    };
+    let mut lines = vec![
+        ("Measured on".to_string(), host),
+        ("Measured with".to_string(), build),
+    ];
+    for place in &provenance.places {
+        let mut storage = vec![match (&place.fs_type, &place.device) {
+            (Some(fs_type), _) => fs_type.clone(),
+            (None, Some(_)) => "block device".to_string(),
+            (None, None) => "unknown file system".to_string(),
+        }];
+        if let Some(device) = &place.device {
+            storage.push(format!("on {device}"));
+        }
+        if let Some(model) = &place.model {
+            storage.push(format!("({model})"));
+        }
+        let role = if place.role == "target" {
+            "Target storage"
+        } else {
+            "Source storage"
+        };
+        lines.push((
+            role.to_string(),
+            format!("{}: {}", place.path.display(), storage.join(" ")),
+        ));
+    }
+    lines
+}
+
 fn spec_lines(spec: &CampaignSpec) -> Vec<(String, String)> {
     let mut lines = Vec::new();
     let source = match (&spec.source.paths, &spec.source.generated) {
@@ -306,7 +359,12 @@ fn spec_lines(spec: &CampaignSpec) -> Vec<(String, String)> {
         ),
     };
     lines.push(("Target".to_string(), target));
-    lines.push(("Tests".to_string(), spec.tests.join(", ")));
+    let tests: Vec<&str> = spec
+        .tests
+        .iter()
+        .map(|id| crate::spec::TestKind::from_id(id).map_or(id.as_str(), |test| test.label()))
+        .collect();
+    lines.push(("Tests".to_string(), tests.join(" · ")));
     let p = &spec.params;
     let mut params = format!(
         "{} buffers × {}, {}, direct {}, cold cache {}, fsync {}",
