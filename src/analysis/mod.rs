@@ -60,6 +60,10 @@ pub struct VerdictRow {
     /// Yes on the limiting row; `None` on the full backup, which the others are compared with.
     pub bottleneck: Option<bool>,
     pub stage: Option<StageAttribution>,
+    /// How busy each side of the pipeline was in the run standing for the test: what the
+    /// report's stage bar shows for the backup.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy: Option<crate::engine::result::StageFigures>,
 }
 
 impl VerdictRow {
@@ -240,6 +244,7 @@ fn row(test: TestKind, figure: Option<&TestFigure<'_>>, yes_row: Option<TestKind
                 )
             })
             .map(|run| stage_attribution(&run.stages)),
+        busy: run.map(|run| run.stages),
     }
 }
 

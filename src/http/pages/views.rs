@@ -1,12 +1,13 @@
 //! What the pages show, already formatted: numbers with their units, right-aligned by the
 //! templates; the templates only lay it out.
 
-use crate::analysis::{Verdict, format_duration};
+use crate::analysis::{Component, Verdict, format_duration};
 use crate::charts::{self, Chart};
 use crate::engine::provenance::Provenance;
 use crate::engine::result::RunResult;
 use crate::lab::CampaignView;
 use crate::matrix::{self, Point};
+use crate::spec::TestKind;
 use crate::spec::{CampaignSpec, RunParams, TargetKind, format_size};
 use crate::store::{RunRecord, RunState};
 
@@ -29,10 +30,22 @@ pub struct CampaignPageView {
     pub live_run: String,
     pub live_rate: String,
     pub verdict: Option<VerdictView>,
+    /// The backup's stages at a glance, the limiting one marked.
+    pub stages: Vec<StageSegment>,
     pub table: Vec<TableRow>,
     pub charts: Vec<ChartView>,
     pub sweep: Option<Vec<PointRow>>,
     pub runs: Vec<RunRow>,
+}
+
+/// One component of the stage bar: how busy it was in the backup.
+pub struct StageSegment {
+    pub name: &'static str,
+    pub busy_pct: String,
+    /// The bar's width, 0–100.
+    pub width: String,
+    /// The verdict names this component.
+    pub limiting: bool,
 }
 
 /// The verdict box.
@@ -205,6 +218,11 @@ pub fn campaign_page(
             window: verdict.backup_window_s.map(format_duration),
             recommendations: verdict.recommendations.clone(),
         }),
+        stages: if is_final {
+            stage_bar(verdict)
+        } else {
+            Vec::new()
+        },
         table: verdict
             .rows
             .iter()
@@ -580,4 +598,40 @@ fn client_line(client: &crate::engine::result::ClientFigures) -> String {
         format_size(client.bytes),
         client.mb_per_s
     )
+}
+
+/// The backup's components and how busy each was in its run: source (or network) reads,
+/// the pipeline's CPU, target writes; empty without a backup run.
+fn stage_bar(verdict: &Verdict) -> Vec<StageSegment> {
+    let Some((row, busy)) = verdict.rows.iter().find_map(|row| {
+        matches!(row.test, TestKind::FullBackup | TestKind::NetworkBackup)
+            .then_some(())
+            .and(row.busy.map(|busy| (row, busy)))
+    }) else {
+        return Vec::new();
+    };
+    let reads = if row.test == TestKind::NetworkBackup {
+        ("Network", Component::Network)
+    } else {
+        ("Source", Component::Source)
+    };
+    let parts = [
+        (reads.0, Some(busy.reader_busy_pct), reads.1),
+        ("Pipeline (CPU)", row.cpu_pct, Component::Pipeline),
+        ("Target", Some(busy.writer_busy_pct), Component::Target),
+    ];
+    parts
+        .into_iter()
+        .map(|(name, pct, component)| {
+            let pct = pct.unwrap_or(0.0).clamp(0.0, 100.0);
+            StageSegment {
+                name,
+                busy_pct: format!("{pct:.0} %"),
+                width: format!("{pct:.0}"),
+                limiting: verdict.component == Some(component)
+                    || (verdict.component == Some(Component::SharedDevice)
+                        && component != Component::Pipeline),
+            }
+        })
+        .collect()
 }
