@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use backlab::http::listener::{HEADER_READ_TIMEOUT, RECLAIM_IDLE_AFTER};
 use serde_json::{Value, json};
 
-use crate::{Lab, LabOptions, scratch};
+use crate::support::lab::{Lab, LabOptions, scratch};
 
 /// A small campaign that finishes in a moment.
 fn small_spec() -> Value {

@@ -1,8 +1,8 @@
-use crate::{backlab, create_dataset, entries, json, output, stderr};
+use super::{backlab, create_dataset, entries, json, output, stderr};
 
 #[test]
 fn five_tests_on_a_dataset_name_a_bottleneck_and_leave_nothing_behind() {
-    let scratch = crate::scratch();
+    let scratch = super::scratch();
     let source = scratch.path().join("source");
     let target = scratch.path().join("target");
     std::fs::create_dir(&target).expect("target dir");
@@ -86,7 +86,7 @@ fn five_tests_on_a_dataset_name_a_bottleneck_and_leave_nothing_behind() {
 
 #[test]
 fn the_table_shows_every_row_and_the_verdict() {
-    let scratch = crate::scratch();
+    let scratch = super::scratch();
     let source = scratch.path().join("source");
     create_dataset(&source, "small-files", "8M", 2);
     let out = output(
@@ -131,7 +131,7 @@ fn the_table_shows_every_row_and_the_verdict() {
 
 #[test]
 fn a_read_of_a_fresh_dataset_warns_unless_the_cache_is_evicted() {
-    let scratch = crate::scratch();
+    let scratch = super::scratch();
     let source = scratch.path().join("source");
     create_dataset(&source, "typical", "32M", 5);
     let read = |cold: &str| {
@@ -175,7 +175,7 @@ fn a_read_of_a_fresh_dataset_warns_unless_the_cache_is_evicted() {
 
 #[test]
 fn a_matrix_expands_into_every_combination() {
-    let scratch = crate::scratch();
+    let scratch = super::scratch();
     let spec = scratch.path().join("spec.json");
     std::fs::write(
         &spec,

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::{Lab, LabOptions, create_dataset, scratch};
+use crate::support::lab::{Lab, LabOptions, create_dataset, scratch};
 
 /// Posts a spec, checks the status and that the error names `field`; returns the body.
 async fn refused(lab: &Lab, spec: &Value, status: u16, field: &str) -> Value {

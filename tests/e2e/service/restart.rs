@@ -7,7 +7,7 @@ use futures_util::StreamExt;
 use rustix::process::Signal;
 use serde_json::{Value, json};
 
-use crate::{Lab, LabOptions, create_dataset, lab_files, scratch};
+use crate::support::lab::{Lab, LabOptions, create_dataset, lab_files, scratch};
 
 /// Waits until the campaign's run at `position` has reported progress at least twice.
 async fn wait_until_writing(lab: &Lab, id: &str) {

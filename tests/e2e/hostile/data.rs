@@ -16,7 +16,7 @@ use backlab::engine::wire::{
 };
 use serde_json::json;
 
-use crate::lab::{Lab, LabOptions, scratch};
+use crate::support::lab::{Lab, LabOptions, scratch};
 
 /// Connections each flood opens: more than the 1024 descriptors a default limit allows.
 const FLOOD: usize = 1100;

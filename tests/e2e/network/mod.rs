@@ -6,14 +6,11 @@ mod fuzz;
 mod link;
 mod sweep;
 
-#[path = "../common/lab.rs"]
-mod lab;
-
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub use lab::*;
+pub use crate::support::lab::*;
 use serde_json::Value;
 
 /// A running `backlab agent`; killed when dropped.

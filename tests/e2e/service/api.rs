@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::{Lab, LabOptions, scratch};
+use crate::support::lab::{Lab, LabOptions, scratch};
 
 #[tokio::test]
 async fn the_openapi_document_describes_every_route() {

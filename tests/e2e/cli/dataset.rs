@@ -1,6 +1,6 @@
 use std::path::Path;
 
-use crate::{backlab, create_dataset, output, stdout};
+use super::{backlab, create_dataset, output, stdout};
 
 /// Every file under `root` with its bytes, in path order.
 fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
@@ -34,7 +34,7 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
 
 #[test]
 fn the_same_seed_gives_a_byte_identical_tree() {
-    let scratch = crate::scratch();
+    let scratch = super::scratch();
     let (a, b, c) = (
         scratch.path().join("a"),
         scratch.path().join("b"),
@@ -53,7 +53,7 @@ fn the_same_seed_gives_a_byte_identical_tree() {
 
 #[test]
 fn small_files_are_4_to_16_kib_in_many_directories() {
-    let scratch = crate::scratch();
+    let scratch = super::scratch();
     let root = scratch.path().join("small");
     let out = output(backlab().args(["dataset", "create"]).arg(&root).args([
         "--profile",
@@ -105,7 +105,7 @@ fn small_files_are_4_to_16_kib_in_many_directories() {
 
 #[test]
 fn a_dataset_never_writes_into_a_non_empty_directory() {
-    let scratch = crate::scratch();
+    let scratch = super::scratch();
     std::fs::write(scratch.path().join("precious"), b"keep me").expect("file");
     let out = output(
         backlab()
@@ -115,13 +115,13 @@ fn a_dataset_never_writes_into_a_non_empty_directory() {
     );
     assert!(!out.status.success());
     assert!(
-        crate::stderr(&out).contains("not empty"),
+        super::stderr(&out).contains("not empty"),
         "{}",
-        crate::stderr(&out)
+        super::stderr(&out)
     );
     assert_eq!(
         std::fs::read(scratch.path().join("precious")).expect("kept"),
         b"keep me"
     );
-    assert_eq!(crate::entries(scratch.path()).len(), 1);
+    assert_eq!(super::entries(scratch.path()).len(), 1);
 }

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::*;
+use crate::support::lab::{Lab, LabOptions, scratch};
 
 /// The most memory the lab may reach while refusing any of these requests.
 const PEAK_RSS_LIMIT_MIB: f64 = 100.0;

@@ -1,21 +1,15 @@
-//! Known bottlenecks, built with real runs: each scenario is a spec in this directory (runnable
-//! as `backlab run tests/scenarios/NAME.json`), and each test asserts the verdict it must give,
-//! its component, and that the advice agrees with it.
-//!
-//! The scenarios run one at a time: emulated drives run in real time, and a scenario measured
-//! beside another would see a busy machine. On a machine busy with other work the verdict may
-//! be inconclusive; that is accepted only when every reason is the machine's, never the run's.
+//! Known bottlenecks, built with real runs: each scenario is a spec in `tests/scenarios/`
+//! (runnable as `backlab run tests/scenarios/NAME.json`), and each test asserts the verdict it
+//! must give, its component, and that the advice agrees with it.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::Mutex;
 
 use backlab::analysis::{Advice, Component, Finding, Verdict};
 use backlab::engine::validity::FlagCode;
 use backlab::report::CampaignReport;
 use backlab::spec::TestKind;
 
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+use crate::support::{Alone, backlab, scratch};
 
 fn spec(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -24,24 +18,8 @@ fn spec(name: &str) -> PathBuf {
 }
 
 /// Runs a scenario with `backlab run --json`, with extra flags.
-fn run(name: &str, extra: &[&str]) -> CampaignReport {
-    let _turn = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let out = Command::new(env!("CARGO_BIN_EXE_backlab"))
-        .arg("run")
-        .arg(spec(name))
-        .arg("--json")
-        .args(extra)
-        .output()
-        .expect("backlab starts");
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|error| {
-        panic!(
-            "{name}: no report ({error}); status {}, stderr:\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
+fn run(alone: &Alone, name: &str, extra: &[&str]) -> CampaignReport {
+    crate::support::run(alone, &spec(name), extra)
 }
 
 /// Flags that say the machine was not quiet, not that the run was wrongly shaped.
@@ -112,7 +90,8 @@ fn blames_the_feed(advice: &Advice) -> bool {
 
 #[test]
 fn a_slow_emulated_target_is_named() {
-    let report = run("slow_target", &[]);
+    let alone = Alone::wait_turn();
+    let report = run(&alone, "slow_target", &[]);
     let verdict = &report.bottleneck;
     assert_names("slow_target", verdict, Component::Target);
     assert!(
@@ -131,7 +110,8 @@ fn a_slow_emulated_target_is_named() {
 
 #[test]
 fn a_slow_source_is_named_and_its_what_if_leaves_the_target_test_alone() {
-    let report = run("slow_source", &[]);
+    let alone = Alone::wait_turn();
+    let report = run(&alone, "slow_source", &[]);
     let verdict = &report.bottleneck;
     assert_names("slow_source", verdict, Component::Source);
     // The what-if caps reads at 2 × 20 MB/s; the target's own test is not capped by it.
@@ -160,7 +140,8 @@ fn a_slow_source_is_named_and_its_what_if_leaves_the_target_test_alone() {
 
 #[test]
 fn a_feed_below_the_lowest_speed_step_shoe_shines() {
-    let report = run("shoe_shine", &[]);
+    let alone = Alone::wait_turn();
+    let report = run(&alone, "shoe_shine", &[]);
     let verdict = &report.bottleneck;
     assert_names("shoe_shine", verdict, Component::Source);
     assert!(
@@ -180,7 +161,8 @@ fn a_feed_below_the_lowest_speed_step_shoe_shines() {
 
 #[test]
 fn two_drives_fed_by_many_streams_are_the_limit() {
-    let report = run("two_drives", &[]);
+    let alone = Alone::wait_turn();
+    let report = run(&alone, "two_drives", &[]);
     let verdict = &report.bottleneck;
     assert_names("two_drives", verdict, Component::Target);
     let full = figure(&report, TestKind::FullBackup);
@@ -191,7 +173,8 @@ fn two_drives_fed_by_many_streams_are_the_limit() {
 
 #[test]
 fn capped_links_are_the_limit_of_a_network_backup() {
-    let report = run("network_link", &[]);
+    let alone = Alone::wait_turn();
+    let report = run(&alone, "network_link", &[]);
     let verdict = &report.bottleneck;
     assert_names("network_link", verdict, Component::Network);
     assert!(has(verdict, |a| matches!(a, Advice::FasterLinks { .. })));
@@ -201,10 +184,11 @@ fn capped_links_are_the_limit_of_a_network_backup() {
 
 #[test]
 fn a_target_test_on_data_unlike_the_source_is_explained_not_trusted() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let alone = Alone::wait_turn();
+    let dir = scratch();
     let source = dir.path().join("typical");
     make_dataset(&source);
-    let report = run("compress_mismatch", &["--source", path(&source)]);
+    let report = run(&alone, "compress_mismatch", &["--source", path(&source)]);
     let verdict = &report.bottleneck;
     assert!(!verdict.conclusive, "{}", verdict.verdict);
     assert_eq!(
@@ -231,10 +215,11 @@ fn a_target_test_on_data_unlike_the_source_is_explained_not_trusted() {
 
 #[test]
 fn the_target_test_matches_the_source_compressibility_by_default() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let alone = Alone::wait_turn();
+    let dir = scratch();
     let source = dir.path().join("typical");
     make_dataset(&source);
-    let report = run("compress_matched", &["--source", path(&source)]);
+    let report = run(&alone, "compress_matched", &["--source", path(&source)]);
     let run_of = |test| {
         report
             .runs
@@ -271,7 +256,8 @@ fn the_target_test_matches_the_source_compressibility_by_default() {
 
 #[test]
 fn a_balanced_setup_streams_the_target_at_full_speed() {
-    let report = run("balanced", &[]);
+    let alone = Alone::wait_turn();
+    let report = run(&alone, "balanced", &[]);
     let verdict = &report.bottleneck;
     assert_names("balanced", verdict, Component::Target);
     if verdict.conclusive {
@@ -285,7 +271,8 @@ fn a_balanced_setup_streams_the_target_at_full_speed() {
 
 #[test]
 fn a_too_short_campaign_is_inconclusive_and_says_what_to_redo() {
-    let report = run("too_short", &[]);
+    let alone = Alone::wait_turn();
+    let report = run(&alone, "too_short", &[]);
     let verdict = &report.bottleneck;
     assert!(!verdict.conclusive, "{}", verdict.verdict);
     assert!(
@@ -314,11 +301,13 @@ fn a_too_short_campaign_is_inconclusive_and_says_what_to_redo() {
 
 #[test]
 fn source_and_target_on_one_device_are_named_when_they_compete() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let alone = Alone::wait_turn();
+    let dir = scratch();
     let (source, target) = (dir.path().join("typical"), dir.path().join("target"));
     make_dataset(&source);
     std::fs::create_dir(&target).expect("target dir");
     let report = run(
+        &alone,
         "shared_device",
         &["--source", path(&source), "--target", path(&target)],
     );
@@ -358,7 +347,7 @@ fn source_and_target_on_one_device_are_named_when_they_compete() {
 }
 
 fn make_dataset(dir: &Path) {
-    let out = Command::new(env!("CARGO_BIN_EXE_backlab"))
+    let out = backlab()
         .args(["dataset", "create"])
         .arg(dir)
         .args(["--profile", "typical", "--size", "128M", "--seed", "7"])

@@ -1,39 +1,19 @@
 //! Emulated LTO drives in real time, through `backlab run`: rates, several drives, shoe-shining
 //! behind a slow feed, and the end of a cartridge. Data is kept small: seconds per test.
 
-use std::process::Command;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-/// Held by every test while its drives run in real time: a drive's rate is only its own when
-/// nothing in this binary starves its feed (one test's null_sink run takes every core).
-static REAL_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn real_time() -> std::sync::MutexGuard<'static, ()> {
-    REAL_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+use crate::support::{Alone, backlab, scratch};
 
 /// Runs a spec with `backlab run --json` and returns the report.
-fn run(spec: &Value) -> Value {
-    let _real_time = real_time();
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+fn run(alone: &Alone, spec: &Value) -> Value {
+    let dir = scratch();
     let path = dir.path().join("spec.json");
     std::fs::write(&path, spec.to_string()).expect("write spec");
-    let out = Command::new(env!("CARGO_BIN_EXE_backlab"))
-        .arg("run")
-        .arg(&path)
-        .arg("--json")
-        .output()
-        .expect("backlab runs");
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|error| {
-        panic!(
-            "not JSON ({error}): {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
+    crate::support::run(alone, &path, &[])
 }
 
 fn run_of<'a>(report: &'a Value, test: &str) -> &'a Value {
@@ -49,13 +29,17 @@ fn within(value: f64, expected: f64, pct: f64) -> bool {
 
 #[test]
 fn one_lto3_writes_80_mb_s_native_and_160_at_two_to_one() {
+    let alone = Alone::wait_turn();
     for (ratio, size, expected) in [(1.0, "160M", 80.0), (2.0, "320M", 160.0)] {
-        let report = run(&json!({
-            "source": {"generated": {"size": size, "compress_ratio": ratio}},
-            "target": {"kind": "tape", "model": "lto-3"},
-            "tests": ["tape_write"],
-            "params": {"block_size": "256K"}
-        }));
+        let report = run(
+            &alone,
+            &json!({
+                "source": {"generated": {"size": size, "compress_ratio": ratio}},
+                "target": {"kind": "tape", "model": "lto-3"},
+                "tests": ["tape_write"],
+                "params": {"block_size": "256K"}
+            }),
+        );
         let write = run_of(&report, "tape_write");
         assert_eq!(write["status"], "done", "{write}");
         let tape = &write["tape"];
@@ -88,12 +72,16 @@ fn one_lto3_writes_80_mb_s_native_and_160_at_two_to_one() {
 
 #[test]
 fn two_lto4_drives_behind_eight_streams_take_480_mb_s_and_are_named() {
-    let report = run(&json!({
-        "source": {"generated": {"size": "960M", "compress_ratio": 2.0}},
-        "target": {"kind": "tape", "model": "lto-4", "drives": 2},
-        "tests": ["tape_write", "null_sink", "full_backup"],
-        "params": {"streams": 8, "buffers": 32, "block_size": "256K"}
-    }));
+    let alone = Alone::wait_turn();
+    let report = run(
+        &alone,
+        &json!({
+            "source": {"generated": {"size": "960M", "compress_ratio": 2.0}},
+            "target": {"kind": "tape", "model": "lto-4", "drives": 2},
+            "tests": ["tape_write", "null_sink", "full_backup"],
+            "params": {"streams": 8, "buffers": 32, "block_size": "256K"}
+        }),
+    );
     let full = run_of(&report, "full_backup");
     let compression = full["tape"]["compression"].as_f64().expect("compression");
     let pace = 2.0 * 120.0 * compression;
@@ -110,13 +98,17 @@ fn two_lto4_drives_behind_eight_streams_take_480_mb_s_and_are_named() {
 
 #[test]
 fn a_feed_below_the_lowest_step_shoe_shines_and_the_verdict_blames_the_feed() {
-    let report = run(&json!({
-        "source": {"generated": {"size": "10G", "compress_ratio": 1.0}},
-        "target": {"kind": "tape", "model": "lto-3", "buffer_mb": 8, "reposition_s": 0.5},
-        "tests": ["null_sink", "full_backup"],
-        "params": {"streams": 1, "source_rate_mb_s": 20, "duration_s": 4,
-                   "block_size": "1M", "buffers": 8}
-    }));
+    let alone = Alone::wait_turn();
+    let report = run(
+        &alone,
+        &json!({
+            "source": {"generated": {"size": "10G", "compress_ratio": 1.0}},
+            "target": {"kind": "tape", "model": "lto-3", "buffer_mb": 8, "reposition_s": 0.5},
+            "tests": ["null_sink", "full_backup"],
+            "params": {"streams": 1, "source_rate_mb_s": 20, "duration_s": 4,
+                       "block_size": "1M", "buffers": 8}
+        }),
+    );
     let full = run_of(&report, "full_backup");
     let tape = &full["tape"];
     assert!(tape["backhitches"].as_u64().unwrap_or(0) > 0, "{tape}");
@@ -152,12 +144,16 @@ fn a_feed_below_the_lowest_step_shoe_shines_and_the_verdict_blames_the_feed() {
 
 #[test]
 fn a_full_cartridge_ends_the_run_with_an_end_of_tape_result() {
-    let report = run(&json!({
-        "source": {"generated": {"size": "400M", "compress_ratio": 1.0}},
-        "target": {"kind": "tape", "model": "lto-3", "capacity": "40M", "buffer_mb": 16},
-        "tests": ["tape_write"],
-        "params": {"block_size": "1M"}
-    }));
+    let alone = Alone::wait_turn();
+    let report = run(
+        &alone,
+        &json!({
+            "source": {"generated": {"size": "400M", "compress_ratio": 1.0}},
+            "target": {"kind": "tape", "model": "lto-3", "capacity": "40M", "buffer_mb": 16},
+            "tests": ["tape_write"],
+            "params": {"block_size": "1M"}
+        }),
+    );
     let write = run_of(&report, "tape_write");
     assert_eq!(write["status"], "done", "{write}");
     assert_eq!(write["tape"]["end_of_tape"], true);
@@ -173,7 +169,8 @@ fn a_full_cartridge_ends_the_run_with_an_end_of_tape_result() {
 
 #[test]
 fn ctrl_c_stops_a_shoe_shining_drive_within_a_second() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let _alone = Alone::wait_turn();
+    let dir = scratch();
     let path = dir.path().join("spec.json");
     // A slow feed and a long reposition: the drive keeps the host waiting for seconds. The
     // feed's cap is a source what-if, so the backup shoe-shines (the target test would not).
@@ -185,26 +182,22 @@ fn ctrl_c_stops_a_shoe_shining_drive_within_a_second() {
                    "buffers": 4}
     });
     std::fs::write(&path, spec.to_string()).expect("write spec");
-    let _real_time = real_time();
-    let child = Command::new(env!("CARGO_BIN_EXE_backlab"))
+    let child = backlab()
         .arg("run")
         .arg(&path)
         .arg("--json")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
     // Long enough for the 4 MB buffer to fill at 10 MB/s and a backhitch to begin.
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let signalled = std::time::Instant::now();
+    std::thread::sleep(Duration::from_millis(1500));
+    let signalled = Instant::now();
     let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("pid");
     rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("signal");
     let out = child.wait_with_output().expect("wait");
     let took = signalled.elapsed();
-    assert!(
-        took < std::time::Duration::from_millis(1500),
-        "took {took:?} to stop"
-    );
+    assert!(took < Duration::from_millis(1500), "took {took:?} to stop");
     let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(report["runs"][0]["status"], "cancelled");
     assert!(

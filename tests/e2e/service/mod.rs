@@ -7,8 +7,3 @@ mod pages;
 mod restart;
 mod safety;
 mod upgrade;
-
-#[path = "../common/lab.rs"]
-mod lab;
-
-pub use lab::*;

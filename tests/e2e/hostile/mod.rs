@@ -5,8 +5,3 @@
 mod data;
 mod http;
 mod plan;
-
-#[path = "../common/lab.rs"]
-mod lab;
-
-pub use lab::*;

@@ -1,8 +1,6 @@
 //! A real `backlab serve` for tests: the binary on a random port, a temp SQLite file and data
 //! dir, and helpers to talk to it over HTTP.
 
-#![allow(dead_code)]
-
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

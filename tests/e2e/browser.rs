@@ -3,16 +3,13 @@
 //!
 //! Needs Debian's `chromium` (installed by `.ci/run`); `BACKLAB_CHROMIUM` names another binary.
 
-#[path = "../common/lab.rs"]
-mod lab;
-
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::support::lab::{Lab, LabOptions, create_dataset, scratch};
 use headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption;
 use headless_chrome::{Browser, LaunchOptions, Tab};
-use lab::{Lab, LabOptions, create_dataset, scratch};
 use serde_json::Value;
 
 fn chromium() -> PathBuf {

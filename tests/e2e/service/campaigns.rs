@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::{Lab, LabOptions, create_dataset, five_tests, lab_files, scratch};
+use crate::support::lab::{Lab, LabOptions, create_dataset, five_tests, lab_files, scratch};
 
 #[tokio::test]
 async fn five_tests_run_end_to_end_with_live_events_and_stored_results() {

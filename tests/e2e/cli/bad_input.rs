@@ -1,14 +1,14 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::{backlab, entries, json, output, stderr};
+use super::{backlab, entries, json, output, stderr};
 
 const BAD_SPEC: i32 = 2;
 const RUN_FAILED: i32 = 1;
 
 #[test]
 fn a_missing_source_is_a_bad_spec() {
-    let target = crate::scratch();
+    let target = super::scratch();
     let out = output(
         backlab()
             .args(["run", "--source", "/nonexistent/backlab/fs1", "--target"])
@@ -25,7 +25,7 @@ fn a_missing_source_is_a_bad_spec() {
 
 #[test]
 fn an_unwritable_target_is_a_bad_spec() {
-    let source = crate::scratch();
+    let source = super::scratch();
     // sysfs refuses new files even to root, which permission bits would not.
     let out = output(
         backlab()
@@ -43,7 +43,7 @@ fn an_unwritable_target_is_a_bad_spec() {
 
 #[test]
 fn a_target_that_does_not_exist_is_a_bad_spec() {
-    let source = crate::scratch();
+    let source = super::scratch();
     let missing = source.path().join("nope");
     let out = output(
         backlab()
@@ -58,7 +58,7 @@ fn a_target_that_does_not_exist_is_a_bad_spec() {
 
 #[test]
 fn a_block_size_that_breaks_direct_io_alignment_is_a_bad_spec() {
-    let source = crate::scratch();
+    let source = super::scratch();
     let out = output(
         backlab()
             .args([
@@ -113,7 +113,7 @@ fn every_bad_field_is_printed() {
 
 #[test]
 fn a_device_target_needs_permission() {
-    let source = crate::scratch();
+    let source = super::scratch();
     let run = |allow: bool| {
         let mut command = backlab();
         command
@@ -148,7 +148,7 @@ fn a_device_target_needs_permission() {
 /// Runs `backlab run` inside a private mount namespace with a 4 MiB tmpfs as the target.
 #[test]
 fn a_full_target_fails_with_the_bytes_written_and_leaves_no_file() {
-    let scratch = crate::scratch();
+    let scratch = super::scratch();
     let source = scratch.path().join("source");
     let target = scratch.path().join("target");
     std::fs::create_dir(&source).expect("source");
@@ -216,7 +216,7 @@ ls -A "$1" >> "$5""#;
 
 #[test]
 fn ctrl_c_stops_a_run_within_a_second_and_removes_its_files() {
-    let scratch = crate::scratch();
+    let scratch = super::scratch();
     let (source, target) = (scratch.path().join("source"), scratch.path().join("target"));
     std::fs::create_dir(&source).expect("source");
     std::fs::create_dir(&target).expect("target");

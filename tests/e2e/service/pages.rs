@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::{Lab, LabOptions, scratch};
+use crate::support::lab::{Lab, LabOptions, scratch};
 
 fn quick(name: &str, buffers: &[u32]) -> serde_json::Value {
     json!({

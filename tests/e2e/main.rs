@@ -1,0 +1,16 @@
+//! The end-to-end tests, in one binary: the real `backlab` binary (`serve`, `run`, `agent`,
+//! `dataset`) on random ports and in temp directories, the engine and the charts through the
+//! library, and the pages in a headless Chromium. One binary is compiled and linked once.
+//!
+//! Each module is one area; `support` holds what they share. The real-time tests (emulated
+//! drives whose figures are the verdict) are the `realtime` binary instead: they must not share
+//! the machine with these.
+
+mod browser;
+mod charts;
+mod cli;
+mod engine;
+mod hostile;
+mod network;
+mod service;
+mod support;

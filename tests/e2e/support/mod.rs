@@ -1,0 +1,3 @@
+//! What the end-to-end tests share.
+
+pub mod lab;
