@@ -5,12 +5,15 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::support::lab::{Lab, LabOptions, create_dataset, scratch};
 use headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption;
 use headless_chrome::{Browser, LaunchOptions, Tab};
 use serde_json::Value;
+
+use crate::support::fixtures::{create_dataset, scratch};
+use crate::support::lab::{Lab, LabOptions};
+use crate::support::wait::wait_until;
 
 fn chromium() -> PathBuf {
     if let Ok(path) = std::env::var("BACKLAB_CHROMIUM") {
@@ -55,12 +58,18 @@ fn eval(tab: &Tab, script: &str) -> Value {
         .unwrap_or(Value::Null)
 }
 
-fn wait_until(tab: &Tab, script: &str, timeout: Duration) {
-    let deadline = Instant::now() + timeout;
-    while eval(tab, script) != Value::Bool(true) {
-        assert!(Instant::now() < deadline, "timed out waiting for {script}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+/// Waits until `script` evaluates to `true` in the page.
+async fn wait_for(tab: &Tab, script: &str, timeout: Duration) {
+    wait_until(
+        script,
+        timeout,
+        Duration::from_millis(100),
+        async || match eval(tab, script) {
+            Value::Bool(true) => Ok(()),
+            other => Err(other),
+        },
+    )
+    .await;
 }
 
 fn screenshots() -> PathBuf {
@@ -81,10 +90,9 @@ fn save_screenshot(tab: &Tab, name: &str) -> PathBuf {
     path
 }
 
-#[test]
-fn a_campaign_from_the_form_runs_live_to_its_verdict() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+#[tokio::test]
+async fn a_campaign_from_the_form_runs_live_to_its_verdict() {
+    let lab = Lab::fresh(&LabOptions::default());
     create_dataset(&lab.data_dir.join("e2e"), "32M");
     let browser = browser();
     let tab = browser.new_tab().expect("tab");
@@ -96,11 +104,12 @@ fn a_campaign_from_the_form_runs_live_to_its_verdict() {
         .expect("preset link")
         .click()
         .expect("click preset");
-    wait_until(
+    wait_for(
         &tab,
         "location.search === '?preset=bottleneck' && document.readyState === 'complete'",
         Duration::from_secs(10),
-    );
+    )
+    .await;
     let ticked = eval(
         &tab,
         "document.querySelectorAll('input[name=tests]:checked').length",
@@ -123,18 +132,20 @@ fn a_campaign_from_the_form_runs_live_to_its_verdict() {
         .expect("submit")
         .click()
         .expect("click submit");
-    wait_until(
+    wait_for(
         &tab,
         "/\\/campaigns\\/[A-Za-z0-9]{12}$/.test(location.pathname)",
         Duration::from_secs(20),
-    );
+    )
+    .await;
     // A marker that a reload would wipe: the report must arrive in place.
     eval(&tab, "window.__stayed = true; true");
-    wait_until(
+    wait_for(
         &tab,
         "document.getElementById('verdict') !== null",
         Duration::from_secs(120),
-    );
+    )
+    .await;
     assert_eq!(
         eval(&tab, "window.__stayed === true"),
         true,
@@ -182,12 +193,13 @@ fn a_campaign_from_the_form_runs_live_to_its_verdict() {
     );
 
     // Every chart image loaded and was drawn.
-    wait_until(
+    wait_for(
         &tab,
         "Array.from(document.querySelectorAll('figure.chart img'))
            .every(img => img.complete && img.naturalWidth > 0)",
         Duration::from_secs(20),
-    );
+    )
+    .await;
     let charts = eval(&tab, "document.querySelectorAll('figure.chart img').length");
     assert!(charts.as_u64().unwrap_or(0) >= 2, "charts: {charts}");
     let shot = save_screenshot(&tab, "report.png");
@@ -209,10 +221,9 @@ fn a_campaign_from_the_form_runs_live_to_its_verdict() {
     save_screenshot(&tab, "list.png");
 }
 
-#[test]
-fn the_network_preset_runs_a_client_sweep_with_its_charts() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+#[tokio::test]
+async fn the_network_preset_runs_a_client_sweep_with_its_charts() {
+    let lab = Lab::fresh(&LabOptions::default());
     let browser = browser();
     let tab = browser.new_tab().expect("tab");
     tab.navigate_to(&lab.url("/campaigns/new?preset=network"))
@@ -247,22 +258,25 @@ fn the_network_preset_runs_a_client_sweep_with_its_charts() {
         .expect("submit")
         .click()
         .expect("click submit");
-    wait_until(
+    wait_for(
         &tab,
         "/\\/campaigns\\/[A-Za-z0-9]{12}$/.test(location.pathname)",
         Duration::from_secs(20),
-    );
-    wait_until(
+    )
+    .await;
+    wait_for(
         &tab,
         "document.getElementById('verdict') !== null",
         Duration::from_secs(180),
-    );
-    wait_until(
+    )
+    .await;
+    wait_for(
         &tab,
         "Array.from(document.querySelectorAll('figure.chart img'))
            .every(img => img.complete && img.naturalWidth > 0)",
         Duration::from_secs(20),
-    );
+    )
+    .await;
     for chart in ["chart-matrix", "chart-clients"] {
         assert_eq!(
             eval(
@@ -293,10 +307,9 @@ fn the_network_preset_runs_a_client_sweep_with_its_charts() {
     );
 }
 
-#[test]
-fn the_form_shows_each_error_next_to_its_field() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+#[tokio::test]
+async fn the_form_shows_each_error_next_to_its_field() {
+    let lab = Lab::fresh(&LabOptions::default());
     let browser = browser();
     let tab = browser.new_tab().expect("tab");
     tab.navigate_to(&lab.url("/campaigns/new?preset=tuning"))
@@ -312,11 +325,12 @@ fn the_form_shows_each_error_next_to_its_field() {
         .expect("submit")
         .click()
         .expect("click");
-    wait_until(
+    wait_for(
         &tab,
         "!document.getElementById('form-error').hidden",
         Duration::from_secs(10),
-    );
+    )
+    .await;
     let message = eval(
         &tab,
         "document.querySelector('[data-path=\"source.paths\"] .error').textContent",
@@ -340,11 +354,12 @@ fn the_form_shows_each_error_next_to_its_field() {
         .expect("submit")
         .click()
         .expect("click");
-    wait_until(
+    wait_for(
         &tab,
         "document.querySelector('[data-path=\"matrix.block_size\"]').classList.contains('invalid')",
         Duration::from_secs(10),
-    );
+    )
+    .await;
     let block = eval(
         &tab,
         "document.querySelector('[data-path=\"params.block_size\"] .error').textContent",

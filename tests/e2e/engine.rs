@@ -3,6 +3,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -12,6 +13,9 @@ use backlab::engine::dataset::{self, DatasetRequest, Profile};
 use backlab::engine::result::{Progress, RunResult, RunStatus};
 use backlab::engine::{EngineSettings, RunControl, execute};
 use backlab::spec::{RunParams, RunPlan, SourcePlan, TargetPlan, TestKind};
+
+use crate::support::fixtures::scratch;
+use crate::support::wait::wait_until;
 
 fn params() -> RunParams {
     RunParams {
@@ -57,11 +61,6 @@ fn run_with(plan: &RunPlan, cancel: &AtomicBool) -> (RunResult, Vec<Progress>) {
 
 fn run(plan: &RunPlan) -> RunResult {
     run_with(plan, &AtomicBool::new(false)).0
-}
-
-/// A temp dir on the build's disk (not a tmpfs), where O_DIRECT works.
-fn disk_tempdir() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir")
 }
 
 fn dataset(root: &Path, profile: Profile, size: u64) -> dataset::DatasetSummary {
@@ -136,9 +135,9 @@ fn a_null_sink_starves_its_writer_and_says_the_source_is_behind() {
     assert_eq!(result.latency_of.as_deref(), Some("sink_write"));
 }
 
-#[test]
-fn cancelling_stops_a_run_within_a_second_and_removes_its_files() {
-    let target = disk_tempdir();
+#[tokio::test]
+async fn cancelling_stops_a_run_within_a_second_and_removes_its_files() {
+    let target = scratch();
     let plan = RunPlan {
         test: TestKind::FullBackup,
         params: RunParams {
@@ -149,34 +148,48 @@ fn cancelling_stops_a_run_within_a_second_and_removes_its_files() {
         target: TargetPlan::Dir(target.path().to_path_buf()),
         agents: Vec::new(),
     };
-    let cancel = AtomicBool::new(false);
-    let (result, cancelled_at) = std::thread::scope(|scope| {
-        let runner = scope.spawn(|| run_with(&plan, &cancel).0);
-        // A run starts once earlier runs' files are released, which other tests here may hold.
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while std::fs::read_dir(target.path()).expect("list").count() == 0 {
-            if Instant::now() > deadline {
-                cancel.store(true, Ordering::Relaxed);
-                panic!("the run never created its file");
+    let cancel = Arc::new(AtomicBool::new(false));
+    // Should the test fail before it cancels, the run still stops.
+    let _stop = CancelOnDrop(Arc::clone(&cancel));
+    let runner = {
+        let cancel = Arc::clone(&cancel);
+        std::thread::spawn(move || run_with(&plan, &cancel).0)
+    };
+    let files = || std::fs::read_dir(target.path()).expect("list").count();
+    // A run starts once earlier runs' files are released, which other tests here may hold.
+    wait_until(
+        "the run to create its file",
+        Duration::from_secs(60),
+        Duration::from_millis(20),
+        async || {
+            if files() > 0 {
+                Ok(())
+            } else {
+                Err("no file yet")
             }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        // Half a second of writing fills the page cache with dirty pages of the file.
-        std::thread::sleep(Duration::from_millis(500));
-        assert_eq!(
-            std::fs::read_dir(target.path()).expect("list").count(),
-            1,
-            "the run writes one file"
-        );
-        cancel.store(true, Ordering::Relaxed);
-        let cancelled_at = Instant::now();
-        (runner.join().expect("run"), cancelled_at)
-    });
+        },
+    )
+    .await;
+    // Half a second of writing fills the page cache with dirty pages of the file.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(files(), 1, "the run writes one file");
+    cancel.store(true, Ordering::Relaxed);
+    let cancelled_at = Instant::now();
+    let result = runner.join().expect("run");
     let took = cancelled_at.elapsed();
     eprintln!("cancelled: returned after {took:?}");
     assert!(took < Duration::from_secs(1), "took {took:?} to stop");
     assert_eq!(result.status, RunStatus::Cancelled);
-    assert_eq!(std::fs::read_dir(target.path()).expect("list").count(), 0);
+    assert_eq!(files(), 0);
+}
+
+/// Raises a run's cancel flag when dropped.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 /// Runs `plan` and raises its cancel flag when `when` first says so about a progress report;
@@ -232,7 +245,7 @@ fn a_throttled_source_stops_within_a_second_of_a_cancel() {
 #[test]
 fn a_cancel_during_the_final_flush_stops_the_run_within_a_second() {
     // A gigabyte in the page cache takes seconds to reach most disks; the flush is cancellable.
-    let target = disk_tempdir();
+    let target = scratch();
     let size = 1u64 << 30;
     let plan = RunPlan {
         test: TestKind::TapeWrite,
@@ -268,7 +281,7 @@ fn a_cancel_during_the_final_flush_stops_the_run_within_a_second() {
 
 #[test]
 fn direct_reads_take_whole_files_including_unaligned_tails() {
-    let scratch = disk_tempdir();
+    let scratch = scratch();
     let root = scratch.path().join("typical");
     let summary = dataset(&root, Profile::Typical, 48 << 20);
     for (test, direct) in [
@@ -296,7 +309,7 @@ fn direct_reads_take_whole_files_including_unaligned_tails() {
 
 #[test]
 fn a_direct_write_pads_nothing_it_counts_and_leaves_no_file() {
-    let target = disk_tempdir();
+    let target = scratch();
     let plan = RunPlan {
         test: TestKind::TapeWrite,
         params: RunParams {
@@ -318,7 +331,7 @@ fn a_direct_write_pads_nothing_it_counts_and_leaves_no_file() {
 
 #[test]
 fn more_streams_than_buffers_finish_the_source_without_stalling() {
-    let scratch = disk_tempdir();
+    let scratch = scratch();
     let root = scratch.path().join("small");
     let summary = dataset(&root, Profile::SmallFiles, 4 << 20);
     let plan = RunPlan {
@@ -366,7 +379,7 @@ fn generated_data_compresses_as_asked() {
 
 #[test]
 fn dataset_files_compress_as_asked() {
-    let scratch = disk_tempdir();
+    let scratch = scratch();
     let root = scratch.path().join("large");
     dataset(&root, Profile::LargeFiles, 16 << 20);
     let mut data = Vec::new();

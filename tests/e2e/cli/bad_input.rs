@@ -1,14 +1,18 @@
-use std::path::Path;
+//! `backlab run` given bad specs, unusable targets, a full file system and Ctrl-C: the exit
+//! code, the message, and no file left behind.
+
 use std::time::{Duration, Instant};
 
-use super::{backlab, entries, json, output, stderr};
+use crate::support::cli::{backlab, json, output, stderr};
+use crate::support::fixtures::{entries, scratch};
+use crate::support::wait::wait_until;
 
 const BAD_SPEC: i32 = 2;
 const RUN_FAILED: i32 = 1;
 
 #[test]
 fn a_missing_source_is_a_bad_spec() {
-    let target = super::scratch();
+    let target = scratch();
     let out = output(
         backlab()
             .args(["run", "--source", "/nonexistent/backlab/fs1", "--target"])
@@ -25,7 +29,7 @@ fn a_missing_source_is_a_bad_spec() {
 
 #[test]
 fn an_unwritable_target_is_a_bad_spec() {
-    let source = super::scratch();
+    let source = scratch();
     // sysfs refuses new files even to root, which permission bits would not.
     let out = output(
         backlab()
@@ -43,7 +47,7 @@ fn an_unwritable_target_is_a_bad_spec() {
 
 #[test]
 fn a_target_that_does_not_exist_is_a_bad_spec() {
-    let source = super::scratch();
+    let source = scratch();
     let missing = source.path().join("nope");
     let out = output(
         backlab()
@@ -58,7 +62,7 @@ fn a_target_that_does_not_exist_is_a_bad_spec() {
 
 #[test]
 fn a_block_size_that_breaks_direct_io_alignment_is_a_bad_spec() {
-    let source = super::scratch();
+    let source = scratch();
     let out = output(
         backlab()
             .args([
@@ -113,7 +117,7 @@ fn every_bad_field_is_printed() {
 
 #[test]
 fn a_device_target_needs_permission() {
-    let source = super::scratch();
+    let source = scratch();
     let run = |allow: bool| {
         let mut command = backlab();
         command
@@ -148,7 +152,7 @@ fn a_device_target_needs_permission() {
 /// Runs `backlab run` inside a private mount namespace with a 4 MiB tmpfs as the target.
 #[test]
 fn a_full_target_fails_with_the_bytes_written_and_leaves_no_file() {
-    let scratch = super::scratch();
+    let scratch = scratch();
     let source = scratch.path().join("source");
     let target = scratch.path().join("target");
     std::fs::create_dir(&source).expect("source");
@@ -214,9 +218,9 @@ ls -A "$1" >> "$5""#;
     );
 }
 
-#[test]
-fn ctrl_c_stops_a_run_within_a_second_and_removes_its_files() {
-    let scratch = super::scratch();
+#[tokio::test]
+async fn ctrl_c_stops_a_run_within_a_second_and_removes_its_files() {
+    let scratch = scratch();
     let (source, target) = (scratch.path().join("source"), scratch.path().join("target"));
     std::fs::create_dir(&source).expect("source");
     std::fs::create_dir(&target).expect("target");
@@ -239,8 +243,17 @@ fn ctrl_c_stops_a_run_within_a_second_and_removes_its_files() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("spawn");
-    wait_for_lab_file(&target);
-    std::thread::sleep(Duration::from_millis(500));
+    wait_until(
+        "the run to create its file",
+        Duration::from_secs(10),
+        Duration::from_millis(20),
+        async || match entries(&target) {
+            files if files.is_empty() => Err("no file yet"),
+            _ => Ok(()),
+        },
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
     let (reported_at, stdout) = watch_report(&mut child);
     let signalled = Instant::now();
     let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("pid");
@@ -293,12 +306,4 @@ fn watch_report(
         text
     });
     (rx, reader)
-}
-
-fn wait_for_lab_file(dir: &Path) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while entries(dir).is_empty() {
-        assert!(Instant::now() < deadline, "the run never created its file");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }

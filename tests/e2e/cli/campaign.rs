@@ -1,12 +1,16 @@
-use super::{backlab, create_dataset, entries, json, output, stderr};
+//! `backlab run` on real datasets: the five tests, the table, the page-cache warning, a matrix.
+
+use crate::support::cli::{backlab, json, output, stderr};
+use crate::support::fixtures::{create_dataset_with, entries, scratch};
+use crate::support::runs::five_tests_done;
 
 #[test]
 fn five_tests_on_a_dataset_name_a_bottleneck_and_leave_nothing_behind() {
-    let scratch = super::scratch();
+    let scratch = scratch();
     let source = scratch.path().join("source");
     let target = scratch.path().join("target");
     std::fs::create_dir(&target).expect("target dir");
-    create_dataset(&source, "typical", "64M", 11);
+    create_dataset_with(&source, "typical", "64M", 11);
 
     let out = output(
         backlab()
@@ -18,23 +22,8 @@ fn five_tests_on_a_dataset_name_a_bottleneck_and_leave_nothing_behind() {
     );
     assert!(out.status.success(), "run failed: {}", stderr(&out));
     let result = json(&out);
-    let runs = result["runs"].as_array().expect("runs");
-    let tests: Vec<&str> = runs
-        .iter()
-        .map(|run| run["test"].as_str().unwrap_or(""))
-        .collect();
-    assert_eq!(
-        tests,
-        [
-            "tape_write",
-            "read_single",
-            "read_parallel",
-            "null_sink",
-            "full_backup"
-        ]
-    );
+    let runs = five_tests_done(&result);
     for run in runs {
-        assert_eq!(run["status"], "done", "{run}");
         assert!(run["mb_per_s"].as_f64().unwrap_or(0.0) > 0.0, "{run}");
         assert_eq!(run["bytes"], 32 << 20, "the size limit is exact: {run}");
         assert!(run["seconds"].as_f64().unwrap_or(0.0) > 0.0, "{run}");
@@ -86,9 +75,9 @@ fn five_tests_on_a_dataset_name_a_bottleneck_and_leave_nothing_behind() {
 
 #[test]
 fn the_table_shows_every_row_and_the_verdict() {
-    let scratch = super::scratch();
+    let scratch = scratch();
     let source = scratch.path().join("source");
-    create_dataset(&source, "small-files", "8M", 2);
+    create_dataset_with(&source, "small-files", "8M", 2);
     let out = output(
         backlab()
             .args(["run", "--source"])
@@ -131,9 +120,9 @@ fn the_table_shows_every_row_and_the_verdict() {
 
 #[test]
 fn a_read_of_a_fresh_dataset_warns_unless_the_cache_is_evicted() {
-    let scratch = super::scratch();
+    let scratch = scratch();
     let source = scratch.path().join("source");
-    create_dataset(&source, "typical", "32M", 5);
+    create_dataset_with(&source, "typical", "32M", 5);
     let read = |cold: &str| {
         let out = output(
             backlab()
@@ -175,7 +164,7 @@ fn a_read_of_a_fresh_dataset_warns_unless_the_cache_is_evicted() {
 
 #[test]
 fn a_matrix_expands_into_every_combination() {
-    let scratch = super::scratch();
+    let scratch = scratch();
     let spec = scratch.path().join("spec.json");
     std::fs::write(
         &spec,

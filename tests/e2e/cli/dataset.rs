@@ -1,6 +1,9 @@
+//! `backlab dataset create`: reproducible trees, the small-files profile, a directory kept.
+
 use std::path::Path;
 
-use super::{backlab, create_dataset, output, stdout};
+use crate::support::cli::{backlab, output, stderr, stdout};
+use crate::support::fixtures::{create_dataset_with, entries, scratch};
 
 /// Every file under `root` with its bytes, in path order.
 fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
@@ -34,15 +37,15 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
 
 #[test]
 fn the_same_seed_gives_a_byte_identical_tree() {
-    let scratch = super::scratch();
+    let scratch = scratch();
     let (a, b, c) = (
         scratch.path().join("a"),
         scratch.path().join("b"),
         scratch.path().join("c"),
     );
-    create_dataset(&a, "typical", "24M", 42);
-    create_dataset(&b, "typical", "24M", 42);
-    create_dataset(&c, "typical", "24M", 43);
+    create_dataset_with(&a, "typical", "24M", 42);
+    create_dataset_with(&b, "typical", "24M", 42);
+    create_dataset_with(&c, "typical", "24M", 43);
     let (tree_a, tree_b, tree_c) = (tree(&a), tree(&b), tree(&c));
     assert!(tree_a.len() > 10);
     assert_eq!(tree_a, tree_b);
@@ -53,7 +56,7 @@ fn the_same_seed_gives_a_byte_identical_tree() {
 
 #[test]
 fn small_files_are_4_to_16_kib_in_many_directories() {
-    let scratch = super::scratch();
+    let scratch = scratch();
     let root = scratch.path().join("small");
     let out = output(backlab().args(["dataset", "create"]).arg(&root).args([
         "--profile",
@@ -105,7 +108,7 @@ fn small_files_are_4_to_16_kib_in_many_directories() {
 
 #[test]
 fn a_dataset_never_writes_into_a_non_empty_directory() {
-    let scratch = super::scratch();
+    let scratch = scratch();
     std::fs::write(scratch.path().join("precious"), b"keep me").expect("file");
     let out = output(
         backlab()
@@ -114,14 +117,10 @@ fn a_dataset_never_writes_into_a_non_empty_directory() {
             .args(["--size", "1M"]),
     );
     assert!(!out.status.success());
-    assert!(
-        super::stderr(&out).contains("not empty"),
-        "{}",
-        super::stderr(&out)
-    );
+    assert!(stderr(&out).contains("not empty"), "{}", stderr(&out));
     assert_eq!(
         std::fs::read(scratch.path().join("precious")).expect("kept"),
         b"keep me"
     );
-    assert_eq!(super::entries(scratch.path()).len(), 1);
+    assert_eq!(entries(scratch.path()).len(), 1);
 }

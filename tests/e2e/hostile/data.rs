@@ -5,8 +5,6 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -16,51 +14,14 @@ use backlab::engine::wire::{
 };
 use serde_json::json;
 
-use crate::support::lab::{Lab, LabOptions, scratch};
+use crate::support::agent::{Agent, AgentOptions, wait_agents};
+use crate::support::fixtures::scratch;
+use crate::support::lab::{Lab, LabOptions};
+use crate::support::limits::room_for_open_files;
+use crate::support::wait::wait_until;
 
 /// Connections each flood opens: more than the 1024 descriptors a default limit allows.
 const FLOOD: usize = 1100;
-
-/// A running `backlab agent`; killed when dropped.
-struct Agent {
-    child: Child,
-    log: std::path::PathBuf,
-}
-
-impl Agent {
-    fn start(server: &str, name: &str, root: &Path) -> Agent {
-        let log = root.join(format!("agent-{name}.log"));
-        let file = std::fs::File::create(&log).expect("agent log");
-        let child = Command::new(env!("CARGO_BIN_EXE_backlab"))
-            .args(["agent", "--server", server, "--name", name])
-            .env_remove("BACKLAB_TOKEN")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(file)
-            .spawn()
-            .expect("backlab agent starts");
-        Agent { child, log }
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The test opens thousands of sockets: its soft descriptor limit goes up to the hard one.
-fn raise_descriptor_limit() {
-    use rustix::process::{Resource, getrlimit, setrlimit};
-    let mut limit = getrlimit(Resource::Nofile);
-    limit.current = limit.maximum;
-    let _ = setrlimit(Resource::Nofile, limit);
-}
 
 /// Threads of a process, from /proc.
 fn threads_of(pid: u32) -> usize {
@@ -70,21 +31,6 @@ fn threads_of(pid: u32) -> usize {
         .find_map(|line| line.strip_prefix("Threads:"))
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or(0)
-}
-
-/// The pid of the `backlab serve` whose command line names `db`.
-fn lab_pid(lab: &Lab) -> u32 {
-    let db = lab.db.display().to_string();
-    std::fs::read_dir("/proc")
-        .expect("/proc")
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .find(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
-                let cmdline = String::from_utf8_lossy(&cmdline);
-                cmdline.contains("serve") && cmdline.contains(&db)
-            })
-        })
-        .expect("the lab's process")
 }
 
 /// What a flood did: connections opened, and how many of them the lab closed.
@@ -150,28 +96,23 @@ fn flood(
 /// Waits until `name` is a connected agent of the lab; how long it took.
 async fn wait_registered(lab: &Lab, name: &str, timeout: Duration) -> Duration {
     let started = Instant::now();
-    loop {
-        let body = lab.get_json("/api/agents").await;
-        let connected = body["agents"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|agent| agent["name"] == name && agent["connected"] == true);
-        if connected {
-            return started.elapsed();
-        }
-        assert!(
-            started.elapsed() < timeout,
-            "agent {name} did not register within {timeout:?}: {body}\nlab log tail:\n{}",
-            tail(&lab.log())
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_agents(lab, &[name], true, timeout).await;
+    started.elapsed()
 }
 
-fn tail(log: &str) -> String {
-    let lines: Vec<&str> = log.lines().collect();
-    lines[lines.len().saturating_sub(40)..].join("\n")
+/// Waits until `count` reaches `at_least`: counted by the flood's client tasks, which may lag
+/// on a loaded machine.
+async fn wait_for_count(count: &AtomicUsize, at_least: usize, what: &str) {
+    wait_until(
+        what,
+        Duration::from_secs(20),
+        Duration::from_millis(20),
+        async || match count.load(Ordering::Relaxed) {
+            now if now >= at_least => Ok(()),
+            now => Err(format!("{now} of {at_least}")),
+        },
+    )
+    .await;
 }
 
 /// `/healthz` answers 200 within a few seconds.
@@ -184,52 +125,41 @@ async fn healthy(lab: &Lab) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn silent_connections_neither_keep_agents_out_nor_cost_the_lab_threads() {
-    raise_descriptor_limit();
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    assert!(
+        room_for_open_files(FLOOD as u64 + 256),
+        "this process cannot hold {FLOOD} connections"
+    );
+    let lab = Lab::fresh(&LabOptions::default());
     let port = lab.get_json("/api/agents").await["data_port"]
         .as_u64()
         .expect("data port") as u16;
-    let pid = lab_pid(&lab);
+    let pid = lab.pid();
     let threads_before = threads_of(pid);
     let stop = Arc::new(AtomicBool::new(false));
 
     // 1. Connections from the agent's own address that send two bytes and hold.
     let held = Arc::new(FloodCount::default());
     let mut tasks = flood(port, Ipv4Addr::LOCALHOST, false, &stop, &held);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while held.opened.load(Ordering::Relaxed) < FLOOD {
-        assert!(
-            Instant::now() < deadline,
-            "only {} of {FLOOD} connections opened",
-            held.opened.load(Ordering::Relaxed)
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_for_count(&held.opened, FLOOD, "the flood's connections to open").await;
     // No thread per connection: the lab has about the threads it had.
     let threads_flooded = threads_of(pid);
     assert!(
         threads_flooded < threads_before + 64,
         "{threads_flooded} threads under the flood, {threads_before} before"
     );
-    let first = Agent::start(&lab.base, "steady", root.path());
+    let first = Agent::start(&lab, "steady");
     let took = wait_registered(&lab, "steady", Duration::from_secs(20)).await;
     eprintln!("under {FLOOD} held connections, an agent registered in {took:?}");
     healthy(&lab).await;
     // Beyond one address's share the lab closes them (at once, or at the first-frame
     // deadline), however long the client would hold them. Counted by the client's tasks, which
     // may lag on a loaded machine: waited for, not sampled.
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while held.closed_by_lab.load(Ordering::Relaxed) < FLOOD - backlab_share()
-        && Instant::now() < deadline
-    {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(
-        held.closed_by_lab.load(Ordering::Relaxed) >= FLOOD - backlab_share(),
-        "the lab closed only {} of {FLOOD}",
-        held.closed_by_lab.load(Ordering::Relaxed)
-    );
+    wait_for_count(
+        &held.closed_by_lab,
+        FLOOD - backlab_share(),
+        "the lab to close the flood beyond one address's share",
+    )
+    .await;
 
     // 2. Another host that reconnects each connection the moment the lab closes it.
     let churn = Arc::new(FloodCount::default());
@@ -241,7 +171,7 @@ async fn silent_connections_neither_keep_agents_out_nor_cost_the_lab_threads() {
         &churn,
     ));
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let second = Agent::start(&lab.base, "other", root.path());
+    let second = Agent::start(&lab, "other");
     let took = wait_registered(&lab, "other", Duration::from_secs(20)).await;
     eprintln!(
         "under a reconnecting flood ({} connections so far), an agent registered in {took:?}",
@@ -281,7 +211,7 @@ async fn silent_connections_neither_keep_agents_out_nor_cost_the_lab_threads() {
         second.log_text()
     );
     let log = lab.log();
-    assert!(!log.contains("panicked"), "{}", tail(&log));
+    assert!(!log.contains("panicked"), "{}", lab.log_tail());
     // The log says why connections were closed without a line for each of thousands.
     let closed_lines = log
         .lines()
@@ -416,8 +346,8 @@ async fn an_agent_refuses_work_beyond_the_labs_limits() {
     let root = scratch();
     let lab = FakeLab::start();
     let port = lab.data.local_addr().expect("addr").port();
-    let agent = Agent::start(&lab.base, "careful", root.path());
-    let pid = agent.child.id();
+    let agent = Agent::start_at(&lab.base, root.path(), "careful", &AgentOptions::default());
+    let pid = agent.pid();
     let checked = tokio::task::spawn_blocking(move || {
         let (mut control, register) = lab.registered();
         assert_eq!(register.name, "careful");

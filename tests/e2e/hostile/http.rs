@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use backlab::http::listener::{HEADER_READ_TIMEOUT, RECLAIM_IDLE_AFTER};
 use serde_json::{Value, json};
 
-use crate::support::lab::{Lab, LabOptions, scratch};
+use crate::support::lab::{Lab, LabOptions};
+use crate::support::limits::room_for_open_files;
 
 /// A small campaign that finishes in a moment.
 fn small_spec() -> Value {
@@ -106,8 +107,7 @@ fn assert_healthy(lab: &Lab) {
 
 #[test]
 fn writes_from_other_sites_are_refused_and_plain_clients_still_work() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::fresh(&LabOptions::default());
     let host = own_host(&lab);
     let spec = small_spec().to_string();
 
@@ -185,8 +185,7 @@ fn writes_from_other_sites_are_refused_and_plain_clients_still_work() {
 
 #[test]
 fn the_labs_own_pages_still_post_forms_and_json() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::fresh(&LabOptions::default());
     let host = own_host(&lab);
     let origin = lab.base.clone();
     let same_origin = [
@@ -241,8 +240,7 @@ fn the_labs_own_pages_still_post_forms_and_json() {
 
 #[test]
 fn a_host_that_is_not_the_lab_is_refused_even_for_reads() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::fresh(&LabOptions::default());
     let port = address(&lab).port();
     let rebound = format!("rebind.evil.example:{port}");
     let api = exchange(&lab, "GET", "/api/campaigns", &rebound, &[], "");
@@ -274,21 +272,17 @@ fn a_host_that_is_not_the_lab_is_refused_even_for_reads() {
 
 #[test]
 fn names_given_with_flags_are_accepted() {
-    let root = scratch();
-    let lab = Lab::start(
-        root.path(),
-        &LabOptions {
-            extra: [
-                "--allow-host",
-                "lab.test",
-                "--public-url",
-                "https://backlab.example.com/",
-            ]
-            .map(String::from)
-            .to_vec(),
-            ..LabOptions::default()
-        },
-    );
+    let lab = Lab::fresh(&LabOptions {
+        extra: [
+            "--allow-host",
+            "lab.test",
+            "--public-url",
+            "https://backlab.example.com/",
+        ]
+        .map(String::from)
+        .to_vec(),
+        ..LabOptions::default()
+    });
     let port = address(&lab).port();
     for name in [
         format!("lab.test:{port}"),
@@ -333,8 +327,7 @@ fn closed_by_peer(stream: &mut TcpStream) -> Option<bool> {
 
 #[test]
 fn a_trickled_header_is_closed_within_the_timeout() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::fresh(&LabOptions::default());
     let mut stream = TcpStream::connect(address(&lab)).expect("connect");
     stream
         .set_read_timeout(Some(Duration::from_secs(2)))
@@ -375,8 +368,7 @@ fn a_trickled_header_is_closed_within_the_timeout() {
 
 #[test]
 fn an_idle_keep_alive_connection_is_closed() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::fresh(&LabOptions::default());
     let mut stream = TcpStream::connect(address(&lab)).expect("connect");
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
@@ -411,8 +403,7 @@ fn an_idle_keep_alive_connection_is_closed() {
 
 #[test]
 fn a_request_body_that_never_arrives_is_given_up() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::fresh(&LabOptions::default());
     let mut stream = TcpStream::connect(address(&lab)).expect("connect");
     stream
         .set_read_timeout(Some(Duration::from_secs(90)))
@@ -440,8 +431,7 @@ fn a_request_body_that_never_arrives_is_given_up() {
 
 #[tokio::test]
 async fn an_event_stream_outlives_the_header_timeout() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::fresh(&LabOptions::default());
     // A run of 13 s, read slowly: its event stream lasts longer than any connection timeout.
     let id = lab
         .submit(&json!({
@@ -488,41 +478,16 @@ const FLOODED_LAB_OPEN_FILES: u64 = 1024;
 /// The connection cap the lab derives from that limit.
 const FLOODED_LAB_CAP: usize = 256;
 
-/// Raises this process's soft limit on open files so it can hold the flood; false when the
-/// hard limit is too low.
-fn make_room_for(open_files: u64) -> bool {
-    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
-    let limit = getrlimit(Resource::Nofile);
-    if limit.current.is_none_or(|current| current >= open_files) {
-        return true;
-    }
-    if limit.maximum.is_some_and(|maximum| maximum < open_files) {
-        return false;
-    }
-    setrlimit(
-        Resource::Nofile,
-        Rlimit {
-            current: Some(open_files),
-            maximum: limit.maximum,
-        },
-    )
-    .is_ok()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_flood_under_a_low_file_limit_leaves_the_lab_answering() {
-    if !make_room_for(FLOOD as u64 + 256) {
+    if !room_for_open_files(FLOOD as u64 + 256) {
         eprintln!("skipped: this process cannot open {FLOOD} connections");
         return;
     }
-    let root = scratch();
-    let lab = Lab::start(
-        root.path(),
-        &LabOptions {
-            open_files: Some(FLOODED_LAB_OPEN_FILES),
-            ..LabOptions::default()
-        },
-    );
+    let lab = Lab::fresh(&LabOptions {
+        open_files: Some(FLOODED_LAB_OPEN_FILES),
+        ..LabOptions::default()
+    });
     assert!(
         plain_log(&lab).contains(&format!("max_connections={FLOODED_LAB_CAP}")),
         "{}",

@@ -4,7 +4,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::lab::{Lab, LabOptions, scratch};
+use crate::support::fixtures::scratch;
+use crate::support::lab::{Lab, LabOptions};
 
 /// The most memory the lab may reach while refusing any of these requests.
 const PEAK_RSS_LIMIT_MIB: f64 = 100.0;
@@ -30,8 +31,7 @@ async fn assert_healthy(lab: &Lab) {
 
 #[tokio::test]
 async fn a_matrix_bomb_is_refused_by_arithmetic_in_bounded_memory() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::fresh(&LabOptions::default());
     for count in [5_000, 20_000] {
         let ones = vec!["1"; count].join(",");
         let body = format!(
@@ -102,8 +102,7 @@ async fn a_matrix_bomb_is_refused_by_arithmetic_in_bounded_memory() {
 
 #[tokio::test]
 async fn a_paths_bomb_is_refused_and_a_wide_campaign_stores_its_paths_once() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::fresh(&LabOptions::default());
     for count in [10_000, 145_000] {
         let paths = vec![r#""demo""#; count].join(",");
         let body = format!(
@@ -153,16 +152,13 @@ async fn a_paths_bomb_is_refused_and_a_wide_campaign_stores_its_paths_once() {
     let view = lab.get_json(&format!("/api/campaigns/{id}")).await;
     assert_eq!(view["runs"].as_array().map(Vec::len), Some(1000));
     // Let a few runs be claimed and finish, then stop the rest.
-    let started = std::time::Instant::now();
-    loop {
-        let view = lab.get_json(&format!("/api/campaigns/{id}")).await;
-        let finished = view["runs_finished"].as_i64().unwrap_or(0);
-        if finished >= 3 || started.elapsed() > Duration::from_secs(60) {
-            assert!(finished >= 3, "{view}");
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    lab.wait_campaign(
+        &id,
+        "three runs to finish",
+        Duration::from_secs(60),
+        |view| view["runs_finished"].as_i64().unwrap_or(0) >= 3,
+    )
+    .await;
     lab.cancel(&id).await;
     lab.wait_status(&id, &["cancelled"], Duration::from_secs(30))
         .await;
@@ -200,9 +196,8 @@ fn run_errors(view: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn a_target_replaced_by_a_link_after_queueing_is_not_written() {
-    let root = scratch();
     let outside = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::fresh(&LabOptions::default());
     let target = lab.data_dir.join("scratch-target");
     std::fs::create_dir_all(&target).expect("target dir");
 
@@ -253,7 +248,7 @@ async fn a_run_queued_under_wider_roots_is_refused_after_a_restart_with_narrower
         .submit(&dir_campaign(&wide.path().display().to_string()))
         .await;
     lab.signal(rustix::process::Signal::TERM);
-    lab.wait_exit(Duration::from_secs(30));
+    lab.wait_exit(Duration::from_secs(30)).await;
     drop(lab);
 
     // The same database, without --allow-target.
@@ -275,12 +270,11 @@ async fn a_run_queued_under_wider_roots_is_refused_after_a_restart_with_narrower
 
 #[tokio::test]
 async fn refusals_do_not_say_where_links_lead_and_devices_resolve_from_the_data_dir() {
-    let root = scratch();
     let options = LabOptions {
         extra: vec!["--allow-device".into(), "/dev/null".into()],
         ..LabOptions::default()
     };
-    let lab = Lab::start(root.path(), &options);
+    let lab = Lab::fresh(&options);
     let secret = scratch();
     std::os::unix::fs::symlink(secret.path(), lab.data_dir.join("escape")).expect("symlink");
     let (status, answer) = post_raw(

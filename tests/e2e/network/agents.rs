@@ -5,7 +5,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::*;
+use super::{only_result, wait_running};
+use crate::support::agent::{Agent, AgentOptions, alpha_and_beta, wait_agents, wait_busy};
+use crate::support::fixtures::{create_dataset, scratch};
+use crate::support::lab::{Lab, LabOptions};
+use crate::support::wait::wait_until;
 
 fn as_f64(value: &Value) -> f64 {
     value
@@ -15,11 +19,8 @@ fn as_f64(value: &Value) -> f64 {
 
 #[tokio::test]
 async fn two_agents_send_into_an_emulated_drive_and_the_figures_add_up() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
-    let _alpha = Agent::start(&lab.base, "alpha", root.path(), None, None);
-    let _beta = Agent::start(&lab.base, "beta", root.path(), None, None);
-    wait_agents(&lab, &["alpha", "beta"], true, Duration::from_secs(20)).await;
+    let lab = Lab::fresh(&LabOptions::default());
+    let _agents = alpha_and_beta(&lab).await;
 
     let id = lab
         .submit(&json!({
@@ -127,11 +128,8 @@ async fn two_agents_send_into_an_emulated_drive_and_the_figures_add_up() {
 
 #[tokio::test]
 async fn killing_an_agent_mid_run_leaves_a_partial_result_naming_it() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
-    let _alpha = Agent::start(&lab.base, "alpha", root.path(), None, None);
-    let mut beta = Agent::start(&lab.base, "beta", root.path(), None, None);
-    wait_agents(&lab, &["alpha", "beta"], true, Duration::from_secs(20)).await;
+    let lab = Lab::fresh(&LabOptions::default());
+    let (_alpha, mut beta) = alpha_and_beta(&lab).await;
 
     // 20 MB/s links: each client's 120 MB share takes six seconds.
     let id = lab
@@ -192,8 +190,7 @@ async fn killing_an_agent_mid_run_leaves_a_partial_result_naming_it() {
 
 #[tokio::test]
 async fn a_campaign_naming_a_missing_agent_fails_with_its_name() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::fresh(&LabOptions::default());
     let id = lab
         .submit(&json!({
             "source": {"agents": ["nowhere"]},
@@ -233,28 +230,38 @@ async fn a_campaign_naming_a_missing_agent_fails_with_its_name() {
 
 #[tokio::test]
 async fn an_agent_that_reconnects_is_recognised_by_name() {
-    let root = scratch();
-    let lab = Lab::start(
-        root.path(),
-        &LabOptions {
-            token: Some("agent-token".into()),
-            ..LabOptions::default()
-        },
-    );
+    let lab = Lab::fresh(&LabOptions {
+        token: Some("agent-token".into()),
+        ..LabOptions::default()
+    });
     // A wrong token is refused for good: the agent says so and exits.
-    let mut wrong = Agent::start(&lab.base, "intruder", root.path(), Some("nope"), None);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !wrong.log_text().contains("refused") {
-        assert!(Instant::now() < deadline, "log: {}", wrong.log_text());
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let wrong_token = AgentOptions {
+        token: Some("nope"),
+        ..AgentOptions::default()
+    };
+    let mut wrong = Agent::start_with(&lab, "intruder", &wrong_token);
+    wait_until(
+        "the agent to log its refusal",
+        Duration::from_secs(20),
+        Duration::from_millis(100),
+        async || {
+            let log = wrong.log_text();
+            if log.contains("refused") {
+                Ok(())
+            } else {
+                Err(log)
+            }
+        },
+    )
+    .await;
     wrong.kill();
 
-    let mut first = Agent::start(&lab.base, "gamma", root.path(), Some("agent-token"), None);
+    // The right token is the lab's own, which an agent is given unless told otherwise.
+    let mut first = Agent::start(&lab, "gamma");
     wait_agents(&lab, &["gamma"], true, Duration::from_secs(20)).await;
     first.kill();
     wait_agents(&lab, &["gamma"], false, Duration::from_secs(20)).await;
-    let _second = Agent::start(&lab.base, "gamma", root.path(), Some("agent-token"), None);
+    let _second = Agent::start(&lab, "gamma");
     let body = wait_agents(&lab, &["gamma"], true, Duration::from_secs(20)).await;
     let agents = body["agents"].as_array().expect("agents");
     assert_eq!(agents.len(), 1, "one entry, by name: {body}");
@@ -264,20 +271,19 @@ async fn an_agent_that_reconnects_is_recognised_by_name() {
 
 #[tokio::test]
 async fn an_agent_reads_its_own_files_and_only_under_its_allowed_roots() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
-    let files = root.path().join("agent-files");
+    let lab = Lab::fresh(&LabOptions::default());
+    let files = lab.root.join("agent-files");
     create_dataset(&files, "48M");
     let files = files.canonicalize().expect("dataset");
     let on_disk: u64 = walk_sizes(&files);
     let allowed = files.display().to_string();
     let _agent = Agent::start_with(
-        &lab.base,
+        &lab,
         "reader",
-        root.path(),
-        None,
-        None,
-        &["--allow-source", &allowed],
+        &AgentOptions {
+            extra: &["--allow-source", &allowed],
+            ..AgentOptions::default()
+        },
     );
     wait_agents(&lab, &["reader"], true, Duration::from_secs(20)).await;
     let listed = lab.get_json("/api/agents").await;
@@ -321,9 +327,8 @@ async fn an_agent_reads_its_own_files_and_only_under_its_allowed_roots() {
 
 #[tokio::test]
 async fn cancelling_a_network_run_stops_it_and_frees_the_agents() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
-    let _agent = Agent::start(&lab.base, "slow", root.path(), None, None);
+    let lab = Lab::fresh(&LabOptions::default());
+    let _agent = Agent::start(&lab, "slow");
     wait_agents(&lab, &["slow"], true, Duration::from_secs(20)).await;
     let id = lab
         .submit(&json!({
@@ -333,18 +338,7 @@ async fn cancelling_a_network_run_stops_it_and_frees_the_agents() {
             "params": {"streams": 2, "size": "1G", "link_mb_s": 10}
         }))
         .await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let agents = lab.get_json("/api/agents").await;
-        if agents["agents"][0]["busy"] == true {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the agent never got the work: {agents}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_busy(&lab, "slow").await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let asked = Instant::now();
     let response = lab
@@ -396,7 +390,7 @@ async fn a_run_interrupted_by_a_restart_runs_again_once_its_agent_returns() {
         ..LabOptions::default()
     };
     let mut lab = Lab::start(root.path(), &options);
-    let agent = Agent::start(&lab.base, "steady", root.path(), None, None);
+    let agent = Agent::start(&lab, "steady");
     wait_agents(&lab, &["steady"], true, Duration::from_secs(20)).await;
     let id = lab
         .submit(&json!({
@@ -409,7 +403,7 @@ async fn a_run_interrupted_by_a_restart_runs_again_once_its_agent_returns() {
     wait_running(&lab, &id).await;
     tokio::time::sleep(Duration::from_millis(1000)).await;
     lab.signal(rustix::process::Signal::TERM);
-    let (took, status) = lab.wait_exit(Duration::from_secs(15));
+    let (took, status) = lab.wait_exit(Duration::from_secs(15)).await;
     assert!(status.success(), "{status:?} after {took:?}");
 
     // The run is queued again at start-up and waits for the agent to come back.
@@ -430,11 +424,8 @@ async fn a_run_interrupted_by_a_restart_runs_again_once_its_agent_returns() {
 
 #[tokio::test]
 async fn an_agent_stopped_with_ctrl_c_fails_its_part_and_says_why() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
-    let _alpha = Agent::start(&lab.base, "alpha", root.path(), None, None);
-    let mut beta = Agent::start(&lab.base, "beta", root.path(), None, None);
-    wait_agents(&lab, &["alpha", "beta"], true, Duration::from_secs(20)).await;
+    let lab = Lab::fresh(&LabOptions::default());
+    let (_alpha, mut beta) = alpha_and_beta(&lab).await;
     let id = lab
         .submit(&json!({
             "source": {"agents": ["alpha", "beta"]},
@@ -443,14 +434,10 @@ async fn an_agent_stopped_with_ctrl_c_fails_its_part_and_says_why() {
             "params": {"streams": 2, "size": "160M", "link_mb_s": 20}
         }))
         .await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while lab.get_json("/api/agents").await["agents"][1]["busy"] != true {
-        assert!(Instant::now() < deadline, "beta never got the work");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_busy(&lab, "beta").await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     beta.signal(rustix::process::Signal::INT);
-    assert!(beta.wait_exit(Duration::from_secs(10)).success());
+    assert!(beta.wait_exit(Duration::from_secs(10)).await.success());
     lab.follow(&id, Duration::from_secs(60)).await;
     let result = only_result(&lab, &id).await;
     assert_eq!(result["partial"], true, "{result}");

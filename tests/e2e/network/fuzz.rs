@@ -9,7 +9,9 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use serde_json::json;
 
-use super::*;
+use super::only_result;
+use crate::support::agent::{Agent, wait_agents};
+use crate::support::lab::{Lab, LabOptions};
 
 fn header(kind: u8, len: u32) -> Vec<u8> {
     let mut bytes = b"BL".to_vec();
@@ -33,23 +35,22 @@ fn poke(port: u16, bytes: &[u8], linger: bool) {
 
 #[tokio::test]
 async fn fuzzed_frames_never_crash_the_data_listener() {
-    let root = scratch();
-    let lab = Lab::start(
-        root.path(),
-        &LabOptions {
-            token: Some("fuzz-token".into()),
-            ..LabOptions::default()
-        },
-    );
+    let lab = Lab::fresh(&LabOptions {
+        token: Some("fuzz-token".into()),
+        ..LabOptions::default()
+    });
     let port = lab.get_json("/api/agents").await["data_port"]
         .as_u64()
         .expect("data port") as u16;
     let mut rng = StdRng::seed_from_u64(0x6675_7a7a);
-    let hello = serde_json::to_vec(&json!({"run_key": "k", "client": "c", "stream": 0})).unwrap();
-    let register = serde_json::to_vec(&json!({
+    let hello = json!({"run_key": "k", "client": "c", "stream": 0})
+        .to_string()
+        .into_bytes();
+    let register = json!({
         "name": "fuzzer", "token": "wrong", "sources": [], "version": "0", "host": "h"
-    }))
-    .unwrap();
+    })
+    .to_string()
+    .into_bytes();
     let cases = tokio::task::spawn_blocking(move || {
         let mut cases = 0;
         for round in 0..400 {
@@ -129,18 +130,15 @@ async fn fuzzed_frames_never_crash_the_data_listener() {
     assert_eq!(lab.get("/healthz").await.status(), 200);
     let body = lab.get_json("/api/agents").await;
     assert!(!body.to_string().contains("fuzzer"), "{body}");
-    let _agent = Agent::start(&lab.base, "after", root.path(), Some("fuzz-token"), None);
+    let _agent = Agent::start(&lab, "after");
     wait_agents(&lab, &["after"], true, Duration::from_secs(20)).await;
     let id = lab
-        .submit_as(
-            &json!({
-                "source": {"agents": ["after"]},
-                "target": {"kind": "null"},
-                "tests": ["network_backup"],
-                "params": {"streams": 2, "size": "64M"}
-            }),
-            Some("fuzz-token"),
-        )
+        .submit(&json!({
+            "source": {"agents": ["after"]},
+            "target": {"kind": "null"},
+            "tests": ["network_backup"],
+            "params": {"streams": 2, "size": "64M"}
+        }))
         .await;
     lab.follow(&id, Duration::from_secs(60)).await;
     assert_eq!(only_result(&lab, &id).await["status"], "done");

@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::*;
+use super::only_result;
+use crate::support::agent::{Agent, AgentOptions, wait_agents};
+use crate::support::lab::{Lab, LabOptions};
 
 /// The namespace and veth pair of one test; removed when dropped.
 struct Link {
@@ -110,36 +112,29 @@ async fn a_gigabit_link_caps_the_backup_and_the_verdict_names_the_network() {
         }
     };
     let lab_ip = format!("10.231.{}.1", id % 250);
-    let root = scratch();
-    let token = "link-token";
-    let lab = Lab::start(
-        root.path(),
-        &LabOptions {
-            token: Some(token.into()),
-            bind: Some(format!("{lab_ip}:0")),
-            data_bind: Some(format!("{lab_ip}:0")),
-            ..LabOptions::default()
-        },
-    );
-    let agent = Agent::start(
-        &lab.base,
+    let lab = Lab::fresh(&LabOptions {
+        token: Some("link-token".into()),
+        bind: Some(format!("{lab_ip}:0")),
+        data_bind: Some(format!("{lab_ip}:0")),
+        ..LabOptions::default()
+    });
+    let agent = Agent::start_with(
+        &lab,
         "far",
-        root.path(),
-        Some(token),
-        Some(&link.netns),
+        &AgentOptions {
+            netns: Some(&link.netns),
+            ..AgentOptions::default()
+        },
     );
     wait_agents(&lab, &["far"], true, Duration::from_secs(20)).await;
     let id = lab
-        .submit_as(
-            &json!({
-                "name": "over a gigabit link",
-                "source": {"agents": ["far"]},
-                "target": {"kind": "null"},
-                "tests": ["network_backup"],
-                "params": {"streams": 2, "size": "600M"}
-            }),
-            Some(token),
-        )
+        .submit(&json!({
+            "name": "over a gigabit link",
+            "source": {"agents": ["far"]},
+            "target": {"kind": "null"},
+            "tests": ["network_backup"],
+            "params": {"streams": 2, "size": "600M"}
+        }))
         .await;
     lab.follow(&id, Duration::from_secs(120)).await;
     let result = only_result(&lab, &id).await;

@@ -5,12 +5,12 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::*;
+use crate::support::lab::{Lab, LabOptions};
+use crate::support::runs::all_done;
 
 #[tokio::test]
 async fn a_client_sweep_draws_the_seed_000_chart() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::fresh(&LabOptions::default());
     let id = lab
         .submit(&json!({
             "name": "seed 000 sweep",
@@ -23,12 +23,8 @@ async fn a_client_sweep_draws_the_seed_000_chart() {
         .await;
     lab.follow(&id, Duration::from_secs(600)).await;
     let campaign = lab.get_json(&format!("/api/campaigns/{id}")).await;
-    let runs = campaign["runs"].as_array().expect("runs");
-    assert_eq!(
-        runs.len(),
-        12,
-        "3 client counts × 2 buffers × 2 block sizes"
-    );
+    // 3 client counts × 2 buffers × 2 block sizes.
+    let runs = all_done(&campaign, 12);
     for run in runs {
         let result = &run["result"];
         assert_eq!(result["status"], "done", "{result}");

@@ -1,17 +1,17 @@
 //! The service's own surface: first start on a fresh machine, the OpenAPI document, health and
 //! metrics.
 
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::support::lab::{Lab, LabOptions, scratch};
+use crate::support::fixtures::scratch;
+use crate::support::lab::{Lab, LabOptions};
+use crate::support::wait::wait_until;
 
 #[tokio::test]
 async fn the_openapi_document_describes_every_route() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::fresh(&LabOptions::default());
     let doc = lab.get_json("/api/openapi.json").await;
     assert!(
         doc["openapi"].as_str().unwrap_or("").starts_with("3."),
@@ -78,8 +78,7 @@ async fn the_openapi_document_describes_every_route() {
 
 #[tokio::test]
 async fn health_and_metrics_answer() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::fresh(&LabOptions::default());
     let health = lab.get_json("/healthz").await;
     assert_eq!(health, json!({"status": "ok", "queued": 0, "running": 0}));
     let response = lab.get("/metrics").await;
@@ -106,63 +105,36 @@ async fn health_and_metrics_answer() {
 #[tokio::test]
 async fn a_fresh_start_creates_everything_and_the_demo_is_usable() {
     let root = scratch();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_backlab"))
-        .arg("serve")
-        .current_dir(root.path())
-        .env("BACKLAB_BIND", "127.0.0.1:0")
-        .env("BACKLAB_DATA_BIND", "127.0.0.1:0")
-        .env("BACKLAB_DEMO_SIZE", "24M")
-        .env_remove("BACKLAB_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("starts");
-    let mut reader = std::io::BufReader::new(child.stdout.take().expect("stdout"));
-    let mut line = String::new();
-    std::io::BufRead::read_line(&mut reader, &mut line).expect("line");
-    std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
-    let base = line
-        .trim()
-        .strip_prefix("backlab listening on ")
-        .expect("address")
-        .to_string();
+    let lab = Lab::start_unconfigured(
+        root.path(),
+        &[
+            ("BACKLAB_BIND", "127.0.0.1:0"),
+            ("BACKLAB_DATA_BIND", "127.0.0.1:0"),
+            ("BACKLAB_DEMO_SIZE", "24M"),
+        ],
+    );
     assert!(root.path().join("backlab.db").is_file());
     assert!(root.path().join("backlab-data").is_dir());
-    let client = reqwest::Client::new();
     let demo = root.path().join("backlab-data/demo");
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !demo.is_dir() {
-        assert!(std::time::Instant::now() < deadline, "no demo dataset");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let response = client
-        .post(format!("{base}/api/campaigns"))
-        .json(&json!({"source": {"paths": ["demo"]}, "target": {"kind": "null"}, "tests": ["read_parallel"]}))
-        .send()
-        .await
-        .expect("POST");
-    assert_eq!(response.status(), 201);
-    let id = response.json::<Value>().await.expect("JSON")["id"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    let campaign = loop {
-        let campaign: Value = client
-            .get(format!("{base}/api/campaigns/{id}"))
-            .send()
-            .await
-            .expect("GET")
-            .json()
-            .await
-            .expect("JSON");
-        if campaign["status"] == "done" {
-            break campaign;
-        }
-        assert!(std::time::Instant::now() < deadline, "{campaign}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    wait_until(
+        "the demo dataset",
+        Duration::from_secs(60),
+        Duration::from_millis(100),
+        async || {
+            if demo.is_dir() {
+                Ok(())
+            } else {
+                Err("not yet")
+            }
+        },
+    )
+    .await;
+    let id = lab
+        .submit(&json!({"source": {"paths": ["demo"]}, "target": {"kind": "null"}, "tests": ["read_parallel"]}))
+        .await;
+    let campaign = lab
+        .wait_status(&id, &["done"], Duration::from_secs(60))
+        .await;
     assert_eq!(campaign["runs"][0]["result"]["bytes"], 24 << 20);
     let resolved = campaign["spec"]["source"]["paths"][0]
         .as_str()
@@ -171,6 +143,4 @@ async fn a_fresh_start_creates_everything_and_the_demo_is_usable() {
         resolved.starts_with('/') && resolved.ends_with("backlab-data/demo"),
         "{resolved}"
     );
-    let _ = child.kill();
-    let _ = child.wait();
 }

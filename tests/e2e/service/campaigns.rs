@@ -5,12 +5,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::lab::{Lab, LabOptions, create_dataset, five_tests, lab_files, scratch};
+use crate::support::fixtures::{create_dataset, five_tests, lab_files};
+use crate::support::lab::{Lab, LabOptions};
+use crate::support::runs::five_tests_done;
 
 #[tokio::test]
 async fn five_tests_run_end_to_end_with_live_events_and_stored_results() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::fresh(&LabOptions::default());
     let source = lab.data_dir.join("src");
     let target = lab.data_dir.join("out");
     create_dataset(&source, "24M");
@@ -68,23 +69,8 @@ async fn five_tests_run_end_to_end_with_live_events_and_stored_results() {
     let campaign = lab.get_json(&format!("/api/campaigns/{id}")).await;
     assert_eq!(campaign["status"], "done");
     assert_eq!(campaign["spec"]["name"], "five tests");
-    let runs = campaign["runs"].as_array().expect("runs");
-    let tests: Vec<&str> = runs
-        .iter()
-        .map(|run| run["test"].as_str().unwrap_or(""))
-        .collect();
-    assert_eq!(
-        tests,
-        [
-            "tape_write",
-            "read_single",
-            "read_parallel",
-            "null_sink",
-            "full_backup"
-        ]
-    );
+    let runs = five_tests_done(&campaign);
     for run in runs {
-        assert_eq!(run["status"], "done", "{run}");
         assert_eq!(run["attempts"], 1);
         let result = &run["result"];
         assert!(result["bytes"].as_u64().unwrap_or(0) > 0, "{run}");
@@ -191,38 +177,30 @@ fn long_campaign(target: &std::path::Path) -> Value {
     })
 }
 
-/// Waits until the campaign's first run reports progress; returns the progress events seen.
+/// Waits for the campaign's first `count` progress events and returns them.
 async fn wait_for_progress(lab: &Lab, id: &str, count: usize) -> Vec<Value> {
-    use futures_util::StreamExt;
-    let response = lab.get(&format!("/api/campaigns/{id}/events")).await;
-    let mut stream = response.bytes_stream();
-    let mut text = String::new();
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut events = lab.events(id).await;
     let mut seen = Vec::new();
-    while seen.len() < count {
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        let chunk = tokio::time::timeout(remaining, stream.next())
-            .await
-            .expect("progress in time")
-            .expect("stream open")
-            .expect("chunk");
-        text.push_str(&String::from_utf8_lossy(&chunk));
-        while let Some(end) = text.find("\n\n") {
-            let block: String = text.drain(..end + 2).collect();
-            if block.starts_with("event: progress")
-                && let Some(data) = block.lines().find_map(|l| l.strip_prefix("data: "))
-            {
-                seen.push(serde_json::from_str(data).expect("JSON"));
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while seen.len() < count {
+            let (name, data) = events
+                .next()
+                .await
+                .expect("the event stream breaks off")
+                .expect("the event stream stays open");
+            if name == "progress" {
+                seen.push(data);
             }
         }
-    }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no {count} progress events within 30 s: {seen:?}"));
     seen
 }
 
 #[tokio::test]
 async fn cancel_stops_the_running_run_within_a_second_and_drops_queued_runs() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::fresh(&LabOptions::default());
     let target = lab.data_dir.join("out");
     std::fs::create_dir(&target).expect("target dir");
     let id = lab.submit(&long_campaign(&target)).await;
@@ -273,8 +251,7 @@ async fn cancel_stops_the_running_run_within_a_second_and_drops_queued_runs() {
 
 #[tokio::test]
 async fn delete_is_refused_while_running_and_removes_everything_after() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::fresh(&LabOptions::default());
     let target = lab.data_dir.join("out");
     std::fs::create_dir(&target).expect("target dir");
     let id = lab.submit(&long_campaign(&target)).await;
@@ -294,8 +271,7 @@ async fn delete_is_refused_while_running_and_removes_everything_after() {
         "{body}"
     );
 
-    lab.post_json(&format!("/api/campaigns/{id}/cancel"), &json!({}))
-        .await;
+    lab.cancel(&id).await;
     lab.wait_status(&id, &["cancelled"], Duration::from_secs(10))
         .await;
     let response = lab
@@ -325,8 +301,7 @@ async fn delete_is_refused_while_running_and_removes_everything_after() {
 
 #[tokio::test]
 async fn list_pages_newest_first_filters_by_status_and_reruns_link_back() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::fresh(&LabOptions::default());
     let quick = |name: &str| {
         json!({
             "name": name,

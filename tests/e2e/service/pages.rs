@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::support::lab::{Lab, LabOptions, scratch};
+use crate::support::lab::{Lab, LabOptions};
 
 fn quick(name: &str, buffers: &[u32]) -> serde_json::Value {
     json!({
@@ -20,8 +20,7 @@ fn quick(name: &str, buffers: &[u32]) -> serde_json::Value {
 
 #[tokio::test]
 async fn pages_list_report_chart_and_compare_campaigns() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::fresh(&LabOptions::default());
 
     // First run: the list points to the demo dataset and the preset.
     let first = lab.get_text("/").await;
@@ -102,8 +101,7 @@ async fn pages_list_report_chart_and_compare_campaigns() {
 
 #[tokio::test]
 async fn the_form_works_without_javascript_and_errors_have_pages() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::fresh(&LabOptions::default());
     let form = lab.get_text("/campaigns/new?preset=tuning").await;
     assert!(
         form.contains("value=\"8, 16, 32\""),
@@ -202,12 +200,11 @@ async fn the_form_works_without_javascript_and_errors_have_pages() {
 
 #[tokio::test]
 async fn with_a_token_the_plain_form_asks_for_it() {
-    let root = scratch();
     let options = LabOptions {
         token: Some("form-token".into()),
         ..LabOptions::default()
     };
-    let lab = Lab::start(root.path(), &options);
+    let lab = Lab::fresh(&options);
     let form = lab.get_text("/campaigns/new").await;
     assert!(
         form.contains("name=\"token\""),
@@ -233,8 +230,7 @@ async fn with_a_token_the_plain_form_asks_for_it() {
 
 #[tokio::test]
 async fn emulated_tape_figures_survive_the_store_and_say_emulated_everywhere() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::fresh(&LabOptions::default());
     let id = lab
         .submit(&json!({
             "name": "tape",
@@ -275,8 +271,7 @@ async fn emulated_tape_figures_survive_the_store_and_say_emulated_everywhere() {
 
 #[tokio::test]
 async fn a_finished_report_is_kept_revalidated_by_etag_and_forgotten_when_deleted() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::fresh(&LabOptions::default());
     let id = lab.submit(&quick("kept", &[4])).await;
     lab.wait_status(&id, &["done"], Duration::from_secs(60))
         .await;

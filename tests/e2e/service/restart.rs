@@ -1,31 +1,29 @@
 //! Restart safety: a crash (SIGKILL) mid-run loses nothing and runs nothing twice; a shutdown
 //! (SIGTERM) interrupts the run cleanly and the next start picks it up.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use futures_util::StreamExt;
 use rustix::process::Signal;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::support::lab::{Lab, LabOptions, create_dataset, lab_files, scratch};
+use crate::support::fixtures::{create_dataset, lab_files, scratch};
+use crate::support::lab::{Lab, LabOptions};
+use crate::support::runs::five_tests_done;
 
-/// Waits until the campaign's run at `position` has reported progress at least twice.
+/// Waits until the campaign's first run has reported progress at least twice.
 async fn wait_until_writing(lab: &Lab, id: &str) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let campaign = lab.get_json(&format!("/api/campaigns/{id}")).await;
-        let samples = campaign["runs"][0]["samples"]
-            .as_array()
-            .map_or(0, Vec::len);
-        if campaign["runs"][0]["status"] == "running" && samples >= 2 {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the first run never got going: {campaign}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    lab.wait_campaign(
+        id,
+        "the first run to get going",
+        Duration::from_secs(30),
+        |campaign| {
+            let samples = campaign["runs"][0]["samples"]
+                .as_array()
+                .map_or(0, Vec::len);
+            campaign["runs"][0]["status"] == "running" && samples >= 2
+        },
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -51,7 +49,7 @@ async fn a_crash_mid_run_loses_nothing_and_runs_nothing_twice() {
     );
 
     lab.signal(Signal::KILL);
-    let (_, status) = lab.wait_exit(Duration::from_secs(5));
+    let (_, status) = lab.wait_exit(Duration::from_secs(5)).await;
     assert!(!status.success());
     assert_eq!(
         lab_files(&target).len(),
@@ -71,14 +69,12 @@ async fn a_crash_mid_run_loses_nothing_and_runs_nothing_twice() {
         "{}",
         lab.log()
     );
-    let runs = campaign["runs"].as_array().expect("runs");
-    assert_eq!(runs.len(), 5, "every run exactly once");
+    let runs = five_tests_done(&campaign);
     let positions: Vec<i64> = runs
         .iter()
         .map(|r| r["position"].as_i64().unwrap_or(-1))
         .collect();
     assert_eq!(positions, [0, 1, 2, 3, 4]);
-    assert!(runs.iter().all(|run| run["status"] == "done"), "{runs:?}");
     assert_eq!(runs[0]["attempts"], 2, "the interrupted run ran again");
     assert!(runs[1..].iter().all(|run| run["attempts"] == 1));
     // The repeated run's figures are its own whole run, not the killed one's.
@@ -112,20 +108,17 @@ async fn sigterm_interrupts_the_run_ends_streams_and_the_next_start_resumes() {
     });
     let id = lab.submit(&spec).await;
     wait_until_writing(&lab, &id).await;
-    let events = lab.get(&format!("/api/campaigns/{id}/events")).await;
-    let mut stream = events.bytes_stream();
-    assert!(stream.next().await.is_some(), "the stream starts");
+    let mut events = lab.events(&id).await;
+    let first = events.next().await.expect("the stream starts");
+    assert!(first.is_some(), "the stream starts");
 
     lab.signal(Signal::TERM);
-    let (took, status) = lab.wait_exit(Duration::from_secs(10));
+    let (took, status) = lab.wait_exit(Duration::from_secs(10)).await;
     assert!(status.success(), "clean exit: {status:?}\n{}", lab.log());
     assert!(took < Duration::from_secs(5), "shutdown took {took:?}");
+    // It ends, or breaks off, with the lab.
     let ended = tokio::time::timeout(Duration::from_secs(5), async {
-        while let Some(chunk) = stream.next().await {
-            if chunk.is_err() {
-                break;
-            }
-        }
+        while let Ok(Some(_)) = events.next().await {}
     })
     .await;
     assert!(ended.is_ok(), "the event stream ends with the lab");
@@ -138,9 +131,8 @@ async fn sigterm_interrupts_the_run_ends_streams_and_the_next_start_resumes() {
         .wait_status(&id, &["running"], Duration::from_secs(20))
         .await;
     assert_eq!(campaign["runs"][0]["attempts"], 2, "{campaign}");
-    lab.post_json(&format!("/api/campaigns/{id}/cancel"), &json!({}))
-        .await;
-    let campaign: Value = lab
+    lab.cancel(&id).await;
+    let campaign = lab
         .wait_status(&id, &["cancelled"], Duration::from_secs(10))
         .await;
     assert_eq!(campaign["runs"][0]["status"], "cancelled");

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::lab::{Lab, LabOptions, create_dataset, scratch};
+use crate::support::cli::{backlab, stderr};
+use crate::support::fixtures::{create_dataset, scratch};
+use crate::support::lab::{Lab, LabOptions};
 
 /// Posts a spec, checks the status and that the error names `field`; returns the body.
 async fn refused(lab: &Lab, spec: &Value, status: u16, field: &str) -> Value {
@@ -26,8 +28,7 @@ async fn refused(lab: &Lab, spec: &Value, status: u16, field: &str) -> Value {
 
 #[tokio::test]
 async fn paths_outside_the_allowed_roots_are_refused_however_they_are_written() {
-    let root = scratch();
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::fresh(&LabOptions::default());
     let source = lab.data_dir.join("src");
     create_dataset(&source, "4M");
     let outside = scratch();
@@ -102,7 +103,6 @@ async fn paths_outside_the_allowed_roots_are_refused_however_they_are_written() 
 
 #[tokio::test]
 async fn an_extra_allowed_root_opens_only_itself() {
-    let root = scratch();
     let allowed = scratch();
     create_dataset(&allowed.path().join("src"), "2M");
     let options = LabOptions {
@@ -112,7 +112,7 @@ async fn an_extra_allowed_root_opens_only_itself() {
         ],
         ..LabOptions::default()
     };
-    let lab = Lab::start(root.path(), &options);
+    let lab = Lab::fresh(&options);
     let ok = json!({"source": {"paths": [allowed.path().join("src")]}, "target": {"kind": "null"}, "tests": ["read_single"]});
     let id = lab.submit(&ok).await;
     lab.wait_status(&id, &["done"], Duration::from_secs(30))
@@ -129,12 +129,11 @@ async fn an_extra_allowed_root_opens_only_itself() {
 
 #[tokio::test]
 async fn with_a_token_every_change_needs_it_and_reading_does_not() {
-    let root = scratch();
     let options = LabOptions {
         token: Some("s3cret-token".into()),
         ..LabOptions::default()
     };
-    let lab = Lab::start(root.path(), &options);
+    let lab = Lab::fresh(&options);
     let spec = json!({"source": {"generated": {"size": "4M"}}, "target": {"kind": "null"}, "tests": ["null_sink"]});
 
     let missing = lab.post_json("/api/campaigns", &spec).await;
@@ -198,7 +197,6 @@ async fn with_a_token_every_change_needs_it_and_reading_does_not() {
 
 #[tokio::test]
 async fn bad_bodies_get_field_errors_and_never_a_server_error() {
-    let root = scratch();
     let options = LabOptions {
         extra: vec![
             "--max-size".into(),
@@ -208,7 +206,7 @@ async fn bad_bodies_get_field_errors_and_never_a_server_error() {
         ],
         ..LabOptions::default()
     };
-    let lab = Lab::start(root.path(), &options);
+    let lab = Lab::fresh(&options);
     create_dataset(&lab.data_dir.join("src"), "2M");
 
     // Malformed JSON.
@@ -373,7 +371,7 @@ async fn bad_bodies_get_field_errors_and_never_a_server_error() {
 #[test]
 fn an_open_bind_without_a_token_refuses_to_start() {
     let root = scratch();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_backlab"))
+    let out = backlab()
         .args(["serve", "--bind", "0.0.0.0:0", "--demo-size", "0"])
         .arg("--db")
         .arg(root.path().join("lab.db"))
@@ -383,7 +381,7 @@ fn an_open_bind_without_a_token_refuses_to_start() {
         .output()
         .expect("runs");
     assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = stderr(&out);
     assert!(stderr.contains("without a token"), "{stderr}");
     assert!(stderr.contains("--token"), "{stderr}");
     assert!(

@@ -1,24 +1,19 @@
 //! A database written before a run's result was stored as one document opens, is migrated,
 //! and shows its campaigns exactly as the version that wrote it did.
 
-use std::path::{Path, PathBuf};
+use crate::support::fixtures::{fixture, scratch};
+use crate::support::lab::{Lab, LabOptions};
 
-use crate::support::lab::{Lab, LabOptions, scratch};
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/db-0005")
-        .join(name)
-}
-
+/// A file of the fixture database's directory, as text.
 fn read(name: &str) -> String {
-    std::fs::read_to_string(fixture(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    let path = fixture(&format!("db-0005/{name}"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 #[tokio::test]
 async fn a_database_from_before_run_documents_shows_its_campaigns_unchanged() {
     let root = scratch();
-    std::fs::copy(fixture("lab.db"), root.path().join("lab.db")).expect("copy the fixture");
+    std::fs::copy(fixture("db-0005/lab.db"), root.path().join("lab.db")).expect("copy the fixture");
     let lab = Lab::start(root.path(), &LabOptions::default());
     let ids = read("ids");
     let ids: Vec<&str> = ids.split_whitespace().collect();

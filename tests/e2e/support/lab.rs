@@ -1,54 +1,64 @@
 //! A real `backlab serve` for tests: the binary on a random port, a temp SQLite file and data
 //! dir, and helpers to talk to it over HTTP.
 
+use std::fmt;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-/// A temp dir on the build's disk (not a tmpfs).
-pub fn scratch() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir")
-}
+use super::cli::backlab;
+use super::events::Events;
+use super::fixtures::scratch;
+use super::wait::wait_until;
 
 /// A running `backlab serve` child process; killed when dropped.
 pub struct Lab {
     child: Option<Child>,
+    /// `http://ADDR`, where the lab listens.
     pub base: String,
+    /// The directory the lab keeps its database, data dir and log in; agents log here too.
+    pub root: PathBuf,
+    /// The lab's data dir, canonical: relative spec paths start here.
     pub data_dir: PathBuf,
-    pub db: PathBuf,
-    pub stderr_log: PathBuf,
+    log: PathBuf,
+    token: Option<String>,
+    /// A client for the requests the helpers do not make.
     pub client: reqwest::Client,
+    /// The scratch directory of a lab from [`Lab::fresh`], removed after the lab is stopped.
+    _scratch: Option<tempfile::TempDir>,
 }
 
 /// How to start a lab.
 #[derive(Clone, Default)]
 pub struct LabOptions {
+    /// The token every change, and every agent, must present (none unless given).
     pub token: Option<String>,
-    /// Size of the first-start demo dataset (none unless given).
-    pub demo_size: Option<String>,
-    /// The HTTP and data listener addresses (random loopback ports unless given).
+    /// The HTTP listener's address (a random loopback port unless given).
     pub bind: Option<String>,
+    /// The data listener's address, for agents (a random loopback port unless given).
     pub data_bind: Option<String>,
+    /// More flags for `backlab serve`.
     pub extra: Vec<String>,
     /// Start the lab under this limit on open files (soft and hard, as `ulimit -n` sets it).
     pub open_files: Option<u64>,
 }
 
 impl Lab {
-    /// Starts a lab whose database and data dir live in `root`.
+    /// Starts a lab in a scratch directory of its own: for tests that never restart it.
+    pub fn fresh(options: &LabOptions) -> Lab {
+        let scratch = scratch();
+        let mut lab = Lab::start(scratch.path(), options);
+        lab._scratch = Some(scratch);
+        lab
+    }
+
+    /// Starts a lab whose database, data dir and log live in `root`, without a demo dataset;
+    /// a lab started again on the same `root` finds everything the last one left.
     pub fn start(root: &Path, options: &LabOptions) -> Lab {
-        let data_dir = root.join("data");
-        let db = root.join("lab.db");
-        let stderr_log = root.join("serve.log");
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&stderr_log)
-            .expect("log file");
+        let (data_dir, db) = (root.join("data"), root.join("lab.db"));
         let mut command = match options.open_files {
             Some(limit) => {
                 let mut shell = Command::new("sh");
@@ -58,7 +68,7 @@ impl Lab {
                     .arg(env!("CARGO_BIN_EXE_backlab"));
                 shell
             }
-            None => Command::new(env!("CARGO_BIN_EXE_backlab")),
+            None => backlab(),
         };
         command
             .arg("serve")
@@ -66,53 +76,81 @@ impl Lab {
             .arg(options.bind.as_deref().unwrap_or("127.0.0.1:0"))
             .arg("--data-bind")
             .arg(options.data_bind.as_deref().unwrap_or("127.0.0.1:0"))
-            .arg("--demo-size")
-            .arg(options.demo_size.as_deref().unwrap_or("0"))
+            .args(["--demo-size", "0"])
             .arg("--db")
             .arg(&db)
             .arg("--data-dir")
             .arg(&data_dir)
             .args(&options.extra)
-            .env_remove("BACKLAB_TOKEN")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(log);
+            .env_remove("BACKLAB_TOKEN");
         if let Some(token) = &options.token {
             command.args(["--token", token]);
         }
-        let mut child = command.spawn().expect("backlab serve starts");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut reader = BufReader::new(stdout);
+        Lab::spawn(command, root, &data_dir, options.token.clone())
+    }
+
+    /// Starts `backlab serve` with no flags, in `root` as its working directory and configured
+    /// by `env` alone: what a first start on a fresh machine does.
+    pub fn start_unconfigured(root: &Path, env: &[(&str, &str)]) -> Lab {
+        let mut command = backlab();
+        command
+            .arg("serve")
+            .current_dir(root)
+            .envs(env.iter().copied())
+            .env_remove("BACKLAB_TOKEN");
+        Lab::spawn(command, root, &root.join("backlab-data"), None)
+    }
+
+    /// Spawns the lab and reads the address it announces on its first line of output.
+    fn spawn(mut command: Command, root: &Path, data_dir: &Path, token: Option<String>) -> Lab {
+        let log = root.join("serve.log");
+        let log_file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .expect("the lab's log file");
+        let mut child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(log_file)
+            .spawn()
+            .expect("backlab serve starts");
+        let mut reader = BufReader::new(child.stdout.take().expect("stdout"));
         let mut line = String::new();
         reader
             .read_line(&mut line)
             .expect("read the listening line");
         // Keep draining stdout so the lab never writes into a closed pipe.
         std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
-        let base = line
-            .trim()
-            .strip_prefix("backlab listening on ")
-            .unwrap_or_else(|| {
-                panic!(
-                    "unexpected first line {line:?}; log:\n{}",
-                    std::fs::read_to_string(&stderr_log).unwrap_or_default()
-                )
-            })
-            .to_string();
-        Lab {
+        let mut lab = Lab {
             child: Some(child),
-            base,
-            data_dir: data_dir.canonicalize().expect("data dir exists"),
-            db,
-            stderr_log,
+            base: String::new(),
+            root: root.to_path_buf(),
+            data_dir: PathBuf::new(),
+            log,
+            token,
             client: reqwest::Client::new(),
-        }
+            _scratch: None,
+        };
+        let Some(base) = line.trim().strip_prefix("backlab listening on ") else {
+            panic!("unexpected first line {line:?}; {}", lab.log_tail());
+        };
+        lab.base = base.to_string();
+        lab.data_dir = data_dir.canonicalize().expect("the data dir exists");
+        lab
     }
 
+    /// The token the lab was started with, which its agents need too.
+    pub fn token(&self) -> Option<&str> {
+        self.token.as_deref()
+    }
+
+    /// The lab's URL of `path`.
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
 
+    /// A GET whose answer the test checks itself.
     pub async fn get(&self, path: &str) -> reqwest::Response {
         self.client.get(self.url(path)).send().await.expect("GET")
     }
@@ -124,12 +162,14 @@ impl Lab {
         response.text().await.expect("text body")
     }
 
+    /// The body of a GET that must answer 200, as JSON.
     pub async fn get_json(&self, path: &str) -> Value {
         let response = self.get(path).await;
         assert_eq!(response.status(), 200, "GET {path}");
         response.json().await.expect("JSON body")
     }
 
+    /// A POST of a JSON body whose answer the test checks itself.
     pub async fn post_json(&self, path: &str, body: &Value) -> reqwest::Response {
         self.client
             .post(self.url(path))
@@ -139,15 +179,11 @@ impl Lab {
             .expect("POST")
     }
 
-    /// Submits a spec and returns the new campaign's id, failing the test on any error.
+    /// Submits a spec (with the lab's token, when it has one) and returns the new campaign's
+    /// id, failing the test on any error.
     pub async fn submit(&self, spec: &Value) -> String {
-        self.submit_as(spec, None).await
-    }
-
-    /// Submits a spec with the lab's token, when given.
-    pub async fn submit_as(&self, spec: &Value, token: Option<&str>) -> String {
         let mut request = self.client.post(self.url("/api/campaigns")).json(spec);
-        if let Some(token) = token {
+        if let Some(token) = self.token() {
             request = request.bearer_auth(token);
         }
         let response = request.send().await.expect("POST");
@@ -155,75 +191,6 @@ impl Lab {
         let body: Value = response.json().await.expect("JSON body");
         assert_eq!(status, 201, "submit failed: {body}");
         body["id"].as_str().expect("id").to_string()
-    }
-
-    /// Follows a campaign's event stream until `campaign_finished` (or the timeout).
-    pub async fn follow(&self, id: &str, timeout: Duration) -> Vec<(String, Value)> {
-        let response = self.get(&format!("/api/campaigns/{id}/events")).await;
-        assert_eq!(response.status(), 200);
-        assert!(
-            response
-                .headers()
-                .get("content-type")
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| v.starts_with("text/event-stream"))
-        );
-        let mut stream = response.bytes_stream();
-        let mut buffer = String::new();
-        let mut events = Vec::new();
-        let deadline = Instant::now() + timeout;
-        loop {
-            let remaining = deadline.saturating_duration_since(Instant::now());
-            let chunk = match tokio::time::timeout(remaining, stream.next()).await {
-                Ok(Some(chunk)) => chunk.expect("stream chunk"),
-                Ok(None) => return events,
-                Err(_) => panic!("no campaign_finished within {timeout:?}; got {events:?}"),
-            };
-            buffer.push_str(&String::from_utf8_lossy(&chunk));
-            while let Some(end) = buffer.find("\n\n") {
-                let block: String = buffer.drain(..end + 2).collect();
-                let mut name = String::new();
-                let mut data = String::new();
-                for line in block.lines() {
-                    if let Some(value) = line.strip_prefix("event:") {
-                        name = value.trim().to_string();
-                    } else if let Some(value) = line.strip_prefix("data:") {
-                        data.push_str(value.trim());
-                    }
-                }
-                if name.is_empty() {
-                    continue; // keep-alive comment
-                }
-                let value: Value = serde_json::from_str(&data).expect("event data is JSON");
-                let done = name == "campaign_finished";
-                events.push((name, value));
-                if done {
-                    return events;
-                }
-            }
-        }
-    }
-
-    /// Polls a campaign until its status is one of `wanted`.
-    pub async fn wait_status(&self, id: &str, wanted: &[&str], timeout: Duration) -> Value {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let campaign = self.get_json(&format!("/api/campaigns/{id}")).await;
-            let status = campaign["status"].as_str().unwrap_or_default().to_string();
-            if wanted.contains(&status.as_str()) {
-                return campaign;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "campaign {id} still {status} after {timeout:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    /// The server's log so far.
-    pub fn log(&self) -> String {
-        std::fs::read_to_string(&self.stderr_log).unwrap_or_default()
     }
 
     /// Cancels a campaign, failing the test unless the lab accepts the request.
@@ -237,10 +204,83 @@ impl Lab {
         assert!(response.status().is_success(), "cancel {id}");
     }
 
+    /// Opens a campaign's live event stream.
+    pub async fn events(&self, id: &str) -> Events {
+        Events::new(self.get(&format!("/api/campaigns/{id}/events")).await)
+    }
+
+    /// Follows a campaign's event stream until `campaign_finished` (or until the lab ends it);
+    /// returns every event seen.
+    pub async fn follow(&self, id: &str, timeout: Duration) -> Vec<(String, Value)> {
+        let mut events = self.events(id).await;
+        let mut seen = Vec::new();
+        let followed = tokio::time::timeout(timeout, async {
+            while let Some(event) = events.next().await.expect("the event stream breaks off") {
+                let finished = event.0 == "campaign_finished";
+                seen.push(event);
+                if finished {
+                    break;
+                }
+            }
+        })
+        .await;
+        assert!(
+            followed.is_ok(),
+            "no campaign_finished within {timeout:?}; got {seen:?}"
+        );
+        seen
+    }
+
+    /// Polls a campaign until `done` holds for it, and returns it; `what` names the wait in
+    /// the failure.
+    pub async fn wait_campaign(
+        &self,
+        id: &str,
+        what: &str,
+        timeout: Duration,
+        done: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let path = format!("/api/campaigns/{id}");
+        wait_until(what, timeout, Duration::from_millis(100), async || {
+            let campaign = self.get_json(&path).await;
+            if done(&campaign) {
+                Ok(campaign)
+            } else {
+                Err(campaign)
+            }
+        })
+        .await
+    }
+
+    /// Polls a campaign until its status is one of `wanted`.
+    pub async fn wait_status(&self, id: &str, wanted: &[&str], timeout: Duration) -> Value {
+        let what = format!("campaign {id} to be {}", wanted.join(" or "));
+        self.wait_campaign(id, &what, timeout, |campaign| {
+            campaign["status"]
+                .as_str()
+                .is_some_and(|status| wanted.contains(&status))
+        })
+        .await
+    }
+
+    /// The server's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// The end of the server's log, read when shown: for failure messages.
+    pub fn log_tail(&self) -> LogTail {
+        LogTail(self.log.clone())
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("running").id()
+    }
+
     /// The server's peak resident memory so far (VmHWM), in MiB.
     pub fn peak_rss_mib(&self) -> f64 {
-        let child = self.child.as_ref().expect("running");
-        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id()))
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
             .expect("the lab's /proc status");
         let kib: f64 = status
             .lines()
@@ -253,28 +293,25 @@ impl Lab {
 
     /// Sends a signal to the server process.
     pub fn signal(&self, signal: rustix::process::Signal) {
-        let child = self.child.as_ref().expect("running");
-        let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("pid");
+        let pid = rustix::process::Pid::from_raw(self.pid() as i32).expect("pid");
         rustix::process::kill_process(pid, signal).expect("kill");
     }
 
-    /// Waits for the server to exit and returns how long it took and its exit status.
-    pub fn wait_exit(&mut self, timeout: Duration) -> (Duration, std::process::ExitStatus) {
-        let mut child = self.child.take().expect("running");
+    /// Waits for the server to exit and returns how long it took and its exit status; one
+    /// still running after `timeout` fails the test (and is killed when the lab is dropped).
+    pub async fn wait_exit(&mut self, timeout: Duration) -> (Duration, ExitStatus) {
         let started = Instant::now();
-        loop {
-            if let Some(status) = child.try_wait().expect("try_wait") {
-                return (started.elapsed(), status);
-            }
-            if started.elapsed() > timeout {
-                let _ = child.kill();
-                panic!(
-                    "backlab serve did not exit within {timeout:?}; log:\n{}",
-                    self.log()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let tail = self.log_tail();
+        let child = self.child.as_mut().expect("running");
+        let status = wait_until(
+            "backlab serve to exit",
+            timeout,
+            Duration::from_millis(20),
+            async || child.try_wait().expect("try_wait").ok_or(&tail),
+        )
+        .await;
+        self.child = None;
+        (started.elapsed(), status)
     }
 }
 
@@ -287,38 +324,14 @@ impl Drop for Lab {
     }
 }
 
-/// Creates a dataset with the CLI.
-pub fn create_dataset(dir: &Path, size: &str) {
-    let out = Command::new(env!("CARGO_BIN_EXE_backlab"))
-        .args(["dataset", "create"])
-        .arg(dir)
-        .args(["--profile", "typical", "--size", size, "--seed", "7"])
-        .output()
-        .expect("backlab runs");
-    assert!(
-        out.status.success(),
-        "dataset create failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+/// The last lines of a log file, read only when displayed.
+pub struct LogTail(PathBuf);
 
-/// Lab files (`backlab-run-*.img`) directly in `dir`.
-pub fn lab_files(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .expect("list dir")
-        .filter_map(|entry| {
-            let name = entry.ok()?.file_name().to_string_lossy().into_owned();
-            name.starts_with("backlab-run-").then_some(name)
-        })
-        .collect()
-}
-
-/// A small five-test campaign against `source`, writing into `target`.
-pub fn five_tests(source: &Path, target: &Path) -> Value {
-    json!({
-        "name": "five tests",
-        "source": {"paths": [source]},
-        "target": {"kind": "dir", "path": target},
-        "params": {"buffers": 8, "block_size": "256K", "size": "32M", "duration_s": 10}
-    })
+impl fmt::Display for LogTail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let log = std::fs::read_to_string(&self.0).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        let tail = lines[lines.len().saturating_sub(60)..].join("\n");
+        write!(f, "the end of {}:\n{tail}", self.0.display())
+    }
 }
