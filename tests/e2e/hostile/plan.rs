@@ -198,8 +198,7 @@ fn run_errors(view: &Value) -> Vec<String> {
 async fn a_target_replaced_by_a_link_after_queueing_is_not_written() {
     let outside = scratch();
     let lab = Lab::fresh(&LabOptions::default());
-    let target = lab.data_dir.join("scratch-target");
-    std::fs::create_dir_all(&target).expect("target dir");
+    let target = lab.empty_dir("scratch-target");
 
     let busy = lab.submit(&long_null_campaign()).await;
     lab.wait_status(&busy, &["running"], Duration::from_secs(30))

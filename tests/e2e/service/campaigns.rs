@@ -13,9 +13,8 @@ use crate::support::runs::five_tests_done;
 async fn five_tests_run_end_to_end_with_live_events_and_stored_results() {
     let lab = Lab::fresh(&LabOptions::default());
     let source = lab.data_dir.join("src");
-    let target = lab.data_dir.join("out");
+    let target = lab.empty_dir("out");
     create_dataset(&source, "24M");
-    std::fs::create_dir(&target).expect("target dir");
 
     let response = lab
         .post_json("/api/campaigns", &five_tests(&source, &target))
@@ -201,8 +200,7 @@ async fn wait_for_progress(lab: &Lab, id: &str, count: usize) -> Vec<Value> {
 #[tokio::test]
 async fn cancel_stops_the_running_run_within_a_second_and_drops_queued_runs() {
     let lab = Lab::fresh(&LabOptions::default());
-    let target = lab.data_dir.join("out");
-    std::fs::create_dir(&target).expect("target dir");
+    let target = lab.empty_dir("out");
     let id = lab.submit(&long_campaign(&target)).await;
 
     let progress = wait_for_progress(&lab, &id, 3).await;
@@ -252,8 +250,7 @@ async fn cancel_stops_the_running_run_within_a_second_and_drops_queued_runs() {
 #[tokio::test]
 async fn delete_is_refused_while_running_and_removes_everything_after() {
     let lab = Lab::fresh(&LabOptions::default());
-    let target = lab.data_dir.join("out");
-    std::fs::create_dir(&target).expect("target dir");
+    let target = lab.empty_dir("out");
     let id = lab.submit(&long_campaign(&target)).await;
     lab.wait_status(&id, &["running"], Duration::from_secs(20))
         .await;

@@ -248,7 +248,8 @@ async fn emulated_tape_figures_survive_the_store_and_say_emulated_everywhere() {
     let rate = campaign["runs"][0]["result"]["mb_per_s"]
         .as_f64()
         .unwrap_or(0.0);
-    // The drive's exact pace is tests/tape.rs's business; here other tests share the cores.
+    // The drive's exact pace is tests/realtime/tape.rs's business; here other tests share the
+    // cores.
     assert!(rate > 0.0 && rate <= 84.0, "{rate}");
     let csv = lab
         .get_text(&format!("/api/campaigns/{id}/results.csv"))

@@ -31,9 +31,8 @@ async fn a_crash_mid_run_loses_nothing_and_runs_nothing_twice() {
     let root = scratch();
     let mut lab = Lab::start(root.path(), &LabOptions::default());
     let source = lab.data_dir.join("src");
-    let target = lab.data_dir.join("out");
+    let target = lab.empty_dir("out");
     create_dataset(&source, "16M");
-    std::fs::create_dir(&target).expect("target dir");
     let spec = json!({
         "name": "crash",
         "source": {"paths": [source]},
@@ -98,8 +97,7 @@ async fn a_crash_mid_run_loses_nothing_and_runs_nothing_twice() {
 async fn sigterm_interrupts_the_run_ends_streams_and_the_next_start_resumes() {
     let root = scratch();
     let mut lab = Lab::start(root.path(), &LabOptions::default());
-    let target = lab.data_dir.join("out");
-    std::fs::create_dir(&target).expect("target dir");
+    let target = lab.empty_dir("out");
     let spec = json!({
         "source": {"generated": {"size": "64G"}},
         "target": {"kind": "dir", "path": target},

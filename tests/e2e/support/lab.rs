@@ -140,6 +140,13 @@ impl Lab {
         lab
     }
 
+    /// A new empty directory in the lab's data dir: a target the lab may write into.
+    pub fn empty_dir(&self, name: &str) -> PathBuf {
+        let dir = self.data_dir.join(name);
+        std::fs::create_dir(&dir).expect("a new directory in the data dir");
+        dir
+    }
+
     /// The token the lab was started with, which its agents need too.
     pub fn token(&self) -> Option<&str> {
         self.token.as_deref()
