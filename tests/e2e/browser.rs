@@ -1,0 +1,436 @@
+//! The pages in a real headless Chromium: a campaign started from the form runs live to its
+//! verdict, and the downloaded report opens with no network request at all.
+//!
+//! Needs Debian's `chromium` (installed by `.ci/run`); `BACKLAB_CHROMIUM` names another binary.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption;
+use headless_chrome::{Browser, LaunchOptions, Tab};
+use serde_json::Value;
+
+use crate::support::fixtures::{create_dataset, scratch};
+use crate::support::lab::{Lab, LabOptions};
+use crate::support::wait::wait_until;
+
+fn chromium() -> PathBuf {
+    if let Ok(path) = std::env::var("BACKLAB_CHROMIUM") {
+        return PathBuf::from(path);
+    }
+    for candidate in [
+        "/usr/bin/chromium",
+        "/usr/bin/chromium-browser",
+        "/usr/bin/google-chrome",
+    ] {
+        if Path::new(candidate).exists() {
+            return PathBuf::from(candidate);
+        }
+    }
+    panic!(
+        "no Chromium found: install Debian's `chromium` (as .ci/run does) or set BACKLAB_CHROMIUM"
+    );
+}
+
+fn browser() -> Browser {
+    let options = LaunchOptions::default_builder()
+        .path(Some(chromium()))
+        .headless(true)
+        // The tests run as root in CI, where Chromium's sandbox cannot start.
+        .sandbox(false)
+        .window_size(Some((1280, 1800)))
+        .idle_browser_timeout(Duration::from_secs(300))
+        .args(vec![
+            OsStr::new("--disable-gpu"),
+            OsStr::new("--disable-dev-shm-usage"),
+        ])
+        .build()
+        .expect("launch options");
+    Browser::new(options).expect("Chromium starts")
+}
+
+/// Runs JavaScript in the page and returns its value.
+fn eval(tab: &Tab, script: &str) -> Value {
+    tab.evaluate(script, false)
+        .unwrap_or_else(|error| panic!("{script}: {error}"))
+        .value
+        .unwrap_or(Value::Null)
+}
+
+/// Waits until `script` evaluates to `true` in the page.
+async fn wait_for(tab: &Tab, script: &str, timeout: Duration) {
+    wait_until(
+        script,
+        timeout,
+        Duration::from_millis(100),
+        async || match eval(tab, script) {
+            Value::Bool(true) => Ok(()),
+            other => Err(other),
+        },
+    )
+    .await;
+}
+
+fn screenshots() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("target dir")
+        .join("screenshots");
+    std::fs::create_dir_all(&dir).expect("screenshot dir");
+    dir
+}
+
+fn save_screenshot(tab: &Tab, name: &str) -> PathBuf {
+    let png = tab
+        .capture_screenshot(CaptureScreenshotFormatOption::Png, None, None, true)
+        .expect("screenshot");
+    let path = screenshots().join(name);
+    std::fs::write(&path, png).expect("write screenshot");
+    path
+}
+
+#[tokio::test]
+async fn a_campaign_from_the_form_runs_live_to_its_verdict() {
+    let lab = Lab::fresh(&LabOptions::default());
+    create_dataset(&lab.data_dir.join("e2e"), "32M");
+    let browser = browser();
+    let tab = browser.new_tab().expect("tab");
+
+    tab.navigate_to(&lab.url("/campaigns/new"))
+        .and_then(|tab| tab.wait_until_navigated())
+        .expect("form opens");
+    tab.find_element("a[data-preset=bottleneck]")
+        .expect("preset link")
+        .click()
+        .expect("click preset");
+    wait_for(
+        &tab,
+        "location.search === '?preset=bottleneck' && document.readyState === 'complete'",
+        Duration::from_secs(10),
+    )
+    .await;
+    let ticked = eval(
+        &tab,
+        "document.querySelectorAll('input[name=tests]:checked').length",
+    );
+    assert_eq!(ticked, 5, "the preset ticks the five tests");
+
+    // Point the preset at the generated dataset, discard the output, keep runs short.
+    eval(
+        &tab,
+        "const f = document.getElementById('campaign-form').elements;
+         f.name.value = 'Browser end-to-end';
+         f.source_paths.value = 'e2e';
+         f.target_kind.value = 'null';
+         f.size.value = '64M';
+         f.duration_s.value = '10';
+         f.repeat.value = '1';
+         true",
+    );
+    tab.find_element("#submit")
+        .expect("submit")
+        .click()
+        .expect("click submit");
+    wait_for(
+        &tab,
+        "/\\/campaigns\\/[A-Za-z0-9]{12}$/.test(location.pathname)",
+        Duration::from_secs(20),
+    )
+    .await;
+    // A marker that a reload would wipe: the report must arrive in place.
+    eval(&tab, "window.__stayed = true; true");
+    wait_for(
+        &tab,
+        "document.getElementById('verdict') !== null",
+        Duration::from_secs(120),
+    )
+    .await;
+    assert_eq!(
+        eval(&tab, "window.__stayed === true"),
+        true,
+        "the page was reloaded"
+    );
+
+    let rows = eval(
+        &tab,
+        "document.querySelectorAll('#bottleneck-table tbody tr').length",
+    );
+    assert_eq!(rows, 5);
+    let yes = eval(
+        &tab,
+        "Array.from(document.querySelectorAll('#bottleneck-table td.answer'))
+           .filter(td => td.textContent.trim() === 'Yes').length",
+    );
+    // 64 MiB read once runs out long before its 10 s: no figure is valid, so no row says Yes,
+    // every row says why, and the verdict says it is inconclusive and what to redo.
+    assert_eq!(yes, 0, "an inconclusive verdict names no row");
+    let invalid = eval(
+        &tab,
+        "Array.from(document.querySelectorAll('#bottleneck-table td.validity.invalid'))
+           .filter(td => td.textContent.includes('data_smaller_than_run')).length",
+    );
+    assert_eq!(invalid, 5, "each row says why its figure is not valid");
+    let verdict = eval(
+        &tab,
+        "document.querySelector('#verdict.inconclusive .verdict-text').textContent",
+    );
+    assert!(
+        verdict
+            .as_str()
+            .is_some_and(|v| v.starts_with("Inconclusive")),
+        "{verdict}"
+    );
+    let redo = eval(
+        &tab,
+        "Array.from(document.querySelectorAll('#verdict .recommendations li'))
+           .filter(li => li.textContent.startsWith('Redo ')).length",
+    );
+    assert!(redo.as_u64().is_some_and(|n| n >= 1), "{redo}");
+    assert_eq!(
+        eval(&tab, "document.getElementById('status').textContent"),
+        "done"
+    );
+
+    // Every chart image loaded and was drawn.
+    wait_for(
+        &tab,
+        "Array.from(document.querySelectorAll('figure.chart img'))
+           .every(img => img.complete && img.naturalWidth > 0)",
+        Duration::from_secs(20),
+    )
+    .await;
+    let charts = eval(&tab, "document.querySelectorAll('figure.chart img').length");
+    assert!(charts.as_u64().unwrap_or(0) >= 2, "charts: {charts}");
+    let shot = save_screenshot(&tab, "report.png");
+    assert!(
+        std::fs::metadata(&shot)
+            .map(|m| m.len() > 10_000)
+            .unwrap_or(false)
+    );
+
+    // The list shows it, with its verdict.
+    tab.navigate_to(&lab.url("/"))
+        .and_then(|tab| tab.wait_until_navigated())
+        .expect("list opens");
+    let listed = eval(
+        &tab,
+        "document.querySelector('table.list tbody tr td.name a').textContent",
+    );
+    assert_eq!(listed, "Browser end-to-end");
+    save_screenshot(&tab, "list.png");
+}
+
+#[tokio::test]
+async fn the_network_preset_runs_a_client_sweep_with_its_charts() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let browser = browser();
+    let tab = browser.new_tab().expect("tab");
+    tab.navigate_to(&lab.url("/campaigns/new?preset=network"))
+        .and_then(|tab| tab.wait_until_navigated())
+        .expect("form opens");
+    assert_eq!(
+        eval(
+            &tab,
+            "Array.from(document.querySelectorAll('input[name=tests]:checked')).map(c => c.value).join()"
+        ),
+        "network_backup"
+    );
+    assert_eq!(
+        eval(
+            &tab,
+            "document.querySelector('input[name=matrix_clients]').value"
+        ),
+        "6, 7, 8"
+    );
+    // Shorter runs: less data, two client counts, one block size.
+    eval(
+        &tab,
+        "const f = document.getElementById('campaign-form').elements;
+         f.generated_size.value = '96M';
+         f.time_based.checked = false;
+         f.repeat.value = '1';
+         f.matrix_clients.value = '6, 8';
+         f.matrix_block_size.value = '256K';
+         true",
+    );
+    tab.find_element("#submit")
+        .expect("submit")
+        .click()
+        .expect("click submit");
+    wait_for(
+        &tab,
+        "/\\/campaigns\\/[A-Za-z0-9]{12}$/.test(location.pathname)",
+        Duration::from_secs(20),
+    )
+    .await;
+    wait_for(
+        &tab,
+        "document.getElementById('verdict') !== null",
+        Duration::from_secs(180),
+    )
+    .await;
+    wait_for(
+        &tab,
+        "Array.from(document.querySelectorAll('figure.chart img'))
+           .every(img => img.complete && img.naturalWidth > 0)",
+        Duration::from_secs(20),
+    )
+    .await;
+    for chart in ["chart-matrix", "chart-clients"] {
+        assert_eq!(
+            eval(
+                &tab,
+                &format!("document.getElementById('{chart}') !== null")
+            ),
+            true,
+            "{chart} on the report"
+        );
+    }
+    let client_rows = eval(&tab, "document.querySelectorAll('tr.client-row').length");
+    assert_eq!(
+        client_rows,
+        2 * 6 + 2 * 8,
+        "one line per client of every run"
+    );
+    save_screenshot(&tab, "network-report.png");
+
+    // The agents page explains how to start one, with this lab's address.
+    tab.navigate_to(&lab.url("/agents"))
+        .and_then(|tab| tab.wait_until_navigated())
+        .expect("agents page opens");
+    let hint = eval(&tab, "document.querySelector('main code').textContent");
+    assert!(
+        hint.as_str()
+            .is_some_and(|h| h.starts_with("backlab agent --server http://127.0.0.1:")),
+        "{hint}"
+    );
+}
+
+#[tokio::test]
+async fn the_form_shows_each_error_next_to_its_field() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let browser = browser();
+    let tab = browser.new_tab().expect("tab");
+    tab.navigate_to(&lab.url("/campaigns/new?preset=tuning"))
+        .and_then(|tab| tab.wait_until_navigated())
+        .expect("form opens");
+    eval(
+        &tab,
+        "const f = document.getElementById('campaign-form').elements;
+         f.source_paths.value = '../../etc';
+         true",
+    );
+    tab.find_element("#submit")
+        .expect("submit")
+        .click()
+        .expect("click");
+    wait_for(
+        &tab,
+        "!document.getElementById('form-error').hidden",
+        Duration::from_secs(10),
+    )
+    .await;
+    let message = eval(
+        &tab,
+        "document.querySelector('[data-path=\"source.paths\"] .error').textContent",
+    );
+    assert!(
+        message
+            .as_str()
+            .is_some_and(|m| m.contains("outside the allowed roots")),
+        "{message}"
+    );
+    eval(
+        &tab,
+        "const g = document.getElementById('campaign-form').elements;
+         g.source_paths.value = 'nothing';
+         g.block_size.value = '6000';
+         g.direct.checked = true;
+         g.matrix_block_size.value = '64K, 100';
+         true",
+    );
+    tab.find_element("#submit")
+        .expect("submit")
+        .click()
+        .expect("click");
+    wait_for(
+        &tab,
+        "document.querySelector('[data-path=\"matrix.block_size\"]').classList.contains('invalid')",
+        Duration::from_secs(10),
+    )
+    .await;
+    let block = eval(
+        &tab,
+        "document.querySelector('[data-path=\"params.block_size\"] .error').textContent",
+    );
+    assert!(
+        block.as_str().is_some_and(|m| m.contains("4096")),
+        "{block}"
+    );
+    save_screenshot(&tab, "form-errors.png");
+    assert_eq!(
+        eval(&tab, "location.pathname"),
+        "/campaigns/new",
+        "a refused campaign stays on the form"
+    );
+}
+
+#[tokio::test]
+async fn the_downloaded_report_opens_with_no_network_request() {
+    let root = scratch();
+    let lab = Lab::start(root.path(), &LabOptions::default());
+    let id = lab
+        .submit(&serde_json::json!({
+            "name": "offline report",
+            "source": {"generated": {"size": "16M"}},
+            "target": {"kind": "null"},
+            "tests": ["tape_write", "null_sink"]
+        }))
+        .await;
+    lab.wait_status(&id, &["done"], Duration::from_secs(30))
+        .await;
+    let response = lab.get(&format!("/campaigns/{id}/report.html")).await;
+    assert_eq!(response.status(), 200);
+    assert!(
+        response
+            .headers()
+            .get("content-disposition")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("attachment")),
+    );
+    let html = response.text().await.expect("html");
+    for reference in ["src=", "<link", "<script", "url(", "href=\"/", "@import"] {
+        assert!(
+            !html.contains(reference),
+            "the report refers out: {reference}"
+        );
+    }
+    let file = root.path().join("report.html");
+    std::fs::write(&file, &html).expect("save report");
+
+    let browser = browser();
+    let tab = browser.new_tab().expect("tab");
+    tab.navigate_to(&format!("file://{}", file.display()))
+        .and_then(|tab| tab.wait_until_navigated())
+        .expect("report opens");
+    assert_eq!(
+        eval(&tab, "performance.getEntriesByType('resource').length"),
+        0
+    );
+    let svgs = eval(&tab, "document.querySelectorAll('figure.chart svg').length");
+    assert!(svgs.as_u64().unwrap_or(0) >= 2, "inline charts: {svgs}");
+    assert_eq!(
+        eval(
+            &tab,
+            "document.querySelectorAll('#bottleneck-table tbody tr').length"
+        ),
+        2
+    );
+    let styled = eval(
+        &tab,
+        "getComputedStyle(document.querySelector('header.top')).display",
+    );
+    assert_eq!(styled, "flex", "the inline stylesheet applies");
+    save_screenshot(&tab, "report-download.png");
+}

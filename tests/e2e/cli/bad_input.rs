@@ -1,0 +1,309 @@
+//! `backlab run` given bad specs, unusable targets, a full file system and Ctrl-C: the exit
+//! code, the message, and no file left behind.
+
+use std::time::{Duration, Instant};
+
+use crate::support::cli::{backlab, json, output, stderr};
+use crate::support::fixtures::{entries, scratch};
+use crate::support::wait::wait_until;
+
+const BAD_SPEC: i32 = 2;
+const RUN_FAILED: i32 = 1;
+
+#[test]
+fn a_missing_source_is_a_bad_spec() {
+    let target = scratch();
+    let out = output(
+        backlab()
+            .args(["run", "--source", "/nonexistent/backlab/fs1", "--target"])
+            .arg(target.path()),
+    );
+    assert_eq!(out.status.code(), Some(BAD_SPEC));
+    assert!(
+        stderr(&out).contains("source.paths[0]: /nonexistent/backlab/fs1 does not exist"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(entries(target.path()).is_empty());
+}
+
+#[test]
+fn an_unwritable_target_is_a_bad_spec() {
+    let source = scratch();
+    // sysfs refuses new files even to root, which permission bits would not.
+    let out = output(
+        backlab()
+            .args(["run", "--tests", "full_backup", "--source"])
+            .arg(source.path())
+            .args(["--target", "/sys/kernel"]),
+    );
+    assert_eq!(out.status.code(), Some(BAD_SPEC));
+    assert!(
+        stderr(&out).contains("target.path: cannot create files in /sys/kernel"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_target_that_does_not_exist_is_a_bad_spec() {
+    let source = scratch();
+    let missing = source.path().join("nope");
+    let out = output(
+        backlab()
+            .args(["run", "--tests", "tape_write", "--source"])
+            .arg(source.path())
+            .arg("--target")
+            .arg(&missing),
+    );
+    assert_eq!(out.status.code(), Some(BAD_SPEC));
+    assert!(stderr(&out).contains("does not exist"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_block_size_that_breaks_direct_io_alignment_is_a_bad_spec() {
+    let source = scratch();
+    let out = output(
+        backlab()
+            .args([
+                "run",
+                "--direct",
+                "--block-size",
+                "6000",
+                "--target",
+                "null",
+                "--source",
+            ])
+            .arg(source.path()),
+    );
+    assert_eq!(out.status.code(), Some(BAD_SPEC));
+    assert!(
+        stderr(&out).contains("params.block_size: must be a multiple of 4096 when direct is true"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn every_bad_field_is_printed() {
+    let out = output(backlab().args([
+        "run",
+        "--source",
+        "/x",
+        "--target",
+        "null",
+        "--buffers",
+        "0",
+        "--block-size",
+        "12Q",
+        "--tests",
+        "tape_write,warp_speed",
+        "--compress-ratio",
+        "0.2",
+        "--duration=-3",
+    ]));
+    assert_eq!(out.status.code(), Some(BAD_SPEC));
+    let text = stderr(&out);
+    for field in [
+        "params.buffers:",
+        "params.block_size:",
+        "tests[1]: unknown test 'warp_speed'",
+        "params.compress_ratio:",
+        "params.duration_s:",
+    ] {
+        assert!(text.contains(field), "{field} missing from:\n{text}");
+    }
+}
+
+#[test]
+fn a_device_target_needs_permission() {
+    let source = scratch();
+    let run = |allow: bool| {
+        let mut command = backlab();
+        command
+            .args([
+                "run",
+                "--json",
+                "--tests",
+                "tape_write",
+                "--size",
+                "8M",
+                "--source",
+            ])
+            .arg(source.path())
+            .args(["--target", "device:/dev/null"]);
+        if allow {
+            command.args(["--allow-device", "/dev/null"]);
+        }
+        output(&mut command)
+    };
+    let denied = run(false);
+    assert_eq!(denied.status.code(), Some(BAD_SPEC));
+    assert!(
+        stderr(&denied).contains("--allow-device /dev/null"),
+        "{}",
+        stderr(&denied)
+    );
+    let allowed = run(true);
+    assert!(allowed.status.success(), "{}", stderr(&allowed));
+    assert_eq!(json(&allowed)["runs"][0]["bytes"], 8 << 20);
+}
+
+/// Runs `backlab run` inside a private mount namespace with a 4 MiB tmpfs as the target.
+#[test]
+fn a_full_target_fails_with_the_bytes_written_and_leaves_no_file() {
+    let scratch = scratch();
+    let source = scratch.path().join("source");
+    let target = scratch.path().join("target");
+    std::fs::create_dir(&source).expect("source");
+    std::fs::create_dir(&target).expect("target");
+    let script = r#"mount -t tmpfs -o size=4m backlab-full "$1" || exit 99
+"$2" run --json --tests tape_write --size 64M --source "$3" --target "$1" > "$4"
+echo "exit=$?" > "$5"
+ls -A "$1" >> "$5""#;
+    let report = scratch.path().join("report");
+    let json_out = scratch.path().join("result.json");
+    let root = rustix::process::geteuid().is_root();
+    let mut command = std::process::Command::new("unshare");
+    // As root a mount namespace is enough; otherwise map the user to root in a user namespace.
+    command.args(if root {
+        vec!["--mount"]
+    } else {
+        vec!["--user", "--map-root-user", "--mount"]
+    });
+    command
+        .args(["sh", "-c", script, "sh"])
+        .arg(&target)
+        .arg(env!("CARGO_BIN_EXE_backlab"))
+        .arg(&source)
+        .arg(&json_out)
+        .arg(&report);
+    let status = command.status().expect("unshare runs (util-linux)");
+    assert!(
+        status.success(),
+        "could not mount a tmpfs in a private namespace: {status}"
+    );
+    let report = std::fs::read_to_string(&report).expect("report");
+    let mut lines = report.lines();
+    assert_eq!(
+        lines.next(),
+        Some(format!("exit={RUN_FAILED}").as_str()),
+        "{report}"
+    );
+    assert_eq!(
+        lines.next(),
+        None,
+        "lab files left in the full target: {report}"
+    );
+
+    let result: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json_out).expect("json")).expect("valid json");
+    let run = &result["runs"][0];
+    assert_eq!(run["status"], "failed");
+    let error = run["error"].as_str().unwrap_or("");
+    assert!(error.contains("No space left on device"), "{error}");
+    assert!(
+        error.contains(" bytes ("),
+        "says how much was written: {error}"
+    );
+    let written: u64 = error
+        .split("after ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(
+        written > 0 && written <= 4 << 20,
+        "written {written}: {error}"
+    );
+}
+
+#[tokio::test]
+async fn ctrl_c_stops_a_run_within_a_second_and_removes_its_files() {
+    let scratch = scratch();
+    let (source, target) = (scratch.path().join("source"), scratch.path().join("target"));
+    std::fs::create_dir(&source).expect("source");
+    std::fs::create_dir(&target).expect("target");
+    let mut child = backlab()
+        .args([
+            "run",
+            "--json",
+            "--tests",
+            "tape_write",
+            "--size",
+            "500G",
+            "--duration",
+            "60",
+        ])
+        .args(["--fsync=false", "--source"])
+        .arg(&source)
+        .arg("--target")
+        .arg(&target)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    wait_until(
+        "the run to create its file",
+        Duration::from_secs(10),
+        Duration::from_millis(20),
+        async || match entries(&target) {
+            files if files.is_empty() => Err("no file yet"),
+            _ => Ok(()),
+        },
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (reported_at, stdout) = watch_report(&mut child);
+    let signalled = Instant::now();
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("signal");
+    let out = child.wait_with_output().expect("wait");
+    let exited = signalled.elapsed();
+    let reported = reported_at
+        .recv()
+        .expect("the report was printed")
+        .duration_since(signalled);
+    // The run stops and reports within a second (plus the signal's and the process's own
+    // latency). The process exits once the kernel has freed the removed file's pages, which
+    // waits for any already under writeback: longer behind a busy disk, so bounded apart.
+    assert!(
+        reported < Duration::from_millis(1500),
+        "took {reported:?} to stop"
+    );
+    assert!(
+        exited < Duration::from_secs(10),
+        "exited {exited:?} after Ctrl-C"
+    );
+    assert_eq!(out.status.code(), Some(RUN_FAILED));
+    let stdout = stdout.join().expect("stdout");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(report["runs"][0]["status"], "cancelled");
+    assert!(entries(&target).is_empty(), "left: {:?}", entries(&target));
+}
+
+/// Reads the child's stdout on a thread: sends the instant the JSON report is complete (its
+/// closing brace), and returns the whole text when the child closes it.
+fn watch_report(
+    child: &mut std::process::Child,
+) -> (
+    std::sync::mpsc::Receiver<Instant>,
+    std::thread::JoinHandle<String>,
+) {
+    use std::io::BufRead;
+    let stdout = child.stdout.take().expect("piped stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if line == "}" {
+                let _ = tx.send(Instant::now());
+            }
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
+    });
+    (rx, reader)
+}

@@ -1,0 +1,126 @@
+//! `backlab dataset create`: reproducible trees, the small-files profile, a directory kept.
+
+use std::path::Path;
+
+use crate::support::cli::{backlab, output, stderr, stdout};
+use crate::support::fixtures::{create_dataset_with, entries, scratch};
+
+/// Every file under `root` with its bytes, in path order.
+fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = walk(root)
+        .into_iter()
+        .map(|path| {
+            let relative = path
+                .strip_prefix(root)
+                .expect("under root")
+                .to_string_lossy()
+                .into_owned();
+            (relative, std::fs::read(&path).expect("read file"))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("list") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            found.extend(walk(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[test]
+fn the_same_seed_gives_a_byte_identical_tree() {
+    let scratch = scratch();
+    let (a, b, c) = (
+        scratch.path().join("a"),
+        scratch.path().join("b"),
+        scratch.path().join("c"),
+    );
+    create_dataset_with(&a, "typical", "24M", 42);
+    create_dataset_with(&b, "typical", "24M", 42);
+    create_dataset_with(&c, "typical", "24M", 43);
+    let (tree_a, tree_b, tree_c) = (tree(&a), tree(&b), tree(&c));
+    assert!(tree_a.len() > 10);
+    assert_eq!(tree_a, tree_b);
+    assert_ne!(tree_a, tree_c);
+    let total: usize = tree_a.iter().map(|(_, bytes)| bytes.len()).sum();
+    assert_eq!(total, 24 << 20, "the size is exact");
+}
+
+#[test]
+fn small_files_are_4_to_16_kib_in_many_directories() {
+    let scratch = scratch();
+    let root = scratch.path().join("small");
+    let out = output(backlab().args(["dataset", "create"]).arg(&root).args([
+        "--profile",
+        "small-files",
+        "--size",
+        "1G",
+        "--files",
+        "2000",
+    ]));
+    assert!(out.status.success());
+    assert!(
+        stdout(&out).starts_with("created 2000 files in "),
+        "{}",
+        stdout(&out)
+    );
+    let files = tree(&root);
+    assert_eq!(files.len(), 2000);
+    assert!(
+        files
+            .iter()
+            .all(|(_, bytes)| (4096..=16384).contains(&bytes.len()))
+    );
+    let sizes: std::collections::BTreeSet<usize> =
+        files.iter().map(|(_, bytes)| bytes.len()).collect();
+    assert!(
+        sizes.len() > 500,
+        "sizes vary: only {} distinct",
+        sizes.len()
+    );
+    let dirs: std::collections::BTreeSet<String> = files
+        .iter()
+        .map(|(path, _)| {
+            Path::new(path)
+                .parent()
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+        .collect();
+    assert!(
+        dirs.len() >= 10,
+        "files spread over directories: {}",
+        dirs.len()
+    );
+    assert!(
+        dirs.iter().any(|dir| dir.matches('/').count() >= 1),
+        "directories nest"
+    );
+}
+
+#[test]
+fn a_dataset_never_writes_into_a_non_empty_directory() {
+    let scratch = scratch();
+    std::fs::write(scratch.path().join("precious"), b"keep me").expect("file");
+    let out = output(
+        backlab()
+            .args(["dataset", "create"])
+            .arg(scratch.path())
+            .args(["--size", "1M"]),
+    );
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("not empty"), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read(scratch.path().join("precious")).expect("kept"),
+        b"keep me"
+    );
+    assert_eq!(entries(scratch.path()).len(), 1);
+}

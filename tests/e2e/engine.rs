@@ -1,0 +1,473 @@
+//! The engine driven through the library: limits, cancellation, stage accounting, direct I/O
+//! and the compressibility of generated data, all with real I/O in temp directories.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use backlab::analysis::stage_attribution;
+use backlab::engine::data::{DataGenerator, DataPool};
+use backlab::engine::dataset::{self, DatasetRequest, Profile};
+use backlab::engine::result::{Progress, RunResult, RunStatus};
+use backlab::engine::{EngineSettings, RunControl, execute};
+use backlab::spec::{RunParams, RunPlan, SourcePlan, TargetPlan, TestKind};
+
+use crate::support::fixtures::scratch;
+use crate::support::wait::wait_until;
+
+fn params() -> RunParams {
+    RunParams {
+        buffers: 8,
+        block_size: 256 << 10,
+        streams: 2,
+        direct: false,
+        cold_cache: false,
+        fsync: true,
+        compress_ratio: 2.0,
+        match_source: false,
+        size: None,
+        duration_s: Some(30.0),
+        time_based: false,
+        until_steady: false,
+        source_rate_mb_s: None,
+        clients: None,
+        link_mb_s: None,
+    }
+}
+
+fn generated(size: u64) -> SourcePlan {
+    SourcePlan::Generated {
+        size,
+        compress_ratio: 2.0,
+    }
+}
+
+fn run_with(plan: &RunPlan, cancel: &AtomicBool) -> (RunResult, Vec<Progress>) {
+    let seen = std::sync::Mutex::new(Vec::new());
+    let report = |progress: &Progress| {
+        if let Ok(mut seen) = seen.lock() {
+            seen.push(*progress);
+        }
+    };
+    let control = RunControl {
+        cancel,
+        progress: &report,
+    };
+    let result = execute(plan, &EngineSettings::default(), &control);
+    (result, seen.into_inner().unwrap_or_default())
+}
+
+fn run(plan: &RunPlan) -> RunResult {
+    run_with(plan, &AtomicBool::new(false)).0
+}
+
+fn dataset(root: &Path, profile: Profile, size: u64) -> dataset::DatasetSummary {
+    let request = DatasetRequest {
+        profile,
+        size,
+        max_files: None,
+        seed: 9,
+        compress_ratio: 2.0,
+    };
+    dataset::create(root, &request, &mut |_| {}).expect("dataset")
+}
+
+#[test]
+fn the_duration_limit_ends_a_run_and_samples_come_every_quarter_second() {
+    let plan = RunPlan {
+        test: TestKind::NullSink,
+        params: RunParams {
+            duration_s: Some(1.0),
+            time_based: false,
+            until_steady: false,
+            ..params()
+        },
+        source: generated(1 << 50),
+        target: TargetPlan::Null,
+        agents: Vec::new(),
+    };
+    let (result, progress) = run_with(&plan, &AtomicBool::new(false));
+    assert_eq!(result.status, RunStatus::Done, "{:?}", result.error);
+    // The limit, not the source, ends the run; a loaded machine may stop it a little late.
+    assert!(
+        (0.95..2.0).contains(&result.seconds),
+        "ran {} s",
+        result.seconds
+    );
+    // A sample at every quarter second, or later when the machine is busy; never two at once.
+    assert!(
+        (2..=6).contains(&result.samples.len()),
+        "{:?}",
+        result.samples
+    );
+    assert!(
+        result.samples.windows(2).all(|pair| pair[0].t < pair[1].t),
+        "{:?}",
+        result.samples
+    );
+    assert!(result.samples.iter().all(|sample| sample.mb_per_s > 0.0));
+    assert!(!progress.is_empty() && progress.iter().all(|p| p.percent.is_some()));
+    let expected = result.bytes as f64 / result.seconds / 1e6;
+    assert!((result.mb_per_s - expected).abs() / expected < 0.01);
+}
+
+#[test]
+fn a_null_sink_starves_its_writer_and_says_the_source_is_behind() {
+    let plan = RunPlan {
+        test: TestKind::NullSink,
+        params: params(),
+        source: generated(512 << 20),
+        target: TargetPlan::Null,
+        agents: Vec::new(),
+    };
+    let result = run(&plan);
+    assert_eq!(result.status, RunStatus::Done);
+    assert_eq!(result.bytes, 512 << 20);
+    assert!(result.stages.writer_waits > 0, "{:?}", result.stages);
+    assert_eq!(
+        stage_attribution(&result.stages).limited_by,
+        backlab::analysis::Side::Source,
+        "{:?}",
+        result.stages
+    );
+    assert_eq!(result.latency_of.as_deref(), Some("sink_write"));
+}
+
+#[tokio::test]
+async fn cancelling_stops_a_run_within_a_second_and_removes_its_files() {
+    let target = scratch();
+    let plan = RunPlan {
+        test: TestKind::FullBackup,
+        params: RunParams {
+            fsync: false,
+            ..params()
+        },
+        source: generated(1 << 50),
+        target: TargetPlan::Dir(target.path().to_path_buf()),
+        agents: Vec::new(),
+    };
+    let cancel = Arc::new(AtomicBool::new(false));
+    // Should the test fail before it cancels, the run still stops.
+    let _stop = CancelOnDrop(Arc::clone(&cancel));
+    let runner = {
+        let cancel = Arc::clone(&cancel);
+        std::thread::spawn(move || run_with(&plan, &cancel).0)
+    };
+    let files = || std::fs::read_dir(target.path()).expect("list").count();
+    // A run starts once earlier runs' files are released, which other tests here may hold.
+    wait_until(
+        "the run to create its file",
+        Duration::from_secs(60),
+        Duration::from_millis(20),
+        async || {
+            if files() > 0 {
+                Ok(())
+            } else {
+                Err("no file yet")
+            }
+        },
+    )
+    .await;
+    // Half a second of writing fills the page cache with dirty pages of the file.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(files(), 1, "the run writes one file");
+    cancel.store(true, Ordering::Relaxed);
+    let cancelled_at = Instant::now();
+    let result = runner.join().expect("run");
+    let took = cancelled_at.elapsed();
+    eprintln!("cancelled: returned after {took:?}");
+    assert!(took < Duration::from_secs(1), "took {took:?} to stop");
+    assert_eq!(result.status, RunStatus::Cancelled);
+    assert_eq!(files(), 0);
+}
+
+/// Raises a run's cancel flag when dropped.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Runs `plan` and raises its cancel flag when `when` first says so about a progress report;
+/// returns the result and how long the run took to return after the flag was raised (`None`
+/// when the run ended before).
+fn cancel_when(
+    plan: &RunPlan,
+    when: impl Fn(&Progress) -> bool + Sync,
+) -> (RunResult, Option<Duration>) {
+    let cancel = AtomicBool::new(false);
+    let cancelled_at = std::sync::Mutex::new(None);
+    let report = |progress: &Progress| {
+        if !cancel.load(Ordering::Relaxed) && when(progress) {
+            cancel.store(true, Ordering::Relaxed);
+            if let Ok(mut at) = cancelled_at.lock() {
+                *at = Some(Instant::now());
+            }
+        }
+    };
+    let control = RunControl {
+        cancel: &cancel,
+        progress: &report,
+    };
+    let result = execute(plan, &EngineSettings::default(), &control);
+    let returned = Instant::now();
+    let cancelled_at = cancelled_at.into_inner().expect("lock");
+    (result, cancelled_at.map(|at| returned.duration_since(at)))
+}
+
+#[test]
+fn a_throttled_source_stops_within_a_second_of_a_cancel() {
+    // At 1 MB/s a 4 MiB block is due every 4 s: the wait must not hold the stop.
+    let plan = RunPlan {
+        test: TestKind::NullSink,
+        params: RunParams {
+            buffers: 2,
+            block_size: 4 << 20,
+            streams: 1,
+            source_rate_mb_s: Some(1.0),
+            ..params()
+        },
+        source: generated(1 << 40),
+        target: TargetPlan::Null,
+        agents: Vec::new(),
+    };
+    let (result, took) = cancel_when(&plan, |progress| progress.elapsed_s > 0.3);
+    let took = took.expect("a run of hours was cancelled");
+    eprintln!("cancelled a throttled source: returned after {took:?}");
+    assert!(took < Duration::from_secs(1), "took {took:?} to stop");
+    assert_eq!(result.status, RunStatus::Cancelled);
+}
+
+#[test]
+fn a_cancel_during_the_final_flush_stops_the_run_within_a_second() {
+    // A gigabyte in the page cache takes seconds to reach most disks; the flush is cancellable.
+    let target = scratch();
+    let size = 1u64 << 30;
+    let plan = RunPlan {
+        test: TestKind::TapeWrite,
+        params: RunParams {
+            block_size: 1 << 20,
+            size: Some(size),
+            duration_s: Some(120.0),
+            time_based: false,
+            until_steady: false,
+            ..params()
+        },
+        source: generated(size),
+        target: TargetPlan::Dir(target.path().to_path_buf()),
+        agents: Vec::new(),
+    };
+    let (result, took) = cancel_when(&plan, |progress| progress.bytes >= size);
+    let Some(took) = took else {
+        // The disk had most of it already (a machine busy writing flushes dirty pages early).
+        assert_eq!(result.status, RunStatus::Done, "{:?}", result.error);
+        eprintln!("the flush ended before a cancel could reach it");
+        return;
+    };
+    eprintln!("cancelled during the flush: returned after {took:?}");
+    assert!(took < Duration::from_secs(1), "took {took:?} to stop");
+    // A disk that flushed everything before the cancel was seen ends the run as done.
+    assert!(
+        matches!(result.status, RunStatus::Cancelled | RunStatus::Done),
+        "{:?}",
+        result.error
+    );
+    assert_eq!(std::fs::read_dir(target.path()).expect("list").count(), 0);
+}
+
+#[test]
+fn direct_reads_take_whole_files_including_unaligned_tails() {
+    let scratch = scratch();
+    let root = scratch.path().join("typical");
+    let summary = dataset(&root, Profile::Typical, 48 << 20);
+    for (test, direct) in [
+        (TestKind::ReadSingle, true),
+        (TestKind::ReadParallel, true),
+        (TestKind::NullSink, false),
+    ] {
+        let plan = RunPlan {
+            test,
+            params: RunParams {
+                direct,
+                cold_cache: true,
+                ..params()
+            },
+            source: SourcePlan::Paths(vec![root.clone()]),
+            target: TargetPlan::Null,
+            agents: Vec::new(),
+        };
+        let result = run(&plan);
+        assert_eq!(result.status, RunStatus::Done, "{test}: {:?}", result.error);
+        assert_eq!(result.bytes, summary.bytes, "{test} reads every byte");
+        assert_eq!(result.files, summary.files, "{test} reads every file");
+    }
+}
+
+#[test]
+fn a_direct_write_pads_nothing_it_counts_and_leaves_no_file() {
+    let target = scratch();
+    let plan = RunPlan {
+        test: TestKind::TapeWrite,
+        params: RunParams {
+            direct: true,
+            block_size: 1 << 20,
+            size: Some((8 << 20) + 12_345),
+            ..params()
+        },
+        source: SourcePlan::Paths(vec![PathBuf::from("/")]),
+        target: TargetPlan::Dir(target.path().to_path_buf()),
+        agents: Vec::new(),
+    };
+    let result = run(&plan);
+    assert_eq!(result.status, RunStatus::Done, "{:?}", result.error);
+    assert_eq!(result.bytes, (8 << 20) + 12_345);
+    assert!(result.latency_us.is_some());
+    assert_eq!(std::fs::read_dir(target.path()).expect("list").count(), 0);
+}
+
+#[test]
+fn more_streams_than_buffers_finish_the_source_without_stalling() {
+    let scratch = scratch();
+    let root = scratch.path().join("small");
+    let summary = dataset(&root, Profile::SmallFiles, 4 << 20);
+    let plan = RunPlan {
+        test: TestKind::NullSink,
+        params: RunParams {
+            buffers: 2,
+            streams: 8,
+            block_size: 64 << 10,
+            duration_s: Some(60.0),
+            time_based: false,
+            until_steady: false,
+            ..params()
+        },
+        source: SourcePlan::Paths(vec![root]),
+        target: TargetPlan::Null,
+        agents: Vec::new(),
+    };
+    let result = run(&plan);
+    assert_eq!(result.status, RunStatus::Done, "{:?}", result.error);
+    assert_eq!((result.bytes, result.files), (summary.bytes, summary.files));
+    // Reading 4 MiB takes well under a second; reaching the 60 s limit means a stall.
+    assert!(result.seconds < 30.0, "stalled for {} s", result.seconds);
+}
+
+fn deflate_ratio(compress_ratio: f64) -> f64 {
+    let mut data = vec![0u8; 8 << 20];
+    DataGenerator::new(DataPool::new(3, compress_ratio), 1).fill(&mut data);
+    let mut encoder =
+        flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(&data).expect("compress");
+    let compressed = encoder.finish().expect("finish");
+    data.len() as f64 / compressed.len() as f64
+}
+
+#[test]
+fn generated_data_compresses_as_asked() {
+    for asked in [1.0, 2.0] {
+        let achieved = deflate_ratio(asked);
+        assert!(
+            (achieved - asked).abs() / asked <= 0.10,
+            "asked {asked}:1, deflate achieved {achieved:.3}:1"
+        );
+    }
+}
+
+#[test]
+fn dataset_files_compress_as_asked() {
+    let scratch = scratch();
+    let root = scratch.path().join("large");
+    dataset(&root, Profile::LargeFiles, 16 << 20);
+    let mut data = Vec::new();
+    for entry in std::fs::read_dir(root.join("")).expect("list") {
+        let path = entry.expect("entry").path();
+        if path.is_file() {
+            data.extend(std::fs::read(path).expect("read"));
+        }
+    }
+    assert_eq!(data.len(), 16 << 20);
+    let mut encoder = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder.write_all(&data).expect("compress");
+    let ratio = data.len() as f64 / encoder.finish().expect("finish").len() as f64;
+    assert!(
+        (ratio - 2.0).abs() / 2.0 <= 0.10,
+        "dataset compresses {ratio:.3}:1"
+    );
+}
+
+/// A source what-if caps every test that reads the source, and only those; a link what-if
+/// caps none of the local tests.
+#[test]
+fn what_ifs_cap_only_the_component_they_describe() {
+    for test in TestKind::BOTTLENECK {
+        let plan = RunPlan {
+            test,
+            params: RunParams {
+                source_rate_mb_s: Some(10.0),
+                link_mb_s: Some(1.0),
+                duration_s: Some(1.5),
+                ..params()
+            },
+            source: generated(1 << 40),
+            target: TargetPlan::Null,
+            agents: Vec::new(),
+        };
+        let result = run(&plan);
+        assert_eq!(result.status, RunStatus::Done, "{test}: {:?}", result.error);
+        let streams = if test == TestKind::ReadSingle {
+            1.0
+        } else {
+            2.0
+        };
+        if test.reads_source() {
+            // Each stream is held to 10 MB/s; a burst at the start may add a block or two.
+            assert!(
+                result.mb_per_s <= 10.0 * streams * 1.25,
+                "{test} ran at {} MB/s under a {} MB/s cap",
+                result.mb_per_s,
+                10.0 * streams
+            );
+        } else {
+            // Generated data into nothing runs at memory speed: far above either cap.
+            assert!(
+                result.mb_per_s > 100.0,
+                "{test} was capped by another component's what-if: {} MB/s",
+                result.mb_per_s
+            );
+        }
+    }
+}
+
+/// `duration_s: "auto"`: a run whose throughput holds ends once it is steady, well before its
+/// cap, and its figure is the steady window's.
+#[test]
+fn a_run_until_steady_ends_once_its_throughput_holds() {
+    let plan = RunPlan {
+        test: TestKind::NullSink,
+        params: RunParams {
+            // A paced feed: as steady as a run gets, on any machine.
+            source_rate_mb_s: Some(50.0),
+            duration_s: Some(60.0),
+            time_based: true,
+            until_steady: true,
+            ..params()
+        },
+        source: generated(1 << 40),
+        target: TargetPlan::Null,
+        agents: Vec::new(),
+    };
+    let result = run(&plan);
+    assert_eq!(result.status, RunStatus::Done, "{:?}", result.error);
+    let steady = result.steady.expect("a judged run");
+    assert!(steady.steady, "{steady:?}");
+    assert!(
+        result.seconds < 45.0,
+        "ran {} s: it should have stopped once steady, not at its 60 s cap",
+        result.seconds
+    );
+    assert!((90.0..=110.0).contains(&steady.mb_per_s), "{steady:?}");
+}

@@ -1,0 +1,7 @@
+//! Hostile and careless requests against a real `backlab serve`: each finding of a targeted
+//! attack is a regression test here — the exact request, the refusal it must get, the memory
+//! it may cost, and a healthy lab afterwards.
+
+mod data;
+mod http;
+mod plan;

@@ -1,0 +1,321 @@
+//! The pages over plain HTTP, as a browser without JavaScript sees them: the list, the form
+//! posted as a form, the report, charts, compare, and error pages.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::support::lab::{Lab, LabOptions};
+
+fn quick(name: &str, buffers: &[u32]) -> serde_json::Value {
+    json!({
+        "name": name,
+        "source": {"generated": {"size": "8M"}},
+        "target": {"kind": "null"},
+        "tests": ["null_sink", "tape_write"],
+        "matrix": {"buffers": buffers},
+        "repeat": 2
+    })
+}
+
+#[tokio::test]
+async fn pages_list_report_chart_and_compare_campaigns() {
+    let lab = Lab::fresh(&LabOptions::default());
+
+    // First run: the list points to the demo dataset and the preset.
+    let first = lab.get_text("/").await;
+    assert!(first.contains("No campaign yet"), "{first}");
+    assert!(first.contains("/campaigns/new?preset=bottleneck"));
+
+    let a = lab.submit(&quick("<b>first</b> & co", &[4, 8])).await;
+    let b = lab.submit(&quick("second", &[4, 8])).await;
+    lab.wait_status(&a, &["done"], Duration::from_secs(60))
+        .await;
+    lab.wait_status(&b, &["done"], Duration::from_secs(60))
+        .await;
+
+    let list = lab.get_text("/").await;
+    assert!(!list.contains("<b>first</b>"), "names are escaped");
+    assert!(
+        list.contains("first&#60;/b&#62; &#38; co") || list.contains("first&lt;/b&gt; &amp; co")
+    );
+    assert!(list.find("second").unwrap_or(usize::MAX) < list.find("first").unwrap_or(0));
+    let done = lab.get_text("/?status=done").await;
+    assert!(done.contains(&a) && done.contains(&b));
+    let running = lab.get_text("/?status=running").await;
+    assert!(!running.contains(&a));
+
+    let report = lab.get(&format!("/campaigns/{a}")).await;
+    assert_eq!(report.status(), 200);
+    let report = report.text().await.expect("html");
+    for needle in [
+        "id=\"verdict\"",
+        "id=\"bottleneck-table\"",
+        "Every point of the sweep",
+        &format!("/campaigns/{a}/charts/matrix.svg"),
+        &format!("/api/campaigns/{a}/results.csv"),
+        &format!("/campaigns/{a}/report.html"),
+    ] {
+        assert!(report.contains(needle), "report lacks {needle}");
+    }
+    assert!(
+        !report.contains("live.js"),
+        "a finished report needs no live script"
+    );
+
+    for name in ["tests", "throughput", "stages", "matrix"] {
+        let response = lab.get(&format!("/campaigns/{a}/charts/{name}.svg")).await;
+        assert_eq!(response.status(), 200, "{name}");
+        assert_eq!(response.headers()["content-type"], "image/svg+xml");
+        let svg = response.text().await.expect("svg");
+        roxmltree::Document::parse(&svg).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    assert_eq!(
+        lab.get(&format!("/campaigns/{a}/charts/pie.svg"))
+            .await
+            .status(),
+        404
+    );
+
+    let compare = lab.get(&format!("/compare?a={a}&b={b}")).await;
+    assert_eq!(compare.status(), 200);
+    let compare = compare.text().await.expect("html");
+    assert!(compare.contains("table class=\"compare\""), "{compare}");
+    // Two tests × two buffer counts, matched on both sides.
+    assert_eq!(compare.matches("<tr class=").count(), 4, "{compare}");
+    assert!(compare.contains(" %</td>"), "deltas in percent");
+    let chart = lab.get(&format!("/compare/chart.svg?a={a}&b={b}")).await;
+    assert_eq!(chart.status(), 200);
+    roxmltree::Document::parse(&chart.text().await.expect("svg")).expect("compare chart is XML");
+    let picker = lab.get_text("/compare").await;
+    assert!(
+        picker.contains(&a) && picker.contains(&b),
+        "the picker lists campaigns"
+    );
+
+    for asset in ["style.css", "live.js", "new.js"] {
+        let response = lab.get(&format!("/static/{asset}")).await;
+        assert_eq!(response.status(), 200, "{asset}");
+    }
+}
+
+#[tokio::test]
+async fn the_form_works_without_javascript_and_errors_have_pages() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let form = lab.get_text("/campaigns/new?preset=tuning").await;
+    assert!(
+        form.contains("value=\"8, 16, 32\""),
+        "the preset fills the matrix"
+    );
+    assert!(form.contains("value=\"64K, 128K, 256K\""));
+
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let body = "name=plain+form&source_kind=generated&generated_size=8M&target_kind=null\
+                &tests=null_sink&buffers=8&block_size=64K&duration_s=5&compress_ratio=2&repeat=1";
+    let response = client
+        .post(lab.url("/campaigns/new"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body)
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(response.status(), 303);
+    let location = response.headers()["location"]
+        .to_str()
+        .expect("location")
+        .to_string();
+    let id = location
+        .strip_prefix("/campaigns/")
+        .expect("report URL")
+        .to_string();
+    lab.wait_status(&id, &["done"], Duration::from_secs(30))
+        .await;
+
+    let bad = "name=x&source_kind=paths&source_paths=..%2F..&target_kind=null&tests=null_sink\
+               &buffers=8&block_size=64K&duration_s=5&compress_ratio=2&repeat=1";
+    let response = client
+        .post(lab.url("/campaigns/new"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(bad)
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(response.status(), 403);
+    let page = response.text().await.expect("html");
+    assert!(page.contains("outside the allowed roots"), "{page}");
+    assert!(
+        page.contains("value=\"x\""),
+        "the form keeps what was typed"
+    );
+
+    // The page's script posts the same form and asks for JSON: the API's answers.
+    let post_json = |body: &'static str| {
+        client
+            .post(lab.url("/campaigns/new"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("accept", "application/json")
+            .body(body)
+            .send()
+    };
+    let refused = post_json(bad).await.expect("POST");
+    assert_eq!(refused.status(), 403);
+    let refused: serde_json::Value = refused.json().await.expect("JSON");
+    assert!(
+        refused["fields"]["source.paths[0]"]
+            .as_str()
+            .is_some_and(|m| m.contains("outside the allowed roots")),
+        "{refused}"
+    );
+    let accepted = post_json(body).await.expect("POST");
+    assert_eq!(accepted.status(), 201);
+    let accepted: serde_json::Value = accepted.json().await.expect("JSON");
+    let url = accepted["url"].as_str().expect("url");
+    assert!(url.starts_with("/campaigns/"), "{accepted}");
+
+    for path in [
+        "/campaigns/AAAAAAAAAAAA",
+        "/campaigns/nope",
+        "/no/such/page",
+    ] {
+        let response = lab.get(path).await;
+        assert_eq!(response.status(), 404, "{path}");
+        assert!(
+            response.headers()["content-type"]
+                .to_str()
+                .unwrap_or("")
+                .starts_with("text/html")
+        );
+        let page = response.text().await.expect("html");
+        assert!(
+            page.contains("not found") || page.contains("no page"),
+            "{path}: {page}"
+        );
+    }
+    let unknown = lab.get("/?status=sleeping").await;
+    assert_eq!(unknown.status(), 400);
+}
+
+#[tokio::test]
+async fn with_a_token_the_plain_form_asks_for_it() {
+    let options = LabOptions {
+        token: Some("form-token".into()),
+        ..LabOptions::default()
+    };
+    let lab = Lab::fresh(&options);
+    let form = lab.get_text("/campaigns/new").await;
+    assert!(
+        form.contains("name=\"token\""),
+        "the form asks for the token"
+    );
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let body = "name=t&source_kind=generated&generated_size=4M&target_kind=null&tests=null_sink\
+                &buffers=8&block_size=64K&duration_s=5&compress_ratio=2&repeat=1";
+    for (token, status) in [("", 401), ("&token=wrong", 401), ("&token=form-token", 303)] {
+        let response = client
+            .post(lab.url("/campaigns/new"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!("{body}{token}"))
+            .send()
+            .await
+            .expect("POST");
+        assert_eq!(response.status(), status, "{token:?}");
+    }
+}
+
+#[tokio::test]
+async fn emulated_tape_figures_survive_the_store_and_say_emulated_everywhere() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let id = lab
+        .submit(&json!({
+            "name": "tape",
+            "source": {"generated": {"size": "80M", "compress_ratio": 1.0}},
+            "target": {"kind": "tape", "model": "lto-3", "buffer_mb": 16},
+            "tests": ["tape_write"]
+        }))
+        .await;
+    let campaign = lab
+        .wait_status(&id, &["done"], Duration::from_secs(60))
+        .await;
+    let tape = &campaign["runs"][0]["result"]["tape"];
+    assert_eq!(tape["emulated"], true, "{campaign}");
+    assert_eq!(tape["model"], "LTO-3");
+    let rate = campaign["runs"][0]["result"]["mb_per_s"]
+        .as_f64()
+        .unwrap_or(0.0);
+    // The drive's exact pace is tests/realtime/tape.rs's business; here other tests share the
+    // cores.
+    assert!(rate > 0.0 && rate <= 84.0, "{rate}");
+    let csv = lab
+        .get_text(&format!("/api/campaigns/{id}/results.csv"))
+        .await;
+    assert!(
+        csv.lines().next().unwrap_or("").contains("emulated_tape"),
+        "{csv}"
+    );
+    assert!(csv.contains(",LTO-3,"), "{csv}");
+    let page = lab.get_text(&format!("/campaigns/{id}")).await;
+    assert!(page.contains("emulated LTO-3"), "the page says emulated");
+    let verdict = lab
+        .get_json(&format!("/api/campaigns/{id}/bottleneck"))
+        .await;
+    let label = verdict["bottleneck"]["rows"][0]["label"]
+        .as_str()
+        .unwrap_or("");
+    assert!(label.contains("emulated"), "{label}");
+}
+
+#[tokio::test]
+async fn a_finished_report_is_kept_revalidated_by_etag_and_forgotten_when_deleted() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let id = lab.submit(&quick("kept", &[4])).await;
+    lab.wait_status(&id, &["done"], Duration::from_secs(60))
+        .await;
+    for path in [
+        format!("/campaigns/{id}"),
+        format!("/campaigns/{id}/charts/tests.svg"),
+        format!("/campaigns/{id}/report.html"),
+    ] {
+        let first = lab.get(&path).await;
+        assert_eq!(first.status(), 200, "{path}");
+        let etag = first
+            .headers()
+            .get("etag")
+            .unwrap_or_else(|| panic!("{path}: no ETag"))
+            .clone();
+        let body = first.text().await.expect("body");
+        let again = lab.get(&path).await;
+        assert_eq!(again.headers().get("etag"), Some(&etag), "{path}");
+        assert_eq!(
+            again.text().await.expect("body"),
+            body,
+            "{path}: same answer"
+        );
+        let revalidated = lab
+            .client
+            .get(lab.url(&path))
+            .header("If-None-Match", etag.clone())
+            .send()
+            .await
+            .expect("GET");
+        assert_eq!(revalidated.status(), 304, "{path}");
+    }
+    let deleted = lab
+        .client
+        .delete(lab.url(&format!("/api/campaigns/{id}")))
+        .send()
+        .await
+        .expect("DELETE");
+    assert_eq!(deleted.status(), 204);
+    for path in [
+        format!("/campaigns/{id}"),
+        format!("/campaigns/{id}/charts/tests.svg"),
+    ] {
+        assert_eq!(lab.get(&path).await.status(), 404, "{path} after delete");
+    }
+}

@@ -1,0 +1,11 @@
+//! What the end-to-end tests share: a real lab and its agents, the CLI, the files tests start
+//! from, and the one way they wait.
+
+pub mod agent;
+pub mod cli;
+pub mod events;
+pub mod fixtures;
+pub mod lab;
+pub mod limits;
+pub mod runs;
+pub mod wait;
