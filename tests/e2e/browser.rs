@@ -34,12 +34,17 @@ fn chromium() -> PathBuf {
 }
 
 fn browser() -> Browser {
+    browser_sized(1280, 1800)
+}
+
+/// Chromium with a window of `width` × `height` pixels.
+fn browser_sized(width: u32, height: u32) -> Browser {
     let options = LaunchOptions::default_builder()
         .path(Some(chromium()))
         .headless(true)
         // The tests run as root in CI, where Chromium's sandbox cannot start.
         .sandbox(false)
-        .window_size(Some((1280, 1800)))
+        .window_size(Some((width, height)))
         .idle_browser_timeout(Duration::from_secs(300))
         .args(vec![
             OsStr::new("--disable-gpu"),
@@ -433,4 +438,147 @@ async fn the_downloaded_report_opens_with_no_network_request() {
     );
     assert_eq!(styled, "flex", "the inline stylesheet applies");
     save_screenshot(&tab, "report-download.png");
+}
+
+#[tokio::test]
+async fn the_report_page_cancels_reruns_and_deletes_and_reads_at_420_px() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let long = lab
+        .submit(&serde_json::json!({
+            "name": "Cancel me",
+            "source": {"generated": {"size": "8G"}},
+            "target": {"kind": "tape", "model": "lto-3"},
+            "tests": ["tape_write"],
+            "params": {"duration_s": 60}
+        }))
+        .await;
+    let short = lab
+        .submit(&serde_json::json!({
+            "name": "Rerun me",
+            "source": {"generated": {"size": "64M"}},
+            "target": {"kind": "null"},
+            "tests": ["tape_write", "full_backup"],
+            "params": {"duration_s": 2}
+        }))
+        .await;
+    lab.wait_status(&long, &["running"], Duration::from_secs(60))
+        .await;
+    let browser = browser_sized(1400, 1000);
+    let tab = browser.new_tab().expect("tab");
+
+    // Cancel from the running campaign's page.
+    tab.navigate_to(&lab.url(&format!("/campaigns/{long}")))
+        .and_then(|tab| tab.wait_until_navigated())
+        .expect("page opens");
+    tab.find_element("#cancel")
+        .expect("a Cancel button")
+        .click()
+        .expect("click Cancel");
+    wait_for(
+        &tab,
+        "document.getElementById('status').textContent === 'cancelled'",
+        Duration::from_secs(60),
+    )
+    .await;
+    lab.wait_status(&long, &["cancelled"], Duration::from_secs(10))
+        .await;
+
+    // Rerun the finished one from its page; the rerun links back.
+    lab.wait_status(&short, &["done"], Duration::from_secs(120))
+        .await;
+    tab.navigate_to(&lab.url(&format!("/campaigns/{short}")))
+        .and_then(|tab| tab.wait_until_navigated())
+        .expect("page opens");
+    wait_for(
+        &tab,
+        "document.getElementById('stage-bar') !== null",
+        Duration::from_secs(10),
+    )
+    .await;
+    save_screenshot(&tab, "report-1400.png");
+    tab.find_element("#rerun")
+        .expect("a Rerun button")
+        .click()
+        .expect("click Rerun");
+    let moved = format!(
+        "/^\\/campaigns\\/[A-Za-z0-9]{{12}}$/.test(location.pathname) && \
+         location.pathname !== '/campaigns/{short}'"
+    );
+    wait_for(&tab, &moved, Duration::from_secs(20)).await;
+    let rerun = eval(&tab, "location.pathname.split('/').pop()");
+    let rerun = rerun.as_str().expect("the rerun's id").to_string();
+    assert_eq!(
+        eval(
+            &tab,
+            &format!("document.querySelector('p.sub a[href=\"/campaigns/{short}\"]') !== null")
+        ),
+        true,
+        "the rerun links to its original"
+    );
+
+    // Delete the rerun once it has finished: a confirmation page first.
+    wait_for(
+        &tab,
+        "document.getElementById('verdict') !== null",
+        Duration::from_secs(120),
+    )
+    .await;
+    tab.find_element("#delete")
+        .expect("a Delete link")
+        .click()
+        .expect("click Delete");
+    wait_for(
+        &tab,
+        "location.pathname.endsWith('/delete') && document.readyState === 'complete'",
+        Duration::from_secs(10),
+    )
+    .await;
+    save_screenshot(&tab, "delete-1400.png");
+    tab.find_element("button.danger")
+        .expect("the confirming button")
+        .click()
+        .expect("confirm");
+    wait_for(
+        &tab,
+        "location.pathname === '/' && document.readyState === 'complete'",
+        Duration::from_secs(10),
+    )
+    .await;
+    assert_eq!(
+        eval(
+            &tab,
+            &format!("document.querySelector('a[href=\"/campaigns/{rerun}\"]') === null")
+        ),
+        true,
+        "the deleted rerun is gone from the list"
+    );
+    save_screenshot(&tab, "list-1400.png");
+    assert_eq!(lab.get(&format!("/campaigns/{rerun}")).await.status(), 404);
+
+    // At 420 px the report and the list read without sideways scrolling.
+    let narrow = browser_sized(420, 900);
+    let tab = narrow.new_tab().expect("tab");
+    for (path, shot) in [
+        (format!("/campaigns/{short}"), "report-420.png"),
+        ("/".to_string(), "list-420.png"),
+    ] {
+        tab.navigate_to(&lab.url(&path))
+            .and_then(|tab| tab.wait_until_navigated())
+            .expect("page opens");
+        wait_for(
+            &tab,
+            "document.readyState === 'complete'",
+            Duration::from_secs(10),
+        )
+        .await;
+        let overflow = eval(
+            &tab,
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth",
+        );
+        assert!(
+            overflow.as_f64().is_some_and(|px| px <= 1.0),
+            "{path} scrolls sideways by {overflow} px at 420 px"
+        );
+        save_screenshot(&tab, shot);
+    }
 }

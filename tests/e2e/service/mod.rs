@@ -4,6 +4,7 @@
 mod api;
 mod campaigns;
 mod pages;
+mod report;
 mod restart;
 mod safety;
 mod upgrade;
