@@ -33,6 +33,11 @@ pub(super) async fn campaign(
     Path(id): Path<String>,
     request: HeaderMap,
 ) -> Response {
+    // A kept page already lists its reruns (it is forgotten when one is queued or deleted):
+    // served without a query.
+    if let Some(kept) = state.pages.get(&id, "page") {
+        return kept.respond(&request);
+    }
     let reruns = match state.lab.reruns(&id).await {
         Ok(reruns) => reruns,
         Err(error) => return lab_error_page(error),
