@@ -6,8 +6,8 @@ use plotters::prelude::*;
 
 use crate::analysis::Verdict;
 use crate::matrix::Point;
-use crate::spec::{TestKind, format_size};
-use crate::store::RunRecord;
+use crate::spec::{TestKind, format_bytes};
+use crate::store::{RunRecord, RunState};
 
 /// A report's charts, each served as `/campaigns/{id}/charts/{name}.svg`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -317,8 +317,13 @@ pub fn throughput_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
                 .result
                 .as_ref()
                 .map_or(&run.samples, |result| &result.samples);
+            let cut = if run.status == RunState::Cancelled {
+                " (cut)"
+            } else {
+                ""
+            };
             (
-                format!("#{} {}", run.position + 1, run.test.id()),
+                format!("#{} {}{cut}", run.position + 1, run.test.id()),
                 samples.iter().map(|s| (s.t, s.mb_per_s)).collect(),
             )
         })
@@ -380,7 +385,12 @@ pub fn stages_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
     let per_run: Vec<(&RunRecord, [f64; 4])> = runs
         .iter()
         .filter_map(|run| {
-            let s = &run.result.as_ref()?.stages;
+            let result = run.result.as_ref()?;
+            // A run cut short or failed has no stage accounting to compare.
+            let s = &result.stages;
+            if result.status != crate::engine::result::RunStatus::Done {
+                return None;
+            }
             Some((
                 run,
                 [
@@ -547,7 +557,7 @@ pub fn matrix_chart(points: &[Point], test: Option<TestKind>) -> Result<String, 
             let xy: Vec<(f64, f64)> = line.iter().map(|p| (x_of(p), p.median)).collect();
             chart
                 .draw_series(LineSeries::new(xy.iter().copied(), color.stroke_width(2)))?
-                .label(format!("{buffers} × {}", format_size(*block)))
+                .label(format!("{buffers} × {}", format_bytes(*block)))
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
                 });
@@ -578,7 +588,7 @@ pub fn matrix_chart(points: &[Point], test: Option<TestKind>) -> Result<String, 
                 color.stroke_width(2),
             ))?;
             legend.draw(&Text::new(
-                format!("{buffers} × {}", format_size(*block)),
+                format!("{buffers} × {}", format_bytes(*block)),
                 (30, y - 6),
                 (FONT, 12).into_font().color(&INK),
             ))?;

@@ -1,7 +1,7 @@
 //! The points of a parameter sweep: finished runs grouped by test and parameters, with the
 //! median and spread of their repeats, and the best combination of each test marked.
 
-use crate::spec::{TestKind, format_size};
+use crate::spec::{TestKind, format_bytes};
 use crate::store::{RunRecord, RunState};
 
 /// One parameter combination of one test.
@@ -26,7 +26,7 @@ pub struct Point {
 impl Point {
     /// The buffers × block size combination, as the legend names it.
     pub fn combination(&self) -> String {
-        format!("{} × {}", self.buffers, format_size(self.block_size))
+        format!("{} × {}", self.buffers, format_bytes(self.block_size))
     }
 }
 

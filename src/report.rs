@@ -46,9 +46,7 @@ pub fn render_table(report: &CampaignReport) -> String {
         "Test", "MB/s", "spread", "CPU", "Bottleneck?"
     );
     for row in &verdict.rows {
-        let mb_per_s = row
-            .mb_per_s
-            .map_or_else(|| "failed".to_string(), |value| format!("{value:.1}"));
+        let mb_per_s = row.figure();
         let spread = match (row.spread_pct, row.repeats) {
             (Some(spread), _) => format!("±{spread:.1}%"),
             (None, 1) => "once".to_string(),

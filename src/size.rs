@@ -64,6 +64,32 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("'{text}' is too large"))
 }
 
+/// Bytes for people to read, in the binary units sizes are given in: `256 KiB`, `1 GiB`,
+/// `2.48 GiB`, `0 B`. Every size a page or a sentence shows goes through here, so one page
+/// never mixes `523520K`, `511M` and `0.27 GB`.
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [
+        ("TiB", 1 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ];
+    for (unit, scale) in UNITS {
+        if bytes >= scale {
+            if bytes.is_multiple_of(scale) {
+                return format!("{} {unit}", bytes / scale);
+            }
+            let value = bytes as f64 / scale as f64;
+            return if value < 10.0 {
+                format!("{value:.2} {unit}")
+            } else {
+                format!("{value:.1} {unit}")
+            };
+        }
+    }
+    format!("{bytes} B")
+}
+
 /// Formats bytes with binary units, the way sizes are written in specs.
 pub fn format_size(bytes: u64) -> String {
     const UNITS: [(&str, u64); 4] = [
@@ -83,4 +109,20 @@ pub fn format_size(bytes: u64) -> String {
         }
     }
     format!("{bytes}B")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shown_sizes_use_binary_units_with_a_space() {
+        assert_eq!(format_bytes(0), "0 B");
+        assert_eq!(format_bytes(512), "512 B");
+        assert_eq!(format_bytes(256 << 10), "256 KiB");
+        assert_eq!(format_bytes(1 << 30), "1 GiB");
+        assert_eq!(format_bytes(2_604_288 << 10), "2.48 GiB");
+        assert_eq!(format_bytes(268_000_000), "255.6 MiB");
+        assert_eq!(format_bytes(3 << 40), "3 TiB");
+    }
 }

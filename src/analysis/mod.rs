@@ -9,7 +9,7 @@ mod words;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::result::{RunResult, StageFigures, TapeFigures};
+use crate::engine::result::{RunResult, RunStatus, StageFigures, TapeFigures};
 use crate::engine::survey::Survey;
 use crate::spec::TestKind;
 use figures::TestFigure;
@@ -64,9 +64,60 @@ pub struct VerdictRow {
     /// report's stage bar shows for the backup.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub busy: Option<crate::engine::result::StageFigures>,
+    /// Why the test has no figure, when it has none: a cut run is never shown as a result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_figure: Option<NoFigure>,
+}
+
+/// Why a test has no figure.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum NoFigure {
+    /// A run of it failed.
+    Failed,
+    /// Its runs were cancelled: cut short, or never started.
+    Cancelled,
+    /// Its runs finished with nothing measured.
+    NothingMeasured,
+}
+
+impl NoFigure {
+    /// Why the test of `runs` has no figure.
+    fn of(runs: &[RunResult], test: TestKind) -> NoFigure {
+        let statuses = || {
+            runs.iter()
+                .filter(|run| run.test == test)
+                .map(|run| run.status)
+        };
+        if statuses().any(|status| status == RunStatus::Failed) {
+            NoFigure::Failed
+        } else if statuses().any(|status| status == RunStatus::Cancelled) {
+            NoFigure::Cancelled
+        } else {
+            NoFigure::NothingMeasured
+        }
+    }
+
+    /// The word a table shows in place of the figure.
+    pub fn word(self) -> &'static str {
+        match self {
+            NoFigure::Failed => "failed",
+            NoFigure::Cancelled => "cancelled",
+            NoFigure::NothingMeasured => "nothing measured",
+        }
+    }
 }
 
 impl VerdictRow {
+    /// The figure as a table shows it, MB/s to one decimal, or why there is none.
+    pub fn figure(&self) -> String {
+        match (self.mb_per_s, self.no_figure) {
+            (Some(value), _) => format!("{value:.1}"),
+            (None, Some(why)) => why.word().to_string(),
+            (None, None) => "–".to_string(),
+        }
+    }
+
     /// The flags of the runs behind the figure, comma-separated (empty when valid).
     pub fn flag_list(&self) -> String {
         self.flags
@@ -179,7 +230,13 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
     let rows = figures
         .tests
         .iter()
-        .map(|(test, figure)| row(*test, figure.as_ref(), yes_row))
+        .map(|(test, figure)| {
+            let mut row = row(*test, figure.as_ref(), yes_row);
+            if figure.is_none() {
+                row.no_figure = Some(NoFigure::of(runs, *test));
+            }
+            row
+        })
         .collect();
     let f = figures.mb(TestKind::FullBackup);
     let backup_window_s = match (f, survey) {
@@ -245,6 +302,7 @@ fn row(test: TestKind, figure: Option<&TestFigure<'_>>, yes_row: Option<TestKind
             })
             .map(|run| stage_attribution(&run.stages)),
         busy: run.map(|run| run.stages),
+        no_figure: None,
     }
 }
 
@@ -931,7 +989,7 @@ mod tests {
             "{}",
             verdict.verdict
         );
-        assert!(verdict.recommendations[0].starts_with("Redo tape_write (too_short)"));
+        assert!(verdict.recommendations[0].starts_with("Redo the target write (too_short)"));
     }
 
     #[test]

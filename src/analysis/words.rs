@@ -9,6 +9,7 @@ use super::findings::{
 use crate::engine::result::StageFigures;
 use crate::engine::survey::Survey;
 use crate::engine::validity::FlagCode;
+use crate::size::format_bytes;
 use crate::spec::TestKind;
 
 fn component(component: Component, drives: Option<&Drives>) -> String {
@@ -77,11 +78,7 @@ pub fn finding(finding: &Finding, conclusive: bool, redo: bool, drives: Option<&
     let text = match finding {
         Finding::Incomplete { missing } => format!(
             "Not enough finished tests to name a bottleneck: run {}",
-            missing
-                .iter()
-                .map(|test| test.id())
-                .collect::<Vec<_>>()
-                .join(", ")
+            and_list(missing.iter().map(|test| test.name()))
         ),
         Finding::Limits {
             ceiling: limit,
@@ -132,7 +129,7 @@ pub fn finding(finding: &Finding, conclusive: bool, redo: bool, drives: Option<&
             }
         ),
         Finding::LowestCeiling { ceiling: lowest } => format!(
-            "{} has the lowest ceiling ({}); run full_backup to confirm it limits the backup",
+            "{} has the lowest ceiling ({}); run the full backup to confirm it limits the backup",
             capitalize(&component(lowest.component, drives)),
             ceiling(lowest)
         ),
@@ -295,7 +292,7 @@ fn redo(redo: &Redo) -> String {
     }
     format!(
         "Redo {} ({}): {}.",
-        redo.test.id(),
+        redo.test.name(),
         flag_list(&redo.flags),
         remedies.join("; ")
     )
@@ -447,12 +444,22 @@ pub fn summary(
     text.push('.');
     if let (Some(window), Some(survey)) = (window, survey) {
         text.push_str(&format!(
-            " Backing up {:.2} GB takes about {}.",
-            survey.source_bytes as f64 / 1e9,
+            " Backing up {} takes about {}.",
+            format_bytes(survey.source_bytes),
             format_duration(window)
         ));
     }
     text
+}
+
+/// Items joined as a sentence does: `a`, `a and b`, `a, b and c`.
+fn and_list<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    let items: Vec<&str> = items.collect();
+    match items.split_last() {
+        None => String::new(),
+        Some((last, [])) => (*last).to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 /// Seconds as `1h 02m`, `3m 20s` or `12.3 s`.

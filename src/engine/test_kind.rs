@@ -67,6 +67,18 @@ impl TestKind {
         }
     }
 
+    /// The test as a noun in a sentence: "run the full backup to confirm".
+    pub fn name(self) -> &'static str {
+        match self {
+            TestKind::TapeWrite => "the target write",
+            TestKind::ReadSingle => "the single-stream read",
+            TestKind::ReadParallel => "the parallel read",
+            TestKind::NullSink => "the backup to null",
+            TestKind::FullBackup => "the full backup",
+            TestKind::NetworkBackup => "the network backup",
+        }
+    }
+
     /// Parses a test id.
     pub fn from_id(id: &str) -> Option<TestKind> {
         TestKind::ALL.into_iter().find(|test| test.id() == id)

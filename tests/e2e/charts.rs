@@ -195,7 +195,7 @@ fn charts_of_500_runs_render_and_mark_the_sweep() {
         .collect::<Vec<_>>()
         .join(" ");
     assert!(
-        text.contains("16 × 256K"),
+        text.contains("16 × 256 KiB"),
         "legend names the combinations: {text}"
     );
     let points = matrix::points(&runs);

@@ -4,11 +4,11 @@
 use crate::analysis::{Component, Verdict, format_duration};
 use crate::charts::{self, Chart};
 use crate::engine::provenance::Provenance;
-use crate::engine::result::RunResult;
+use crate::engine::result::{RunResult, RunStatus};
 use crate::lab::CampaignView;
 use crate::matrix::{self, Point};
 use crate::spec::TestKind;
-use crate::spec::{CampaignSpec, RunParams, TargetKind, format_size};
+use crate::spec::{CampaignSpec, RunParams, TargetKind, format_bytes};
 use crate::store::{RunRecord, RunState};
 
 /// The report of one campaign.
@@ -166,7 +166,7 @@ pub fn campaign_page(
             "Run {} of {}: {}",
             run.position + 1,
             runs.len(),
-            run.test.id()
+            run.test.label()
         ),
         None if is_final => String::new(),
         None => "Waiting for a free lane…".to_string(),
@@ -228,9 +228,7 @@ pub fn campaign_page(
             .iter()
             .map(|row| TableRow {
                 label: row.label.clone(),
-                mb_per_s: row
-                    .mb_per_s
-                    .map_or_else(|| "failed".to_string(), |v| format!("{v:.1}")),
+                mb_per_s: row.figure(),
                 cpu: row
                     .cpu_pct
                     .map_or_else(|| "–".to_string(), |v| format!("{v:.0}\u{a0}%")),
@@ -344,7 +342,7 @@ fn spec_lines(spec: &CampaignSpec) -> Vec<(String, String)> {
             .join(", "),
         (None, Some(generated)) => format!(
             "generated, {} at {}:1",
-            generated.size.bytes().map_or_else(|e| e, format_size),
+            generated.size.bytes().map_or_else(|e| e, format_bytes),
             generated.compress_ratio
         ),
         (None, None) => "generated data".to_string(),
@@ -387,7 +385,7 @@ fn spec_lines(spec: &CampaignSpec) -> Vec<(String, String)> {
     let mut params = format!(
         "{} buffers × {}, {}, direct {}, cold cache {}, fsync {}",
         p.buffers,
-        p.block_size.bytes().map_or_else(|e| e, format_size),
+        p.block_size.bytes().map_or_else(|e| e, format_bytes),
         p.streams
             .map_or_else(|| "default streams".to_string(), |s| format!("{s} streams")),
         yes_no(p.direct),
@@ -397,7 +395,7 @@ fn spec_lines(spec: &CampaignSpec) -> Vec<(String, String)> {
     if let Some(size) = &p.size {
         params.push_str(&format!(
             ", at most {} per run",
-            size.bytes().map_or_else(|e| e, format_size)
+            size.bytes().map_or_else(|e| e, format_bytes)
         ));
     }
     match p.duration_s {
@@ -421,7 +419,7 @@ fn spec_lines(spec: &CampaignSpec) -> Vec<(String, String)> {
         if let Some(sizes) = &matrix.block_size {
             let sizes: Vec<String> = sizes
                 .iter()
-                .map(|s| s.bytes().map_or_else(|e| e, format_size))
+                .map(|s| s.bytes().map_or_else(|e| e, format_bytes))
                 .collect();
             parts.push(format!("block size [{}]", sizes.join(", ")));
         }
@@ -466,13 +464,13 @@ pub fn params_line(params: &RunParams) -> String {
         Some(clients) => format!(
             "{} × {}, {clients} clients × {} streams",
             params.buffers,
-            format_size(params.block_size),
+            format_bytes(params.block_size),
             params.streams
         ),
         None => format!(
             "{} × {}, {} streams",
             params.buffers,
-            format_size(params.block_size),
+            format_bytes(params.block_size),
             params.streams
         ),
     };
@@ -489,27 +487,41 @@ pub fn params_line(params: &RunParams) -> String {
 }
 
 fn run_row(run: &RunRecord) -> RunRow {
-    let result = run.result.as_ref();
     let dash = || "–".to_string();
+    // Only a finished run's figures are results; a run that failed or was cancelled part way
+    // shows what it moved and for how long, and that it was cut, never its rate.
+    let ran = run.result.as_ref();
+    let result = ran.filter(|r| r.status == RunStatus::Done);
+    let cut = ran.filter(|r| r.status != RunStatus::Done && (r.bytes > 0 || r.seconds > 0.0));
+    let moved = |r: &RunResult| {
+        if r.files > 0 {
+            format!("{} in {} files", format_bytes(r.bytes), r.files)
+        } else {
+            format_bytes(r.bytes)
+        }
+    };
+    let was_cut = cut.is_some_and(|r| r.status == RunStatus::Cancelled);
     RunRow {
         position: run.position + 1,
         test: run.test.label().to_string(),
         status: if result.is_some_and(|r| r.partial) {
             "partial".to_string()
+        } else if was_cut {
+            "cut".to_string()
         } else {
             run.status.id().to_string()
         },
         attempts: run.attempts,
         params: params_line(&run.params),
-        mb_per_s: result.map_or_else(dash, |r| format!("{:.1}", r.mb_per_s)),
-        moved: result.map_or_else(dash, |r| {
-            if r.files > 0 {
-                format!("{} in {} files", format_size(r.bytes), r.files)
-            } else {
-                format_size(r.bytes)
-            }
-        }),
-        seconds: result.map_or_else(dash, |r| format!("{:.2} s", r.seconds)),
+        mb_per_s: if was_cut {
+            "cut".to_string()
+        } else {
+            result.map_or_else(dash, |r| format!("{:.1}", r.mb_per_s))
+        },
+        moved: result.or(cut).map_or_else(dash, moved),
+        seconds: result
+            .or(cut)
+            .map_or_else(dash, |r| format!("{:.2}\u{a0}s", r.seconds)),
         cpu: result.map_or_else(dash, |r| {
             format!(
                 "{:.0}\u{a0}% / {:.0}\u{a0}%",
@@ -570,8 +582,18 @@ fn run_row(run: &RunRecord) -> RunRow {
                     .collect()
             })
             .unwrap_or_default(),
-        warnings: result.map(|r| r.warnings.clone()).unwrap_or_default(),
-        error: result.and_then(|r| r.error.clone()),
+        warnings: ran.map(|r| r.warnings.clone()).unwrap_or_default(),
+        error: if was_cut {
+            cut.map(|r| {
+                format!(
+                    "cut after {:.2} s with {} moved: what it measured is not a result",
+                    r.seconds,
+                    format_bytes(r.bytes)
+                )
+            })
+        } else {
+            ran.and_then(|r| r.error.clone())
+        },
         target: result
             .and_then(RunResult::target_report)
             .map(|report| report.to_string()),
@@ -585,7 +607,7 @@ fn run_row(run: &RunRecord) -> RunRow {
 /// One client of a network run: what the lab received, and what the client says it sent.
 fn client_line(client: &crate::engine::result::ClientFigures) -> String {
     let reported = client.reported_bytes.map_or_else(String::new, |bytes| {
-        format!("; the client counted {} sent", format_size(bytes))
+        format!("; the client counted {} sent", format_bytes(bytes))
     });
     let status = match &client.error {
         Some(error) => format!("failed: {error}"),
@@ -595,7 +617,7 @@ fn client_line(client: &crate::engine::result::ClientFigures) -> String {
         "client {} ({} streams): {} at {:.1} MB/s, {status}{reported}",
         client.name,
         client.streams,
-        format_size(client.bytes),
+        format_bytes(client.bytes),
         client.mb_per_s
     )
 }

@@ -54,7 +54,12 @@ async fn a_client_sweep_draws_the_seed_000_chart() {
         .collect();
     assert!(texts.contains(&"Network backup by clients"), "{texts:?}");
     assert!(texts.contains(&"clients"));
-    for combination in ["16 × 128K", "16 × 256K", "32 × 128K", "32 × 256K"] {
+    for combination in [
+        "16 × 128 KiB",
+        "16 × 256 KiB",
+        "32 × 128 KiB",
+        "32 × 256 KiB",
+    ] {
         assert!(
             texts.contains(&combination),
             "legend {combination}: {texts:?}"

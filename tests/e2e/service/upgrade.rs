@@ -96,3 +96,35 @@ fn added_fields_pass_and_changed_or_lost_ones_do_not() {
     assert!(shows_as_before(&then, &json!({"rows": [{"b": "x"}]}), "").is_err());
     assert!(shows_as_before(&then, &json!({"a": 1, "rows": []}), "").is_err());
 }
+
+/// The fixture's cancelled campaign was cut mid-way through its first run (11 090.3 MB/s over
+/// 3.3 s before the cut); the page says it was cut and never shows that rate as a result, and
+/// the bottleneck table says "cancelled", not "failed".
+#[tokio::test]
+async fn a_run_cut_by_a_cancel_is_shown_as_cut_and_never_as_a_result() {
+    let root = scratch();
+    std::fs::copy(fixture("db-0005/lab.db"), root.path().join("lab.db")).expect("copy the fixture");
+    let lab = Lab::start(root.path(), &LabOptions::default());
+    let page = lab.get_text("/campaigns/QkzcB1Twsyjk").await;
+    assert!(!page.contains("11090"), "the cut run's rate is not shown");
+    assert!(
+        page.contains("<span class=\"status cut\">cut</span>"),
+        "{page}"
+    );
+    assert!(
+        page.contains("cut after 3.30 s with 34.1 GiB moved: what it measured is not a result"),
+        "{page}"
+    );
+    assert!(page.contains("cancelled before it started"));
+    assert!(!page.contains(">failed<"), "nothing failed here");
+    let table = lab.get_json("/api/campaigns/QkzcB1Twsyjk/bottleneck").await;
+    let rows = table["bottleneck"]["rows"].as_array().expect("rows");
+    assert!(
+        rows.iter().all(|row| row["no_figure"] == "cancelled"),
+        "{rows:?}"
+    );
+    assert!(
+        !page.contains("read_single") && !page.contains("null_sink"),
+        "tests are named in words"
+    );
+}
