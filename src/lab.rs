@@ -263,6 +263,21 @@ impl Lab {
         self.accept(spec, None).await
     }
 
+    /// Checks a spec as `submit` does, queueing nothing: every problem it has, by field.
+    pub async fn check(self: &Arc<Self>, body: &[u8]) -> Result<(), LabError> {
+        let text = std::str::from_utf8(body).map_err(|_| {
+            let mut errors = FieldErrors::default();
+            errors.add("spec", "the body is not UTF-8 text");
+            LabError::Malformed(errors)
+        })?;
+        let spec = spec::parse_json(text).map_err(LabError::Malformed)?;
+        let lab = Arc::clone(self);
+        tokio::task::spawn_blocking(move || lab.validate(spec))
+            .await
+            .map_err(|e| LabError::Internal(format!("the campaign check failed: {e}")))??;
+        Ok(())
+    }
+
     /// Queues a new campaign with the same spec as `id`, linked to it.
     pub async fn rerun(self: &Arc<Self>, id: &str) -> Result<Submitted, LabError> {
         let record = self.record(id).await?;
@@ -318,25 +333,37 @@ impl Lab {
         if !bounds.is_empty() {
             return Err(LabError::Invalid(bounds));
         }
+        // Every problem at once: paths, rules, limits and the machine's checks, so that one
+        // answer names every bad field.
         let violations = self.policy.resolve_paths(&mut spec);
-        if !violations.forbidden.is_empty() {
-            return Err(LabError::Forbidden(violations.forbidden));
-        }
         let mut invalid = violations.invalid;
         let plans = match spec.plan() {
-            Ok(plans) => plans,
+            Ok(plans) => Some(plans),
             Err(errors) => {
                 invalid.extend(errors);
-                return Err(LabError::Invalid(invalid));
+                None
             }
         };
-        invalid.extend(self.policy.check_limits(&spec, &plans));
+        if let Some(plans) = &plans {
+            invalid.extend(self.policy.check_limits(&spec, plans));
+        }
+        if !violations.forbidden.is_empty() {
+            // Nothing outside the allowed roots is looked at further.
+            let mut all = violations.forbidden;
+            all.extend(invalid);
+            return Err(LabError::Forbidden(all));
+        }
+        let Some(plans) = plans else {
+            return Err(LabError::Invalid(invalid));
+        };
+        // The machine's checks, for the fields not already found wrong.
+        for (path, message) in preflight::check(&plans, &self.engine.allow_devices).0 {
+            if !invalid.0.contains_key(&path) {
+                invalid.add(path, message);
+            }
+        }
         if !invalid.is_empty() {
             return Err(LabError::Invalid(invalid));
-        }
-        let problems = preflight::check(&plans, &self.engine.allow_devices);
-        if !problems.is_empty() {
-            return Err(LabError::Invalid(problems));
         }
         Ok((spec, plans))
     }

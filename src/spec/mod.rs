@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 mod expand;
+mod plain_words;
 mod validate;
 
 #[cfg(test)]
@@ -236,7 +237,10 @@ pub fn parse_json(text: &str) -> Result<CampaignSpec, FieldErrors> {
         } else {
             path
         };
-        errors.add(path, error.into_inner().to_string());
+        errors.add(
+            path,
+            plain_words::plain_words(&error.into_inner().to_string()),
+        );
         errors
     })
 }

@@ -381,6 +381,75 @@ async fn the_form_shows_each_error_next_to_its_field() {
     );
 }
 
+/// The form shows the fields of the chosen target kind, source kind and tests only, by CSS
+/// alone (the page's script plays no part), and reads at 420 px.
+#[tokio::test]
+async fn the_form_shows_only_the_fields_of_the_chosen_target_and_tests() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let browser = browser();
+    let tab = browser.new_tab().expect("tab");
+    tab.navigate_to(&lab.url("/campaigns/new?preset=bottleneck"))
+        .and_then(|tab| tab.wait_until_navigated())
+        .expect("form opens");
+    let shown = |name: &str| {
+        eval(
+            &tab,
+            &format!(
+                "(() => {{ const e = document.querySelector('[name={name}]');
+                   return e.offsetParent !== null && getComputedStyle(e.closest('label')).display !== 'none'; }})()"
+            ),
+        ) == Value::Bool(true)
+    };
+    let choose = |kind: &str| {
+        eval(
+            &tab,
+            &format!("document.querySelector('[name=target_kind][value={kind}]').click(); true"),
+        );
+    };
+    // The preset writes to emulated tape, from paths, without a network backup.
+    assert!(shown("tape_model") && shown("tape_drives"));
+    assert!(!shown("target_path"), "no path for tape");
+    assert!(shown("source_paths") && !shown("generated_size"));
+    assert!(
+        !shown("clients") && !shown("matrix_clients"),
+        "no network test"
+    );
+    assert!(shown("compress_ratio"), "the target write is ticked");
+    choose("dir");
+    assert!(!shown("tape_model") && !shown("tape_drives"));
+    assert!(shown("target_path"));
+    choose("null");
+    assert!(!shown("tape_model"), "null: no tape");
+    assert!(!shown("target_path"), "null: no path");
+    eval(
+        &tab,
+        "const f = document.getElementById('campaign-form').elements;
+         document.querySelector('[name=tests][value=network_backup]').checked = true;
+         document.querySelector('[name=tests][value=tape_write]').checked = false;
+         document.querySelector('[name=source_kind][value=generated]').checked = true;
+         true",
+    );
+    assert!(shown("clients") && shown("link_mb_s") && shown("matrix_clients"));
+    assert!(!shown("compress_ratio"), "no target write");
+    assert!(shown("generated_size") && !shown("source_paths"));
+    save_screenshot(&tab, "form-1400.png");
+
+    let narrow = browser_sized(420, 1600);
+    let tab = narrow.new_tab().expect("tab");
+    tab.navigate_to(&lab.url("/campaigns/new"))
+        .and_then(|tab| tab.wait_until_navigated())
+        .expect("form opens");
+    assert_eq!(
+        eval(
+            &tab,
+            "document.documentElement.scrollWidth <= window.innerWidth"
+        ),
+        Value::Bool(true),
+        "the form does not scroll sideways at 420 px"
+    );
+    save_screenshot(&tab, "form-420.png");
+}
+
 #[tokio::test]
 async fn the_downloaded_report_opens_with_no_network_request() {
     let root = scratch();

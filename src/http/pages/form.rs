@@ -1,11 +1,19 @@
 //! The new-campaign form: its fields, the presets that fill them, and the spec it stands for.
-//! The same mapping runs in `static/new.js` for browsers with JavaScript.
+//! It is the one mapping: the page's script posts the form and shows the answer.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
+use crate::field_errors::FieldErrors;
 use crate::spec::TestKind;
+
+/// The spec a posted form stands for, and the fields that could not be read into it.
+pub struct FormSpec {
+    pub spec: Value,
+    /// Problems by spec path (`params.buffers`), in plain words.
+    pub errors: FieldErrors,
+}
 
 /// Presets offered above the form: id and label.
 pub const PRESETS: [(&str, &str); 4] = [
@@ -165,13 +173,18 @@ impl CampaignForm {
         form
     }
 
-    /// The campaign spec the form stands for, as JSON: numbers where the text is a number, the
-    /// text itself otherwise, so the spec's own validation names what is wrong.
-    pub fn to_spec(&self) -> Value {
+    /// The campaign spec the form stands for, as JSON, and what in the form cannot be part of
+    /// one (a count that is not a whole number, a size that is not a size), by spec path, in
+    /// plain words. A field that cannot be read is left to its default (or a stand-in), so
+    /// that the spec's own checks still run and one answer names every bad field.
+    pub fn to_spec(&self) -> FormSpec {
+        let mut errors = FieldErrors::default();
         let mut spec = Map::new();
         spec.insert("name".into(), json!(self.name.trim()));
         let source = if self.source_kind == "generated" {
-            json!({"generated": {"size": size(&self.generated_size)}})
+            let size = size(&self.generated_size, "source.generated.size", &mut errors)
+                .unwrap_or_else(|| json!("1G"));
+            json!({ "generated": { "size": size } })
         } else {
             let paths: Vec<&str> = self
                 .source_paths
@@ -197,8 +210,8 @@ impl CampaignForm {
         target.insert("kind".into(), json!(self.target_kind));
         if self.target_kind == "tape" {
             target.insert("model".into(), json!(self.tape_model.trim()));
-            if !self.tape_drives.trim().is_empty() {
-                target.insert("drives".into(), number(&self.tape_drives));
+            if let Some(drives) = count(&self.tape_drives, "target.drives", &mut errors) {
+                target.insert("drives".into(), drives);
             }
         } else if self.target_kind != "null" && !self.target_path.trim().is_empty() {
             target.insert("path".into(), json!(self.target_path.trim()));
@@ -206,8 +219,12 @@ impl CampaignForm {
         spec.insert("target".into(), Value::Object(target));
         spec.insert("tests".into(), json!(self.tests));
         let mut params = Map::new();
-        params.insert("buffers".into(), number(&self.buffers));
-        params.insert("block_size".into(), size(&self.block_size));
+        if let Some(buffers) = count(&self.buffers, "params.buffers", &mut errors) {
+            params.insert("buffers".into(), buffers);
+        }
+        if let Some(block_size) = size(&self.block_size, "params.block_size", &mut errors) {
+            params.insert("block_size".into(), block_size);
+        }
         params.insert("direct".into(), json!(self.direct));
         params.insert("cold_cache".into(), json!(self.cold_cache));
         if self.time_based {
@@ -215,31 +232,30 @@ impl CampaignForm {
         }
         params.insert("fsync".into(), json!(self.fsync));
         // Left empty, the target test matches the source's compressibility.
-        if !self.compress_ratio.trim().is_empty() {
-            params.insert("compress_ratio".into(), number(&self.compress_ratio));
-        }
-        for (key, text, as_size) in [
-            ("streams", &self.streams, false),
-            ("size", &self.size, true),
-            ("duration_s", &self.duration_s, false),
-            ("clients", &self.clients, false),
-            ("link_mb_s", &self.link_mb_s, false),
-        ] {
-            if !text.trim().is_empty() {
-                let value = if as_size { size(text) } else { number(text) };
+        let fields = [
+            ("streams", &self.streams, Kind::Count),
+            ("size", &self.size, Kind::Size),
+            ("duration_s", &self.duration_s, Kind::Seconds),
+            ("compress_ratio", &self.compress_ratio, Kind::Number),
+            ("clients", &self.clients, Kind::Count),
+            ("link_mb_s", &self.link_mb_s, Kind::Number),
+        ];
+        for (key, text, kind) in fields {
+            if let Some(value) = kind.read(text, &format!("params.{key}"), &mut errors) {
                 params.insert(key.into(), value);
             }
         }
         spec.insert("params".into(), Value::Object(params));
         let mut matrix = Map::new();
-        for (key, text, as_size) in [
-            ("buffers", &self.matrix_buffers, false),
-            ("block_size", &self.matrix_block_size, true),
-            ("streams", &self.matrix_streams, false),
-            ("clients", &self.matrix_clients, false),
+        for (key, text, kind) in [
+            ("buffers", &self.matrix_buffers, Kind::Count),
+            ("block_size", &self.matrix_block_size, Kind::Size),
+            ("streams", &self.matrix_streams, Kind::Count),
+            ("clients", &self.matrix_clients, Kind::Count),
         ] {
+            let path = format!("matrix.{key}");
             let values: Vec<Value> = split_list(text)
-                .map(|item| if as_size { size(item) } else { number(item) })
+                .filter_map(|item| kind.read(item, &path, &mut errors))
                 .collect();
             if !values.is_empty() {
                 matrix.insert(key.into(), Value::Array(values));
@@ -250,13 +266,12 @@ impl CampaignForm {
         }
         spec.insert(
             "repeat".into(),
-            if self.repeat.trim().is_empty() {
-                json!(1)
-            } else {
-                number(&self.repeat)
-            },
+            count(&self.repeat, "repeat", &mut errors).unwrap_or_else(|| json!(1)),
         );
-        Value::Object(spec)
+        FormSpec {
+            spec: Value::Object(spec),
+            errors,
+        }
     }
 
     /// Puts each spec-path error next to the form field it belongs to.
@@ -276,6 +291,16 @@ impl CampaignForm {
     /// The error shown next to a field, or nothing.
     pub fn error(&self, field: &str) -> &str {
         self.errors.get(field).map_or("", String::as_str)
+    }
+
+    /// ` invalid` for a field with an error: the class that outlines it, with or without
+    /// JavaScript.
+    pub fn invalid(&self, field: &str) -> &'static str {
+        if self.errors.contains_key(field) {
+            " invalid"
+        } else {
+            ""
+        }
     }
 
     /// Whether a test's box is ticked.
@@ -348,22 +373,84 @@ fn split_list(text: &str) -> impl Iterator<Item = &str> {
         .filter(|item| !item.is_empty())
 }
 
-fn number(text: &str) -> Value {
-    let text = text.trim();
-    if let Ok(integer) = text.parse::<u64>() {
-        json!(integer)
-    } else if let Ok(float) = text.parse::<f64>() {
-        json!(float)
-    } else {
-        json!(text)
+/// What a form field holds, and how its text becomes a spec value.
+#[derive(Clone, Copy)]
+enum Kind {
+    Count,
+    Number,
+    Seconds,
+    Size,
+}
+
+impl Kind {
+    /// The field's value, `None` when it is empty or cannot be read (then the problem is
+    /// added to `errors` under `path`).
+    fn read(self, text: &str, path: &str, errors: &mut FieldErrors) -> Option<Value> {
+        match self {
+            Kind::Count => count(text, path, errors),
+            Kind::Number => number(text, path, errors, false),
+            Kind::Seconds => number(text, path, errors, true),
+            Kind::Size => size(text, path, errors),
+        }
     }
 }
 
-fn size(text: &str) -> Value {
+/// A whole number of 0 or more.
+fn count(text: &str, path: &str, errors: &mut FieldErrors) -> Option<Value> {
     let text = text.trim();
-    match text.parse::<u64>() {
-        Ok(bytes) => json!(bytes),
-        Err(_) => json!(text),
+    if text.is_empty() {
+        return None;
+    }
+    match text.parse::<u32>() {
+        Ok(value) => Some(json!(value)),
+        Err(_) => {
+            errors.add(
+                path,
+                format!("'{text}' is not a whole number of 0 or more (write e.g. 4)"),
+            );
+            None
+        }
+    }
+}
+
+/// A number; with `auto_allowed`, also the word `auto`.
+fn number(text: &str, path: &str, errors: &mut FieldErrors, auto_allowed: bool) -> Option<Value> {
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    if auto_allowed && text.eq_ignore_ascii_case("auto") {
+        return Some(json!("auto"));
+    }
+    match text.parse::<f64>() {
+        Ok(value) if value.is_finite() => Some(json!(value)),
+        _ => {
+            let example = if auto_allowed {
+                "write e.g. 10, or auto"
+            } else {
+                "write e.g. 2 or 2.5"
+            };
+            errors.add(path, format!("'{text}' is not a number ({example})"));
+            None
+        }
+    }
+}
+
+/// A size: bytes, or a number with K, M, G or T.
+fn size(text: &str, path: &str, errors: &mut FieldErrors) -> Option<Value> {
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    match crate::size::parse_size(text) {
+        Ok(_) => Some(match text.parse::<u64>() {
+            Ok(bytes) => json!(bytes),
+            Err(_) => json!(text),
+        }),
+        Err(message) => {
+            errors.add(path, message);
+            None
+        }
     }
 }
 
@@ -374,11 +461,12 @@ mod tests {
     #[test]
     fn every_preset_is_a_valid_spec() {
         for (id, _) in PRESETS {
-            let spec = CampaignForm::preset(id).to_spec();
+            let FormSpec { spec, errors } = CampaignForm::preset(id).to_spec();
+            assert!(errors.is_empty(), "{id}: {errors}");
             let parsed = crate::spec::parse_json(&spec.to_string()).expect("parses");
             parsed.plan().expect("valid");
         }
-        let tuning = CampaignForm::preset("tuning").to_spec();
+        let tuning = CampaignForm::preset("tuning").to_spec().spec;
         assert_eq!(
             tuning["matrix"]["block_size"],
             json!(["64K", "128K", "256K"])
@@ -402,10 +490,17 @@ mod tests {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
         let mut form = CampaignForm::from_pairs(&pairs);
-        let spec = form.to_spec();
+        let FormSpec { spec, errors } = form.to_spec();
         assert_eq!(spec["source"]["paths"], json!(["a", "b"]));
         assert_eq!(spec["tests"], json!(["null_sink", "read_single"]));
-        assert_eq!(spec["params"]["buffers"], json!("eight"));
+        assert!(
+            spec["params"].get("buffers").is_none(),
+            "left to its default"
+        );
+        assert_eq!(
+            errors.0["params.buffers"],
+            "'eight' is not a whole number of 0 or more (write e.g. 4)"
+        );
         assert!(spec["target"].get("path").is_none());
         let mut fields = BTreeMap::new();
         fields.insert("params.buffers".to_string(), "bad".to_string());

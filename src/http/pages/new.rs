@@ -8,11 +8,13 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 
+use crate::field_errors::FieldErrors;
 use crate::http::AppState;
 use crate::http::error::ApiError;
+use crate::lab::LabError;
 use crate::spec::TestKind;
 
-use super::form::{CampaignForm, PRESETS};
+use super::form::{CampaignForm, FormSpec, PRESETS};
 use super::render::html;
 
 #[derive(Template)]
@@ -24,6 +26,7 @@ pub(super) struct NewTemplate {
     presets: Vec<(&'static str, &'static str)>,
     tests: Vec<(&'static str, &'static str)>,
     tape_models: Vec<(&'static str, String)>,
+    target_kinds: [(&'static str, &'static str); 4],
     error: Option<String>,
     needs_token: bool,
 }
@@ -45,6 +48,12 @@ pub(super) fn new_page(
         form,
         presets: PRESETS.to_vec(),
         tests: TestKind::ALL.iter().map(|t| (t.id(), t.label())).collect(),
+        target_kinds: [
+            ("dir", "directory"),
+            ("null", "null (discard)"),
+            ("device", "device"),
+            ("tape", "emulated tape"),
+        ],
         tape_models: crate::spec::TAPE_MODELS
             .iter()
             .map(|m| {
@@ -107,8 +116,18 @@ pub(super) async fn create_from_form(
             return response;
         }
     }
-    let spec = form.to_spec().to_string();
-    match state.lab.submit(spec.as_bytes()).await {
+    let FormSpec { spec, errors } = form.to_spec();
+    let spec = spec.to_string();
+    let outcome = if errors.is_empty() {
+        state.lab.submit(spec.as_bytes()).await
+    } else {
+        // Fields the form could not read, and everything else the checks find, in one answer.
+        match state.lab.check(spec.as_bytes()).await {
+            Ok(()) => Err(LabError::Invalid(errors)),
+            Err(error) => Err(with_form_errors(error, errors)),
+        }
+    };
+    match outcome {
         Ok(submitted) if wants_json => (StatusCode::CREATED, Json(submitted)).into_response(),
         Ok(submitted) => Redirect::to(&submitted.url).into_response(),
         Err(error) if wants_json => ApiError::from(error).into_response(),
@@ -120,5 +139,29 @@ pub(super) async fn create_from_form(
             *response.status_mut() = api.status();
             response
         }
+    }
+}
+
+/// The checks' answer with the form's own problems added: each field the form could not read
+/// keeps the form's message, in place of what the checks said of its stand-in.
+fn with_form_errors(error: LabError, form: FieldErrors) -> LabError {
+    let merge = |checked: FieldErrors| {
+        let mut all = form.clone();
+        for (path, message) in checked.0 {
+            let read_badly = form
+                .0
+                .keys()
+                .any(|bad| path == *bad || path.starts_with(&format!("{bad}[")));
+            if !read_badly {
+                all.add(path, message);
+            }
+        }
+        all
+    };
+    match error {
+        LabError::Malformed(fields) => LabError::Invalid(merge(fields)),
+        LabError::Invalid(fields) => LabError::Invalid(merge(fields)),
+        LabError::Forbidden(fields) => LabError::Forbidden(merge(fields)),
+        other => other,
     }
 }

@@ -319,3 +319,75 @@ async fn a_finished_report_is_kept_revalidated_by_etag_and_forgotten_when_delete
         assert_eq!(lab.get(&path).await.status(), 404, "{path} after delete");
     }
 }
+
+/// Five mistakes of three kinds (a count and a duration that are not numbers, a size with an
+/// unknown unit, a target directory that does not exist, a matrix value below the minimum)
+/// come back in one answer, each in plain words next to its field and outlined, as a page
+/// without JavaScript and as JSON for the page's script; nothing is queued.
+#[tokio::test]
+async fn the_form_names_every_mistake_at_once_in_plain_words() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let body = "name=mistakes&source_kind=generated&generated_size=8M&target_kind=dir\
+                &target_path=no-such-dir&tests=tape_write&buffers=-4&block_size=64Q\
+                &duration_s=ten&matrix_buffers=0%2C+8&repeat=1";
+    let post = |accept: &'static str| {
+        client
+            .post(lab.url("/campaigns/new"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("accept", accept)
+            .body(body)
+            .send()
+    };
+    let page = post("text/html").await.expect("POST");
+    assert_eq!(page.status(), 422);
+    let page = page
+        .text()
+        .await
+        .expect("html")
+        .replace("&#39;", "'")
+        .replace("&#x27;", "'");
+    for (field, words) in [
+        ("buffers", "'-4' is not a whole number of 0 or more"),
+        ("block_size", "'64Q' has an unknown unit 'Q'"),
+        (
+            "duration_s",
+            "'ten' is not a number (write e.g. 10, or auto)",
+        ),
+        ("target_path", "does not exist"),
+        ("matrix_buffers", "must be between 1 and 1024"),
+    ] {
+        let at = page
+            .find(&format!("name=\"{field}\""))
+            .unwrap_or_else(|| panic!("{field} is on the page"));
+        let label_start = page[..at].rfind("<label").expect("its label");
+        let label = &page[label_start..];
+        let label = &label[..label.find("</label>").expect("label end")];
+        assert!(label.contains("invalid"), "{field} is outlined: {label}");
+        assert!(label.contains(words), "{field} says {words:?}: {label}");
+    }
+    assert!(!page.contains("expected u32") && !page.contains("line 1 column"));
+
+    let answer = post("application/json").await.expect("POST");
+    assert_eq!(answer.status(), 422);
+    let answer: serde_json::Value = answer.json().await.expect("JSON");
+    let fields = answer["fields"].as_object().expect("fields");
+    for path in [
+        "params.buffers",
+        "params.block_size",
+        "params.duration_s",
+        "target.path",
+        "matrix.buffers[0]",
+    ] {
+        assert!(fields.contains_key(path), "{path} in {answer}");
+    }
+    let list = lab.get_json("/api/campaigns").await;
+    assert_eq!(
+        list["campaigns"].as_array().map(Vec::len),
+        Some(0),
+        "{list}"
+    );
+}
