@@ -132,6 +132,25 @@ impl Row {
         a.valid && b.valid && delta.abs() > spread && p < self.alpha
     }
 
+    /// `better` or `worse` for a change that stands out of the noise (more MB/s is better);
+    /// nothing for one that does not.
+    pub fn direction(&self) -> Option<&'static str> {
+        let delta = self.delta_pct()?;
+        self.changed()
+            .then_some(if delta > 0.0 { "better" } else { "worse" })
+    }
+
+    /// The change from A to B in words: `+5.1 %, more than noise`, `-0.4 %, within noise`.
+    pub fn change_words(&self) -> Option<String> {
+        let delta = self.delta_pct()?;
+        let judged = match (self.direction(), self.caveat()) {
+            (Some(direction), _) => format!("{direction}, more than noise"),
+            (None, Some(caveat)) => caveat.to_string(),
+            (None, None) => "within noise".to_string(),
+        };
+        Some(format!("{delta:+.1} %, {judged}"))
+    }
+
     /// Why a change is not highlighted even though the medians differ, if there is a reason
     /// beyond "within the spread".
     pub fn caveat(&self) -> Option<&'static str> {
@@ -143,6 +162,18 @@ impl Row {
             _ => None,
         }
     }
+}
+
+/// The point a campaign's figure is judged by when set beside an earlier one: the full (or
+/// network) backup's point both measured, else the first point both measured.
+pub fn headline_row(before: &[RunRecord], after: &[RunRecord]) -> Option<Row> {
+    let rows = rows(before, after);
+    let both = |row: &&Row| row.a.is_some() && row.b.is_some();
+    rows.iter()
+        .filter(both)
+        .find(|row| matches!(row.test, TestKind::FullBackup | TestKind::NetworkBackup))
+        .or_else(|| rows.iter().find(both))
+        .cloned()
 }
 
 /// The points of both campaigns, in A's order, then those only B has.
@@ -258,6 +289,27 @@ mod tests {
             b: Some(Side::of(b.iter().map(|v| (*v, 0.0)).collect(), true)),
             alpha: FAMILY_ALPHA / rows_tested as f64,
         }
+    }
+
+    #[test]
+    fn a_change_out_of_the_noise_is_better_or_worse_and_said_so() {
+        let faster = row(&[100.0, 101.0, 99.0], &[150.0, 151.0, 149.0], 1);
+        assert_eq!(faster.direction(), Some("better"));
+        assert_eq!(
+            faster.change_words().as_deref(),
+            Some("+50.0 %, better, more than noise")
+        );
+        let slower = row(&[150.0, 151.0, 149.0], &[100.0, 101.0, 99.0], 1);
+        assert_eq!(slower.direction(), Some("worse"));
+        let same = row(&[100.0, 104.0, 96.0], &[101.0, 97.0, 103.0], 1);
+        assert_eq!(same.direction(), None);
+        assert_eq!(same.change_words().as_deref(), Some("+1.0 %, within noise"));
+        let once = row(&[100.0], &[150.0], 1);
+        assert_eq!(once.direction(), None, "measured once: spread unknown");
+        assert_eq!(
+            once.change_words().as_deref(),
+            Some("+50.0 %, measured once: spread unknown")
+        );
     }
 
     #[test]

@@ -499,6 +499,18 @@ impl Lab {
         Ok(self.store.reruns_of(id).await?)
     }
 
+    /// The newest earlier campaign with the same spec (its name aside), if any.
+    pub async fn previous_with_same_spec(&self, id: &str) -> Result<Option<String>, LabError> {
+        self.check_id(id)?;
+        Ok(self.store.previous_with_same_spec(id).await?)
+    }
+
+    /// The oldest later campaign with the same spec (its name aside), if any.
+    pub async fn next_with_same_spec(&self, id: &str) -> Result<Option<String>, LabError> {
+        self.check_id(id)?;
+        Ok(self.store.next_with_same_spec(id).await?)
+    }
+
     /// Cancels the queued runs of a campaign and stops its running one.
     pub async fn cancel(&self, id: &str) -> Result<CampaignStatus, LabError> {
         self.check_id(id)?;

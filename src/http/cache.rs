@@ -128,7 +128,13 @@ impl PageCache {
         cached
     }
 
-    /// Drops every answer of a campaign (it was deleted).
+    /// Drops every answer kept.
+    pub fn clear(&self) {
+        let mut entries = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        *entries = Entries::default();
+    }
+
+    /// Drops every answer of a campaign (a rerun of it was queued).
     pub fn forget(&self, campaign: &str) {
         let prefix = key(campaign, "");
         let mut entries = self.inner.lock().unwrap_or_else(PoisonError::into_inner);

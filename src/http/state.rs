@@ -31,14 +31,11 @@ impl AppState {
         Ok(submitted)
     }
 
-    /// Deletes a campaign and forgets every kept page that showed it: its own, and the list of
-    /// reruns on the campaign it reran.
+    /// Deletes a campaign and forgets every kept page: its own, the list of reruns on the
+    /// campaign it reran, and any later campaign's link to it as the previous of its spec.
     pub async fn delete(&self, id: &str) -> Result<(), LabError> {
-        let rerun_of = self.lab.delete(id).await?;
-        self.pages.forget(id);
-        if let Some(original) = rerun_of {
-            self.pages.forget(&original);
-        }
+        self.lab.delete(id).await?;
+        self.pages.clear();
         Ok(())
     }
 }

@@ -156,6 +156,40 @@ impl Store {
         Ok(ids)
     }
 
+    /// The newest campaign older than `campaign_id` with the same spec, its name aside: the
+    /// one its figures are compared with first.
+    pub async fn previous_with_same_spec(
+        &self,
+        campaign_id: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let id = sqlx::query_scalar::<_, String>(
+            "SELECT p.id FROM campaigns c JOIN campaigns p \
+             ON json_remove(p.spec, '$.name') = json_remove(c.spec, '$.name') AND p.seq < c.seq \
+             WHERE c.id = ? ORDER BY p.seq DESC LIMIT 1",
+        )
+        .bind(campaign_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(id)
+    }
+
+    /// The oldest campaign newer than `campaign_id` with the same spec, its name aside: the
+    /// one whose report names `campaign_id` as its previous.
+    pub async fn next_with_same_spec(
+        &self,
+        campaign_id: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let id = sqlx::query_scalar::<_, String>(
+            "SELECT n.id FROM campaigns c JOIN campaigns n \
+             ON json_remove(n.spec, '$.name') = json_remove(c.spec, '$.name') AND n.seq > c.seq \
+             WHERE c.id = ? ORDER BY n.seq LIMIT 1",
+        )
+        .bind(campaign_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(id)
+    }
+
     /// Campaigns newest first, optionally only those in one status and older than `before`.
     /// `Ok(None)` when `before` names no campaign.
     pub async fn list_campaigns(

@@ -42,10 +42,17 @@ pub(super) async fn campaign(
         Ok(reruns) => reruns,
         Err(error) => return lab_error_page(error),
     };
+    let previous = match previous_campaign(&state, &id).await {
+        Ok(previous) => previous,
+        Err(error) => return lab_error_page(error),
+    };
     let needs_token = state.token.is_some();
     serve_kept(&state, &id, "page", &request, |view, verdict| {
         let mut c = views::campaign_page(view, verdict, false).map_err(|e| e.to_string())?;
         c.reruns = reruns;
+        c.previous = previous
+            .as_ref()
+            .map(|previous| views::PreviousView::of(previous, view));
         c.needs_token = needs_token;
         let body = (CampaignTemplate {
             standalone: false,
@@ -57,6 +64,14 @@ pub(super) async fn campaign(
         Ok(CachedPage::new(body, HTML, None))
     })
     .await
+}
+
+/// The newest earlier campaign of the same spec, with its runs.
+async fn previous_campaign(state: &AppState, id: &str) -> Result<Option<CampaignView>, LabError> {
+    match state.lab.previous_with_same_spec(id).await? {
+        Some(previous) => Ok(Some(state.lab.campaign(&previous).await?)),
+        None => Ok(None),
+    }
 }
 
 pub(super) async fn report_download(

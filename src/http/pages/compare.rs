@@ -12,7 +12,7 @@ use crate::http::AppState;
 use crate::lab::{CampaignView, LabError};
 
 use super::render::{error_page, html, internal, lab_error_page, svg_response};
-use super::views::{display_name, params_line};
+use super::views::{display_name, params_line, source_words, target_words};
 
 #[derive(Template)]
 #[template(path = "compare.html")]
@@ -23,9 +23,13 @@ pub(super) struct CompareTemplate {
     a_id: String,
     b_id: String,
     comparison: Option<ComparisonView>,
+    /// Why nothing is compared, when A and B are one campaign.
+    note: Option<String>,
 }
 
 pub(super) struct ComparisonView {
+    /// What differs between the two besides what was tuned.
+    differences: Vec<String>,
     a_id: String,
     a_name: String,
     b_id: String,
@@ -54,7 +58,7 @@ pub(super) async fn compare_page(
     State(state): State<AppState>,
     Query(query): Query<CompareQuery>,
 ) -> Response {
-    let choices = match state.lab.list(None, None, 200).await {
+    let choices: Vec<(String, String)> = match state.lab.list(None, None, 200).await {
         Ok(page) => page
             .campaigns
             .iter()
@@ -73,9 +77,20 @@ pub(super) async fn compare_page(
         Err(error) => return lab_error_page(error),
     };
     let a_id = query.a.unwrap_or_default();
-    let b_id = query.b.unwrap_or_default();
+    let mut b_id = query.b.unwrap_or_default();
+    if !a_id.is_empty() && b_id.is_empty() {
+        // B left open ("Compare with…" on a report): the next campaign of the same spec when
+        // there is one, else the newest other campaign; never A itself.
+        b_id = match default_partner(&state, &a_id, &choices).await {
+            Ok(partner) => partner.unwrap_or_default(),
+            Err(error) => return lab_error_page(error),
+        };
+    }
     let mut comparison = None;
-    if !a_id.is_empty() && !b_id.is_empty() {
+    let mut note = None;
+    if !a_id.is_empty() && a_id == b_id {
+        note = Some("A and B are the same campaign: choose another campaign as B.".to_string());
+    } else if !a_id.is_empty() && !b_id.is_empty() {
         let (a, b) = match load_pair(&state, &a_id, &b_id).await {
             Ok(pair) => pair,
             Err(error) => return lab_error_page(error),
@@ -102,7 +117,9 @@ pub(super) async fn compare_page(
                 },
             )
         };
+        let differences = differences(&a, &b);
         comparison = Some(ComparisonView {
+            differences,
             a_name: display_name(&a.campaign.name),
             b_name: display_name(&b.campaign.name),
             a_id: a.campaign.id.clone(),
@@ -110,7 +127,11 @@ pub(super) async fn compare_page(
             rows: rows
                 .iter()
                 .map(|row| CompareRow {
-                    class: if row.changed() { "changed" } else { "" },
+                    class: match row.direction() {
+                        Some("better") => "changed better",
+                        Some(_) => "changed worse",
+                        None => "",
+                    },
                     test: row.test.label().to_string(),
                     params: params_line(&row.params),
                     a: fmt(row.a),
@@ -138,7 +159,58 @@ pub(super) async fn compare_page(
         a_id,
         b_id,
         comparison,
+        note,
     })
+}
+
+/// The campaign to compare `a` with when none is named: a later campaign of the same spec
+/// (the one whose report names `a` as its previous), else the newest campaign that is not `a`.
+async fn default_partner(
+    state: &AppState,
+    a: &str,
+    choices: &[(String, String)],
+) -> Result<Option<String>, LabError> {
+    if let Some(next) = state.lab.next_with_same_spec(a).await? {
+        return Ok(Some(next));
+    }
+    Ok(choices
+        .iter()
+        .map(|(id, _)| id)
+        .find(|id| *id != a)
+        .cloned())
+}
+
+/// What differs between two campaigns besides what was tuned, in plain words: a change in
+/// their figures may come from these.
+fn differences(a: &CampaignView, b: &CampaignView) -> Vec<String> {
+    let mut differences = Vec::new();
+    let (a_target, b_target) = (target_words(&a.spec), target_words(&b.spec));
+    if a_target != b_target {
+        differences.push(format!(
+            "The targets differ: A wrote to {a_target}, B to {b_target}. A change may be the \
+             target's."
+        ));
+    }
+    let (a_source, b_source) = (source_words(&a.spec), source_words(&b.spec));
+    if a_source != b_source {
+        differences.push(format!(
+            "The sources differ: A read {a_source}, B {b_source}. A change may be the source's."
+        ));
+    }
+    let host = |view: &CampaignView| {
+        view.survey
+            .as_ref()
+            .and_then(|survey| survey.provenance.as_ref())
+            .map(|provenance| provenance.hostname.clone())
+    };
+    if let (Some(a_host), Some(b_host)) = (host(a), host(b))
+        && a_host != b_host
+    {
+        differences.push(format!(
+            "They were measured on different hosts: A on {a_host}, B on {b_host}."
+        ));
+    }
+    differences
 }
 
 /// The two campaigns of a comparison.

@@ -23,6 +23,8 @@ pub struct CampaignPageView {
     pub reruns: Vec<String>,
     /// The page's action forms ask for the lab's token.
     pub needs_token: bool,
+    /// The newest earlier campaign of the same spec, and how this one's figure changed.
+    pub previous: Option<PreviousView>,
     pub spec_lines: Vec<(String, String)>,
     pub runs_total: usize,
     pub runs_finished: usize,
@@ -121,6 +123,37 @@ pub struct RunRow {
     pub clients: Vec<String>,
 }
 
+/// The earlier campaign of the same spec, as the report links to it.
+pub struct PreviousView {
+    pub id: String,
+    /// `Full backup, parallel: 412.0 → 433.1 MB/s (+5.1 %, better, more than noise)`; empty
+    /// when the two share no finished point.
+    pub change: String,
+    /// `better`, `worse` or empty: how the change is coloured.
+    pub direction: &'static str,
+}
+
+impl PreviousView {
+    /// How `now` compares with the earlier campaign `before` of the same spec.
+    pub fn of(before: &CampaignView, now: &CampaignView) -> Self {
+        let row = crate::compare::headline_row(&before.runs, &now.runs);
+        let change = row.as_ref().and_then(|row| {
+            Some(format!(
+                "{}: {:.1} → {:.1} MB/s ({})",
+                row.test.label(),
+                row.a?.stat.median,
+                row.b?.stat.median,
+                row.change_words()?
+            ))
+        });
+        Self {
+            id: before.campaign.id.clone(),
+            change: change.unwrap_or_default(),
+            direction: row.and_then(|row| row.direction()).unwrap_or(""),
+        }
+    }
+}
+
 /// Builds the report view; `inline_charts` embeds the SVG (the self-contained download).
 pub fn campaign_page(
     view: &CampaignView,
@@ -189,6 +222,7 @@ pub fn campaign_page(
         rerun_of: summary.rerun_of.clone(),
         reruns: Vec::new(),
         needs_token: false,
+        previous: None,
         spec_lines: {
             let mut lines = spec_lines(&view.spec);
             if let Some(provenance) = view.survey.as_ref().and_then(|s| s.provenance.as_ref()) {
@@ -334,47 +368,8 @@ fn provenance_lines(provenance: &Provenance) -> Vec<(String, String)> {
 
 fn spec_lines(spec: &CampaignSpec) -> Vec<(String, String)> {
     let mut lines = Vec::new();
-    let source = match (&spec.source.paths, &spec.source.generated) {
-        (Some(paths), _) => paths
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
-        (None, Some(generated)) => format!(
-            "generated, {} at {}:1",
-            generated.size.bytes().map_or_else(|e| e, format_bytes),
-            generated.compress_ratio
-        ),
-        (None, None) => "generated data".to_string(),
-    };
-    let source = match &spec.source.agents {
-        Some(agents) => format!("agents {} reading {source}", agents.join(", ")),
-        None => source,
-    };
-    lines.push(("Source".to_string(), source));
-    let target = match spec.target.kind {
-        TargetKind::Null => "null (discarded)".to_string(),
-        TargetKind::Tape => format!(
-            "{} × emulated {}",
-            spec.target.drives.unwrap_or(1),
-            spec.target.model.as_deref().unwrap_or("?").to_uppercase()
-        ),
-        TargetKind::Dir => format!(
-            "directory {}",
-            spec.target
-                .path
-                .as_ref()
-                .map_or_else(String::new, |p| p.display().to_string())
-        ),
-        TargetKind::Device => format!(
-            "device {}",
-            spec.target
-                .path
-                .as_ref()
-                .map_or_else(String::new, |p| p.display().to_string())
-        ),
-    };
-    lines.push(("Target".to_string(), target));
+    lines.push(("Source".to_string(), source_words(spec)));
+    lines.push(("Target".to_string(), target_words(spec)));
     let tests: Vec<&str> = spec
         .tests
         .iter()
@@ -432,6 +427,53 @@ fn spec_lines(spec: &CampaignSpec) -> Vec<(String, String)> {
         lines.push(("Repeat".to_string(), format!("{} times", spec.repeat)));
     }
     lines
+}
+
+/// What a campaign reads, in a few words: its paths, or generated data, and the agents.
+pub fn source_words(spec: &CampaignSpec) -> String {
+    let source = match (&spec.source.paths, &spec.source.generated) {
+        (Some(paths), _) => paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        (None, Some(generated)) => format!(
+            "generated, {} at {}:1",
+            generated.size.bytes().map_or_else(|e| e, format_bytes),
+            generated.compress_ratio
+        ),
+        (None, None) => "generated data".to_string(),
+    };
+    match &spec.source.agents {
+        Some(agents) => format!("agents {} reading {source}", agents.join(", ")),
+        None => source,
+    }
+}
+
+/// Where a campaign writes, in a few words.
+pub fn target_words(spec: &CampaignSpec) -> String {
+    match spec.target.kind {
+        TargetKind::Null => "null (discarded)".to_string(),
+        TargetKind::Tape => format!(
+            "{} × emulated {}",
+            spec.target.drives.unwrap_or(1),
+            spec.target.model.as_deref().unwrap_or("?").to_uppercase()
+        ),
+        TargetKind::Dir => format!(
+            "directory {}",
+            spec.target
+                .path
+                .as_ref()
+                .map_or_else(String::new, |p| p.display().to_string())
+        ),
+        TargetKind::Device => format!(
+            "device {}",
+            spec.target
+                .path
+                .as_ref()
+                .map_or_else(String::new, |p| p.display().to_string())
+        ),
+    }
 }
 
 fn yes_no(value: bool) -> &'static str {

@@ -391,3 +391,70 @@ async fn the_form_names_every_mistake_at_once_in_plain_words() {
         "{list}"
     );
 }
+
+/// A report links to the previous campaign of its spec (its name aside) with the change of its
+/// figure; "Compare with…" picks that pair by default and never a campaign with itself; a
+/// comparison of campaigns with different targets says so before any figure.
+#[tokio::test]
+async fn a_report_links_to_the_previous_campaign_of_its_spec_and_compare_says_what_differs() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let spec = |name: &str, target: serde_json::Value| {
+        json!({
+            "name": name,
+            "source": {"generated": {"size": "8M"}},
+            "target": target,
+            "tests": ["null_sink"],
+            "params": {"duration_s": 1},
+            "repeat": 2
+        })
+    };
+    let first = lab.submit(&spec("first", json!({"kind": "null"}))).await;
+    let other = lab
+        .submit(&spec("to tape", json!({"kind": "tape", "model": "lto-5"})))
+        .await;
+    let second = lab.submit(&spec("second", json!({"kind": "null"}))).await;
+    for id in [&first, &other, &second] {
+        lab.wait_status(id, &["done"], Duration::from_secs(60))
+            .await;
+    }
+
+    let page = lab.get_text(&format!("/campaigns/{second}")).await;
+    let at = page.find("id=\"previous\"").expect("a previous campaign");
+    let line = &page[at..at + page[at..].find("</p>").expect("end")];
+    assert!(
+        line.contains(&format!("href=\"/campaigns/{first}\"")),
+        "the previous of the same spec, not the other target: {line}"
+    );
+    assert!(
+        line.contains("Backup to null, parallel: ")
+            && line.contains(" MB/s (")
+            && line.contains(" %, "),
+        "with its change: {line}"
+    );
+    assert!(line.contains(&format!("/compare?a={first}&amp;b={second}")));
+    let first_page = lab.get_text(&format!("/campaigns/{first}")).await;
+    assert!(
+        !first_page.contains("id=\"previous\""),
+        "the first has none"
+    );
+
+    let compare = lab.get_text(&format!("/compare?a={first}")).await;
+    let b_select = &compare[compare.find("name=\"b\"").expect("B")..];
+    assert!(
+        b_select.contains(&format!("<option value=\"{second}\" selected")),
+        "B defaults to the next campaign of the same spec: {b_select}"
+    );
+    let same = lab.get_text(&format!("/compare?a={first}&b={first}")).await;
+    assert!(same.contains("A and B are the same campaign"), "{same}");
+    assert!(!same.contains("<table class=\"compare\""));
+    let differ = lab.get_text(&format!("/compare?a={first}&b={other}")).await;
+    assert!(
+        differ
+            .contains("The targets differ: A wrote to null (discarded), B to 1 × emulated LTO-5."),
+        "{differ}"
+    );
+    let alike = lab
+        .get_text(&format!("/compare?a={first}&b={second}"))
+        .await;
+    assert!(!alike.contains("differ:"), "{alike}");
+}
