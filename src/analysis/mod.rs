@@ -5,6 +5,7 @@
 pub mod figures;
 pub mod findings;
 mod headline;
+pub mod planner;
 mod words;
 
 use serde::{Deserialize, Serialize};
@@ -793,6 +794,88 @@ mod tests {
         result.params.link_mb_s = link;
         result.stages.writer_wait_pct = writer_wait;
         result
+    }
+
+    fn tape(mut run: RunResult, drives: u32) -> RunResult {
+        run.tape = Some(TapeFigures {
+            emulated: true,
+            model: "LTO-4".into(),
+            drives,
+            native_mb_s: 120.0,
+            min_mb_s: 40.0,
+            compression: 2.0,
+            streaming_s: 1.0,
+            repositioning_s: 0.0,
+            idle_s: 0.0,
+            backhitches: 0,
+            tape_mb_s: 120.0,
+            tape_bytes: 0,
+            end_of_tape: false,
+            buffer_bytes: 0,
+            buffer_filled: true,
+        });
+        run
+    }
+
+    fn refs(runs: &[RunResult]) -> Vec<&RunResult> {
+        runs.iter().collect()
+    }
+
+    /// 1 TB (10^12 bytes, given as bytes) in 1 h needs 277.8 MB/s.
+    fn terabyte_in_an_hour() -> planner::PlanQuestion {
+        planner::PlanQuestion {
+            data_bytes: 1_000_000_000_000,
+            window_s: 3600.0,
+        }
+    }
+
+    #[test]
+    fn the_planner_asks_for_the_drives_the_rate_takes_when_only_the_target_is_short() {
+        let runs = vec![
+            tape(run(TestKind::TapeWrite, 240.0, 10.0), 1),
+            run(TestKind::ReadParallel, 900.0, 10.0),
+            run(TestKind::NullSink, 800.0, 10.0),
+            tape(run(TestKind::FullBackup, 236.0, 10.0), 1),
+        ];
+        let plan = planner::plan(terabyte_in_an_hour(), &verdict(&runs, None), &refs(&runs));
+        assert!((plan.needed_mb_s - 277.8).abs() < 0.1);
+        assert_eq!(plan.measured_mb_s, Some(236.0));
+        assert!(plan.reachable, "{plan:?}");
+        assert!(
+            plan.changes[0].starts_with("Use 2 drives (emulated LTO-4): each wrote 240.0 MB/s"),
+            "{plan:?}"
+        );
+        assert!(plan.changes[1].starts_with("The target write reached 240.0 MB/s alone"));
+    }
+
+    #[test]
+    fn the_planner_says_when_no_measured_change_gets_there() {
+        let runs = vec![
+            run(TestKind::TapeWrite, 900.0, 10.0),
+            run(TestKind::ReadParallel, 150.0, 10.0),
+            run(TestKind::NullSink, 140.0, 10.0),
+            run(TestKind::FullBackup, 138.0, 10.0),
+        ];
+        let plan = planner::plan(terabyte_in_an_hour(), &verdict(&runs, None), &refs(&runs));
+        assert!(!plan.reachable);
+        assert!(
+            plan.answer.contains("no measured change gets there"),
+            "{plan:?}"
+        );
+        assert!(plan.answer.contains("(2h 01m for the data)"), "{plan:?}");
+        assert_eq!(plan.changes.len(), 2, "source and pipeline: {plan:?}");
+        assert!(plan.changes[0].contains("faster source storage"));
+
+        let easy = planner::PlanQuestion {
+            data_bytes: 100_000_000_000,
+            window_s: 3600.0,
+        };
+        let plan = planner::plan(easy, &verdict(&runs, None), &refs(&runs));
+        assert!(plan.reachable && plan.changes.is_empty());
+        assert!(
+            plan.answer
+                .contains("the measured backup (138.0 MB/s) does it in 12m 05s")
+        );
     }
 
     #[test]

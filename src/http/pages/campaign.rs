@@ -1,9 +1,10 @@
 //! A campaign's report page, its self-contained download, and its charts.
 
 use askama::Template;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
+use serde::Deserialize;
 
 use crate::analysis::Verdict;
 use crate::charts::Chart;
@@ -28,11 +29,22 @@ pub(super) async fn load(state: &AppState, id: &str) -> Result<(CampaignView, Ve
     state.lab.campaign_with_verdict(id).await
 }
 
+/// A question to the report's backup-window planner: `?data=12T&window=8h`.
+#[derive(Deserialize)]
+pub(super) struct PlanQuery {
+    data: Option<String>,
+    window: Option<String>,
+}
+
 pub(super) async fn campaign(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    Query(plan): Query<PlanQuery>,
     request: HeaderMap,
 ) -> Response {
+    if plan.data.is_some() || plan.window.is_some() {
+        return planned(&state, &id, &plan).await;
+    }
     // A kept page already lists its reruns (it is forgotten when one is queued or deleted):
     // served without a query.
     if let Some(kept) = state.pages.get(&id, "page") {
@@ -64,6 +76,38 @@ pub(super) async fn campaign(
         Ok(CachedPage::new(body, HTML, None))
     })
     .await
+}
+
+/// The report with the planner's answer to a question: rendered for the asker, never kept.
+async fn planned(state: &AppState, id: &str, plan: &PlanQuery) -> Response {
+    let (view, verdict) = match load(state, id).await {
+        Ok(loaded) => loaded,
+        Err(error) => return lab_error_page(error),
+    };
+    let mut c = match views::campaign_page(&view, &verdict, false) {
+        Ok(c) => c,
+        Err(error) => return internal(&error.to_string()),
+    };
+    if c.is_final {
+        c.planner = Some(views::PlannerView::of(
+            &view,
+            &verdict,
+            Some((
+                plan.data.as_deref().unwrap_or_default(),
+                plan.window.as_deref().unwrap_or_default(),
+            )),
+        ));
+    }
+    c.needs_token = state.token.is_some();
+    let template = CampaignTemplate {
+        standalone: false,
+        css: "",
+        c,
+    };
+    match template.render() {
+        Ok(body) => CachedPage::new(body, HTML, None).respond(&HeaderMap::new()),
+        Err(error) => internal(&error.to_string()),
+    }
 }
 
 /// The newest earlier campaign of the same spec, with its runs.

@@ -1,6 +1,7 @@
 //! What the pages show, already formatted: numbers with their units, right-aligned by the
 //! templates; the templates only lay it out.
 
+use crate::analysis::planner::{self, Plan, PlanQuestion};
 use crate::analysis::{Component, Verdict, format_duration};
 use crate::charts::{self, Chart};
 use crate::engine::provenance::Provenance;
@@ -8,7 +9,7 @@ use crate::engine::result::{RunResult, RunStatus};
 use crate::lab::CampaignView;
 use crate::matrix::{self, Point};
 use crate::spec::TestKind;
-use crate::spec::{CampaignSpec, RunParams, TargetKind, format_bytes};
+use crate::spec::{CampaignSpec, RunParams, TargetKind, format_bytes, format_size};
 use crate::store::{RunRecord, RunState};
 
 /// The report of one campaign.
@@ -25,6 +26,8 @@ pub struct CampaignPageView {
     pub needs_token: bool,
     /// The newest earlier campaign of the same spec, and how this one's figure changed.
     pub previous: Option<PreviousView>,
+    /// The backup-window planner, once the campaign has finished.
+    pub planner: Option<PlannerView>,
     pub spec_lines: Vec<(String, String)>,
     pub runs_total: usize,
     pub runs_finished: usize,
@@ -121,6 +124,70 @@ pub struct RunRow {
     pub target: Option<String>,
     /// A network backup's clients, one line each.
     pub clients: Vec<String>,
+}
+
+/// The backup-window planner: the question as the form shows it, and the answer.
+pub struct PlannerView {
+    pub data: String,
+    pub window: String,
+    pub answer: Option<Plan>,
+    /// Why the question cannot be answered: a size or window that cannot be read.
+    pub errors: Vec<String>,
+}
+
+impl PlannerView {
+    /// The planner for `asked` (data and window as typed), or, when nothing was asked, for the
+    /// campaign's own source size in an 8-hour window.
+    pub fn of(view: &CampaignView, verdict: &Verdict, asked: Option<(&str, &str)>) -> Self {
+        let source_bytes = view
+            .survey
+            .as_ref()
+            .map(|survey| survey.source_bytes)
+            .filter(|bytes| *bytes > 0)
+            .or_else(|| {
+                let generated = view.spec.source.generated.as_ref()?;
+                generated.size.bytes().ok()
+            });
+        let (data, window) = match asked {
+            Some((data, window)) => (data.trim().to_string(), window.trim().to_string()),
+            None => (
+                source_bytes.map_or_else(String::new, format_size),
+                "8h".to_string(),
+            ),
+        };
+        if data.is_empty() {
+            return Self {
+                data,
+                window,
+                answer: None,
+                errors: Vec::new(),
+            };
+        }
+        match PlanQuestion::parse(&data, &window) {
+            Ok(question) => {
+                let runs: Vec<&RunResult> = view
+                    .runs
+                    .iter()
+                    .filter_map(|run| run.result.as_ref())
+                    .collect();
+                Self {
+                    answer: Some(planner::plan(question, verdict, &runs)),
+                    data,
+                    window,
+                    errors: Vec::new(),
+                }
+            }
+            Err(errors) => Self {
+                data,
+                window,
+                answer: None,
+                errors: errors
+                    .into_iter()
+                    .map(|(field, message)| format!("{field}: {message}"))
+                    .collect(),
+            },
+        }
+    }
 }
 
 /// The earlier campaign of the same spec, as the report links to it.
@@ -223,6 +290,7 @@ pub fn campaign_page(
         reruns: Vec::new(),
         needs_token: false,
         previous: None,
+        planner: is_final.then(|| PlannerView::of(view, verdict, None)),
         spec_lines: {
             let mut lines = spec_lines(&view.spec);
             if let Some(provenance) = view.survey.as_ref().and_then(|s| s.provenance.as_ref()) {

@@ -251,3 +251,65 @@ async fn a_finished_report_says_where_it_was_measured_and_how_busy_each_stage_wa
     assert!(cell.contains(" MB/s"), "{cell}");
     assert!(cell.contains("full backup"), "{cell}");
 }
+
+/// Every finished report has a backup-window planner: by default the campaign's own source
+/// in 8 hours; asked for 12 TiB in 8 hours it gives the rate needed (458.1 MB/s) and what the
+/// measurements say of it; a size or window it cannot read is named, and the page still
+/// answers.
+#[tokio::test]
+async fn the_report_plans_a_backup_window_from_its_measurements() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let id = lab
+        .submit(&json!({
+            "name": "planner",
+            "source": {"generated": {"size": "64M"}},
+            "target": {"kind": "null"},
+            "tests": ["read_parallel", "null_sink", "full_backup"],
+            "params": {"duration_s": 1}
+        }))
+        .await;
+    lab.wait_status(&id, &["done"], Duration::from_secs(60))
+        .await;
+
+    let page = lab.get_text(&format!("/campaigns/{id}")).await;
+    let planner = &page[page.find("id=\"planner\"").expect("a planner")..];
+    assert!(planner.contains("name=\"data\" value=\"64M\""), "{planner}");
+    assert!(planner.contains("name=\"window\" value=\"8h\""));
+    assert!(
+        planner.contains("64 MiB in 8h 00m needs 0.0 MB/s; the measured backup"),
+        "{planner}"
+    );
+
+    let asked = lab
+        .get_text(&format!("/campaigns/{id}?data=12T&window=8h"))
+        .await;
+    let planner = &asked[asked.find("id=\"planner\"").expect("a planner")..];
+    assert!(
+        planner.contains("12 TiB in 8h 00m needs 458.1 MB/s;"),
+        "{planner}"
+    );
+    assert!(planner.contains("name=\"data\" value=\"12T\""));
+    // Far past anything measured: the components short of it are named.
+    let beyond = lab
+        .get_text(&format!("/campaigns/{id}?data=1000T&window=1s"))
+        .await;
+    let planner = &beyond[beyond.find("id=\"planner\"").expect("a planner")..];
+    assert!(
+        planner.contains("and no measured change gets there"),
+        "{planner}"
+    );
+    assert!(planner.contains("The parallel read reached "), "{planner}");
+    assert!(planner.contains("The backup to null reached "), "{planner}");
+
+    let bad = lab
+        .get(&format!("/campaigns/{id}?data=12X&window=soon"))
+        .await;
+    assert_eq!(bad.status(), 200);
+    let bad = bad.text().await.expect("html").replace("&#39;", "'");
+    assert!(bad.contains("data: '12X' has an unknown unit 'X'"), "{bad}");
+    assert!(bad.contains("window: 'soon' is not a window"));
+
+    // The report without a question is still the kept one.
+    let again = lab.get_text(&format!("/campaigns/{id}")).await;
+    assert_eq!(again, page);
+}

@@ -1,0 +1,335 @@
+//! The backup-window planner: for a data size and a window, the rate the backup needs, and
+//! which change the campaign's own measurements say gets there (another buffers × block ×
+//! streams point of a sweep, more emulated drives, a faster target or source), or that none
+//! of them does. Only measured figures are used; nothing is extrapolated past what a test
+//! showed a component can carry.
+
+use serde::Serialize;
+
+use super::words::format_duration;
+use super::{Component, Verdict};
+use crate::engine::result::{RunResult, RunStatus};
+use crate::size::{format_bytes, parse_size};
+use crate::spec::TestKind;
+
+/// A question put to the planner: this much data in this long.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlanQuestion {
+    pub data_bytes: u64,
+    pub window_s: f64,
+}
+
+impl PlanQuestion {
+    /// Reads a size (`12T`, `500G`) and a window (`8h`, `90m`, `3600s`, or hours alone).
+    pub fn parse(data: &str, window: &str) -> Result<Self, Vec<(&'static str, String)>> {
+        let mut errors = Vec::new();
+        let data_bytes = match parse_size(data) {
+            Ok(0) => {
+                errors.push(("data", "must be more than 0".to_string()));
+                0
+            }
+            Ok(bytes) => bytes,
+            Err(message) => {
+                errors.push(("data", message));
+                0
+            }
+        };
+        let window_s = match parse_window(window) {
+            Ok(seconds) => seconds,
+            Err(message) => {
+                errors.push(("window", message));
+                0.0
+            }
+        };
+        if errors.is_empty() {
+            Ok(Self {
+                data_bytes,
+                window_s,
+            })
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// The rate that moves the data in the window, MB/s (10^6 bytes a second).
+    pub fn needed_mb_s(&self) -> f64 {
+        self.data_bytes as f64 / self.window_s / 1e6
+    }
+}
+
+/// A window as written: `8h`, `90m`, `45s`, `1.5h`, or a number of hours.
+fn parse_window(text: &str) -> Result<f64, String> {
+    let text = text.trim();
+    let (number, scale) = match text.char_indices().last() {
+        Some((at, 'h' | 'H')) => (&text[..at], 3600.0),
+        Some((at, 'm' | 'M')) => (&text[..at], 60.0),
+        Some((at, 's' | 'S')) => (&text[..at], 1.0),
+        _ => (text, 3600.0),
+    };
+    match number.trim().parse::<f64>() {
+        Ok(value) if value.is_finite() && value > 0.0 => Ok(value * scale),
+        _ => Err(format!(
+            "'{text}' is not a window (write e.g. 8h, 90m or 3600s)"
+        )),
+    }
+}
+
+/// The planner's answer.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Plan {
+    pub needed_mb_s: f64,
+    /// The full (or network) backup's measured figure, when the campaign has one.
+    pub measured_mb_s: Option<f64>,
+    /// The answer in one sentence.
+    pub answer: String,
+    /// Each change the measurements support, or why none gets there.
+    pub changes: Vec<String>,
+    /// Whether the measured backup, or a measured change, reaches the rate.
+    pub reachable: bool,
+}
+
+/// A measured component ceiling.
+struct Ceiling {
+    component: Component,
+    test: TestKind,
+    mb_per_s: f64,
+}
+
+/// What the campaign's measurements say about moving `question.data_bytes` in
+/// `question.window_s`.
+pub fn plan(question: PlanQuestion, verdict: &Verdict, runs: &[&RunResult]) -> Plan {
+    let needed = question.needed_mb_s();
+    let data = format_bytes(question.data_bytes);
+    let window = format_duration(question.window_s);
+    let row = |test: TestKind| {
+        verdict
+            .rows
+            .iter()
+            .find(|row| row.test == test)
+            .and_then(|row| row.mb_per_s)
+    };
+    let backup = row(TestKind::FullBackup)
+        .map(|mb| (TestKind::FullBackup, mb))
+        .or_else(|| row(TestKind::NetworkBackup).map(|mb| (TestKind::NetworkBackup, mb)));
+    let ceilings: Vec<Ceiling> = [
+        (Component::Target, TestKind::TapeWrite),
+        (Component::Source, TestKind::ReadParallel),
+        (Component::Pipeline, TestKind::NullSink),
+    ]
+    .into_iter()
+    .filter_map(|(component, test)| {
+        row(test).map(|mb_per_s| Ceiling {
+            component,
+            test,
+            mb_per_s,
+        })
+    })
+    .collect();
+    let short: Vec<&Ceiling> = ceilings.iter().filter(|c| c.mb_per_s < needed).collect();
+
+    let Some((backup_test, measured)) = backup else {
+        let mut changes = short_words(&short, needed);
+        if changes.is_empty() && !ceilings.is_empty() {
+            changes.push(format!(
+                "Every isolated test reached {needed:.1} MB/s; run the full backup to see \
+                 whether they do together."
+            ));
+        }
+        return Plan {
+            needed_mb_s: needed,
+            measured_mb_s: None,
+            answer: format!(
+                "{data} in {window} needs {needed:.1} MB/s; this campaign measured no full \
+                 backup to judge it by."
+            ),
+            changes,
+            reachable: false,
+        };
+    };
+
+    if measured >= needed {
+        return Plan {
+            needed_mb_s: needed,
+            measured_mb_s: Some(measured),
+            answer: format!(
+                "{data} in {window} needs {needed:.1} MB/s; the measured backup ({measured:.1} \
+                 MB/s) does it in {}.",
+                format_duration(question.data_bytes as f64 / (measured * 1e6))
+            ),
+            changes: Vec::new(),
+            reachable: true,
+        };
+    }
+
+    let mut changes = Vec::new();
+    let mut reachable = false;
+    if let Some(point) = best_point(runs, backup_test).filter(|p| p.mb_per_s >= needed) {
+        reachable = true;
+        changes.push(format!(
+            "Run it as {}: that point of the sweep measured {:.1} MB/s.",
+            point.words, point.mb_per_s
+        ));
+    }
+    if let Some(drives) = more_drives(runs, needed) {
+        let others_keep_up = short.iter().all(|c| c.component == Component::Target);
+        if others_keep_up {
+            reachable = true;
+        }
+        changes.push(format!(
+            "{} {} drives{}: each wrote {:.1} MB/s here.{}",
+            if drives.needed > drives.now {
+                "Use"
+            } else {
+                "Keep"
+            },
+            drives.needed,
+            drives.model,
+            drives.per_drive_mb_s,
+            if others_keep_up {
+                String::new()
+            } else {
+                " More drives alone do not get there (see below).".to_string()
+            }
+        ));
+    }
+    if short.is_empty() {
+        // Every component alone carries the rate: the backup loses it in how they are driven.
+        changes.push(format!(
+            "Each component alone carries {needed:.1} MB/s (lowest ceiling {}), so the backup \
+             loses the rate in how they work together: try more streams or buffers.",
+            lowest_words(&ceilings)
+        ));
+    } else {
+        changes.extend(short_words(&short, needed));
+    }
+    let answer = if reachable {
+        format!(
+            "{data} in {window} needs {needed:.1} MB/s; the backup measured {measured:.1} MB/s, \
+             and the measurements show a way there."
+        )
+    } else {
+        format!(
+            "{data} in {window} needs {needed:.1} MB/s; the backup measured {measured:.1} MB/s \
+             ({} for the data), and no measured change gets there.",
+            format_duration(question.data_bytes as f64 / (measured * 1e6))
+        )
+    };
+    Plan {
+        needed_mb_s: needed,
+        measured_mb_s: Some(measured),
+        answer,
+        changes,
+        reachable,
+    }
+}
+
+/// A sentence for each component whose own ceiling is under the rate: no change elsewhere
+/// gets past it.
+fn short_words(short: &[&Ceiling], needed: f64) -> Vec<String> {
+    short
+        .iter()
+        .map(|ceiling| {
+            let what = match ceiling.component {
+                Component::Target => "a faster target (or more drives)",
+                Component::Source => "faster source storage, or the data spread over more of it",
+                Component::Pipeline => "a faster host: more or faster CPUs for the pipeline",
+                Component::Network | Component::SharedDevice => "a faster component",
+            };
+            format!(
+                "{} reached {:.1} MB/s alone, under the {needed:.1} MB/s needed: it takes {what}.",
+                capitalized(ceiling.test.name()),
+                ceiling.mb_per_s
+            )
+        })
+        .collect()
+}
+
+fn lowest_words(ceilings: &[Ceiling]) -> String {
+    ceilings
+        .iter()
+        .min_by(|a, b| a.mb_per_s.total_cmp(&b.mb_per_s))
+        .map_or_else(
+            || "unknown".to_string(),
+            |c| format!("{} at {:.1} MB/s", c.test.name(), c.mb_per_s),
+        )
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
+}
+
+/// The fastest measured parameter point of a test.
+struct BestPoint {
+    words: String,
+    mb_per_s: f64,
+}
+
+fn best_point(runs: &[&RunResult], test: TestKind) -> Option<BestPoint> {
+    runs.iter()
+        .filter(|run| run.test == test && run.status == RunStatus::Done)
+        .max_by(|a, b| a.figure().total_cmp(&b.figure()))
+        .map(|run| BestPoint {
+            words: format!(
+                "{} × {} with {} streams",
+                run.params.buffers,
+                format_bytes(run.params.block_size),
+                run.params.streams
+            ),
+            mb_per_s: run.figure(),
+        })
+}
+
+/// How many emulated drives the rate takes, at the rate one drive wrote here.
+struct Drives {
+    now: u32,
+    needed: u32,
+    model: String,
+    per_drive_mb_s: f64,
+}
+
+fn more_drives(runs: &[&RunResult], needed: f64) -> Option<Drives> {
+    let run = runs
+        .iter()
+        .filter(|run| run.test == TestKind::TapeWrite && run.status == RunStatus::Done)
+        .max_by(|a, b| a.figure().total_cmp(&b.figure()))?;
+    let tape = run.tape.as_ref()?;
+    let per_drive = run.figure() / f64::from(tape.drives.max(1));
+    if per_drive <= 0.0 {
+        return None;
+    }
+    Some(Drives {
+        now: tape.drives,
+        needed: (needed / per_drive).ceil() as u32,
+        model: format!(" (emulated {})", tape.model),
+        per_drive_mb_s: per_drive,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_windows_are_read_as_written() {
+        let question = PlanQuestion::parse("12T", "8h").expect("valid");
+        assert_eq!(question.data_bytes, 12 << 40);
+        assert_eq!(question.window_s, 8.0 * 3600.0);
+        // 12 TiB in 8 h: 13 194 139 533 312 bytes / 28 800 s = 458.1 MB/s.
+        assert!((question.needed_mb_s() - 458.1).abs() < 0.1);
+        assert_eq!(
+            PlanQuestion::parse("1G", "90m").expect("m").window_s,
+            5400.0
+        );
+        assert_eq!(
+            PlanQuestion::parse("1G", "2").expect("hours").window_s,
+            7200.0
+        );
+        let errors = PlanQuestion::parse("12X", "soon").expect_err("both bad");
+        assert_eq!(errors.len(), 2);
+        assert_eq!(errors[0].0, "data");
+        assert_eq!(errors[1].0, "window");
+    }
+}
