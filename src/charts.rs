@@ -14,19 +14,22 @@ use crate::store::{RunRecord, RunState};
 pub enum Chart {
     /// Each test's figure as a bar, the bottleneck in red.
     Tests,
-    /// MB/s over time, one line per run.
+    /// MB/s over time, a panel per run.
     Throughput,
     /// Readers and writer, busy and waiting, per run.
     Stages,
     /// A parameter sweep: MB/s by streams, a line per buffers × block size.
     Matrix,
+    /// A parameter sweep as a heat map: buffers × block size, a panel per stream count.
+    Heatmap,
     /// A network backup's clients, stacked over time.
     Clients,
 }
 
 impl Chart {
     /// Every chart, in the order a report shows them.
-    pub const ALL: [Chart; 5] = [
+    pub const ALL: [Chart; 6] = [
+        Chart::Heatmap,
         Chart::Tests,
         Chart::Throughput,
         Chart::Stages,
@@ -41,6 +44,7 @@ impl Chart {
             Chart::Throughput => "throughput",
             Chart::Stages => "stages",
             Chart::Matrix => "matrix",
+            Chart::Heatmap => "heatmap",
             Chart::Clients => "clients",
         }
     }
@@ -60,6 +64,11 @@ impl Chart {
                 "Parameter sweep: MB/s by streams (by clients for a network backup), one line \
                  per buffers × block size"
             }
+            Chart::Heatmap => {
+                "Parameter sweep: median MB/s of each buffers × block size, a panel per stream \
+                 count (per client count for a network backup); the best outlined, ± the \
+                 repeats' spread"
+            }
             Chart::Clients => "Network backup: what each client delivered over time, stacked",
         }
     }
@@ -76,9 +85,12 @@ const LIGHT_BLUE: RGBColor = RGBColor(170, 196, 222);
 const ORANGE: RGBColor = RGBColor(214, 126, 44);
 const LIGHT_ORANGE: RGBColor = RGBColor(240, 200, 160);
 const RED: RGBColor = RGBColor(192, 57, 43);
+const GREEN: RGBColor = RGBColor(60, 138, 69);
 const GREY: RGBColor = RGBColor(150, 150, 150);
 const INK: RGBColor = RGBColor(40, 40, 40);
 const FONT: &str = "sans-serif";
+/// Width of the column of run labels right of the stage bars.
+const STAGE_LABEL_WIDTH: u32 = 230;
 /// Width of the legend column beside a sweep chart.
 const LEGEND_WIDTH: u32 = 140;
 
@@ -215,7 +227,6 @@ pub fn tests_chart(verdict: &Verdict, points: &[Point]) -> Result<String, ChartE
     })
 }
 
-/// MB/s over time, one line per run.
 /// The network run whose clients the contribution chart shows: the fastest finished one.
 pub fn clients_run(runs: &[RunRecord]) -> Option<&RunRecord> {
     runs.iter()
@@ -308,75 +319,155 @@ pub fn clients_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
     })
 }
 
+/// MB/s over time as small multiples: a panel per run on one MB/s scale, its steady window
+/// shaded; a run too short for a line shows its samples and its overall figure.
 pub fn throughput_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
-    let series: Vec<(String, Vec<(f64, f64)>)> = runs
-        .iter()
-        .take(MAX_RUN_ROWS)
-        .map(|run| {
-            let samples = run
-                .result
-                .as_ref()
-                .map_or(&run.samples, |result| &result.samples);
-            let cut = if run.status == RunState::Cancelled {
-                " (cut)"
-            } else {
-                ""
-            };
-            (
-                format!("#{} {}{cut}", run.position + 1, run.test.id()),
-                samples.iter().map(|s| (s.t, s.mb_per_s)).collect(),
-            )
-        })
-        .filter(|(_, points): &(String, Vec<(f64, f64)>)| !points.is_empty())
-        .collect();
-    svg("throughput", 340, |root| {
-        if series.is_empty() {
+    let panels: Vec<Panel<'_>> = runs.iter().filter_map(Panel::of).take(MAX_PANELS).collect();
+    let with_samples = runs.iter().filter(|run| Panel::of(run).is_some()).count();
+    let columns = if panels.len() > 1 { 2 } else { 1 };
+    let rows = panels.len().div_ceil(columns).max(1);
+    let height = 34 + PANEL_HEIGHT * rows as u32;
+    svg("throughput", height, |root| {
+        if panels.is_empty() {
             empty_note(
                 root,
                 "No samples: runs report MB/s every 250 ms, and these were shorter.",
             )?;
             return Ok(());
         }
-        let t_max = series
-            .iter()
-            .flat_map(|(_, points)| points.iter().map(|p| p.0))
-            .fold(0.0f64, f64::max);
-        let y_max = series
-            .iter()
-            .flat_map(|(_, points)| points.iter().map(|p| p.1))
-            .fold(0.0f64, f64::max);
-        let caption = if runs.len() > MAX_RUN_ROWS {
-            format!("first {MAX_RUN_ROWS} of {} runs", runs.len())
+        // One MB/s scale for every panel, so that panels compare at a glance.
+        let y_max = nice_max(
+            panels
+                .iter()
+                .flat_map(|panel| panel.points.iter().map(|p| p.1))
+                .chain(panels.iter().map(|panel| panel.figure))
+                .fold(0.0f64, f64::max),
+        );
+        let note = if with_samples > panels.len() {
+            format!(
+                "first {} of {with_samples} runs; every run's figures are in the runs table and \
+                 the CSV",
+                panels.len()
+            )
         } else {
-            String::new()
+            "one panel per run, one MB/s scale; shaded: the steady window".to_string()
         };
-        let mut chart = time_axes(root, caption, t_max.max(0.25), y_max)?;
-        for (index, (label, points)) in series.iter().enumerate() {
-            let color = Palette99::pick(index).to_rgba();
-            if points.len() < 3 {
-                chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
-            }
-            let drawn = chart.draw_series(LineSeries::new(
-                points.iter().copied(),
-                color.stroke_width(2),
-            ))?;
-            if series.len() <= 10 {
-                drawn.label(label.clone()).legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-                });
-            }
-        }
-        if series.len() <= 10 {
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::LowerRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(GREY)
-                .label_font((FONT, 12))
-                .draw()?;
+        root.draw(&Text::new(
+            note,
+            (12, 8),
+            (FONT, 13).into_font().color(&GREY),
+        ))?;
+        let (_, grid) = root.split_vertically(30);
+        let areas = grid.split_evenly((rows, columns));
+        for (panel, area) in panels.iter().zip(areas.iter()) {
+            panel.draw(area, y_max)?;
         }
         Ok(())
     })
+}
+
+/// Most runs the throughput chart gives a panel of their own.
+const MAX_PANELS: usize = 12;
+/// Height of one run's panel in the throughput chart.
+const PANEL_HEIGHT: u32 = 170;
+
+/// One run in the throughput chart: its samples, its figure and its steady window.
+struct Panel<'a> {
+    run: &'a RunRecord,
+    points: Vec<(f64, f64)>,
+    /// The run's figure: its steady MB/s, or its overall MB/s; 0 while it runs.
+    figure: f64,
+    /// The steady window, when one was found.
+    steady: Option<(f64, f64, f64)>,
+    seconds: f64,
+}
+
+impl<'a> Panel<'a> {
+    fn of(run: &'a RunRecord) -> Option<Self> {
+        let samples = run
+            .result
+            .as_ref()
+            .map_or(&run.samples, |result| &result.samples);
+        let result = run.result.as_ref();
+        if samples.is_empty() && result.is_none_or(|r| r.seconds <= 0.0 || r.mb_per_s <= 0.0) {
+            return None;
+        }
+        let points: Vec<(f64, f64)> = samples.iter().map(|s| (s.t, s.mb_per_s)).collect();
+        let steady = result
+            .and_then(|r| r.steady)
+            .filter(|s| s.steady)
+            .map(|s| (s.from_s, s.to_s, s.mb_per_s));
+        Some(Self {
+            run,
+            figure: result.map_or(0.0, |r| steady.map_or(r.mb_per_s, |s| s.2)),
+            seconds: result.map_or(0.0, |r| r.seconds),
+            points,
+            steady,
+        })
+    }
+
+    fn title(&self) -> String {
+        let head = format!("#{} {}", self.run.position + 1, self.run.test.label());
+        match self.run.status {
+            RunState::Cancelled => format!("{head} · cut, not a result"),
+            RunState::Failed => format!("{head} · failed"),
+            RunState::Running | RunState::Queued => format!("{head} · running"),
+            _ if self.steady.is_some() => format!("{head} · {:.1} MB/s steady", self.figure),
+            _ => format!("{head} · {:.1} MB/s", self.figure),
+        }
+    }
+
+    fn draw(&self, area: &Area<'_>, y_max: f64) -> Result<(), Box<dyn std::error::Error>> {
+        let t_max = self
+            .points
+            .iter()
+            .map(|p| p.0)
+            .fold(self.seconds, f64::max)
+            .max(0.25);
+        let mut chart = ChartBuilder::on(area)
+            .margin(8)
+            .caption(self.title(), (FONT, 13))
+            .x_label_area_size(22)
+            .y_label_area_size(44)
+            .build_cartesian_2d(0f64..t_max, 0f64..y_max)?;
+        chart
+            .configure_mesh()
+            .max_light_lines(0)
+            .x_labels(5)
+            .y_labels(4)
+            .y_label_formatter(&|y| format!("{y:.0}"))
+            .x_label_formatter(&|x| format!("{x:.1} s"))
+            .label_style((FONT, 11))
+            .draw()?;
+        if let Some((from, to, mb)) = self.steady {
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(from, 0.0), (to, y_max)],
+                GREEN.mix(0.12).filled(),
+            )))?;
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(from, mb), (to, mb)],
+                GREEN.mix(0.8).stroke_width(1),
+            )))?;
+        }
+        if self.points.len() < 4 && self.seconds > 0.0 {
+            // A short run has few samples: its overall figure across its length says more.
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(0.0, self.figure), (self.seconds, self.figure)],
+                GREY.stroke_width(2),
+            )))?;
+            chart.draw_series(
+                self.points
+                    .iter()
+                    .map(|&p| Circle::new(p, 3, BLUE.filled())),
+            )?;
+        } else {
+            chart.draw_series(LineSeries::new(
+                self.points.iter().copied(),
+                BLUE.stroke_width(2),
+            ))?;
+        }
+        Ok(())
+    }
 }
 
 /// Stage accounting per run: how much of the wall time the readers and the writer were busy
@@ -406,7 +497,12 @@ pub fn stages_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
     let rows: Vec<(String, [f64; 4])> = if per_run.len() <= MAX_STAGE_ROWS {
         per_run
             .iter()
-            .map(|(run, values)| (format!("#{} {}", run.position + 1, run.test.id()), *values))
+            .map(|(run, values)| {
+                (
+                    format!("#{} {}", run.position + 1, run.test.label()),
+                    *values,
+                )
+            })
             .collect()
     } else {
         TestKind::ALL
@@ -426,7 +522,7 @@ pub fn stages_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
                     crate::matrix::median(&column)
                 });
                 Some((
-                    format!("{} (median of {})", test.id(), of_test.len()),
+                    format!("{} (median of {})", test.label(), of_test.len()),
                     medians,
                 ))
             })
@@ -439,24 +535,21 @@ pub fn stages_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
             return Ok(());
         }
         let n = rows.len() as f64;
-        let mut chart = ChartBuilder::on(root)
+        // The run labels get a column of their own right of the bars: the axis ends at 100 %.
+        let (plot, _) = root.split_horizontally(WIDTH - STAGE_LABEL_WIDTH);
+        let mut chart = ChartBuilder::on(&plot)
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(8)
             .margin_top(36)
-            .build_cartesian_2d(0f64..135f64, 0f64..n)?;
+            .build_cartesian_2d(0f64..100f64, 0f64..n)?;
         chart
             .configure_mesh()
+            .max_light_lines(0)
             .disable_y_mesh()
             .y_labels(0)
             .x_labels(6)
-            .x_label_formatter(&|x| {
-                if *x <= 100.0 {
-                    format!("{x:.0}%")
-                } else {
-                    String::new()
-                }
-            })
+            .x_label_formatter(&|x| format!("{x:.0}%"))
             .x_desc("share of the run's wall time")
             .label_style((FONT, 13))
             .draw()?;
@@ -483,11 +576,12 @@ pub fn stages_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
                 )))?;
                 *start = end;
             }
-            chart.draw_series(std::iter::once(Text::new(
+            let (x, y) = chart.backend_coord(&(100.0, base + 0.7));
+            root.draw(&Text::new(
                 label.clone(),
-                (101.5, base + 0.7),
+                (x + 8, y),
                 (FONT, 12).into_font().color(&INK),
-            )))?;
+            ))?;
         }
         legend_row(root, &parts.map(|(label, color, ..)| (label, color)))?;
         Ok(())
@@ -536,6 +630,7 @@ pub fn matrix_chart(points: &[Point], test: Option<TestKind>) -> Result<String, 
             .build_cartesian_2d((x_min - pad)..(x_max + pad), 0f64..nice_max(y_max))?;
         chart
             .configure_mesh()
+            .max_light_lines(0)
             .x_desc(axis)
             .y_desc("MB/s")
             .y_label_formatter(&|y| format!("{y:.0}"))
@@ -602,6 +697,143 @@ pub fn matrix_chart(points: &[Point], test: Option<TestKind>) -> Result<String, 
     })
 }
 
+/// A sweep as a heat map: a panel per stream count (client count for a network sweep), rows
+/// of buffers, columns of block sizes; each cell's shade is its median MB/s on one scale for
+/// all panels, with the figure and the repeats' spread written in it; the best cell outlined.
+pub fn heatmap_chart(points: &[Point], test: Option<TestKind>) -> Result<String, ChartError> {
+    let shown: Vec<&Point> = match test {
+        Some(test) => points.iter().filter(|p| p.test == test).collect(),
+        None => Vec::new(),
+    };
+    let by_clients = {
+        let mut clients: Vec<u32> = shown.iter().map(|p| p.clients).collect();
+        clients.sort_unstable();
+        clients.dedup();
+        clients.len() > 1
+    };
+    let panel_of = |p: &Point| if by_clients { p.clients } else { p.streams };
+    let sorted = |mut values: Vec<u64>| {
+        values.sort_unstable();
+        values.dedup();
+        values
+    };
+    let panels = sorted(shown.iter().map(|p| u64::from(panel_of(p))).collect());
+    let buffers = sorted(shown.iter().map(|p| u64::from(p.buffers)).collect());
+    let blocks = sorted(shown.iter().map(|p| p.block_size).collect());
+    let columns_per_row = panels.len().clamp(1, 3);
+    let panel_rows = panels.len().div_ceil(columns_per_row).max(1);
+    const CELL_HEIGHT: i32 = 34;
+    const TOP: i32 = 40;
+    const LEFT: i32 = 52;
+    let panel_height = TOP + CELL_HEIGHT * buffers.len().max(1) as i32 + 24;
+    let height = 30 + panel_height as u32 * panel_rows as u32;
+    svg("heatmap", height, |root| {
+        let Some(test) = test.filter(|_| !shown.is_empty()) else {
+            empty_note(root, "No parameter sweep measured yet.")?;
+            return Ok(());
+        };
+        let low = shown.iter().map(|p| p.median).fold(f64::MAX, f64::min);
+        let high = shown.iter().map(|p| p.median).fold(0.0f64, f64::max);
+        let best = shown
+            .iter()
+            .max_by(|a, b| a.median.total_cmp(&b.median))
+            .copied();
+        root.draw(&Text::new(
+            format!(
+                "{}: rows are buffers, columns block sizes; {} {:.0}–{:.0} MB/s",
+                test.label(),
+                "shade from",
+                low,
+                high
+            ),
+            (12, 8),
+            (FONT, 13).into_font().color(&INK),
+        ))?;
+        let panel_width = (WIDTH as i32 - 12) / columns_per_row as i32;
+        let cell_width = ((panel_width - LEFT - 12) / blocks.len().max(1) as i32).max(30);
+        for (index, panel) in panels.iter().enumerate() {
+            let x0 = 6 + panel_width * (index % columns_per_row) as i32;
+            let y0 = 30 + panel_height * (index / columns_per_row) as i32;
+            let unit = if by_clients { "clients" } else { "streams" };
+            let title = if *panel == 1 && !by_clients {
+                "1 stream".to_string()
+            } else {
+                format!("{panel} {unit}")
+            };
+            root.draw(&Text::new(
+                title,
+                (x0 + LEFT, y0 + 2),
+                (FONT, 13).into_font().style(FontStyle::Bold).color(&INK),
+            ))?;
+            for (column, block) in blocks.iter().enumerate() {
+                root.draw(&Text::new(
+                    format_bytes(*block),
+                    (x0 + LEFT + cell_width * column as i32 + 4, y0 + 20),
+                    (FONT, 12).into_font().color(&GREY),
+                ))?;
+            }
+            for (row, count) in buffers.iter().enumerate() {
+                let y = y0 + TOP + CELL_HEIGHT * row as i32;
+                root.draw(&Text::new(
+                    format!("{count} buf"),
+                    (x0 + 4, y + 10),
+                    (FONT, 12).into_font().color(&GREY),
+                ))?;
+                for (column, block) in blocks.iter().enumerate() {
+                    let x = x0 + LEFT + cell_width * column as i32;
+                    let cell = [(x, y), (x + cell_width - 2, y + CELL_HEIGHT - 2)];
+                    let point = shown.iter().find(|p| {
+                        u64::from(panel_of(p)) == *panel
+                            && u64::from(p.buffers) == *count
+                            && p.block_size == *block
+                    });
+                    let Some(point) = point else {
+                        root.draw(&Rectangle::new(cell, GREY.mix(0.15).filled()))?;
+                        continue;
+                    };
+                    let share = if high > low {
+                        (point.median - low) / (high - low)
+                    } else {
+                        1.0
+                    };
+                    root.draw(&Rectangle::new(cell, shade(share).filled()))?;
+                    if best.is_some_and(|b| std::ptr::eq(b, *point)) {
+                        root.draw(&Rectangle::new(cell, RED.stroke_width(3)))?;
+                    }
+                    let ink = if share > 0.55 { WHITE } else { INK };
+                    root.draw(&Text::new(
+                        format!("{:.0}", point.median),
+                        (x + 4, y + 3),
+                        (FONT, 12).into_font().color(&ink),
+                    ))?;
+                    if point.runs > 1 {
+                        let stat = crate::matrix::Stat {
+                            median: point.median,
+                            min: point.min,
+                            max: point.max,
+                            runs: point.runs,
+                        };
+                        root.draw(&Text::new(
+                            format!("±{:.0}%", stat.spread_pct()),
+                            (x + 4, y + 17),
+                            (FONT, 11).into_font().color(&ink),
+                        ))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// A heat map cell's colour: pale for the slowest point, deep blue for the fastest.
+fn shade(share: f64) -> RGBColor {
+    let share = share.clamp(0.0, 1.0);
+    let mix =
+        |pale: u8, deep: u8| (f64::from(pale) + (f64::from(deep) - f64::from(pale)) * share) as u8;
+    RGBColor(mix(236, 31), mix(242, 79), mix(248, 130))
+}
+
 /// Two campaigns' matched rows side by side: A in blue, B in orange.
 pub fn compare_chart(rows: &[(String, Option<f64>, Option<f64>)]) -> Result<String, ChartError> {
     let rows: Vec<_> = rows.iter().take(MAX_RUN_ROWS).collect();
@@ -656,6 +888,7 @@ fn bar_frame<'a, 'b>(
         .build_cartesian_2d(0f64..x_max, 0f64..rows)?;
     chart
         .configure_mesh()
+        .max_light_lines(0)
         .disable_y_mesh()
         .y_labels(0)
         .x_desc("MB/s")
@@ -688,9 +921,9 @@ fn nice_max(max: f64) -> f64 {
     if !(max.is_finite() && max > 0.0) {
         return 1.0;
     }
-    let target = max * 1.1;
+    let target = max * 1.05;
     let magnitude = 10f64.powf(target.log10().floor());
-    for step in [1.0, 2.0, 2.5, 5.0, 10.0] {
+    for step in [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0] {
         if step * magnitude >= target {
             return step * magnitude;
         }
@@ -713,6 +946,7 @@ fn time_axes<'a, 'b>(
         .build_cartesian_2d(0f64..t_max, 0f64..nice_max(y_max))?;
     chart
         .configure_mesh()
+        .max_light_lines(0)
         .x_desc("seconds")
         .y_desc("MB/s")
         .y_label_formatter(&|y| format!("{y:.0}"))

@@ -24,6 +24,25 @@ pub struct Point {
 }
 
 impl Point {
+    /// The whole setting in words: `32 × 64 KiB with 4 streams` (and the clients of a network
+    /// backup).
+    pub fn setting(&self) -> String {
+        let streams = if self.streams == 1 {
+            "1 stream".to_string()
+        } else {
+            format!("{} streams", self.streams)
+        };
+        if self.clients > 0 {
+            format!(
+                "{}, {} clients × {streams}",
+                self.combination(),
+                self.clients
+            )
+        } else {
+            format!("{} with {streams}", self.combination())
+        }
+    }
+
     /// The buffers × block size combination, as the legend names it.
     pub fn combination(&self) -> String {
         format!("{} × {}", self.buffers, format_bytes(self.block_size))
@@ -139,6 +158,40 @@ pub fn headline_test(points: &[Point]) -> Option<TestKind> {
     points.last().map(|point| point.test)
 }
 
+/// The sweep's answer in one sentence: the best point of `test`, how far it is above the
+/// worst, and, when the runner-up's range reaches it, that the two are within each other's
+/// spread. `None` when the test has fewer than two points.
+pub fn best_sentence(points: &[Point], test: TestKind) -> Option<String> {
+    let mut of_test: Vec<&Point> = points.iter().filter(|p| p.test == test).collect();
+    if of_test.len() < 2 {
+        return None;
+    }
+    of_test.sort_by(|a, b| b.median.total_cmp(&a.median));
+    let (best, runner_up, worst) = (of_test[0], of_test[1], of_test[of_test.len() - 1]);
+    let mut sentence = format!(
+        "Best: {} at {:.1} MB/s, {:+.0} % over the worst ({}, {:.1} MB/s).",
+        best.setting(),
+        best.median,
+        if worst.median > 0.0 {
+            (best.median - worst.median) / worst.median * 100.0
+        } else {
+            0.0
+        },
+        worst.setting(),
+        worst.median
+    );
+    if best.runs < 2 {
+        sentence.push_str(" Each point was measured once, so its spread is unknown.");
+    } else if runner_up.max >= best.min {
+        sentence.push_str(&format!(
+            " The runner-up, {} at {:.1} MB/s, is within its spread: either will do.",
+            runner_up.setting(),
+            runner_up.median
+        ));
+    }
+    Some(sentence)
+}
+
 /// The median of sorted values.
 pub fn median(sorted: &[f64]) -> f64 {
     match sorted.len() {
@@ -151,6 +204,52 @@ pub fn median(sorted: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn point(buffers: u32, block_kib: u64, streams: u32, values: &[f64]) -> Point {
+        let stat = Stat::of(values.to_vec());
+        Point {
+            test: TestKind::FullBackup,
+            buffers,
+            block_size: block_kib << 10,
+            streams,
+            clients: 0,
+            median: stat.median,
+            min: stat.min,
+            max: stat.max,
+            runs: values.len(),
+            best: false,
+        }
+    }
+
+    #[test]
+    fn the_sweep_answers_with_its_best_point_first() {
+        let points = vec![
+            point(8, 64, 1, &[300.0, 310.0]),
+            point(32, 256, 4, &[400.0, 396.0]),
+            point(16, 256, 4, &[380.0, 390.0]),
+        ];
+        assert_eq!(
+            best_sentence(&points, TestKind::FullBackup).as_deref(),
+            Some(
+                "Best: 32 × 256 KiB with 4 streams at 398.0 MB/s, +30 % over the worst \
+                 (8 × 64 KiB with 1 stream, 305.0 MB/s)."
+            )
+        );
+        let close = vec![
+            point(8, 64, 1, &[300.0, 310.0]),
+            point(32, 256, 4, &[400.0, 390.0]),
+            point(16, 256, 4, &[380.0, 392.0]),
+        ];
+        let sentence = best_sentence(&close, TestKind::FullBackup).expect("a sweep");
+        assert!(
+            sentence.ends_with(
+                "The runner-up, 16 × 256 KiB with 4 streams at 386.0 MB/s, is within its \
+                 spread: either will do."
+            ),
+            "{sentence}"
+        );
+        assert_eq!(best_sentence(&points[..1], TestKind::FullBackup), None);
+    }
 
     #[test]
     fn medians_of_odd_and_even() {

@@ -134,6 +134,10 @@ fn all_charts(runs: &[RunRecord]) -> Vec<(String, String)> {
             "compare".into(),
             charts::compare_chart(&compare_rows).expect("compare chart"),
         ),
+        (
+            "heatmap".into(),
+            charts::heatmap_chart(&points, matrix::headline_test(&points)).expect("heatmap chart"),
+        ),
     ]
 }
 
@@ -207,4 +211,93 @@ fn charts_of_500_runs_render_and_mark_the_sweep() {
             "one best point per test"
         );
     }
+}
+
+/// The sweep's heat map: a panel per stream count, a cell per buffers × block size with its
+/// median written in it, the fastest cell (and only it) outlined in red.
+#[test]
+fn the_heat_map_has_a_panel_per_stream_count_and_outlines_the_best_cell() {
+    let runs = many_runs();
+    let points = matrix::points(&runs);
+    let test = matrix::headline_test(&points);
+    let svg = charts::heatmap_chart(&points, test).expect("heat map");
+    let doc = check_svg("heatmap", &svg);
+    let texts: Vec<&str> = doc
+        .descendants()
+        .filter_map(|n| n.text())
+        .map(str::trim)
+        .collect();
+    for panel in [
+        "1 stream",
+        "2 streams",
+        "4 streams",
+        "8 streams",
+        "16 streams",
+    ] {
+        assert!(texts.contains(&panel), "panel {panel}: {texts:?}");
+    }
+    assert!(texts.contains(&"64 KiB") && texts.contains(&"256 KiB"));
+    assert!(texts.contains(&"8 buf") && texts.contains(&"16 buf"));
+    let outlined = doc
+        .descendants()
+        .filter(|n| n.tag_name().name() == "rect")
+        .filter(|n| {
+            n.attribute("stroke")
+                .is_some_and(|s| s.eq_ignore_ascii_case("#C0392B"))
+        })
+        .count();
+    assert_eq!(outlined, 1, "exactly one best cell");
+    let best = points
+        .iter()
+        .filter(|p| Some(p.test) == test)
+        .max_by(|a, b| a.median.total_cmp(&b.median))
+        .expect("a best point");
+    let figure = format!("{:.0}", best.median);
+    assert!(
+        texts.iter().any(|t| t.starts_with(&figure)),
+        "the best cell shows {figure}"
+    );
+}
+
+/// The throughput chart gives each run a panel of its own, titled with its figure, its steady
+/// window shaded; a run cut by a cancel says so in its title.
+#[test]
+fn throughput_panels_shade_the_steady_window_and_name_cut_runs() {
+    let mut steady = run(0, TestKind::FullBackup, 32, 256 << 10, 4);
+    if let Some(result) = steady.result.as_mut() {
+        result.steady = Some(backlab::engine::steady::SteadyFigures {
+            mb_per_s: 402.0,
+            from_s: 2.0,
+            to_s: 10.0,
+            cv_pct: 1.0,
+            steady: true,
+            flush_s: 0.0,
+        });
+    }
+    let mut cut = run(1, TestKind::ReadParallel, 32, 256 << 10, 4);
+    cut.status = RunState::Cancelled;
+    let svg = charts::throughput_chart(&[steady, cut]).expect("throughput");
+    let doc = check_svg("throughput", &svg);
+    let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("#1 Full backup, parallel · 402.0 MB/s steady")),
+        "{texts:?}"
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("#2 Read, parallel · cut, not a result")),
+        "{texts:?}"
+    );
+    let shaded = doc
+        .descendants()
+        .filter(|n| n.tag_name().name() == "rect")
+        .filter(|n| {
+            n.attribute("fill")
+                .is_some_and(|f| f.eq_ignore_ascii_case("#3C8A45"))
+        })
+        .count();
+    assert_eq!(shaded, 1, "one steady window");
 }

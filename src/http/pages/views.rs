@@ -62,6 +62,11 @@ pub struct VerdictView {
     pub summary: String,
     pub window: Option<String>,
     pub recommendations: Vec<String>,
+    /// A sweep's answer: its best point and how far above the worst; said first.
+    pub sweep_best: Option<String>,
+    /// The campaign lacks the tests that name a bottleneck (a sweep of one test, say): the
+    /// verdict is a note under the sweep's answer, not an alarm.
+    pub incomplete: bool,
 }
 
 /// One row of the bottleneck table.
@@ -242,7 +247,7 @@ pub fn campaign_page(
     let shown = Chart::ALL.into_iter().filter(|chart| match chart {
         Chart::Tests | Chart::Stages => has_results,
         Chart::Throughput => has_samples,
-        Chart::Matrix => sweep,
+        Chart::Matrix | Chart::Heatmap => sweep,
         Chart::Clients => has_clients,
     });
     let mut chart_views = Vec::new();
@@ -319,6 +324,14 @@ pub fn campaign_page(
             summary: verdict.summary.clone(),
             window: verdict.backup_window_s.map(format_duration),
             recommendations: verdict.recommendations.clone(),
+            sweep_best: sweep
+                .then(|| matrix::headline_test(&points))
+                .flatten()
+                .and_then(|test| matrix::best_sentence(&points, test)),
+            incomplete: matches!(
+                verdict.finding,
+                crate::analysis::findings::Finding::Incomplete { .. }
+            ),
         }),
         stages: if is_final {
             stage_bar(verdict)
@@ -376,6 +389,7 @@ pub fn render_chart(
         Chart::Stages => charts::stages_chart(runs),
         Chart::Clients => charts::clients_chart(runs),
         Chart::Matrix => charts::matrix_chart(points, matrix::headline_test(points)),
+        Chart::Heatmap => charts::heatmap_chart(points, matrix::headline_test(points)),
     }
 }
 

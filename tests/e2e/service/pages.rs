@@ -52,7 +52,9 @@ async fn pages_list_report_chart_and_compare_campaigns() {
         "id=\"verdict\"",
         "id=\"bottleneck-table\"",
         "Every point of the sweep",
+        "id=\"sweep-best\">Best: ",
         &format!("/campaigns/{a}/charts/matrix.svg"),
+        &format!("/campaigns/{a}/charts/heatmap.svg"),
         &format!("/api/campaigns/{a}/results.csv"),
         &format!("/campaigns/{a}/report.html"),
     ] {
@@ -63,7 +65,7 @@ async fn pages_list_report_chart_and_compare_campaigns() {
         "a finished report needs no live script"
     );
 
-    for name in ["tests", "throughput", "stages", "matrix"] {
+    for name in ["tests", "throughput", "stages", "matrix", "heatmap"] {
         let response = lab.get(&format!("/campaigns/{a}/charts/{name}.svg")).await;
         assert_eq!(response.status(), 200, "{name}");
         assert_eq!(response.headers()["content-type"], "image/svg+xml");
