@@ -1,42 +1,81 @@
-// Live progress of a running campaign, over Server-Sent Events. When the campaign finishes the
-// report replaces the live view in place, without a reload.
+// Live progress of a running campaign, over Server-Sent Events: the running run's MB/s drawn
+// as it comes, the report's charts fetched again as each run finishes, and, when the campaign
+// finishes, the final report in place of the live view, without a reload.
 (function () {
   "use strict";
   var report = document.getElementById("report");
   if (!report || !window.EventSource) return;
   var id = report.dataset.id;
+  var labels = {};
+  try { labels = JSON.parse(report.dataset.labels || "{}"); } catch (e) { labels = {}; }
   var source = new EventSource("/api/campaigns/" + id + "/events");
   var total = 0, finished = 0;
+  var points = [], runId = null;
   function el(name) { return document.getElementById(name); }
   function setText(name, text) { var node = el(name); if (node) node.textContent = text; }
+  function label(test) { return labels[test] || test; }
   function overall(percent) {
     var bar = el("live-progress");
     if (!bar || total === 0) return;
     var share = (finished + (percent || 0) / 100) / total * 100;
     bar.value = Math.min(100, share);
   }
+  // A round top for the MB/s axis a little above the highest sample.
+  function niceMax(max) {
+    if (!(max > 0)) return 1;
+    var target = max * 1.05, magnitude = Math.pow(10, Math.floor(Math.log10(target)));
+    var steps = [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10];
+    for (var i = 0; i < steps.length; i++) if (steps[i] * magnitude >= target) return steps[i] * magnitude;
+    return 10 * magnitude;
+  }
+  function drawLive() {
+    var line = el("live-line");
+    if (!line) return;
+    var tMax = Math.max(1, points.reduce(function (m, p) { return Math.max(m, p[0]); }, 0));
+    var yMax = niceMax(points.reduce(function (m, p) { return Math.max(m, p[1]); }, 0));
+    line.setAttribute("points", points.map(function (p) {
+      return (50 + p[0] / tMax * 540).toFixed(1) + "," + (120 - p[1] / yMax * 110).toFixed(1);
+    }).join(" "));
+    setText("live-ymax", String(yMax));
+    setText("live-tmax", tMax.toFixed(1) + " s");
+  }
+  function startRun(run) {
+    if (run !== runId) { runId = run; points = []; drawLive(); }
+  }
+  // The charts as they stand now: a new version of each image.
+  function refreshCharts() {
+    report.querySelectorAll("figure.chart img").forEach(function (img) {
+      img.src = img.src.replace(/\?.*$/, "") + "?v=live-" + finished;
+    });
+  }
+  function progress(d) {
+    startRun(d.run_id);
+    points.push([d.elapsed_s, d.mb_per_s]);
+    drawLive();
+    setText("live-run", "Run " + (d.position + 1) + " of " + total + ": " + label(d.test));
+    setText("live-rate", d.mb_per_s.toFixed(1) + " MB/s");
+    overall(d.percent);
+  }
   source.addEventListener("state", function (e) {
     var s = JSON.parse(e.data);
     total = s.runs_total; finished = s.runs_finished;
     setText("status", s.status);
     setText("live-count", finished + " of " + total + " runs finished");
+    if (s.progress && s.progress.type === "progress") progress(s.progress);
     overall(0);
   });
   source.addEventListener("run_started", function (e) {
     var d = JSON.parse(e.data);
-    setText("live-run", "Run " + (d.position + 1) + " of " + d.runs_total + ": " + d.test);
+    startRun(d.run_id);
+    setText("live-run", "Run " + (d.position + 1) + " of " + d.runs_total + ": " + label(d.test));
     setText("status", "running");
   });
-  source.addEventListener("progress", function (e) {
-    var d = JSON.parse(e.data);
-    setText("live-run", "Run " + (d.position + 1) + " of " + total + ": " + d.test);
-    setText("live-rate", d.mb_per_s.toFixed(1) + " MB/s");
-    overall(d.percent);
-  });
-  source.addEventListener("run_finished", function (e) {
+  source.addEventListener("progress", function (e) { progress(JSON.parse(e.data)); });
+  source.addEventListener("run_finished", function () {
     finished += 1;
     setText("live-count", finished + " of " + total + " runs finished");
     overall(0);
+    refreshCharts();
   });
   source.addEventListener("campaign_finished", function () {
     source.close();

@@ -450,6 +450,72 @@ async fn the_form_shows_only_the_fields_of_the_chosen_target_and_tests() {
     save_screenshot(&tab, "form-420.png");
 }
 
+/// While a campaign runs, its page draws the running run's MB/s as progress arrives, fetches
+/// its charts again as each run finishes, and ends with the final report's charts.
+#[tokio::test]
+async fn the_live_chart_follows_a_run_and_the_charts_follow_the_campaign() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let id = lab
+        .submit(&serde_json::json!({
+            "name": "live chart",
+            "source": {"generated": {"size": "1G"}},
+            "target": {"kind": "tape", "model": "lto-3"},
+            "tests": ["tape_write"],
+            "params": {"duration_s": 4, "time_based": true},
+            "repeat": 2
+        }))
+        .await;
+    let browser = browser();
+    let tab = browser.new_tab().expect("tab");
+    tab.navigate_to(&lab.url(&format!("/campaigns/{id}")))
+        .and_then(|tab| tab.wait_until_navigated())
+        .expect("report opens");
+    let points = "(document.getElementById('live-line')?.getAttribute('points') || '')
+                    .split(' ').filter(p => p).length";
+    wait_for(&tab, &format!("{points} >= 3"), Duration::from_secs(30)).await;
+    let first = eval(&tab, points).as_u64().unwrap_or(0);
+    wait_for(
+        &tab,
+        &format!("{points} > {first}"),
+        Duration::from_secs(10),
+    )
+    .await;
+    assert_eq!(
+        eval(
+            &tab,
+            "document.getElementById('live-run').textContent.includes('Target write')"
+        ),
+        Value::Bool(true),
+        "the run is named in words"
+    );
+    save_screenshot(&tab, "live-1400.png");
+    wait_for(
+        &tab,
+        "Array.from(document.querySelectorAll('figure.chart img')).some(i => i.src.includes('v=live-1'))",
+        Duration::from_secs(30),
+    )
+    .await;
+    wait_for(
+        &tab,
+        "document.getElementById('verdict') !== null",
+        Duration::from_secs(60),
+    )
+    .await;
+    assert_eq!(
+        eval(
+            &tab,
+            "Array.from(document.querySelectorAll('figure.chart img')).every(i => i.src.includes('v=done-2'))"
+        ),
+        Value::Bool(true),
+        "the final report's charts are the final ones"
+    );
+    assert_eq!(
+        eval(&tab, "document.getElementById('live-chart') === null"),
+        Value::Bool(true),
+        "the live view is gone"
+    );
+}
+
 #[tokio::test]
 async fn the_downloaded_report_opens_with_no_network_request() {
     let root = scratch();

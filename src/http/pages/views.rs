@@ -26,6 +26,8 @@ pub struct CampaignPageView {
     pub needs_token: bool,
     /// The newest earlier campaign of the same spec, and how this one's figure changed.
     pub previous: Option<PreviousView>,
+    /// Test ids and their labels as JSON, for the live view to name runs in words.
+    pub test_labels: String,
     /// The backup-window planner, once the campaign has finished.
     pub planner: Option<PlannerView>,
     pub spec_lines: Vec<(String, String)>,
@@ -260,7 +262,14 @@ pub fn campaign_page(
         chart_views.push(ChartView {
             name: chart.id().to_string(),
             title: chart.title().to_string(),
-            url: format!("/campaigns/{}/charts/{}.svg", summary.id, chart.id()),
+            // The version makes a browser fetch a chart again as runs finish, and once more
+            // when the campaign does, instead of showing the image it holds.
+            url: format!(
+                "/campaigns/{}/charts/{}.svg?v={}-{runs_finished}",
+                summary.id,
+                chart.id(),
+                summary.status.id()
+            ),
             svg,
         });
     }
@@ -295,6 +304,13 @@ pub fn campaign_page(
         reruns: Vec::new(),
         needs_token: false,
         previous: None,
+        test_labels: serde_json::to_string(
+            &TestKind::ALL
+                .iter()
+                .map(|test| (test.id(), test.label()))
+                .collect::<std::collections::BTreeMap<_, _>>(),
+        )
+        .unwrap_or_default(),
         planner: is_final.then(|| PlannerView::of(view, verdict, None)),
         spec_lines: {
             let mut lines = spec_lines(&view.spec);
