@@ -79,7 +79,45 @@ pub const MAX_RUN_ROWS: usize = 40;
 /// Above this many runs the stage chart shows one row per test instead of one per run.
 pub const MAX_STAGE_ROWS: usize = 12;
 
-const WIDTH: u32 = 760;
+/// How wide a chart is drawn: for a desk, or narrow enough to read on a phone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Width {
+    Wide,
+    Narrow,
+}
+
+impl Width {
+    /// The chart's name in a URL: `tests.svg` is wide, `tests.narrow.svg` narrow.
+    pub fn of_file(file: &str) -> Option<(&str, Width)> {
+        let name = file.strip_suffix(".svg")?;
+        Some(match name.strip_suffix(".narrow") {
+            Some(name) => (name, Width::Narrow),
+            None => (name, Width::Wide),
+        })
+    }
+
+    fn px(self) -> u32 {
+        match self {
+            Width::Wide => 760,
+            Width::Narrow => 400,
+        }
+    }
+
+    /// How many panels fit side by side, at most `wide`.
+    fn columns(self, wide: usize) -> usize {
+        match self {
+            Width::Wide => wide,
+            Width::Narrow => 1,
+        }
+    }
+
+    fn stage_labels(self) -> u32 {
+        match self {
+            Width::Wide => STAGE_LABEL_WIDTH,
+            Width::Narrow => 150,
+        }
+    }
+}
 const BLUE: RGBColor = RGBColor(74, 120, 168);
 const LIGHT_BLUE: RGBColor = RGBColor(170, 196, 222);
 const ORANGE: RGBColor = RGBColor(214, 126, 44);
@@ -113,12 +151,13 @@ type Plot<'a, 'b> = ChartContext<
 /// Draws into a fresh SVG document of the given height.
 fn svg(
     chart: &'static str,
+    width: Width,
     height: u32,
     draw: impl FnOnce(&Area<'_>) -> Result<(), Box<dyn std::error::Error>>,
 ) -> Result<String, ChartError> {
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, (WIDTH, height)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut out, (width.px(), height)).into_drawing_area();
         let fail = |message: String| ChartError { chart, message };
         root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
         draw(&root).map_err(|e| fail(e.to_string()))?;
@@ -139,7 +178,11 @@ fn empty_note(root: &Area<'_>, text: &str) -> Result<(), Box<dyn std::error::Err
 /// The tests' best figures as bars, the bottleneck's in red; where a test was repeated, a
 /// whisker spans the min–max of its repeats at its best parameter point. A figure from runs
 /// that are not valid is drawn as an outline and labelled with the reasons.
-pub fn tests_chart(verdict: &Verdict, points: &[Point]) -> Result<String, ChartError> {
+pub fn tests_chart(
+    verdict: &Verdict,
+    points: &[Point],
+    width: Width,
+) -> Result<String, ChartError> {
     let rows: Vec<(String, Option<f64>, bool)> = verdict
         .rows
         .iter()
@@ -166,7 +209,7 @@ pub fn tests_chart(verdict: &Verdict, points: &[Point]) -> Result<String, ChartE
         })
         .collect();
     let height = 70 + 40 * rows.len().max(1) as u32;
-    svg("tests", height, |root| {
+    svg("tests", width, height, |root| {
         if rows.is_empty() {
             empty_note(root, "No test has finished yet.")?;
             return Ok(());
@@ -243,13 +286,13 @@ pub fn clients_run(runs: &[RunRecord]) -> Option<&RunRecord> {
 
 /// A network run's throughput over time, stacked by client: each band is what one client
 /// delivered, and the top edge is the run's total at that moment.
-pub fn clients_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
+pub fn clients_chart(runs: &[RunRecord], width: Width) -> Result<String, ChartError> {
     let run = clients_run(runs);
     let clients = run
         .and_then(|run| run.result.as_ref())
         .and_then(|result| result.clients.clone())
         .unwrap_or_default();
-    svg("clients", 340, |root| {
+    svg("clients", width, 340, |root| {
         let Some(run) = run.filter(|_| clients.iter().any(|c| !c.samples.is_empty())) else {
             empty_note(
                 root,
@@ -257,7 +300,7 @@ pub fn clients_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
             )?;
             return Ok(());
         };
-        let (plot, legend) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+        let (plot, legend) = root.split_horizontally(width.px() - LEGEND_WIDTH);
         let steps = clients.iter().map(|c| c.samples.len()).max().unwrap_or(0);
         // Cumulative tops, client by client, at each sample instant.
         let mut below = vec![0.0f64; steps];
@@ -321,13 +364,17 @@ pub fn clients_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
 
 /// MB/s over time as small multiples: a panel per run on one MB/s scale, its steady window
 /// shaded; a run too short for a line shows its samples and its overall figure.
-pub fn throughput_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
-    let panels: Vec<Panel<'_>> = runs.iter().filter_map(Panel::of).take(MAX_PANELS).collect();
+pub fn throughput_chart(runs: &[RunRecord], width: Width) -> Result<String, ChartError> {
+    let most = match width {
+        Width::Wide => MAX_PANELS,
+        Width::Narrow => MAX_PANELS / 2,
+    };
+    let panels: Vec<Panel<'_>> = runs.iter().filter_map(Panel::of).take(most).collect();
     let with_samples = runs.iter().filter(|run| Panel::of(run).is_some()).count();
-    let columns = if panels.len() > 1 { 2 } else { 1 };
+    let columns = panels.len().clamp(1, width.columns(2));
     let rows = panels.len().div_ceil(columns).max(1);
     let height = 34 + PANEL_HEIGHT * rows as u32;
-    svg("throughput", height, |root| {
+    svg("throughput", width, height, |root| {
         if panels.is_empty() {
             empty_note(
                 root,
@@ -366,7 +413,7 @@ pub fn throughput_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
     })
 }
 
-/// Most runs the throughput chart gives a panel of their own.
+/// Most runs the throughput chart gives a panel of their own (half as many on a phone).
 const MAX_PANELS: usize = 12;
 /// Height of one run's panel in the throughput chart.
 const PANEL_HEIGHT: u32 = 170;
@@ -418,12 +465,9 @@ impl<'a> Panel<'a> {
     }
 
     fn draw(&self, area: &Area<'_>, y_max: f64) -> Result<(), Box<dyn std::error::Error>> {
-        let t_max = self
-            .points
-            .iter()
-            .map(|p| p.0)
-            .fold(self.seconds, f64::max)
-            .max(0.25);
+        let t_max = self.points.iter().map(|p| p.0).fold(self.seconds, f64::max);
+        // A run still starting has no length yet: a quarter second, a sample's worth.
+        let t_max = if t_max > 0.0 { t_max } else { 0.25 };
         let mut chart = ChartBuilder::on(area)
             .margin(8)
             .caption(self.title(), (FONT, 13))
@@ -436,7 +480,13 @@ impl<'a> Panel<'a> {
             .x_labels(5)
             .y_labels(4)
             .y_label_formatter(&|y| format!("{y:.0}"))
-            .x_label_formatter(&|x| format!("{x:.1} s"))
+            .x_label_formatter(&|x| {
+                if t_max < 1.0 {
+                    format!("{x:.2} s")
+                } else {
+                    format!("{x:.1} s")
+                }
+            })
             .label_style((FONT, 11))
             .draw()?;
         if let Some((from, to, mb)) = self.steady {
@@ -472,7 +522,7 @@ impl<'a> Panel<'a> {
 
 /// Stage accounting per run: how much of the wall time the readers and the writer were busy
 /// and how much they waited for each other.
-pub fn stages_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
+pub fn stages_chart(runs: &[RunRecord], width: Width) -> Result<String, ChartError> {
     let per_run: Vec<(&RunRecord, [f64; 4])> = runs
         .iter()
         .filter_map(|run| {
@@ -528,20 +578,23 @@ pub fn stages_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
             })
             .collect()
     };
-    let height = 100 + 40 * rows.len().max(1) as u32;
-    svg("stages", height, |root| {
+    let height = 120 + 40 * rows.len().max(1) as u32;
+    svg("stages", width, height, |root| {
         if rows.is_empty() {
             empty_note(root, "No run has finished yet.")?;
             return Ok(());
         }
         let n = rows.len() as f64;
         // The run labels get a column of their own right of the bars: the axis ends at 100 %.
-        let (plot, _) = root.split_horizontally(WIDTH - STAGE_LABEL_WIDTH);
+        let (plot, _) = root.split_horizontally(width.px() - width.stage_labels());
         let mut chart = ChartBuilder::on(&plot)
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(8)
-            .margin_top(36)
+            .margin_top(match width {
+                Width::Wide => 36,
+                Width::Narrow => 56,
+            })
             .build_cartesian_2d(0f64..100f64, 0f64..n)?;
         chart
             .configure_mesh()
@@ -590,7 +643,11 @@ pub fn stages_chart(runs: &[RunRecord]) -> Result<String, ChartError> {
 
 /// A sweep in the shape of a tuning chart: x = streams, y = MB/s, one line per buffers × block
 /// size combination; repeats drawn as the median with min–max whiskers.
-pub fn matrix_chart(points: &[Point], test: Option<TestKind>) -> Result<String, ChartError> {
+pub fn matrix_chart(
+    points: &[Point],
+    test: Option<TestKind>,
+    width: Width,
+) -> Result<String, ChartError> {
     let shown: Vec<&Point> = match test {
         Some(test) => points.iter().filter(|p| p.test == test).collect(),
         None => Vec::new(),
@@ -603,12 +660,12 @@ pub fn matrix_chart(points: &[Point], test: Option<TestKind>) -> Result<String, 
     }
     // The legend gets a column of its own: sweeps often have a dozen combinations or more.
     let height = (380).max(70 + 16 * combinations.len() as u32);
-    svg("matrix", height, |root| {
+    svg("matrix", width, height, |root| {
         let Some(test) = test.filter(|_| !shown.is_empty()) else {
             empty_note(root, "No parameter sweep measured yet.")?;
             return Ok(());
         };
-        let (plot, legend) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+        let (plot, legend) = root.split_horizontally(width.px() - LEGEND_WIDTH);
         let root = &plot;
         // A network sweep over clients plots by clients, as seed 000 does; others by streams.
         let by_clients = {
@@ -700,7 +757,11 @@ pub fn matrix_chart(points: &[Point], test: Option<TestKind>) -> Result<String, 
 /// A sweep as a heat map: a panel per stream count (client count for a network sweep), rows
 /// of buffers, columns of block sizes; each cell's shade is its median MB/s on one scale for
 /// all panels, with the figure and the repeats' spread written in it; the best cell outlined.
-pub fn heatmap_chart(points: &[Point], test: Option<TestKind>) -> Result<String, ChartError> {
+pub fn heatmap_chart(
+    points: &[Point],
+    test: Option<TestKind>,
+    width: Width,
+) -> Result<String, ChartError> {
     let shown: Vec<&Point> = match test {
         Some(test) => points.iter().filter(|p| p.test == test).collect(),
         None => Vec::new(),
@@ -720,14 +781,14 @@ pub fn heatmap_chart(points: &[Point], test: Option<TestKind>) -> Result<String,
     let panels = sorted(shown.iter().map(|p| u64::from(panel_of(p))).collect());
     let buffers = sorted(shown.iter().map(|p| u64::from(p.buffers)).collect());
     let blocks = sorted(shown.iter().map(|p| p.block_size).collect());
-    let columns_per_row = panels.len().clamp(1, 3);
+    let columns_per_row = panels.len().clamp(1, width.columns(3));
     let panel_rows = panels.len().div_ceil(columns_per_row).max(1);
     const CELL_HEIGHT: i32 = 34;
     const TOP: i32 = 40;
     const LEFT: i32 = 52;
     let panel_height = TOP + CELL_HEIGHT * buffers.len().max(1) as i32 + 24;
     let height = 30 + panel_height as u32 * panel_rows as u32;
-    svg("heatmap", height, |root| {
+    svg("heatmap", width, height, |root| {
         let Some(test) = test.filter(|_| !shown.is_empty()) else {
             empty_note(root, "No parameter sweep measured yet.")?;
             return Ok(());
@@ -749,7 +810,7 @@ pub fn heatmap_chart(points: &[Point], test: Option<TestKind>) -> Result<String,
             (12, 8),
             (FONT, 13).into_font().color(&INK),
         ))?;
-        let panel_width = (WIDTH as i32 - 12) / columns_per_row as i32;
+        let panel_width = (width.px() as i32 - 12) / columns_per_row as i32;
         let cell_width = ((panel_width - LEFT - 12) / blocks.len().max(1) as i32).max(30);
         for (index, panel) in panels.iter().enumerate() {
             let x0 = 6 + panel_width * (index % columns_per_row) as i32;
@@ -835,10 +896,13 @@ fn shade(share: f64) -> RGBColor {
 }
 
 /// Two campaigns' matched rows side by side: A in blue, B in orange.
-pub fn compare_chart(rows: &[(String, Option<f64>, Option<f64>)]) -> Result<String, ChartError> {
+pub fn compare_chart(
+    rows: &[(String, Option<f64>, Option<f64>)],
+    width: Width,
+) -> Result<String, ChartError> {
     let rows: Vec<_> = rows.iter().take(MAX_RUN_ROWS).collect();
     let height = 80 + 44 * rows.len().max(1) as u32;
-    svg("compare", height, |root| {
+    svg("compare", width, height, |root| {
         if rows.is_empty() {
             empty_note(root, "The two campaigns have no runs in common.")?;
             return Ok(());
@@ -903,15 +967,21 @@ fn legend_row(
     root: &Area<'_>,
     items: &[(&str, RGBColor)],
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let mut x = 16;
+    let right = root.dim_in_pixel().0 as i32;
+    let (mut x, mut y) = (16, 12);
     for (label, color) in items {
-        root.draw(&Rectangle::new([(x, 12), (x + 12, 24)], color.filled()))?;
+        let step = 30 + 8 * label.len() as i32;
+        if x > 16 && x + step > right {
+            // Out of room on a narrow chart: the next row.
+            (x, y) = (16, y + 18);
+        }
+        root.draw(&Rectangle::new([(x, y), (x + 12, y + 12)], color.filled()))?;
         root.draw(&Text::new(
             label.to_string(),
-            (x + 17, 11),
+            (x + 17, y - 1),
             (FONT, 13).into_font().color(&INK),
         ))?;
-        x += 30 + 8 * label.len() as i32;
+        x += step;
     }
     Ok(())
 }

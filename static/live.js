@@ -44,8 +44,12 @@
   }
   // The charts as they stand now: a new version of each image.
   function refreshCharts() {
+    var version = "?v=live-" + finished;
     report.querySelectorAll("figure.chart img").forEach(function (img) {
-      img.src = img.src.replace(/\?.*$/, "") + "?v=live-" + finished;
+      img.src = img.src.replace(/\?.*$/, "") + version;
+    });
+    report.querySelectorAll("figure.chart picture source").forEach(function (source) {
+      source.srcset = source.srcset.replace(/\?.*$/, "") + version;
     });
   }
   function progress(d) {

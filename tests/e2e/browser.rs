@@ -714,6 +714,33 @@ async fn the_report_page_cancels_reruns_and_deletes_and_reads_at_420_px() {
             overflow.as_f64().is_some_and(|px| px <= 1.0),
             "{path} scrolls sideways by {overflow} px at 420 px"
         );
+        if path.starts_with("/campaigns/") {
+            // Charts are drawn for the phone's width, so their text is not shrunk.
+            eval(
+                &tab,
+                "document.querySelectorAll('figure.chart img').forEach(i => i.loading = 'eager'); true",
+            );
+            wait_for(
+                &tab,
+                "Array.from(document.querySelectorAll('figure.chart img'))
+                   .every(i => i.complete && i.naturalWidth > 0)",
+                Duration::from_secs(10),
+            )
+            .await;
+            let charts = eval(
+                &tab,
+                "(() => { const all = Array.from(document.querySelectorAll('figure.chart img'));
+                   const narrow = all.filter(i => i.currentSrc.includes('.narrow.svg')
+                                               && i.naturalWidth === 400);
+                   return narrow.length + ' of ' + all.length; })()",
+            );
+            let charts = charts.as_str().unwrap_or_default().to_string();
+            let (narrow, all) = charts.split_once(" of ").unwrap_or(("0", "0"));
+            assert!(
+                all != "0" && narrow == all,
+                "narrow charts at 420 px: {charts}"
+            );
+        }
         save_screenshot(&tab, shot);
     }
 }

@@ -1,7 +1,7 @@
 //! Every chart renders for an empty, a one-run and a 500-run campaign, and is well-formed SVG.
 
 use backlab::analysis;
-use backlab::charts;
+use backlab::charts::{self, Width};
 use backlab::engine::result::{
     CpuFigures, LatencyFigures, RunResult, RunStatus, Sample, StageFigures,
 };
@@ -105,7 +105,18 @@ fn many_runs() -> Vec<RunRecord> {
     runs
 }
 
+/// Every chart of `runs`, wide and narrow (`NAME.narrow`).
 fn all_charts(runs: &[RunRecord]) -> Vec<(String, String)> {
+    let mut charts = charts_at(runs, Width::Wide);
+    charts.extend(
+        charts_at(runs, Width::Narrow)
+            .into_iter()
+            .map(|(name, svg)| (format!("{name}.narrow"), svg)),
+    );
+    charts
+}
+
+fn charts_at(runs: &[RunRecord], width: Width) -> Vec<(String, String)> {
     let results: Vec<RunResult> = runs.iter().filter_map(|r| r.result.clone()).collect();
     let verdict = analysis::verdict(&results, None);
     let points = matrix::points(runs);
@@ -116,27 +127,29 @@ fn all_charts(runs: &[RunRecord]) -> Vec<(String, String)> {
     vec![
         (
             "tests".into(),
-            charts::tests_chart(&verdict, &points).expect("tests chart"),
+            charts::tests_chart(&verdict, &points, width).expect("tests chart"),
         ),
         (
             "throughput".into(),
-            charts::throughput_chart(runs).expect("throughput chart"),
+            charts::throughput_chart(runs, width).expect("throughput chart"),
         ),
         (
             "stages".into(),
-            charts::stages_chart(runs).expect("stages chart"),
+            charts::stages_chart(runs, width).expect("stages chart"),
         ),
         (
             "matrix".into(),
-            charts::matrix_chart(&points, matrix::headline_test(&points)).expect("matrix chart"),
+            charts::matrix_chart(&points, matrix::headline_test(&points), width)
+                .expect("matrix chart"),
         ),
         (
             "compare".into(),
-            charts::compare_chart(&compare_rows).expect("compare chart"),
+            charts::compare_chart(&compare_rows, width).expect("compare chart"),
         ),
         (
             "heatmap".into(),
-            charts::heatmap_chart(&points, matrix::headline_test(&points)).expect("heatmap chart"),
+            charts::heatmap_chart(&points, matrix::headline_test(&points), width)
+                .expect("heatmap chart"),
         ),
     ]
 }
@@ -220,7 +233,7 @@ fn the_heat_map_has_a_panel_per_stream_count_and_outlines_the_best_cell() {
     let runs = many_runs();
     let points = matrix::points(&runs);
     let test = matrix::headline_test(&points);
-    let svg = charts::heatmap_chart(&points, test).expect("heat map");
+    let svg = charts::heatmap_chart(&points, test, Width::Wide).expect("heat map");
     let doc = check_svg("heatmap", &svg);
     let texts: Vec<&str> = doc
         .descendants()
@@ -276,7 +289,7 @@ fn throughput_panels_shade_the_steady_window_and_name_cut_runs() {
     }
     let mut cut = run(1, TestKind::ReadParallel, 32, 256 << 10, 4);
     cut.status = RunState::Cancelled;
-    let svg = charts::throughput_chart(&[steady, cut]).expect("throughput");
+    let svg = charts::throughput_chart(&[steady, cut], Width::Wide).expect("throughput");
     let doc = check_svg("throughput", &svg);
     let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).collect();
     assert!(

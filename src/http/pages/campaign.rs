@@ -7,7 +7,7 @@ use axum::response::Response;
 use serde::Deserialize;
 
 use crate::analysis::Verdict;
-use crate::charts::Chart;
+use crate::charts::{Chart, Width};
 use crate::http::AppState;
 use crate::http::cache::CachedPage;
 use crate::lab::{CampaignView, LabError};
@@ -147,18 +147,23 @@ pub(super) async fn chart(
     Path((id, file)): Path<(String, String)>,
     request: HeaderMap,
 ) -> Response {
-    let Some(chart) = file.strip_suffix(".svg").and_then(Chart::from_id) else {
+    let Some((chart, width)) = Width::of_file(&file)
+        .and_then(|(name, width)| Chart::from_id(name).map(|chart| (chart, width)))
+    else {
         let names: Vec<&str> = Chart::ALL.into_iter().map(Chart::id).collect();
         return error_page(
             StatusCode::NOT_FOUND,
             "No such chart",
-            &format!("Charts are {}, each as NAME.svg.", names.join(", ")),
+            &format!(
+                "Charts are {}, each as NAME.svg (NAME.narrow.svg for a phone).",
+                names.join(", ")
+            ),
         );
     };
     serve_kept(&state, &id, &file, &request, |view, verdict| {
         let points = matrix::points(&view.runs);
-        let svg =
-            views::render_chart(chart, &view.runs, verdict, &points).map_err(|e| e.to_string())?;
+        let svg = views::render_chart(chart, &view.runs, verdict, &points, width)
+            .map_err(|e| e.to_string())?;
         Ok(CachedPage::new(svg, SVG, None))
     })
     .await

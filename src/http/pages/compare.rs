@@ -247,7 +247,7 @@ pub(super) async fn compare_chart(
             )
         })
         .collect();
-    match charts::compare_chart(&rows) {
+    match charts::compare_chart(&rows, charts::Width::Wide) {
         Ok(svg) => svg_response(svg),
         Err(error) => internal(&error.to_string()),
     }

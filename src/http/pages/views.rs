@@ -3,7 +3,7 @@
 
 use crate::analysis::planner::{self, Plan, PlanQuestion};
 use crate::analysis::{Component, Verdict, format_duration};
-use crate::charts::{self, Chart};
+use crate::charts::{self, Chart, Width};
 use crate::engine::provenance::Provenance;
 use crate::engine::result::{RunResult, RunStatus};
 use crate::lab::CampaignView;
@@ -91,6 +91,8 @@ pub struct ChartView {
     pub name: String,
     pub title: String,
     pub url: String,
+    /// The same chart drawn for a phone's width.
+    pub narrow_url: String,
     pub svg: String,
 }
 
@@ -255,7 +257,7 @@ pub fn campaign_page(
     let mut chart_views = Vec::new();
     for chart in shown {
         let svg = if inline_charts {
-            render_chart(chart, runs, verdict, &points)?
+            render_chart(chart, runs, verdict, &points, Width::Wide)?
         } else {
             String::new()
         };
@@ -266,6 +268,12 @@ pub fn campaign_page(
             // when the campaign does, instead of showing the image it holds.
             url: format!(
                 "/campaigns/{}/charts/{}.svg?v={}-{runs_finished}",
+                summary.id,
+                chart.id(),
+                summary.status.id()
+            ),
+            narrow_url: format!(
+                "/campaigns/{}/charts/{}.narrow.svg?v={}-{runs_finished}",
                 summary.id,
                 chart.id(),
                 summary.status.id()
@@ -392,20 +400,22 @@ pub fn campaign_page(
     })
 }
 
-/// Renders one chart of a campaign by name; `None` for an unknown name.
+/// Renders one chart of a campaign at a width.
 pub fn render_chart(
     chart: Chart,
     runs: &[RunRecord],
     verdict: &Verdict,
     points: &[Point],
+    width: Width,
 ) -> Result<String, charts::ChartError> {
+    let sweep_test = matrix::headline_test(points);
     match chart {
-        Chart::Tests => charts::tests_chart(verdict, points),
-        Chart::Throughput => charts::throughput_chart(runs),
-        Chart::Stages => charts::stages_chart(runs),
-        Chart::Clients => charts::clients_chart(runs),
-        Chart::Matrix => charts::matrix_chart(points, matrix::headline_test(points)),
-        Chart::Heatmap => charts::heatmap_chart(points, matrix::headline_test(points)),
+        Chart::Tests => charts::tests_chart(verdict, points, width),
+        Chart::Throughput => charts::throughput_chart(runs, width),
+        Chart::Stages => charts::stages_chart(runs, width),
+        Chart::Clients => charts::clients_chart(runs, width),
+        Chart::Matrix => charts::matrix_chart(points, sweep_test, width),
+        Chart::Heatmap => charts::heatmap_chart(points, sweep_test, width),
     }
 }
 
