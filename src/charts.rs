@@ -947,6 +947,8 @@ fn bar_frame<'a, 'b>(
     let mut chart = ChartBuilder::on(root)
         .margin(12)
         .margin_top(top)
+        // Room for the last axis label.
+        .margin_right(28)
         .x_label_area_size(36)
         .y_label_area_size(8)
         .build_cartesian_2d(0f64..x_max, 0f64..rows)?;

@@ -282,7 +282,15 @@ async fn the_network_preset_runs_a_client_sweep_with_its_charts() {
         Duration::from_secs(20),
     )
     .await;
-    for chart in ["chart-matrix", "chart-clients"] {
+    assert_eq!(
+        eval(
+            &tab,
+            "document.getElementById('sweep-best').textContent.startsWith('Best: ')"
+        ),
+        true,
+        "a sweep leads with its best point"
+    );
+    for chart in ["chart-matrix", "chart-clients", "chart-heatmap"] {
         assert_eq!(
             eval(
                 &tab,
@@ -299,11 +307,31 @@ async fn the_network_preset_runs_a_client_sweep_with_its_charts() {
         "one line per client of every run"
     );
     save_screenshot(&tab, "network-report.png");
+    let report_url = eval(&tab, "location.href");
+    let narrow = browser_sized(420, 1600);
+    let phone = narrow.new_tab().expect("tab");
+    phone
+        .navigate_to(report_url.as_str().expect("the report's URL"))
+        .and_then(|tab| tab.wait_until_navigated())
+        .expect("report opens at 420 px");
+    eval(
+        &phone,
+        "document.querySelectorAll('figure.chart img').forEach(i => i.loading = 'eager'); true",
+    );
+    wait_for(
+        &phone,
+        "Array.from(document.querySelectorAll('figure.chart img'))
+           .every(img => img.complete && img.naturalWidth === 400)",
+        Duration::from_secs(20),
+    )
+    .await;
+    save_screenshot(&phone, "network-report-420.png");
 
     // The agents page explains how to start one, with this lab's address.
     tab.navigate_to(&lab.url("/agents"))
         .and_then(|tab| tab.wait_until_navigated())
         .expect("agents page opens");
+    save_screenshot(&tab, "agents-1400.png");
     let hint = eval(&tab, "document.querySelector('main code').textContent");
     assert!(
         hint.as_str()
@@ -658,6 +686,33 @@ async fn the_report_page_cancels_reruns_and_deletes_and_reads_at_420_px() {
         Duration::from_secs(120),
     )
     .await;
+    // Same spec: the rerun's report links to its original as the previous campaign, and the
+    // link compares the two.
+    tab.navigate_to(&lab.url(&format!("/campaigns/{rerun}")))
+        .and_then(|tab| tab.wait_until_navigated())
+        .expect("the rerun's report");
+    tab.find_element("#previous a[href^=\"/compare\"]")
+        .expect("a compare link to the previous campaign")
+        .click()
+        .expect("click compare");
+    wait_for(
+        &tab,
+        "location.pathname === '/compare' && document.readyState === 'complete'",
+        Duration::from_secs(10),
+    )
+    .await;
+    assert_eq!(
+        eval(
+            &tab,
+            "document.querySelector('table.compare tbody tr') !== null"
+        ),
+        true,
+        "the two are compared row by row"
+    );
+    save_screenshot(&tab, "compare-1400.png");
+    tab.navigate_to(&lab.url(&format!("/campaigns/{rerun}")))
+        .and_then(|tab| tab.wait_until_navigated())
+        .expect("back to the rerun");
     tab.find_element("#delete")
         .expect("a Delete link")
         .click()
@@ -696,6 +751,8 @@ async fn the_report_page_cancels_reruns_and_deletes_and_reads_at_420_px() {
     for (path, shot) in [
         (format!("/campaigns/{short}"), "report-420.png"),
         ("/".to_string(), "list-420.png"),
+        (format!("/compare?a={short}"), "compare-420.png"),
+        ("/agents".to_string(), "agents-420.png"),
     ] {
         tab.navigate_to(&lab.url(&path))
             .and_then(|tab| tab.wait_until_navigated())
