@@ -6,8 +6,8 @@
 #   1. starts `backlab serve` on a free port with a fresh database in a scratch directory;
 #   2. runs a 500-run campaign (null_sink on generated data: 5 buffers x 5 block sizes
 #      x 4 streams x 5 repeats, 0.3 s each, so every run has samples), then 199 small ones;
-#   3. runs wrk on /campaigns/ID, its report download, each chart, and the list (/), and
-#      prints p50 and p99.
+#   3. runs wrk on /campaigns/ID, its report download, each chart (and one drawn for a phone),
+#      the list (/) and a planner question, and prints p50 and p99.
 #
 # Environment: DURATION (wrk seconds per URL, default 10), CONNECTIONS (default 4),
 # BENCH_DIR (scratch parent, default /var/tmp). Needs wrk, curl, python3, cargo. Goal: p99 < 10 ms.
@@ -87,12 +87,20 @@ echo "== latency with $CONNECTIONS connections, ${DURATION}s per URL (a 500-run 
 printf '%-40s %8s %8s %9s %6s  %s\n' url p50_ms p99_ms req/s non2xx goal
 FAIL=0
 for path in "/campaigns/$ID" "/campaigns/$ID/charts/tests.svg" "/campaigns/$ID/charts/throughput.svg" \
-    "/campaigns/$ID/charts/stages.svg" "/campaigns/$ID/charts/matrix.svg" "/campaigns/$ID/report.html" "/"; do
+    "/campaigns/$ID/charts/stages.svg" "/campaigns/$ID/charts/matrix.svg" \
+    "/campaigns/$ID/charts/heatmap.svg" "/campaigns/$ID/charts/throughput.narrow.svg" \
+    "/campaigns/$ID/report.html" "/"; do
     read -r p50 p99 rate errors <<<"$(measure "$BASE$path")"
     verdict=$(python3 -c "print('PASS' if $p99 < 10 and $errors == 0 else 'FAIL')")
     [ "$verdict" = PASS ] || FAIL=1
     printf '%-40s %8s %8s %9s %6s  %s\n' "${path/$ID/ID}" "$p50" "$p99" "$rate" "$errors" "p99 < 10: $verdict"
 done
+# The planner answers a question from the campaign's figures each time it is asked (nothing is
+# kept): reported, with no goal, so its cost at 500 runs is known.
+path="/campaigns/$ID/plan?data=12T&window=8h"
+read -r p50 p99 rate errors <<<"$(measure "$BASE$path")"
+[ "$errors" = 0 ] || FAIL=1
+printf '%-40s %8s %8s %9s %6s  %s\n' "${path/$ID/ID}" "$p50" "$p99" "$rate" "$errors" "(computed each time)"
 echo
 echo "machine: $(nproc) cores, $(uname -r); wrk $(wrk -v 2>&1 | head -n1 | awk '{print $2}')"
 exit $FAIL

@@ -190,13 +190,20 @@ async fn finish(
     if !record.status.is_final() {
         return;
     }
-    // An agent's paths are on its own host: nothing here to survey.
+    // An agent's paths are on its own host: only the lab's side is surveyed then.
     if record.survey_json.is_none()
-        && let Some(plan) = plan.filter(|plan| plan.agents.is_empty())
+        && let Some(plan) = plan
     {
         let (source, target) = (plan.source.clone(), plan.target.clone());
-        if let Ok(survey) =
-            tokio::task::spawn_blocking(move || survey::survey(&source, &target)).await
+        let remote = !plan.agents.is_empty();
+        if let Ok(survey) = tokio::task::spawn_blocking(move || {
+            if remote {
+                survey::lab_side(&target)
+            } else {
+                survey::survey(&source, &target)
+            }
+        })
+        .await
             && let Ok(json) = serde_json::to_string(&survey)
             && let Err(error) = lab.set_survey(campaign_id, &json).await
         {

@@ -327,6 +327,16 @@ fn drives_of(figures: &Figures<'_>) -> Option<Drives> {
 }
 
 /// The one finding of the campaign.
+/// The component the target write measures: the target, unless the target discards what it
+/// is given (the null sink), when the write measured the pipeline feeding it.
+pub fn target_component(survey: Option<&Survey>) -> Component {
+    if survey.is_some_and(|survey| survey.target_discards) {
+        Component::Pipeline
+    } else {
+        Component::Target
+    }
+}
+
 fn finding(figures: &Figures<'_>, survey: Option<&Survey>) -> Finding {
     let f = figures.mb(TestKind::FullBackup);
     // The drive a backup fed: a shoe-shining drive names the feed, whatever the ceilings say.
@@ -343,7 +353,7 @@ fn finding(figures: &Figures<'_>, survey: Option<&Survey>) -> Finding {
     }
 
     let ceilings: Vec<Ceiling> = [
-        (Component::Target, TestKind::TapeWrite),
+        (target_component(survey), TestKind::TapeWrite),
         (Component::Source, TestKind::ReadParallel),
         (Component::Pipeline, TestKind::NullSink),
     ]
@@ -817,6 +827,34 @@ mod tests {
         run
     }
 
+    #[test]
+    fn a_null_target_never_limits_the_backup_its_write_measured_the_pipeline() {
+        let runs = vec![
+            run(TestKind::TapeWrite, 900.0, 100.0),
+            run(TestKind::ReadParallel, 2000.0, 60.0),
+            run(TestKind::NullSink, 1500.0, 100.0),
+        ];
+        let null = Survey {
+            source_bytes: 1 << 30,
+            source_files: 10,
+            shares_device: false,
+            provenance: None,
+            target_discards: true,
+        };
+        let verdict = verdict(&runs, Some(&null));
+        assert_eq!(verdict.component, Some(Component::Pipeline), "{verdict:?}");
+        assert!(
+            verdict.verdict.starts_with("The pipeline"),
+            "{}",
+            verdict.verdict
+        );
+        let tape = verdict
+            .rows
+            .iter()
+            .find(|row| row.test == TestKind::TapeWrite);
+        assert_eq!(tape.and_then(|row| row.bottleneck), Some(true));
+    }
+
     fn refs(runs: &[RunResult]) -> Vec<&RunResult> {
         runs.iter().collect()
     }
@@ -837,7 +875,12 @@ mod tests {
             run(TestKind::NullSink, 800.0, 10.0),
             tape(run(TestKind::FullBackup, 236.0, 10.0), 1),
         ];
-        let plan = planner::plan(terabyte_in_an_hour(), &verdict(&runs, None), &refs(&runs));
+        let plan = planner::plan(
+            terabyte_in_an_hour(),
+            &verdict(&runs, None),
+            &refs(&runs),
+            None,
+        );
         assert!((plan.needed_mb_s - 277.8).abs() < 0.1);
         assert_eq!(plan.measured_mb_s, Some(236.0));
         assert!(plan.reachable, "{plan:?}");
@@ -856,7 +899,12 @@ mod tests {
             run(TestKind::NullSink, 140.0, 10.0),
             run(TestKind::FullBackup, 138.0, 10.0),
         ];
-        let plan = planner::plan(terabyte_in_an_hour(), &verdict(&runs, None), &refs(&runs));
+        let plan = planner::plan(
+            terabyte_in_an_hour(),
+            &verdict(&runs, None),
+            &refs(&runs),
+            None,
+        );
         assert!(!plan.reachable);
         assert!(
             plan.answer.contains("no measured change gets there"),
@@ -870,7 +918,7 @@ mod tests {
             data_bytes: 100_000_000_000,
             window_s: 3600.0,
         };
-        let plan = planner::plan(easy, &verdict(&runs, None), &refs(&runs));
+        let plan = planner::plan(easy, &verdict(&runs, None), &refs(&runs), None);
         assert!(plan.reachable && plan.changes.is_empty());
         assert!(
             plan.answer
@@ -944,6 +992,7 @@ mod tests {
             source_files: 10,
             shares_device: false,
             provenance: None,
+            target_discards: false,
         };
         let verdict = verdict(&table_one(), Some(&survey));
         assert_eq!(verdict.component, Some(Component::Target));
@@ -979,6 +1028,7 @@ mod tests {
             source_files: 1,
             shares_device: true,
             provenance: None,
+            target_discards: false,
         };
         let verdict = verdict(&runs, Some(&survey));
         assert_eq!(verdict.component, Some(Component::SharedDevice));
@@ -997,6 +1047,7 @@ mod tests {
             source_files: 1,
             shares_device: false,
             provenance: None,
+            target_discards: false,
         };
         let verdict = verdict(&runs, Some(&survey));
         assert_eq!(

@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::words::format_duration;
 use super::{Component, Verdict};
 use crate::engine::result::{RunResult, RunStatus};
+use crate::engine::survey::Survey;
 use crate::size::{format_bytes, parse_size};
 use crate::spec::TestKind;
 
@@ -97,7 +98,12 @@ struct Ceiling {
 
 /// What the campaign's measurements say about moving `question.data_bytes` in
 /// `question.window_s`.
-pub fn plan(question: PlanQuestion, verdict: &Verdict, runs: &[&RunResult]) -> Plan {
+pub fn plan(
+    question: PlanQuestion,
+    verdict: &Verdict,
+    runs: &[&RunResult],
+    survey: Option<&Survey>,
+) -> Plan {
     let needed = question.needed_mb_s();
     let data = format_bytes(question.data_bytes);
     let window = format_duration(question.window_s);
@@ -112,7 +118,7 @@ pub fn plan(question: PlanQuestion, verdict: &Verdict, runs: &[&RunResult]) -> P
         .map(|mb| (TestKind::FullBackup, mb))
         .or_else(|| row(TestKind::NetworkBackup).map(|mb| (TestKind::NetworkBackup, mb)));
     let ceilings: Vec<Ceiling> = [
-        (Component::Target, TestKind::TapeWrite),
+        (super::target_component(survey), TestKind::TapeWrite),
         (Component::Source, TestKind::ReadParallel),
         (Component::Pipeline, TestKind::NullSink),
     ]

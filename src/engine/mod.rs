@@ -181,10 +181,10 @@ fn fill_from_outcome(result: &mut RunResult, outcome: Outcome) {
     result.tape = target::tape::combine(&outcome.tape);
     if let Some(tape) = result.tape.as_ref().filter(|tape| tape.end_of_tape) {
         result.warnings.push(format!(
-            "end of tape: a cartridge of the emulated {} filled up after {} MB on tape; the run \
+            "end of tape: a cartridge of the emulated {} filled up after {} on tape; the run \
              stopped there, as a backup would until the next cartridge",
             tape.model,
-            tape.tape_bytes / 1_000_000
+            crate::size::format_bytes(tape.tape_bytes)
         ));
     }
     if let Some(failure) = outcome.failure {

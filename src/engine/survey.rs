@@ -22,6 +22,10 @@ pub struct Survey {
     /// from campaigns measured before it was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Provenance>,
+    /// The target discards what it is given (the null sink): the target write measured the
+    /// pipeline, and the target can limit nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub target_discards: bool,
 }
 
 /// Walks the source for its size and compares device numbers. Run it after the measurements:
@@ -34,12 +38,14 @@ pub fn survey(source: &SourcePlan, target: &TargetPlan) -> Survey {
     }
     places.extend(target.path().map(|path| ("target", path)));
     let provenance = Some(Provenance::here(&places));
+    let target_discards = target.capabilities().discards();
     match source {
         SourcePlan::Generated { size, .. } => Survey {
             source_bytes: *size,
             source_files: 0,
             shares_device: false,
             provenance,
+            target_discards,
         },
         SourcePlan::Paths(paths) => {
             let (mut bytes, mut files) = (0, 0);
@@ -64,8 +70,27 @@ pub fn survey(source: &SourcePlan, target: &TargetPlan) -> Survey {
                 source_files: files,
                 shares_device,
                 provenance,
+                target_discards,
             }
         }
+    }
+}
+
+/// The lab's side of a campaign whose source lies on agents' hosts: where it was measured and
+/// what the target is, and nothing of the source, which is not on this host to walk.
+pub fn lab_side(target: &TargetPlan) -> Survey {
+    let target = target.target();
+    let places: Vec<(&str, &Path)> = target
+        .path()
+        .map(|path| ("target", path))
+        .into_iter()
+        .collect();
+    Survey {
+        source_bytes: 0,
+        source_files: 0,
+        shares_device: false,
+        provenance: Some(Provenance::here(&places)),
+        target_discards: target.capabilities().discards(),
     }
 }
 

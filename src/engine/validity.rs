@@ -285,10 +285,10 @@ pub fn judge(result: &mut RunResult, evidence: Evidence) {
             flag(
                 FlagCode::DriveBufferNotFilled,
                 format!(
-                    "each drive took {:.0} MB against a {:.0} MB buffer and never made the host \
-                     wait: the figure is how fast data went into the buffer",
-                    per_drive_host / 1e6,
-                    tape.buffer_bytes as f64 / 1e6
+                    "each drive took {} against a {} buffer and never made the host wait: the \
+                     figure is how fast data went into the buffer",
+                    crate::size::format_bytes(per_drive_host as u64),
+                    crate::size::format_bytes(tape.buffer_bytes)
                 ),
             );
         } else if tape.backhitches > 0 && (tape.backhitches as f64 / drives) < MIN_DRIVE_CYCLES {

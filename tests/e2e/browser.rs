@@ -517,6 +517,15 @@ async fn the_live_chart_follows_a_run_and_the_charts_follow_the_campaign() {
         "the run is named in words"
     );
     save_screenshot(&tab, "live-1400.png");
+    let narrow = browser_sized(420, 1200);
+    let phone = narrow.new_tab().expect("tab");
+    phone
+        .navigate_to(&lab.url(&format!("/campaigns/{id}")))
+        .and_then(|tab| tab.wait_until_navigated())
+        .expect("report opens at 420 px");
+    wait_for(&phone, &format!("{points} >= 2"), Duration::from_secs(20)).await;
+    save_screenshot(&phone, "live-420.png");
+    drop(narrow);
     wait_for(
         &tab,
         "Array.from(document.querySelectorAll('figure.chart img')).some(i => i.src.includes('v=live-1'))",
@@ -658,6 +667,14 @@ async fn the_report_page_cancels_reruns_and_deletes_and_reads_at_420_px() {
         Duration::from_secs(10),
     )
     .await;
+    assert_eq!(
+        eval(
+            &tab,
+            "Array.from(document.querySelectorAll('dl.spec dt')).some(dt => dt.textContent === 'Measured on')"
+        ),
+        true,
+        "the report says where it was measured"
+    );
     save_screenshot(&tab, "report-1400.png");
     tab.find_element("#rerun")
         .expect("a Rerun button")
@@ -752,6 +769,7 @@ async fn the_report_page_cancels_reruns_and_deletes_and_reads_at_420_px() {
         (format!("/campaigns/{short}"), "report-420.png"),
         ("/".to_string(), "list-420.png"),
         (format!("/compare?a={short}"), "compare-420.png"),
+        (format!("/campaigns/{short}/delete"), "delete-420.png"),
         ("/agents".to_string(), "agents-420.png"),
     ] {
         tab.navigate_to(&lab.url(&path))
@@ -771,7 +789,7 @@ async fn the_report_page_cancels_reruns_and_deletes_and_reads_at_420_px() {
             overflow.as_f64().is_some_and(|px| px <= 1.0),
             "{path} scrolls sideways by {overflow} px at 420 px"
         );
-        if path.starts_with("/campaigns/") {
+        if path == format!("/campaigns/{short}") {
             // Charts are drawn for the phone's width, so their text is not shrunk.
             eval(
                 &tab,

@@ -72,6 +72,12 @@ pub struct Capabilities {
 }
 
 impl Capabilities {
+    /// Neither a device nor a model of one: writes go nowhere (the null sink), so a write
+    /// figure is the pipeline's, never a target's.
+    pub fn discards(&self) -> bool {
+        !self.real_device && !self.emulated
+    }
+
     /// A real file system or device, flushed at the end when asked.
     pub const HARDWARE: Capabilities = Capabilities {
         real_device: true,

@@ -14,7 +14,7 @@ use crate::lab::{CampaignView, LabError};
 use crate::matrix;
 
 use super::assets::STYLE;
-use super::render::{HTML, SVG, error_page, internal, lab_error_page};
+use super::render::{HTML, SVG, error_page, html, internal, lab_error_page};
 use super::views::{self, CampaignPageView};
 
 #[derive(Template)]
@@ -39,12 +39,8 @@ pub(super) struct PlanQuery {
 pub(super) async fn campaign(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    Query(plan): Query<PlanQuery>,
     request: HeaderMap,
 ) -> Response {
-    if plan.data.is_some() || plan.window.is_some() {
-        return planned(&state, &id, &plan).await;
-    }
     // A kept page already lists its reruns (it is forgotten when one is queued or deleted):
     // served without a query.
     if let Some(kept) = state.pages.get(&id, "page") {
@@ -78,36 +74,47 @@ pub(super) async fn campaign(
     .await
 }
 
-/// The report with the planner's answer to a question: rendered for the asker, never kept.
-async fn planned(state: &AppState, id: &str, plan: &PlanQuery) -> Response {
-    let (view, verdict) = match load(state, id).await {
+#[derive(Template)]
+#[template(path = "plan.html")]
+pub(super) struct PlanTemplate {
+    standalone: bool,
+    css: &'static str,
+    name: String,
+    planner: views::PlannerView,
+}
+
+/// The planner's answer to a question (`?data=12T&window=8h`) about a finished campaign, on a
+/// page of its own: the report it was asked from stays the kept one.
+pub(super) async fn plan(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(plan): Query<PlanQuery>,
+) -> Response {
+    let (view, verdict) = match load(&state, &id).await {
         Ok(loaded) => loaded,
         Err(error) => return lab_error_page(error),
     };
-    let mut c = match views::campaign_page(&view, &verdict, false) {
-        Ok(c) => c,
-        Err(error) => return internal(&error.to_string()),
-    };
-    if c.is_final {
-        c.planner = Some(views::PlannerView::of(
-            &view,
-            &verdict,
-            Some((
-                plan.data.as_deref().unwrap_or_default(),
-                plan.window.as_deref().unwrap_or_default(),
-            )),
-        ));
+    if !view.campaign.status.is_final() {
+        return error_page(
+            StatusCode::CONFLICT,
+            "Still running",
+            "The planner answers from a finished campaign's figures; this one is still running.",
+        );
     }
-    c.needs_token = state.token.is_some();
-    let template = CampaignTemplate {
+    let planner = views::PlannerView::of(
+        &view,
+        &verdict,
+        Some((
+            plan.data.as_deref().unwrap_or_default(),
+            plan.window.as_deref().unwrap_or_default(),
+        )),
+    );
+    html(PlanTemplate {
         standalone: false,
         css: "",
-        c,
-    };
-    match template.render() {
-        Ok(body) => CachedPage::new(body, HTML, None).respond(&HeaderMap::new()),
-        Err(error) => internal(&error.to_string()),
-    }
+        name: views::display_name(&view.campaign.name),
+        planner,
+    })
 }
 
 /// The newest earlier campaign of the same spec, with its runs.

@@ -32,6 +32,7 @@ pub fn router() -> Router<AppState> {
         )
         .route("/campaigns/{id}", get(campaign::campaign))
         .route("/campaigns/{id}/charts/{file}", get(campaign::chart))
+        .route("/campaigns/{id}/plan", get(campaign::plan))
         .route("/campaigns/{id}/cancel", post(actions::cancel))
         .route("/campaigns/{id}/rerun", post(actions::rerun))
         .route(

@@ -137,6 +137,7 @@ pub struct RunRow {
 
 /// The backup-window planner: the question as the form shows it, and the answer.
 pub struct PlannerView {
+    pub campaign_id: String,
     pub data: String,
     pub window: String,
     pub answer: Option<Plan>,
@@ -164,8 +165,10 @@ impl PlannerView {
                 "8h".to_string(),
             ),
         };
+        let campaign_id = view.campaign.id.clone();
         if data.is_empty() {
             return Self {
+                campaign_id,
                 data,
                 window,
                 answer: None,
@@ -180,13 +183,20 @@ impl PlannerView {
                     .filter_map(|run| run.result.as_ref())
                     .collect();
                 Self {
-                    answer: Some(planner::plan(question, verdict, &runs)),
+                    campaign_id,
+                    answer: Some(planner::plan(
+                        question,
+                        verdict,
+                        &runs,
+                        view.survey.as_ref(),
+                    )),
                     data,
                     window,
                     errors: Vec::new(),
                 }
             }
             Err(errors) => Self {
+                campaign_id,
                 data,
                 window,
                 answer: None,
@@ -312,13 +322,18 @@ pub fn campaign_page(
         reruns: Vec::new(),
         needs_token: false,
         previous: None,
-        test_labels: serde_json::to_string(
-            &TestKind::ALL
-                .iter()
-                .map(|test| (test.id(), test.label()))
-                .collect::<std::collections::BTreeMap<_, _>>(),
-        )
-        .unwrap_or_default(),
+        // Only the live view names runs from events; a finished page carries no script.
+        test_labels: if is_final {
+            String::new()
+        } else {
+            serde_json::to_string(
+                &TestKind::ALL
+                    .iter()
+                    .map(|test| (test.id(), test.label()))
+                    .collect::<std::collections::BTreeMap<_, _>>(),
+            )
+            .unwrap_or_default()
+        },
         planner: is_final.then(|| PlannerView::of(view, verdict, None)),
         spec_lines: {
             let mut lines = spec_lines(&view.spec);

@@ -94,6 +94,22 @@ async fn two_agents_send_into_an_emulated_drive_and_the_figures_add_up() {
         );
     }
 
+    // Where it was received is recorded, though the source lies on the agents' hosts.
+    let report = lab
+        .get_json(&format!("/api/campaigns/{id}/bottleneck"))
+        .await;
+    let provenance = &report["survey"]["provenance"];
+    assert!(
+        provenance["hostname"]
+            .as_str()
+            .is_some_and(|h| !h.is_empty()),
+        "{report}"
+    );
+    assert_eq!(
+        report["survey"]["source_files"], 0,
+        "the source is not walked here"
+    );
+
     let agents = lab.get_json("/api/agents").await;
     for agent in agents["agents"].as_array().expect("agents") {
         assert_eq!(agent["connected"], true);

@@ -253,9 +253,9 @@ async fn a_finished_report_says_where_it_was_measured_and_how_busy_each_stage_wa
 }
 
 /// Every finished report has a backup-window planner: by default the campaign's own source
-/// in 8 hours; asked for 12 TiB in 8 hours it gives the rate needed (458.1 MB/s) and what the
-/// measurements say of it; a size or window it cannot read is named, and the page still
-/// answers.
+/// in 8 hours; asked (`/campaigns/ID/plan`) for 12 TiB in 8 hours it gives the rate needed
+/// (458.1 MB/s) and what the measurements say of it; a size or window it cannot read is
+/// named, and the page still answers.
 #[tokio::test]
 async fn the_report_plans_a_backup_window_from_its_measurements() {
     let lab = Lab::fresh(&LabOptions::default());
@@ -274,6 +274,7 @@ async fn the_report_plans_a_backup_window_from_its_measurements() {
     let page = lab.get_text(&format!("/campaigns/{id}")).await;
     let planner = &page[page.find("id=\"planner\"").expect("a planner")..];
     assert!(planner.contains("name=\"data\" value=\"64M\""), "{planner}");
+    assert!(planner.contains(&format!("action=\"/campaigns/{id}/plan\"")));
     assert!(planner.contains("name=\"window\" value=\"8h\""));
     assert!(
         planner.contains("64 MiB in 8h 00m needs 0.0 MB/s; the measured backup"),
@@ -281,7 +282,7 @@ async fn the_report_plans_a_backup_window_from_its_measurements() {
     );
 
     let asked = lab
-        .get_text(&format!("/campaigns/{id}?data=12T&window=8h"))
+        .get_text(&format!("/campaigns/{id}/plan?data=12T&window=8h"))
         .await;
     let planner = &asked[asked.find("id=\"planner\"").expect("a planner")..];
     assert!(
@@ -291,7 +292,7 @@ async fn the_report_plans_a_backup_window_from_its_measurements() {
     assert!(planner.contains("name=\"data\" value=\"12T\""));
     // Far past anything measured: the components short of it are named.
     let beyond = lab
-        .get_text(&format!("/campaigns/{id}?data=1000T&window=1s"))
+        .get_text(&format!("/campaigns/{id}/plan?data=1000T&window=1s"))
         .await;
     let planner = &beyond[beyond.find("id=\"planner\"").expect("a planner")..];
     assert!(
@@ -302,14 +303,14 @@ async fn the_report_plans_a_backup_window_from_its_measurements() {
     assert!(planner.contains("The backup to null reached "), "{planner}");
 
     let bad = lab
-        .get(&format!("/campaigns/{id}?data=12X&window=soon"))
+        .get(&format!("/campaigns/{id}/plan?data=12X&window=soon"))
         .await;
     assert_eq!(bad.status(), 200);
     let bad = bad.text().await.expect("html").replace("&#39;", "'");
     assert!(bad.contains("data: '12X' has an unknown unit 'X'"), "{bad}");
     assert!(bad.contains("window: 'soon' is not a window"));
 
-    // The report without a question is still the kept one.
+    // Asked on a page of its own: the report is still the kept one.
     let again = lab.get_text(&format!("/campaigns/{id}")).await;
     assert_eq!(again, page);
 }

@@ -129,7 +129,12 @@ impl Lab {
             data_dir: PathBuf::new(),
             log,
             token,
-            client: reqwest::Client::new(),
+            // Idle connections are dropped before the lab's 10 s keep-alive timeout closes
+            // them, so a request never goes out on a connection the lab is closing.
+            client: reqwest::Client::builder()
+                .pool_idle_timeout(Duration::from_secs(5))
+                .build()
+                .expect("HTTP client"),
             _scratch: None,
         };
         let Some(base) = line.trim().strip_prefix("backlab listening on ") else {
