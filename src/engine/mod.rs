@@ -178,7 +178,7 @@ fn fill_from_outcome(result: &mut RunResult, outcome: Outcome) {
         result.latency_of = Some(of.to_string());
     }
     result.samples = outcome.samples;
-    result.tape = target::tape::combine(&outcome.tape);
+    target::SinkFigures::apply(&outcome.sink_figures, result);
     if let Some(tape) = result.tape.as_ref().filter(|tape| tape.end_of_tape) {
         result.warnings.push(format!(
             "end of tape: a cartridge of the emulated {} filled up after {} on tape; the run \

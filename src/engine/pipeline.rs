@@ -12,9 +12,9 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, bounde
 use super::buffer::AlignedBuf;
 use super::error::EngineError;
 use super::measure::{LatencyRecorder, Sampler, StageClock};
-use super::result::{Progress, Sample, TapeFigures};
+use super::result::{Progress, Sample};
 use super::source::StreamSource;
-use super::target::Sink;
+use super::target::{Sink, SinkFigures};
 
 /// Interval between throughput samples.
 pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(250);
@@ -133,8 +133,8 @@ pub struct Outcome {
     pub samples: Vec<Sample>,
     pub cancelled: bool,
     pub failure: Option<EngineError>,
-    /// Each emulated drive's figures.
-    pub tape: Vec<TapeFigures>,
+    /// What each writer's sink reported of itself (an emulated drive's figures).
+    pub sink_figures: Vec<SinkFigures>,
     /// Samples of each of the job's tallies, on the run's clock.
     pub tally_samples: Vec<Vec<Sample>>,
 }
@@ -152,7 +152,7 @@ struct WriterReport {
     clock: StageClock,
     latency: LatencyRecorder,
     ended: Instant,
-    tape: Option<TapeFigures>,
+    figures: Option<SinkFigures>,
 }
 
 /// A block of the ring travelling between readers and writers.
@@ -471,7 +471,7 @@ fn write_loop(
         }
     }
     let ended = Instant::now();
-    let tape = sink.tape();
+    let figures = sink.figures();
     // The sink (and with it any file it created) goes away here, after the clock stopped; a
     // file's name is removed at once, its pages are freed in the background.
     drop(sink);
@@ -479,7 +479,7 @@ fn write_loop(
         clock,
         latency,
         ended,
-        tape,
+        figures,
     }
 }
 
@@ -647,10 +647,10 @@ fn outcome(shared: &Shared, start: Instant, parts: OutcomeParts<'_>) -> Outcome 
         tally_samples: parts.tally_samples,
         cancelled: shared.cancelled.load(Ordering::Relaxed),
         failure,
-        tape: parts
+        sink_figures: parts
             .writers
             .iter()
-            .filter_map(|w| w.tape.clone())
+            .filter_map(|w| w.figures.clone())
             .collect(),
     }
 }

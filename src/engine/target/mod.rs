@@ -9,6 +9,7 @@ use std::sync::atomic::AtomicBool;
 
 use super::error::EngineError;
 use super::plan::TargetPlan;
+use super::result::{RunResult, TapeFigures};
 use crate::field_errors::FieldErrors;
 
 pub mod device;
@@ -52,9 +53,31 @@ pub trait Sink: Send {
     fn full(&self) -> bool {
         false
     }
-    /// An emulated drive's own figures.
-    fn tape(&self) -> Option<super::result::TapeFigures> {
+    /// The sink's own figures after the run, when its kind reports any (an emulated drive).
+    fn figures(&self) -> Option<SinkFigures> {
         None
+    }
+}
+
+/// What a sink reports of itself after a run, one variant per kind that reports anything. A
+/// kind with figures adds its variant here and says, in `apply`, how its writers' figures
+/// combine into the run's result; the pages show them through `RunResult::target_report`.
+#[derive(Debug, Clone)]
+pub enum SinkFigures {
+    /// An emulated tape drive: streaming, repositioning, compression.
+    Tape(TapeFigures),
+}
+
+impl SinkFigures {
+    /// Puts the figures of a run's sinks (one per writer) into its result.
+    pub fn apply(all: &[SinkFigures], result: &mut RunResult) {
+        let drives: Vec<TapeFigures> = all
+            .iter()
+            .map(|figures| match figures {
+                SinkFigures::Tape(drive) => drive.clone(),
+            })
+            .collect();
+        result.tape = tape::combine(&drives);
     }
 }
 

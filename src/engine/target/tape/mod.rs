@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::{Capabilities, Opening, Sink, Target};
+use super::{Capabilities, Opening, Sink, SinkFigures, Target};
 use crate::engine::error::EngineError;
 use crate::engine::result::{TapeFigures, TargetReport};
 
@@ -327,7 +327,14 @@ impl Sink for TapeSink {
         self.end_of_tape
     }
 
-    fn tape(&self) -> Option<TapeFigures> {
+    fn figures(&self) -> Option<SinkFigures> {
+        self.drive_figures().map(SinkFigures::Tape)
+    }
+}
+
+impl TapeSink {
+    /// The drive's figures so far.
+    fn drive_figures(&self) -> Option<TapeFigures> {
         let f = &self.model.figures;
         let config = &self.model.config;
         Some(TapeFigures {
