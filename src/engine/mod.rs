@@ -7,6 +7,7 @@ pub mod compressibility;
 pub mod data;
 pub mod dataset;
 pub mod error;
+pub mod geometry;
 pub mod measure;
 pub mod pipeline;
 pub mod plan;
@@ -74,7 +75,7 @@ impl std::fmt::Debug for EngineSettings {
 /// cancelled run says why in `status` and `error`, and leaves none of its files behind.
 pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'_>) -> RunResult {
     let params = &plan.params;
-    let mut warnings = Vec::new();
+    let mut warnings = stripe_warnings(plan);
     // The files of earlier runs are flushed and closed in the background (a cancel does not
     // wait for it); this run starts once the disk is done with them.
     if !target::wait_for_background(CLOSE_WAIT) {
@@ -148,6 +149,42 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
         },
     );
     result
+}
+
+/// With direct I/O every request reaches the device as the run sized it: says when that size
+/// does not use every disk of a striped source or target volume (read from sysfs, before the
+/// timed window).
+fn stripe_warnings(plan: &RunPlan) -> Vec<String> {
+    if !plan.params.direct {
+        return Vec::new();
+    }
+    let mut places: Vec<(&str, &Path)> = Vec::new();
+    if plan.test.reads_source()
+        && plan.agents.is_empty()
+        && let SourcePlan::Paths(paths) = &plan.source
+    {
+        places.extend(paths.iter().map(|path| ("source", path.as_path())));
+    }
+    let target = plan.target.target();
+    if plan.test.writes_target()
+        && let Some(path) = target.path()
+    {
+        places.push(("target", path));
+    }
+    let block = plan.params.block_size;
+    let mut warnings: Vec<String> = Vec::new();
+    for (role, path) in places {
+        let place = provenance::place(role, path);
+        let advice = place.geometry.as_ref().and_then(|geometry| {
+            geometry
+                .fit(block)
+                .and_then(|fit| fit.advice(role, &geometry.device, block))
+        });
+        if let Some(advice) = advice.filter(|advice| !warnings.contains(advice)) {
+            warnings.push(advice);
+        }
+    }
+    warnings
 }
 
 fn fill_from_outcome(result: &mut RunResult, outcome: Outcome) {

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::geometry::Geometry;
+
 /// The commit backlab was built from, when the build could see one.
 const GIT_COMMIT: Option<&str> = option_env!("BACKLAB_GIT_COMMIT");
 
@@ -37,6 +39,9 @@ pub struct Place {
     pub device: Option<String>,
     /// The device's model, from sysfs (`Samsung SSD 980 1TB`).
     pub model: Option<String>,
+    /// The device's layout: a striped volume's unit and width, its members.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub geometry: Option<Geometry>,
 }
 
 impl Provenance {
@@ -80,7 +85,7 @@ fn memory_bytes() -> Option<u64> {
 
 /// The file system and device under `path`: the mount whose mount point is the longest prefix
 /// of the path (after resolving links), and, for a device node, the device itself.
-fn place(role: &str, path: &Path) -> Place {
+pub fn place(role: &str, path: &Path) -> Place {
     let resolved = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     let mut place = Place {
         role: role.to_string(),
@@ -88,11 +93,13 @@ fn place(role: &str, path: &Path) -> Place {
         fs_type: None,
         device: None,
         model: None,
+        geometry: None,
     };
     if let Some(mount) = mount_of(&resolved) {
         place.fs_type = Some(mount.fs_type);
         place.device = block_name(&mount.dev);
         place.model = block_model(&mount.dev);
+        place.geometry = Geometry::of_device(&mount.dev);
     }
     // A device target: the node's own device, not the file system of /dev.
     if let Ok(metadata) = std::fs::metadata(&resolved)
@@ -103,6 +110,7 @@ fn place(role: &str, path: &Path) -> Place {
         place.fs_type = None;
         place.device = block_name(&dev);
         place.model = block_model(&dev);
+        place.geometry = Geometry::of_device(&dev);
     }
     place
 }

@@ -476,6 +476,9 @@ fn provenance_lines(provenance: &Provenance) -> Vec<(String, String)> {
         if let Some(model) = &place.model {
             storage.push(format!("({model})"));
         }
+        if let Some(striped) = place.geometry.as_ref().filter(|g| g.stripe().is_some()) {
+            storage.push(format!("· {}", striped.words()));
+        }
         let role = if place.role == "target" {
             "Target storage"
         } else {
