@@ -285,4 +285,11 @@ pub enum Advice {
     MoreClients { shape: Shape },
     /// Network: some clients failed.
     PartialNetworkRun { failed: Vec<String> },
+    /// Network: the lab writes locally at less than twice what the network delivers, the
+    /// margin a backup server needs to absorb the protocol's overhead (seed 001).
+    LocalUnderTwiceNetwork {
+        local_mb_s: f64,
+        network_mb_s: f64,
+        needed_mb_s: f64,
+    },
 }

@@ -205,7 +205,7 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
     // An inconclusive verdict marks no row: its candidate is named in words only.
     let yes_row = finding.yes_row(has).filter(|_| conclusive);
     let advice = if conclusive {
-        advice(&figures, &finding)
+        advice(&figures, &finding, survey)
     } else {
         // Until the runs are redone, only what the redo and the evidence at hand say.
         let mut advice: Vec<Advice> = redo.into_iter().map(Advice::Redo).collect();
@@ -631,7 +631,11 @@ fn redo_list(figures: &Figures<'_>, finding: &Finding) -> Vec<Redo> {
 }
 
 /// The advice that follows from a conclusive finding: only what agrees with it.
-fn advice(figures: &Figures<'_>, finding: &Finding) -> Vec<Advice> {
+/// How much faster than the network a backup server's local writes must be (seed 001: twice,
+/// so that it absorbs the protocol's overhead as well).
+pub const LOCAL_OVER_NETWORK: f64 = 2.0;
+
+fn advice(figures: &Figures<'_>, finding: &Finding, survey: Option<&Survey>) -> Vec<Advice> {
     let mut advice = Vec::new();
     let component = finding.component();
     let (t, s1, sp, p) = (
@@ -669,6 +673,17 @@ fn advice(figures: &Figures<'_>, finding: &Finding) -> Vec<Advice> {
             if !network.failed_clients.is_empty() {
                 advice.push(Advice::PartialNetworkRun {
                     failed: network.failed_clients.clone(),
+                });
+            }
+            // A null target's write measured the pipeline, not a local file system.
+            let local = t.filter(|_| target_component(survey) == Component::Target);
+            if let Some(local) =
+                local.filter(|local| *local < LOCAL_OVER_NETWORK * network.mb_per_s)
+            {
+                advice.push(Advice::LocalUnderTwiceNetwork {
+                    local_mb_s: local,
+                    network_mb_s: network.mb_per_s,
+                    needed_mb_s: LOCAL_OVER_NETWORK * network.mb_per_s,
                 });
             }
         }
@@ -947,6 +962,54 @@ mod tests {
             .find(|row| row.test == TestKind::NetworkBackup)
             .expect("row");
         assert_eq!(row.bottleneck, Some(true));
+    }
+
+    /// Seed 001: the local side of a backup server should write at twice the network rate.
+    #[test]
+    fn a_local_write_under_twice_the_network_rate_is_called_out() {
+        let tight = vec![
+            run(TestKind::TapeWrite, 180.0, 3.0),
+            network(117.0, 1, None, 85.0),
+        ];
+        let judged = verdict(&tight, None);
+        let rule = judged
+            .advice
+            .iter()
+            .find(|advice| matches!(advice, Advice::LocalUnderTwiceNetwork { .. }));
+        assert_eq!(
+            rule,
+            Some(&Advice::LocalUnderTwiceNetwork {
+                local_mb_s: 180.0,
+                network_mb_s: 117.0,
+                needed_mb_s: 234.0
+            })
+        );
+        assert!(
+            judged.recommendations.iter().any(|r| r.starts_with(
+                "The lab's target writes 180.0 MB/s, under twice the 117.0 MB/s the network \
+                 delivered"
+            ) && r
+                .ends_with("so its local writes need 234.0 MB/s or more.")),
+            "{:?}",
+            judged.recommendations
+        );
+        // Twice or more: nothing to say; a null target's write is not a local file system.
+        let roomy = vec![
+            run(TestKind::TapeWrite, 240.0, 3.0),
+            network(117.0, 1, None, 85.0),
+        ];
+        let said = |runs: &[RunResult], survey: Option<&Survey>| {
+            verdict(runs, survey)
+                .advice
+                .iter()
+                .any(|advice| matches!(advice, Advice::LocalUnderTwiceNetwork { .. }))
+        };
+        assert!(!said(&roomy, None));
+        let null = Survey {
+            target_discards: true,
+            ..Survey::default()
+        };
+        assert!(!said(&tight, Some(&null)));
     }
 
     #[test]

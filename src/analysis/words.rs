@@ -399,6 +399,15 @@ pub fn advice(advice: &Advice) -> String {
             "The figure is partial: {} failed during the run, so fewer clients sent than asked.",
             failed.join(", ")
         ),
+        Advice::LocalUnderTwiceNetwork {
+            local_mb_s,
+            network_mb_s,
+            needed_mb_s,
+        } => format!(
+            "The lab's target writes {local_mb_s:.1} MB/s, under twice the {network_mb_s:.1} \
+             MB/s the network delivered: a backup server also absorbs the protocol's overhead, \
+             so its local writes need {needed_mb_s:.1} MB/s or more."
+        ),
     }
 }
 
