@@ -45,6 +45,21 @@ enum Command {
     Dataset(DatasetCommand),
     /// Send network backups to a lab from this host: register, take work, send.
     Agent(AgentArgs),
+    /// lmdd's command line on the engine: `backlab lmdd of=FILE bs=7m move=500m direct=1`
+    /// prints `497.00 MB in 5.83 secs, 85.29 MB/sec` (lmdd's MB is 2^20 bytes).
+    Lmdd(LmddArgs),
+}
+
+#[derive(Args)]
+struct LmddArgs {
+    /// Operands as lmdd takes them: if=FILE, of=FILE, bs=SIZE, move=SIZE, count=BLOCKS,
+    /// direct=0|1, fsync=0|1.
+    #[arg(
+        value_name = "KEY=VALUE",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    operands: Vec<String>,
 }
 
 #[derive(Args)]
@@ -241,6 +256,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run(args),
         Command::Dataset(DatasetCommand::Create(args)) => create_dataset(args),
         Command::Agent(args) => agent(args),
+        Command::Lmdd(args) => crate::lmdd::main(&args.operands),
     }
 }
 

@@ -12,6 +12,7 @@ pub mod field_errors;
 pub mod http;
 pub mod ids;
 pub mod lab;
+pub mod lmdd;
 pub mod matrix;
 pub mod net;
 pub mod policy;

@@ -154,6 +154,13 @@ impl Policy {
                     );
                 }
             }
+            TargetPlan::File(path) => errors.add(
+                "target.path",
+                format!(
+                    "{}: a named file is written only from the command line",
+                    path.display()
+                ),
+            ),
             TargetPlan::Null | TargetPlan::Tape(_) => {}
         }
         if errors.is_empty() {

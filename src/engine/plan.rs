@@ -60,6 +60,9 @@ pub enum SourcePlan {
 pub enum TargetPlan {
     Null,
     Dir(PathBuf),
+    /// A file the operator names, kept after the run (`backlab lmdd of=FILE`); never from a
+    /// campaign spec.
+    File(PathBuf),
     Device(PathBuf),
     Tape(TapeConfig),
 }

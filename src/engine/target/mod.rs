@@ -14,6 +14,7 @@ use crate::field_errors::FieldErrors;
 
 pub mod device;
 pub mod dir;
+pub mod file;
 pub mod files;
 pub mod null;
 pub mod tape;
@@ -152,6 +153,7 @@ impl TargetPlan {
         match self {
             TargetPlan::Null => Box::new(null::NullTarget),
             TargetPlan::Dir(path) => Box::new(dir::DirTarget(path)),
+            TargetPlan::File(path) => Box::new(file::FileTarget(path)),
             TargetPlan::Device(path) => Box::new(device::DeviceTarget(path)),
             TargetPlan::Tape(config) => Box::new(tape::TapeTarget(config)),
         }

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# bench/lmdd.sh - `backlab lmdd` against dd and fio on the same file: a sequential direct-I/O
+# write, then a read, the three tools taking turns (backlab, dd, fio) REPEATS times; prints each
+# tool's median MiB/s (lmdd's "MB") and backlab's ratio to each. Goal: within 5 %.
+#
+# Like with like: every tool moves the same bytes in the same block size with O_DIRECT on one
+# file, one request at a time (fio: psync, iodepth 1). Buffers: at the default 512 KiB block
+# size all three use ordinary 4 KiB pages (backlab backs only buffers of 1 MiB or more with huge
+# pages); give BS=8m to compare with fio on huge pages (--mem=shmhuge, reserved through
+# /proc/sys/vm/nr_hugepages and given back), where dd, which cannot use them, is shown but not
+# judged. The write's data: backlab generates incompressible data, dd and fio write zeros or
+# their own pattern; a disk without compression takes them alike.
+#
+# Environment: SIZE (default 2g), BS (default 512k), REPEATS (default 5), BENCH_DIR (scratch
+# parent, default /var/tmp). Needs dd, fio, python3, cargo.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SIZE=${SIZE:-2g}
+BS=${BS:-512k}
+REPEATS=${REPEATS:-5}
+for tool in dd fio python3 cargo; do
+    command -v "$tool" >/dev/null || { echo "lmdd.sh: $tool is missing (apt-get install $tool)" >&2; exit 2; }
+done
+bytes_of() { python3 -c "
+import sys; t=sys.argv[1].lower(); m={'k':1<<10,'m':1<<20,'g':1<<30}
+print(int(t[:-1])*m[t[-1]] if t[-1] in m else int(t))" "$1"; }
+SIZE_B=$(bytes_of "$SIZE")
+BS_B=$(bytes_of "$BS")
+BLOCKS=$((SIZE_B / BS_B))
+SIZE_B=$((BLOCKS * BS_B))
+
+echo "building backlab (cargo build --release)" >&2
+(cd "$ROOT" && cargo build --release --quiet)
+BL=$ROOT/target/release/backlab
+SCRATCH=$(mktemp -d "${BENCH_DIR:-/var/tmp}/backlab-lmdd.XXXXXX")
+FILE=$SCRATCH/testfile
+
+HUGEPAGES_FILE=/proc/sys/vm/nr_hugepages
+HUGEPAGES_BEFORE=
+FIO_MEM=--mem=malloc
+HUGE_SIDE=no
+if [ "$BS_B" -ge $((1 << 20)) ]; then
+    HUGE_SIDE=yes
+    if [ -w "$HUGEPAGES_FILE" ]; then
+        HUGEPAGES_BEFORE=$(cat "$HUGEPAGES_FILE")
+        WANT=$(( (BS_B >> 21) + 4 ))
+        if [ "$HUGEPAGES_BEFORE" -ge "$WANT" ] || echo "$WANT" >"$HUGEPAGES_FILE" 2>/dev/null; then
+            [ "$(cat "$HUGEPAGES_FILE")" -ge "$WANT" ] && FIO_MEM=--mem=shmhuge
+        fi
+    fi
+fi
+cleanup() {
+    [ -n "$HUGEPAGES_BEFORE" ] && echo "$HUGEPAGES_BEFORE" >"$HUGEPAGES_FILE" 2>/dev/null
+    rm -rf "$SCRATCH"
+}
+trap cleanup EXIT
+
+# Each prints MiB/s.
+backlab_run() { # write|read
+    local out
+    if [ "$1" = write ]; then
+        out=$("$BL" lmdd of="$FILE" bs="$BS" count="$BLOCKS" direct=1)
+    else
+        out=$("$BL" lmdd if="$FILE" bs="$BS" count="$BLOCKS" direct=1)
+    fi
+    python3 -c "import sys; w=sys.argv[1].split(); print(float(w[0]) / float(w[3]))" "$out"
+}
+dd_run() {
+    local out
+    if [ "$1" = write ]; then
+        out=$(dd if=/dev/zero of="$FILE" bs="$BS_B" count="$BLOCKS" oflag=direct 2>&1 | tail -n1)
+    else
+        out=$(dd if="$FILE" of=/dev/null bs="$BS_B" count="$BLOCKS" iflag=direct 2>&1 | tail -n1)
+    fi
+    python3 -c "import sys; w=sys.argv[1].split(); print(int(w[0]) / 2**20 / float(w[w.index('s,') - 1]))" "$out"
+}
+fio_run() {
+    local rw=$1
+    fio --name=lmdd --filename="$FILE" --rw="$rw" --bs="$BS_B" --size="$SIZE_B" --direct=1 \
+        --ioengine=psync --iodepth=1 --numjobs=1 "$FIO_MEM" --output-format=json 2>/dev/null |
+        python3 -c "import json,sys; j=json.load(sys.stdin)['jobs'][0]; print(j[sys.argv[1]]['bw_bytes'] / 2**20)" "$rw"
+}
+
+median() { python3 -c "import statistics,sys; print(statistics.median(map(float, sys.argv[1:])))" "$@"; }
+
+echo "== backlab lmdd vs dd vs fio: $((SIZE_B >> 20)) MiB in $BS blocks, O_DIRECT, one request at a time, $REPEATS turns each"
+FAIL=0
+for op in write read; do
+    B=() D=() F=()
+    # The file exists before any read, and every write starts from the same state.
+    [ -f "$FILE" ] || "$BL" lmdd of="$FILE" bs="$BS" count="$BLOCKS" direct=1 >/dev/null
+    for _ in $(seq "$REPEATS"); do
+        B+=("$(backlab_run "$op")")
+        D+=("$(dd_run "$op")")
+        F+=("$(fio_run "$op")")
+    done
+    b=$(median "${B[@]}"); d=$(median "${D[@]}"); f=$(median "${F[@]}")
+    python3 - "$op" "$b" "$d" "$f" "$HUGE_SIDE" "$FIO_MEM" <<'EOF' || FAIL=1
+import sys
+op, b, d, f, huge, fio_mem = sys.argv[1], *map(float, sys.argv[2:5]), sys.argv[5], sys.argv[6]
+ok = True
+line = f"{op:5}  backlab {b:9.1f}  dd {d:9.1f}  fio {f:9.1f} MiB/s   "
+for name, other, judged in (("dd", d, huge == "no"), ("fio", f, huge == "no" or fio_mem == "--mem=shmhuge")):
+    ratio = b / other
+    verdict = ("PASS" if abs(ratio - 1) <= 0.05 else "FAIL") if judged else "not judged"
+    ok &= verdict != "FAIL"
+    line += f"backlab/{name} {ratio:5.3f} ({verdict})  "
+print(line)
+sys.exit(0 if ok else 1)
+EOF
+done
+echo
+echo "buffers: backlab $([ "$HUGE_SIDE" = yes ] && echo 'huge pages' || echo '4 KiB pages'), dd malloc, fio $FIO_MEM"
+echo "machine: $(nproc) cores, $(uname -r); file on $(df --output=source,fstype "$SCRATCH" | tail -n1 | xargs)"
+echo "fio $(fio --version), $(dd --version | head -n1)"
+exit $FAIL
