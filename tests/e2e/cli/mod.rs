@@ -3,3 +3,4 @@
 mod bad_input;
 mod campaign;
 mod dataset;
+mod lmdd;
