@@ -11,14 +11,16 @@
 # judged. The write's data: backlab generates incompressible data, dd and fio write zeros or
 # their own pattern; a disk without compression takes them alike.
 #
-# Environment: SIZE (default 2g), BS (default 512k), REPEATS (default 5), BENCH_DIR (scratch
+# Every write starts from no file: each tool creates it and allocates its blocks as it writes.
+#
+# Environment: SIZE (default 2g), BS (default 512k), REPEATS (default 7), BENCH_DIR (scratch
 # parent, default /var/tmp). Needs dd, fio, python3, cargo.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SIZE=${SIZE:-2g}
 BS=${BS:-512k}
-REPEATS=${REPEATS:-5}
+REPEATS=${REPEATS:-7}
 for tool in dd fio python3 cargo; do
     command -v "$tool" >/dev/null || { echo "lmdd.sh: $tool is missing (apt-get install $tool)" >&2; exit 2; }
 done
@@ -60,6 +62,7 @@ trap cleanup EXIT
 backlab_run() { # write|read
     local out
     if [ "$1" = write ]; then
+        rm -f "$FILE"
         out=$("$BL" lmdd of="$FILE" bs="$BS" count="$BLOCKS" direct=1)
     else
         out=$("$BL" lmdd if="$FILE" bs="$BS" count="$BLOCKS" direct=1)
@@ -69,6 +72,7 @@ backlab_run() { # write|read
 dd_run() {
     local out
     if [ "$1" = write ]; then
+        rm -f "$FILE"
         out=$(dd if=/dev/zero of="$FILE" bs="$BS_B" count="$BLOCKS" oflag=direct 2>&1 | tail -n1)
     else
         out=$(dd if="$FILE" of=/dev/null bs="$BS_B" count="$BLOCKS" iflag=direct 2>&1 | tail -n1)
@@ -77,7 +81,9 @@ dd_run() {
 }
 fio_run() {
     local rw=$1
-    fio --name=lmdd --filename="$FILE" --rw="$rw" --bs="$BS_B" --size="$SIZE_B" --direct=1 \
+    # A write starts from no file and allocates as it goes (no fallocate), as the others do.
+    [ "$rw" = write ] && rm -f "$FILE"
+    fio --name=lmdd --fallocate=none --filename="$FILE" --rw="$rw" --bs="$BS_B" --size="$SIZE_B" --direct=1 \
         --ioengine=psync --iodepth=1 --numjobs=1 "$FIO_MEM" --output-format=json 2>/dev/null |
         python3 -c "import json,sys; j=json.load(sys.stdin)['jobs'][0]; print(j[sys.argv[1]]['bw_bytes'] / 2**20)" "$rw"
 }
@@ -88,7 +94,7 @@ echo "== backlab lmdd vs dd vs fio: $((SIZE_B >> 20)) MiB in $BS blocks, O_DIREC
 FAIL=0
 for op in write read; do
     B=() D=() F=()
-    # The file exists before any read, and every write starts from the same state.
+    # The file exists before any read.
     [ -f "$FILE" ] || "$BL" lmdd of="$FILE" bs="$BS" count="$BLOCKS" direct=1 >/dev/null
     for _ in $(seq "$REPEATS"); do
         B+=("$(backlab_run "$op")")
