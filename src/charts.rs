@@ -82,7 +82,9 @@ pub const MAX_STAGE_ROWS: usize = 12;
 /// How wide a chart is drawn: for a desk, or narrow enough to read on a phone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Width {
+    /// 760 px, for a desk.
     Wide,
+    /// 400 px, for a phone.
     Narrow,
 }
 
@@ -446,7 +448,10 @@ impl<'a> Panel<'a> {
             .map(|s| (s.from_s, s.to_s, s.mb_per_s));
         Some(Self {
             run,
-            figure: result.map_or(0.0, |r| steady.map_or(r.mb_per_s, |s| s.2)),
+            // Only a finished run's rate is a figure; a cut or failed one shows its samples.
+            figure: result
+                .filter(|r| r.status == crate::engine::result::RunStatus::Done)
+                .map_or(0.0, |r| steady.map_or(r.mb_per_s, |s| s.2)),
             seconds: result.map_or(0.0, |r| r.seconds),
             points,
             steady,
@@ -499,7 +504,7 @@ impl<'a> Panel<'a> {
                 GREEN.mix(0.8).stroke_width(1),
             )))?;
         }
-        if self.points.len() < 4 && self.seconds > 0.0 {
+        if self.points.len() < 4 && self.seconds > 0.0 && self.figure > 0.0 {
             // A short run has few samples: its overall figure across its length says more.
             chart.draw_series(std::iter::once(PathElement::new(
                 vec![(0.0, self.figure), (self.seconds, self.figure)],
@@ -766,19 +771,16 @@ pub fn heatmap_chart(
         Some(test) => points.iter().filter(|p| p.test == test).collect(),
         None => Vec::new(),
     };
-    let by_clients = {
-        let mut clients: Vec<u32> = shown.iter().map(|p| p.clients).collect();
-        clients.sort_unstable();
-        clients.dedup();
-        clients.len() > 1
-    };
-    let panel_of = |p: &Point| if by_clients { p.clients } else { p.streams };
+    // A panel per client count and stream count: a network sweep may vary both.
+    let panel_of = |p: &Point| (p.clients, p.streams);
     let sorted = |mut values: Vec<u64>| {
         values.sort_unstable();
         values.dedup();
         values
     };
-    let panels = sorted(shown.iter().map(|p| u64::from(panel_of(p))).collect());
+    let mut panels: Vec<(u32, u32)> = shown.iter().map(|p| panel_of(p)).collect();
+    panels.sort_unstable();
+    panels.dedup();
     let buffers = sorted(shown.iter().map(|p| u64::from(p.buffers)).collect());
     let blocks = sorted(shown.iter().map(|p| p.block_size).collect());
     let columns_per_row = panels.len().clamp(1, width.columns(3));
@@ -815,11 +817,16 @@ pub fn heatmap_chart(
         for (index, panel) in panels.iter().enumerate() {
             let x0 = 6 + panel_width * (index % columns_per_row) as i32;
             let y0 = 30 + panel_height * (index / columns_per_row) as i32;
-            let unit = if by_clients { "clients" } else { "streams" };
-            let title = if *panel == 1 && !by_clients {
+            let (clients, streams) = *panel;
+            let streams = if streams == 1 {
                 "1 stream".to_string()
             } else {
-                format!("{panel} {unit}")
+                format!("{streams} streams")
+            };
+            let title = if clients > 0 {
+                format!("{clients} clients × {streams}")
+            } else {
+                streams
             };
             root.draw(&Text::new(
                 title,
@@ -844,7 +851,7 @@ pub fn heatmap_chart(
                     let x = x0 + LEFT + cell_width * column as i32;
                     let cell = [(x, y), (x + cell_width - 2, y + CELL_HEIGHT - 2)];
                     let point = shown.iter().find(|p| {
-                        u64::from(panel_of(p)) == *panel
+                        panel_of(p) == *panel
                             && u64::from(p.buffers) == *count
                             && p.block_size == *block
                     });

@@ -164,16 +164,21 @@ impl Row {
     }
 }
 
-/// The point a campaign's figure is judged by when set beside an earlier one: the full (or
-/// network) backup's point both measured, else the first point both measured.
+/// The point a campaign's figure is judged by when set beside an earlier one: of the points
+/// both measured, the full (or network) backup's, else any test's, the one the later campaign
+/// measured fastest (its best point, as its verdict reports it).
 pub fn headline_row(before: &[RunRecord], after: &[RunRecord]) -> Option<Row> {
     let rows = rows(before, after);
-    let both = |row: &&Row| row.a.is_some() && row.b.is_some();
-    rows.iter()
-        .filter(both)
-        .find(|row| matches!(row.test, TestKind::FullBackup | TestKind::NetworkBackup))
-        .or_else(|| rows.iter().find(both))
-        .cloned()
+    let after_median = |row: &&Row| row.b.map_or(0.0, |side| side.stat.median);
+    let fastest = |backup_only: bool| {
+        rows.iter()
+            .filter(|row| row.a.is_some() && row.b.is_some())
+            .filter(|row| {
+                !backup_only || matches!(row.test, TestKind::FullBackup | TestKind::NetworkBackup)
+            })
+            .max_by(|x, y| after_median(x).total_cmp(&after_median(y)))
+    };
+    fastest(true).or_else(|| fastest(false)).cloned()
 }
 
 /// The points of both campaigns, in A's order, then those only B has.

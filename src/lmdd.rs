@@ -22,12 +22,17 @@ const DIRECT_ALIGN: u64 = 4096;
 /// An lmdd command line, read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Lmdd {
+    /// `if=`: the file read.
     pub input: Option<PathBuf>,
+    /// `of=`: the file written, kept afterwards.
     pub output: Option<PathBuf>,
+    /// `bs=`: bytes a request moves.
     pub block_size: u64,
     /// Bytes to move: whole blocks; `None` reads the input to its end.
     pub bytes: Option<u64>,
+    /// `direct=1`: O_DIRECT on both files.
     pub direct: bool,
+    /// `fsync=1`: flush the output at the end, inside the timed window.
     pub fsync: bool,
 }
 
@@ -97,6 +102,9 @@ impl Lmdd {
             (None, Some(blocks)) => Some(blocks.saturating_mul(lmdd.block_size)),
             (None, None) => None,
         };
+        if lmdd.input.is_some() && lmdd.input == lmdd.output {
+            problems.push("if= and of= name the same file: it would be emptied first".to_string());
+        }
         if lmdd.input.is_none() && lmdd.output.is_none() {
             problems.push("give if=FILE to read, of=FILE to write, or both to copy".to_string());
         }

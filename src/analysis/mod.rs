@@ -326,7 +326,6 @@ fn drives_of(figures: &Figures<'_>) -> Option<Drives> {
     .map(drives)
 }
 
-/// The one finding of the campaign.
 /// The component the target write measures: the target, unless the target discards what it
 /// is given (the null sink), when the write measured the pipeline feeding it.
 pub fn target_component(survey: Option<&Survey>) -> Component {
@@ -337,6 +336,7 @@ pub fn target_component(survey: Option<&Survey>) -> Component {
     }
 }
 
+/// The one finding of the campaign.
 fn finding(figures: &Figures<'_>, survey: Option<&Survey>) -> Finding {
     let f = figures.mb(TestKind::FullBackup);
     // The drive a backup fed: a shoe-shining drive names the feed, whatever the ceilings say.
@@ -630,11 +630,11 @@ fn redo_list(figures: &Figures<'_>, finding: &Finding) -> Vec<Redo> {
         .collect()
 }
 
-/// The advice that follows from a conclusive finding: only what agrees with it.
 /// How much faster than the network a backup server's local writes must be (seed 001: twice,
 /// so that it absorbs the protocol's overhead as well).
 pub const LOCAL_OVER_NETWORK: f64 = 2.0;
 
+/// The advice that follows from a conclusive finding: only what agrees with it.
 fn advice(figures: &Figures<'_>, finding: &Finding, survey: Option<&Survey>) -> Vec<Advice> {
     let mut advice = Vec::new();
     let component = finding.component();

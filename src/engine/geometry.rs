@@ -35,7 +35,9 @@ pub struct Geometry {
 /// How a request of one size meets a striped volume.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StripeFit {
+    /// What one disk takes of a stripe.
     pub unit_bytes: u64,
+    /// A full stripe: the unit times the disks.
     pub width_bytes: u64,
     /// Disks a full stripe spans.
     pub disks: u64,
@@ -99,9 +101,14 @@ impl Geometry {
         Geometry::read(&dir)
     }
 
-    /// The stripe unit and width, when the device is striped: a width that is a whole number
-    /// (two or more) of units.
+    /// The stripe unit and width, when the device is a striped volume: md or device-mapper
+    /// built on two or more devices, with a width that is a whole number (two or more) of
+    /// units. A single disk that publishes an optimal I/O size (many NVMe drives, SAN LUNs) is
+    /// not a stripe.
     pub fn stripe(&self) -> Option<(u64, u64)> {
+        if self.level.is_none() || self.members.len() < 2 {
+            return None;
+        }
         let (unit, width) = (self.min_io_bytes?, self.opt_io_bytes?);
         (width > unit && width.is_multiple_of(unit)).then_some((unit, width))
     }
@@ -225,6 +232,19 @@ mod tests {
             (2, 4, 512 << 10)
         );
         assert!(dm.fit(1 << 20).is_some_and(|fit| fit.fits));
+    }
+
+    #[test]
+    fn a_single_disk_with_an_optimal_size_is_not_a_stripe() {
+        // A lone NVMe drive may publish 4 KiB minimum and 128 KiB optimal I/O sizes.
+        let nvme = Geometry {
+            device: "nvme0n1".into(),
+            min_io_bytes: Some(4096),
+            opt_io_bytes: Some(128 << 10),
+            ..Geometry::default()
+        };
+        assert_eq!(nvme.stripe(), None);
+        assert_eq!(nvme.fit(64 << 10), None);
     }
 
     #[test]

@@ -55,7 +55,11 @@ pub(super) async fn campaign(
         Err(error) => return lab_error_page(error),
     };
     let needs_token = state.token.is_some();
-    serve_kept(&state, &id, "page", &request, |view, verdict| {
+    // A comparison with a campaign still running changes: such a page is not kept.
+    let keep = previous
+        .as_ref()
+        .is_none_or(|previous| previous.campaign.status.is_final());
+    serve_kept(&state, &id, "page", keep, &request, |view, verdict| {
         let mut c = views::campaign_page(view, verdict, false).map_err(|e| e.to_string())?;
         c.reruns = reruns;
         c.previous = previous
@@ -130,22 +134,29 @@ pub(super) async fn report_download(
     Path(id): Path<String>,
     request: HeaderMap,
 ) -> Response {
-    serve_kept(&state, &id, "report.html", &request, |view, verdict| {
-        let c = views::campaign_page(view, verdict, true).map_err(|e| e.to_string())?;
-        let body = (CampaignTemplate {
-            standalone: true,
-            css: STYLE,
-            c,
-        })
-        .render()
-        .map_err(|e| e.to_string())?;
-        let disposition = HeaderValue::from_str(&format!(
-            "attachment; filename=\"backlab-{}.html\"",
-            view.campaign.id
-        ))
-        .ok();
-        Ok(CachedPage::new(body, HTML, disposition))
-    })
+    serve_kept(
+        &state,
+        &id,
+        "report.html",
+        true,
+        &request,
+        |view, verdict| {
+            let c = views::campaign_page(view, verdict, true).map_err(|e| e.to_string())?;
+            let body = (CampaignTemplate {
+                standalone: true,
+                css: STYLE,
+                c,
+            })
+            .render()
+            .map_err(|e| e.to_string())?;
+            let disposition = HeaderValue::from_str(&format!(
+                "attachment; filename=\"backlab-{}.html\"",
+                view.campaign.id
+            ))
+            .ok();
+            Ok(CachedPage::new(body, HTML, disposition))
+        },
+    )
     .await
 }
 
@@ -167,7 +178,7 @@ pub(super) async fn chart(
             ),
         );
     };
-    serve_kept(&state, &id, &file, &request, |view, verdict| {
+    serve_kept(&state, &id, &file, true, &request, |view, verdict| {
         let points = matrix::points(&view.runs);
         let svg = views::render_chart(chart, &view.runs, verdict, &points, width)
             .map_err(|e| e.to_string())?;
@@ -177,13 +188,14 @@ pub(super) async fn chart(
 }
 
 /// Answers with `page` of a campaign: from the cache when the campaign has finished and the
-/// page was rendered before; otherwise rendered by `make` from a fresh read, and kept when
-/// the campaign has finished and been judged (its data never changes again; deleting it
-/// forgets the page).
+/// page was rendered before; otherwise rendered by `make` from a fresh read, and kept (when
+/// `keep` allows) once the campaign has finished and been judged (its data never changes
+/// again; deleting it forgets the page).
 async fn serve_kept(
     state: &AppState,
     id: &str,
     page: &str,
+    keep: bool,
     request: &HeaderMap,
     make: impl FnOnce(&CampaignView, &Verdict) -> Result<CachedPage, String>,
 ) -> Response {
@@ -200,7 +212,7 @@ async fn serve_kept(
     };
     // Final, and judged for good: the verdict line is kept once the survey that the verdict
     // may rest on has been taken, so a page rendered in between is not kept.
-    if view.campaign.status.is_final() && view.campaign.verdict.is_some() {
+    if keep && view.campaign.status.is_final() && view.campaign.verdict.is_some() {
         state.pages.put(id, page, rendered).respond(request)
     } else {
         rendered.respond(request)

@@ -10,6 +10,7 @@ use crate::spec::TestKind;
 
 /// The spec a posted form stands for, and the fields that could not be read into it.
 pub struct FormSpec {
+    /// The spec as JSON, as the API takes it.
     pub spec: Value,
     /// Problems by spec path (`params.buffers`), in plain words.
     pub errors: FieldErrors,

@@ -137,9 +137,12 @@ pub struct RunRow {
 
 /// The backup-window planner: the question as the form shows it, and the answer.
 pub struct PlannerView {
+    /// The campaign the planner answers from.
     pub campaign_id: String,
+    /// The data size and the window as the form shows them.
     pub data: String,
     pub window: String,
+    /// The answer, when the question could be read.
     pub answer: Option<Plan>,
     /// Why the question cannot be answered: a size or window that cannot be read.
     pub errors: Vec<String>,
@@ -160,8 +163,16 @@ impl PlannerView {
             });
         let (data, window) = match asked {
             Some((data, window)) => (data.trim().to_string(), window.trim().to_string()),
+            // As the form reads sizes back: a whole number of units (`256M`), else bytes.
             None => (
-                source_bytes.map_or_else(String::new, format_size),
+                source_bytes.map_or_else(String::new, |bytes| {
+                    let size = format_size(bytes);
+                    if size.contains('.') {
+                        bytes.to_string()
+                    } else {
+                        size
+                    }
+                }),
                 "8h".to_string(),
             ),
         };
@@ -225,8 +236,9 @@ impl PreviousView {
         let row = crate::compare::headline_row(&before.runs, &now.runs);
         let change = row.as_ref().and_then(|row| {
             Some(format!(
-                "{}: {:.1} → {:.1} MB/s ({})",
+                "{} at {}: {:.1} → {:.1} MB/s ({})",
                 row.test.label(),
+                params_line(&row.params),
                 row.a?.stat.median,
                 row.b?.stat.median,
                 row.change_words()?

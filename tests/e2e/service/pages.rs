@@ -428,7 +428,7 @@ async fn a_report_links_to_the_previous_campaign_of_its_spec_and_compare_says_wh
         "the previous of the same spec, not the other target: {line}"
     );
     assert!(
-        line.contains("Backup to null, parallel: ")
+        line.contains("Backup to null, parallel at ")
             && line.contains(" MB/s (")
             && line.contains(" %, "),
         "with its change: {line}"
