@@ -17,11 +17,12 @@ pub struct FormSpec {
 }
 
 /// Presets offered above the form: id and label.
-pub const PRESETS: [(&str, &str); 4] = [
+pub const PRESETS: [(&str, &str); 5] = [
     ("bottleneck", "Bottleneck determination"),
     ("tuning", "Buffer × block tuning"),
     ("direct", "Direct I/O check"),
     ("network", "Network backup, 6–8 clients"),
+    ("storage", "Storage layout (seed 001)"),
 ];
 
 /// The form's values as text, plus the errors to show next to them.
@@ -114,6 +115,21 @@ impl CampaignForm {
                 form.direct = true;
                 form.buffers = "16".into();
                 form.block_size = "1M".into();
+            }
+            "storage" => {
+                // Seed 001: transfer size against the volume's stripe, with direct I/O as
+                // lmdd measures it; the sweep names the best block size, the report the
+                // volume's geometry.
+                form.preset = "storage".into();
+                form.name = "Storage layout (seed 001)".into();
+                form.target_kind = "dir".into();
+                form.target_path = ".".into();
+                form.tests = vec!["tape_write".into(), "read_single".into()];
+                form.direct = true;
+                form.streams = "1".into();
+                form.buffers = "4".into();
+                form.duration_s = "10".into();
+                form.matrix_block_size = "64K, 128K, 256K, 512K, 1M, 2M, 4M, 8M".into();
             }
             "network" => {
                 // Seed 000: six to eight clients, two streams each, into two LTO-4 drives.

@@ -110,6 +110,11 @@ async fn the_form_works_without_javascript_and_errors_have_pages() {
         "the preset fills the matrix"
     );
     assert!(form.contains("value=\"64K, 128K, 256K\""));
+    // Seed 001's preset: a block-size sweep with direct I/O on a directory target.
+    let storage = lab.get_text("/campaigns/new?preset=storage").await;
+    assert!(storage.contains("value=\"64K, 128K, 256K, 512K, 1M, 2M, 4M, 8M\""));
+    assert!(storage.contains("name=\"direct\" value=\"true\" checked"));
+    assert!(storage.contains("name=\"target_kind\" value=\"dir\" checked"));
 
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
