@@ -12,6 +12,19 @@ use super::error::ApiError;
 /// Where the new-campaign form posts.
 pub const FORM_PATH: &str = "/campaigns/new";
 
+/// The path of a page action on a campaign (`/campaigns/ID/cancel`, `rerun`, `delete`): the
+/// token middleware lets these through because their handlers check the token in the form
+/// body.
+pub fn is_action_path(path: &str) -> bool {
+    let Some(rest) = path.strip_prefix("/campaigns/") else {
+        return false;
+    };
+    matches!(
+        rest.split_once('/'),
+        Some((_, "cancel" | "rerun" | "delete"))
+    )
+}
+
 /// Middleware that refuses mutating requests without the configured token.
 pub async fn require_token(
     State(state): State<AppState>,
@@ -27,7 +40,7 @@ pub async fn require_token(
     );
     // The no-JavaScript form carries its token in the form body; its handler checks it.
     let path = request.uri().path();
-    if reads_only || path == FORM_PATH || super::pages::is_action_path(path) {
+    if reads_only || path == FORM_PATH || is_action_path(path) {
         return next.run(request).await;
     }
     let presented = request
@@ -51,7 +64,18 @@ pub use crate::policy::same_secret;
 
 #[cfg(test)]
 mod tests {
-    use super::same_secret;
+    use super::{is_action_path, same_secret};
+
+    #[test]
+    fn only_the_page_actions_are_action_paths() {
+        assert!(is_action_path("/campaigns/QkzcB1Twsyjk/cancel"));
+        assert!(is_action_path("/campaigns/QkzcB1Twsyjk/rerun"));
+        assert!(is_action_path("/campaigns/QkzcB1Twsyjk/delete"));
+        assert!(!is_action_path("/api/campaigns/QkzcB1Twsyjk/cancel"));
+        assert!(!is_action_path("/campaigns/QkzcB1Twsyjk"));
+        assert!(!is_action_path("/campaigns/QkzcB1Twsyjk/report.html"));
+        assert!(!is_action_path("/campaigns/a/b/cancel"));
+    }
 
     #[test]
     fn secrets_compare_whole() {

@@ -19,7 +19,6 @@ use axum::routing::{get, post};
 
 use crate::http::AppState;
 
-pub use actions::is_action_path;
 pub use render::not_found_page;
 
 /// Every page route.
