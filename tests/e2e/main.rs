@@ -2,9 +2,10 @@
 //! `dataset`) on random ports and in temp directories, the engine and the charts through the
 //! library, and the pages in a headless Chromium. One binary is compiled and linked once.
 //!
-//! Each module is one area; `support` holds what they share. Every lab here is the real
-//! `backlab serve`, even where only the HTTP API is tested: one starts and answers within
-//! about 50 ms, and the app is wired in one place only, `serve::serve`.
+//! Each module is one area; `support` holds what they share. Almost every lab here is the real
+//! `backlab serve` (one starts and answers within about 50 ms); answers that need no worker and
+//! no connection are also asked of the application in this process (`support::in_process`,
+//! `service::in_process`): the same router and guards over a real SQLite file.
 //!
 //! The real-time tests (emulated drives whose speed is the verdict) are the `realtime` binary
 //! instead: they must not share the machine with these.

@@ -1,8 +1,10 @@
 //! End-to-end tests of `backlab serve`: the real binary on a random port, a real SQLite file,
-//! real datasets in temp directories, real HTTP.
+//! real datasets in temp directories, real HTTP; and (`in_process`) the same application in
+//! this process for answers that need no worker.
 
 mod api;
 mod campaigns;
+mod in_process;
 mod pages;
 mod report;
 mod restart;

@@ -5,6 +5,7 @@ pub mod agent;
 pub mod cli;
 pub mod events;
 pub mod fixtures;
+pub mod in_process;
 pub mod lab;
 pub mod limits;
 pub mod runs;

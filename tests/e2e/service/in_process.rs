@@ -1,0 +1,88 @@
+//! Answers that need no worker and no connection, from the application in this process: field
+//! errors in plain words, every bad field at once, unknown ids and paths, the API document.
+
+use axum::http::StatusCode;
+
+use crate::support::in_process::App;
+
+#[tokio::test]
+async fn bad_specs_name_every_field_in_plain_words_and_queue_nothing() {
+    let app = App::new().await;
+    let typed = app
+        .send(
+            "POST",
+            "/api/campaigns",
+            Some(r#"{"source": {"paths": ["x"]}, "target": {"kind": "null"}, "params": {"buffers": -4}}"#),
+        )
+        .await;
+    assert_eq!(typed.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        typed.json()["fields"]["params.buffers"],
+        "is -4; it must be a whole number (0 or more)"
+    );
+    let rules = app
+        .send(
+            "POST",
+            "/api/campaigns",
+            Some(
+                r#"{"source": {"paths": ["missing"]}, "target": {"kind": "dir", "path": "nowhere"},
+                    "params": {"buffers": 0, "block_size": "6000", "direct": true}}"#,
+            ),
+        )
+        .await;
+    assert_eq!(
+        rules.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        rules.body
+    );
+    let fields = rules.json()["fields"].clone();
+    for path in [
+        "source.paths[0]",
+        "target.path",
+        "params.buffers",
+        "params.block_size",
+    ] {
+        assert!(fields.get(path).is_some(), "{path} in {fields}");
+    }
+    let list = app.send("GET", "/api/campaigns", None).await;
+    assert_eq!(list.status, StatusCode::OK);
+    assert_eq!(list.json()["campaigns"], serde_json::json!([]));
+}
+
+#[tokio::test]
+async fn unknown_campaigns_and_paths_are_404_in_the_kind_asked_for() {
+    let app = App::new().await;
+    let api = app.send("GET", "/api/campaigns/AAAAAAAAAAAA", None).await;
+    assert_eq!(api.status, StatusCode::NOT_FOUND);
+    assert!(api.content_type.starts_with("application/json"));
+    let page = app.send("GET", "/campaigns/AAAAAAAAAAAA", None).await;
+    assert_eq!(page.status, StatusCode::NOT_FOUND);
+    assert!(page.content_type.starts_with("text/html"));
+    let endpoint = app.send("GET", "/api/nothing", None).await;
+    assert_eq!(endpoint.status, StatusCode::NOT_FOUND);
+    assert!(
+        endpoint.json()["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("/api/nothing"))
+    );
+    let plan = app
+        .send(
+            "GET",
+            "/campaigns/AAAAAAAAAAAA/plan?data=1T&window=8h",
+            None,
+        )
+        .await;
+    assert_eq!(plan.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn the_api_document_and_health_answer() {
+    let app = App::new().await;
+    let health = app.send("GET", "/healthz", None).await;
+    assert_eq!(health.status, StatusCode::OK);
+    assert_eq!(health.json()["status"], "ok");
+    let document = app.send("GET", "/api/openapi.json", None).await;
+    assert_eq!(document.status, StatusCode::OK);
+    assert!(document.json()["paths"]["/api/campaigns"].is_object());
+}
