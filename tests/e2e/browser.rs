@@ -727,6 +727,15 @@ async fn the_report_page_cancels_reruns_and_deletes_and_reads_at_420_px() {
         "the two are compared row by row"
     );
     save_screenshot(&tab, "compare-1400.png");
+    tab.navigate_to(&lab.url(&format!("/campaigns/{rerun}/plan?data=12T&window=8h")))
+        .and_then(|tab| tab.wait_until_navigated())
+        .expect("the planner's answer");
+    assert_eq!(
+        eval(&tab, "document.querySelector('.plan-answer') !== null"),
+        true,
+        "the planner answers"
+    );
+    save_screenshot(&tab, "plan-1400.png");
     tab.navigate_to(&lab.url(&format!("/campaigns/{rerun}")))
         .and_then(|tab| tab.wait_until_navigated())
         .expect("back to the rerun");
@@ -770,6 +779,10 @@ async fn the_report_page_cancels_reruns_and_deletes_and_reads_at_420_px() {
         ("/".to_string(), "list-420.png"),
         (format!("/compare?a={short}"), "compare-420.png"),
         (format!("/campaigns/{short}/delete"), "delete-420.png"),
+        (
+            format!("/campaigns/{short}/plan?data=12T&window=8h"),
+            "plan-420.png",
+        ),
         ("/agents".to_string(), "agents-420.png"),
     ] {
         tab.navigate_to(&lab.url(&path))
