@@ -797,10 +797,8 @@ pub fn heatmap_chart(
         };
         let low = shown.iter().map(|p| p.median).fold(f64::MAX, f64::min);
         let high = shown.iter().map(|p| p.median).fold(0.0f64, f64::max);
-        let best = shown
-            .iter()
-            .max_by(|a, b| a.median.total_cmp(&b.median))
-            .copied();
+        // The sweep's best point: among its valid points when it has any.
+        let best = shown.iter().find(|p| p.best).copied();
         root.draw(&Text::new(
             format!(
                 "{}: rows are buffers, columns block sizes; {} {:.0}–{:.0} MB/s",

@@ -19,8 +19,10 @@ pub struct Point {
     pub max: f64,
     /// Done runs measured at this point.
     pub runs: usize,
-    /// The highest median of this test.
+    /// The highest median of this test (among its valid points, when it has any).
     pub best: bool,
+    /// At least one run at this point is valid, and the figures are its valid runs'.
+    pub valid: bool,
 }
 
 impl Point {
@@ -85,7 +87,7 @@ type PointKey = (TestKind, u32, u64, u32, u32);
 
 /// Every measured point, ordered by test, buffers, block size and streams.
 pub fn points(runs: &[RunRecord]) -> Vec<Point> {
-    let mut groups: Vec<(PointKey, Vec<f64>)> = Vec::new();
+    let mut groups: Vec<(PointKey, Vec<(f64, bool)>)> = Vec::new();
     for run in runs {
         let Some(result) = run.result.as_ref().filter(|_| run.status == RunState::Done) else {
             continue;
@@ -97,9 +99,10 @@ pub fn points(runs: &[RunRecord]) -> Vec<Point> {
             run.params.streams,
             run.params.clients.unwrap_or(0),
         );
+        let figure = (result.figure(), result.is_valid());
         match groups.iter_mut().find(|(existing, _)| *existing == key) {
-            Some((_, values)) => values.push(result.figure()),
-            None => groups.push((key, vec![result.figure()])),
+            Some((_, values)) => values.push(figure),
+            None => groups.push((key, vec![figure])),
         }
     }
     groups.sort_by_key(|((test, buffers, block, streams, clients), _)| {
@@ -113,9 +116,17 @@ pub fn points(runs: &[RunRecord]) -> Vec<Point> {
     });
     let mut points: Vec<Point> = groups
         .into_iter()
-        .map(|((test, buffers, block_size, streams, clients), values)| {
+        .map(|((test, buffers, block_size, streams, clients), figures)| {
+            // As the verdict does: a point's figure rests on its valid runs when it has any.
+            let valid = figures.iter().any(|(_, valid)| *valid);
+            let values = figures
+                .into_iter()
+                .filter(|(_, run_valid)| *run_valid || !valid)
+                .map(|(figure, _)| figure)
+                .collect();
             let stat = Stat::of(values);
             Point {
+                valid,
                 test,
                 buffers,
                 block_size,
@@ -130,10 +141,13 @@ pub fn points(runs: &[RunRecord]) -> Vec<Point> {
         })
         .collect();
     for test in TestKind::ALL {
+        // The best among the valid points when there are any: a fast point whose runs are not
+        // valid is not a choice.
+        let any_valid = points.iter().any(|point| point.test == test && point.valid);
         let best = points
             .iter()
             .enumerate()
-            .filter(|(_, point)| point.test == test)
+            .filter(|(_, point)| point.test == test && (point.valid || !any_valid))
             .max_by(|(_, a), (_, b)| a.median.total_cmp(&b.median))
             .map(|(index, _)| index);
         if let Some(index) = best {
@@ -162,7 +176,11 @@ pub fn headline_test(points: &[Point]) -> Option<TestKind> {
 /// worst, and, when the runner-up's range reaches it, that the two are within each other's
 /// spread. `None` when the test has fewer than two points.
 pub fn best_sentence(points: &[Point], test: TestKind) -> Option<String> {
-    let mut of_test: Vec<&Point> = points.iter().filter(|p| p.test == test).collect();
+    let any_valid = points.iter().any(|p| p.test == test && p.valid);
+    let mut of_test: Vec<&Point> = points
+        .iter()
+        .filter(|p| p.test == test && (p.valid || !any_valid))
+        .collect();
     if of_test.len() < 2 {
         return None;
     }
@@ -180,7 +198,9 @@ pub fn best_sentence(points: &[Point], test: TestKind) -> Option<String> {
         worst.setting(),
         worst.median
     );
-    if best.runs < 2 {
+    if !any_valid {
+        sentence.push_str(" No run of the sweep is valid: redo it before choosing (see the runs).");
+    } else if best.runs < 2 {
         sentence.push_str(" Each point was measured once, so its spread is unknown.");
     } else if runner_up.max >= best.min {
         sentence.push_str(&format!(
@@ -218,6 +238,7 @@ mod tests {
             max: stat.max,
             runs: values.len(),
             best: false,
+            valid: true,
         }
     }
 
@@ -249,6 +270,38 @@ mod tests {
             "{sentence}"
         );
         assert_eq!(best_sentence(&points[..1], TestKind::FullBackup), None);
+    }
+
+    #[test]
+    fn a_fast_point_whose_runs_are_not_valid_is_not_the_best() {
+        let mut invalid = point(64, 1024, 8, &[900.0, 910.0]);
+        invalid.valid = false;
+        let points = vec![
+            point(8, 64, 1, &[300.0, 310.0]),
+            point(32, 256, 4, &[400.0, 396.0]),
+            invalid,
+        ];
+        let sentence = best_sentence(&points, TestKind::FullBackup).expect("a sweep");
+        assert!(
+            sentence.starts_with("Best: 32 × 256 KiB with 4 streams at 398.0 MB/s"),
+            "{sentence}"
+        );
+        let none_valid: Vec<Point> = points
+            .into_iter()
+            .map(|mut point| {
+                point.valid = false;
+                point
+            })
+            .collect();
+        let sentence = best_sentence(&none_valid, TestKind::FullBackup).expect("a sweep");
+        assert!(
+            sentence.starts_with("Best: 64 × 1 MiB with 8 streams"),
+            "{sentence}"
+        );
+        assert!(
+            sentence
+                .ends_with("No run of the sweep is valid: redo it before choosing (see the runs).")
+        );
     }
 
     #[test]
