@@ -759,8 +759,8 @@ pub fn matrix_chart(
     })
 }
 
-/// A sweep as a heat map: a panel per stream count (client count for a network sweep), rows
-/// of buffers, columns of block sizes; each cell's shade is its median MB/s on one scale for
+/// A sweep as a heat map: a panel per stream count (and client count, for a network sweep),
+/// rows of buffers, columns of block sizes; each cell's shade is its median MB/s on one scale for
 /// all panels, with the figure and the repeats' spread written in it; the best cell outlined.
 pub fn heatmap_chart(
     points: &[Point],

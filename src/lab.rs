@@ -20,8 +20,8 @@ use crate::policy::Policy;
 use crate::report::{CampaignHeader, CampaignReport};
 use crate::spec::{self, CampaignSpec, FieldErrors, Placement, RunPlan};
 use crate::store::{
-    CampaignRecord, CampaignStatus, ClaimedRun, DeleteOutcome, NewCampaign, QueueFigures,
-    RunRecord, Store, StoreError,
+    CampaignRecord, CampaignStatus, ClaimedRun, DeleteOutcome, Neighbour, NewCampaign,
+    QueueFigures, RunRecord, Store, StoreError,
 };
 
 /// The demo dataset's directory name under the data dir.
@@ -156,6 +156,16 @@ pub struct Lab {
     stopping: AtomicBool,
 }
 
+/// A submitted spec's text, read: a body that is not UTF-8 or not a spec names the field.
+fn parse_body(body: &[u8]) -> Result<CampaignSpec, LabError> {
+    let text = std::str::from_utf8(body).map_err(|_| {
+        let mut errors = FieldErrors::default();
+        errors.add("spec", "the body is not UTF-8 text");
+        LabError::Malformed(errors)
+    })?;
+    spec::parse_json(text).map_err(LabError::Malformed)
+}
+
 impl Lab {
     /// A lab over an open store.
     pub fn new(store: Store, policy: Policy, engine: EngineSettings) -> Self {
@@ -254,23 +264,12 @@ impl Lab {
     /// Validates a submitted spec (JSON text) against the spec rules, the lab's policy and the
     /// real file system, then stores and queues its runs.
     pub async fn submit(self: &Arc<Self>, body: &[u8]) -> Result<Submitted, LabError> {
-        let text = std::str::from_utf8(body).map_err(|_| {
-            let mut errors = FieldErrors::default();
-            errors.add("spec", "the body is not UTF-8 text");
-            LabError::Malformed(errors)
-        })?;
-        let spec = spec::parse_json(text).map_err(LabError::Malformed)?;
-        self.accept(spec, None).await
+        self.accept(parse_body(body)?, None).await
     }
 
     /// Checks a spec as `submit` does, queueing nothing: every problem it has, by field.
     pub async fn check(self: &Arc<Self>, body: &[u8]) -> Result<(), LabError> {
-        let text = std::str::from_utf8(body).map_err(|_| {
-            let mut errors = FieldErrors::default();
-            errors.add("spec", "the body is not UTF-8 text");
-            LabError::Malformed(errors)
-        })?;
-        let spec = spec::parse_json(text).map_err(LabError::Malformed)?;
+        let spec = parse_body(body)?;
         let lab = Arc::clone(self);
         tokio::task::spawn_blocking(move || lab.validate(spec))
             .await
@@ -502,13 +501,16 @@ impl Lab {
     /// The newest earlier campaign with the same spec (its name aside), if any.
     pub async fn previous_with_same_spec(&self, id: &str) -> Result<Option<String>, LabError> {
         self.check_id(id)?;
-        Ok(self.store.previous_with_same_spec(id).await?)
+        Ok(self
+            .store
+            .same_spec_neighbour(id, Neighbour::Previous)
+            .await?)
     }
 
     /// The oldest later campaign with the same spec (its name aside), if any.
     pub async fn next_with_same_spec(&self, id: &str) -> Result<Option<String>, LabError> {
         self.check_id(id)?;
-        Ok(self.store.next_with_same_spec(id).await?)
+        Ok(self.store.same_spec_neighbour(id, Neighbour::Next).await?)
     }
 
     /// Cancels the queued runs of a campaign and stops its running one.

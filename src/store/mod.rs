@@ -68,6 +68,15 @@ pub enum StoreError {
     Corrupt(String),
 }
 
+/// Which neighbour of a campaign among those of its spec.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Neighbour {
+    /// The newest older one.
+    Previous,
+    /// The oldest newer one.
+    Next,
+}
+
 /// A handle on the lab's database; cheap to clone.
 #[derive(Clone)]
 pub struct Store {
@@ -156,37 +165,30 @@ impl Store {
         Ok(ids)
     }
 
-    /// The newest campaign older than `campaign_id` with the same spec, its name aside: the
-    /// one its figures are compared with first.
-    pub async fn previous_with_same_spec(
+    /// The campaign next to `campaign_id` among those with the same spec, its name aside:
+    /// the newest older one (the one its figures are compared with first), or the oldest newer
+    /// one (the one whose report names `campaign_id` as its previous).
+    pub async fn same_spec_neighbour(
         &self,
         campaign_id: &str,
+        which: Neighbour,
     ) -> Result<Option<String>, StoreError> {
-        let id = sqlx::query_scalar::<_, String>(
-            "SELECT p.id FROM campaigns c JOIN campaigns p \
-             ON json_remove(p.spec, '$.name') = json_remove(c.spec, '$.name') AND p.seq < c.seq \
-             WHERE c.id = ? ORDER BY p.seq DESC LIMIT 1",
-        )
-        .bind(campaign_id)
-        .fetch_optional(&self.pool)
-        .await?;
-        Ok(id)
-    }
-
-    /// The oldest campaign newer than `campaign_id` with the same spec, its name aside: the
-    /// one whose report names `campaign_id` as its previous.
-    pub async fn next_with_same_spec(
-        &self,
-        campaign_id: &str,
-    ) -> Result<Option<String>, StoreError> {
-        let id = sqlx::query_scalar::<_, String>(
-            "SELECT n.id FROM campaigns c JOIN campaigns n \
-             ON json_remove(n.spec, '$.name') = json_remove(c.spec, '$.name') AND n.seq > c.seq \
-             WHERE c.id = ? ORDER BY n.seq LIMIT 1",
-        )
-        .bind(campaign_id)
-        .fetch_optional(&self.pool)
-        .await?;
+        let sql = match which {
+            Neighbour::Previous => {
+                "SELECT o.id FROM campaigns c JOIN campaigns o \
+                 ON json_remove(o.spec, '$.name') = json_remove(c.spec, '$.name') \
+                 AND o.seq < c.seq WHERE c.id = ? ORDER BY o.seq DESC LIMIT 1"
+            }
+            Neighbour::Next => {
+                "SELECT o.id FROM campaigns c JOIN campaigns o \
+                 ON json_remove(o.spec, '$.name') = json_remove(c.spec, '$.name') \
+                 AND o.seq > c.seq WHERE c.id = ? ORDER BY o.seq LIMIT 1"
+            }
+        };
+        let id = sqlx::query_scalar::<_, String>(sql)
+            .bind(campaign_id)
+            .fetch_optional(&self.pool)
+            .await?;
         Ok(id)
     }
 
