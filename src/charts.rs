@@ -61,8 +61,8 @@ impl Chart {
             Chart::Throughput => "Throughput over time, per run",
             Chart::Stages => "Stage accounting per run: readers and writer, busy and waiting",
             Chart::Matrix => {
-                "Parameter sweep: MB/s by streams (by clients for a network backup), one line \
-                 per buffers × block size"
+                "Parameter sweep: MB/s along the swept parameter (clients, streams, or block size \
+                 when only it varies), one line per combination of the others"
             }
             Chart::Heatmap => {
                 "Parameter sweep: median MB/s of each buffers × block size, a panel per stream \
@@ -646,8 +646,83 @@ pub fn stages_chart(runs: &[RunRecord], width: Width) -> Result<String, ChartErr
     })
 }
 
-/// A sweep in the shape of a tuning chart: x = streams, y = MB/s, one line per buffers × block
-/// size combination; repeats drawn as the median with min–max whiskers.
+/// The parameter a sweep chart runs along: clients when a network sweep varies them (as seed
+/// 000 plots), else streams when they vary, else block size (seed 001's transfer-size curve,
+/// on a log scale).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum SweepAxis {
+    Clients,
+    Streams,
+    BlockSize,
+}
+
+impl SweepAxis {
+    fn of(points: &[&Point]) -> SweepAxis {
+        let varies = |value: fn(&Point) -> u64| {
+            let first = points.first().map(|p| value(p));
+            points.iter().any(|p| Some(value(p)) != first)
+        };
+        if varies(|p| u64::from(p.clients)) {
+            SweepAxis::Clients
+        } else if !varies(|p| u64::from(p.streams)) && varies(|p| p.block_size) {
+            SweepAxis::BlockSize
+        } else {
+            SweepAxis::Streams
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            SweepAxis::Clients => "clients",
+            SweepAxis::Streams => "streams",
+            SweepAxis::BlockSize => "block size",
+        }
+    }
+
+    fn x(self, point: &Point) -> f64 {
+        match self {
+            SweepAxis::Clients => f64::from(point.clients),
+            SweepAxis::Streams => f64::from(point.streams),
+            SweepAxis::BlockSize => (point.block_size.max(1) as f64).log2(),
+        }
+    }
+
+    /// The other parameters, which make a line of their own.
+    fn line(self, point: &Point) -> (u32, u64) {
+        match self {
+            SweepAxis::BlockSize => (point.buffers, u64::from(point.streams)),
+            _ => (point.buffers, point.block_size),
+        }
+    }
+
+    fn line_label(self, (buffers, other): (u32, u64)) -> String {
+        match self {
+            SweepAxis::BlockSize if other == 1 => format!("{buffers} buffers, 1 stream"),
+            SweepAxis::BlockSize => format!("{buffers} buffers, {other} streams"),
+            _ => format!("{buffers} × {}", format_bytes(other)),
+        }
+    }
+
+    fn legend_title(self) -> &'static str {
+        match self {
+            SweepAxis::BlockSize => "buffers, streams",
+            _ => "buffers × block",
+        }
+    }
+
+    fn tick(self, x: f64) -> String {
+        if (x - x.round()).abs() > 1e-9 {
+            return String::new();
+        }
+        match self {
+            SweepAxis::BlockSize => format_bytes(2f64.powf(x.round()) as u64),
+            _ => format!("{x:.0}"),
+        }
+    }
+}
+
+/// A sweep in the shape of a tuning chart: x = the swept parameter (`SweepAxis`), y = MB/s,
+/// one line per combination of the others; repeats drawn as the median with min–max whiskers.
 pub fn matrix_chart(
     points: &[Point],
     test: Option<TestKind>,
@@ -657,10 +732,11 @@ pub fn matrix_chart(
         Some(test) => points.iter().filter(|p| p.test == test).collect(),
         None => Vec::new(),
     };
+    let axis = SweepAxis::of(&shown);
     let mut combinations: Vec<(u32, u64)> = Vec::new();
     for point in &shown {
-        if !combinations.contains(&(point.buffers, point.block_size)) {
-            combinations.push((point.buffers, point.block_size));
+        if !combinations.contains(&axis.line(point)) {
+            combinations.push(axis.line(point));
         }
     }
     // The legend gets a column of its own: sweeps often have a dozen combinations or more.
@@ -672,49 +748,36 @@ pub fn matrix_chart(
         };
         let (plot, legend) = root.split_horizontally(width.px() - LEGEND_WIDTH);
         let root = &plot;
-        // A network sweep over clients plots by clients, as seed 000 does; others by streams.
-        let by_clients = {
-            let mut clients: Vec<u32> = shown.iter().map(|p| p.clients).collect();
-            clients.dedup();
-            clients.len() > 1
-        };
-        let x_of = |p: &Point| f64::from(if by_clients { p.clients } else { p.streams });
-        let axis = if by_clients { "clients" } else { "streams" };
+        let x_of = |p: &Point| axis.x(p);
         let x_min = shown.iter().map(|p| x_of(p)).fold(f64::MAX, f64::min);
         let x_max = shown.iter().map(|p| x_of(p)).fold(0.0, f64::max);
         let y_max = shown.iter().map(|p| p.max).fold(0.0f64, f64::max);
         let pad = ((x_max - x_min) * 0.05).max(0.5);
         let mut chart = ChartBuilder::on(root)
             .margin(12)
-            .caption(format!("{} by {axis}", test.label()), (FONT, 15))
+            .caption(format!("{} by {}", test.label(), axis.name()), (FONT, 15))
             .x_label_area_size(36)
             .y_label_area_size(56)
             .build_cartesian_2d((x_min - pad)..(x_max + pad), 0f64..nice_max(y_max))?;
         chart
             .configure_mesh()
             .max_light_lines(0)
-            .x_desc(axis)
+            .x_desc(axis.name())
             .y_desc("MB/s")
             .y_label_formatter(&|y| format!("{y:.0}"))
-            .x_label_formatter(&|x| {
-                if (x - x.round()).abs() < 1e-9 {
-                    format!("{x:.0}")
-                } else {
-                    String::new()
-                }
-            })
+            .x_label_formatter(&|x| axis.tick(*x))
             .label_style((FONT, 13))
             .draw()?;
-        for (index, (buffers, block)) in combinations.iter().enumerate() {
+        for (index, combination) in combinations.iter().enumerate() {
             let color = Palette99::pick(index).to_rgba();
             let line: Vec<&&Point> = shown
                 .iter()
-                .filter(|p| p.buffers == *buffers && p.block_size == *block)
+                .filter(|p| axis.line(p) == *combination)
                 .collect();
             let xy: Vec<(f64, f64)> = line.iter().map(|p| (x_of(p), p.median)).collect();
             chart
                 .draw_series(LineSeries::new(xy.iter().copied(), color.stroke_width(2)))?
-                .label(format!("{buffers} × {}", format_bytes(*block)))
+                .label(axis.line_label(*combination))
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
                 });
@@ -737,7 +800,7 @@ pub fn matrix_chart(
                 }
             }
         }
-        for (index, (buffers, block)) in combinations.iter().enumerate() {
+        for (index, combination) in combinations.iter().enumerate() {
             let color = Palette99::pick(index).to_rgba();
             let y = 40 + 16 * index as i32;
             legend.draw(&PathElement::new(
@@ -745,13 +808,13 @@ pub fn matrix_chart(
                 color.stroke_width(2),
             ))?;
             legend.draw(&Text::new(
-                format!("{buffers} × {}", format_bytes(*block)),
+                axis.line_label(*combination),
                 (30, y - 6),
                 (FONT, 12).into_font().color(&INK),
             ))?;
         }
         legend.draw(&Text::new(
-            "buffers × block".to_string(),
+            axis.legend_title().to_string(),
             (6, 14),
             (FONT, 12).into_font().color(&GREY),
         ))?;

@@ -89,8 +89,12 @@ struct RunArgs {
     /// Source: generated data of this size (e.g. 4G) instead of paths.
     #[arg(long, value_name = "SIZE")]
     generated: Option<String>,
-    /// Target: a directory, `null`, `device:PATH`, or emulated tape `tape:MODEL[:DRIVES]`.
-    #[arg(long, value_name = "DIR|null|device:PATH|tape:MODEL[:DRIVES]")]
+    /// Target: a directory, `null`, `device:PATH`, emulated tape `tape:MODEL[:DRIVES]`, or any
+    /// kind with its settings, `KIND:NAME=VALUE,…` (`striped:disks=10,stripe_unit=64K`).
+    #[arg(
+        long,
+        value_name = "DIR|null|device:PATH|tape:MODEL[:DRIVES]|KIND:NAME=VALUE,…"
+    )]
     target: Option<String>,
     /// Tests to run, comma-separated (default: all five).
     #[arg(long, value_delimiter = ',')]
@@ -537,15 +541,32 @@ fn parse_target(text: &str) -> TargetSpec {
         TargetSpec::new(TargetKind::Null, None)
     } else if let Some(path) = text.strip_prefix("device:") {
         TargetSpec::new(TargetKind::Device, Some(PathBuf::from(path)))
+    } else if let Some((kind, settings)) = text
+        .split_once(':')
+        .and_then(|(kind, rest)| Some((TargetKind::from_id(kind)?, rest)))
+        .filter(|(_, rest)| rest.contains('='))
+    {
+        // KIND:NAME=VALUE,…: any kind's settings; validation names a bad one.
+        settings
+            .split(',')
+            .filter_map(|pair| pair.split_once('='))
+            .fold(TargetSpec::new(kind, None), |target, (name, value)| {
+                let value = match (value.parse::<u64>(), value.parse::<f64>()) {
+                    (Ok(whole), _) => serde_json::Value::from(whole),
+                    (_, Ok(number)) => serde_json::Value::from(number),
+                    _ => serde_json::Value::from(value),
+                };
+                target.with(name.trim(), value)
+            })
     } else if let Some(tape) = text.strip_prefix("tape:") {
         // tape:MODEL or tape:MODEL:DRIVES; a bad drive count is left for validation to name.
-        let mut target = TargetSpec::new(TargetKind::Tape, None);
         let (model, drives) = tape.split_once(':').unwrap_or((tape, ""));
-        target.model = Some(model.to_string());
-        if !drives.is_empty() {
-            target.drives = Some(drives.parse().unwrap_or(0));
+        let target = TargetSpec::new(TargetKind::Tape, None).with("model", model);
+        if drives.is_empty() {
+            target
+        } else {
+            target.with("drives", drives.parse::<u32>().unwrap_or(0))
         }
-        target
     } else {
         TargetSpec::new(TargetKind::Dir, Some(PathBuf::from(text)))
     }

@@ -15,6 +15,7 @@ pub mod lab;
 pub mod lmdd;
 pub mod matrix;
 pub mod net;
+pub mod plain_words;
 pub mod policy;
 pub mod report;
 pub mod serve;

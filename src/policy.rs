@@ -105,7 +105,7 @@ impl Policy {
                     }
                 }
             }
-            TargetKind::Null | TargetKind::Tape => {}
+            TargetKind::Null | TargetKind::Tape | TargetKind::Striped => {}
         }
         violations
     }
@@ -161,7 +161,7 @@ impl Policy {
                     path.display()
                 ),
             ),
-            TargetPlan::Null | TargetPlan::Tape(_) => {}
+            TargetPlan::Null | TargetPlan::Tape(_) | TargetPlan::Striped(_) => {}
         }
         if errors.is_empty() {
             Ok(())

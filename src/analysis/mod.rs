@@ -805,6 +805,7 @@ mod tests {
             warnings: Vec::new(),
             error: None,
             tape: None,
+            striped: None,
             clients: None,
             partial: false,
             steady: None,

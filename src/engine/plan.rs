@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::target::striped::StripedConfig;
 use super::target::tape::catalogue::TapeConfig;
 use super::test_kind::TestKind;
 
@@ -65,6 +66,7 @@ pub enum TargetPlan {
     File(PathBuf),
     Device(PathBuf),
     Tape(TapeConfig),
+    Striped(StripedConfig),
 }
 
 /// One run to execute: a test at one parameter point.

@@ -44,6 +44,9 @@ pub struct RunResult {
     /// The emulated drives' own figures, when the target is emulated tape.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tape: Option<TapeFigures>,
+    /// The emulated volume's own figures, when the target is an emulated striped volume.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub striped: Option<StripedFigures>,
     /// A network backup's clients, each on the run's clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clients: Option<Vec<ClientFigures>>,
@@ -83,6 +86,7 @@ impl RunResult {
             warnings: Vec::new(),
             error: Some(error),
             tape: None,
+            striped: None,
             clients: None,
             partial: false,
             data_compress_ratio: None,
@@ -168,8 +172,35 @@ impl std::fmt::Display for TargetReport {
 impl RunResult {
     /// The target's own figures, when it reports any: every kind that does is listed here.
     pub fn target_report(&self) -> Option<TargetReport> {
-        self.tape.as_ref().map(TapeFigures::report)
+        self.tape
+            .as_ref()
+            .map(TapeFigures::report)
+            .or_else(|| self.striped.as_ref().map(StripedFigures::report))
     }
+}
+
+/// What an emulated striped volume reports about a run: always marked emulated.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StripedFigures {
+    /// Always true: these figures come from a model, not a volume.
+    pub emulated: bool,
+    pub disks: u32,
+    pub disk_mb_s: f64,
+    /// Bytes on one disk before the next.
+    pub stripe_unit: u64,
+    pub controllers: u32,
+    pub controller_mb_s: f64,
+    pub requests: u64,
+    /// Disks one request kept busy, on average.
+    pub disks_per_request: f64,
+    /// Stripe units written, each after a rotational delay.
+    pub rotational_delays: u64,
+    /// Requests a controller, not a disk, finished last.
+    pub controller_bound_pct: f64,
+    /// The rate the volume gave these requests, and would give the same requests read (no
+    /// rotational delays), MB/s.
+    pub write_mb_s: f64,
+    pub read_mb_s: f64,
 }
 
 /// What emulated tape drives report about a run: always marked emulated.

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 mod expand;
-mod plain_words;
+
 mod validate;
 
 #[cfg(test)]
@@ -17,6 +17,7 @@ mod tests;
 
 pub use crate::engine::plan::*;
 pub use crate::engine::target::tape::catalogue::*;
+pub use crate::engine::target::{Settings as TargetSettings, TargetKind};
 pub use crate::engine::test_kind::*;
 pub use crate::field_errors::*;
 pub use crate::size::*;
@@ -86,75 +87,44 @@ pub struct GeneratedSpec {
     pub compress_ratio: f64,
 }
 
-/// Where the data goes.
+/// Where the data goes: a kind, the path it writes when it writes one, and the kind's own
+/// settings (a tape's model and drives, a striped volume's disks), which the kind reads and
+/// checks (`engine::target`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct TargetSpec {
     pub kind: TargetKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<PathBuf>,
-    /// Emulated tape: the drive model (`lto-3` … `lto-9`, `ultrium-960`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// Emulated tape: how many drives, one writer each.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub drives: Option<u32>,
-    /// Emulated tape: overrides of the model's figures.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub native_mb_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_mb_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub buffer_mb: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reposition_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_compression: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub capacity: Option<SizeInput>,
+    #[serde(flatten)]
+    pub settings: TargetSettings,
 }
 
 impl TargetSpec {
-    /// A target of one kind at an optional path, with no tape settings.
+    /// A target of one kind at an optional path, with no settings.
     pub fn new(kind: TargetKind, path: Option<PathBuf>) -> Self {
         Self {
             kind,
             path,
-            model: None,
-            drives: None,
-            native_mb_s: None,
-            min_mb_s: None,
-            buffer_mb: None,
-            reposition_s: None,
-            max_compression: None,
-            capacity: None,
+            settings: TargetSettings::new(),
         }
     }
 
-    fn has_tape_settings(&self) -> bool {
-        self.model.is_some()
-            || self.drives.is_some()
-            || self.native_mb_s.is_some()
-            || self.min_mb_s.is_some()
-            || self.buffer_mb.is_some()
-            || self.reposition_s.is_some()
-            || self.max_compression.is_some()
-            || self.capacity.is_some()
+    /// The same target with one setting given.
+    pub fn with(mut self, name: &str, value: impl Into<serde_json::Value>) -> Self {
+        self.settings.insert(name.to_string(), value.into());
+        self
     }
-}
 
-/// The kinds of target the lab writes to.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum TargetKind {
-    /// Files the lab creates under a directory and removes afterwards.
-    Dir,
-    /// Discards everything: the pipeline's own ceiling.
-    Null,
-    /// A raw device, written from its start; needs the caller's permission.
-    Device,
-    /// Emulated LTO tape drives, in real time.
-    Tape,
+    /// The target as the engine runs it, or `None` with every problem in `errors`.
+    pub fn plan(&self, errors: &mut FieldErrors) -> Option<TargetPlan> {
+        self.kind.plan(self.path.as_deref(), &self.settings, errors)
+    }
+
+    /// The target in a few words, as its kind names it: `2 × emulated LTO-4`.
+    pub fn words(&self) -> String {
+        self.plan(&mut FieldErrors::default())
+            .map_or_else(|| self.kind.id().to_string(), |plan| plan.target().words())
+    }
 }
 
 /// Parameters as written; every field has a default.
@@ -239,7 +209,7 @@ pub fn parse_json(text: &str) -> Result<CampaignSpec, FieldErrors> {
         };
         errors.add(
             path,
-            plain_words::plain_words(&error.into_inner().to_string()),
+            crate::plain_words::plain_words(&error.into_inner().to_string()),
         );
         errors
     })

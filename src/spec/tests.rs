@@ -359,5 +359,5 @@ fn tape_targets_take_a_known_model_and_sane_overrides() {
     let errors = plan(r#"{"kind": "tape", "model": "lto-4", "min_mb_s": 500}"#).expect_err("min");
     assert!(errors.0["target.min_mb_s"].contains("native"), "{errors}");
     let errors = plan(r#"{"kind": "null", "model": "lto-4"}"#).expect_err("model on null");
-    assert!(errors.0.contains_key("target"), "{errors}");
+    assert!(errors.0.contains_key("target.model"), "{errors}");
 }

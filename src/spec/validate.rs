@@ -192,66 +192,7 @@ impl CampaignSpec {
     }
 
     pub(super) fn target_plan(&self, errors: &mut FieldErrors) -> Option<TargetPlan> {
-        let path = self
-            .target
-            .path
-            .as_ref()
-            .filter(|path| !path.as_os_str().is_empty());
-        if self.target.kind != TargetKind::Tape && self.target.has_tape_settings() {
-            errors.add(
-                "target",
-                "model, drives and the drive figures belong to kind tape only",
-            );
-        }
-        match (self.target.kind, path) {
-            (TargetKind::Tape, None) => self.tape_plan(errors).map(TargetPlan::Tape),
-            (TargetKind::Tape, Some(_)) => {
-                errors.add(
-                    "target.path",
-                    "is not used with kind tape (the drive is emulated); remove it",
-                );
-                self.tape_plan(errors);
-                None
-            }
-            (TargetKind::Null, None) => Some(TargetPlan::Null),
-            (TargetKind::Null, Some(_)) => {
-                errors.add("target.path", "is not used with kind null; remove it");
-                None
-            }
-            (TargetKind::Dir, Some(path)) => Some(TargetPlan::Dir(path.clone())),
-            (TargetKind::Device, Some(path)) => Some(TargetPlan::Device(path.clone())),
-            (kind, None) => {
-                let kind = if kind == TargetKind::Dir {
-                    "dir"
-                } else {
-                    "device"
-                };
-                errors.add("target.path", format!("is required with kind {kind}"));
-                None
-            }
-        }
-    }
-
-    pub(super) fn tape_plan(&self, errors: &mut FieldErrors) -> Option<TapeConfig> {
-        let target = &self.target;
-        let before = errors.0.len();
-        let capacity_bytes = target
-            .capacity
-            .as_ref()
-            .and_then(|size| size_field(errors, "target.capacity", size));
-        let parsed = errors.0.len() == before;
-        let config = TapeRequest {
-            model: target.model.as_deref(),
-            drives: target.drives,
-            native_mb_s: target.native_mb_s,
-            min_mb_s: target.min_mb_s,
-            buffer_mb: target.buffer_mb,
-            reposition_s: target.reposition_s,
-            max_compression: target.max_compression,
-            capacity_bytes,
-        }
-        .resolve("target", errors);
-        config.filter(|_| parsed)
+        self.target.plan(errors)
     }
 
     pub(super) fn test_kinds(&self, errors: &mut FieldErrors) -> Vec<TestKind> {

@@ -74,6 +74,7 @@ fn run(position: usize, test: TestKind, buffers: u32, block: u64, streams: u32) 
             warnings: Vec::new(),
             error: None,
             tape: None,
+            striped: None,
             clients: None,
             partial: false,
             steady: None,
@@ -224,6 +225,39 @@ fn charts_of_500_runs_render_and_mark_the_sweep() {
             "one best point per test"
         );
     }
+}
+
+/// A sweep of block size alone (seed 001's transfer-size curve) runs along block size, on a
+/// log scale with the sizes as ticks, one line for the one setting of the rest.
+#[test]
+fn a_block_size_sweep_is_drawn_by_block_size() {
+    let runs: Vec<RunRecord> = [64u64, 128, 256, 320, 512, 640, 1280]
+        .iter()
+        .enumerate()
+        .map(|(index, kib)| run(index, TestKind::TapeWrite, 8, kib << 10, 1))
+        .collect();
+    let points = matrix::points(&runs);
+    assert!(matrix::is_sweep(&points));
+    let svg = charts::matrix_chart(&points, Some(TestKind::TapeWrite), Width::Wide)
+        .expect("matrix chart");
+    let doc = check_svg("matrix", &svg);
+    let text: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.is_text())
+        .filter_map(|n| n.text())
+        .map(str::trim)
+        .collect();
+    let all = text.join(" | ");
+    assert!(all.contains("by block size"), "{all}");
+    for tick in ["64 KiB", "256 KiB", "1 MiB"] {
+        assert!(text.contains(&tick), "tick {tick}: {all}");
+    }
+    assert_eq!(
+        text.iter().filter(|t| t.ends_with(" stream")).count(),
+        1,
+        "one line in the legend, for the one setting besides block size: {all}"
+    );
+    assert!(all.contains("8 buffers, 1 stream"), "{all}");
 }
 
 /// The sweep's heat map: a panel per stream count, a cell per buffers × block size with its

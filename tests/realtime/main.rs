@@ -15,5 +15,6 @@
 //! only when every reason is the machine's, never the run's.
 
 mod scenarios;
+mod striped;
 mod support;
 mod tape;

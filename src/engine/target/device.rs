@@ -12,10 +12,20 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use super::files::{
     NoFollowError, close_in_background, describe, open_dir_no_follow, sync_or_give_up,
 };
-use super::{Capabilities, Opening, Sink, Target};
+use super::{Capabilities, Opening, Settings, Sink, Target, TargetKind, path_only};
 use crate::engine::buffer::PAGE;
 use crate::engine::error::EngineError;
+use crate::engine::plan::TargetPlan;
 use crate::field_errors::FieldErrors;
+
+/// A spec's device target: a path, no settings.
+pub fn plan(
+    path: Option<&Path>,
+    settings: &Settings,
+    errors: &mut FieldErrors,
+) -> Option<TargetPlan> {
+    path_only(TargetKind::Device, path, settings, errors).map(TargetPlan::Device)
+}
 
 /// A raw device written sequentially from its start. Only opened when the caller allowed it.
 pub struct DeviceSink {
@@ -149,6 +159,10 @@ pub struct DeviceTarget<'a>(pub &'a Path);
 impl Target for DeviceTarget<'_> {
     fn capabilities(&self) -> Capabilities {
         Capabilities::HARDWARE
+    }
+
+    fn words(&self) -> String {
+        format!("device {}", self.0.display())
     }
 
     fn path(&self) -> Option<&Path> {

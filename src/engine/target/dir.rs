@@ -14,10 +14,20 @@ use super::files::{
     LAB_FILE_PREFIX, NoFollowError, close_in_background, create_file_in, describe,
     open_dir_no_follow, sync_or_give_up,
 };
-use super::{Capabilities, Opening, Sink, Target};
+use super::{Capabilities, Opening, Settings, Sink, Target, TargetKind, path_only};
 use crate::engine::buffer::PAGE;
 use crate::engine::error::EngineError;
+use crate::engine::plan::TargetPlan;
 use crate::field_errors::FieldErrors;
+
+/// A spec's directory target: a path, no settings.
+pub fn plan(
+    path: Option<&Path>,
+    settings: &Settings,
+    errors: &mut FieldErrors,
+) -> Option<TargetPlan> {
+    path_only(TargetKind::Dir, path, settings, errors).map(TargetPlan::Dir)
+}
 
 /// A file the lab creates in a target directory, written like a backup image and removed when
 /// the sink is dropped, whether the run succeeded, failed or was cancelled: its name at once,
@@ -112,6 +122,10 @@ pub struct DirTarget<'a>(pub &'a Path);
 impl Target for DirTarget<'_> {
     fn capabilities(&self) -> Capabilities {
         Capabilities::HARDWARE
+    }
+
+    fn words(&self) -> String {
+        format!("directory {}", self.0.display())
     }
 
     fn path(&self) -> Option<&Path> {

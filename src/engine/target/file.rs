@@ -48,6 +48,10 @@ impl Target for FileTarget<'_> {
         Capabilities::HARDWARE
     }
 
+    fn words(&self) -> String {
+        format!("file {}", self.0.display())
+    }
+
     fn path(&self) -> Option<&Path> {
         Some(self.0)
     }

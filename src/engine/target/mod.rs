@@ -1,15 +1,20 @@
-//! Targets: where the writers drain the ring. Each kind is one file: its `Sink` (how blocks
-//! are written) and its `Target` (what it can do, what it needs of the machine, how a run's
-//! sinks open). `TargetPlan::target` is the one place a kind is named; the engine, the survey
-//! and the checks ask a target's capabilities, never its kind.
+//! Targets: where the writers drain the ring. Each kind is one file: how a spec's target of
+//! that kind is read and checked (`plan`), its `Sink` (how blocks are written) and its `Target`
+//! (what it can do, what it needs of the machine, how a run's sinks open, how it is named).
+//! `TargetKind::plan` and `TargetPlan::target` below are the only places a kind is named; the
+//! engine, the survey, the checks and the pages ask a target's capabilities and words, never
+//! its kind.
 
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
 use super::error::EngineError;
 use super::plan::TargetPlan;
-use super::result::{RunResult, TapeFigures};
+use super::result::{RunResult, StripedFigures, TapeFigures};
 use crate::field_errors::FieldErrors;
 
 pub mod device;
@@ -17,6 +22,7 @@ pub mod dir;
 pub mod file;
 pub mod files;
 pub mod null;
+pub mod striped;
 pub mod tape;
 
 #[cfg(test)]
@@ -67,18 +73,23 @@ pub trait Sink: Send {
 pub enum SinkFigures {
     /// An emulated tape drive: streaming, repositioning, compression.
     Tape(TapeFigures),
+    /// One writer's share of an emulated striped volume: the whole volume's figures so far.
+    Striped(StripedFigures),
 }
 
 impl SinkFigures {
     /// Puts the figures of a run's sinks (one per writer) into its result.
     pub fn apply(all: &[SinkFigures], result: &mut RunResult) {
-        let drives: Vec<TapeFigures> = all
-            .iter()
-            .map(|figures| match figures {
-                SinkFigures::Tape(drive) => drive.clone(),
-            })
-            .collect();
-        result.tape = tape::combine(&drives);
+        let mut drives = Vec::new();
+        for figures in all {
+            match figures {
+                SinkFigures::Tape(drive) => drives.push(drive.clone()),
+                SinkFigures::Striped(volume) => result.striped = Some(volume.clone()),
+            }
+        }
+        if let Some(tape) = tape::combine(&drives) {
+            result.tape = Some(tape);
+        }
     }
 }
 
@@ -145,6 +156,163 @@ pub trait Target {
     }
     /// The sinks of one run: one per writer.
     fn open(&self, how: &Opening<'_>) -> Result<Vec<Box<dyn Sink>>, EngineError>;
+    /// The target in a few words, for pages and reports: `directory /srv/backup`.
+    fn words(&self) -> String;
+}
+
+/// A target kind's own settings as a spec gives them: every field of the spec's target but
+/// `kind` and `path`. Each kind reads them into a type of its own (`read_settings`).
+pub type Settings = serde_json::Map<String, serde_json::Value>;
+
+/// The kinds of target a campaign may name. Each is one module below; adding one is a
+/// variant here, its line in `plan` and its line in `TargetPlan::target`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    /// Files the lab creates under a directory and removes afterwards.
+    Dir,
+    /// Discards everything: the pipeline's own ceiling.
+    Null,
+    /// A raw device, written from its start; needs the caller's permission.
+    Device,
+    /// Emulated LTO tape drives, in real time.
+    Tape,
+    /// An emulated striped volume (disks, stripe unit, controllers), in real time.
+    Striped,
+}
+
+impl TargetKind {
+    /// Every kind, in the order forms and help list them.
+    pub const ALL: [TargetKind; 5] = [
+        TargetKind::Dir,
+        TargetKind::Null,
+        TargetKind::Device,
+        TargetKind::Tape,
+        TargetKind::Striped,
+    ];
+
+    /// The kind as a spec names it.
+    pub fn id(self) -> &'static str {
+        match self {
+            TargetKind::Dir => "dir",
+            TargetKind::Null => "null",
+            TargetKind::Device => "device",
+            TargetKind::Tape => "tape",
+            TargetKind::Striped => "striped",
+        }
+    }
+
+    /// The kind a spec names, if it is one.
+    pub fn from_id(id: &str) -> Option<TargetKind> {
+        TargetKind::ALL.into_iter().find(|kind| kind.id() == id)
+    }
+
+    /// A spec's target of this kind as the engine runs it, or `None` with every problem
+    /// recorded in `errors` under `target.…`.
+    pub fn plan(
+        self,
+        path: Option<&Path>,
+        settings: &Settings,
+        errors: &mut FieldErrors,
+    ) -> Option<TargetPlan> {
+        match self {
+            TargetKind::Dir => dir::plan(path, settings, errors),
+            TargetKind::Null => null::plan(path, settings, errors),
+            TargetKind::Device => device::plan(path, settings, errors),
+            TargetKind::Tape => tape::plan(path, settings, errors),
+            TargetKind::Striped => striped::plan(path, settings, errors),
+        }
+    }
+}
+
+/// Reads a kind's settings into its own type. A setting the kind does not have, or of the
+/// wrong type, is recorded under `target.NAME` in plain words.
+pub fn read_settings<T: DeserializeOwned>(
+    kind: TargetKind,
+    settings: &Settings,
+    errors: &mut FieldErrors,
+) -> Option<T> {
+    let value = serde_json::Value::Object(settings.clone());
+    serde_path_to_error::deserialize(value).map_or_else(
+        |error| {
+            let path = error.path().to_string();
+            let message = error.into_inner().to_string();
+            if let Some(field) = message
+                .strip_prefix("unknown field `")
+                .and_then(|rest| rest.split('`').next())
+            {
+                errors.add(
+                    format!("target.{field}"),
+                    format!("is not a setting of kind {}", kind.id()),
+                );
+            } else {
+                let path = if path == "." {
+                    "target".to_string()
+                } else {
+                    format!("target.{path}")
+                };
+                errors.add(path, crate::plain_words::plain_words(&message));
+            }
+            None
+        },
+        Some,
+    )
+}
+
+/// A kind that has no settings of its own: records each one given.
+pub fn no_settings(kind: TargetKind, settings: &Settings, errors: &mut FieldErrors) -> bool {
+    for name in settings.keys() {
+        errors.add(
+            format!("target.{name}"),
+            format!("is not a setting of kind {}", kind.id()),
+        );
+    }
+    settings.is_empty()
+}
+
+/// The path of a kind that takes a path and nothing else (a directory, a device).
+pub fn path_only(
+    kind: TargetKind,
+    path: Option<&Path>,
+    settings: &Settings,
+    errors: &mut FieldErrors,
+) -> Option<PathBuf> {
+    let no_settings = no_settings(kind, settings, errors);
+    let path = required_path(kind, path, errors)?;
+    no_settings.then_some(path)
+}
+
+/// The path a kind writes, which it requires.
+fn required_path(
+    kind: TargetKind,
+    path: Option<&Path>,
+    errors: &mut FieldErrors,
+) -> Option<PathBuf> {
+    let path = path.filter(|path| !path.as_os_str().is_empty());
+    if path.is_none() {
+        errors.add(
+            "target.path",
+            format!("is required with kind {}", kind.id()),
+        );
+    }
+    path.map(Path::to_path_buf)
+}
+
+/// A kind that writes no path: records one given.
+pub fn no_path(kind: TargetKind, path: Option<&Path>, errors: &mut FieldErrors) -> bool {
+    let given = path.is_some_and(|path| !path.as_os_str().is_empty());
+    if given {
+        let why = if kind == TargetKind::Null {
+            String::new()
+        } else {
+            " (it is emulated)".to_string()
+        };
+        errors.add(
+            "target.path",
+            format!("is not used with kind {}{why}; remove it", kind.id()),
+        );
+    }
+    !given
 }
 
 impl TargetPlan {
@@ -156,6 +324,7 @@ impl TargetPlan {
             TargetPlan::File(path) => Box::new(file::FileTarget(path)),
             TargetPlan::Device(path) => Box::new(device::DeviceTarget(path)),
             TargetPlan::Tape(config) => Box::new(tape::TapeTarget(config)),
+            TargetPlan::Striped(config) => Box::new(striped::StripedTarget(config)),
         }
     }
 }

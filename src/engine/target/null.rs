@@ -3,8 +3,21 @@
 use std::io;
 use std::path::Path;
 
-use super::{Capabilities, Opening, Sink, Target};
+use super::{Capabilities, Opening, Settings, Sink, Target, TargetKind, no_path, no_settings};
 use crate::engine::error::EngineError;
+use crate::engine::plan::TargetPlan;
+use crate::field_errors::FieldErrors;
+
+/// A spec's null target: no path, no settings.
+pub fn plan(
+    path: Option<&Path>,
+    settings: &Settings,
+    errors: &mut FieldErrors,
+) -> Option<TargetPlan> {
+    let no_path = no_path(TargetKind::Null, path, errors);
+    let no_settings = no_settings(TargetKind::Null, settings, errors);
+    (no_path && no_settings).then_some(TargetPlan::Null)
+}
 
 /// Discards everything: the ceiling of the pipeline itself.
 pub struct NullSink;
@@ -37,5 +50,9 @@ impl Target for NullTarget {
 
     fn open(&self, _how: &Opening<'_>) -> Result<Vec<Box<dyn Sink>>, EngineError> {
         Ok(vec![Box::new(NullSink)])
+    }
+
+    fn words(&self) -> String {
+        "null (discarded)".to_string()
     }
 }

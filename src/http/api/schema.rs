@@ -97,7 +97,7 @@ pub struct GeneratedSchema {
 }
 
 /// Where the data goes. `path` is required with `dir` and `device` and not used otherwise; the
-/// drive settings belong to `tape` only.
+/// drive settings belong to `tape` only, the disk and controller settings to `striped` only.
 #[derive(ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(as = TargetSpec)]
@@ -128,9 +128,31 @@ pub struct TargetSchema {
     max_compression: Option<f64>,
     /// Emulated tape: native bytes one cartridge holds; greater than 0.
     capacity: Option<Size>,
+    /// Emulated striped volume: disks in the stripe (default 4).
+    #[schema(minimum = 1, maximum = 256)]
+    disks: Option<u32>,
+    /// Emulated striped volume: one disk's rate (default 5).
+    #[schema(exclusive_minimum = 0.0, maximum = 100_000.0)]
+    disk_mb_s: Option<f64>,
+    /// Emulated striped volume: bytes under the head in one revolution (default 64K).
+    track: Option<Size>,
+    /// Emulated striped volume: bytes on one disk before the next, whole tracks (default one).
+    stripe_unit: Option<Size>,
+    /// Emulated striped volume: controllers, the disks split among them in order (default one
+    /// per four disks).
+    #[schema(minimum = 1, maximum = 256)]
+    controllers: Option<u32>,
+    /// Emulated striped volume: one controller's bandwidth (default 20).
+    #[schema(exclusive_minimum = 0.0, maximum = 100_000.0)]
+    controller_mb_s: Option<f64>,
+    /// Emulated striped volume: the wait before each stripe unit a write puts on a disk
+    /// (default one revolution).
+    #[schema(minimum = 0.0, maximum = 1000.0)]
+    rotational_delay_ms: Option<f64>,
 }
 
-/// The kinds of target: files under a directory, a discard sink, a raw device, emulated LTO.
+/// The kinds of target: files under a directory, a discard sink, a raw device, emulated LTO,
+/// an emulated striped volume.
 #[derive(ToSchema)]
 #[serde(rename_all = "snake_case")]
 #[schema(as = TargetKind)]
@@ -139,6 +161,7 @@ pub enum TargetKindSchema {
     Null,
     Device,
     Tape,
+    Striped,
 }
 
 /// Parameters; every one has a default. `buffers` × `block_size` is at most 4G.
@@ -414,6 +437,8 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use crate::engine::target::striped::StripedSettings;
+    use crate::engine::target::tape::TapeSettings;
     use crate::spec;
 
     /// A deserializer that only records what a type asks for: the fields of a struct or the
@@ -512,6 +537,37 @@ mod tests {
             .map_err(|e| e.to_string())
     }
 
+    /// A target parses when its kind has every setting given: the spec keeps a kind's
+    /// settings open until the kind reads them.
+    fn parse_target(value: Value) -> Result<(), String> {
+        let target: spec::TargetSpec = serde_json::from_value(value).map_err(|e| e.to_string())?;
+        let known = match target.kind {
+            spec::TargetKind::Tape => names_of::<TapeSettings>(),
+            spec::TargetKind::Striped => names_of::<StripedSettings>(),
+            _ => Vec::new(),
+        };
+        match target.settings.keys().find(|name| !known.contains(name)) {
+            Some(name) => Err(format!("{name} is not a setting of {}", target.kind.id())),
+            None => Ok(()),
+        }
+    }
+
+    fn target_names() -> Vec<String> {
+        let mut names = vec!["kind".to_string(), "path".to_string()];
+        names.extend(names_of::<TapeSettings>());
+        names.extend(names_of::<StripedSettings>());
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_striped_target_with_every_setting_parses() {
+        let target = json!({"kind": "striped", "disks": 10, "disk_mb_s": 5.0, "track": "64K",
+            "stripe_unit": "128K", "controllers": 3, "controller_mb_s": 20.0,
+            "rotational_delay_ms": 13.1});
+        parse_target(target).expect("every striped setting");
+    }
+
     fn structs() -> Vec<(&'static str, Vec<String>, Parse, &'static str)> {
         vec![
             (
@@ -532,12 +588,7 @@ mod tests {
                 parse::<spec::GeneratedSpec>,
                 "/source/generated",
             ),
-            (
-                "TargetSpec",
-                names_of::<spec::TargetSpec>(),
-                parse::<spec::TargetSpec>,
-                "/target",
-            ),
+            ("TargetSpec", target_names(), parse_target, "/target"),
             (
                 "ParamsSpec",
                 names_of::<spec::ParamsSpec>(),

@@ -17,12 +17,13 @@ pub struct FormSpec {
 }
 
 /// Presets offered above the form: id and label.
-pub const PRESETS: [(&str, &str); 5] = [
+pub const PRESETS: [(&str, &str); 6] = [
     ("bottleneck", "Bottleneck determination"),
     ("tuning", "Buffer × block tuning"),
     ("direct", "Direct I/O check"),
     ("network", "Network backup, 6–8 clients"),
     ("storage", "Storage layout (seed 001)"),
+    ("striped", "Striped volume model (seed 001)"),
 ];
 
 /// The form's values as text, plus the errors to show next to them.
@@ -38,6 +39,12 @@ pub struct CampaignForm {
     pub target_path: String,
     pub tape_model: String,
     pub tape_drives: String,
+    /// Emulated striped volume: disks, disk MB/s, stripe unit, controllers, controller MB/s.
+    pub striped_disks: String,
+    pub striped_disk_mb_s: String,
+    pub striped_stripe_unit: String,
+    pub striped_controllers: String,
+    pub striped_controller_mb_s: String,
     pub tests: Vec<String>,
     pub buffers: String,
     pub block_size: String,
@@ -78,6 +85,11 @@ impl CampaignForm {
             target_path: String::new(),
             tape_model: "lto-4".into(),
             tape_drives: "1".into(),
+            striped_disks: "10".into(),
+            striped_disk_mb_s: "5".into(),
+            striped_stripe_unit: "64K".into(),
+            striped_controllers: "3".into(),
+            striped_controller_mb_s: "20".into(),
             tests: TestKind::BOTTLENECK
                 .iter()
                 .map(|t| t.id().to_string())
@@ -131,6 +143,22 @@ impl CampaignForm {
                 form.duration_s = "10".into();
                 form.matrix_block_size = "64K, 128K, 256K, 512K, 1M, 2M, 4M, 8M".into();
             }
+            "striped" => {
+                // Seed 001's example volume, emulated: ten 5 MB/s disks with 64 KiB stripe
+                // units; the block-size sweep draws how the rate climbs until a request spans
+                // the whole 640 KiB stripe.
+                form.preset = "striped".into();
+                form.name = "Striped volume model (seed 001)".into();
+                form.repeat = "1".into();
+                form.target_kind = "striped".into();
+                form.source_kind = "generated".into();
+                form.source_paths = String::new();
+                form.tests = vec!["tape_write".into()];
+                form.streams = "1".into();
+                form.buffers = "8".into();
+                form.duration_s = "3".into();
+                form.matrix_block_size = "64K, 128K, 256K, 320K, 512K, 640K, 1280K, 2560K".into();
+            }
             "network" => {
                 // Seed 000: six to eight clients, two streams each, into two LTO-4 drives.
                 form.preset = "network".into();
@@ -166,6 +194,11 @@ impl CampaignForm {
                 "target_path" => form.target_path = value,
                 "tape_model" => form.tape_model = value,
                 "tape_drives" => form.tape_drives = value,
+                "striped_disks" => form.striped_disks = value,
+                "striped_disk_mb_s" => form.striped_disk_mb_s = value,
+                "striped_stripe_unit" => form.striped_stripe_unit = value,
+                "striped_controllers" => form.striped_controllers = value,
+                "striped_controller_mb_s" => form.striped_controller_mb_s = value,
                 "tests" => form.tests.push(value),
                 "buffers" => form.buffers = value,
                 "block_size" => form.block_size = value,
@@ -229,6 +262,22 @@ impl CampaignForm {
             target.insert("model".into(), json!(self.tape_model.trim()));
             if let Some(drives) = count(&self.tape_drives, "target.drives", &mut errors) {
                 target.insert("drives".into(), drives);
+            }
+        } else if self.target_kind == "striped" {
+            for (key, text, kind) in [
+                ("disks", &self.striped_disks, Kind::Count),
+                ("disk_mb_s", &self.striped_disk_mb_s, Kind::Number),
+                ("stripe_unit", &self.striped_stripe_unit, Kind::Size),
+                ("controllers", &self.striped_controllers, Kind::Count),
+                (
+                    "controller_mb_s",
+                    &self.striped_controller_mb_s,
+                    Kind::Number,
+                ),
+            ] {
+                if let Some(value) = kind.read(text, &format!("target.{key}"), &mut errors) {
+                    target.insert(key.into(), value);
+                }
             }
         } else if self.target_kind != "null" && !self.target_path.trim().is_empty() {
             target.insert("path".into(), json!(self.target_path.trim()));
@@ -327,6 +376,15 @@ impl CampaignForm {
 }
 
 /// The form field a spec path belongs to.
+/// The striped volume's settings the form offers, and their form fields.
+const STRIPED_FIELDS: [(&str, &str); 5] = [
+    ("disks", "striped_disks"),
+    ("disk_mb_s", "striped_disk_mb_s"),
+    ("stripe_unit", "striped_stripe_unit"),
+    ("controllers", "striped_controllers"),
+    ("controller_mb_s", "striped_controller_mb_s"),
+];
+
 fn form_field(path: &str) -> &'static str {
     let head = |prefix: &str| {
         path == prefix
@@ -347,6 +405,11 @@ fn form_field(path: &str) -> &'static str {
         "tape_model"
     } else if head("target.drives") {
         "tape_drives"
+    } else if let Some((_, field)) = STRIPED_FIELDS
+        .iter()
+        .find(|(setting, _)| head(&format!("target.{setting}")))
+    {
+        field
     } else if head("target") {
         "target_kind"
     } else if head("tests") {

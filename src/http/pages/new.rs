@@ -26,7 +26,7 @@ pub(super) struct NewTemplate {
     presets: Vec<(&'static str, &'static str)>,
     tests: Vec<(&'static str, &'static str)>,
     tape_models: Vec<(&'static str, String)>,
-    target_kinds: [(&'static str, &'static str); 4],
+    target_kinds: [(&'static str, &'static str); 5],
     error: Option<String>,
     needs_token: bool,
 }
@@ -53,6 +53,7 @@ pub(super) fn new_page(
             ("null", "null (discard)"),
             ("device", "device"),
             ("tape", "emulated tape"),
+            ("striped", "emulated striped volume"),
         ],
         tape_models: crate::spec::TAPE_MODELS
             .iter()

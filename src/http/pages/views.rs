@@ -9,7 +9,7 @@ use crate::engine::result::{RunResult, RunStatus};
 use crate::lab::CampaignView;
 use crate::matrix::{self, Point};
 use crate::spec::TestKind;
-use crate::spec::{CampaignSpec, RunParams, TargetKind, format_bytes, format_size};
+use crate::spec::{CampaignSpec, RunParams, format_bytes, format_size};
 use crate::store::{RunRecord, RunState};
 
 /// The report of one campaign.
@@ -590,28 +590,7 @@ pub fn source_words(spec: &CampaignSpec) -> String {
 
 /// Where a campaign writes, in a few words.
 pub fn target_words(spec: &CampaignSpec) -> String {
-    match spec.target.kind {
-        TargetKind::Null => "null (discarded)".to_string(),
-        TargetKind::Tape => format!(
-            "{} × emulated {}",
-            spec.target.drives.unwrap_or(1),
-            spec.target.model.as_deref().unwrap_or("?").to_uppercase()
-        ),
-        TargetKind::Dir => format!(
-            "directory {}",
-            spec.target
-                .path
-                .as_ref()
-                .map_or_else(String::new, |p| p.display().to_string())
-        ),
-        TargetKind::Device => format!(
-            "device {}",
-            spec.target
-                .path
-                .as_ref()
-                .map_or_else(String::new, |p| p.display().to_string())
-        ),
-    }
+    spec.target.words()
 }
 
 fn yes_no(value: bool) -> &'static str {

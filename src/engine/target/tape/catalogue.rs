@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::field_errors::FieldErrors;
+use crate::size::SizeInput;
 
 /// One emulated tape drive's figures, from its model with the spec's overrides.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -116,29 +117,34 @@ pub fn tape_model(name: &str) -> Option<&'static TapeModel> {
     TAPE_MODELS.iter().find(|model| model.id == id)
 }
 
-/// A tape target as a campaign asks for it: a model, and any of its figures overridden.
-#[derive(Debug, Clone, Default)]
-pub struct TapeRequest<'a> {
-    pub model: Option<&'a str>,
+/// A tape target's settings as a campaign gives them: a model, and any of its figures
+/// overridden.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TapeSettings {
+    /// The drive model (`lto-3` … `lto-9`, `ultrium-960`).
+    pub model: Option<String>,
+    /// How many drives, one writer each.
     pub drives: Option<u32>,
     pub native_mb_s: Option<f64>,
     pub min_mb_s: Option<f64>,
     pub buffer_mb: Option<f64>,
     pub reposition_s: Option<f64>,
     pub max_compression: Option<f64>,
-    pub capacity_bytes: Option<u64>,
+    /// Native bytes one cartridge holds.
+    pub capacity: Option<SizeInput>,
 }
 
 /// Most emulated drives one target may have.
 pub const MAX_DRIVES: u32 = 16;
 
-impl TapeRequest<'_> {
+impl TapeSettings {
     /// The drives' configuration, or `None` with every bad figure recorded in `errors` under
     /// `{prefix}.{field}`.
     pub fn resolve(&self, prefix: &str, errors: &mut FieldErrors) -> Option<TapeConfig> {
         let before = errors.0.len();
         let field = |name: &str| format!("{prefix}.{name}");
-        let model = match self.model {
+        let model = match self.model.as_deref() {
             None => {
                 errors.add(field("model"), "is required with kind tape (lto-3 … lto-9)");
                 None
@@ -184,9 +190,18 @@ impl TapeRequest<'_> {
         {
             errors.add(field("max_compression"), "must be between 1 and 10");
         }
-        if self.capacity_bytes == Some(0) {
-            errors.add(field("capacity"), "must be greater than 0");
-        }
+        let capacity_bytes = match self.capacity.as_ref().map(SizeInput::bytes) {
+            Some(Ok(0)) => {
+                errors.add(field("capacity"), "must be greater than 0");
+                None
+            }
+            Some(Err(message)) => {
+                errors.add(field("capacity"), message);
+                None
+            }
+            Some(Ok(bytes)) => Some(bytes),
+            None => None,
+        };
         let model = model?;
         let native = self.native_mb_s.unwrap_or(model.native_mb_s);
         let min = self.min_mb_s.unwrap_or(model.min_mb_s);
@@ -207,7 +222,7 @@ impl TapeRequest<'_> {
             buffer_bytes: (self.buffer_mb.unwrap_or(model.buffer_mb) * 1e6) as u64,
             reposition_s: self.reposition_s.unwrap_or(DEFAULT_REPOSITION_S),
             max_compression: self.max_compression.unwrap_or(model.max_compression),
-            capacity_bytes: self.capacity_bytes.unwrap_or(model.capacity_bytes),
+            capacity_bytes: capacity_bytes.unwrap_or(model.capacity_bytes),
         })
     }
 }

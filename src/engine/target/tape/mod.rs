@@ -10,13 +10,29 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::{Capabilities, Opening, Sink, SinkFigures, Target};
+use super::{
+    Capabilities, Opening, Settings, Sink, SinkFigures, Target, TargetKind, no_path, read_settings,
+};
 use crate::engine::error::EngineError;
+use crate::engine::plan::TargetPlan;
 use crate::engine::result::{TapeFigures, TargetReport};
+use crate::field_errors::FieldErrors;
 
 pub mod catalogue;
 
-pub use catalogue::TapeConfig;
+pub use catalogue::{TapeConfig, TapeSettings};
+
+/// A spec's tape target: no path; the model and its overrides checked against the catalogue.
+pub fn plan(
+    path: Option<&Path>,
+    settings: &Settings,
+    errors: &mut FieldErrors,
+) -> Option<TargetPlan> {
+    let no_path = no_path(TargetKind::Tape, path, errors);
+    let settings: TapeSettings = read_settings(TargetKind::Tape, settings, errors)?;
+    let config = settings.resolve("target", errors)?;
+    no_path.then_some(TargetPlan::Tape(config))
+}
 
 /// Bytes of each block compressed to measure how well the data compresses.
 const SAMPLE: usize = 64 << 10;
@@ -441,6 +457,14 @@ impl Target for TapeTarget<'_> {
         Ok((0..self.0.drives)
             .map(|index| Box::new(TapeSink::new(self.0, index as usize)) as Box<dyn Sink>)
             .collect())
+    }
+
+    fn words(&self) -> String {
+        format!(
+            "{} × emulated {}",
+            self.0.drives,
+            self.0.model.to_uppercase()
+        )
     }
 }
 
