@@ -13,9 +13,10 @@ use crate::analysis;
 use crate::engine::dataset::{self, DatasetRequest, Profile};
 use crate::engine::result::{Progress, RunResult, RunStatus};
 use crate::engine::{self, EngineSettings, RunControl, preflight, survey};
+use crate::field_errors::FieldErrors;
 use crate::report::{self, CampaignHeader, CampaignReport, render_table};
 use crate::spec::{
-    self, CampaignSpec, SizeInput, SourceSpec, TargetKind, TargetPlan, TargetSpec, format_size,
+    self, ByteSize, CampaignSpec, SourceSpec, TargetKind, TargetPlan, TargetSpec, format_size,
 };
 
 /// Exit status for a spec that does not validate.
@@ -354,13 +355,18 @@ fn serve(args: ServeArgs) -> ExitCode {
 }
 
 fn run(args: RunArgs) -> ExitCode {
-    let spec = match build_spec(&args) {
+    let mut flag_errors = FieldErrors::default();
+    let spec = match build_spec(&args, &mut flag_errors) {
         Ok(spec) => spec,
         Err(message) => return bad_spec(&message),
     };
     let mut plans = match spec.plan() {
-        Ok(plans) => plans,
-        Err(errors) => return bad_spec(&errors.to_string()),
+        Ok(plans) if flag_errors.is_empty() => plans,
+        Ok(_) => return bad_spec(&flag_errors.to_string()),
+        Err(mut errors) => {
+            errors.extend(flag_errors);
+            return bad_spec(&errors.to_string());
+        }
     };
     // The engine follows no link on a target's path; the operator's own path is resolved once,
     // here, as the lab resolves a submitted one.
@@ -446,8 +452,16 @@ fn parse_duration(text: &str) -> Result<spec::DurationInput, String> {
         .map_err(|_| format!("'{text}' is neither a number of seconds nor \"auto\""))
 }
 
-/// The spec from the file (or defaults), with every flag applied on top.
-fn build_spec(args: &RunArgs) -> Result<CampaignSpec, String> {
+/// The spec from the file (or defaults), with every flag applied on top. A size flag that is
+/// not a size is recorded in `flag_errors` under its spec field and left at its default, so
+/// the spec's own checks still name every other mistake.
+fn build_spec(args: &RunArgs, flag_errors: &mut FieldErrors) -> Result<CampaignSpec, String> {
+    let mut size_flag = |field: &str, text: &str, stand_in: u64| {
+        ByteSize::parse(text).unwrap_or_else(|message| {
+            flag_errors.add(field, message);
+            ByteSize::new(stand_in)
+        })
+    };
     let mut spec = match &args.spec {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -478,7 +492,7 @@ fn build_spec(args: &RunArgs) -> Result<CampaignSpec, String> {
         spec.source = SourceSpec {
             paths: None,
             generated: Some(spec::GeneratedSpec {
-                size: SizeInput::Text(size.clone()),
+                size: size_flag("source.generated.size", size, 1 << 30),
                 compress_ratio: args.compress_ratio.unwrap_or(2.0),
             }),
             agents: None,
@@ -498,7 +512,7 @@ fn build_spec(args: &RunArgs) -> Result<CampaignSpec, String> {
         params.buffers = buffers;
     }
     if let Some(block_size) = &args.block_size {
-        params.block_size = SizeInput::Text(block_size.clone());
+        params.block_size = size_flag("params.block_size", block_size, 256 << 10);
     }
     if args.streams.is_some() {
         params.streams = args.streams;
@@ -516,7 +530,7 @@ fn build_spec(args: &RunArgs) -> Result<CampaignSpec, String> {
         params.compress_ratio = Some(ratio);
     }
     if let Some(size) = &args.size {
-        params.size = Some(SizeInput::Text(size.clone()));
+        params.size = Some(size_flag("params.size", size, 1 << 30));
     }
     if args.duration_s.is_some() {
         params.duration_s = args.duration_s;

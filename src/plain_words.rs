@@ -37,9 +37,6 @@ pub fn plain_words(message: &str) -> String {
     if let Some(field) = message.strip_prefix("missing field ") {
         return format!("{} is missing", unquote(field));
     }
-    if message.contains("untagged enum SizeInput") {
-        return "must be a size such as 65536, 64K, 1M or 2G".to_string();
-    }
     if message.contains("untagged enum DurationInput") {
         return "must be a number of seconds, such as 10, or \"auto\"".to_string();
     }
@@ -129,9 +126,5 @@ mod tests {
             "bufers is not a field here (the fields are: buffers, block_size)"
         );
         assert_eq!(plain_words("missing field `target`"), "target is missing");
-        assert_eq!(
-            plain_words("data did not match any variant of untagged enum SizeInput"),
-            "must be a size such as 65536, 64K, 1M or 2G"
-        );
     }
 }

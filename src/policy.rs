@@ -185,14 +185,13 @@ impl Policy {
             return errors;
         };
         if let Some(generated) = &spec.source.generated
-            && let Ok(bytes) = generated.size.bytes()
-            && bytes > self.max_size
+            && generated.size.bytes() > self.max_size
         {
             errors.add(
                 "source.generated.size",
                 format!(
                     "{} is more than this lab allows per run ({}, --max-size)",
-                    format_size(bytes),
+                    format_size(generated.size.bytes()),
                     format_size(self.max_size)
                 ),
             );

@@ -1,33 +1,91 @@
-//! Sizes as users write them (`256K`, `1G`, or bytes), parsed once, and printed back.
+//! Sizes as users write them (`256K`, `1G`, or bytes), parsed once into a typed byte size, and
+//! printed back.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// A size as a user writes it: a byte count or a string such as `64K` or `2GiB`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(untagged)]
-pub enum SizeInput {
-    Bytes(u64),
-    Text(String),
+/// A size in bytes as a spec gives it: a byte count, or text such as `64K` or `2GiB` (binary
+/// multiples). It is parsed once, when the spec is read, so a size that is not one is refused
+/// there with its field's path; it is written back as it was given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ByteSize {
+    bytes: u64,
+    /// The text it was given as, if it was text.
+    text: Option<String>,
 }
 
-impl SizeInput {
-    /// The size in bytes, or why the text is not a size.
-    pub fn bytes(&self) -> Result<u64, String> {
-        match self {
-            SizeInput::Bytes(n) => Ok(*n),
-            SizeInput::Text(text) => parse_size(text),
+impl ByteSize {
+    /// A size given as a byte count.
+    pub fn new(bytes: u64) -> Self {
+        Self { bytes, text: None }
+    }
+
+    /// A size given as text: `64K`, `1G`, `65536`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        Ok(Self {
+            bytes: parse_size(text)?,
+            text: Some(text.to_string()),
+        })
+    }
+
+    /// The size in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl fmt::Display for ByteSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.text {
+            Some(text) => f.write_str(text),
+            None => write!(f, "{}", self.bytes),
         }
     }
 }
 
-impl fmt::Display for SizeInput {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SizeInput::Bytes(n) => write!(f, "{n}"),
-            SizeInput::Text(text) => f.write_str(text),
+impl Serialize for ByteSize {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.text {
+            Some(text) => serializer.serialize_str(text),
+            None => serializer.serialize_u64(self.bytes),
         }
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteSize {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct SizeVisitor;
+
+        impl serde::de::Visitor<'_> for SizeVisitor {
+            type Value = ByteSize;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a size such as 65536, 64K, 1M or 2G")
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, bytes: u64) -> Result<ByteSize, E> {
+                Ok(ByteSize::new(bytes))
+            }
+
+            fn visit_i64<E: serde::de::Error>(self, value: i64) -> Result<ByteSize, E> {
+                u64::try_from(value)
+                    .map(ByteSize::new)
+                    .map_err(|_| E::custom(format!("{value} is not a size (a size is 0 or more)")))
+            }
+
+            fn visit_f64<E: serde::de::Error>(self, value: f64) -> Result<ByteSize, E> {
+                Err(E::custom(format!(
+                    "{value} is not a size (a whole number of bytes, or e.g. 64K, 1M, 2G)"
+                )))
+            }
+
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<ByteSize, E> {
+                ByteSize::parse(text).map_err(E::custom)
+            }
+        }
+
+        deserializer.deserialize_any(SizeVisitor)
     }
 }
 

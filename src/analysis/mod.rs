@@ -278,10 +278,11 @@ fn row(test: TestKind, figure: Option<&TestFigure<'_>>, yes_row: Option<TestKind
     let run = figure.map(|figure| figure.run);
     VerdictRow {
         test,
-        label: match (run.and_then(|run| run.tape.as_ref()), test) {
-            (Some(tape), TestKind::TapeWrite | TestKind::FullBackup | TestKind::NetworkBackup) => {
-                format!("{} ({})", test.label(), words::drives(&drives(tape)))
-            }
+        label: match (run.and_then(RunResult::target_report), test) {
+            (
+                Some(report),
+                TestKind::TapeWrite | TestKind::FullBackup | TestKind::NetworkBackup,
+            ) => format!("{} ({})", test.label(), report.device),
             _ => test.label().to_string(),
         },
         mb_per_s: figure.map(|figure| figure.mb_per_s),

@@ -159,6 +159,9 @@ pub struct ClientFigures {
 pub struct TargetReport {
     /// What reported them: `emulated LTO-4 × 2`.
     pub reporter: String,
+    /// The device the figures are of, in a few words for a table row: `2 emulated LTO-4
+    /// drives`, `emulated striped volume`.
+    pub device: String,
     /// Each figure as a short phrase: `compression 2.00:1`, `3 backhitches`.
     pub figures: Vec<String>,
 }

@@ -28,10 +28,8 @@ impl CampaignSpec {
 
         if let Some(sizes) = self.matrix.as_ref().and_then(|m| m.block_size.as_ref()) {
             for (index, size) in sizes.iter().enumerate() {
-                if let Ok(bytes) = size.bytes() {
-                    let field = format!("matrix.block_size[{index}]");
-                    check_block_size(&mut errors, &field, self.params.direct, bytes);
-                }
+                let field = format!("matrix.block_size[{index}]");
+                check_block_size(&mut errors, &field, self.params.direct, size.bytes());
             }
         }
         if let Some(base) = &base {

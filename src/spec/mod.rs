@@ -82,7 +82,7 @@ pub struct SourceSpec {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct GeneratedSpec {
-    pub size: SizeInput,
+    pub size: ByteSize,
     #[serde(default = "default_compress_ratio")]
     pub compress_ratio: f64,
 }
@@ -132,7 +132,7 @@ impl TargetSpec {
 #[serde(deny_unknown_fields, default)]
 pub struct ParamsSpec {
     pub buffers: u32,
-    pub block_size: SizeInput,
+    pub block_size: ByteSize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub streams: Option<u32>,
     pub direct: bool,
@@ -143,7 +143,7 @@ pub struct ParamsSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compress_ratio: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub size: Option<SizeInput>,
+    pub size: Option<ByteSize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_s: Option<DurationInput>,
     /// Run for the whole duration, reading a small source again until it is up (fio's
@@ -165,7 +165,7 @@ impl Default for ParamsSpec {
     fn default() -> Self {
         Self {
             buffers: 32,
-            block_size: SizeInput::Text("256K".into()),
+            block_size: ByteSize::parse("256K").expect("a size"),
             streams: None,
             direct: false,
             cold_cache: true,
@@ -188,7 +188,7 @@ pub struct MatrixSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub buffers: Option<Vec<u32>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub block_size: Option<Vec<SizeInput>>,
+    pub block_size: Option<Vec<ByteSize>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streams: Option<Vec<u32>>,
     /// Network backup only: client counts to sweep.
@@ -196,23 +196,78 @@ pub struct MatrixSpec {
     pub clients: Option<Vec<u32>>,
 }
 
-/// Parses a spec from JSON; a syntax or type error names the field it happened at.
+/// Most fields of the wrong type or form one reading of a spec names.
+const MAX_TYPE_ERRORS: usize = 64;
+
+/// Parses a spec from JSON. Every field of the wrong type or form (a size that is not a size,
+/// a count that is text) is named at its path, not only the first: each is set aside in turn
+/// and the rest read again; when the rest then reads, the rules of the fields it has are
+/// checked too, so one answer names every mistake.
 pub fn parse_json(text: &str) -> Result<CampaignSpec, FieldErrors> {
-    let deserializer = &mut serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(deserializer).map_err(|error| {
-        let path = error.path().to_string();
-        let mut errors = FieldErrors::default();
-        let path = if path == "." {
-            "spec".to_string()
-        } else {
-            path
-        };
-        errors.add(
-            path,
-            crate::plain_words::plain_words(&error.into_inner().to_string()),
-        );
-        errors
-    })
+    let mut errors = FieldErrors::default();
+    let mut value: serde_json::Value = match serde_json::from_str(text) {
+        Ok(value) => value,
+        Err(error) => {
+            errors.add("spec", crate::plain_words::plain_words(&error.to_string()));
+            return Err(errors);
+        }
+    };
+    for _ in 0..MAX_TYPE_ERRORS {
+        match serde_path_to_error::deserialize::<_, CampaignSpec>(&value) {
+            Ok(spec) if errors.is_empty() => return Ok(spec),
+            Ok(spec) => {
+                if let Err(rules) = spec.plan() {
+                    errors.extend(rules);
+                }
+                return Err(errors);
+            }
+            Err(error) => {
+                let path = error.path().clone();
+                let shown = path.to_string();
+                let shown = if shown == "." {
+                    "spec".to_string()
+                } else {
+                    shown
+                };
+                errors.add(
+                    shown,
+                    crate::plain_words::plain_words(&error.into_inner().to_string()),
+                );
+                if !set_aside(&mut value, &path) {
+                    return Err(errors);
+                }
+            }
+        }
+    }
+    Err(errors)
+}
+
+/// Removes the field a type error was found at (the whole list, for an item of one), so the
+/// rest of the spec can be read; false when there is no such field to remove (the error is
+/// about the spec as a whole, or a field that is missing).
+fn set_aside(value: &mut serde_json::Value, path: &serde_path_to_error::Path) -> bool {
+    use serde_path_to_error::Segment;
+    let keys: Vec<&str> = path
+        .iter()
+        .map_while(|segment| match segment {
+            Segment::Map { key } => Some(key.as_str()),
+            _ => None,
+        })
+        .collect();
+    let Some((last, parents)) = keys.split_last() else {
+        return false;
+    };
+    let mut object = value;
+    for key in parents {
+        match object.get_mut(*key) {
+            Some(inner) => object = inner,
+            None => return false,
+        }
+    }
+    object
+        .as_object_mut()
+        .and_then(|fields| fields.remove(*last))
+        .is_some()
 }
 
 fn all_test_names() -> Vec<String> {

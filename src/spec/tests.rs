@@ -183,14 +183,16 @@ fn an_auto_duration_runs_time_based_until_steady_within_a_cap() {
 
 #[test]
 fn every_bad_field_is_reported() {
-    let spec = spec(
+    // A size that is not one is refused when the spec is read; the rest is still checked.
+    let errors = parse_json(
         r#"{"source": {"paths": []}, "target": {"kind": "dir"},
             "tests": ["tape_write", "fast_test"],
             "params": {"buffers": 0, "block_size": "1000", "direct": true, "size": "1Q",
-                       "compress_ratio": 0.5, "duration_s": -1},
+                       "compress_ratio": 0.5, "duration_s": -1, "streams": "four"},
+            "matrix": {"block_size": ["64K", "lots"]},
             "repeat": 0}"#,
-    );
-    let errors = spec.plan().expect_err("invalid");
+    )
+    .expect_err("invalid");
     let fields: Vec<&str> = errors.0.keys().map(String::as_str).collect();
     for expected in [
         "source.paths",
@@ -199,8 +201,10 @@ fn every_bad_field_is_reported() {
         "params.buffers",
         "params.block_size",
         "params.size",
+        "params.streams",
         "params.compress_ratio",
         "params.duration_s",
+        "matrix.block_size[1]",
         "repeat",
     ] {
         assert!(
@@ -360,4 +364,36 @@ fn tape_targets_take_a_known_model_and_sane_overrides() {
     assert!(errors.0["target.min_mb_s"].contains("native"), "{errors}");
     let errors = plan(r#"{"kind": "null", "model": "lto-4"}"#).expect_err("model on null");
     assert!(errors.0.contains_key("target.model"), "{errors}");
+}
+
+#[test]
+fn a_size_is_parsed_once_when_the_spec_is_read_and_written_back_as_given() {
+    let spec = parse_json(
+        r#"{"source": {"generated": {"size": "1G"}}, "target": {"kind": "null"},
+            "params": {"block_size": "64K", "size": 1048576}}"#,
+    )
+    .expect("parses");
+    assert_eq!(spec.params.block_size.bytes(), 64 << 10);
+    let written = serde_json::to_value(&spec).expect("serializes");
+    assert_eq!(written["params"]["block_size"], "64K");
+    assert_eq!(written["params"]["size"], 1_048_576);
+    for (size, words) in [
+        (r#""12Q""#, "unknown unit 'Q'"),
+        ("-4", "not a size"),
+        ("1.5", "not a size"),
+        (r#""""#, "not a size"),
+    ] {
+        let text = format!(
+            r#"{{"source": {{"paths": ["/a"]}}, "target": {{"kind": "null"}},
+                "params": {{"block_size": {size}}}}}"#
+        );
+        let errors = parse_json(&text).expect_err("not a size");
+        assert!(
+            errors
+                .0
+                .get("params.block_size")
+                .is_some_and(|m| m.contains(words)),
+            "{size}: {errors}"
+        );
+    }
 }

@@ -126,7 +126,7 @@ impl CampaignSpec {
                     .params
                     .size
                     .as_ref()
-                    .and_then(|size| size.bytes().ok())
+                    .map(ByteSize::bytes)
                     .filter(|&size| size > 0)
                     .unwrap_or(DEFAULT_GENERATED_SIZE),
                 compress_ratio: self
@@ -165,15 +165,11 @@ impl CampaignSpec {
             }
             (None, Some(generated)) => {
                 let size = match generated.size.bytes() {
-                    Ok(0) => {
+                    0 => {
                         errors.add("source.generated.size", "must be greater than 0");
                         None
                     }
-                    Ok(size) => Some(size),
-                    Err(message) => {
-                        errors.add("source.generated.size", message);
-                        None
-                    }
+                    size => Some(size),
                 };
                 let ratio_ok = check_ratio(
                     errors,
@@ -232,10 +228,8 @@ impl CampaignSpec {
         if !(1..=1024).contains(&params.buffers) {
             errors.add("params.buffers", "must be between 1 and 1024");
         }
-        let block_size = size_field(errors, "params.block_size", &params.block_size);
-        if let Some(block_size) = block_size {
-            check_block_size(errors, "params.block_size", params.direct, block_size);
-        }
+        let block_size = params.block_size.bytes();
+        check_block_size(errors, "params.block_size", params.direct, block_size);
         let streams = match params.streams {
             Some(streams) => streams,
             None => match source {
@@ -249,12 +243,12 @@ impl CampaignSpec {
         if let Some(ratio) = params.compress_ratio {
             check_ratio(errors, "params.compress_ratio", ratio);
         }
-        let size = params.size.as_ref().and_then(|size| {
-            let bytes = size_field(errors, "params.size", size)?;
+        let size = params.size.as_ref().map(|size| {
+            let bytes = size.bytes();
             if bytes == 0 {
                 errors.add("params.size", "must be greater than 0");
             }
-            Some(bytes)
+            bytes
         });
         if let Some(DurationInput::Seconds(duration)) = params.duration_s
             && !(duration > 0.0 && duration <= 86_400.0)
@@ -275,7 +269,7 @@ impl CampaignSpec {
         }
         Some(RunParams {
             buffers: params.buffers,
-            block_size: block_size?,
+            block_size,
             streams,
             direct: params.direct,
             cold_cache: params.cold_cache,
@@ -471,12 +465,7 @@ impl CampaignSpec {
         }
         let block_sizes: Vec<Option<u64>> = values(errors, "matrix.block_size", &matrix.block_size)
             .into_iter()
-            .enumerate()
-            .map(|(index, value)| {
-                value.and_then(|value| {
-                    size_field(errors, &format!("matrix.block_size[{index}]"), &value)
-                })
-            })
+            .map(|value| value.map(|value| value.bytes()))
             .collect();
         // Checked with the rest of the network settings.
         let clients: Vec<Option<u32>> = match &matrix.clients {
@@ -506,16 +495,6 @@ pub fn check_agent_name(name: &str) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-pub(super) fn size_field(errors: &mut FieldErrors, field: &str, input: &SizeInput) -> Option<u64> {
-    match input.bytes() {
-        Ok(bytes) => Some(bytes),
-        Err(message) => {
-            errors.add(field, message);
-            None
-        }
-    }
 }
 
 pub(super) fn check_ratio(errors: &mut FieldErrors, field: &str, ratio: f64) -> bool {

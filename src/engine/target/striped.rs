@@ -24,7 +24,7 @@ use crate::engine::error::EngineError;
 use crate::engine::plan::TargetPlan;
 use crate::engine::result::{StripedFigures, TargetReport};
 use crate::field_errors::FieldErrors;
-use crate::size::{SizeInput, format_bytes};
+use crate::size::{ByteSize, format_bytes};
 
 /// Longest single sleep while waiting for the disks, so a cancel is seen quickly.
 const MAX_NAP: Duration = Duration::from_millis(50);
@@ -44,10 +44,10 @@ pub struct StripedSettings {
     /// One disk's media rate, MB/s (10^6 bytes).
     pub disk_mb_s: Option<f64>,
     /// Bytes that pass under the head in one revolution.
-    pub track: Option<SizeInput>,
+    pub track: Option<ByteSize>,
     /// Bytes placed on one disk before the next: a whole number of tracks; one track unless
     /// given.
-    pub stripe_unit: Option<SizeInput>,
+    pub stripe_unit: Option<ByteSize>,
     /// Controllers; the disks are split among them in order. One per four disks unless given.
     pub controllers: Option<u32>,
     /// One controller's bandwidth, MB/s.
@@ -107,18 +107,14 @@ pub fn plan(
     };
     let disk_mb_s = rate("disk_mb_s", settings.disk_mb_s, 5.0);
     let controller_mb_s = rate("controller_mb_s", settings.controller_mb_s, 20.0);
-    let mut size = |name: &str, value: Option<&SizeInput>| match value.map(SizeInput::bytes) {
+    let mut size = |name: &str, value: Option<&ByteSize>| match value.map(ByteSize::bytes) {
         None => None,
-        Some(Ok(bytes)) if (512..=(64 << 20)).contains(&bytes) && bytes % 512 == 0 => Some(bytes),
-        Some(Ok(_)) => {
+        Some(bytes) if (512..=(64 << 20)).contains(&bytes) && bytes % 512 == 0 => Some(bytes),
+        Some(_) => {
             errors.add(
                 format!("target.{name}"),
                 "must be a multiple of 512 bytes between 512 and 64M",
             );
-            None
-        }
-        Some(Err(message)) => {
-            errors.add(format!("target.{name}"), message);
             None
         }
     };
@@ -353,6 +349,7 @@ impl StripedFigures {
             ));
         }
         TargetReport {
+            device: "emulated striped volume".to_string(),
             reporter: format!(
                 "emulated striped volume, {} × {} MB/s disks, {} units",
                 self.disks,

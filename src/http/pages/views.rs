@@ -159,7 +159,7 @@ impl PlannerView {
             .filter(|bytes| *bytes > 0)
             .or_else(|| {
                 let generated = view.spec.source.generated.as_ref()?;
-                generated.size.bytes().ok()
+                Some(generated.size.bytes())
             });
         let (data, window) = match asked {
             Some((data, window)) => (data.trim().to_string(), window.trim().to_string()),
@@ -518,7 +518,7 @@ fn spec_lines(spec: &CampaignSpec) -> Vec<(String, String)> {
     let mut params = format!(
         "{} buffers × {}, {}, direct {}, cold cache {}, fsync {}",
         p.buffers,
-        p.block_size.bytes().map_or_else(|e| e, format_bytes),
+        format_bytes(p.block_size.bytes()),
         p.streams
             .map_or_else(|| "default streams".to_string(), |s| format!("{s} streams")),
         yes_no(p.direct),
@@ -526,10 +526,7 @@ fn spec_lines(spec: &CampaignSpec) -> Vec<(String, String)> {
         yes_no(p.fsync)
     );
     if let Some(size) = &p.size {
-        params.push_str(&format!(
-            ", at most {} per run",
-            size.bytes().map_or_else(|e| e, format_bytes)
-        ));
+        params.push_str(&format!(", at most {} per run", format_bytes(size.bytes())));
     }
     match p.duration_s {
         Some(crate::spec::DurationInput::Seconds(duration)) if p.time_based => {
@@ -550,10 +547,7 @@ fn spec_lines(spec: &CampaignSpec) -> Vec<(String, String)> {
             parts.push(format!("buffers {buffers:?}"));
         }
         if let Some(sizes) = &matrix.block_size {
-            let sizes: Vec<String> = sizes
-                .iter()
-                .map(|s| s.bytes().map_or_else(|e| e, format_bytes))
-                .collect();
+            let sizes: Vec<String> = sizes.iter().map(|s| format_bytes(s.bytes())).collect();
             parts.push(format!("block size [{}]", sizes.join(", ")));
         }
         if let Some(streams) = &matrix.streams {
@@ -577,7 +571,7 @@ pub fn source_words(spec: &CampaignSpec) -> String {
             .join(", "),
         (None, Some(generated)) => format!(
             "generated, {} at {}:1",
-            generated.size.bytes().map_or_else(|e| e, format_bytes),
+            format_bytes(generated.size.bytes()),
             generated.compress_ratio
         ),
         (None, None) => "generated data".to_string(),

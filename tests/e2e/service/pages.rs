@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::lab::{Lab, LabOptions};
 
@@ -275,6 +275,58 @@ async fn emulated_tape_figures_survive_the_store_and_say_emulated_everywhere() {
         .as_str()
         .unwrap_or("");
     assert!(label.contains("emulated"), "{label}");
+}
+
+/// A target kind added as one file shows on every page without the pages knowing it: the
+/// striped volume's words, its own figures and its row label come from the kind.
+#[tokio::test]
+async fn an_emulated_striped_volume_names_itself_and_its_figures_everywhere() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let id = lab
+        .submit(&json!({
+            "name": "stripe",
+            "source": {"generated": {"size": "20M"}},
+            "target": {"kind": "striped", "disks": 10, "disk_mb_s": 50, "stripe_unit": "64K",
+                       "controllers": 10},
+            "tests": ["tape_write"],
+            "params": {"block_size": "320K", "streams": 1, "duration_s": 2}
+        }))
+        .await;
+    let campaign = lab
+        .wait_status(&id, &["done"], Duration::from_secs(60))
+        .await;
+    let volume = &campaign["runs"][0]["result"]["striped"];
+    assert_eq!(volume["emulated"], true, "{campaign}");
+    assert_eq!(volume["disks_per_request"], 5.0, "{volume}");
+    let page = lab.get_text(&format!("/campaigns/{id}")).await;
+    for words in [
+        "emulated striped volume, 10 × 50 MB/s disks, 64 KiB stripe unit (640 KiB wide)",
+        "5.0 of 10 disks per request",
+        "Target write (emulated striped volume)",
+    ] {
+        assert!(page.contains(words), "the page says {words:?}");
+    }
+    let verdict = lab
+        .get_json(&format!("/api/campaigns/{id}/bottleneck"))
+        .await;
+    assert_eq!(
+        verdict["bottleneck"]["rows"][0]["label"], "Target write (emulated striped volume)",
+        "{verdict}"
+    );
+    // A setting of another kind is named, with the kind it does not belong to.
+    let response = lab
+        .post_json(
+            "/api/campaigns",
+            &json!({"source": {"generated": {"size": "1M"}},
+                    "target": {"kind": "striped", "model": "lto-4", "disks": 0}}),
+        )
+        .await;
+    assert_eq!(response.status(), 422);
+    let body: Value = response.json().await.expect("JSON body");
+    assert_eq!(
+        body["fields"]["target.model"], "is not a setting of kind striped",
+        "{body}"
+    );
 }
 
 #[tokio::test]

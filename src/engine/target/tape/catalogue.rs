@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::field_errors::FieldErrors;
-use crate::size::SizeInput;
+use crate::size::ByteSize;
 
 /// One emulated tape drive's figures, from its model with the spec's overrides.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -132,7 +132,7 @@ pub struct TapeSettings {
     pub reposition_s: Option<f64>,
     pub max_compression: Option<f64>,
     /// Native bytes one cartridge holds.
-    pub capacity: Option<SizeInput>,
+    pub capacity: Option<ByteSize>,
 }
 
 /// Most emulated drives one target may have.
@@ -190,18 +190,10 @@ impl TapeSettings {
         {
             errors.add(field("max_compression"), "must be between 1 and 10");
         }
-        let capacity_bytes = match self.capacity.as_ref().map(SizeInput::bytes) {
-            Some(Ok(0)) => {
-                errors.add(field("capacity"), "must be greater than 0");
-                None
-            }
-            Some(Err(message)) => {
-                errors.add(field("capacity"), message);
-                None
-            }
-            Some(Ok(bytes)) => Some(bytes),
-            None => None,
-        };
+        let capacity_bytes = self.capacity.as_ref().map(ByteSize::bytes);
+        if capacity_bytes == Some(0) {
+            errors.add(field("capacity"), "must be greater than 0");
+        }
         let model = model?;
         let native = self.native_mb_s.unwrap_or(model.native_mb_s);
         let min = self.min_mb_s.unwrap_or(model.min_mb_s);

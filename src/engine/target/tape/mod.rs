@@ -438,7 +438,13 @@ impl TapeFigures {
         if self.end_of_tape {
             figures.push("end of tape".to_string());
         }
+        let device = if self.drives == 1 {
+            format!("emulated {} drive", self.model)
+        } else {
+            format!("{} emulated {} drives", self.drives, self.model)
+        };
         TargetReport {
+            device,
             reporter: format!("emulated {} × {}", self.model, self.drives),
             figures,
         }
