@@ -147,6 +147,10 @@ struct RunArgs {
     /// Device the campaign may overwrite (needed for a device target).
     #[arg(long = "allow-device", value_name = "PATH")]
     allow_devices: Vec<PathBuf>,
+    /// Directory the restore test writes its files into (in a directory of its own, removed
+    /// afterwards).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    restore_to: PathBuf,
     /// Print the machine-readable result to stdout instead of the table.
     #[arg(long)]
     json: bool,
@@ -390,6 +394,7 @@ fn run(args: RunArgs) -> ExitCode {
     let settings = EngineSettings {
         allow_devices: args.allow_devices.clone(),
         network: Some(Arc::new(crate::net::Clients::loopback())),
+        restore_dir: args.restore_to.clone(),
     };
     let mut runs: Vec<RunResult> = Vec::with_capacity(plans.len());
     for (index, plan) in plans.iter().enumerate() {

@@ -199,6 +199,8 @@ pub fn main(operands: &[String]) -> std::process::ExitCode {
     let settings = EngineSettings {
         allow_devices: Vec::new(),
         network: None,
+        // lmdd reads or writes a file; it never restores.
+        restore_dir: PathBuf::from("."),
     };
     let result = engine::execute(&plan, &settings, &control);
     for warning in &result.warnings {

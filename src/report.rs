@@ -76,6 +76,9 @@ pub fn render_table(report: &CampaignReport) -> String {
     if let Some(window) = verdict.backup_window_s {
         let _ = writeln!(out, "Backup window: {}", format_duration(window));
     }
+    if let Some(restore) = &verdict.restore_words {
+        let _ = writeln!(out, "{restore}");
+    }
     for recommendation in &verdict.recommendations {
         let _ = writeln!(out, "  - {recommendation}");
     }

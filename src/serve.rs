@@ -122,7 +122,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
             path: config.db.display().to_string(),
             source,
         })?;
-    recover(&store).await;
+    recover(&store, &data_dir).await;
 
     let token: Option<Arc<str>> = config.token.as_deref().map(Arc::from);
     let datalink =
@@ -138,6 +138,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
             network: Some(Arc::new(Clients::with_agents(Arc::new(AgentGateway(
                 Arc::clone(&datalink),
             ))))),
+            restore_dir: data_dir.clone(),
         },
     ));
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
@@ -224,7 +225,7 @@ fn announce(line: &str) {
     let _ = stdout.flush();
 }
 
-async fn recover(store: &Store) {
+async fn recover(store: &Store, data_dir: &Path) {
     match store.recover().await {
         Ok(recovery) => {
             if recovery.requeued > 0 {
@@ -235,7 +236,8 @@ async fn recover(store: &Store) {
             }
             // Looking through target directories is file-system work: off the async workers.
             let specs = recovery.spec_jsons;
-            let swept = tokio::task::spawn_blocking(move || sweep_targets(&specs)).await;
+            let data_dir = data_dir.to_path_buf();
+            let swept = tokio::task::spawn_blocking(move || sweep_targets(&specs, &data_dir)).await;
             if let Err(error) = swept {
                 tracing::warn!(%error, "cannot look for files left by interrupted runs");
             }
@@ -244,25 +246,24 @@ async fn recover(store: &Store) {
     }
 }
 
-/// Removes lab files left in the directory targets of the given campaign specs.
-fn sweep_targets(spec_jsons: &[String]) {
-    for spec_json in spec_jsons {
-        let Ok(spec) = serde_json::from_str::<CampaignSpec>(spec_json) else {
-            continue;
-        };
-        if spec.target.kind != TargetKind::Dir {
-            continue;
-        }
-        if let Some(dir) = spec.target.path.as_deref() {
-            match sweep_lab_files(dir) {
-                Ok(0) => {}
-                Ok(removed) => tracing::warn!(
-                    dir = %dir.display(), removed, "removed files left by an interrupted run"
-                ),
-                Err(error) => tracing::warn!(
-                    dir = %dir.display(), %error, "cannot look for files left by an interrupted run"
-                ),
-            }
+/// Removes lab files left in the directory targets of the given campaign specs, and the
+/// restore directories left in the data dir.
+fn sweep_targets(spec_jsons: &[String], data_dir: &Path) {
+    let targets = spec_jsons.iter().filter_map(|spec_json| {
+        let spec = serde_json::from_str::<CampaignSpec>(spec_json).ok()?;
+        (spec.target.kind == TargetKind::Dir)
+            .then_some(spec.target.path)
+            .flatten()
+    });
+    for dir in std::iter::once(data_dir.to_path_buf()).chain(targets) {
+        match sweep_lab_files(&dir) {
+            Ok(0) => {}
+            Ok(removed) => tracing::warn!(
+                dir = %dir.display(), removed, "removed files left by an interrupted run"
+            ),
+            Err(error) => tracing::warn!(
+                dir = %dir.display(), %error, "cannot look for files left by an interrupted run"
+            ),
         }
     }
 }

@@ -147,6 +147,53 @@ pub struct Verdict {
     pub recommendations: Vec<String>,
     /// Source size ÷ full-backup speed.
     pub backup_window_s: Option<f64>,
+    /// What a restore of the data takes, when the campaign measured one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restore: Option<RestoreLine>,
+    /// The same in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restore_words: Option<String>,
+}
+
+/// A restore's figure as the verdict states it: the time a restore of the data takes, and
+/// the backup it is compared with.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RestoreLine {
+    /// Bytes restored: the source's size when it is known, else what the run moved.
+    pub bytes: u64,
+    /// Loading and locating plus the transfer at the restore's figure.
+    pub seconds: f64,
+    pub mb_per_s: f64,
+    pub positioning_s: f64,
+    /// What the image was read from.
+    pub from: String,
+    /// Streams interleaved on each drive, read through to restore one.
+    pub interleaved: u32,
+    /// The backup's test and figure, when the campaign measured one.
+    pub backup: Option<(TestKind, f64)>,
+}
+
+/// The restore's line, from its figure and the run behind it.
+fn restore_line(figures: &Figures<'_>, survey: Option<&Survey>) -> Option<RestoreLine> {
+    let figure = figures.get(TestKind::Restore)?;
+    let restore = figure.run.restore.as_ref()?;
+    let bytes = survey
+        .map(|survey| survey.source_bytes)
+        .filter(|&bytes| bytes > 0)
+        .unwrap_or(figure.run.bytes);
+    let mb_per_s = figure.mb_per_s;
+    let backup = [TestKind::FullBackup, TestKind::NetworkBackup]
+        .into_iter()
+        .find_map(|test| figures.mb(test).map(|mb| (test, mb)));
+    Some(RestoreLine {
+        bytes,
+        seconds: restore.positioning_s + bytes as f64 / (mb_per_s * 1e6).max(1.0),
+        mb_per_s,
+        positioning_s: restore.positioning_s,
+        from: restore.from.clone(),
+        interleaved: restore.interleaved,
+        backup,
+    })
 }
 
 /// What a pipeline run's stage accounting says about which side held it back.
@@ -247,6 +294,7 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
         _ => None,
     };
     let network = figures.get(TestKind::NetworkBackup);
+    let restore = restore_line(&figures, survey);
     let summary = words::summary(&figures.tests, f, network, survey, backup_window_s);
     Verdict {
         rows,
@@ -263,6 +311,8 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
         advice,
         summary,
         backup_window_s,
+        restore_words: restore.as_ref().map(words::restore),
+        restore,
     }
 }
 
@@ -291,7 +341,9 @@ fn row(test: TestKind, figure: Option<&TestFigure<'_>>, yes_row: Option<TestKind
         valid: figure.map(|figure| figure.valid),
         flags: figure.map_or_else(Vec::new, |figure| figure.flags.clone()),
         cpu_pct: run.map(|run| run.cpu.system_pct),
-        bottleneck: (test != TestKind::FullBackup).then_some(yes_row == Some(test)),
+        // The full backup is what the others are compared with; a restore is judged on its own.
+        bottleneck: (!matches!(test, TestKind::FullBackup | TestKind::Restore))
+            .then_some(yes_row == Some(test)),
         stage: run
             .filter(|run| {
                 matches!(
@@ -807,6 +859,7 @@ mod tests {
             error: None,
             tape: None,
             striped: None,
+            restore: None,
             clients: None,
             partial: false,
             steady: None,

@@ -1,6 +1,7 @@
 //! The verdict in words: every sentence a page, table or report shows is written here, from
 //! the typed finding and advice, and nowhere else.
 
+use super::RestoreLine;
 use super::figures::TestFigure;
 use super::findings::{
     Advice, Ceiling, Component, Drives, Finding, Interference, NetworkFinding, NetworkLimit,
@@ -421,7 +422,12 @@ pub fn summary(
 ) -> String {
     let figures: Vec<String> = tests
         .iter()
-        .filter(|(test, _)| !matches!(test, TestKind::FullBackup | TestKind::NetworkBackup))
+        .filter(|(test, _)| {
+            !matches!(
+                test,
+                TestKind::FullBackup | TestKind::NetworkBackup | TestKind::Restore
+            )
+        })
         .filter_map(|(test, figure)| {
             figure
                 .as_ref()
@@ -456,6 +462,53 @@ pub fn summary(
             " Backing up {} takes about {}.",
             format_bytes(survey.source_bytes),
             format_duration(window)
+        ));
+    }
+    text
+}
+
+/// A restore's line: how long a restore of the data takes, beside the backup it restores.
+pub fn restore(restore: &RestoreLine) -> String {
+    let mut text = format!(
+        "A restore of {} takes about {} at {:.1} MB/s",
+        format_bytes(restore.bytes),
+        format_duration(restore.seconds),
+        restore.mb_per_s
+    );
+    if restore.positioning_s > 0.0 {
+        text.push_str(&format!(
+            ", {} of it loading and locating ({})",
+            format_duration(restore.positioning_s),
+            restore.from
+        ));
+    }
+    if let Some((backup, backup_mb_per_s)) = restore.backup {
+        let ratio = backup_mb_per_s / restore.mb_per_s.max(f64::MIN_POSITIVE);
+        if ratio >= 1.1 {
+            text.push_str(&format!(
+                ": {ratio:.1} × slower than {} ({backup_mb_per_s:.1} MB/s)",
+                backup.name()
+            ));
+        } else if ratio <= 1.0 / 1.1 {
+            text.push_str(&format!(
+                ": {:.1} × faster than {} ({backup_mb_per_s:.1} MB/s)",
+                1.0 / ratio,
+                backup.name()
+            ));
+        } else {
+            text.push_str(&format!(
+                ", about as fast as {} ({backup_mb_per_s:.1} MB/s)",
+                backup.name()
+            ));
+        }
+    }
+    text.push('.');
+    if restore.interleaved > 1 {
+        text.push_str(&format!(
+            " The backup interleaves {} streams on each drive, so restoring one stream's data \
+             reads all {} from tape: fewer streams per drive (more drives, or less \
+             concurrency) restore faster.",
+            restore.interleaved, restore.interleaved
         ));
     }
     text

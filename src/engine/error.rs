@@ -44,6 +44,11 @@ pub enum EngineError {
     Thread(io::Error),
     #[error("network backup: {0}")]
     Network(String),
+    #[error(
+        "{target} keeps no backup image to restore from; a restore reads back from a directory \
+         or emulated tape target"
+    )]
+    NothingToRestore { target: String },
     #[error("cancelled")]
     Cancelled,
 }

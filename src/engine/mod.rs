@@ -14,6 +14,7 @@ pub mod plan;
 pub mod preflight;
 pub mod provenance;
 pub mod remote;
+pub mod restore;
 pub mod result;
 pub mod source;
 pub mod steady;
@@ -60,6 +61,9 @@ pub struct EngineSettings {
     pub allow_devices: Vec<PathBuf>,
     /// Where a network backup's clients come from; without it a network backup fails.
     pub network: Option<Arc<dyn NetworkClients>>,
+    /// The directory a restore writes its files into (in a directory of its own, removed
+    /// afterwards): the lab's data dir.
+    pub restore_dir: PathBuf,
 }
 
 impl std::fmt::Debug for EngineSettings {
@@ -67,6 +71,7 @@ impl std::fmt::Debug for EngineSettings {
         f.debug_struct("EngineSettings")
             .field("allow_devices", &self.allow_devices)
             .field("network", &self.network.is_some())
+            .field("restore_dir", &self.restore_dir)
             .finish()
     }
 }
@@ -99,10 +104,16 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
     let source_ratio = source_ratio(plan);
     let cpu_before = CpuSnapshot::take();
     let mut tallies = Vec::new();
+    let mut restore_figures = None;
     let outcome = if plan.test == TestKind::NetworkBackup {
         run_network(plan, settings, control).map(|(outcome, clients)| {
             tallies = clients;
             outcome
+        })
+    } else if plan.test == TestKind::Restore {
+        restore_job(plan, settings).map(|(job, figures)| {
+            restore_figures = Some(figures);
+            pipeline::run(job, control)
         })
     } else {
         build_job(plan, settings, &skipped, source_ratio).map(|job| pipeline::run(job, control))
@@ -117,6 +128,7 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
         cache_resident_pct,
         warnings,
         data_compress_ratio: source_ratio,
+        restore: restore_figures,
         ..RunResult::failed(plan.test, params.clone(), String::new())
     };
     match outcome {
@@ -418,6 +430,60 @@ fn build_job<'a>(
     })
 }
 
+/// A restore: the target lays down a backup image (before the timed window) and gives the
+/// stream that reads it back; one writer puts what it reads into files shaped like the source.
+fn restore_job(
+    plan: &RunPlan,
+    settings: &EngineSettings,
+) -> Result<(Job<'static>, result::RestoreFigures), EngineError> {
+    let params = &plan.params;
+    let (bytes, compress_ratio, paths) = match &plan.source {
+        SourcePlan::Generated {
+            size,
+            compress_ratio,
+        } => (*size, *compress_ratio, None),
+        SourcePlan::Paths(paths) => (
+            params.size.unwrap_or(DEFAULT_GENERATED_SIZE),
+            params.compress_ratio,
+            Some(paths.as_slice()),
+        ),
+    };
+    let bytes = params.size.map_or(bytes, |size| size.min(bytes));
+    let tag = run_tag();
+    let image = plan.target.target().restore_image(&restore::ImageRequest {
+        bytes,
+        compress_ratio,
+        direct: params.direct,
+        streams: params.streams,
+        tag: &tag,
+    })?;
+    let sink =
+        restore::RestoreSink::create(&settings.restore_dir, &tag, restore::file_shapes(paths))?;
+    let figures = result::RestoreFigures {
+        from: image.from,
+        into: String::new(),
+        interleaved: image.interleaved,
+        positioning_s: image.positioning_s,
+    };
+    let job = Job {
+        streams: vec![image.stream],
+        feeders: Vec::new(),
+        sinks: vec![Box::new(sink)],
+        buffers: params.buffers as usize,
+        block_size: params.block_size as usize,
+        fsync: params.fsync,
+        limits: Limits {
+            // A time-based restore reads until its time is up (an emulated drive's image
+            // never ends; a file image ends where it ends).
+            bytes: (!params.time_based).then_some(bytes),
+            duration: params.duration_s.map(Duration::from_secs_f64),
+            until_steady: params.until_steady,
+        },
+        tallies: Vec::new(),
+    };
+    Ok((job, figures))
+}
+
 /// The source's compressibility, measured for a target test that is to match it. Below
 /// 1.05:1 the source counts as incompressible.
 fn source_ratio(plan: &RunPlan) -> Option<f64> {
@@ -444,7 +510,7 @@ fn target_sinks(
     settings: &EngineSettings,
 ) -> Result<Vec<Box<dyn Sink>>, EngineError> {
     match plan.test {
-        TestKind::ReadSingle | TestKind::ReadParallel => Ok(Vec::new()),
+        TestKind::ReadSingle | TestKind::ReadParallel | TestKind::Restore => Ok(Vec::new()),
         TestKind::NullSink => Ok(vec![Box::new(NullSink)]),
         TestKind::TapeWrite | TestKind::FullBackup | TestKind::NetworkBackup => {
             plan.target.target().open(&Opening {

@@ -47,6 +47,9 @@ pub struct RunResult {
     /// The emulated volume's own figures, when the target is an emulated striped volume.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub striped: Option<StripedFigures>,
+    /// Where a restore read its image from and what it cost besides the transfer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restore: Option<RestoreFigures>,
     /// A network backup's clients, each on the run's clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clients: Option<Vec<ClientFigures>>,
@@ -87,6 +90,7 @@ impl RunResult {
             error: Some(error),
             tape: None,
             striped: None,
+            restore: None,
             clients: None,
             partial: false,
             data_compress_ratio: None,
@@ -180,6 +184,21 @@ impl RunResult {
             .map(TapeFigures::report)
             .or_else(|| self.striped.as_ref().map(StripedFigures::report))
     }
+}
+
+/// What a restore read its image from, and what it cost besides moving the data.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RestoreFigures {
+    /// The medium the image was read from, in a few words: `emulated LTO-4 drive`.
+    pub from: String,
+    /// The directory the files were restored into (removed after the run).
+    pub into: String,
+    /// Streams the backup interleaved on the medium; a restore of one stream's data reads
+    /// through all of them where the medium is read in sequence.
+    pub interleaved: u32,
+    /// Seconds before the first byte (a drive's load and locate), which a restore adds to
+    /// the transfer; from the model, not slept.
+    pub positioning_s: f64,
 }
 
 /// What an emulated striped volume reports about a run: always marked emulated.

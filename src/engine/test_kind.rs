@@ -1,4 +1,4 @@
-//! The six tests of the bottleneck method and the network backup.
+//! The tests: the five of the bottleneck method, the network backup, and the restore.
 
 use std::fmt;
 
@@ -21,17 +21,21 @@ pub enum TestKind {
     FullBackup,
     /// Clients × streams send over TCP into the pipeline and the target.
     NetworkBackup,
+    /// A backup image on the target read back into a directory as files shaped like the
+    /// source: what a restore of one stream's data takes.
+    Restore,
 }
 
 impl TestKind {
     /// Every test, in the order of the bottleneck table.
-    pub const ALL: [TestKind; 6] = [
+    pub const ALL: [TestKind; 7] = [
         TestKind::TapeWrite,
         TestKind::ReadSingle,
         TestKind::ReadParallel,
         TestKind::NullSink,
         TestKind::FullBackup,
         TestKind::NetworkBackup,
+        TestKind::Restore,
     ];
 
     /// The five local tests of the bottleneck method: what a campaign runs by default.
@@ -52,6 +56,7 @@ impl TestKind {
             TestKind::NullSink => "null_sink",
             TestKind::FullBackup => "full_backup",
             TestKind::NetworkBackup => "network_backup",
+            TestKind::Restore => "restore",
         }
     }
 
@@ -64,6 +69,7 @@ impl TestKind {
             TestKind::NullSink => "Backup to null, parallel",
             TestKind::FullBackup => "Full backup, parallel",
             TestKind::NetworkBackup => "Network backup",
+            TestKind::Restore => "Restore, one stream",
         }
     }
 
@@ -76,6 +82,7 @@ impl TestKind {
             TestKind::NullSink => "the backup to null",
             TestKind::FullBackup => "the full backup",
             TestKind::NetworkBackup => "the network backup",
+            TestKind::Restore => "the restore",
         }
     }
 
@@ -87,7 +94,15 @@ impl TestKind {
     /// Whether the test reads the campaign's source on this host (and so can be served from
     /// the page cache). A network backup's clients read it.
     pub fn reads_source(self) -> bool {
-        !matches!(self, TestKind::TapeWrite | TestKind::NetworkBackup)
+        !matches!(
+            self,
+            TestKind::TapeWrite | TestKind::NetworkBackup | TestKind::Restore
+        )
+    }
+
+    /// Whether the test reads back what the target holds (a restore).
+    pub fn reads_target(self) -> bool {
+        self == TestKind::Restore
     }
 
     /// Whether the test writes into the campaign's target.

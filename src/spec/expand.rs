@@ -25,6 +25,22 @@ impl CampaignSpec {
         let axes = self.matrix_axes(&mut errors);
         let agents = self.agent_names(&mut errors);
         let network = self.network_plan(&mut errors, &tests, &agents);
+        if let Some(target) = &target
+            && let Some(index) = self
+                .tests
+                .iter()
+                .position(|test| test == TestKind::Restore.id())
+            && !target.target().restores()
+        {
+            errors.add(
+                format!("tests[{index}]"),
+                format!(
+                    "a restore reads back a backup image, and the target ({}) keeps none; use a \
+                     dir or tape target",
+                    target.target().words()
+                ),
+            );
+        }
 
         if let Some(sizes) = self.matrix.as_ref().and_then(|m| m.block_size.as_ref()) {
             for (index, size) in sizes.iter().enumerate() {

@@ -75,6 +75,7 @@ fn run(position: usize, test: TestKind, buffers: u32, block: u64, streams: u32) 
             error: None,
             tape: None,
             striped: None,
+            restore: None,
             clients: None,
             partial: false,
             steady: None,

@@ -171,6 +171,46 @@ fn two_drives_fed_by_many_streams_are_the_limit() {
     assert!(!has(verdict, blames_the_feed), "{:#?}", verdict.advice);
 }
 
+/// Seed 003's concurrency, seen from the other side: four streams interleaved on one drive
+/// back up at the drive's speed, and a restore of one of them reads all four from tape.
+#[test]
+fn a_restore_through_interleaved_streams_is_named_slower_than_the_backup() {
+    let alone = Alone::wait_turn();
+    let report = run(&alone, "restore_interleaved", &[]);
+    let verdict = &report.bottleneck;
+    assert_names("restore_interleaved", verdict, Component::Target);
+    let full = figure(&report, TestKind::FullBackup);
+    let restore = figure(&report, TestKind::Restore);
+    // The drive reads 80 MB/s × 2:1 and a quarter of it is the stream being restored.
+    assert!((32.0..=44.0).contains(&restore), "restore {restore} MB/s");
+    assert!(
+        full > 3.0 * restore,
+        "full backup {full} against restore {restore} MB/s"
+    );
+    let line = verdict.restore.as_ref().expect("a restore line");
+    assert_eq!(line.interleaved, 4, "{line:?}");
+    assert_eq!(
+        line.backup.map(|(test, _)| test),
+        Some(TestKind::FullBackup)
+    );
+    // The default load and locate times of an LTO drive come before the first byte.
+    assert_eq!(line.positioning_s, 65.0);
+    let words = verdict.restore_words.as_deref().unwrap_or_default();
+    for part in [
+        "× slower than the full backup",
+        "interleaves 4 streams",
+        "loading and locating",
+    ] {
+        assert!(words.contains(part), "{part:?} missing from: {words}");
+    }
+    let row = verdict
+        .rows
+        .iter()
+        .find(|row| row.test == TestKind::Restore)
+        .expect("a restore row");
+    assert_eq!(row.bottleneck, None, "a restore is no candidate bottleneck");
+}
+
 #[test]
 fn capped_links_are_the_limit_of_a_network_backup() {
     let alone = Alone::wait_turn();

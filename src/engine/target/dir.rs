@@ -4,20 +4,26 @@
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::OwnedFd;
+use std::os::unix::fs::FileExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use rustix::fs::AtFlags;
+use rustix::fs::{AtFlags, Mode, OFlags};
 
 use super::files::{
     LAB_FILE_PREFIX, NoFollowError, close_in_background, create_file_in, describe,
     open_dir_no_follow, sync_or_give_up,
 };
 use super::{Capabilities, Opening, Settings, Sink, Target, TargetKind, path_only};
-use crate::engine::buffer::PAGE;
+use crate::engine::buffer::{AlignedBuf, PAGE};
+use crate::engine::cache;
+use crate::engine::data::{DataGenerator, DataPool};
 use crate::engine::error::EngineError;
+use crate::engine::measure::LatencyRecorder;
 use crate::engine::plan::TargetPlan;
+use crate::engine::restore::{ImageRequest, RestoreImage};
+use crate::engine::source::StreamSource;
 use crate::field_errors::FieldErrors;
 
 /// A spec's directory target: a path, no settings.
@@ -106,6 +112,104 @@ impl Sink for DirSink {
     }
 }
 
+/// Generated data for a backup image, in blocks of this size.
+const IMAGE_BLOCK: usize = 1 << 20;
+/// The seed of a backup image's data.
+const IMAGE_SEED: u64 = 0x001e_570e;
+
+/// A backup image in a target directory, read back from its start as a restore reads it; the
+/// file is removed when the stream is dropped.
+pub struct ImageStream {
+    /// Holds the image's name and removes the file when dropped.
+    image: DirSink,
+    file: File,
+    offset: u64,
+    len: u64,
+}
+
+impl ImageStream {
+    /// Writes an image of `bytes` (rounded up to whole pages) of generated data as
+    /// compressible as `compress_ratio`, flushes it, drops it from the page cache and opens it
+    /// for reading (with O_DIRECT when `direct`).
+    pub fn write(
+        dir: &Path,
+        tag: &str,
+        bytes: u64,
+        compress_ratio: f64,
+        direct: bool,
+    ) -> Result<Self, EngineError> {
+        let len = bytes.div_ceil(PAGE as u64) * PAGE as u64;
+        let mut image = DirSink::create(dir, tag, false)?;
+        let path = image.path.clone();
+        let write_error = |written: u64, source| EngineError::TargetWrite {
+            path: path.clone(),
+            written,
+            source,
+        };
+        let mut generator = DataGenerator::new(DataPool::new(IMAGE_SEED, compress_ratio), 1);
+        let mut block = vec![0u8; IMAGE_BLOCK];
+        let mut written = 0u64;
+        while written < len {
+            let take = (len - written).min(IMAGE_BLOCK as u64) as usize;
+            generator.fill(&mut block[..take]);
+            image
+                .write_block(&block[..take])
+                .map_err(|source| write_error(written, source))?;
+            written += take as u64;
+        }
+        image
+            .finish(true)
+            .map_err(|source| write_error(written, source))?;
+        let open_error = |source: io::Error| EngineError::Source {
+            path: path.clone(),
+            source,
+        };
+        let mut flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        if direct {
+            flags |= OFlags::DIRECT;
+        }
+        let file = File::from(
+            rustix::fs::openat(&image.dir, image.name.as_str(), flags, Mode::empty())
+                .map_err(|error| open_error(error.into()))?,
+        );
+        // A restore reads from the medium, not from memory the write left behind.
+        cache::evict(&file).map_err(open_error)?;
+        Ok(Self {
+            image,
+            file,
+            offset: 0,
+            len,
+        })
+    }
+}
+
+impl StreamSource for ImageStream {
+    fn fill(&mut self, buf: &mut AlignedBuf, want: usize) -> Result<usize, EngineError> {
+        let want = (want.min(buf.len()) as u64).min(self.len - self.offset) as usize;
+        if want == 0 {
+            return Ok(0);
+        }
+        let read = self
+            .file
+            .read_at(&mut buf.as_mut_slice()[..want], self.offset)
+            .map_err(|source| EngineError::SourceRead {
+                path: self.image.path.clone(),
+                source,
+            })?;
+        self.offset += read as u64;
+        Ok(read)
+    }
+
+    fn files_done(&self) -> u64 {
+        u64::from(self.offset >= self.len)
+    }
+
+    /// A restore times its writes (`latency_of: sink_write`), as a backup times the target's.
+    fn read_latency(&self) -> Option<&LatencyRecorder> {
+        None
+    }
+}
+
 impl Drop for DirSink {
     fn drop(&mut self) {
         // The file is the lab's own; failing to remove it leaves it for the start-up sweep.
@@ -148,6 +252,27 @@ impl Target for DirTarget<'_> {
         Ok(vec![Box::new(DirSink::create(
             self.0, how.tag, how.direct,
         )?)])
+    }
+
+    fn restores(&self) -> bool {
+        true
+    }
+
+    fn restore_image(&self, request: &ImageRequest<'_>) -> Result<RestoreImage, EngineError> {
+        let stream = ImageStream::write(
+            self.0,
+            request.tag,
+            request.bytes,
+            request.compress_ratio,
+            request.direct,
+        )?;
+        Ok(RestoreImage {
+            stream: Box::new(stream),
+            from: self.words(),
+            // A disk image is read from its start to its end, whatever was interleaved in it.
+            interleaved: 1,
+            positioning_s: 0.0,
+        })
     }
 }
 

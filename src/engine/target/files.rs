@@ -217,20 +217,28 @@ pub fn sweep_lab_files(dir: &Path) -> io::Result<usize> {
         let Ok(name) = entry.file_name().to_str() else {
             continue;
         };
-        let Some(tag) = name
-            .strip_prefix(LAB_FILE_PREFIX)
-            .and_then(|rest| rest.strip_suffix(".img"))
-        else {
+        let Some(rest) = name.strip_prefix(LAB_FILE_PREFIX) else {
             continue;
+        };
+        let (tag, kind) = match (rest.strip_suffix(".img"), rest.strip_suffix(".restore")) {
+            (Some(tag), _) => (tag, FileType::RegularFile),
+            (None, Some(tag)) => (tag, FileType::Directory),
+            (None, None) => continue,
         };
         if writer_alive(tag) {
             continue;
         }
         let stat = rustix::fs::statat(&dir_fd, name, AtFlags::SYMLINK_NOFOLLOW)?;
-        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        if FileType::from_raw_mode(stat.st_mode) != kind {
             continue;
         }
-        rustix::fs::unlinkat(&dir_fd, name, AtFlags::empty())?;
+        if kind == FileType::Directory {
+            // A restore's directory: the files it holds are the lab's too. remove_dir_all
+            // does not follow links.
+            std::fs::remove_dir_all(dir.join(name))?;
+        } else {
+            rustix::fs::unlinkat(&dir_fd, name, AtFlags::empty())?;
+        }
         removed += 1;
     }
     Ok(removed)

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::EngineError;
 use super::plan::TargetPlan;
+use super::restore::{ImageRequest, RestoreImage};
 use super::result::{RunResult, StripedFigures, TapeFigures};
 use crate::field_errors::FieldErrors;
 
@@ -75,6 +76,8 @@ pub enum SinkFigures {
     Tape(TapeFigures),
     /// One writer's share of an emulated striped volume: the whole volume's figures so far.
     Striped(StripedFigures),
+    /// A restore's files, written into a directory of the lab's.
+    Restored { files: u64, into: String },
 }
 
 impl SinkFigures {
@@ -85,6 +88,12 @@ impl SinkFigures {
             match figures {
                 SinkFigures::Tape(drive) => drives.push(drive.clone()),
                 SinkFigures::Striped(volume) => result.striped = Some(volume.clone()),
+                SinkFigures::Restored { files, into } => {
+                    result.files = *files;
+                    if let Some(restore) = result.restore.as_mut() {
+                        restore.into.clone_from(into);
+                    }
+                }
             }
         }
         if let Some(tape) = tape::combine(&drives) {
@@ -158,6 +167,18 @@ pub trait Target {
     fn open(&self, how: &Opening<'_>) -> Result<Vec<Box<dyn Sink>>, EngineError>;
     /// The target in a few words, for pages and reports: `directory /srv/backup`.
     fn words(&self) -> String;
+    /// Whether a restore can read a backup image back from it.
+    fn restores(&self) -> bool {
+        false
+    }
+    /// A backup image on the target, laid down before the timed window, and the stream a
+    /// restore reads it back with.
+    fn restore_image(&self, request: &ImageRequest<'_>) -> Result<RestoreImage, EngineError> {
+        let _ = request;
+        Err(EngineError::NothingToRestore {
+            target: self.words(),
+        })
+    }
 }
 
 /// A target kind's own settings as a spec gives them: every field of the spec's target but

@@ -128,6 +128,13 @@ pub struct TargetSchema {
     max_compression: Option<f64>,
     /// Emulated tape: native bytes one cartridge holds; greater than 0.
     capacity: Option<Size>,
+    /// Emulated tape: seconds to load a cartridge, added to a restore's time (default 15).
+    #[schema(minimum = 0.0, maximum = 3600.0)]
+    load_s: Option<f64>,
+    /// Emulated tape: seconds to locate a backup on the cartridge, added to a restore's time
+    /// (default 50).
+    #[schema(minimum = 0.0, maximum = 3600.0)]
+    locate_s: Option<f64>,
     /// Emulated striped volume: disks in the stripe (default 4).
     #[schema(minimum = 1, maximum = 256)]
     disks: Option<u32>,
@@ -516,7 +523,8 @@ mod tests {
                        "agents": ["a1"]},
             "target": {"kind": "tape", "path": "/t", "model": "lto-4", "drives": 1,
                        "native_mb_s": 120.0, "min_mb_s": 40.0, "buffer_mb": 128.0,
-                       "reposition_s": 2.0, "max_compression": 2.0, "capacity": "1G"},
+                       "reposition_s": 2.0, "max_compression": 2.0, "capacity": "1G",
+                       "load_s": 10.0, "locate_s": 30.0},
             "tests": ["null_sink"],
             "params": {"buffers": 8, "block_size": "64K", "streams": 2, "direct": false,
                        "cold_cache": false, "fsync": false, "compress_ratio": 2.0,

@@ -63,6 +63,8 @@ pub struct VerdictView {
     pub text: String,
     pub summary: String,
     pub window: Option<String>,
+    /// What a restore of the data takes, when the campaign measured one.
+    pub restore: Option<String>,
     pub recommendations: Vec<String>,
     /// A sweep's answer: its best point and how far above the worst; said first.
     pub sweep_best: Option<String>,
@@ -374,6 +376,7 @@ pub fn campaign_page(
             text: verdict.verdict.clone(),
             summary: verdict.summary.clone(),
             window: verdict.backup_window_s.map(format_duration),
+            restore: verdict.restore_words.clone(),
             recommendations: verdict.recommendations.clone(),
             sweep_best: sweep
                 .then(|| matrix::headline_test(&points))

@@ -4,3 +4,4 @@ mod bad_input;
 mod campaign;
 mod dataset;
 mod lmdd;
+mod restore;

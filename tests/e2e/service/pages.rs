@@ -329,6 +329,44 @@ async fn an_emulated_striped_volume_names_itself_and_its_figures_everywhere() {
     );
 }
 
+/// A restore gets its row in the table and its own line in the verdict box, and leaves no
+/// file in the data dir it restored into.
+#[tokio::test]
+async fn a_restore_has_its_row_and_its_line_on_the_report() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let id = lab
+        .submit(&json!({
+            "name": "restore",
+            "source": {"generated": {"size": "16M"}},
+            "target": {"kind": "dir", "path": "."},
+            "tests": ["full_backup", "restore"],
+            "params": {"block_size": "256K", "streams": 2, "duration_s": 5}
+        }))
+        .await;
+    lab.wait_status(&id, &["done"], Duration::from_secs(60))
+        .await;
+    let page = lab.get_text(&format!("/campaigns/{id}")).await;
+    assert!(
+        page.contains("Restore, one stream"),
+        "the table has the row"
+    );
+    assert!(
+        page.contains("id=\"restore-line\""),
+        "the verdict box has the line"
+    );
+    assert!(
+        page.contains("A restore of 16 MiB takes about"),
+        "the line says it"
+    );
+    let left: Vec<String> = std::fs::read_dir(&lab.data_dir)
+        .expect("data dir")
+        .filter_map(|entry| entry.ok())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("backlab-"))
+        .collect();
+    assert!(left.is_empty(), "left in the data dir: {left:?}");
+}
+
 #[tokio::test]
 async fn a_finished_report_is_kept_revalidated_by_etag_and_forgotten_when_deleted() {
     let lab = Lab::fresh(&LabOptions::default());

@@ -60,7 +60,7 @@ impl App {
             source_roots: vec![data.clone()],
             target_roots: vec![data.clone()],
             devices: Vec::new(),
-            base_dir: data,
+            base_dir: data.clone(),
             max_size: 1 << 30,
             max_duration_s: 600.0,
         };
@@ -70,6 +70,7 @@ impl App {
             EngineSettings {
                 allow_devices: Vec::new(),
                 network: None,
+                restore_dir: data,
             },
         ));
         let datalink = DataLink::start("127.0.0.1:0".parse().expect("address"), None)

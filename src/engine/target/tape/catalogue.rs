@@ -20,6 +20,20 @@ pub struct TapeConfig {
     pub max_compression: f64,
     /// Native bytes one cartridge holds.
     pub capacity_bytes: u64,
+    /// Seconds to load a cartridge until it is ready, and to locate a backup on it: what a
+    /// restore spends before its first byte.
+    #[serde(default = "default_load_s")]
+    pub load_s: f64,
+    #[serde(default = "default_locate_s")]
+    pub locate_s: f64,
+}
+
+fn default_load_s() -> f64 {
+    DEFAULT_LOAD_S
+}
+
+fn default_locate_s() -> f64 {
+    DEFAULT_LOCATE_S
 }
 
 /// A published LTO generation: native MB/s, max compression, lowest speed-match step MB/s,
@@ -37,6 +51,11 @@ pub struct TapeModel {
 
 /// The reposition (backhitch) time no vendor publishes: an estimate.
 pub const DEFAULT_REPOSITION_S: f64 = 2.0;
+/// Seconds from inserting a cartridge until it is ready (assumed; LTO drives quote 12–19 s).
+pub const DEFAULT_LOAD_S: f64 = 15.0;
+/// Seconds to locate a backup on a cartridge (assumed; LTO drives quote an average file
+/// access time of 50–60 s).
+pub const DEFAULT_LOCATE_S: f64 = 50.0;
 
 /// LTO-3 to LTO-9. The lowest step of LTO-4 is not published (40 assumed, as for LTO-3 and
 /// LTO-5); the buffer sizes are assumptions in the range the drives ship with.
@@ -133,6 +152,9 @@ pub struct TapeSettings {
     pub max_compression: Option<f64>,
     /// Native bytes one cartridge holds.
     pub capacity: Option<ByteSize>,
+    /// Seconds to load a cartridge, and to locate a backup on it (a restore's wait).
+    pub load_s: Option<f64>,
+    pub locate_s: Option<f64>,
 }
 
 /// Most emulated drives one target may have.
@@ -185,6 +207,13 @@ impl TapeSettings {
         positive("min_mb_s", self.min_mb_s, 100_000.0);
         positive("buffer_mb", self.buffer_mb, 65_536.0);
         positive("reposition_s", self.reposition_s, 600.0);
+        for (name, value) in [("load_s", self.load_s), ("locate_s", self.locate_s)] {
+            if let Some(value) = value
+                && !(value.is_finite() && (0.0..=3600.0).contains(&value))
+            {
+                errors.add(field(name), "must be between 0 and 3600");
+            }
+        }
         if let Some(ratio) = self.max_compression
             && !(ratio.is_finite() && (1.0..=10.0).contains(&ratio))
         {
@@ -215,6 +244,8 @@ impl TapeSettings {
             reposition_s: self.reposition_s.unwrap_or(DEFAULT_REPOSITION_S),
             max_compression: self.max_compression.unwrap_or(model.max_compression),
             capacity_bytes: capacity_bytes.unwrap_or(model.capacity_bytes),
+            load_s: self.load_s.unwrap_or(DEFAULT_LOAD_S),
+            locate_s: self.locate_s.unwrap_or(DEFAULT_LOCATE_S),
         })
     }
 }

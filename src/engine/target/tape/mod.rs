@@ -13,9 +13,12 @@ use std::time::{Duration, Instant};
 use super::{
     Capabilities, Opening, Settings, Sink, SinkFigures, Target, TargetKind, no_path, read_settings,
 };
+use crate::engine::data::DataPool;
 use crate::engine::error::EngineError;
 use crate::engine::plan::TargetPlan;
+use crate::engine::restore::{ImageRequest, RestoreImage};
 use crate::engine::result::{TapeFigures, TargetReport};
+use crate::engine::source::{GeneratedStream, Throttled};
 use crate::field_errors::FieldErrors;
 
 pub mod catalogue;
@@ -33,6 +36,9 @@ pub fn plan(
     let config = settings.resolve("target", errors)?;
     no_path.then_some(TargetPlan::Tape(config))
 }
+
+/// The seed of the data an emulated drive reads back.
+const RESTORE_SEED: u64 = 0x7a9e;
 
 /// Bytes of each block compressed to measure how well the data compresses.
 const SAMPLE: usize = 64 << 10;
@@ -472,6 +478,28 @@ impl Target for TapeTarget<'_> {
             self.0.model.to_uppercase()
         )
     }
+
+    fn restores(&self) -> bool {
+        true
+    }
+
+    /// Reads one stream's data back from one drive: the drive reads at its native speed times
+    /// the data's compression, through every stream the backup interleaved on that drive
+    /// (streams spread over the drives), after loading the cartridge and locating the backup.
+    fn restore_image(&self, request: &ImageRequest<'_>) -> Result<RestoreImage, EngineError> {
+        let config = self.0;
+        let interleaved = request.streams.div_ceil(config.drives.max(1)).max(1);
+        let compression = request.compress_ratio.clamp(1.0, config.max_compression);
+        let rate = config.native_mb_s * compression / f64::from(interleaved);
+        let data =
+            GeneratedStream::new(DataPool::new(RESTORE_SEED, request.compress_ratio), 1, true);
+        Ok(RestoreImage {
+            stream: Box::new(Throttled::new(Box::new(data), rate)),
+            from: format!("emulated {} drive", config.model),
+            interleaved,
+            positioning_s: config.load_s + config.locate_s,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -488,6 +516,8 @@ mod tests {
             reposition_s: 0.5,
             max_compression: 2.0,
             capacity_bytes: 400_000_000_000,
+            load_s: 0.0,
+            locate_s: 0.0,
         }
     }
 

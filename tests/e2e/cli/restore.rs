@@ -1,0 +1,96 @@
+//! `backlab run` with the restore test: an image on a directory target read back into files
+//! shaped like the source, with nothing left behind; a target with no image is refused.
+
+use crate::support::cli::{backlab, json, output, stderr};
+use crate::support::fixtures::scratch;
+
+#[test]
+fn a_restore_writes_files_shaped_like_the_source_and_leaves_nothing_behind() {
+    let scratch = scratch();
+    let (source, target, restore) = (
+        scratch.path().join("source"),
+        scratch.path().join("target"),
+        scratch.path().join("restore"),
+    );
+    for dir in [&source, &target, &restore] {
+        std::fs::create_dir(dir).expect("dir");
+    }
+    // Eight files of 1 MiB: a restore of 6 MiB is six of them.
+    for index in 0..8 {
+        std::fs::write(
+            source.join(format!("file{index}")),
+            vec![index as u8; 1 << 20],
+        )
+        .expect("source file");
+    }
+    let out = output(
+        backlab()
+            .args([
+                "run",
+                "--json",
+                "--tests",
+                "full_backup,restore",
+                "--source",
+            ])
+            .arg(&source)
+            .arg("--target")
+            .arg(&target)
+            .arg("--restore-to")
+            .arg(&restore)
+            .args(["--size", "6M", "--block-size", "256K", "--streams", "2"]),
+    );
+    assert!(out.status.success(), "run failed: {}", stderr(&out));
+    let report = json(&out);
+    let run = report["runs"]
+        .as_array()
+        .and_then(|runs| runs.iter().find(|run| run["test"] == "restore"))
+        .unwrap_or_else(|| panic!("no restore run: {report}"));
+    assert_eq!(run["status"], "done", "{run}");
+    assert_eq!(run["bytes"], 6 << 20, "{run}");
+    assert_eq!(run["files"], 6, "one file per source file's size: {run}");
+    assert!(run["mb_per_s"].as_f64().unwrap_or(0.0) > 0.0, "{run}");
+    let figures = &run["restore"];
+    assert!(
+        figures["from"]
+            .as_str()
+            .is_some_and(|from| from.starts_with("directory ")),
+        "{figures}"
+    );
+    assert!(
+        figures["into"]
+            .as_str()
+            .is_some_and(|into| into.starts_with(&restore.display().to_string())),
+        "{figures}"
+    );
+    assert_eq!(figures["interleaved"], 1);
+    assert_eq!(
+        run["latency_of"], "sink_write",
+        "the restore's own writes: {run}"
+    );
+    let line = report["bottleneck"]["restore_words"].as_str().unwrap_or("");
+    // A restore of the whole source (8 MiB), at the figure measured on 6 MiB of it.
+    assert!(line.starts_with("A restore of 8 MiB takes about"), "{line}");
+    for dir in [&target, &restore] {
+        let left: Vec<_> = std::fs::read_dir(dir).expect("read dir").collect();
+        assert!(left.is_empty(), "{} keeps {left:?}", dir.display());
+    }
+}
+
+#[test]
+fn a_restore_from_a_target_that_keeps_nothing_is_refused_by_name() {
+    let out = output(backlab().args([
+        "run",
+        "--generated",
+        "16M",
+        "--target",
+        "null",
+        "--tests",
+        "tape_write,restore",
+    ]));
+    assert!(!out.status.success());
+    let text = stderr(&out);
+    assert!(
+        text.contains("tests[1]: a restore reads back a backup image, and the target (null (discarded)) keeps none"),
+        "{text}"
+    );
+}
