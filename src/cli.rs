@@ -166,7 +166,7 @@ struct ServeArgs {
     #[arg(long, env = "BACKLAB_DATA_BIND", default_value = "127.0.0.1:8081")]
     data_bind: std::net::SocketAddr,
     /// SQLite database file (created and migrated when missing).
-    #[arg(long, env = "BACKLAB_DB", default_value = "backlab.db")]
+    #[arg(long, env = "BACKLAB_DB", default_value = "backlab.db", value_parser = database_file)]
     db: PathBuf,
     /// The lab's own directory: the demo dataset lives here; always allowed as source and target.
     #[arg(long, env = "BACKLAB_DATA_DIR", default_value = "backlab-data")]
@@ -588,6 +588,18 @@ fn parse_target(text: &str) -> TargetSpec {
         }
     } else {
         TargetSpec::new(TargetKind::Dir, Some(PathBuf::from(text)))
+    }
+}
+
+/// `--db`: a SQLite file. A URL (`postgres://…`) is refused rather than taken as a path, which
+/// would create a directory named after its scheme and keep the results there.
+fn database_file(text: &str) -> Result<PathBuf, String> {
+    match text.split_once("://") {
+        Some((scheme, _)) => Err(format!(
+            "'{scheme}://…' is a database URL; this lab keeps its results in a SQLite file: give \
+             the file's path (a shared {scheme} store is not supported)"
+        )),
+        None => Ok(PathBuf::from(text)),
     }
 }
 

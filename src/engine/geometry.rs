@@ -32,6 +32,61 @@ pub struct Geometry {
     pub rotational: Option<bool>,
 }
 
+/// The stripe a file system was made for, as it records it in its mount options: XFS's
+/// `sunit`/`swidth` (512-byte units), ext4's `stripe` (file-system blocks). It tells the file
+/// system how to align its allocations; it may disagree with the device beneath it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct FsStripe {
+    /// The stripe unit, when the file system records it (XFS).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit_bytes: Option<u64>,
+    /// The full stripe width.
+    pub width_bytes: u64,
+}
+
+impl FsStripe {
+    /// The stripe recorded in a mount's super options (`rw,sunit=128,swidth=1280`), for a
+    /// file system of `fs_type` whose blocks are `block_bytes`.
+    pub fn from_options(fs_type: &str, options: &str, block_bytes: u64) -> Option<FsStripe> {
+        let option = |name: &str| {
+            options.split(',').find_map(|option| {
+                option
+                    .strip_prefix(name)
+                    .and_then(|rest| rest.strip_prefix('='))
+                    .and_then(|value| value.parse::<u64>().ok())
+                    .filter(|value| *value > 0)
+            })
+        };
+        match fs_type {
+            "xfs" => Some(FsStripe {
+                unit_bytes: option("sunit").map(|sectors| sectors * 512),
+                width_bytes: option("swidth")? * 512,
+            }),
+            "ext4" | "ext3" => Some(FsStripe {
+                unit_bytes: None,
+                width_bytes: option("stripe")? * block_bytes,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The stripe in a few words: `file system stripe 64 KiB × 10 = 640 KiB`.
+    pub fn words(&self) -> String {
+        match self.unit_bytes.filter(|unit| *unit > 0) {
+            Some(unit) if self.width_bytes.is_multiple_of(unit) => format!(
+                "file system made for a {} stripe ({} × {})",
+                format_bytes(self.width_bytes),
+                self.width_bytes / unit,
+                format_bytes(unit)
+            ),
+            _ => format!(
+                "file system made for a {} stripe",
+                format_bytes(self.width_bytes)
+            ),
+        }
+    }
+}
+
 /// How a request of one size meets a striped volume.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StripeFit {
@@ -245,6 +300,33 @@ mod tests {
         };
         assert_eq!(nvme.stripe(), None);
         assert_eq!(nvme.fit(64 << 10), None);
+    }
+
+    #[test]
+    fn the_file_systems_own_stripe_is_read_from_its_mount_options() {
+        // mkfs.xfs -d su=64k,sw=10: sunit and swidth in 512-byte units.
+        let xfs = FsStripe::from_options(
+            "xfs",
+            "rw,attr2,inode64,sunit=128,swidth=1280,noquota",
+            4096,
+        )
+        .expect("xfs stripe");
+        assert_eq!(xfs.unit_bytes, Some(64 << 10));
+        assert_eq!(xfs.width_bytes, 640 << 10);
+        assert_eq!(
+            xfs.words(),
+            "file system made for a 640 KiB stripe (10 × 64 KiB)"
+        );
+        // mkfs.ext4 -E stride=16,stripe-width=64 on 4 KiB blocks: stripe=64 blocks.
+        let ext4 = FsStripe::from_options("ext4", "rw,stripe=64", 4096).expect("ext4 stripe");
+        assert_eq!((ext4.unit_bytes, ext4.width_bytes), (None, 256 << 10));
+        assert_eq!(ext4.words(), "file system made for a 256 KiB stripe");
+        assert_eq!(FsStripe::from_options("ext4", "rw,relatime", 4096), None);
+        assert_eq!(
+            FsStripe::from_options("xfs", "rw,sunit=0,swidth=0", 4096),
+            None
+        );
+        assert_eq!(FsStripe::from_options("tmpfs", "rw,stripe=64", 4096), None);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::geometry::Geometry;
+use super::geometry::{FsStripe, Geometry};
 
 /// The commit backlab was built from, when the build could see one.
 const GIT_COMMIT: Option<&str> = option_env!("BACKLAB_GIT_COMMIT");
@@ -42,6 +42,9 @@ pub struct Place {
     /// The device's layout: a striped volume's unit and width, its members.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub geometry: Option<Geometry>,
+    /// The stripe the file system was made for, when it records one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs_stripe: Option<FsStripe>,
 }
 
 impl Provenance {
@@ -94,8 +97,11 @@ pub fn place(role: &str, path: &Path) -> Place {
         device: None,
         model: None,
         geometry: None,
+        fs_stripe: None,
     };
     if let Some(mount) = mount_of(&resolved) {
+        let block_bytes = rustix::fs::statvfs(&resolved).map_or(4096, |stats| stats.f_bsize);
+        place.fs_stripe = FsStripe::from_options(&mount.fs_type, &mount.options, block_bytes);
         place.fs_type = Some(mount.fs_type);
         place.device = block_name(&mount.dev);
         place.model = block_model(&mount.dev);
@@ -118,6 +124,8 @@ pub fn place(role: &str, path: &Path) -> Place {
 struct Mount {
     dev: String,
     fs_type: String,
+    /// The super options: what the file system itself says it was mounted with.
+    options: String,
 }
 
 fn mount_of(path: &Path) -> Option<Mount> {
@@ -137,12 +145,15 @@ fn mount_of(path: &Path) -> Option<Mount> {
         }
         let depth = point.len();
         if best.as_ref().is_none_or(|(longest, _)| depth >= *longest) {
-            let fs_type = right.split(' ').next().unwrap_or_default().to_string();
+            let mut right = right.split(' ');
+            let fs_type = right.next().unwrap_or_default().to_string();
+            let options = right.nth(1).unwrap_or_default().to_string();
             best = Some((
                 depth,
                 Mount {
                     dev: dev.to_string(),
                     fs_type,
+                    options,
                 },
             ));
         }

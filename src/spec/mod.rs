@@ -212,6 +212,7 @@ pub fn parse_json(text: &str) -> Result<CampaignSpec, FieldErrors> {
             return Err(errors);
         }
     };
+    let mut set_aside_paths: Vec<String> = Vec::new();
     for _ in 0..MAX_TYPE_ERRORS {
         match serde_path_to_error::deserialize::<_, CampaignSpec>(&value) {
             Ok(spec) if errors.is_empty() => return Ok(spec),
@@ -223,37 +224,51 @@ pub fn parse_json(text: &str) -> Result<CampaignSpec, FieldErrors> {
             }
             Err(error) => {
                 let path = error.path().clone();
+                let message = error.into_inner().to_string();
                 let shown = path.to_string();
                 let shown = if shown == "." {
                     "spec".to_string()
                 } else {
                     shown
                 };
-                errors.add(
-                    shown,
-                    crate::plain_words::plain_words(&error.into_inner().to_string()),
-                );
+                // A required field set aside for its own error is now missing: said already.
+                let missing = message
+                    .strip_prefix("missing field `")
+                    .and_then(|rest| rest.split('`').next())
+                    .map(|field| match shown.as_str() {
+                        "spec" => field.to_string(),
+                        parent => format!("{parent}.{field}"),
+                    });
+                if missing.is_some_and(|field| set_aside_paths.contains(&field)) {
+                    return Err(errors);
+                }
+                errors.add(shown, crate::plain_words::plain_words(&message));
                 if !set_aside(&mut value, &path) {
                     return Err(errors);
                 }
+                set_aside_paths.push(field_keys(&path).join("."));
             }
         }
     }
     Err(errors)
 }
 
-/// Removes the field a type error was found at (the whole list, for an item of one), so the
-/// rest of the spec can be read; false when there is no such field to remove (the error is
-/// about the spec as a whole, or a field that is missing).
-fn set_aside(value: &mut serde_json::Value, path: &serde_path_to_error::Path) -> bool {
+/// The keys down to the field an error at `path` is about: a list item's error is the list's.
+fn field_keys(path: &serde_path_to_error::Path) -> Vec<&str> {
     use serde_path_to_error::Segment;
-    let keys: Vec<&str> = path
-        .iter()
+    path.iter()
         .map_while(|segment| match segment {
             Segment::Map { key } => Some(key.as_str()),
             _ => None,
         })
-        .collect();
+        .collect()
+}
+
+/// Removes the field a type error was found at (the whole list, for an item of one), so the
+/// rest of the spec can be read; false when there is no such field to remove (the error is
+/// about the spec as a whole, or a field that is missing).
+fn set_aside(value: &mut serde_json::Value, path: &serde_path_to_error::Path) -> bool {
+    let keys = field_keys(path);
     let Some((last, parents)) = keys.split_last() else {
         return false;
     };

@@ -397,3 +397,18 @@ fn a_size_is_parsed_once_when_the_spec_is_read_and_written_back_as_given() {
         );
     }
 }
+
+#[test]
+fn a_required_field_of_the_wrong_type_is_named_once() {
+    let errors = parse_json(
+        r#"{"source": {"paths": ["/a"]}, "target": "null", "params": {"buffers": "x"}}"#,
+    )
+    .expect_err("invalid");
+    // Both are named (a missing field is only found at the end of its object), without a
+    // third message that the target set aside is missing.
+    assert_eq!(
+        errors.0.keys().collect::<Vec<_>>(),
+        ["params.buffers", "target"],
+        "{errors}"
+    );
+}

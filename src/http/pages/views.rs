@@ -494,6 +494,9 @@ fn provenance_lines(provenance: &Provenance) -> Vec<(String, String)> {
         if let Some(striped) = place.geometry.as_ref().filter(|g| g.stripe().is_some()) {
             storage.push(format!("· {}", striped.words()));
         }
+        if let Some(stripe) = &place.fs_stripe {
+            storage.push(format!("· {}", stripe.words()));
+        }
         let role = if place.role == "target" {
             "Target storage"
         } else {

@@ -307,3 +307,21 @@ fn watch_report(
     });
     (rx, reader)
 }
+
+#[test]
+fn a_database_url_is_refused_and_nothing_is_created() {
+    let dir = scratch();
+    let out = output(backlab().current_dir(dir.path()).args([
+        "serve",
+        "--db",
+        "postgres://lab@db.example/backlab",
+    ]));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is a database URL; this lab keeps its results in a SQLite file"),
+        "{}",
+        stderr(&out)
+    );
+    let created: Vec<_> = std::fs::read_dir(dir.path()).expect("dir").collect();
+    assert!(created.is_empty(), "{created:?}");
+}
