@@ -721,6 +721,14 @@ impl SweepAxis {
     }
 }
 
+/// The sweep's points of one test (none without a test).
+fn points_of(points: &[Point], test: Option<TestKind>) -> Vec<&Point> {
+    match test {
+        Some(test) => points.iter().filter(|p| p.test == test).collect(),
+        None => Vec::new(),
+    }
+}
+
 /// A sweep in the shape of a tuning chart: x = the swept parameter (`SweepAxis`), y = MB/s,
 /// one line per combination of the others; repeats drawn as the median with min–max whiskers.
 pub fn matrix_chart(
@@ -728,10 +736,7 @@ pub fn matrix_chart(
     test: Option<TestKind>,
     width: Width,
 ) -> Result<String, ChartError> {
-    let shown: Vec<&Point> = match test {
-        Some(test) => points.iter().filter(|p| p.test == test).collect(),
-        None => Vec::new(),
-    };
+    let shown = points_of(points, test);
     let axis = SweepAxis::of(&shown);
     let mut combinations: Vec<(u32, u64)> = Vec::new();
     for point in &shown {
@@ -830,10 +835,7 @@ pub fn heatmap_chart(
     test: Option<TestKind>,
     width: Width,
 ) -> Result<String, ChartError> {
-    let shown: Vec<&Point> = match test {
-        Some(test) => points.iter().filter(|p| p.test == test).collect(),
-        None => Vec::new(),
-    };
+    let shown = points_of(points, test);
     // A panel per client count and stream count: a network sweep may vary both.
     let panel_of = |p: &Point| (p.clients, p.streams);
     let sorted = |mut values: Vec<u64>| {

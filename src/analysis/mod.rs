@@ -171,6 +171,9 @@ pub struct RestoreLine {
     pub interleaved: u32,
     /// The backup's test and figure, when the campaign measured one.
     pub backup: Option<(TestKind, f64)>,
+    /// Why the restore's figure may not be trusted; empty when its runs are valid.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<crate::engine::validity::FlagCode>,
 }
 
 /// The restore's line, from its figure and the run behind it.
@@ -193,6 +196,7 @@ fn restore_line(figures: &Figures<'_>, survey: Option<&Survey>) -> Option<Restor
         from: restore.from.clone(),
         interleaved: restore.interleaved,
         backup,
+        flags: figure.flags.clone(),
     })
 }
 

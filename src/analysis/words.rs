@@ -503,6 +503,13 @@ pub fn restore(restore: &RestoreLine) -> String {
         }
     }
     text.push('.');
+    if !restore.flags.is_empty() {
+        let flags: Vec<&str> = restore.flags.iter().map(|flag| flag.id()).collect();
+        text.push_str(&format!(
+            " The restore's run is not valid ({}): redo it before trusting this.",
+            flags.join(", ")
+        ));
+    }
     if restore.interleaved > 1 {
         text.push_str(&format!(
             " The backup interleaves {} streams on each drive, so restoring one stream's data \

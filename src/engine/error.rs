@@ -49,6 +49,8 @@ pub enum EngineError {
          or emulated tape target"
     )]
     NothingToRestore { target: String },
+    #[error("cannot create the restore directory in {path}: {source}")]
+    RestoreCreate { path: PathBuf, source: io::Error },
     #[error("cancelled")]
     Cancelled,
 }

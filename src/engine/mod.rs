@@ -111,7 +111,7 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
             outcome
         })
     } else if plan.test == TestKind::Restore {
-        restore_job(plan, settings).map(|(job, figures)| {
+        restore_job(plan, settings, source_ratio, control.cancel).map(|(job, figures)| {
             restore_figures = Some(figures);
             pipeline::run(job, control)
         })
@@ -435,6 +435,8 @@ fn build_job<'a>(
 fn restore_job(
     plan: &RunPlan,
     settings: &EngineSettings,
+    source_ratio: Option<f64>,
+    cancel: &std::sync::atomic::AtomicBool,
 ) -> Result<(Job<'static>, result::RestoreFigures), EngineError> {
     let params = &plan.params;
     let (bytes, compress_ratio, paths) = match &plan.source {
@@ -444,7 +446,7 @@ fn restore_job(
         } => (*size, *compress_ratio, None),
         SourcePlan::Paths(paths) => (
             params.size.unwrap_or(DEFAULT_GENERATED_SIZE),
-            params.compress_ratio,
+            source_ratio.unwrap_or(params.compress_ratio),
             Some(paths.as_slice()),
         ),
     };
@@ -456,6 +458,7 @@ fn restore_job(
         direct: params.direct,
         streams: params.streams,
         tag: &tag,
+        cancel,
     })?;
     let sink =
         restore::RestoreSink::create(&settings.restore_dir, &tag, restore::file_shapes(paths))?;
@@ -484,12 +487,14 @@ fn restore_job(
     Ok((job, figures))
 }
 
-/// The source's compressibility, measured for a target test that is to match it. Below
+/// The source's compressibility, measured for a target test or a restore whose image is to
+/// match it. Below
 /// 1.05:1 the source counts as incompressible.
 fn source_ratio(plan: &RunPlan) -> Option<f64> {
     match &plan.source {
         SourcePlan::Paths(paths)
-            if plan.test == TestKind::TapeWrite && plan.params.match_source =>
+            if matches!(plan.test, TestKind::TapeWrite | TestKind::Restore)
+                && plan.params.match_source =>
         {
             compressibility::measure(paths).map(|ratio| {
                 if ratio < 1.05 {

@@ -7,6 +7,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 use super::cache::sync_filesystem;
 use super::source::{StreamSource, list_files};
@@ -30,6 +31,8 @@ pub struct ImageRequest<'a> {
     pub streams: u32,
     /// A name for the image's file that no other run will pick.
     pub tag: &'a str,
+    /// Raised to stop the run: laying down an image gives up at once.
+    pub cancel: &'a AtomicBool,
 }
 
 /// A backup image ready to be read back: the stream that reads it, and what the target says
@@ -84,7 +87,7 @@ impl RestoreSink {
     /// Creates the restore directory under `root`.
     pub fn create(root: &Path, tag: &str, shapes: Vec<u64>) -> Result<Self, EngineError> {
         let path = root.join(format!("{LAB_FILE_PREFIX}{tag}.restore"));
-        let create_error = |source| EngineError::TargetCreate {
+        let create_error = |source| EngineError::RestoreCreate {
             path: root.to_path_buf(),
             source,
         };

@@ -7,7 +7,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::fs::FileExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::fs::{AtFlags, Mode, OFlags};
 
@@ -128,28 +128,26 @@ pub struct ImageStream {
 }
 
 impl ImageStream {
-    /// Writes an image of `bytes` (rounded up to whole pages) of generated data as
-    /// compressible as `compress_ratio`, flushes it, drops it from the page cache and opens it
-    /// for reading (with O_DIRECT when `direct`).
-    pub fn write(
-        dir: &Path,
-        tag: &str,
-        bytes: u64,
-        compress_ratio: f64,
-        direct: bool,
-    ) -> Result<Self, EngineError> {
-        let len = bytes.div_ceil(PAGE as u64) * PAGE as u64;
-        let mut image = DirSink::create(dir, tag, false)?;
+    /// Writes the image a restore asks for (rounded up to whole pages) of generated data as
+    /// compressible as asked, flushes it, drops it from the page cache and opens it for reading
+    /// (with O_DIRECT when asked). Gives up, removing what it wrote, once the run is cancelled.
+    pub fn write(dir: &Path, request: &ImageRequest<'_>) -> Result<Self, EngineError> {
+        let len = request.bytes.div_ceil(PAGE as u64) * PAGE as u64;
+        let mut image = DirSink::create(dir, request.tag, false)?;
         let path = image.path.clone();
         let write_error = |written: u64, source| EngineError::TargetWrite {
             path: path.clone(),
             written,
             source,
         };
-        let mut generator = DataGenerator::new(DataPool::new(IMAGE_SEED, compress_ratio), 1);
+        let mut generator =
+            DataGenerator::new(DataPool::new(IMAGE_SEED, request.compress_ratio), 1);
         let mut block = vec![0u8; IMAGE_BLOCK];
         let mut written = 0u64;
         while written < len {
+            if request.cancel.load(Ordering::Relaxed) {
+                return Err(EngineError::Cancelled);
+            }
             let take = (len - written).min(IMAGE_BLOCK as u64) as usize;
             generator.fill(&mut block[..take]);
             image
@@ -165,7 +163,7 @@ impl ImageStream {
             source,
         };
         let mut flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        if direct {
+        if request.direct {
             flags |= OFlags::DIRECT;
         }
         let file = File::from(
@@ -259,13 +257,7 @@ impl Target for DirTarget<'_> {
     }
 
     fn restore_image(&self, request: &ImageRequest<'_>) -> Result<RestoreImage, EngineError> {
-        let stream = ImageStream::write(
-            self.0,
-            request.tag,
-            request.bytes,
-            request.compress_ratio,
-            request.direct,
-        )?;
+        let stream = ImageStream::write(self.0, request)?;
         Ok(RestoreImage {
             stream: Box::new(stream),
             from: self.words(),

@@ -70,6 +70,18 @@ fn a_restore_writes_files_shaped_like_the_source_and_leaves_nothing_behind() {
     let line = report["bottleneck"]["restore_words"].as_str().unwrap_or("");
     // A restore of the whole source (8 MiB), at the figure measured on 6 MiB of it.
     assert!(line.starts_with("A restore of 8 MiB takes about"), "{line}");
+    // 6 MiB moved in milliseconds is no steady figure, and the line says so.
+    assert!(
+        line.contains("The restore's run is not valid (") && line.contains("data_smaller_than_run"),
+        "{line}"
+    );
+    // The image is as compressible as the source (runs of one byte), measured on it.
+    assert!(
+        run["data_compress_ratio"]
+            .as_f64()
+            .is_some_and(|ratio| ratio > 2.0),
+        "{run}"
+    );
     for dir in [&target, &restore] {
         let left: Vec<_> = std::fs::read_dir(dir).expect("read dir").collect();
         assert!(left.is_empty(), "{} keeps {left:?}", dir.display());
