@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/lmdd.sh - `backlab lmdd` against dd and fio on the same file: a sequential direct-I/O
-# write, then a read, the three tools taking turns (backlab, dd, fio) REPEATS times; prints each
+# write (twice: see below), then a read, the tools taking turns (backlab, dd, fio) REPEATS times; prints each
 # tool's median MiB/s (lmdd's "MB") and backlab's ratio to each. Goal: within 5 %.
 #
 # Like with like: every tool moves the same bytes in the same block size with O_DIRECT on one
@@ -13,11 +13,18 @@
 #
 # Every write starts from no file: each tool creates it and allocates its blocks as it writes.
 #
-# No tool does work of its own between its writes: fio fills its buffer once
-# (--scramble_buffers=0; by default it rewrites part of the buffer before every write, on the
-# thread that then waits for the write, which cost it 20-25 % here), as backlab's writer takes
-# blocks prepared on another thread. dd reads each block from /dev/zero first (0.04 ms of the
-# 0.41 ms a block took it under strace); it is shown and judged, and its writes stay slower.
+# Writes are compared twice, each time with the same work between writes for every tool taking
+# part. (1) None: backlab's writer, like lmdd with its internal input, does none of its own (it
+# takes blocks its generator prepared on another thread, refreshing only part of each); fio
+# reuses its buffer (--scramble_buffers=0; by default it rewrites part of it before every write,
+# which cost it 20-25 % here). dd cannot write without reading every block first, so it sits
+# this one out. (2) Each block filled just before its write, on the writing thread: dd reads it
+# from /dev/zero, fio zeroes it (--refill_buffers --zero_buffers), backlab writes lmdd's offset
+# pattern into it (lmdd's opat=1). On this VM the fill costs more than its own CPU time: the
+# write of a buffer the CPU has just written takes longer (fio's completion latency, which
+# leaves the fill out: 212 us a 512 KiB write from a reused buffer, 225 us from a freshly
+# zeroed one, 273 us from a freshly randomised one), which is why dd's writes trailed the
+# others' by a third when only it did the work.
 #
 # Environment: SIZE (default 2g), BS (default 512k), REPEATS (default 7), BENCH_DIR (scratch
 # parent, default /var/tmp). Needs dd, fio, python3, cargo.
@@ -64,20 +71,20 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Each prints MiB/s.
-backlab_run() { # write|read
+# Each prints MiB/s. A write starts from no file and allocates as it goes (fio: no fallocate).
+backlab_run() { # write|write-filled|read
     local out
-    if [ "$1" = write ]; then
-        rm -f "$FILE"
-        out=$("$BL" lmdd of="$FILE" bs="$BS" count="$BLOCKS" direct=1)
-    else
-        out=$("$BL" lmdd if="$FILE" bs="$BS" count="$BLOCKS" direct=1)
-    fi
-    python3 -c "import sys; w=sys.argv[1].split(); print(float(w[0]) / float(w[3]))" "$out"
+    case $1 in
+    write) rm -f "$FILE"; out=$("$BL" lmdd of="$FILE" bs="$BS" count="$BLOCKS" direct=1) ;;
+    write-filled) rm -f "$FILE"; out=$("$BL" lmdd of="$FILE" bs="$BS" count="$BLOCKS" direct=1 opat=1) ;;
+    read) out=$("$BL" lmdd if="$FILE" bs="$BS" count="$BLOCKS" direct=1) ;;
+    esac
+    # lmdd's own MB/sec (MB of 2^20 bytes), reckoned from unrounded seconds.
+    python3 -c "import sys; print(float(sys.argv[1].split()[5]))" "$out"
 }
-dd_run() {
+dd_run() { # write-filled|read: dd has no write that leaves its buffer alone
     local out
-    if [ "$1" = write ]; then
+    if [ "$1" = write-filled ]; then
         rm -f "$FILE"
         out=$(dd if=/dev/zero of="$FILE" bs="$BS_B" count="$BLOCKS" oflag=direct 2>&1 | tail -n1)
     else
@@ -85,35 +92,50 @@ dd_run() {
     fi
     python3 -c "import sys; w=sys.argv[1].split(); print(int(w[0]) / 2**20 / float(w[w.index('s,') - 1]))" "$out"
 }
-fio_run() {
-    local rw=$1
-    # A write starts from no file and allocates as it goes (no fallocate), as the others do.
-    [ "$rw" = write ] && rm -f "$FILE"
+fio_run() { # write|write-filled|read
+    local rw=$1 fill=(--scramble_buffers=0)
+    case $1 in
+    write) rm -f "$FILE" ;;
+    write-filled) rw=write; fill=(--refill_buffers --zero_buffers); rm -f "$FILE" ;;
+    esac
     fio --name=lmdd --fallocate=none --filename="$FILE" --rw="$rw" --bs="$BS_B" --size="$SIZE_B" --direct=1 \
-        --ioengine=psync --iodepth=1 --numjobs=1 --scramble_buffers=0 "$FIO_MEM" --output-format=json 2>/dev/null |
+        --ioengine=psync --iodepth=1 --numjobs=1 "${fill[@]}" "$FIO_MEM" --output-format=json 2>/dev/null |
         python3 -c "import json,sys; j=json.load(sys.stdin)['jobs'][0]; print(j[sys.argv[1]]['bw_bytes'] / 2**20)" "$rw"
 }
 
 median() { python3 -c "import statistics,sys; print(statistics.median(map(float, sys.argv[1:])))" "$@"; }
 
+# What each case gives every tool alike.
+declare -A CONDITION=(
+    [write]="no work between writes: backlab (lmdd's internal buffer) and fio (--scramble_buffers=0) write what their buffers hold; dd cannot (it reads every block before writing it) and is left out"
+    [write-filled]="each block filled just before its write, on the writing thread: dd reads it from /dev/zero, fio zeroes it (--refill_buffers --zero_buffers), backlab writes lmdd's offset pattern into it (opat=1)"
+    [read]="each block read into a buffer nothing else touches, then dropped"
+)
+
 echo "== backlab lmdd vs dd vs fio: $((SIZE_B >> 20)) MiB in $BS blocks, O_DIRECT, one request at a time, $REPEATS turns each"
 FAIL=0
-for op in write read; do
+for op in write write-filled read; do
     B=() D=() F=()
     # The file exists before any read.
     [ -f "$FILE" ] || "$BL" lmdd of="$FILE" bs="$BS" count="$BLOCKS" direct=1 >/dev/null
     for _ in $(seq "$REPEATS"); do
         B+=("$(backlab_run "$op")")
-        D+=("$(dd_run "$op")")
+        [ "$op" = write ] || D+=("$(dd_run "$op")")
         F+=("$(fio_run "$op")")
     done
-    b=$(median "${B[@]}"); d=$(median "${D[@]}"); f=$(median "${F[@]}")
+    b=$(median "${B[@]}"); f=$(median "${F[@]}"); d=
+    [ "$op" = write ] || d=$(median "${D[@]}")
+    echo "-- $op: ${CONDITION[$op]}"
     python3 - "$op" "$b" "$d" "$f" "$HUGE_SIDE" "$FIO_MEM" <<'EOF' || FAIL=1
 import sys
-op, b, d, f, huge, fio_mem = sys.argv[1], *map(float, sys.argv[2:5]), sys.argv[5], sys.argv[6]
+op, b, d, f, huge, fio_mem = sys.argv[1:]
+b, f = float(b), float(f)
 ok = True
-line = f"{op:5}  backlab {b:9.1f}  dd {d:9.1f}  fio {f:9.1f} MiB/s   "
-for name, other, judged in (("dd", d, huge == "no"), ("fio", f, huge == "no" or fio_mem == "--mem=shmhuge")):
+line = f"{op:12}  backlab {b:8.1f}  " + (f"dd {float(d):8.1f}  " if d else "dd        -  ") + f"fio {f:8.1f} MiB/s   "
+pairs = [("fio", f, huge == "no" or fio_mem == "--mem=shmhuge")]
+if d:
+    pairs.insert(0, ("dd", float(d), huge == "no"))
+for name, other, judged in pairs:
     ratio = b / other
     verdict = ("PASS" if abs(ratio - 1) <= 0.05 else "FAIL") if judged else "not judged"
     ok &= verdict != "FAIL"
@@ -124,7 +146,6 @@ EOF
 done
 echo
 echo "buffers: backlab $([ "$HUGE_SIDE" = yes ] && echo 'huge pages' || echo '4 KiB pages'), dd malloc, fio $FIO_MEM"
-echo "between writes: backlab's writer takes blocks prepared on another thread, dd copies /dev/zero, fio reuses its buffer (--scramble_buffers=0)"
 echo "machine: $(nproc) cores, $(uname -r); file on $(df --output=source,fstype "$SCRATCH" | tail -n1 | xargs)"
 echo "fio $(fio --version), $(dd --version | head -n1)"
 exit $FAIL

@@ -54,7 +54,7 @@ enum Command {
 #[derive(Args)]
 struct LmddArgs {
     /// Operands as lmdd takes them: if=FILE, of=FILE, bs=SIZE, move=SIZE, count=BLOCKS,
-    /// direct=0|1, fsync=0|1.
+    /// direct=0|1, fsync=0|1, opat=0|1 (fill each block with lmdd's offset pattern before its write).
     #[arg(
         value_name = "KEY=VALUE",
         trailing_var_arg = true,

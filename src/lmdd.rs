@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
-use crate::engine::plan::{RunParams, RunPlan, SourcePlan, TargetPlan};
+use crate::engine::plan::{NamedFile, RunParams, RunPlan, SourcePlan, TargetPlan};
 use crate::engine::result::{RunResult, RunStatus};
 use crate::engine::test_kind::TestKind;
 use crate::engine::{self, EngineSettings, RunControl};
@@ -34,11 +34,13 @@ pub struct Lmdd {
     pub direct: bool,
     /// `fsync=1`: flush the output at the end, inside the timed window.
     pub fsync: bool,
+    /// `opat=1`: the writer fills each block with lmdd's offset pattern just before its write.
+    pub pattern: bool,
 }
 
 impl Lmdd {
     /// Reads `key=value` operands as lmdd does: `if`, `of`, `bs`, `move`, `count`, `direct`,
-    /// `fsync`. Every bad operand is named.
+    /// `fsync`, `opat`. Every bad operand is named.
     pub fn parse(operands: &[String]) -> Result<Lmdd, String> {
         let mut lmdd = Lmdd {
             input: None,
@@ -47,6 +49,7 @@ impl Lmdd {
             bytes: None,
             direct: false,
             fsync: false,
+            pattern: false,
         };
         let (mut moved, mut count) = (None, None);
         let mut problems = Vec::new();
@@ -77,8 +80,9 @@ impl Lmdd {
                     .map_err(|_| format!("count={value}: give a number of blocks")),
                 "direct" => flag(value).map(|on| lmdd.direct = on),
                 "fsync" => flag(value).map(|on| lmdd.fsync = on),
+                "opat" => flag(value).map(|on| lmdd.pattern = on),
                 _ => Err(format!(
-                    "{key}: not an lmdd operand here (if, of, bs, move, count, direct, fsync)"
+                    "{key}: not an lmdd operand here (if, of, bs, move, count, direct, fsync, opat)"
                 )),
             };
             if let Err(problem) = result {
@@ -104,6 +108,14 @@ impl Lmdd {
         };
         if lmdd.input.is_some() && lmdd.input == lmdd.output {
             problems.push("if= and of= name the same file: it would be emptied first".to_string());
+        }
+        if lmdd.pattern && lmdd.output.is_none() {
+            problems.push("opat=1 writes a pattern: give of=FILE".to_string());
+        } else if lmdd.pattern && !lmdd.block_size.is_multiple_of(4) {
+            problems.push(format!(
+                "bs={} with opat=1: the pattern needs a multiple of 4 bytes",
+                lmdd.block_size
+            ));
         }
         if lmdd.input.is_none() && lmdd.output.is_none() {
             problems.push("give if=FILE to read, of=FILE to write, or both to copy".to_string());
@@ -156,7 +168,10 @@ impl Lmdd {
                 },
             },
             target: match &self.output {
-                Some(path) => TargetPlan::File(path.clone()),
+                Some(path) => TargetPlan::File(NamedFile {
+                    path: path.clone(),
+                    pattern: self.pattern,
+                }),
                 None => TargetPlan::Null,
             },
             agents: Vec::new(),
@@ -238,7 +253,10 @@ mod tests {
         assert_eq!(plan.test, TestKind::TapeWrite);
         assert_eq!(
             plan.target,
-            TargetPlan::File(PathBuf::from("/export/bds/testfile"))
+            TargetPlan::File(NamedFile {
+                path: PathBuf::from("/export/bds/testfile"),
+                pattern: false,
+            })
         );
         let read = Lmdd::parse(&operands(
             "if=/export/bds/testfile bs=7m move=500m direct=1",

@@ -154,11 +154,11 @@ impl Policy {
                     );
                 }
             }
-            TargetPlan::File(path) => errors.add(
+            TargetPlan::File(named) => errors.add(
                 "target.path",
                 format!(
                     "{}: a named file is written only from the command line",
-                    path.display()
+                    named.path.display()
                 ),
             ),
             TargetPlan::Null | TargetPlan::Tape(_) | TargetPlan::Striped(_) => {}

@@ -458,6 +458,7 @@ fn restore_job(
         direct: params.direct,
         streams: params.streams,
         tag: &tag,
+        allow_devices: &settings.allow_devices,
         cancel,
     })?;
     let sink =
@@ -520,6 +521,7 @@ fn target_sinks(
         TestKind::TapeWrite | TestKind::FullBackup | TestKind::NetworkBackup => {
             plan.target.target().open(&Opening {
                 direct: plan.params.direct,
+                block_size: plan.params.block_size as usize,
                 allow_devices: &settings.allow_devices,
                 tag: &run_tag(),
             })

@@ -63,10 +63,20 @@ pub enum TargetPlan {
     Dir(PathBuf),
     /// A file the operator names, kept after the run (`backlab lmdd of=FILE`); never from a
     /// campaign spec.
-    File(PathBuf),
+    File(NamedFile),
     Device(PathBuf),
     Tape(TapeConfig),
     Striped(StripedConfig),
+}
+
+/// A named file to write, and what goes into it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NamedFile {
+    pub path: PathBuf,
+    /// lmdd's `opat=1`: each block is filled with lmdd's offset pattern just before its write,
+    /// on the writing thread, instead of carrying the data the pipeline handed over.
+    #[serde(default)]
+    pub pattern: bool,
 }
 
 /// One run to execute: a test at one parameter point.

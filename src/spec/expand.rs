@@ -36,7 +36,7 @@ impl CampaignSpec {
                 format!("tests[{index}]"),
                 format!(
                     "a restore reads back a backup image, and the target ({}) keeps none; use a \
-                     dir or tape target",
+                     dir, block device or tape target",
                     target.target().words()
                 ),
             );

@@ -1,8 +1,9 @@
 //! A raw device target, written sequentially from its start; only ever opened when the lab
-//! was started with it allowed.
+//! was started with it allowed. A block device also takes a restore's image at its start and
+//! gives it back.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Seek, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -14,8 +15,10 @@ use super::files::{
 };
 use super::{Capabilities, Opening, Settings, Sink, Target, TargetKind, path_only};
 use crate::engine::buffer::PAGE;
+use crate::engine::cache;
 use crate::engine::error::EngineError;
 use crate::engine::plan::TargetPlan;
+use crate::engine::restore::{ImageReader, ImageRequest, RestoreImage, write_image};
 use crate::field_errors::FieldErrors;
 
 /// A spec's device target: a path, no settings.
@@ -36,65 +39,13 @@ pub struct DeviceSink {
 }
 
 impl DeviceSink {
-    /// Opens an existing block or character device listed in `allowed`. The path is resolved
-    /// once, compared with the allowed devices, and the resolved path is then opened without
-    /// following any symbolic link, so what is written is what was compared.
+    /// Opens an existing block or character device listed in `allowed` for writing.
     pub fn open(path: &Path, allowed: &[PathBuf], direct: bool) -> Result<Self, EngineError> {
-        if !device_allowed(path, allowed) {
-            return Err(EngineError::DeviceNotAllowed {
-                path: path.to_path_buf(),
-            });
-        }
-        let open_error = |source| EngineError::DeviceOpen {
-            path: path.to_path_buf(),
-            source,
-        };
-        let resolved = path.canonicalize().map_err(open_error)?;
-        let (Some(parent), Some(name)) = (resolved.parent(), resolved.file_name()) else {
-            return Err(open_error(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "not a block or character device",
-            )));
-        };
-        let dir = open_dir_no_follow(parent).map_err(|error| {
-            open_error(match error {
-                NoFollowError::Link => io::Error::other(
-                    "a component of the path is a symbolic link; the lab does not follow links \
-                     in targets",
-                ),
-                NoFollowError::Io(error) => error,
-            })
-        })?;
-        let device_kind = |stat: &rustix::fs::Stat| match FileType::from_raw_mode(stat.st_mode) {
-            FileType::BlockDevice => Some(true),
-            FileType::CharacterDevice => Some(false),
-            _ => None,
-        };
-        let not_a_device = || {
-            open_error(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "not a block or character device",
-            ))
-        };
-        let stat = rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)
-            .map_err(|error| open_error(error.into()))?;
-        let block = device_kind(&stat).ok_or_else(not_a_device)?;
-        let direct = direct && block;
-        let mut flags = OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        if direct {
-            flags |= OFlags::DIRECT;
-        }
-        let fd = rustix::fs::openat(&dir, name, flags, Mode::empty())
-            .map_err(|error| open_error(error.into()))?;
-        // What was opened must still be the device that was looked at.
-        let opened = rustix::fs::fstat(&fd).map_err(|error| open_error(error.into()))?;
-        if device_kind(&opened) != Some(block) || opened.st_rdev != stat.st_rdev {
-            return Err(not_a_device());
-        }
+        let opened = open_allowed(path, allowed, OFlags::WRONLY, direct)?;
         Ok(Self {
             path: path.to_path_buf(),
-            file: Some(File::from(fd)),
-            direct,
+            file: Some(opened.file),
+            direct: opened.direct,
         })
     }
 
@@ -142,6 +93,105 @@ impl Drop for DeviceSink {
     }
 }
 
+/// A device opened by `open_allowed`.
+struct OpenedDevice {
+    file: File,
+    /// Whether O_DIRECT was applied (block devices only).
+    direct: bool,
+}
+
+/// Opens an existing block or character device listed in `allowed`. The path is resolved
+/// once, compared with the allowed devices, and the resolved path is then opened without
+/// following any symbolic link, so what is used is what was compared.
+fn open_allowed(
+    path: &Path,
+    allowed: &[PathBuf],
+    access: OFlags,
+    direct: bool,
+) -> Result<OpenedDevice, EngineError> {
+    if !device_allowed(path, allowed) {
+        return Err(EngineError::DeviceNotAllowed {
+            path: path.to_path_buf(),
+        });
+    }
+    let open_error = |source| EngineError::DeviceOpen {
+        path: path.to_path_buf(),
+        source,
+    };
+    let resolved = path.canonicalize().map_err(open_error)?;
+    let (Some(parent), Some(name)) = (resolved.parent(), resolved.file_name()) else {
+        return Err(open_error(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a block or character device",
+        )));
+    };
+    let dir = open_dir_no_follow(parent).map_err(|error| {
+        open_error(match error {
+            NoFollowError::Link => io::Error::other(
+                "a component of the path is a symbolic link; the lab does not follow links \
+                 in targets",
+            ),
+            NoFollowError::Io(error) => error,
+        })
+    })?;
+    let device_kind = |stat: &rustix::fs::Stat| match FileType::from_raw_mode(stat.st_mode) {
+        FileType::BlockDevice => Some(true),
+        FileType::CharacterDevice => Some(false),
+        _ => None,
+    };
+    let not_a_device = || {
+        open_error(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a block or character device",
+        ))
+    };
+    let stat = rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)
+        .map_err(|error| open_error(error.into()))?;
+    let block = device_kind(&stat).ok_or_else(not_a_device)?;
+    let direct = direct && block;
+    let mut flags = access | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    if direct {
+        flags |= OFlags::DIRECT;
+    }
+    let fd = rustix::fs::openat(&dir, name, flags, Mode::empty())
+        .map_err(|error| open_error(error.into()))?;
+    // What was opened must still be the device that was looked at.
+    let opened = rustix::fs::fstat(&fd).map_err(|error| open_error(error.into()))?;
+    if device_kind(&opened) != Some(block) || opened.st_rdev != stat.st_rdev {
+        return Err(not_a_device());
+    }
+    Ok(OpenedDevice {
+        file: File::from(fd),
+        direct,
+    })
+}
+
+/// Whether `path` is a block device: the only kind of device a restore can read an image back
+/// from (a character device such as a pipe to a drive keeps nothing to seek back to).
+fn is_block_device(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|metadata| metadata.file_type().is_block_device())
+}
+
+/// Lays a backup image on the device from its first byte (clipped to the device's size, in
+/// whole pages), flushes it, and opens the device again to read the image back, dropped from
+/// the page cache (with O_DIRECT when asked).
+fn device_image(path: &Path, request: &ImageRequest<'_>) -> Result<ImageReader, EngineError> {
+    let open_error = |source| EngineError::DeviceOpen {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut reader = open_allowed(path, request.allow_devices, OFlags::RDONLY, request.direct)?;
+    let device_bytes = reader.file.seek(io::SeekFrom::End(0)).map_err(open_error)?;
+    let len = request.bytes.div_ceil(PAGE as u64) * PAGE as u64;
+    let len = len.min(device_bytes / PAGE as u64 * PAGE as u64);
+    let mut image = DeviceSink::open(path, request.allow_devices, false)?;
+    write_image(&mut image, request, len)?;
+    drop(image);
+    // A restore reads from the medium, not from memory the write left behind.
+    cache::evict(&reader.file).map_err(open_error)?;
+    Ok(ImageReader::new(reader.file, path.to_path_buf(), len))
+}
+
 /// Whether `path` names one of the allowed devices (compared after resolving symlinks).
 pub fn device_allowed(path: &Path, allowed: &[PathBuf]) -> bool {
     let Ok(resolved) = path.canonicalize() else {
@@ -187,6 +237,20 @@ impl Target for DeviceTarget<'_> {
             how.allow_devices,
             how.direct,
         )?)])
+    }
+
+    fn restores(&self) -> bool {
+        is_block_device(self.0)
+    }
+
+    fn restore_image(&self, request: &ImageRequest<'_>) -> Result<RestoreImage, EngineError> {
+        Ok(RestoreImage {
+            stream: Box::new(device_image(self.0, request)?),
+            from: self.words(),
+            // A device is read from its start to its end, whatever was interleaved on it.
+            interleaved: 1,
+            positioning_s: 0.0,
+        })
     }
 }
 

@@ -4,10 +4,9 @@
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::OwnedFd;
-use std::os::unix::fs::FileExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use rustix::fs::{AtFlags, Mode, OFlags};
 
@@ -18,11 +17,10 @@ use super::files::{
 use super::{Capabilities, Opening, Settings, Sink, Target, TargetKind, path_only};
 use crate::engine::buffer::{AlignedBuf, PAGE};
 use crate::engine::cache;
-use crate::engine::data::{DataGenerator, DataPool};
 use crate::engine::error::EngineError;
 use crate::engine::measure::LatencyRecorder;
 use crate::engine::plan::TargetPlan;
-use crate::engine::restore::{ImageRequest, RestoreImage};
+use crate::engine::restore::{ImageReader, ImageRequest, RestoreImage, write_image};
 use crate::engine::source::StreamSource;
 use crate::field_errors::FieldErrors;
 
@@ -112,19 +110,12 @@ impl Sink for DirSink {
     }
 }
 
-/// Generated data for a backup image, in blocks of this size.
-const IMAGE_BLOCK: usize = 1 << 20;
-/// The seed of a backup image's data.
-const IMAGE_SEED: u64 = 0x001e_570e;
-
 /// A backup image in a target directory, read back from its start as a restore reads it; the
 /// file is removed when the stream is dropped.
 pub struct ImageStream {
     /// Holds the image's name and removes the file when dropped.
-    image: DirSink,
-    file: File,
-    offset: u64,
-    len: u64,
+    _image: DirSink,
+    reader: ImageReader,
 }
 
 impl ImageStream {
@@ -134,30 +125,8 @@ impl ImageStream {
     pub fn write(dir: &Path, request: &ImageRequest<'_>) -> Result<Self, EngineError> {
         let len = request.bytes.div_ceil(PAGE as u64) * PAGE as u64;
         let mut image = DirSink::create(dir, request.tag, false)?;
+        write_image(&mut image, request, len)?;
         let path = image.path.clone();
-        let write_error = |written: u64, source| EngineError::TargetWrite {
-            path: path.clone(),
-            written,
-            source,
-        };
-        let mut generator =
-            DataGenerator::new(DataPool::new(IMAGE_SEED, request.compress_ratio), 1);
-        let mut block = vec![0u8; IMAGE_BLOCK];
-        let mut written = 0u64;
-        while written < len {
-            if request.cancel.load(Ordering::Relaxed) {
-                return Err(EngineError::Cancelled);
-            }
-            let take = (len - written).min(IMAGE_BLOCK as u64) as usize;
-            generator.fill(&mut block[..take]);
-            image
-                .write_block(&block[..take])
-                .map_err(|source| write_error(written, source))?;
-            written += take as u64;
-        }
-        image
-            .finish(true)
-            .map_err(|source| write_error(written, source))?;
         let open_error = |source: io::Error| EngineError::Source {
             path: path.clone(),
             source,
@@ -173,38 +142,23 @@ impl ImageStream {
         // A restore reads from the medium, not from memory the write left behind.
         cache::evict(&file).map_err(open_error)?;
         Ok(Self {
-            image,
-            file,
-            offset: 0,
-            len,
+            _image: image,
+            reader: ImageReader::new(file, path, len),
         })
     }
 }
 
 impl StreamSource for ImageStream {
     fn fill(&mut self, buf: &mut AlignedBuf, want: usize) -> Result<usize, EngineError> {
-        let want = (want.min(buf.len()) as u64).min(self.len - self.offset) as usize;
-        if want == 0 {
-            return Ok(0);
-        }
-        let read = self
-            .file
-            .read_at(&mut buf.as_mut_slice()[..want], self.offset)
-            .map_err(|source| EngineError::SourceRead {
-                path: self.image.path.clone(),
-                source,
-            })?;
-        self.offset += read as u64;
-        Ok(read)
+        self.reader.fill(buf, want)
     }
 
     fn files_done(&self) -> u64 {
-        u64::from(self.offset >= self.len)
+        self.reader.files_done()
     }
 
-    /// A restore times its writes (`latency_of: sink_write`), as a backup times the target's.
     fn read_latency(&self) -> Option<&LatencyRecorder> {
-        None
+        self.reader.read_latency()
     }
 }
 

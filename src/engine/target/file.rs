@@ -1,6 +1,11 @@
 //! A file the operator names (`backlab lmdd of=FILE`): created or truncated, written from its
 //! start, and kept, so that a later read can measure it. Only the command line builds it; a
 //! campaign's targets are directories the lab cleans up.
+//!
+//! With lmdd's `opat=1` the sink writes lmdd's pattern instead of the data it is handed: each
+//! 4-byte word holds the low 32 bits of its own byte offset in the file (little-endian), filled
+//! into a buffer of the sink's own just before each write, on the writing thread, as lmdd
+//! fills its buffer. A later read can check every word.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -8,8 +13,9 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use super::{Capabilities, Opening, Sink, Target};
-use crate::engine::buffer::PAGE;
+use crate::engine::buffer::{AlignedBuf, PAGE};
 use crate::engine::error::EngineError;
+use crate::engine::plan::NamedFile;
 use crate::field_errors::FieldErrors;
 
 /// The named file, open for writing.
@@ -17,11 +23,22 @@ pub struct FileSink {
     path: PathBuf,
     file: File,
     direct: bool,
+    /// `opat=1`: the buffer each block's pattern is filled into, and the offset it starts at.
+    pattern: Option<(AlignedBuf, u64)>,
 }
 
 impl Sink for FileSink {
     fn write_block(&mut self, data: &[u8]) -> io::Result<()> {
-        self.file.write_all(data)
+        let Some((buffer, offset)) = &mut self.pattern else {
+            return self.file.write_all(data);
+        };
+        if buffer.len() < data.len() {
+            *buffer = AlignedBuf::new(data.len());
+        }
+        let block = &mut buffer.as_mut_slice()[..data.len()];
+        fill_pattern(block, *offset);
+        *offset += data.len() as u64;
+        self.file.write_all(block)
     }
 
     fn finish(&mut self, fsync: bool) -> io::Result<()> {
@@ -40,8 +57,17 @@ impl Sink for FileSink {
     }
 }
 
+/// lmdd's output pattern for a block that starts at byte `offset`: each 4-byte word is the
+/// low 32 bits of its own offset, little-endian.
+pub fn fill_pattern(block: &mut [u8], offset: u64) {
+    for (index, word) in block.chunks_exact_mut(4).enumerate() {
+        let at = offset.wrapping_add(4 * index as u64) as u32;
+        word.copy_from_slice(&at.to_le_bytes());
+    }
+}
+
 /// A file on a real file system, kept after the run.
-pub struct FileTarget<'a>(pub &'a Path);
+pub struct FileTarget<'a>(pub &'a NamedFile);
 
 impl Target for FileTarget<'_> {
     fn capabilities(&self) -> Capabilities {
@@ -49,26 +75,26 @@ impl Target for FileTarget<'_> {
     }
 
     fn words(&self) -> String {
-        format!("file {}", self.0.display())
+        format!("file {}", self.0.path.display())
     }
 
     fn path(&self) -> Option<&Path> {
-        Some(self.0)
+        Some(&self.0.path)
     }
 
     fn device_id(&self) -> Option<u64> {
-        let parent = self.0.parent().filter(|p| !p.as_os_str().is_empty());
+        let parent = self.0.path.parent().filter(|p| !p.as_os_str().is_empty());
         std::fs::metadata(parent.unwrap_or(Path::new(".")))
             .ok()
             .map(|metadata| metadata.dev())
     }
 
     fn preflight(&self, _direct: bool, _allow_devices: &[PathBuf], errors: &mut FieldErrors) {
-        let parent = self.0.parent().filter(|p| !p.as_os_str().is_empty());
+        let parent = self.0.path.parent().filter(|p| !p.as_os_str().is_empty());
         if !parent.unwrap_or(Path::new(".")).is_dir() {
             errors.add(
                 "of",
-                format!("{}: its directory does not exist", self.0.display()),
+                format!("{}: its directory does not exist", self.0.path.display()),
             );
         }
     }
@@ -80,15 +106,41 @@ impl Target for FileTarget<'_> {
             options.custom_flags(libc::O_DIRECT);
         }
         let file = options
-            .open(self.0)
+            .open(&self.0.path)
             .map_err(|source| EngineError::TargetCreate {
-                path: self.0.to_path_buf(),
+                path: self.0.path.to_path_buf(),
                 source,
             })?;
         Ok(vec![Box::new(FileSink {
-            path: self.0.to_path_buf(),
+            path: self.0.path.to_path_buf(),
             file,
             direct: how.direct,
+            pattern: self
+                .0
+                .pattern
+                .then(|| (AlignedBuf::new(how.block_size.max(PAGE)), 0)),
         })])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fill_pattern;
+
+    #[test]
+    fn each_word_holds_its_own_offset() {
+        let mut block = vec![0u8; 16];
+        fill_pattern(&mut block, 4096);
+        let words: Vec<u32> = block
+            .chunks_exact(4)
+            .map(|word| u32::from_le_bytes(word.try_into().expect("4 bytes")))
+            .collect();
+        assert_eq!(words, [4096, 4100, 4104, 4108]);
+        fill_pattern(&mut block, (1 << 32) + 8);
+        assert_eq!(
+            &block[..4],
+            &8u32.to_le_bytes(),
+            "the low 32 bits, as lmdd's uint"
+        );
     }
 }

@@ -139,6 +139,8 @@ impl Capabilities {
 /// How a run opens its target's sinks.
 pub struct Opening<'a> {
     pub direct: bool,
+    /// The bytes of a full block, for a sink that keeps a buffer of its own.
+    pub block_size: usize,
     /// Devices the caller allows the lab to overwrite.
     pub allow_devices: &'a [PathBuf],
     /// A name for the run's files that no other run will pick.
@@ -342,7 +344,7 @@ impl TargetPlan {
         match self {
             TargetPlan::Null => Box::new(null::NullTarget),
             TargetPlan::Dir(path) => Box::new(dir::DirTarget(path)),
-            TargetPlan::File(path) => Box::new(file::FileTarget(path)),
+            TargetPlan::File(named) => Box::new(file::FileTarget(named)),
             TargetPlan::Device(path) => Box::new(device::DeviceTarget(path)),
             TargetPlan::Tape(config) => Box::new(tape::TapeTarget(config)),
             TargetPlan::Striped(config) => Box::new(striped::StripedTarget(config)),

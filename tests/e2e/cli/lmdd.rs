@@ -1,6 +1,6 @@
 //! `backlab lmdd`: the storage guide's commands as written, on real files: a write that keeps
-//! its file and moves whole blocks, a read of it, a copy, and lmdd's line with its MB of 2^20
-//! bytes.
+//! its file and moves whole blocks, a read of it, a copy, lmdd's output pattern (`opat=1`) in
+//! every word of the file, and lmdd's line with its MB of 2^20 bytes.
 
 use regex::Regex;
 
@@ -53,6 +53,30 @@ fn the_guides_write_and_read_work_as_written() {
         std::fs::read(&copy).expect("copy"),
         std::fs::read(&file).expect("original"),
         "a copy is byte for byte"
+    );
+}
+
+#[test]
+fn opat_writes_lmdds_offset_pattern_in_every_word() {
+    let dir = scratch();
+    let file = dir.path().join("pattern");
+    let of = format!("of={}", file.display());
+    let write = output(backlab().args(["lmdd", &of, "bs=64k", "count=5", "direct=1", "opat=1"]));
+    assert!(write.status.success(), "{}", stderr(&write));
+    let bytes = std::fs::read(&file).expect("the file is kept");
+    assert_eq!(bytes.len(), 5 * (64 << 10));
+    for (index, word) in bytes.chunks_exact(4).enumerate() {
+        let value = u32::from_le_bytes(word.try_into().expect("4 bytes"));
+        assert_eq!(value as usize, 4 * index, "word {index}");
+    }
+
+    let input = format!("if={}", file.display());
+    let refused = output(backlab().args(["lmdd", &input, "bs=64k", "opat=1"]));
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("opat=1 writes a pattern: give of=FILE"),
+        "{}",
+        stderr(&refused)
     );
 }
 

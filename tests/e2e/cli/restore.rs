@@ -1,5 +1,6 @@
-//! `backlab run` with the restore test: an image on a directory target read back into files
-//! shaped like the source, with nothing left behind; a target with no image is refused.
+//! `backlab run` with the restore test: an image on a directory target, and on a block device
+//! (a loop device over a scratch file), read back into files shaped like the source, with
+//! nothing left behind; a target with no image is refused.
 
 use crate::support::cli::{backlab, json, output, stderr};
 use crate::support::fixtures::scratch;
@@ -105,4 +106,113 @@ fn a_restore_from_a_target_that_keeps_nothing_is_refused_by_name() {
         text.contains("tests[1]: a restore reads back a backup image, and the target (null (discarded)) keeps none"),
         "{text}"
     );
+    // A character device keeps nothing to read back either.
+    let out = output(backlab().args([
+        "run",
+        "--generated",
+        "16M",
+        "--target",
+        "device:/dev/null",
+        "--allow-device",
+        "/dev/null",
+        "--tests",
+        "restore",
+    ]));
+    assert!(!out.status.success());
+    let text = stderr(&out);
+    assert!(
+        text.contains("tests[0]: a restore reads back a backup image, and the target (device /dev/null) keeps none"),
+        "{text}"
+    );
+}
+
+/// A loop device over a file, detached when dropped.
+struct LoopDevice(String);
+
+impl LoopDevice {
+    /// Attaches `backing` to a free loop device; `None` where this machine has no loop devices
+    /// or the test is not root (`losetup` needs both), saying why.
+    fn attach(backing: &std::path::Path) -> Option<LoopDevice> {
+        if !rustix::process::geteuid().is_root()
+            || !std::path::Path::new("/dev/loop-control").exists()
+        {
+            return None;
+        }
+        let out = output(
+            std::process::Command::new("losetup")
+                .args(["--find", "--show"])
+                .arg(backing),
+        );
+        if !out.status.success() {
+            eprintln!("losetup could not attach a loop device: {}", stderr(&out));
+            return None;
+        }
+        Some(LoopDevice(
+            String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        ))
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("losetup")
+            .args(["--detach", &self.0])
+            .status();
+    }
+}
+
+#[test]
+fn a_restore_reads_its_image_back_from_a_block_device() {
+    let scratch = scratch();
+    let backing = scratch.path().join("disk.img");
+    let restore = scratch.path().join("restore");
+    std::fs::create_dir(&restore).expect("restore dir");
+    std::fs::File::create(&backing)
+        .and_then(|file| file.set_len(32 << 20))
+        .expect("backing file");
+    let Some(device) = LoopDevice::attach(&backing) else {
+        eprintln!("skipped: no loop device here (needs root and /dev/loop-control)");
+        return;
+    };
+    let out = output(
+        backlab()
+            .args([
+                "run",
+                "--json",
+                "--generated",
+                "8M",
+                "--tests",
+                "tape_write,restore",
+            ])
+            .args(["--target", &format!("device:{}", device.0)])
+            .args(["--allow-device", &device.0, "--direct"])
+            .arg("--restore-to")
+            .arg(&restore)
+            .args(["--block-size", "256K"]),
+    );
+    assert!(out.status.success(), "run failed: {}", stderr(&out));
+    let report = json(&out);
+    let run = report["runs"]
+        .as_array()
+        .and_then(|runs| runs.iter().find(|run| run["test"] == "restore"))
+        .unwrap_or_else(|| panic!("no restore run: {report}"));
+    assert_eq!(run["status"], "done", "{run}");
+    assert_eq!(run["bytes"], 8 << 20, "the whole image read back: {run}");
+    assert_eq!(run["files"], 1, "one 64 MiB shape holds 8 MiB: {run}");
+    assert_eq!(
+        run["restore"]["from"],
+        format!("device {}", device.0),
+        "{run}"
+    );
+    // The image was laid on the device itself: its first 8 MiB are no longer zeros.
+    drop(device);
+    let disk = std::fs::read(&backing).expect("backing file");
+    assert!(
+        disk[..8 << 20]
+            .chunks(4096)
+            .all(|page| page.iter().any(|&byte| byte != 0)),
+        "the image is not on the device"
+    );
+    let left: Vec<_> = std::fs::read_dir(&restore).expect("read dir").collect();
+    assert!(left.is_empty(), "the restore dir keeps {left:?}");
 }
