@@ -18,6 +18,7 @@ use crate::report::{self, CampaignHeader, CampaignReport, render_table};
 use crate::spec::{
     self, ByteSize, CampaignSpec, SourceSpec, TargetKind, TargetPlan, TargetSpec, format_size,
 };
+use crate::store::Location;
 
 /// Exit status for a spec that does not validate.
 const EXIT_BAD_SPEC: u8 = 2;
@@ -165,9 +166,10 @@ struct ServeArgs {
     /// loopback needs --token.
     #[arg(long, env = "BACKLAB_DATA_BIND", default_value = "127.0.0.1:8081")]
     data_bind: std::net::SocketAddr,
-    /// SQLite database file (created and migrated when missing).
-    #[arg(long, env = "BACKLAB_DB", default_value = "backlab.db", value_parser = database_file)]
-    db: PathBuf,
+    /// Where results are kept: a SQLite file (created and migrated when missing), or a
+    /// PostgreSQL database (`postgres://user@host/db`, migrated when needed).
+    #[arg(long, env = "BACKLAB_DB", default_value = "backlab.db", value_parser = Location::parse)]
+    db: Location,
     /// The lab's own directory: the demo dataset lives here; always allowed as source and target.
     #[arg(long, env = "BACKLAB_DATA_DIR", default_value = "backlab-data")]
     data_dir: PathBuf,
@@ -588,18 +590,6 @@ fn parse_target(text: &str) -> TargetSpec {
         }
     } else {
         TargetSpec::new(TargetKind::Dir, Some(PathBuf::from(text)))
-    }
-}
-
-/// `--db`: a SQLite file. A URL (`postgres://…`) is refused rather than taken as a path, which
-/// would create a directory named after its scheme and keep the results there.
-fn database_file(text: &str) -> Result<PathBuf, String> {
-    match text.split_once("://") {
-        Some((scheme, _)) => Err(format!(
-            "'{scheme}://…' is a database URL; this lab keeps its results in a SQLite file: give \
-             the file's path (a shared {scheme} store is not supported)"
-        )),
-        None => Ok(PathBuf::from(text)),
     }
 }
 

@@ -20,7 +20,7 @@ use crate::net::Clients;
 use crate::net::listener::{AgentGateway, DataLink};
 use crate::policy::Policy;
 use crate::spec::{CampaignSpec, TargetKind, format_size};
-use crate::store::{Store, StoreError};
+use crate::store::{Location, Store, StoreError};
 use crate::worker;
 
 /// How long a shutdown waits for the running run to stop and save.
@@ -32,7 +32,7 @@ pub struct ServeConfig {
     pub bind: SocketAddr,
     /// The TCP data listener for agents and network-backup streams.
     pub data_bind: SocketAddr,
-    pub db: PathBuf,
+    pub db: Location,
     pub data_dir: PathBuf,
     pub allow_sources: Vec<PathBuf>,
     pub allow_targets: Vec<PathBuf>,
@@ -113,13 +113,15 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
         max_size: config.max_size,
         max_duration_s: config.max_duration_s,
     };
-    if let Some(parent) = config.db.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| bad_path("--db", &config.db, &e))?;
+    if let Location::File(path) = &config.db
+        && let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(parent).map_err(|e| bad_path("--db", path, &e))?;
     }
     let store = Store::open(&config.db)
         .await
         .map_err(|source| ServeError::Store {
-            path: config.db.display().to_string(),
+            path: config.db.to_string(),
             source,
         })?;
     recover(&store, &data_dir).await;
@@ -183,7 +185,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
     tracing::info!(
         data = %datalink.addr(),
         data_dir = %data_dir.display(),
-        db = %config.db.display(),
+        db = %config.db,
         lanes = config.lanes,
         "serving"
     );

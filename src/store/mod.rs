@@ -1,49 +1,67 @@
-//! The lab's memory: campaigns, runs and samples in one SQLite file. The only module with SQL.
+//! The lab's memory: campaigns, runs and samples, in one SQLite file by default or in a shared
+//! PostgreSQL database. The only module with SQL.
 //!
-//! Writes are single statements or `BEGIN IMMEDIATE` transactions, so two writers never
-//! deadlock on a lock upgrade; WAL mode lets readers run beside the worker's writes.
+//! Every statement is written once, with `$N` placeholders both backends read, and run on
+//! whichever backend the store has ([`on_backend!`]); the few places where the two speak
+//! differently (how a write transaction begins, a JSON expression, row locks) are
+//! [`Backend`]'s. On SQLite, writes are single statements or `BEGIN IMMEDIATE` transactions,
+//! so two writers never deadlock on a lock upgrade, and WAL mode lets readers run beside the
+//! worker's writes.
 
+mod location;
 pub mod model;
 
-use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
+use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::{FromRow, Row};
+// Statements built with `format!` only join this module's own fragments, never input.
+use sqlx::{AssertSqlSafe, FromRow, Row};
 
 use crate::engine::result::{RunResult, Sample};
 use crate::spec::{RunParams, TestKind};
 
+pub use location::Location;
 pub use model::{
     CampaignRecord, CampaignStatus, CancelOutcome, ClaimedRun, DeleteOutcome, NewCampaign,
     QueueFigures, Recovery, RunRecord, RunState,
 };
 
+/// A campaign's status, from its runs' statuses: the one place that rule is written.
+macro_rules! campaign_status {
+    () => {
+        "CASE
+            WHEN COUNT(*) FILTER (WHERE r.status = 'running') > 0 THEN 'running'
+            WHEN COUNT(*) FILTER (WHERE r.status = 'interrupted') > 0 THEN 'interrupted'
+            WHEN COUNT(*) FILTER (WHERE r.status = 'queued') = COUNT(*) THEN 'queued'
+            WHEN COUNT(*) FILTER (WHERE r.status = 'queued') > 0 THEN 'running'
+            WHEN COUNT(*) FILTER (WHERE r.status = 'cancelled') > 0 THEN 'cancelled'
+            WHEN COUNT(*) FILTER (WHERE r.status = 'failed') > 0 THEN 'failed'
+            ELSE 'done'
+        END"
+    };
+}
+
 /// The columns of a campaign record: its row, and its status and run counts aggregated from
-/// its runs in the same pass: a campaign's status follows from its runs' statuses, and this is
-/// the one place that rule is written. Followed by a WHERE on `c`, then [`campaign_group!`].
+/// its runs in the same pass. Followed by a WHERE on `c`, then [`campaign_group!`].
 macro_rules! campaign_select {
     () => {
-        "SELECT c.seq, c.id, c.name, c.spec, c.created_ms, c.rerun_of, c.survey, c.verdict, c.headline,
-                CASE
-                    WHEN SUM(r.status = 'running') > 0 THEN 'running'
-                    WHEN SUM(r.status = 'interrupted') > 0 THEN 'interrupted'
-                    WHEN SUM(r.status = 'queued') = COUNT(*) THEN 'queued'
-                    WHEN SUM(r.status = 'queued') > 0 THEN 'running'
-                    WHEN SUM(r.status = 'cancelled') > 0 THEN 'cancelled'
-                    WHEN SUM(r.status = 'failed') > 0 THEN 'failed'
-                    ELSE 'done'
-                END AS status,
+        concat!(
+            "SELECT c.seq, c.id, c.name, c.spec, c.created_ms, c.rerun_of, c.survey, c.verdict,
+                    c.headline, ",
+            campaign_status!(),
+            " AS status,
                 COUNT(*) AS runs_total,
-                SUM(r.status IN ('done', 'failed', 'cancelled')) AS runs_finished,
-                SUM(r.status = 'done') AS runs_done,
-                SUM(r.status = 'cancelled') AS runs_cancelled,
-                SUM(r.status = 'failed') AS runs_failed,
+                COUNT(*) FILTER (WHERE r.status IN ('done', 'failed', 'cancelled')) AS runs_finished,
+                COUNT(*) FILTER (WHERE r.status = 'done') AS runs_done,
+                COUNT(*) FILTER (WHERE r.status = 'cancelled') AS runs_cancelled,
+                COUNT(*) FILTER (WHERE r.status = 'failed') AS runs_failed,
                 MAX(CASE WHEN r.status = 'done' THEN r.mb_per_s END) AS best_mb_per_s
-         FROM campaigns AS c JOIN runs AS r ON r.campaign_seq = c.seq"
+             FROM campaigns AS c JOIN runs AS r ON r.campaign_seq = c.seq"
+        )
     };
 }
 
@@ -51,6 +69,26 @@ macro_rules! campaign_select {
 macro_rules! campaign_group {
     () => {
         " GROUP BY c.seq"
+    };
+}
+
+/// Runs `$body` with `$pool` bound to the store's pool, whichever backend it is: the body is
+/// written once and checked against each driver.
+macro_rules! on_backend {
+    ($store:expr, $pool:ident => $body:expr) => {
+        match &$store.pool {
+            Pool::Sqlite($pool) => $body,
+            Pool::Postgres($pool) => $body,
+        }
+    };
+}
+
+/// The row number of a campaign id, if there is such a campaign, read through `$executor`.
+macro_rules! campaign_seq {
+    ($executor:expr, $campaign_id:expr) => {
+        sqlx::query_scalar::<_, i64>("SELECT seq FROM campaigns WHERE id = $1")
+            .bind($campaign_id)
+            .fetch_optional($executor)
     };
 }
 
@@ -77,33 +115,97 @@ pub enum Neighbour {
     Next,
 }
 
+/// The database behind a store.
+#[derive(Clone)]
+enum Pool {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// Which kind of database a store speaks to, for the few statements written differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    /// How a transaction that will write begins: SQLite takes its write lock at once.
+    fn begin_write(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "BEGIN IMMEDIATE",
+            Backend::Postgres => "BEGIN",
+        }
+    }
+
+    /// A campaign's spec without its name (what it measures), for campaigns aliased `alias`;
+    /// each backend has an index on it.
+    fn spec_key(self, alias: &str) -> String {
+        match self {
+            Backend::Sqlite => format!("json_remove({alias}.spec, '$.name')"),
+            Backend::Postgres => format!("(({alias}.spec)::jsonb - 'name')"),
+        }
+    }
+
+    /// What the queue's claim adds to its choice of run so that two hosts claiming at once
+    /// take different runs (SQLite has one writer at a time and needs nothing).
+    fn claim_lock(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "",
+            Backend::Postgres => " FOR UPDATE SKIP LOCKED",
+        }
+    }
+}
+
 /// A handle on the lab's database; cheap to clone.
 #[derive(Clone)]
 pub struct Store {
-    pool: SqlitePool,
+    pool: Pool,
 }
 
 impl Store {
-    /// Opens (creating if needed) the database file and brings its schema up to date.
-    pub async fn open(path: &Path) -> Result<Self, StoreError> {
-        let options = SqliteConnectOptions::new()
-            .filename(path)
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(Duration::from_secs(10))
-            .foreign_keys(true);
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .connect_with(options)
-            .await?;
-        sqlx::migrate!("./migrations").run(&pool).await?;
+    /// Opens the database (creating a SQLite file if needed) and brings its schema up to date.
+    pub async fn open(location: &Location) -> Result<Self, StoreError> {
+        let pool = match location {
+            Location::File(path) => {
+                let options = SqliteConnectOptions::new()
+                    .filename(path)
+                    .create_if_missing(true)
+                    .journal_mode(SqliteJournalMode::Wal)
+                    .synchronous(SqliteSynchronous::Normal)
+                    .busy_timeout(Duration::from_secs(10))
+                    .foreign_keys(true);
+                let pool = SqlitePoolOptions::new()
+                    .max_connections(4)
+                    .connect_with(options)
+                    .await?;
+                sqlx::migrate!("./migrations").run(&pool).await?;
+                Pool::Sqlite(pool)
+            }
+            Location::Postgres(url) => {
+                let pool = PgPoolOptions::new()
+                    .max_connections(8)
+                    .acquire_timeout(Duration::from_secs(10))
+                    .connect(url)
+                    .await?;
+                sqlx::migrate!("./migrations/postgres").run(&pool).await?;
+                Pool::Postgres(pool)
+            }
+        };
         Ok(Self { pool })
     }
 
-    /// Closes every connection, checkpointing the WAL.
+    /// Which kind of database this store speaks to.
+    pub fn backend(&self) -> Backend {
+        match self.pool {
+            Pool::Sqlite(_) => Backend::Sqlite,
+            Pool::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// Closes every connection (on SQLite, checkpointing the WAL).
     pub async fn close(&self) {
-        self.pool.close().await;
+        on_backend!(self, pool => pool.close().await)
     }
 
     /// Stores a campaign and every run it expands to, in one transaction.
@@ -112,57 +214,64 @@ impl Store {
         campaign: &NewCampaign,
         now_ms: i64,
     ) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let seq: i64 = sqlx::query_scalar(
-            "INSERT INTO campaigns (id, name, spec, plan, created_ms, rerun_of)
-             VALUES (?, ?, ?, ?, ?, ?)
-             RETURNING seq",
-        )
-        .bind(&campaign.id)
-        .bind(&campaign.name)
-        .bind(&campaign.spec_json)
-        .bind(&campaign.placement_json)
-        .bind(now_ms)
-        .bind(&campaign.rerun_of)
-        .fetch_one(&mut *tx)
-        .await?;
-        for (position, (test, params)) in campaign.runs.iter().enumerate() {
-            sqlx::query(
-                "INSERT INTO runs (campaign_seq, position, test, params) VALUES (?, ?, ?, ?)",
+        let begin = self.backend().begin_write();
+        on_backend!(self, pool => {
+            let mut tx = pool.begin_with(begin).await?;
+            let seq: i64 = sqlx::query_scalar(
+                "INSERT INTO campaigns (id, name, spec, plan, created_ms, rerun_of)
+                 VALUES ($1, $2, $3, $4, $5, $6)
+                 RETURNING seq",
             )
-            .bind(seq)
-            .bind(position as i64)
-            .bind(test.id())
-            .bind(to_json(params)?)
-            .execute(&mut *tx)
+            .bind(&campaign.id)
+            .bind(&campaign.name)
+            .bind(&campaign.spec_json)
+            .bind(&campaign.placement_json)
+            .bind(now_ms)
+            .bind(&campaign.rerun_of)
+            .fetch_one(&mut *tx)
             .await?;
-        }
-        tx.commit().await?;
+            for (position, (test, params)) in campaign.runs.iter().enumerate() {
+                sqlx::query(
+                    "INSERT INTO runs (campaign_seq, position, test, params)
+                     VALUES ($1, $2, $3, $4)",
+                )
+                .bind(seq)
+                .bind(position as i64)
+                .bind(test.id())
+                .bind(to_json(params)?)
+                .execute(&mut *tx)
+                .await?;
+            }
+            tx.commit().await?;
+        });
         Ok(())
     }
 
     /// One campaign, without its runs.
     pub async fn campaign(&self, id: &str) -> Result<Option<CampaignRecord>, StoreError> {
-        let row = sqlx::query_as::<_, CampaignRow>(concat!(
-            campaign_select!(),
-            " WHERE c.id = ?",
-            campaign_group!()
-        ))
-        .bind(id)
-        .fetch_optional(&self.pool)
-        .await?;
+        let row = on_backend!(self, pool => {
+            sqlx::query_as::<_, CampaignRow>(concat!(
+                campaign_select!(),
+                " WHERE c.id = $1",
+                campaign_group!()
+            ))
+            .bind(id)
+            .fetch_optional(pool)
+            .await?
+        });
         row.map(CampaignRow::into_record).transpose()
     }
 
     /// The ids of the campaigns queued as reruns of `campaign_id`, oldest first.
     pub async fn reruns_of(&self, campaign_id: &str) -> Result<Vec<String>, StoreError> {
-        let ids = sqlx::query_scalar::<_, String>(
-            "SELECT id FROM campaigns WHERE rerun_of = ? ORDER BY seq",
-        )
-        .bind(campaign_id)
-        .fetch_all(&self.pool)
-        .await?;
-        Ok(ids)
+        Ok(on_backend!(self, pool => {
+            sqlx::query_scalar::<_, String>(
+                "SELECT id FROM campaigns WHERE rerun_of = $1 ORDER BY seq",
+            )
+            .bind(campaign_id)
+            .fetch_all(pool)
+            .await?
+        }))
     }
 
     /// The campaign next to `campaign_id` among those with the same spec, its name aside:
@@ -173,23 +282,22 @@ impl Store {
         campaign_id: &str,
         which: Neighbour,
     ) -> Result<Option<String>, StoreError> {
-        let sql = match which {
-            Neighbour::Previous => {
-                "SELECT o.id FROM campaigns c JOIN campaigns o \
-                 ON json_remove(o.spec, '$.name') = json_remove(c.spec, '$.name') \
-                 AND o.seq < c.seq WHERE c.id = ? ORDER BY o.seq DESC LIMIT 1"
-            }
-            Neighbour::Next => {
-                "SELECT o.id FROM campaigns c JOIN campaigns o \
-                 ON json_remove(o.spec, '$.name') = json_remove(c.spec, '$.name') \
-                 AND o.seq > c.seq WHERE c.id = ? ORDER BY o.seq LIMIT 1"
-            }
+        let (other, this) = (self.backend().spec_key("o"), self.backend().spec_key("c"));
+        let (relation, order) = match which {
+            Neighbour::Previous => ("<", "DESC"),
+            Neighbour::Next => (">", "ASC"),
         };
-        let id = sqlx::query_scalar::<_, String>(sql)
-            .bind(campaign_id)
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(id)
+        let sql = format!(
+            "SELECT o.id FROM campaigns c JOIN campaigns o
+             ON {other} = {this} AND o.seq {relation} c.seq
+             WHERE c.id = $1 ORDER BY o.seq {order} LIMIT 1"
+        );
+        Ok(on_backend!(self, pool => {
+            sqlx::query_scalar::<_, String>(AssertSqlSafe(sql.as_str()))
+                .bind(campaign_id)
+                .fetch_optional(pool)
+                .await?
+        }))
     }
 
     /// Campaigns newest first, optionally only those in one status and older than `before`.
@@ -202,27 +310,31 @@ impl Store {
     ) -> Result<Option<Vec<CampaignRecord>>, StoreError> {
         let before_seq = match before {
             Some(id) => {
-                let mut conn = self.pool.acquire().await?;
-                match campaign_seq(&mut conn, id).await? {
+                let seq = on_backend!(self, pool => campaign_seq!(pool, id).await?);
+                match seq {
                     Some(seq) => seq,
                     None => return Ok(None),
                 }
             }
             None => i64::MAX,
         };
-        let rows = sqlx::query_as::<_, CampaignRow>(concat!(
-            campaign_select!(),
-            // Walks campaigns newest first and stops after a page: the unfiltered list reads
-            // only the runs of the campaigns it shows.
-            " WHERE c.seq < ?2",
-            campaign_group!(),
-            " HAVING (?1 IS NULL OR status = ?1) ORDER BY c.seq DESC LIMIT ?3"
-        ))
-        .bind(status.map(RunState::id))
-        .bind(before_seq)
-        .bind(i64::from(limit))
-        .fetch_all(&self.pool)
-        .await?;
+        let rows = on_backend!(self, pool => {
+            sqlx::query_as::<_, CampaignRow>(concat!(
+                campaign_select!(),
+                // Walks campaigns newest first and stops after a page: the unfiltered list
+                // reads only the runs of the campaigns it shows.
+                " WHERE c.seq < $1",
+                campaign_group!(),
+                " HAVING (CAST($2 AS TEXT) IS NULL OR ",
+                campaign_status!(),
+                " = $2) ORDER BY c.seq DESC LIMIT $3"
+            ))
+            .bind(before_seq)
+            .bind(status.map(RunState::id))
+            .bind(i64::from(limit))
+            .fetch_all(pool)
+            .await?
+        });
         rows.into_iter()
             .map(CampaignRow::into_record)
             .collect::<Result<Vec<_>, _>>()
@@ -231,22 +343,27 @@ impl Store {
 
     /// Every run of a campaign in plan order, with results where finished.
     pub async fn runs(&self, campaign_id: &str) -> Result<Vec<RunRecord>, StoreError> {
-        let rows = sqlx::query_as::<_, RunRow>(
-            "SELECT r.* FROM runs AS r JOIN campaigns AS c ON c.seq = r.campaign_seq
-             WHERE c.id = ? ORDER BY r.position",
-        )
-        .bind(campaign_id)
-        .fetch_all(&self.pool)
-        .await?;
-        // All samples of the campaign in one query, split by run.
-        let samples: Vec<(i64, f64, f64)> = sqlx::query_as(
-            "SELECT s.run_id, s.t, s.mb_per_s FROM samples AS s
-             JOIN runs AS r ON r.id = s.run_id JOIN campaigns AS c ON c.seq = r.campaign_seq
-             WHERE c.id = ? ORDER BY s.run_id, s.t",
-        )
-        .bind(campaign_id)
-        .fetch_all(&self.pool)
-        .await?;
+        let (rows, samples) = on_backend!(self, pool => {
+            let rows = sqlx::query_as::<_, RunRow>(
+                "SELECT r.id, r.position, r.test, r.params, r.status, r.attempts, r.started_ms,
+                        r.finished_ms, r.result
+                 FROM runs AS r JOIN campaigns AS c ON c.seq = r.campaign_seq
+                 WHERE c.id = $1 ORDER BY r.position",
+            )
+            .bind(campaign_id)
+            .fetch_all(pool)
+            .await?;
+            // All samples of the campaign in one query, split by run.
+            let samples: Vec<(i64, f64, f64)> = sqlx::query_as(
+                "SELECT s.run_id, s.t, s.mb_per_s FROM samples AS s
+                 JOIN runs AS r ON r.id = s.run_id JOIN campaigns AS c ON c.seq = r.campaign_seq
+                 WHERE c.id = $1 ORDER BY s.run_id, s.t",
+            )
+            .bind(campaign_id)
+            .fetch_all(pool)
+            .await?;
+            (rows, samples)
+        });
         let mut by_run: std::collections::HashMap<i64, Vec<Sample>> =
             std::collections::HashMap::new();
         for (run_id, t, mb_per_s) in samples {
@@ -263,45 +380,54 @@ impl Store {
             .collect()
     }
 
-    /// Takes the oldest queued run of any campaign and marks it running, atomically.
+    /// Takes the oldest queued run of any campaign and marks it running, atomically: two
+    /// claims at once never take the same run.
     pub async fn claim_next(&self, now_ms: i64) -> Result<Option<ClaimedRun>, StoreError> {
-        let row = sqlx::query(
-            "UPDATE runs SET status = 'running', attempts = attempts + 1, started_ms = ?1
-             WHERE id = (SELECT id FROM runs WHERE status = 'queued' ORDER BY id LIMIT 1)
+        let sql = format!(
+            "UPDATE runs SET status = 'running', attempts = attempts + 1, started_ms = $1
+             WHERE status = 'queued' AND id = (
+                 SELECT id FROM runs WHERE status = 'queued' ORDER BY id LIMIT 1{}
+             )
              RETURNING id, campaign_seq, position, test, params",
-        )
-        .bind(now_ms)
-        .fetch_optional(&self.pool)
-        .await?;
-        let Some(row) = row else {
+            self.backend().claim_lock()
+        );
+        let claimed = on_backend!(self, pool => {
+            let row = sqlx::query(AssertSqlSafe(sql.as_str())).bind(now_ms).fetch_optional(pool).await?;
+            match row {
+                None => None,
+                Some(row) => {
+                    let run: (i64, i64, i64, String, String) = (
+                        row.try_get("id")?,
+                        row.try_get("campaign_seq")?,
+                        row.try_get("position")?,
+                        row.try_get("test")?,
+                        row.try_get("params")?,
+                    );
+                    let campaign: (String, Option<String>, Option<String>, i64) =
+                        sqlx::query_as(
+                            "SELECT id, plan, CASE WHEN plan IS NULL THEN spec END,
+                                    (SELECT COUNT(*) FROM runs WHERE campaign_seq = c.seq)
+                             FROM campaigns AS c WHERE seq = $1",
+                        )
+                        .bind(run.1)
+                        .fetch_one(pool)
+                        .await?;
+                    sqlx::query("DELETE FROM samples WHERE run_id = $1")
+                        .bind(run.0)
+                        .execute(pool)
+                        .await?;
+                    Some((run, campaign))
+                }
+            }
+        });
+        let Some(((run_id, _, position, test, params), campaign)) = claimed else {
             return Ok(None);
         };
-        let run_id: i64 = row.try_get("id")?;
-        let seq: i64 = row.try_get("campaign_seq")?;
-        let position: i64 = row.try_get("position")?;
-        let test: String = row.try_get("test")?;
-        let params: String = row.try_get("params")?;
+        let (campaign_id, placement_json, spec_json, runs_total) = campaign;
         let test = TestKind::from_id(&test)
             .ok_or_else(|| StoreError::Corrupt(format!("run {run_id} has test {test:?}")))?;
         let params: RunParams = serde_json::from_str(&params)
             .map_err(|e| StoreError::Corrupt(format!("run {run_id} params: {e}")))?;
-        let (campaign_id, placement_json, spec_json, runs_total): (
-            String,
-            Option<String>,
-            Option<String>,
-            i64,
-        ) = sqlx::query_as(
-            "SELECT id, plan, CASE WHEN plan IS NULL THEN spec END,
-                    (SELECT COUNT(*) FROM runs WHERE campaign_seq = c.seq)
-             FROM campaigns AS c WHERE seq = ?",
-        )
-        .bind(seq)
-        .fetch_one(&self.pool)
-        .await?;
-        sqlx::query("DELETE FROM samples WHERE run_id = ?")
-            .bind(run_id)
-            .execute(&self.pool)
-            .await?;
         Ok(Some(ClaimedRun {
             run_id,
             campaign_id,
@@ -318,11 +444,13 @@ impl Store {
 
     /// Keeps the survey of a campaign's source, taken before its first run.
     pub async fn set_survey(&self, campaign_id: &str, survey_json: &str) -> Result<(), StoreError> {
-        sqlx::query("UPDATE campaigns SET survey = ? WHERE id = ?")
-            .bind(survey_json)
-            .bind(campaign_id)
-            .execute(&self.pool)
-            .await?;
+        on_backend!(self, pool => {
+            sqlx::query("UPDATE campaigns SET survey = $1 WHERE id = $2")
+                .bind(survey_json)
+                .bind(campaign_id)
+                .execute(pool)
+                .await?;
+        });
         Ok(())
     }
 
@@ -333,23 +461,27 @@ impl Store {
         verdict: &str,
         headline_json: &str,
     ) -> Result<(), StoreError> {
-        sqlx::query("UPDATE campaigns SET verdict = ?, headline = ? WHERE id = ?")
-            .bind(verdict)
-            .bind(headline_json)
-            .bind(campaign_id)
-            .execute(&self.pool)
-            .await?;
+        on_backend!(self, pool => {
+            sqlx::query("UPDATE campaigns SET verdict = $1, headline = $2 WHERE id = $3")
+                .bind(verdict)
+                .bind(headline_json)
+                .bind(campaign_id)
+                .execute(pool)
+                .await?;
+        });
         Ok(())
     }
 
     /// Records a live sample of a running run.
     pub async fn add_sample(&self, run_id: i64, sample: Sample) -> Result<(), StoreError> {
-        sqlx::query("INSERT OR REPLACE INTO samples (run_id, t, mb_per_s) VALUES (?, ?, ?)")
-            .bind(run_id)
-            .bind(sample.t)
-            .bind(sample.mb_per_s)
-            .execute(&self.pool)
-            .await?;
+        on_backend!(self, pool => {
+            sqlx::query(UPSERT_SAMPLE)
+                .bind(run_id)
+                .bind(sample.t)
+                .bind(sample.mb_per_s)
+                .execute(pool)
+                .await?;
+        });
         Ok(())
     }
 
@@ -367,76 +499,88 @@ impl Store {
             samples: Vec::new(),
             ..result.clone()
         })?;
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        sqlx::query(
-            "UPDATE runs SET status = ?, finished_ms = ?, bytes = ?, seconds = ?, mb_per_s = ?,
-                result = ?
-             WHERE id = ? AND status = 'running'",
-        )
-        .bind(status.id())
-        .bind(now_ms)
-        .bind(to_i64(result.bytes))
-        .bind(result.seconds)
-        .bind(result.mb_per_s)
-        .bind(document)
-        .bind(run_id)
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query("DELETE FROM samples WHERE run_id = ?")
+        let begin = self.backend().begin_write();
+        on_backend!(self, pool => {
+            let mut tx = pool.begin_with(begin).await?;
+            sqlx::query(
+                "UPDATE runs SET status = $1, finished_ms = $2, bytes = $3, seconds = $4,
+                    mb_per_s = $5, result = $6
+                 WHERE id = $7 AND status = 'running'",
+            )
+            .bind(status.id())
+            .bind(now_ms)
+            .bind(to_i64(result.bytes))
+            .bind(result.seconds)
+            .bind(result.mb_per_s)
+            .bind(&document)
             .bind(run_id)
             .execute(&mut *tx)
             .await?;
-        for sample in &result.samples {
-            sqlx::query("INSERT OR REPLACE INTO samples (run_id, t, mb_per_s) VALUES (?, ?, ?)")
+            sqlx::query("DELETE FROM samples WHERE run_id = $1")
                 .bind(run_id)
-                .bind(sample.t)
-                .bind(sample.mb_per_s)
                 .execute(&mut *tx)
                 .await?;
-        }
-        tx.commit().await?;
+            for sample in &result.samples {
+                sqlx::query(UPSERT_SAMPLE)
+                    .bind(run_id)
+                    .bind(sample.t)
+                    .bind(sample.mb_per_s)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await?;
+        });
         Ok(())
     }
 
     /// Marks a run stopped by a shutdown: it will be queued again at the next start.
     pub async fn interrupt_run(&self, run_id: i64) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        sqlx::query("UPDATE runs SET status = 'interrupted' WHERE id = ? AND status = 'running'")
+        let begin = self.backend().begin_write();
+        on_backend!(self, pool => {
+            let mut tx = pool.begin_with(begin).await?;
+            sqlx::query(
+                "UPDATE runs SET status = 'interrupted' WHERE id = $1 AND status = 'running'",
+            )
             .bind(run_id)
             .execute(&mut *tx)
             .await?;
-        sqlx::query("DELETE FROM samples WHERE run_id = ?")
-            .bind(run_id)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
+            sqlx::query("DELETE FROM samples WHERE run_id = $1")
+                .bind(run_id)
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+        });
         Ok(())
     }
 
     /// At start-up: runs left running by a crash, or interrupted by a shutdown, go back on the
     /// queue; their partial samples are dropped.
     pub async fn recover(&self) -> Result<Recovery, StoreError> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let spec_jsons: Vec<String> = sqlx::query_scalar(
-            "SELECT DISTINCT c.spec FROM campaigns AS c JOIN runs AS r ON r.campaign_seq = c.seq
-             WHERE r.status IN ('running', 'interrupted')",
-        )
-        .fetch_all(&mut *tx)
-        .await?;
-        sqlx::query(
-            "DELETE FROM samples WHERE run_id IN
-                (SELECT id FROM runs WHERE status IN ('running', 'interrupted'))",
-        )
-        .execute(&mut *tx)
-        .await?;
-        let requeued = sqlx::query(
-            "UPDATE runs SET status = 'queued', started_ms = NULL
-             WHERE status IN ('running', 'interrupted')",
-        )
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        tx.commit().await?;
+        let begin = self.backend().begin_write();
+        let (spec_jsons, requeued) = on_backend!(self, pool => {
+            let mut tx = pool.begin_with(begin).await?;
+            let spec_jsons: Vec<String> = sqlx::query_scalar(
+                "SELECT DISTINCT c.spec FROM campaigns AS c JOIN runs AS r ON r.campaign_seq = c.seq
+                 WHERE r.status IN ('running', 'interrupted')",
+            )
+            .fetch_all(&mut *tx)
+            .await?;
+            sqlx::query(
+                "DELETE FROM samples WHERE run_id IN
+                    (SELECT id FROM runs WHERE status IN ('running', 'interrupted'))",
+            )
+            .execute(&mut *tx)
+            .await?;
+            let requeued = sqlx::query(
+                "UPDATE runs SET status = 'queued', started_ms = NULL
+                 WHERE status IN ('running', 'interrupted')",
+            )
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            tx.commit().await?;
+            (spec_jsons, requeued)
+        });
         Ok(Recovery {
             requeued,
             spec_jsons,
@@ -449,90 +593,117 @@ impl Store {
         campaign_id: &str,
         now_ms: i64,
     ) -> Result<Option<CancelOutcome>, StoreError> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let Some(seq) = campaign_seq(&mut tx, campaign_id).await? else {
-            return Ok(None);
-        };
-        let cancelled_queued = sqlx::query(
-            "UPDATE runs SET status = 'cancelled', finished_ms = ?
-             WHERE campaign_seq = ? AND status IN ('queued', 'interrupted')",
-        )
-        .bind(now_ms)
-        .bind(seq)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        let running: Vec<i64> =
-            sqlx::query_scalar("SELECT id FROM runs WHERE campaign_seq = ? AND status = 'running'")
-                .bind(seq)
-                .fetch_all(&mut *tx)
-                .await?;
-        tx.commit().await?;
-        Ok(Some(CancelOutcome {
-            cancelled_queued,
-            running,
+        let begin = self.backend().begin_write();
+        Ok(on_backend!(self, pool => {
+            let mut tx = pool.begin_with(begin).await?;
+            match campaign_seq!(&mut *tx, campaign_id).await? {
+                None => None,
+                Some(seq) => {
+                    let cancelled_queued = sqlx::query(
+                        "UPDATE runs SET status = 'cancelled', finished_ms = $1
+                         WHERE campaign_seq = $2 AND status IN ('queued', 'interrupted')",
+                    )
+                    .bind(now_ms)
+                    .bind(seq)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                    let running: Vec<i64> = sqlx::query_scalar(
+                        "SELECT id FROM runs WHERE campaign_seq = $1 AND status = 'running'",
+                    )
+                    .bind(seq)
+                    .fetch_all(&mut *tx)
+                    .await?;
+                    tx.commit().await?;
+                    Some(CancelOutcome {
+                        cancelled_queued,
+                        running,
+                    })
+                }
+            }
         }))
     }
 
     /// Deletes a campaign with its runs and samples, unless one of its runs is executing.
     pub async fn delete_campaign(&self, campaign_id: &str) -> Result<DeleteOutcome, StoreError> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let Some(seq) = campaign_seq(&mut tx, campaign_id).await? else {
-            return Ok(DeleteOutcome::NotFound);
-        };
-        let running: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM runs WHERE campaign_seq = ? AND status = 'running'",
-        )
-        .bind(seq)
-        .fetch_one(&mut *tx)
-        .await?;
-        if running > 0 {
-            return Ok(DeleteOutcome::Running);
-        }
-        sqlx::query("DELETE FROM campaigns WHERE seq = ?")
-            .bind(seq)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(DeleteOutcome::Deleted)
+        let begin = self.backend().begin_write();
+        Ok(on_backend!(self, pool => {
+            let mut tx = pool.begin_with(begin).await?;
+            match campaign_seq!(&mut *tx, campaign_id).await? {
+                None => DeleteOutcome::NotFound,
+                Some(seq) => {
+                    let running: i64 = sqlx::query_scalar(
+                        "SELECT COUNT(*) FROM runs WHERE campaign_seq = $1 AND status = 'running'",
+                    )
+                    .bind(seq)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                    if running > 0 {
+                        DeleteOutcome::Running
+                    } else {
+                        sqlx::query("DELETE FROM campaigns WHERE seq = $1")
+                            .bind(seq)
+                            .execute(&mut *tx)
+                            .await?;
+                        tx.commit().await?;
+                        DeleteOutcome::Deleted
+                    }
+                }
+            }
+        }))
     }
 
     /// Run counts by status, bytes moved and the run-duration histogram, for `/metrics`.
     pub async fn queue_figures(&self) -> Result<QueueFigures, StoreError> {
         let runs_by_status = self.runs_by_status().await?;
         // Sums and the histogram's cumulative counts in one pass over the finished runs: one
-        // `SUM(seconds <= ?)` per bucket bound.
+        // count of `seconds <= bound` per bucket bound.
         const _: () = assert!(DURATION_BUCKETS.len() == 8);
-        let mut query = sqlx::query(
-            "SELECT COALESCE(SUM(bytes), 0), COALESCE(SUM(seconds), 0.0), COUNT(seconds),
-                    SUM(seconds <= ?), SUM(seconds <= ?), SUM(seconds <= ?), SUM(seconds <= ?),
-                    SUM(seconds <= ?), SUM(seconds <= ?), SUM(seconds <= ?), SUM(seconds <= ?)
-             FROM runs WHERE status IN ('done', 'failed', 'cancelled')",
-        );
-        for bound in DURATION_BUCKETS {
-            query = query.bind(bound);
-        }
-        let row = query.fetch_one(&self.pool).await?;
-        let mut duration_buckets = Vec::with_capacity(DURATION_BUCKETS.len());
-        for (index, bound) in DURATION_BUCKETS.into_iter().enumerate() {
-            let count: Option<i64> = row.try_get(3 + index)?;
-            duration_buckets.push((bound, count.unwrap_or(0)));
-        }
+        let sql = "SELECT CAST(COALESCE(SUM(bytes), 0) AS BIGINT),
+                    CAST(COALESCE(SUM(seconds), 0.0) AS DOUBLE PRECISION), COUNT(seconds),
+                    COUNT(*) FILTER (WHERE seconds <= $1), COUNT(*) FILTER (WHERE seconds <= $2),
+                    COUNT(*) FILTER (WHERE seconds <= $3), COUNT(*) FILTER (WHERE seconds <= $4),
+                    COUNT(*) FILTER (WHERE seconds <= $5), COUNT(*) FILTER (WHERE seconds <= $6),
+                    COUNT(*) FILTER (WHERE seconds <= $7), COUNT(*) FILTER (WHERE seconds <= $8)
+             FROM runs WHERE status IN ('done', 'failed', 'cancelled')";
+        let (bytes_moved, duration_sum, duration_count, counts) = on_backend!(self, pool => {
+            let mut query = sqlx::query(sql);
+            for bound in DURATION_BUCKETS {
+                query = query.bind(bound);
+            }
+            let row = query.fetch_one(pool).await?;
+            let mut counts = Vec::with_capacity(DURATION_BUCKETS.len());
+            for index in 0..DURATION_BUCKETS.len() {
+                counts.push(row.try_get::<Option<i64>, _>(3 + index)?);
+            }
+            (
+                row.try_get::<i64, _>(0)?,
+                row.try_get::<f64, _>(1)?,
+                row.try_get::<i64, _>(2)?,
+                counts,
+            )
+        });
+        let duration_buckets = DURATION_BUCKETS
+            .into_iter()
+            .zip(counts)
+            .map(|(bound, count)| (bound, count.unwrap_or(0)))
+            .collect();
         Ok(QueueFigures {
             runs_by_status,
-            bytes_moved: row.try_get(0)?,
+            bytes_moved,
             duration_buckets,
-            duration_sum: row.try_get(1)?,
-            duration_count: row.try_get(2)?,
+            duration_sum,
+            duration_count,
         })
     }
 
     /// How many runs are in each state, every state listed; one query.
     pub async fn runs_by_status(&self) -> Result<Vec<(RunState, i64)>, StoreError> {
-        let counts: Vec<(String, i64)> =
+        let counts: Vec<(String, i64)> = on_backend!(self, pool => {
             sqlx::query_as("SELECT status, COUNT(*) FROM runs GROUP BY status")
-                .fetch_all(&self.pool)
-                .await?;
+                .fetch_all(pool)
+                .await?
+        });
         let mut runs_by_status: Vec<(RunState, i64)> =
             RunState::ALL.iter().map(|&state| (state, 0)).collect();
         for (status, count) in counts {
@@ -546,16 +717,9 @@ impl Store {
     }
 }
 
-/// The row number of a campaign id, if there is such a campaign.
-async fn campaign_seq(
-    conn: &mut sqlx::SqliteConnection,
-    campaign_id: &str,
-) -> Result<Option<i64>, StoreError> {
-    Ok(sqlx::query_scalar("SELECT seq FROM campaigns WHERE id = ?")
-        .bind(campaign_id)
-        .fetch_optional(conn)
-        .await?)
-}
+/// A live or final sample, written again when a run reports the same instant twice.
+const UPSERT_SAMPLE: &str = "INSERT INTO samples (run_id, t, mb_per_s) VALUES ($1, $2, $3)
+     ON CONFLICT (run_id, t) DO UPDATE SET mb_per_s = excluded.mb_per_s";
 
 #[derive(FromRow)]
 struct CampaignRow {

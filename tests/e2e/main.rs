@@ -17,4 +17,5 @@ mod engine;
 mod hostile;
 mod network;
 mod service;
+mod store;
 mod support;

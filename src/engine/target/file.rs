@@ -60,9 +60,20 @@ impl Sink for FileSink {
 /// lmdd's output pattern for a block that starts at byte `offset`: each 4-byte word is the
 /// low 32 bits of its own offset, little-endian.
 pub fn fill_pattern(block: &mut [u8], offset: u64) {
-    for (index, word) in block.chunks_exact_mut(4).enumerate() {
-        let at = offset.wrapping_add(4 * index as u64) as u32;
-        word.copy_from_slice(&at.to_le_bytes());
+    // Whole words as u32 where the block is aligned for them (a sink's own buffer always is),
+    // so the loop compiles to wide stores.
+    let start = offset as u32;
+    match bytemuck::try_cast_slice_mut::<u8, u32>(block) {
+        Ok(words) => {
+            for (index, word) in words.iter_mut().enumerate() {
+                *word = start.wrapping_add(4 * index as u32).to_le();
+            }
+        }
+        Err(_) => {
+            for (index, word) in block.chunks_exact_mut(4).enumerate() {
+                word.copy_from_slice(&start.wrapping_add(4 * index as u32).to_le_bytes());
+            }
+        }
     }
 }
 
@@ -126,20 +137,27 @@ impl Target for FileTarget<'_> {
 #[cfg(test)]
 mod tests {
     use super::fill_pattern;
+    use crate::engine::buffer::AlignedBuf;
 
     #[test]
     fn each_word_holds_its_own_offset() {
-        let mut block = vec![0u8; 16];
-        fill_pattern(&mut block, 4096);
-        let words: Vec<u32> = block
-            .chunks_exact(4)
-            .map(|word| u32::from_le_bytes(word.try_into().expect("4 bytes")))
-            .collect();
-        assert_eq!(words, [4096, 4100, 4104, 4108]);
-        fill_pattern(&mut block, (1 << 32) + 8);
+        let words = |block: &[u8]| -> Vec<u32> {
+            block
+                .chunks_exact(4)
+                .map(|word| u32::from_le_bytes(word.try_into().expect("4 bytes")))
+                .collect()
+        };
+        // An aligned buffer (wide stores) and a slice of bytes one off alignment (word by word).
+        let mut aligned = AlignedBuf::new(16);
+        fill_pattern(aligned.as_mut_slice(), 4096);
+        assert_eq!(words(aligned.as_slice()), [4096, 4100, 4104, 4108]);
+        let mut bytes = AlignedBuf::new(17);
+        fill_pattern(&mut bytes.as_mut_slice()[1..], 4096);
+        assert_eq!(words(&bytes.as_slice()[1..]), [4096, 4100, 4104, 4108]);
+        fill_pattern(aligned.as_mut_slice(), (1 << 32) + 8);
         assert_eq!(
-            &block[..4],
-            &8u32.to_le_bytes(),
+            words(aligned.as_slice())[0],
+            8,
             "the low 32 bits, as lmdd's uint"
         );
     }

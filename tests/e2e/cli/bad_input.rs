@@ -314,14 +314,37 @@ fn a_database_url_is_refused_and_nothing_is_created() {
     let out = output(backlab().current_dir(dir.path()).args([
         "serve",
         "--db",
-        "postgres://lab@db.example/backlab",
+        "mysql://lab@db.example/backlab",
     ]));
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("is a database URL; this lab keeps its results in a SQLite file"),
+        stderr(&out).contains("'mysql://…' is a database URL the lab does not speak"),
         "{}",
         stderr(&out)
     );
-    let created: Vec<_> = std::fs::read_dir(dir.path()).expect("dir").collect();
+    // A PostgreSQL URL is taken, and a database that cannot be reached is named, without
+    // its password.
+    let out = output(backlab().current_dir(dir.path()).args([
+        "serve",
+        "--bind",
+        "127.0.0.1:0",
+        "--data-bind",
+        "127.0.0.1:0",
+        "--db",
+        "postgres://lab:s3cret@127.0.0.1:1/backlab",
+    ]));
+    assert!(!out.status.success());
+    let message = stderr(&out);
+    assert!(
+        message.contains("postgres://lab:…@127.0.0.1:1/backlab"),
+        "{message}"
+    );
+    assert!(!message.contains("s3cret"), "{message}");
+    let created: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .filter_map(Result::ok)
+        .map(|entry| entry.file_name())
+        .filter(|name| name != "backlab-data")
+        .collect();
     assert!(created.is_empty(), "{created:?}");
 }

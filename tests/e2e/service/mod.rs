@@ -6,6 +6,7 @@ mod api;
 mod campaigns;
 mod in_process;
 mod pages;
+mod postgres;
 mod report;
 mod restart;
 mod safety;

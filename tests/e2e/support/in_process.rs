@@ -14,7 +14,7 @@ use backlab::http::{self, AppState};
 use backlab::lab::Lab;
 use backlab::net::listener::DataLink;
 use backlab::policy::Policy;
-use backlab::store::Store;
+use backlab::store::{Location, Store};
 use http_body_util::BodyExt;
 use tokio::sync::watch;
 use tower::ServiceExt;
@@ -53,7 +53,7 @@ impl App {
         let data = root.path().join("data");
         std::fs::create_dir_all(&data).expect("data dir");
         let data = data.canonicalize().expect("data dir");
-        let store = Store::open(&root.path().join("lab.db"))
+        let store = Store::open(&Location::File(root.path().join("lab.db")))
             .await
             .expect("the store opens");
         let policy = Policy {

@@ -44,6 +44,8 @@ pub struct LabOptions {
     pub extra: Vec<String>,
     /// Start the lab under this limit on open files (soft and hard, as `ulimit -n` sets it).
     pub open_files: Option<u64>,
+    /// The database (`--db`): a SQLite file in the lab's root unless given.
+    pub db: Option<String>,
 }
 
 impl Lab {
@@ -58,7 +60,11 @@ impl Lab {
     /// Starts a lab whose database, data dir and log live in `root`, without a demo dataset;
     /// a lab started again on the same `root` finds everything the last one left.
     pub fn start(root: &Path, options: &LabOptions) -> Lab {
-        let (data_dir, db) = (root.join("data"), root.join("lab.db"));
+        let data_dir = root.join("data");
+        let db = options
+            .db
+            .clone()
+            .unwrap_or_else(|| root.join("lab.db").display().to_string());
         let mut command = match options.open_files {
             Some(limit) => {
                 let mut shell = Command::new("sh");

@@ -8,5 +8,6 @@ pub mod fixtures;
 pub mod in_process;
 pub mod lab;
 pub mod limits;
+pub mod postgres;
 pub mod runs;
 pub mod wait;
