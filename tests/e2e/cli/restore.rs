@@ -91,39 +91,37 @@ fn a_restore_writes_files_shaped_like_the_source_and_leaves_nothing_behind() {
 
 #[test]
 fn a_restore_from_a_target_that_keeps_nothing_is_refused_by_name() {
-    let out = output(backlab().args([
-        "run",
-        "--generated",
-        "16M",
-        "--target",
-        "null",
-        "--tests",
-        "tape_write,restore",
-    ]));
-    assert!(!out.status.success());
-    let text = stderr(&out);
-    assert!(
-        text.contains("tests[1]: a restore reads back a backup image, and the target (null (discarded)) keeps none"),
-        "{text}"
-    );
-    // A character device keeps nothing to read back either.
-    let out = output(backlab().args([
-        "run",
-        "--generated",
-        "16M",
-        "--target",
-        "device:/dev/null",
-        "--allow-device",
-        "/dev/null",
-        "--tests",
-        "restore",
-    ]));
-    assert!(!out.status.success());
-    let text = stderr(&out);
-    assert!(
-        text.contains("tests[0]: a restore reads back a backup image, and the target (device /dev/null) keeps none"),
-        "{text}"
-    );
+    // Null keeps nothing; a character device keeps nothing to read back either.
+    let cases: [(&[&str], &str, &str); 2] = [
+        (
+            &["--target", "null", "--tests", "tape_write,restore"],
+            "tests[1]",
+            "null (discarded)",
+        ),
+        (
+            &[
+                "--target",
+                "device:/dev/null",
+                "--allow-device",
+                "/dev/null",
+                "--tests",
+                "restore",
+            ],
+            "tests[0]",
+            "device /dev/null",
+        ),
+    ];
+    for (args, field, target) in cases {
+        let out = output(backlab().args(["run", "--generated", "16M"]).args(args));
+        assert!(!out.status.success(), "{args:?}");
+        let text = stderr(&out);
+        assert!(
+            text.contains(&format!(
+                "{field}: a restore reads back a backup image, and the target ({target}) keeps none"
+            )),
+            "{text}"
+        );
+    }
 }
 
 /// A loop device over a file, detached when dropped.
