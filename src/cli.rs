@@ -230,6 +230,19 @@ struct ServeArgs {
     /// Size of the demo dataset written to the data dir at first start; 0 for none.
     #[arg(long, env = "BACKLAB_DEMO_SIZE", default_value = "256M")]
     demo_size: String,
+    /// The name this lab serves under on its database (default: the machine's host name);
+    /// campaigns name it to run here. Every lab sharing a PostgreSQL database needs its own.
+    #[arg(long, env = "BACKLAB_HOST_NAME", value_name = "NAME")]
+    host_name: Option<String>,
+    /// How long a run stays this lab's without a heartbeat (renewed every third of it); a run
+    /// whose host is silent longer goes back to that host's queue.
+    #[arg(
+        long = "lease",
+        env = "BACKLAB_LEASE",
+        default_value_t = 15.0,
+        value_name = "SECONDS"
+    )]
+    lease_s: f64,
 }
 
 #[derive(Subcommand)]
@@ -316,6 +329,18 @@ fn serve(args: ServeArgs) -> ExitCode {
             args.max_duration_s
         ));
     }
+    if !(args.lease_s.is_finite() && (1.0..=3600.0).contains(&args.lease_s)) {
+        problems.push(format!(
+            "--lease: must be between 1 and 3600 seconds (got {})",
+            args.lease_s
+        ));
+    }
+    let host_name = args
+        .host_name
+        .unwrap_or_else(crate::net::agent::hostname);
+    if let Err(problem) = spec::check_name(&host_name) {
+        problems.push(format!("--host-name: {problem}"));
+    }
     if !problems.is_empty() {
         for problem in problems {
             eprintln!("backlab serve: {problem}");
@@ -323,6 +348,8 @@ fn serve(args: ServeArgs) -> ExitCode {
         return ExitCode::from(EXIT_BAD_SPEC);
     }
     let config = crate::serve::ServeConfig {
+        host_name,
+        lease: std::time::Duration::from_secs_f64(args.lease_s),
         bind: args.bind,
         data_bind: args.data_bind,
         db: args.db,
@@ -486,8 +513,15 @@ fn build_spec(args: &RunArgs, flag_errors: &mut FieldErrors) -> Result<CampaignS
             params: spec::ParamsSpec::default(),
             matrix: None,
             repeat: 1,
+            host: None,
         },
     };
+    if let Some(host) = &spec.host {
+        return Err(format!(
+            "host: this command measures the machine it runs on; host '{host}' names a lab host \
+             on a shared database, for campaigns submitted to a lab (backlab serve)"
+        ));
+    }
     if !args.sources.is_empty() {
         spec.source = SourceSpec {
             paths: Some(args.sources.clone()),

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
 use crate::store::{RunRecord, RunState};
@@ -13,7 +13,7 @@ use crate::store::{RunRecord, RunState};
 const CAPACITY: usize = 1024;
 
 /// One thing that happened to a campaign.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum LabEvent {
     /// Where the campaign stands, sent first to every subscriber.
@@ -72,7 +72,7 @@ impl LabEvent {
 }
 
 /// A run in the `state` event.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunBrief {
     pub run_id: i64,
     pub position: i64,
@@ -91,6 +91,23 @@ impl From<&RunRecord> for RunBrief {
             mb_per_s: run.result.as_ref().map(|result| result.mb_per_s),
         }
     }
+}
+
+/// What one lab host tells the others on a shared database: each names the host it is from,
+/// which ignores its own.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RelayMessage {
+    /// An event of a campaign running on the sender, for the followers connected elsewhere.
+    Event {
+        from: String,
+        campaign: String,
+        event: LabEvent,
+    },
+    /// Runs cancelled on the sender that execute on another host: their host stops them.
+    Stop { from: String, runs: Vec<i64> },
+    /// Runs were queued (or queued again): idle hosts look at their queue now.
+    Queued { from: String },
 }
 
 /// An event with the campaign it belongs to.

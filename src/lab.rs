@@ -4,24 +4,25 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
 
 use serde::Serialize;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, mpsc};
 
 use crate::analysis;
 use crate::clock::{format_ms, now_ms};
 use crate::engine::result::{RunResult, Sample};
 use crate::engine::survey::Survey;
 use crate::engine::{EngineSettings, preflight};
-use crate::events::{EventHub, LabEvent, RunBrief};
+use crate::events::{EventHub, LabEvent, RelayMessage, RunBrief};
 use crate::ids;
-use crate::policy::Policy;
+use crate::policy::{Policy, Reach};
 use crate::report::{CampaignHeader, CampaignReport};
 use crate::spec::{self, CampaignSpec, FieldErrors, Placement, RunPlan};
 use crate::store::{
-    CampaignRecord, CampaignStatus, ClaimedRun, DeleteOutcome, Neighbour, NewCampaign,
-    QueueFigures, RunRecord, Store, StoreError,
+    CampaignRecord, CampaignStatus, ClaimedRun, DeleteOutcome, HeldRun, HostRecord, Neighbour,
+    NewCampaign, QueueFigures, RunRecord, Store, StoreError,
 };
 
 /// The demo dataset's directory name under the data dir.
@@ -59,6 +60,8 @@ pub enum StopReason {
     Cancelled = 1,
     /// The lab is shutting down: the run is interrupted and queued again at the next start.
     Shutdown = 2,
+    /// The run's lease lapsed and it was put back on the queue: this attempt saves nothing.
+    LeaseLost = 3,
 }
 
 /// The stop switch of one executing run, shared with its worker.
@@ -83,6 +86,7 @@ impl RunSwitch {
         match self.reason.load(Ordering::SeqCst) {
             1 => Some(StopReason::Cancelled),
             2 => Some(StopReason::Shutdown),
+            3 => Some(StopReason::LeaseLost),
             _ => None,
         }
     }
@@ -141,18 +145,46 @@ pub struct CampaignPage {
     pub next_before: Option<String>,
 }
 
+/// Who a lab is on its database, and how long its claims last without a heartbeat.
+#[derive(Debug, Clone)]
+pub struct HostSettings {
+    /// The name campaigns name it by (`--host-name`).
+    pub name: String,
+    /// How long a claimed run stays this lab's without a heartbeat (`--lease`).
+    pub lease: Duration,
+    /// Where people reach it (`--public-url`), shown to the other hosts.
+    pub url: Option<String>,
+}
+
+/// A lab host as the form and the API show it.
+#[derive(Debug, Clone, Serialize)]
+pub struct HostView {
+    pub name: String,
+    /// Whether it was heard from within its lease: it takes runs now.
+    pub alive: bool,
+    /// Seconds since it was last heard from.
+    pub last_seen_s: f64,
+    /// Whether it is the host answering.
+    pub this_host: bool,
+    pub url: Option<String>,
+}
+
 /// Everything a lab service shares between requests and workers.
 pub struct Lab {
     store: Store,
     policy: Policy,
     engine: EngineSettings,
+    host: HostSettings,
     events: EventHub,
+    /// Where events and stops go to reach the other hosts, once the relay runs.
+    relay_out: OnceLock<mpsc::Sender<RelayMessage>>,
     /// Wakes idle workers when runs are queued.
     queue_changed: Notify,
     /// Held while a worker claims a run and registers its switch ([`Lab::claim_next`]), and
     /// while a cancel looks for running runs, so a cancel never misses a run just claimed.
     claim_lock: tokio::sync::Mutex<()>,
-    running: Mutex<HashMap<i64, Arc<RunSwitch>>>,
+    /// The runs executing here: the attempt each holds, and its switch.
+    running: Mutex<HashMap<i64, (i64, Arc<RunSwitch>)>>,
     stopping: AtomicBool,
 }
 
@@ -168,12 +200,14 @@ fn parse_body(body: &[u8]) -> Result<CampaignSpec, LabError> {
 
 impl Lab {
     /// A lab over an open store.
-    pub fn new(store: Store, policy: Policy, engine: EngineSettings) -> Self {
+    pub fn new(store: Store, policy: Policy, engine: EngineSettings, host: HostSettings) -> Self {
         Self {
             store,
             policy,
             engine,
+            host,
             events: EventHub::default(),
+            relay_out: OnceLock::new(),
             queue_changed: Notify::new(),
             claim_lock: tokio::sync::Mutex::new(()),
             running: Mutex::new(HashMap::new()),
@@ -189,6 +223,16 @@ impl Lab {
     /// What every run is executed with.
     pub fn engine_settings(&self) -> &EngineSettings {
         &self.engine
+    }
+
+    /// Who this lab is on its database.
+    pub fn host(&self) -> &HostSettings {
+        &self.host
+    }
+
+    /// The store, for the tasks that keep the lab's place on it (heartbeat, relay).
+    pub fn store(&self) -> &Store {
+        &self.store
     }
 
     /// Where the demo dataset lives.
@@ -209,11 +253,116 @@ impl Lab {
         if self.is_stopping() {
             return Ok(None);
         }
-        let Some(claimed) = self.store.claim_next(now_ms()).await? else {
+        let now = now_ms();
+        let Some(claimed) = self
+            .store
+            .claim_next(&self.host.name, now, now + lease_ms(self.host.lease))
+            .await?
+        else {
             return Ok(None);
         };
-        let switch = self.register(claimed.run_id);
+        let switch = self.register(claimed.run_id, claimed.attempt);
         Ok(Some((claimed, switch)))
+    }
+
+    /// The heartbeat: tells the database this host is alive, renews the leases of the runs it
+    /// executes (stopping any whose lease it lost), and puts back on the queue the runs of
+    /// hosts whose leases lapsed. Returns how many runs went back.
+    pub async fn heartbeat(&self) -> Result<u64, StoreError> {
+        let held: Vec<HeldRun> = self
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|(&run_id, &(attempt, _))| HeldRun { run_id, attempt })
+            .collect();
+        let now = now_ms();
+        let lost = self
+            .store
+            .heartbeat(&self.host.name, now, now + lease_ms(self.host.lease), &held)
+            .await?;
+        for run in lost {
+            tracing::warn!(
+                run_id = run.run_id,
+                "the run's lease lapsed and it was queued again: stopping this attempt"
+            );
+            if let Some(switch) = self.switch(run.run_id) {
+                switch.stop(StopReason::LeaseLost);
+            }
+        }
+        let requeued = self.store.requeue_lapsed(now).await?;
+        if requeued > 0 {
+            tracing::warn!(
+                runs = requeued,
+                "runs whose host stopped renewing their lease were queued again for that host"
+            );
+            self.queue_changed.notify_waiters();
+            self.relay(RelayMessage::Queued {
+                from: self.host.name.clone(),
+            });
+        }
+        Ok(requeued)
+    }
+
+    /// The registered lab hosts, those alive first.
+    pub async fn hosts(&self) -> Result<Vec<HostView>, LabError> {
+        let now = now_ms();
+        let mut hosts: Vec<HostView> = self
+            .store
+            .hosts()
+            .await?
+            .into_iter()
+            .map(|record| self.host_view(&record, now))
+            .collect();
+        hosts.sort_by_key(|host| !host.alive);
+        Ok(hosts)
+    }
+
+    fn host_view(&self, record: &HostRecord, now: i64) -> HostView {
+        let last_seen_s = (now - record.heartbeat_ms).max(0) as f64 / 1000.0;
+        HostView {
+            name: record.name.clone(),
+            alive: record.name == self.host.name
+                || last_seen_s <= self.host.lease.as_secs_f64(),
+            last_seen_s,
+            this_host: record.name == self.host.name,
+            url: record.url.clone(),
+        }
+    }
+
+    /// Starts sending this host's events and stops to the others through `sender`.
+    pub fn start_relay(&self, sender: mpsc::Sender<RelayMessage>) {
+        let _ = self.relay_out.set(sender);
+    }
+
+    fn relay(&self, message: RelayMessage) {
+        // Full only when the database cannot keep up: live news is dropped, the store keeps
+        // what matters.
+        if let Some(sender) = self.relay_out.get() {
+            let _ = sender.try_send(message);
+        }
+    }
+
+    /// Takes in what another host relayed: its campaigns' events for this host's followers,
+    /// stops for runs executing here, and news of runs queued.
+    pub fn receive_relayed(&self, message: RelayMessage) {
+        match message {
+            RelayMessage::Event { from, .. }
+            | RelayMessage::Stop { from, .. }
+            | RelayMessage::Queued { from }
+                if from == self.host.name => {}
+            RelayMessage::Event {
+                campaign, event, ..
+            } => self.events.publish(&campaign, event),
+            RelayMessage::Stop { runs, .. } => {
+                for run_id in runs {
+                    if let Some(switch) = self.switch(run_id) {
+                        switch.stop(StopReason::Cancelled);
+                    }
+                }
+            }
+            RelayMessage::Queued { .. } => self.queue_changed.notify_waiters(),
+        }
     }
 
     /// Keeps a live sample of a running run.
@@ -221,14 +370,14 @@ impl Lab {
         self.store.add_sample(run_id, sample).await
     }
 
-    /// Stores a finished run's result.
-    pub async fn finish_run(&self, run_id: i64, result: &RunResult) -> Result<(), StoreError> {
-        self.store.finish_run(run_id, result, now_ms()).await
+    /// Stores a finished run's result; `Ok(false)` when this attempt no longer holds the run.
+    pub async fn finish_run(&self, run: HeldRun, result: &RunResult) -> Result<bool, StoreError> {
+        self.store.finish_run(run, result, now_ms()).await
     }
 
     /// Marks a run stopped by a shutdown, to be queued again at the next start.
-    pub async fn interrupt_run(&self, run_id: i64) -> Result<(), StoreError> {
-        self.store.interrupt_run(run_id).await
+    pub async fn interrupt_run(&self, run: HeldRun) -> Result<(), StoreError> {
+        self.store.interrupt_run(run).await
     }
 
     /// The stored campaign, `None` when it was deleted.
@@ -241,8 +390,15 @@ impl Lab {
         self.store.set_survey(id, survey_json).await
     }
 
-    /// Tells a campaign's followers what happened.
+    /// Tells a campaign's followers what happened, on this host and on the others.
     pub fn publish(&self, campaign_id: &str, event: LabEvent) {
+        if self.relay_out.get().is_some() {
+            self.relay(RelayMessage::Event {
+                from: self.host.name.clone(),
+                campaign: campaign_id.to_string(),
+                event: event.clone(),
+            });
+        }
         self.events.publish(campaign_id, event);
     }
 
@@ -269,12 +425,61 @@ impl Lab {
 
     /// Checks a spec as `submit` does, queueing nothing: every problem it has, by field.
     pub async fn check(self: &Arc<Self>, body: &[u8]) -> Result<(), LabError> {
-        let spec = parse_body(body)?;
-        let lab = Arc::clone(self);
-        tokio::task::spawn_blocking(move || lab.validate(spec))
-            .await
-            .map_err(|e| LabError::Internal(format!("the campaign check failed: {e}")))??;
+        self.checked(parse_body(body)?).await?;
         Ok(())
+    }
+
+    /// A spec checked for the host it names (this one when it names none, and then filled in),
+    /// with its runs. Resolving paths and the preflight touch the file system: not on an async
+    /// worker.
+    async fn checked(
+        self: &Arc<Self>,
+        mut spec: CampaignSpec,
+    ) -> Result<(CampaignSpec, Vec<RunPlan>), LabError> {
+        let host = spec.host.clone().unwrap_or_else(|| self.host.name.clone());
+        let runs_on = self.runs_on(&host).await?;
+        spec.host = Some(host);
+        let lab = Arc::clone(self);
+        tokio::task::spawn_blocking(move || lab.validate(spec, runs_on))
+            .await
+            .map_err(|e| LabError::Internal(format!("the campaign check failed: {e}")))?
+    }
+
+    /// Whose policy a campaign for `host` is held to: this lab's, another live host's, or
+    /// none, with the reason.
+    async fn runs_on(&self, host: &str) -> Result<RunsOn, LabError> {
+        if host == self.host.name {
+            return Ok(RunsOn::Here);
+        }
+        if spec::check_name(host).is_err() {
+            // The spec's own check names the field.
+            return Ok(RunsOn::Nowhere(None));
+        }
+        let Some(record) = self.store.host(host).await? else {
+            let known: Vec<String> = self
+                .hosts()
+                .await?
+                .into_iter()
+                .filter(|host| host.alive)
+                .map(|host| host.name)
+                .collect();
+            return Ok(RunsOn::Nowhere(Some(format!(
+                "no lab host named '{host}' serves on this database (alive: {})",
+                known.join(", ")
+            ))));
+        };
+        let view = self.host_view(&record, now_ms());
+        if !view.alive {
+            return Ok(RunsOn::Nowhere(Some(format!(
+                "lab host '{host}' was last heard from {:.0} s ago: it is not running, and its \
+                 queue would not move; start it, or name a live host",
+                view.last_seen_s
+            ))));
+        }
+        let policy: Policy = serde_json::from_str(&record.policy_json).map_err(|e| {
+            LabError::Internal(format!("the registered policy of host {host} is damaged: {e}"))
+        })?;
+        Ok(RunsOn::Elsewhere(policy))
     }
 
     /// Queues a new campaign with the same spec as `id`, linked to it.
@@ -290,15 +495,14 @@ impl Lab {
         spec: CampaignSpec,
         rerun_of: Option<String>,
     ) -> Result<Submitted, LabError> {
-        // Resolving paths and the preflight touch the file system: not on an async worker.
-        let lab = Arc::clone(self);
-        let (spec, plans) = tokio::task::spawn_blocking(move || lab.validate(spec))
-            .await
-            .map_err(|e| LabError::Internal(format!("the campaign check failed: {e}")))??;
+        let (spec, plans) = self.checked(spec).await?;
+        let host = spec.host.clone().unwrap_or_else(|| self.host.name.clone());
 
         let id = ids::campaign_id();
         let campaign = NewCampaign {
             id: id.clone(),
+            host: host.clone(),
+            checked_by: self.host.name.clone(),
             name: spec.name.clone(),
             spec_json: serde_json::to_string(&spec)
                 .map_err(|e| LabError::Internal(format!("cannot encode the spec: {e}")))?,
@@ -316,7 +520,13 @@ impl Lab {
                 .collect(),
         };
         self.store.insert_campaign(&campaign, now_ms()).await?;
-        self.queue_changed.notify_waiters();
+        if host == self.host.name {
+            self.queue_changed.notify_waiters();
+        } else {
+            self.relay(RelayMessage::Queued {
+                from: self.host.name.clone(),
+            });
+        }
         Ok(Submitted {
             url: campaign_url(&id),
             id,
@@ -324,17 +534,34 @@ impl Lab {
         })
     }
 
-    /// Checks a spec against the spec rules, the policy and the real file system; returns it
-    /// with its paths resolved, and its runs. Blocking: it reads the file system.
-    fn validate(&self, mut spec: CampaignSpec) -> Result<(CampaignSpec, Vec<RunPlan>), LabError> {
+    /// Checks a spec against the spec rules, the policy of the host it runs on and, when that
+    /// is this one, the real file system; returns it with its paths resolved, and its runs.
+    /// Blocking: it reads the file system.
+    fn validate(
+        &self,
+        mut spec: CampaignSpec,
+        runs_on: RunsOn,
+    ) -> Result<(CampaignSpec, Vec<RunPlan>), LabError> {
         // Before any path is resolved or run built: the lists' sizes and the run count.
         let bounds = spec.check_bounds();
         if !bounds.is_empty() {
             return Err(LabError::Invalid(bounds));
         }
+        let (policy, reach) = match &runs_on {
+            RunsOn::Here => (&self.policy, Reach::Here),
+            RunsOn::Elsewhere(policy) => (policy, Reach::Elsewhere),
+            RunsOn::Nowhere(reason) => {
+                // No policy to hold the paths to: the rules alone, and why.
+                let mut invalid = spec.plan().err().unwrap_or_default();
+                if let Some(reason) = reason {
+                    invalid.add("host", reason.clone());
+                }
+                return Err(LabError::Invalid(invalid));
+            }
+        };
         // Every problem at once: paths, rules, limits and the machine's checks, so that one
         // answer names every bad field.
-        let violations = self.policy.resolve_paths(&mut spec);
+        let violations = policy.resolve_paths(&mut spec, reach);
         let mut invalid = violations.invalid;
         let plans = match spec.plan() {
             Ok(plans) => Some(plans),
@@ -344,7 +571,7 @@ impl Lab {
             }
         };
         if let Some(plans) = &plans {
-            invalid.extend(self.policy.check_limits(&spec, plans));
+            invalid.extend(policy.check_limits(&spec, plans));
         }
         if !violations.forbidden.is_empty() {
             // Nothing outside the allowed roots is looked at further.
@@ -355,10 +582,13 @@ impl Lab {
         let Some(plans) = plans else {
             return Err(LabError::Invalid(invalid));
         };
-        // The machine's checks, for the fields not already found wrong.
-        for (path, message) in preflight::check(&plans, &self.engine.allow_devices).0 {
-            if !invalid.0.contains_key(&path) {
-                invalid.add(path, message);
+        // The machine's checks, for the fields not already found wrong; another host makes
+        // them on itself when each run starts.
+        if reach == Reach::Here {
+            for (path, message) in preflight::check(&plans, &self.engine.allow_devices).0 {
+                if !invalid.0.contains_key(&path) {
+                    invalid.add(path, message);
+                }
             }
         }
         if !invalid.is_empty() {
@@ -523,10 +753,19 @@ impl Lab {
                 .cancel_campaign(id, now_ms())
                 .await?
                 .ok_or_else(|| not_found(id))?;
+            let mut elsewhere = Vec::new();
             for run_id in &outcome.running {
-                if let Some(switch) = self.switch(*run_id) {
-                    switch.stop(StopReason::Cancelled);
+                match self.switch(*run_id) {
+                    Some(switch) => switch.stop(StopReason::Cancelled),
+                    None => elsewhere.push(*run_id),
                 }
+            }
+            // Running on another host: that host stops it.
+            if !elsewhere.is_empty() {
+                self.relay(RelayMessage::Stop {
+                    from: self.host.name.clone(),
+                    runs: elsewhere,
+                });
             }
             outcome
         };
@@ -568,8 +807,8 @@ impl Lab {
         })
     }
 
-    /// Registers the switch of a run a worker just claimed.
-    fn register(&self, run_id: i64) -> Arc<RunSwitch> {
+    /// Registers the switch of a run a worker just claimed, with the attempt it holds.
+    fn register(&self, run_id: i64, attempt: i64) -> Arc<RunSwitch> {
         let switch = Arc::new(RunSwitch::default());
         if self.is_stopping() {
             switch.stop(StopReason::Shutdown);
@@ -577,7 +816,7 @@ impl Lab {
         self.running
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(run_id, Arc::clone(&switch));
+            .insert(run_id, (attempt, Arc::clone(&switch)));
         switch
     }
 
@@ -594,7 +833,7 @@ impl Lab {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(&run_id)
-            .cloned()
+            .map(|(_, switch)| Arc::clone(switch))
     }
 
     /// Begins a shutdown: no new run starts, running runs are interrupted.
@@ -606,7 +845,7 @@ impl Lab {
             .unwrap_or_else(PoisonError::into_inner)
             .values()
         {
-            switch.stop(StopReason::Shutdown);
+            switch.1.stop(StopReason::Shutdown);
         }
         self.queue_changed.notify_waiters();
     }
@@ -628,6 +867,22 @@ impl Lab {
             Err(not_found(id))
         }
     }
+}
+
+/// Whose policy a campaign is held to.
+enum RunsOn {
+    /// This lab's, on its own file system.
+    Here,
+    /// Another live host's, registered on the database.
+    Elsewhere(Policy),
+    /// No host's: the one named is unknown or not running (why, unless the name itself is
+    /// bad, which the spec's check says).
+    Nowhere(Option<String>),
+}
+
+/// A lease's length in milliseconds.
+fn lease_ms(lease: Duration) -> i64 {
+    i64::try_from(lease.as_millis()).unwrap_or(i64::MAX / 2)
 }
 
 /// Where a campaign's report lives.

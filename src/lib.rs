@@ -9,6 +9,7 @@ pub mod compare;
 pub mod engine;
 pub mod events;
 pub mod field_errors;
+pub mod host;
 pub mod http;
 pub mod ids;
 pub mod lab;

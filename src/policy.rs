@@ -8,8 +8,9 @@ use crate::spec::{
     CampaignSpec, FieldErrors, RunPlan, SourcePlan, TargetKind, TargetPlan, format_size,
 };
 
-/// The limits a lab was started with.
-#[derive(Debug, Clone)]
+/// The limits a lab was started with. Registered with the lab's host on a shared database, so
+/// that another host receiving a campaign for it can hold the campaign to them.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Policy {
     /// Roots (canonical) that sources must lie under.
     pub source_roots: Vec<PathBuf>,
@@ -23,6 +24,16 @@ pub struct Policy {
     pub max_size: u64,
     /// The longest one run may last, in seconds.
     pub max_duration_s: f64,
+}
+
+/// Whose file system a campaign's paths are on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// This lab's: paths are resolved and checked on it now.
+    Here,
+    /// Another lab host's: paths are checked by name against its policy now, and resolved on
+    /// it when the run starts.
+    Elsewhere,
 }
 
 /// Problems found by the policy: paths outside the allowed roots (403) apart from plain
@@ -57,7 +68,12 @@ impl Policy {
     /// Resolves the spec's paths against the base directory and the file system, in place, so
     /// the stored spec says exactly what was read and written; reports every path outside its
     /// allowed roots and every path that cannot be resolved.
-    pub fn resolve_paths(&self, spec: &mut CampaignSpec) -> Violations {
+    ///
+    /// `Reach::Elsewhere` checks a campaign for another lab host against that host's policy:
+    /// its file system is not this one's, so the paths are placed by name alone (relative ones
+    /// from its base directory) and resolved by that host when the run starts
+    /// ([`Policy::resolve_plan`]).
+    pub fn resolve_paths(&self, spec: &mut CampaignSpec, reach: Reach) -> Violations {
         let mut violations = Violations::default();
         // An agent's paths lie on its own host, under what it allows (--allow-source there).
         if let Some(paths) = spec
@@ -68,7 +84,8 @@ impl Policy {
         {
             for (index, path) in paths.iter_mut().enumerate() {
                 let field = format!("source.paths[{index}]");
-                match self.resolve_under(path, &self.source_roots, &mut violations, &field) {
+                match self.resolve_under(path, &self.source_roots, &mut violations, &field, reach)
+                {
                     Some(resolved) => *path = resolved,
                     None => continue,
                 }
@@ -77,8 +94,13 @@ impl Policy {
         match spec.target.kind {
             TargetKind::Dir => {
                 if let Some(path) = spec.target.path.as_mut()
-                    && let Some(resolved) =
-                        self.resolve_under(path, &self.target_roots, &mut violations, "target.path")
+                    && let Some(resolved) = self.resolve_under(
+                        path,
+                        &self.target_roots,
+                        &mut violations,
+                        "target.path",
+                        reach,
+                    )
                 {
                     *path = resolved;
                 }
@@ -86,10 +108,23 @@ impl Policy {
             TargetKind::Device => {
                 if let Some(path) = spec.target.path.as_mut() {
                     // Relative like every other spec path: from the data dir.
-                    let resolved = lexical_absolute(&self.base_dir, path).canonicalize().ok();
-                    let allowed = resolved
-                        .as_ref()
-                        .is_some_and(|resolved| self.device_allowed(resolved));
+                    let absolute = lexical_absolute(&self.base_dir, path);
+                    let (resolved, allowed) = match reach {
+                        Reach::Here => {
+                            let resolved = absolute.canonicalize().ok();
+                            let allowed = resolved
+                                .as_ref()
+                                .is_some_and(|resolved| self.device_allowed(resolved));
+                            (resolved, allowed)
+                        }
+                        Reach::Elsewhere => {
+                            let allowed = self
+                                .devices
+                                .iter()
+                                .any(|device| lexical_absolute(&self.base_dir, device) == absolute);
+                            (Some(absolute), allowed)
+                        }
+                    };
                     if let (true, Some(resolved)) = (allowed, resolved) {
                         *path = resolved;
                     } else {
@@ -108,6 +143,27 @@ impl Policy {
             TargetKind::Null | TargetKind::Tape | TargetKind::Striped => {}
         }
         violations
+    }
+
+    /// Resolves on this host the paths of a run that another host checked by name alone
+    /// ([`Reach::Elsewhere`]): each becomes the canonical path it leads to here, to be checked
+    /// by [`Policy::recheck`] like any other. A path that cannot be resolved is left as it is,
+    /// and the check names it. Blocking: it reads the file system.
+    pub fn resolve_plan(&self, plan: &mut RunPlan) {
+        let resolve = |path: &mut PathBuf| {
+            if let Ok(resolved) = lexical_absolute(&self.base_dir, path).canonicalize() {
+                *path = resolved;
+            }
+        };
+        if plan.agents.is_empty()
+            && let SourcePlan::Paths(paths) = &mut plan.source
+        {
+            paths.iter_mut().for_each(resolve);
+        }
+        match &mut plan.target {
+            TargetPlan::Dir(path) | TargetPlan::Device(path) => resolve(path),
+            TargetPlan::File(_) | TargetPlan::Null | TargetPlan::Tape(_) | TargetPlan::Striped(_) => {}
+        }
     }
 
     /// Checks a run's paths again when it starts, against the roots the lab runs with now: they
@@ -234,6 +290,7 @@ impl Policy {
         roots: &[PathBuf],
         violations: &mut Violations,
         field: &str,
+        reach: Reach,
     ) -> Option<PathBuf> {
         let absolute = lexical_absolute(&self.base_dir, path);
         let outside = |shown: &Path| {
@@ -247,6 +304,9 @@ impl Policy {
         if !roots.iter().any(|root| absolute.starts_with(root)) {
             violations.forbidden.add(field, outside(path));
             return None;
+        }
+        if reach == Reach::Elsewhere {
+            return Some(absolute);
         }
         match absolute.canonicalize() {
             Ok(resolved) if roots.iter().any(|root| resolved.starts_with(root)) => Some(resolved),

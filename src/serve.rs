@@ -15,7 +15,8 @@ use crate::engine::dataset::{self, DatasetRequest, Profile};
 use crate::engine::target::sweep_lab_files;
 use crate::http::origin::{SiteFlagError, SiteFlags, SitePolicy};
 use crate::http::{self, AppState, listener};
-use crate::lab::{DEMO_DIR, Lab};
+use crate::host::{self, JoinError};
+use crate::lab::{DEMO_DIR, HostSettings, Lab};
 use crate::net::Clients;
 use crate::net::listener::{AgentGateway, DataLink};
 use crate::policy::Policy;
@@ -47,6 +48,10 @@ pub struct ServeConfig {
     pub max_duration_s: f64,
     /// Size of the demo dataset written at first start; 0 writes none.
     pub demo_size: u64,
+    /// The name the lab serves under on its database (`--host-name`).
+    pub host_name: String,
+    /// How long a claimed run stays this lab's without a heartbeat (`--lease`).
+    pub lease: Duration,
 }
 
 /// Why the lab could not start.
@@ -70,6 +75,8 @@ pub enum ServeError {
     },
     #[error("cannot open the database {path}: {source}")]
     Store { path: String, source: StoreError },
+    #[error("cannot take this lab's place on the database {db}: {source}")]
+    Join { db: String, source: JoinError },
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: SocketAddr,
@@ -124,7 +131,18 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
             path: config.db.to_string(),
             source,
         })?;
-    recover(&store, &data_dir).await;
+    let host = HostSettings {
+        name: config.host_name.clone(),
+        lease: config.lease,
+        url: config.public_url.clone(),
+    };
+    let _hold = host::join(&store, &host, &policy)
+        .await
+        .map_err(|source| ServeError::Join {
+            db: config.db.to_string(),
+            source,
+        })?;
+    recover(&store, &host.name, &data_dir).await;
 
     let token: Option<Arc<str>> = config.token.as_deref().map(Arc::from);
     let datalink =
@@ -142,7 +160,12 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
             ))))),
             restore_dir: data_dir.clone(),
         },
+        host,
     ));
+    if let Err(error) = host::start_relay(&lab).await {
+        tracing::warn!(%error, "cannot relay live events between hosts: followers on other hosts see runs only when they finish");
+    }
+    let heartbeat = host::spawn_heartbeat(&lab);
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let (api_router, openapi) = http::api().map_err(ServeError::OpenApi)?;
     let state = AppState {
@@ -186,6 +209,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
         data = %datalink.addr(),
         data_dir = %data_dir.display(),
         db = %config.db,
+        host = %config.host_name,
         lanes = config.lanes,
         "serving"
     );
@@ -212,6 +236,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
     )
     .await;
     let _ = tokio::time::timeout(SHUTDOWN_GRACE, futures_util::future::join_all(workers)).await;
+    heartbeat.abort();
     datalink.shutdown();
     store.close().await;
     tracing::info!("stopped");
@@ -227,8 +252,8 @@ fn announce(line: &str) {
     let _ = stdout.flush();
 }
 
-async fn recover(store: &Store, data_dir: &Path) {
-    match store.recover().await {
+async fn recover(store: &Store, host: &str, data_dir: &Path) {
+    match store.recover(host).await {
         Ok(recovery) => {
             if recovery.requeued > 0 {
                 tracing::warn!(

@@ -8,11 +8,11 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::engine::result::{Progress, RunResult, RunStatus, Sample};
-use crate::engine::{self, RunControl, survey};
+use crate::engine::{self, RunControl, preflight, survey};
 use crate::events::LabEvent;
 use crate::lab::{Lab, RunSwitch, StopReason};
-use crate::spec::{CampaignSpec, Placement, RunPlan};
-use crate::store::{ClaimedRun, RunState};
+use crate::spec::{CampaignSpec, FieldErrors, Placement, RunPlan};
+use crate::store::{ClaimedRun, HeldRun, RunState};
 
 /// How long an idle lane sleeps before it looks at the queue again without being woken.
 const IDLE_POLL: Duration = Duration::from_secs(2);
@@ -62,17 +62,45 @@ async fn execute(lab: &Arc<Lab>, claimed: ClaimedRun, switch: Arc<RunSwitch>) {
     };
     let total = claimed.runs_total;
     // The allow-lists may have narrowed since the run was queued, or a directory on its way
-    // been replaced by a link: its paths are checked again now, on the file system.
+    // been replaced by a link: its paths are checked again now, on the file system. A campaign
+    // another host received was checked there by name alone: its paths are resolved here
+    // first, and the machine's checks made.
     let checking = Arc::clone(lab);
-    let checked_plan = plan.clone();
-    let rechecked =
-        tokio::task::spawn_blocking(move || checking.policy().recheck(&checked_plan)).await;
-    let refusal = match rechecked {
-        Ok(Ok(())) => None,
-        Ok(Err(problems)) => Some(format!(
-            "refused when the run started, its paths checked again: {problems}"
-        )),
-        Err(error) => Some(format!("the run's paths could not be checked: {error}")),
+    let mut checked_plan = plan;
+    let elsewhere = claimed.checked_elsewhere;
+    let rechecked = tokio::task::spawn_blocking(move || {
+        if elsewhere {
+            checking.policy().resolve_plan(&mut checked_plan);
+        }
+        let mut problems = match checking.policy().recheck(&checked_plan) {
+            Ok(()) => FieldErrors::default(),
+            Err(problems) => problems,
+        };
+        if elsewhere && problems.is_empty() {
+            let devices = &checking.engine_settings().allow_devices;
+            for (path, message) in preflight::check(std::slice::from_ref(&checked_plan), devices).0
+            {
+                problems.add(path, message);
+            }
+        }
+        (checked_plan, problems)
+    })
+    .await;
+    let (plan, refusal) = match rechecked {
+        Ok((plan, problems)) if problems.is_empty() => (plan, None),
+        Ok((plan, problems)) => (
+            plan,
+            Some(format!(
+                "refused when the run started on host {}, its paths checked again: {problems}",
+                lab.host().name
+            )),
+        ),
+        Err(error) => {
+            let message = format!("the run's paths could not be checked: {error}");
+            let result = failed_result(&claimed, message);
+            finish(lab, &claimed, &switch, result, None).await;
+            return;
+        }
     };
     if let Some(message) = refusal {
         tracing::warn!(run_id, %message, "run refused at start");
@@ -145,19 +173,35 @@ async fn finish(
 ) {
     let run_id = claimed.run_id;
     let campaign_id = &claimed.campaign_id;
-    let interrupted =
-        result.status == RunStatus::Cancelled && switch.reason() == Some(StopReason::Shutdown);
-    let saved = if interrupted {
-        lab.interrupt_run(run_id).await
-    } else {
-        if result.status == RunStatus::Cancelled && result.error.is_none() {
-            result.error = Some("cancelled by request".to_string());
+    let held = HeldRun {
+        run_id,
+        attempt: claimed.attempt,
+    };
+    let stopped_by = switch.reason().filter(|_| result.status == RunStatus::Cancelled);
+    let interrupted = stopped_by == Some(StopReason::Shutdown);
+    let saved = match stopped_by {
+        Some(StopReason::Shutdown) => lab.interrupt_run(held).await.map(|()| true),
+        // Queued again when its lease lapsed: the next attempt's result is the run's.
+        Some(StopReason::LeaseLost) => Ok(false),
+        Some(StopReason::Cancelled) | None => {
+            if result.status == RunStatus::Cancelled && result.error.is_none() {
+                result.error = Some("cancelled by request".to_string());
+            }
+            lab.finish_run(held, &result).await
         }
-        lab.finish_run(run_id, &result).await
     };
     lab.unregister(run_id);
-    if let Err(error) = saved {
-        tracing::error!(run_id, %error, "cannot save the run's result");
+    match saved {
+        Ok(true) => {}
+        Ok(false) => {
+            tracing::warn!(
+                run_id,
+                attempt = claimed.attempt,
+                "the run was taken back after its lease lapsed: this attempt's result is not kept"
+            );
+            return;
+        }
+        Err(error) => tracing::error!(run_id, %error, "cannot save the run's result"),
     }
     let status = if interrupted {
         RunState::Interrupted

@@ -65,7 +65,7 @@ struct Endpoint {
 /// Runs the agent until `stop` is set: registers, takes work, reconnects after failures.
 /// Returns an error only for what retrying cannot fix (a bad URL or name, a refused token).
 pub fn run(config: &AgentConfig, stop: &AtomicBool) -> Result<(), AgentError> {
-    crate::spec::check_agent_name(&config.name).map_err(AgentError::BadName)?;
+    crate::spec::check_name(&config.name).map_err(AgentError::BadName)?;
     let sources = config
         .sources
         .iter()

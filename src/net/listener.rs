@@ -227,7 +227,7 @@ impl DataLink {
                 }
             }
             First::Register(register) => {
-                if let Err(message) = crate::spec::check_agent_name(&register.name) {
+                if let Err(message) = crate::spec::check_name(&register.name) {
                     refuse(socket, &format!("agent name: {message}")).await;
                     return Err(format!("agent name {message}"));
                 }

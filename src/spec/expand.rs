@@ -15,6 +15,11 @@ impl CampaignSpec {
         if self.name.len() > 200 {
             errors.add("name", "must be at most 200 characters");
         }
+        if let Some(host) = &self.host
+            && let Err(message) = check_name(host)
+        {
+            errors.add("host", message);
+        }
         let source = self.source_plan(&mut errors);
         let target = self.target_plan(&mut errors);
         let tests = self.test_kinds(&mut errors);

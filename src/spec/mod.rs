@@ -21,7 +21,7 @@ pub use crate::engine::target::{Settings as TargetSettings, TargetKind};
 pub use crate::engine::test_kind::*;
 pub use crate::field_errors::*;
 pub use crate::size::*;
-pub use validate::check_agent_name;
+pub use validate::check_name;
 
 use expand::*;
 use validate::*;
@@ -61,6 +61,10 @@ pub struct CampaignSpec {
     pub matrix: Option<MatrixSpec>,
     #[serde(default = "one")]
     pub repeat: u32,
+    /// The lab host that runs the campaign, on a database labs share; the one that received
+    /// it when not given (and then filled in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// What is backed up: paths (each one "file system") or generated data; for a network backup,

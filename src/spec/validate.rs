@@ -309,7 +309,7 @@ impl CampaignSpec {
         }
         for (index, name) in agents.iter().enumerate() {
             let field = format!("source.agents[{index}]");
-            if let Err(message) = check_agent_name(name) {
+            if let Err(message) = check_name(name) {
                 errors.add(field, message);
             } else if agents[..index].contains(name) {
                 errors.add(field, format!("'{name}' is listed twice"));
@@ -481,8 +481,8 @@ impl CampaignSpec {
     }
 }
 
-/// Checks an agent's name: what agents register as and campaigns name them by.
-pub fn check_agent_name(name: &str) -> Result<(), String> {
+/// Checks a name agents and lab hosts register under, and campaigns name them by.
+pub fn check_name(name: &str) -> Result<(), String> {
     if name.is_empty() || name.len() > 64 {
         return Err("must be 1 to 64 characters".to_string());
     }

@@ -24,10 +24,11 @@ use sqlx::{AssertSqlSafe, FromRow, Row};
 use crate::engine::result::{RunResult, Sample};
 use crate::spec::{RunParams, TestKind};
 
+pub use hosts::{HeldRun, HostHold, RelayFeed};
 pub use location::Location;
 pub use model::{
-    CampaignRecord, CampaignStatus, CancelOutcome, ClaimedRun, DeleteOutcome, NewCampaign,
-    QueueFigures, Recovery, RunRecord, RunState,
+    CampaignRecord, CampaignStatus, CancelOutcome, ClaimedRun, DeleteOutcome, HostRecord,
+    NewCampaign, QueueFigures, Recovery, RunRecord, RunState,
 };
 
 /// A campaign's status, from its runs' statuses: the one place that rule is written.
@@ -92,6 +93,8 @@ macro_rules! campaign_seq {
     };
 }
 
+mod hosts;
+
 /// Upper bounds (seconds) of the run-duration histogram in `/metrics`.
 pub const DURATION_BUCKETS: [f64; 8] = [1.0, 5.0, 15.0, 30.0, 60.0, 300.0, 900.0, 3600.0];
 
@@ -147,12 +150,31 @@ impl Backend {
         }
     }
 
+    /// Which runs are host `$N`'s, for runs aliased `r` of campaigns aliased `c`: those of
+    /// its campaigns and of campaigns stored before hosts were named. A SQLite file has one
+    /// lab, so every run there is its own, whatever name it served under before.
+    fn runs_of_host(self, n: u8) -> String {
+        match self {
+            Backend::Sqlite => format!("(${n} IS NOT NULL)"),
+            Backend::Postgres => format!("(c.host = ${n} OR c.host IS NULL)"),
+        }
+    }
+
+    /// Which runs aliased `r` host `$N` executes or left executing: those it claimed, and those
+    /// claimed before hosts were named. On SQLite, every run (one lab per file).
+    fn runs_held_by(self, n: u8) -> String {
+        match self {
+            Backend::Sqlite => format!("(${n} IS NOT NULL)"),
+            Backend::Postgres => format!("(r.host = ${n} OR r.host IS NULL)"),
+        }
+    }
+
     /// What the queue's claim adds to its choice of run so that two hosts claiming at once
     /// take different runs (SQLite has one writer at a time and needs nothing).
     fn claim_lock(self) -> &'static str {
         match self {
             Backend::Sqlite => "",
-            Backend::Postgres => " FOR UPDATE SKIP LOCKED",
+            Backend::Postgres => " FOR UPDATE OF r SKIP LOCKED",
         }
     }
 }
@@ -218,8 +240,8 @@ impl Store {
         on_backend!(self, pool => {
             let mut tx = pool.begin_with(begin).await?;
             let seq: i64 = sqlx::query_scalar(
-                "INSERT INTO campaigns (id, name, spec, plan, created_ms, rerun_of)
-                 VALUES ($1, $2, $3, $4, $5, $6)
+                "INSERT INTO campaigns (id, name, spec, plan, created_ms, rerun_of, host, checked_by)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
                  RETURNING seq",
             )
             .bind(&campaign.id)
@@ -228,6 +250,8 @@ impl Store {
             .bind(&campaign.placement_json)
             .bind(now_ms)
             .bind(&campaign.rerun_of)
+            .bind(&campaign.host)
+            .bind(&campaign.checked_by)
             .fetch_one(&mut *tx)
             .await?;
             for (position, (test, params)) in campaign.runs.iter().enumerate() {
@@ -380,36 +404,54 @@ impl Store {
             .collect()
     }
 
-    /// Takes the oldest queued run of any campaign and marks it running, atomically: two
-    /// claims at once never take the same run.
-    pub async fn claim_next(&self, now_ms: i64) -> Result<Option<ClaimedRun>, StoreError> {
+    /// Takes the oldest queued run of the campaigns that run on `host` (or on any host, for
+    /// campaigns stored before hosts) and marks it running under a lease that lasts until
+    /// `lease_until_ms`, atomically: two claims at once never take the same run.
+    pub async fn claim_next(
+        &self,
+        host: &str,
+        now_ms: i64,
+        lease_until_ms: i64,
+    ) -> Result<Option<ClaimedRun>, StoreError> {
         let sql = format!(
-            "UPDATE runs SET status = 'running', attempts = attempts + 1, started_ms = $1
+            "UPDATE runs SET status = 'running', attempts = attempts + 1, started_ms = $1,
+                host = $2, lease_ms = $3
              WHERE status = 'queued' AND id = (
-                 SELECT id FROM runs WHERE status = 'queued' ORDER BY id LIMIT 1{}
+                 SELECT r.id FROM runs AS r JOIN campaigns AS c ON c.seq = r.campaign_seq
+                 WHERE r.status = 'queued' AND {}
+                 ORDER BY r.id LIMIT 1{}
              )
-             RETURNING id, campaign_seq, position, test, params",
+             RETURNING id, campaign_seq, position, test, params, attempts",
+            self.backend().runs_of_host(2),
             self.backend().claim_lock()
         );
         let claimed = on_backend!(self, pool => {
-            let row = sqlx::query(AssertSqlSafe(sql.as_str())).bind(now_ms).fetch_optional(pool).await?;
+            let row = sqlx::query(AssertSqlSafe(sql.as_str()))
+                .bind(now_ms)
+                .bind(host)
+                .bind(lease_until_ms)
+                .fetch_optional(pool)
+                .await?;
             match row {
                 None => None,
                 Some(row) => {
-                    let run: (i64, i64, i64, String, String) = (
+                    let run: (i64, i64, i64, String, String, i64) = (
                         row.try_get("id")?,
                         row.try_get("campaign_seq")?,
                         row.try_get("position")?,
                         row.try_get("test")?,
                         row.try_get("params")?,
+                        row.try_get("attempts")?,
                     );
-                    let campaign: (String, Option<String>, Option<String>, i64) =
+                    let campaign: (String, Option<String>, Option<String>, i64, bool) =
                         sqlx::query_as(
                             "SELECT id, plan, CASE WHEN plan IS NULL THEN spec END,
-                                    (SELECT COUNT(*) FROM runs WHERE campaign_seq = c.seq)
+                                    (SELECT COUNT(*) FROM runs WHERE campaign_seq = c.seq),
+                                    COALESCE(checked_by <> $2, FALSE)
                              FROM campaigns AS c WHERE seq = $1",
                         )
                         .bind(run.1)
+                        .bind(host)
                         .fetch_one(pool)
                         .await?;
                     sqlx::query("DELETE FROM samples WHERE run_id = $1")
@@ -420,10 +462,10 @@ impl Store {
                 }
             }
         });
-        let Some(((run_id, _, position, test, params), campaign)) = claimed else {
+        let Some(((run_id, _, position, test, params, attempt), campaign)) = claimed else {
             return Ok(None);
         };
-        let (campaign_id, placement_json, spec_json, runs_total) = campaign;
+        let (campaign_id, placement_json, spec_json, runs_total, checked_elsewhere) = campaign;
         let test = TestKind::from_id(&test)
             .ok_or_else(|| StoreError::Corrupt(format!("run {run_id} has test {test:?}")))?;
         let params: RunParams = serde_json::from_str(&params)
@@ -439,6 +481,8 @@ impl Store {
             placement_json,
             spec_json,
             runs_total: usize::try_from(runs_total).unwrap_or(0),
+            attempt,
+            checked_elsewhere,
         }))
     }
 
@@ -486,13 +530,14 @@ impl Store {
     }
 
     /// Stores a finished run's result and its samples in one transaction. The run keeps its
-    /// result only while it is still `running`: a run deleted meanwhile is left alone.
+    /// result only while it is still `running` in the attempt that finished: a run deleted
+    /// meanwhile, or taken back after its lease lapsed, is left alone (`Ok(false)`).
     pub async fn finish_run(
         &self,
-        run_id: i64,
+        run: HeldRun,
         result: &RunResult,
         now_ms: i64,
-    ) -> Result<(), StoreError> {
+    ) -> Result<bool, StoreError> {
         let status = RunState::from(result.status);
         // The document leaves the samples out: they have their own table.
         let document = to_json(&RunResult {
@@ -502,10 +547,10 @@ impl Store {
         let begin = self.backend().begin_write();
         on_backend!(self, pool => {
             let mut tx = pool.begin_with(begin).await?;
-            sqlx::query(
+            let kept = sqlx::query(
                 "UPDATE runs SET status = $1, finished_ms = $2, bytes = $3, seconds = $4,
-                    mb_per_s = $5, result = $6
-                 WHERE id = $7 AND status = 'running'",
+                    mb_per_s = $5, result = $6, lease_ms = NULL
+                 WHERE id = $7 AND status = 'running' AND attempts = $8",
             )
             .bind(status.id())
             .bind(now_ms)
@@ -513,18 +558,49 @@ impl Store {
             .bind(result.seconds)
             .bind(result.mb_per_s)
             .bind(&document)
-            .bind(run_id)
+            .bind(run.run_id)
+            .bind(run.attempt)
             .execute(&mut *tx)
-            .await?;
+            .await?
+            .rows_affected();
+            if kept == 0 {
+                // Not this attempt's any more: its samples are not this attempt's to replace.
+                return Ok(false);
+            }
             sqlx::query("DELETE FROM samples WHERE run_id = $1")
-                .bind(run_id)
+                .bind(run.run_id)
                 .execute(&mut *tx)
                 .await?;
             for sample in &result.samples {
                 sqlx::query(UPSERT_SAMPLE)
-                    .bind(run_id)
+                    .bind(run.run_id)
                     .bind(sample.t)
                     .bind(sample.mb_per_s)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await?;
+        });
+        Ok(true)
+    }
+
+    /// Marks a run stopped by a shutdown: it will be queued again at its host's next start.
+    pub async fn interrupt_run(&self, run: HeldRun) -> Result<(), StoreError> {
+        let begin = self.backend().begin_write();
+        on_backend!(self, pool => {
+            let mut tx = pool.begin_with(begin).await?;
+            let kept = sqlx::query(
+                "UPDATE runs SET status = 'interrupted', lease_ms = NULL
+                 WHERE id = $1 AND status = 'running' AND attempts = $2",
+            )
+            .bind(run.run_id)
+            .bind(run.attempt)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if kept > 0 {
+                sqlx::query("DELETE FROM samples WHERE run_id = $1")
+                    .bind(run.run_id)
                     .execute(&mut *tx)
                     .await?;
             }
@@ -533,48 +609,39 @@ impl Store {
         Ok(())
     }
 
-    /// Marks a run stopped by a shutdown: it will be queued again at the next start.
-    pub async fn interrupt_run(&self, run_id: i64) -> Result<(), StoreError> {
-        let begin = self.backend().begin_write();
-        on_backend!(self, pool => {
-            let mut tx = pool.begin_with(begin).await?;
-            sqlx::query(
-                "UPDATE runs SET status = 'interrupted' WHERE id = $1 AND status = 'running'",
-            )
-            .bind(run_id)
-            .execute(&mut *tx)
-            .await?;
-            sqlx::query("DELETE FROM samples WHERE run_id = $1")
-                .bind(run_id)
-                .execute(&mut *tx)
-                .await?;
-            tx.commit().await?;
-        });
-        Ok(())
-    }
-
-    /// At start-up: runs left running by a crash, or interrupted by a shutdown, go back on the
-    /// queue; their partial samples are dropped.
-    pub async fn recover(&self) -> Result<Recovery, StoreError> {
+    /// At a host's start-up: the runs it left running when it crashed, or interrupted when it
+    /// shut down, go back on the queue; their partial samples are dropped. Other hosts' runs
+    /// are theirs (their leases say when they are dead). Runs stored before hosts were named
+    /// count as this host's.
+    pub async fn recover(&self, host: &str) -> Result<Recovery, StoreError> {
+        let mine = format!(
+            "r.status IN ('running', 'interrupted') AND {}",
+            self.backend().runs_held_by(1)
+        );
         let begin = self.backend().begin_write();
         let (spec_jsons, requeued) = on_backend!(self, pool => {
             let mut tx = pool.begin_with(begin).await?;
-            let spec_jsons: Vec<String> = sqlx::query_scalar(
+            let spec_jsons: Vec<String> = sqlx::query_scalar(AssertSqlSafe(format!(
                 "SELECT DISTINCT c.spec FROM campaigns AS c JOIN runs AS r ON r.campaign_seq = c.seq
-                 WHERE r.status IN ('running', 'interrupted')",
-            )
+                 WHERE {mine}"
+            )))
+            .bind(host)
             .fetch_all(&mut *tx)
             .await?;
-            sqlx::query(
+            sqlx::query(AssertSqlSafe(format!(
                 "DELETE FROM samples WHERE run_id IN
-                    (SELECT id FROM runs WHERE status IN ('running', 'interrupted'))",
-            )
+                    (SELECT r.id FROM runs AS r JOIN campaigns AS c ON c.seq = r.campaign_seq
+                     WHERE {mine})"
+            )))
+            .bind(host)
             .execute(&mut *tx)
             .await?;
-            let requeued = sqlx::query(
-                "UPDATE runs SET status = 'queued', started_ms = NULL
-                 WHERE status IN ('running', 'interrupted')",
-            )
+            let requeued = sqlx::query(AssertSqlSafe(format!(
+                "UPDATE runs SET status = 'queued', started_ms = NULL, host = NULL, lease_ms = NULL
+                 WHERE id IN (SELECT r.id FROM runs AS r JOIN campaigns AS c ON c.seq = r.campaign_seq
+                              WHERE {mine})"
+            )))
+            .bind(host)
             .execute(&mut *tx)
             .await?
             .rows_affected();

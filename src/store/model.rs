@@ -1,13 +1,13 @@
 //! What the store hands out: campaigns and runs as the service sees them.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::engine::result::{RunResult, RunStatus, Sample};
 use crate::spec::{RunParams, TestKind};
 
 /// Where a run stands. `Interrupted` runs were stopped by a shutdown and are queued again at
 /// the next start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunState {
     Queued,
@@ -149,12 +149,21 @@ pub struct ClaimedRun {
     pub spec_json: Option<String>,
     /// How many runs the campaign has.
     pub runs_total: usize,
+    /// Which attempt this claim is: the run's result is kept only by the attempt that holds it.
+    pub attempt: i64,
+    /// Whether the campaign's paths were checked by a lab other than the one claiming it (a
+    /// campaign submitted to one host for another): they are resolved on this host at start.
+    pub checked_elsewhere: bool,
 }
 
 /// What a new campaign is made of: its accepted spec and the runs it expands to.
 #[derive(Debug, Clone)]
 pub struct NewCampaign {
     pub id: String,
+    /// The lab host that runs it.
+    pub host: String,
+    /// The lab host that checked its paths (the one that received it).
+    pub checked_by: String,
     pub name: String,
     pub spec_json: String,
     /// Where every run reads and writes (a `Placement` as JSON).
@@ -195,4 +204,17 @@ pub struct QueueFigures {
     pub duration_buckets: Vec<(f64, i64)>,
     pub duration_sum: f64,
     pub duration_count: i64,
+}
+
+/// A lab host as registered on the database.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct HostRecord {
+    pub name: String,
+    /// What it may read and write and its limits (its `Policy`, as JSON).
+    #[sqlx(rename = "policy")]
+    pub policy_json: String,
+    /// Where people reach it, when it was told (`--public-url`).
+    pub url: Option<String>,
+    pub started_ms: i64,
+    pub heartbeat_ms: i64,
 }

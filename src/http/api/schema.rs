@@ -31,7 +31,7 @@ pub fn tape_model_pattern() -> String {
     format!("^{SPACE}*(?:[Ll][Tt][Oo]-[3-9]|[Uu][Ll][Tt][Rr][Ii][Uu][Mm]-960){SPACE}*$")
 }
 
-/// An agent's name as `spec::check_agent_name` accepts it.
+/// An agent's or a lab host's name as `spec::check_name` accepts it.
 const AGENT_NAME_PATTERN: &str = "^[A-Za-z0-9._-]{1,64}$";
 
 /// A campaign: what is backed up, where to, which tests, with which parameters, and an

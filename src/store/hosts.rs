@@ -1,0 +1,213 @@
+//! Lab hosts on a shared database: their registration and heartbeat, the leases on the runs they
+//! execute, the lock that keeps two labs from serving under one name, and the channel that
+//! carries live events from the host running a campaign to every other host.
+
+use sqlx::Connection;
+use sqlx::postgres::{PgConnection, PgListener};
+
+use super::model::HostRecord;
+use super::{Pool, Store, StoreError};
+
+/// The PostgreSQL channel live events travel on between hosts.
+const RELAY_CHANNEL: &str = "backlab_relay";
+
+/// A run a host is executing: its id and the attempt the host claimed, which together fence
+/// off a run that was taken back and claimed again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeldRun {
+    pub run_id: i64,
+    pub attempt: i64,
+}
+
+/// Proof that this process is the one lab serving under a host name, held as long as the lab
+/// runs. On PostgreSQL it is a session advisory lock on a connection of its own: when the
+/// process dies the server ends the session and the lock is free at once.
+pub struct HostHold {
+    #[allow(dead_code)]
+    connection: Option<PgConnection>,
+}
+
+/// Messages from other hosts, as they arrive.
+pub struct RelayFeed {
+    listener: PgListener,
+}
+
+impl RelayFeed {
+    /// The next message's text; reconnects by itself when the connection drops (messages sent
+    /// meanwhile are lost: live events are not durable, the store is).
+    pub async fn next(&mut self) -> Result<String, StoreError> {
+        Ok(self.listener.recv().await?.payload().to_string())
+    }
+}
+
+impl Store {
+    /// Takes the lock of a host name. `Ok(None)` when another live process holds it.
+    pub async fn hold_host(&self, name: &str) -> Result<Option<HostHold>, StoreError> {
+        match &self.pool {
+            // A SQLite file has one lab: there is no one else to keep out.
+            Pool::Sqlite(_) => Ok(Some(HostHold { connection: None })),
+            Pool::Postgres(pool) => {
+                let mut connection = pool.acquire().await?.detach();
+                let held: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
+                    .bind(host_lock_key(name))
+                    .fetch_one(&mut connection)
+                    .await?;
+                if held {
+                    Ok(Some(HostHold {
+                        connection: Some(connection),
+                    }))
+                } else {
+                    let _ = connection.close().await;
+                    Ok(None)
+                }
+            }
+        }
+    }
+
+    /// Registers a host, or registers it again with what it may use now.
+    pub async fn register_host(
+        &self,
+        name: &str,
+        policy_json: &str,
+        url: Option<&str>,
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        on_backend!(self, pool => {
+            sqlx::query(
+                "INSERT INTO hosts (name, policy, url, started_ms, heartbeat_ms)
+                 VALUES ($1, $2, $3, $4, $4)
+                 ON CONFLICT (name) DO UPDATE SET policy = excluded.policy, url = excluded.url,
+                    started_ms = excluded.started_ms, heartbeat_ms = excluded.heartbeat_ms",
+            )
+            .bind(name)
+            .bind(policy_json)
+            .bind(url)
+            .bind(now_ms)
+            .execute(pool)
+            .await?;
+        });
+        Ok(())
+    }
+
+    /// A host's heartbeat: it is alive, and the leases of the runs it holds last until
+    /// `lease_until_ms`. Returns the runs whose lease it no longer has (taken back after it
+    /// lapsed): the host must stop them and save nothing.
+    pub async fn heartbeat(
+        &self,
+        name: &str,
+        now_ms: i64,
+        lease_until_ms: i64,
+        runs: &[HeldRun],
+    ) -> Result<Vec<HeldRun>, StoreError> {
+        let mut lost = Vec::new();
+        on_backend!(self, pool => {
+            sqlx::query("UPDATE hosts SET heartbeat_ms = $1 WHERE name = $2")
+                .bind(now_ms)
+                .bind(name)
+                .execute(pool)
+                .await?;
+            for run in runs {
+                let renewed = sqlx::query(
+                    "UPDATE runs SET lease_ms = $1
+                     WHERE id = $2 AND attempts = $3 AND status = 'running' AND host = $4",
+                )
+                .bind(lease_until_ms)
+                .bind(run.run_id)
+                .bind(run.attempt)
+                .bind(name)
+                .execute(pool)
+                .await?
+                .rows_affected();
+                if renewed == 0 {
+                    lost.push(*run);
+                }
+            }
+        });
+        Ok(lost)
+    }
+
+    /// Puts back on the queue every running run whose lease lapsed before `now_ms`: its host
+    /// died or lost the database. The run stays its campaign's host's; its partial samples go.
+    pub async fn requeue_lapsed(&self, now_ms: i64) -> Result<u64, StoreError> {
+        let begin = self.backend().begin_write();
+        Ok(on_backend!(self, pool => {
+            let mut tx = pool.begin_with(begin).await?;
+            sqlx::query(
+                "DELETE FROM samples WHERE run_id IN
+                    (SELECT id FROM runs WHERE status = 'running' AND lease_ms < $1)",
+            )
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?;
+            let requeued = sqlx::query(
+                "UPDATE runs SET status = 'queued', started_ms = NULL, host = NULL,
+                    lease_ms = NULL
+                 WHERE status = 'running' AND lease_ms < $1",
+            )
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            tx.commit().await?;
+            requeued
+        }))
+    }
+
+    /// Every registered host, by name.
+    pub async fn hosts(&self) -> Result<Vec<HostRecord>, StoreError> {
+        Ok(on_backend!(self, pool => {
+            sqlx::query_as::<_, HostRecord>(
+                "SELECT name, policy, url, started_ms, heartbeat_ms FROM hosts ORDER BY name",
+            )
+            .fetch_all(pool)
+            .await?
+        }))
+    }
+
+    /// One registered host.
+    pub async fn host(&self, name: &str) -> Result<Option<HostRecord>, StoreError> {
+        Ok(on_backend!(self, pool => {
+            sqlx::query_as::<_, HostRecord>(
+                "SELECT name, policy, url, started_ms, heartbeat_ms FROM hosts WHERE name = $1",
+            )
+            .bind(name)
+            .fetch_optional(pool)
+            .await?
+        }))
+    }
+
+    /// Sends a message to every host listening ([`Store::relay_feed`]); nothing on SQLite,
+    /// where the one lab is the only listener.
+    pub async fn relay(&self, message: &str) -> Result<(), StoreError> {
+        if let Pool::Postgres(pool) = &self.pool {
+            sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(RELAY_CHANNEL)
+                .bind(message)
+                .execute(pool)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// The messages other hosts relay; `None` on SQLite.
+    pub async fn relay_feed(&self) -> Result<Option<RelayFeed>, StoreError> {
+        match &self.pool {
+            Pool::Sqlite(_) => Ok(None),
+            Pool::Postgres(pool) => {
+                let mut listener = PgListener::connect_with(pool).await?;
+                listener.listen(RELAY_CHANNEL).await?;
+                Ok(Some(RelayFeed { listener }))
+            }
+        }
+    }
+}
+
+/// The advisory-lock key of a host name: FNV-1a, stable across builds and hosts.
+fn host_lock_key(name: &str) -> i64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in b"backlab host ".iter().chain(name.as_bytes()) {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    i64::from_ne_bytes(hash.to_ne_bytes())
+}
