@@ -120,6 +120,8 @@ pub struct CampaignSummary {
     pub status: CampaignStatus,
     pub created: String,
     pub rerun_of: Option<String>,
+    /// The lab host it runs on (`None`: stored before hosts were named, any host's).
+    pub host: Option<String>,
     pub url: String,
     pub tests: Vec<String>,
     pub runs_total: i64,
@@ -157,7 +159,7 @@ pub struct HostSettings {
 }
 
 /// A lab host as the form and the API show it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct HostView {
     pub name: String,
     /// Whether it was heard from within its lease: it takes runs now.
@@ -913,6 +915,7 @@ fn summary(record: &CampaignRecord, spec: &CampaignSpec) -> CampaignSummary {
         status: record.status,
         created: format_ms(record.created_ms),
         rerun_of: record.rerun_of.clone(),
+        host: record.host.clone(),
         url: campaign_url(&record.id),
         tests: spec.tests.clone(),
         runs_total: record.runs_total,

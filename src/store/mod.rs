@@ -52,7 +52,7 @@ macro_rules! campaign_select {
     () => {
         concat!(
             "SELECT c.seq, c.id, c.name, c.spec, c.created_ms, c.rerun_of, c.survey, c.verdict,
-                    c.headline, ",
+                    c.headline, c.host, ",
             campaign_status!(),
             " AS status,
                 COUNT(*) AS runs_total,
@@ -370,7 +370,7 @@ impl Store {
         let (rows, samples) = on_backend!(self, pool => {
             let rows = sqlx::query_as::<_, RunRow>(
                 "SELECT r.id, r.position, r.test, r.params, r.status, r.attempts, r.started_ms,
-                        r.finished_ms, r.result
+                        r.finished_ms, r.result, r.host
                  FROM runs AS r JOIN campaigns AS c ON c.seq = r.campaign_seq
                  WHERE c.id = $1 ORDER BY r.position",
             )
@@ -800,6 +800,7 @@ struct CampaignRow {
     survey: Option<String>,
     verdict: Option<String>,
     headline: Option<String>,
+    host: Option<String>,
     status: String,
     runs_total: i64,
     runs_finished: i64,
@@ -821,6 +822,7 @@ impl CampaignRow {
             status,
             created_ms: self.created_ms,
             rerun_of: self.rerun_of,
+            host: self.host,
             runs_total: self.runs_total,
             runs_finished: self.runs_finished,
             runs_done: self.runs_done,
@@ -845,6 +847,7 @@ struct RunRow {
     started_ms: Option<i64>,
     finished_ms: Option<i64>,
     result: Option<String>,
+    host: Option<String>,
 }
 
 /// What a run cancelled before it started reports: it has no stored result.
@@ -879,6 +882,7 @@ impl RunRow {
             attempts: self.attempts,
             started_ms: self.started_ms,
             finished_ms: self.finished_ms,
+            host: self.host,
             samples: if result.is_some() {
                 Vec::new()
             } else {

@@ -97,6 +97,8 @@ pub struct CampaignRecord {
     pub status: CampaignStatus,
     pub created_ms: i64,
     pub rerun_of: Option<String>,
+    /// The lab host it runs on; `None` for a campaign stored before hosts were named.
+    pub host: Option<String>,
     pub runs_total: i64,
     pub runs_finished: i64,
     /// Of the finished runs: how many ended done, cancelled and failed.
@@ -127,6 +129,8 @@ pub struct RunRecord {
     pub attempts: i64,
     pub started_ms: Option<i64>,
     pub finished_ms: Option<i64>,
+    /// The lab host executing it, or that executed it once it finished.
+    pub host: Option<String>,
     /// Live samples of a run still in progress; a finished run's are in its result.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<Sample>,

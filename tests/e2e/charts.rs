@@ -37,6 +37,7 @@ fn run(position: usize, test: TestKind, buffers: u32, block: u64, streams: u32) 
         attempts: 1,
         started_ms: Some(0),
         finished_ms: Some(10_000),
+        host: None,
         samples: Vec::new(),
         result: Some(RunResult {
             test,

@@ -8,7 +8,8 @@ use std::collections::HashSet;
 use backlab::engine::result::{RunResult, RunStatus, Sample};
 use backlab::spec::{RunParams, TestKind};
 use backlab::store::{
-    Backend, CancelOutcome, DeleteOutcome, Location, Neighbour, NewCampaign, RunState, Store,
+    Backend, CancelOutcome, DeleteOutcome, HeldRun, Location, Neighbour, NewCampaign, RunState,
+    Store,
 };
 
 use crate::support::fixtures::scratch;
@@ -34,14 +35,33 @@ fn params() -> RunParams {
     }
 }
 
+/// The lab host every campaign of these tests runs on, unless one says otherwise.
+const HOST: &str = "lab-a";
+
+/// A lease that lasts past every instant these tests give.
+const FOREVER: i64 = i64::MAX / 2;
+
 fn campaign(id: &str, name: &str, runs: usize) -> NewCampaign {
+    campaign_on(HOST, id, name, runs)
+}
+
+fn campaign_on(host: &str, id: &str, name: &str, runs: usize) -> NewCampaign {
     NewCampaign {
         id: id.to_string(),
+        host: host.to_string(),
+        checked_by: host.to_string(),
         name: name.to_string(),
         spec_json: format!(r#"{{"name":"{name}","source":{{"generated":"64M"}}}}"#),
         placement_json: "{}".to_string(),
         rerun_of: None,
         runs: (0..runs).map(|_| (TestKind::NullSink, params())).collect(),
+    }
+}
+
+fn held(run: &backlab::store::ClaimedRun) -> HeldRun {
+    HeldRun {
+        run_id: run.run_id,
+        attempt: run.attempt,
     }
 }
 
@@ -75,7 +95,7 @@ async fn a_campaigns_life(store: &Store) {
 
     // The oldest queued run first; its live sample, then its result.
     let claimed = store
-        .claim_next(3_000)
+        .claim_next(HOST, 3_000, FOREVER)
         .await
         .expect("claim")
         .expect("a run");
@@ -88,6 +108,7 @@ async fn a_campaigns_life(store: &Store) {
         ("c1", 0, 2)
     );
     assert_eq!(claimed.params, params());
+    assert_eq!((claimed.attempt, claimed.checked_elsewhere), (1, false));
     store
         .add_sample(
             claimed.run_id,
@@ -128,7 +149,7 @@ async fn a_campaigns_life(store: &Store) {
         RunState::Running
     );
     store
-        .finish_run(claimed.run_id, &done(420.5), 4_000)
+        .finish_run(held(&claimed), &done(420.5), 4_000)
         .await
         .expect("finish");
     let runs = store.runs("c1").await.expect("runs");
@@ -199,7 +220,7 @@ async fn a_campaigns_life(store: &Store) {
 
     // A crash leaves a run running: recovery queues it again and drops its samples.
     let crashed = store
-        .claim_next(6_000)
+        .claim_next(HOST, 6_000, FOREVER)
         .await
         .expect("claim")
         .expect("a run");
@@ -213,11 +234,11 @@ async fn a_campaigns_life(store: &Store) {
         )
         .await
         .expect("sample");
-    let recovery = store.recover().await.expect("recover");
+    let recovery = store.recover(HOST).await.expect("recover");
     assert_eq!(recovery.requeued, 1);
     assert_eq!(recovery.spec_jsons.len(), 1);
     let again = store
-        .claim_next(7_000)
+        .claim_next(HOST, 7_000, FOREVER)
         .await
         .expect("claim")
         .expect("the same run");
@@ -258,7 +279,7 @@ async fn a_campaigns_life(store: &Store) {
             .expect("delete"),
         DeleteOutcome::Running
     ));
-    store.interrupt_run(again.run_id).await.expect("interrupt");
+    store.interrupt_run(held(&again)).await.expect("interrupt");
     store
         .cancel_campaign(&again.campaign_id, 9_000)
         .await
@@ -320,26 +341,32 @@ async fn a_campaigns_life_on_postgres() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_hosts_claiming_at_once_never_take_a_run_twice() {
     const RUNS: usize = 300;
+    const HOSTS: [&str; 2] = ["lab-a", "lab-b"];
     let cluster = Postgres::start();
     let location = Location::Postgres(cluster.url.clone());
-    let hosts = [
+    let stores = [
         Store::open(&location).await.expect("host a"),
         Store::open(&location).await.expect("host b"),
     ];
+    // Campaigns for both hosts, interleaved in the queue.
     for index in 0..6 {
-        hosts[0]
-            .insert_campaign(&campaign(&format!("c{index}"), "load", RUNS / 6), 1_000)
+        stores[0]
+            .insert_campaign(
+                &campaign_on(HOSTS[index % 2], &format!("c{index}"), "load", RUNS / 6),
+                1_000,
+            )
             .await
             .expect("insert");
     }
     // Four claimers on each host, as fast as they can.
     let mut claimers = Vec::new();
     for claimer in 0..8 {
-        let store = hosts[claimer % 2].clone();
+        let store = stores[claimer % 2].clone();
+        let host = HOSTS[claimer % 2];
         claimers.push(tokio::spawn(async move {
             let mut claimed = Vec::new();
-            while let Some(run) = store.claim_next(2_000).await.expect("claim") {
-                claimed.push(run.run_id);
+            while let Some(run) = store.claim_next(host, 2_000, FOREVER).await.expect("claim") {
+                claimed.push((host, run.campaign_id, run.run_id));
             }
             claimed
         }));
@@ -348,10 +375,90 @@ async fn two_hosts_claiming_at_once_never_take_a_run_twice() {
     for claimer in claimers {
         all.extend(claimer.await.expect("claimer"));
     }
-    let unique: HashSet<i64> = all.iter().copied().collect();
+    let unique: HashSet<i64> = all.iter().map(|(_, _, run_id)| *run_id).collect();
     assert_eq!(unique.len(), all.len(), "a run was claimed twice");
     assert_eq!(all.len(), RUNS, "every run claimed once");
-    for host in hosts {
-        host.close().await;
+    for (host, campaign_id, run_id) in &all {
+        let index: usize = campaign_id[1..].parse().expect("a campaign index");
+        assert_eq!(
+            *host,
+            HOSTS[index % 2],
+            "run {run_id} of {campaign_id} was taken by another host than its campaign's"
+        );
     }
+    for store in stores {
+        store.close().await;
+    }
+}
+
+/// A host that stops renewing its lease loses its run: another host's heartbeat puts it back
+/// on the queue, for the same host only; the old attempt can no longer save a result or renew,
+/// and the run's next attempt finishes it.
+#[tokio::test]
+async fn a_lapsed_lease_sends_the_run_back_to_its_own_host() {
+    let cluster = Postgres::start();
+    let location = Location::Postgres(cluster.url.clone());
+    let (a, b) = (
+        Store::open(&location).await.expect("host a"),
+        Store::open(&location).await.expect("host b"),
+    );
+    a.insert_campaign(&campaign_on("lab-a", "c1", "leased", 1), 1_000)
+        .await
+        .expect("insert");
+    let first = a
+        .claim_next("lab-a", 2_000, 12_000)
+        .await
+        .expect("claim")
+        .expect("a run");
+    assert!(
+        b.claim_next("lab-b", 2_000, 12_000)
+            .await
+            .expect("claim")
+            .is_none(),
+        "lab-b took lab-a's run"
+    );
+    // Renewed at 5 s: the lease lasts to 15 s, and nothing lapses at 13 s.
+    let lost = a
+        .heartbeat("lab-a", 5_000, 15_000, &[held(&first)])
+        .await
+        .expect("beat");
+    assert!(lost.is_empty(), "{lost:?}");
+    assert_eq!(b.requeue_lapsed(13_000).await.expect("sweep"), 0);
+    // Silent past 15 s: lab-b's sweep takes it back, still lab-a's.
+    assert_eq!(b.requeue_lapsed(16_000).await.expect("sweep"), 1);
+    assert!(
+        b.claim_next("lab-b", 16_000, 26_000)
+            .await
+            .expect("claim")
+            .is_none(),
+        "the run went to another host"
+    );
+    let second = a
+        .claim_next("lab-a", 17_000, 27_000)
+        .await
+        .expect("claim")
+        .expect("the run again");
+    assert_eq!((second.run_id, second.attempt), (first.run_id, 2));
+    // The first attempt learns it lost the run, and cannot save over the second.
+    let lost = a
+        .heartbeat("lab-a", 18_000, 28_000, &[held(&first), held(&second)])
+        .await
+        .expect("beat");
+    assert_eq!(lost, vec![held(&first)]);
+    assert!(
+        !a.finish_run(held(&first), &done(1.0), 19_000)
+            .await
+            .expect("finish")
+    );
+    assert!(
+        a.finish_run(held(&second), &done(2.0), 20_000)
+            .await
+            .expect("finish")
+    );
+    let runs = a.runs("c1").await.expect("runs");
+    assert_eq!(runs[0].status, RunState::Done);
+    assert_eq!(runs[0].attempts, 2);
+    assert_eq!(runs[0].result.as_ref().map(|r| r.mb_per_s), Some(2.0));
+    a.close().await;
+    b.close().await;
 }

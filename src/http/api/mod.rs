@@ -5,6 +5,7 @@
 mod agents;
 mod campaigns;
 mod events;
+mod hosts;
 mod schema;
 mod service;
 
@@ -35,5 +36,6 @@ pub fn router() -> OpenApiRouter<AppState> {
     let router = campaigns::routes(router);
     let router = events::routes(router);
     let router = service::routes(router);
+    let router = hosts::routes(router);
     agents::routes(router)
 }

@@ -31,6 +31,8 @@ pub const PRESETS: [(&str, &str); 6] = [
 pub struct CampaignForm {
     pub preset: String,
     pub name: String,
+    /// The lab host to run on; empty for the one answering.
+    pub host: String,
     pub repeat: String,
     pub source_kind: String,
     pub source_paths: String,
@@ -186,6 +188,7 @@ impl CampaignForm {
             match key.as_str() {
                 "preset" => form.preset = value,
                 "name" => form.name = value,
+                "host" => form.host = value,
                 "repeat" => form.repeat = value,
                 "source_kind" => form.source_kind = value,
                 "source_paths" => form.source_paths = value,
@@ -231,6 +234,9 @@ impl CampaignForm {
         let mut errors = FieldErrors::default();
         let mut spec = Map::new();
         spec.insert("name".into(), json!(self.name.trim()));
+        if !self.host.trim().is_empty() {
+            spec.insert("host".into(), json!(self.host.trim()));
+        }
         let source = if self.source_kind == "generated" {
             let size = size(&self.generated_size, "source.generated.size", &mut errors)
                 .unwrap_or_else(|| json!("1G"));
@@ -416,6 +422,8 @@ fn form_field(path: &str) -> &'static str {
         "tests"
     } else if head("name") {
         "name"
+    } else if head("host") {
+        "host"
     } else if head("repeat") {
         "repeat"
     } else if head("matrix.buffers") {

@@ -29,6 +29,8 @@ pub(super) struct NewTemplate {
     target_kinds: [(&'static str, &'static str); 5],
     error: Option<String>,
     needs_token: bool,
+    /// The live lab hosts a campaign may run on, this one first: (name, label).
+    hosts: Vec<(String, String)>,
 }
 
 #[derive(Deserialize)]
@@ -40,9 +42,11 @@ pub(super) fn new_page(
     form: CampaignForm,
     error: Option<String>,
     needs_token: bool,
+    hosts: Vec<(String, String)>,
 ) -> NewTemplate {
     NewTemplate {
         needs_token,
+        hosts,
         standalone: false,
         css: "",
         form,
@@ -75,11 +79,30 @@ pub(super) async fn new_form(
     State(state): State<AppState>,
     Query(query): Query<NewQuery>,
 ) -> Response {
+    let mut form = CampaignForm::preset(query.preset.as_deref().unwrap_or("bottleneck"));
+    form.host = state.lab.host().name.clone();
     html(new_page(
-        CampaignForm::preset(query.preset.as_deref().unwrap_or("bottleneck")),
+        form,
         None,
         state.token.is_some(),
+        live_hosts(&state).await,
     ))
+}
+
+/// The live lab hosts for the form's choice, this one first; only this one when the others
+/// cannot be read (the campaign still runs here).
+async fn live_hosts(state: &AppState) -> Vec<(String, String)> {
+    let this = state.lab.host().name.clone();
+    let mut hosts = vec![(this.clone(), format!("{this} (this lab)"))];
+    match state.lab.hosts().await {
+        Ok(all) => hosts.extend(
+            all.into_iter()
+                .filter(|host| host.alive && !host.this_host)
+                .map(|host| (host.name.clone(), host.name)),
+        ),
+        Err(error) => tracing::warn!(%error, "cannot list the lab hosts for the form"),
+    }
+    hosts
 }
 
 /// The form posted: mapped to a spec here (the one mapping from form to spec) and checked as
@@ -112,7 +135,8 @@ pub(super) async fn create_from_form(
                 return ApiError::unauthorized(message).into_response();
             }
             form.errors.insert("token".into(), message.into());
-            let mut response = html(new_page(form, Some(message.to_string()), true));
+            let hosts = live_hosts(&state).await;
+            let mut response = html(new_page(form, Some(message.to_string()), true, hosts));
             *response.status_mut() = StatusCode::UNAUTHORIZED;
             return response;
         }
@@ -136,7 +160,13 @@ pub(super) async fn create_from_form(
             let api = ApiError::from(error);
             form.set_errors(api.fields());
             let needs_token = state.token.is_some();
-            let mut response = html(new_page(form, Some(api.message().to_string()), needs_token));
+            let hosts = live_hosts(&state).await;
+            let mut response = html(new_page(
+                form,
+                Some(api.message().to_string()),
+                needs_token,
+                hosts,
+            ));
             *response.status_mut() = api.status();
             response
         }

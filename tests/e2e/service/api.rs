@@ -31,6 +31,7 @@ async fn the_openapi_document_describes_every_route() {
         ("get", "/healthz"),
         ("get", "/metrics"),
         ("get", "/api/agents"),
+        ("get", "/api/hosts"),
     ];
     for (method, path) in routes {
         let operation = &doc["paths"][path][method];

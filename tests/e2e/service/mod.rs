@@ -4,6 +4,7 @@
 
 mod api;
 mod campaigns;
+mod fleet;
 mod in_process;
 mod pages;
 mod postgres;

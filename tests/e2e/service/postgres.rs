@@ -18,7 +18,13 @@ async fn a_campaign_on_postgres_is_served_by_every_lab_on_it() {
         ..LabOptions::default()
     };
     let (root_a, root_b) = (scratch(), scratch());
-    let lab_a = Lab::start(root_a.path(), &options);
+    let lab_a = Lab::start(
+        root_a.path(),
+        &LabOptions {
+            host_name: Some("lab-a".into()),
+            ..options.clone()
+        },
+    );
     let spec = json!({
         "name": "shared store",
         "source": {"generated": {"size": "32M"}},
@@ -32,7 +38,13 @@ async fn a_campaign_on_postgres_is_served_by_every_lab_on_it() {
         .await;
     assert_eq!(campaign["runs"][0]["status"], "done", "{campaign}");
 
-    let lab_b = Lab::start(root_b.path(), &options);
+    let lab_b = Lab::start(
+        root_b.path(),
+        &LabOptions {
+            host_name: Some("lab-b".into()),
+            ..options
+        },
+    );
     let seen_by_b = lab_b.get_json(&format!("/api/campaigns/{id}")).await;
     assert_eq!(seen_by_b["status"], "done", "{seen_by_b}");
     assert_eq!(

@@ -11,7 +11,7 @@ use axum::http::{Request, StatusCode, header};
 use backlab::engine::EngineSettings;
 use backlab::http::origin::{SiteFlags, SitePolicy};
 use backlab::http::{self, AppState};
-use backlab::lab::Lab;
+use backlab::lab::{HostSettings, Lab};
 use backlab::net::listener::DataLink;
 use backlab::policy::Policy;
 use backlab::store::{Location, Store};
@@ -71,6 +71,11 @@ impl App {
                 allow_devices: Vec::new(),
                 network: None,
                 restore_dir: data,
+            },
+            HostSettings {
+                name: "in-process".to_string(),
+                lease: std::time::Duration::from_secs(15),
+                url: None,
             },
         ));
         let datalink = DataLink::start("127.0.0.1:0".parse().expect("address"), None)

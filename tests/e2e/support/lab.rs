@@ -46,6 +46,9 @@ pub struct LabOptions {
     pub open_files: Option<u64>,
     /// The database (`--db`): a SQLite file in the lab's root unless given.
     pub db: Option<String>,
+    /// The name it serves under (`--host-name`): the machine's host name unless given, which
+    /// two labs on one database cannot share.
+    pub host_name: Option<String>,
 }
 
 impl Lab {
@@ -91,6 +94,9 @@ impl Lab {
             .env_remove("BACKLAB_TOKEN");
         if let Some(token) = &options.token {
             command.args(["--token", token]);
+        }
+        if let Some(name) = &options.host_name {
+            command.args(["--host-name", name]);
         }
         Lab::spawn(command, root, &data_dir, options.token.clone())
     }

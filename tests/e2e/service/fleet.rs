@@ -1,0 +1,243 @@
+//! A fleet: lab processes on one PostgreSQL database, each a lab host of its own name. They
+//! share one queue without running a run twice, each taking only its own campaigns; a host
+//! killed mid-run gets its run back when it restarts and finishes it; a campaign running on one
+//! host is followed live from another; a campaign for a host is held to that host's roots; and
+//! a second lab cannot serve under a name already serving.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use rustix::process::Signal;
+use serde_json::{Value, json};
+
+use crate::support::cli::backlab;
+use crate::support::fixtures::{create_dataset, scratch};
+use crate::support::lab::{Lab, LabOptions};
+use crate::support::postgres::Postgres;
+
+/// A lab host on the cluster's database, with a short lease.
+fn host(cluster: &Postgres, name: &str) -> LabOptions {
+    LabOptions {
+        db: Some(cluster.url.clone()),
+        host_name: Some(name.to_string()),
+        extra: vec!["--lease".into(), "3".into(), "--lanes".into(), "2".into()],
+        ..LabOptions::default()
+    }
+}
+
+/// A short null-sink campaign of `runs` runs for `host`.
+fn quick(host: &str, runs: u32) -> Value {
+    json!({
+        "name": format!("for {host}"),
+        "host": host,
+        "source": {"generated": {"size": "8M"}},
+        "target": {"kind": "null"},
+        "tests": ["null_sink"],
+        "params": {"block_size": "256K", "size": "8M"},
+        "repeat": runs
+    })
+}
+
+#[tokio::test]
+async fn two_labs_share_one_queue_each_running_only_its_own_runs_once() {
+    let cluster = Postgres::start();
+    let (root_a, root_b) = (scratch(), scratch());
+    let a = Lab::start(root_a.path(), &host(&cluster, "lab-a"));
+    let b = Lab::start(root_b.path(), &host(&cluster, "lab-b"));
+    // Every campaign is submitted to lab-a; half of them name lab-b.
+    let mut ids = Vec::new();
+    for index in 0..8 {
+        let runs_on = if index % 2 == 0 { "lab-a" } else { "lab-b" };
+        ids.push((runs_on, a.submit(&quick(runs_on, 4)).await));
+    }
+    for (runs_on, id) in &ids {
+        let campaign = b
+            .wait_status(id, &["done", "failed"], Duration::from_secs(120))
+            .await;
+        assert_eq!(campaign["status"], "done", "{campaign}");
+        assert_eq!(campaign["host"], *runs_on, "{campaign}");
+        for run in campaign["runs"].as_array().expect("runs") {
+            assert_eq!(run["attempts"], 1, "ran once: {run}");
+            assert_eq!(run["host"], *runs_on, "ran on its campaign's host: {run}");
+        }
+    }
+    let hosts = a.get_json("/api/hosts").await;
+    let alive: HashMap<&str, bool> = hosts
+        .as_array()
+        .expect("hosts")
+        .iter()
+        .map(|host| {
+            (
+                host["name"].as_str().unwrap_or(""),
+                host["alive"] == true,
+            )
+        })
+        .collect();
+    assert_eq!(
+        alive,
+        HashMap::from([("lab-a", true), ("lab-b", true)]),
+        "{hosts}"
+    );
+    // The form offers both live hosts, this one chosen.
+    let form = b.get_text("/campaigns/new").await;
+    assert!(
+        form.contains(r#"<option value="lab-b" selected>lab-b (this lab)</option>"#),
+        "{form}"
+    );
+    assert!(form.contains(r#"<option value="lab-a">lab-a</option>"#), "{form}");
+}
+
+#[tokio::test]
+async fn a_host_killed_mid_run_gets_its_run_back_and_finishes_it() {
+    let cluster = Postgres::start();
+    let (root_a, root_b) = (scratch(), scratch());
+    let mut a = Lab::start(root_a.path(), &host(&cluster, "lab-a"));
+    let b = Lab::start(root_b.path(), &host(&cluster, "lab-b"));
+    let spec = json!({
+        "name": "killed host",
+        "host": "lab-a",
+        "source": {"generated": {"size": "64G"}},
+        "target": {"kind": "null"},
+        "tests": ["null_sink"],
+        "params": {"block_size": "256K", "size": "64G", "duration_s": 2, "time_based": true,
+                   "source_rate_mb_s": 200}
+    });
+    // Submitted to lab-b, for lab-a.
+    let id = b.submit(&spec).await;
+    a.wait_campaign(&id, "the run to be going on lab-a", Duration::from_secs(30), |c| {
+        c["runs"][0]["status"] == "running"
+            && c["runs"][0]["host"] == "lab-a"
+            && c["runs"][0]["samples"].as_array().map_or(0, Vec::len) >= 2
+    })
+    .await;
+    a.signal(Signal::KILL);
+    let (_, status) = a.wait_exit(Duration::from_secs(5)).await;
+    assert!(!status.success());
+    drop(a);
+
+    // lab-b's heartbeat takes the run back when lab-a's lease lapses, and keeps it lab-a's.
+    let waiting = b
+        .wait_campaign(&id, "the run to be queued again", Duration::from_secs(20), |c| {
+            c["runs"][0]["status"] == "queued"
+        })
+        .await;
+    assert_eq!(waiting["runs"][0]["attempts"], 1, "{waiting}");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let still = b.get_json(&format!("/api/campaigns/{id}")).await;
+    assert_eq!(
+        still["runs"][0]["status"], "queued",
+        "no other host took it: {still}"
+    );
+
+    let a = Lab::start(root_a.path(), &host(&cluster, "lab-a"));
+    let campaign = b
+        .wait_status(&id, &["done", "failed"], Duration::from_secs(60))
+        .await;
+    assert_eq!(campaign["status"], "done", "{campaign}");
+    let run = &campaign["runs"][0];
+    assert_eq!(run["attempts"], 2, "{run}");
+    assert_eq!(run["host"], "lab-a", "{run}");
+    assert!(
+        run["result"]["seconds"].as_f64().unwrap_or(0.0) >= 1.5,
+        "the second attempt's own whole run: {run}"
+    );
+    drop(a);
+}
+
+#[tokio::test]
+async fn a_campaign_on_one_host_is_followed_live_from_another() {
+    let cluster = Postgres::start();
+    let (root_a, root_b) = (scratch(), scratch());
+    let a = Lab::start(root_a.path(), &host(&cluster, "lab-a"));
+    let b = Lab::start(root_b.path(), &host(&cluster, "lab-b"));
+    let spec = json!({
+        "name": "followed",
+        "source": {"generated": {"size": "64G"}},
+        "target": {"kind": "null"},
+        "tests": ["null_sink"],
+        "params": {"block_size": "256K", "size": "64G", "duration_s": 2, "time_based": true,
+                   "source_rate_mb_s": 200}
+    });
+    let id = a.submit(&spec).await;
+    let seen = b.follow(&id, Duration::from_secs(60)).await;
+    let names: Vec<&str> = seen.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names.first(), Some(&"state"), "{names:?}");
+    assert!(
+        names.iter().filter(|name| **name == "progress").count() >= 2,
+        "live progress reached lab-b: {names:?}"
+    );
+    assert!(names.contains(&"run_finished"), "{names:?}");
+    assert_eq!(names.last(), Some(&"campaign_finished"), "{names:?}");
+    let finished = &seen.last().expect("an event").1;
+    assert_eq!(finished["status"], "done", "{finished}");
+}
+
+#[tokio::test]
+async fn a_campaign_for_a_host_is_held_to_that_hosts_roots() {
+    let cluster = Postgres::start();
+    let (root_a, root_b) = (scratch(), scratch());
+    let a = Lab::start(root_a.path(), &host(&cluster, "lab-a"));
+    // lab-b may read a directory of its own that lab-a may not.
+    let only_b = root_b.path().join("only-b");
+    create_dataset(&only_b, "4M");
+    let mut options = host(&cluster, "lab-b");
+    options
+        .extra
+        .extend(["--allow-source".to_string(), only_b.display().to_string()]);
+    let b = Lab::start(root_b.path(), &options);
+    let spec = |runs_on: &str| {
+        json!({
+            "name": "roots",
+            "host": runs_on,
+            "source": {"paths": [only_b]},
+            "target": {"kind": "null"},
+            "tests": ["null_sink"],
+            "params": {"block_size": "256K", "size": "4M"}
+        })
+    };
+    // Here it is allowed; for lab-a, submitted here, it is refused by lab-a's roots.
+    b.submit(&spec("lab-b")).await;
+    let refused = b.post_json("/api/campaigns", &spec("lab-a")).await;
+    assert_eq!(refused.status(), 403);
+    let body: Value = refused.json().await.expect("JSON");
+    let message = body["fields"]["source.paths[0]"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        message.contains("outside the allowed roots") && message.contains(&a.data_dir.display().to_string()),
+        "named by lab-a's roots: {body}"
+    );
+    // A host that is not on the database is named as such.
+    let unknown = b.post_json("/api/campaigns", &quick("lab-z", 1)).await;
+    assert_eq!(unknown.status(), 422);
+    let body: Value = unknown.json().await.expect("JSON");
+    let message = body["fields"]["host"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("no lab host named 'lab-z'") && message.contains("lab-a"),
+        "{body}"
+    );
+}
+
+#[test]
+fn a_second_lab_cannot_serve_under_a_name_already_serving() {
+    let cluster = Postgres::start();
+    let root = scratch();
+    let _first = Lab::start(root.path(), &host(&cluster, "lab-a"));
+    let other = scratch();
+    let out = backlab()
+        .args(["serve", "--bind", "127.0.0.1:0", "--data-bind", "127.0.0.1:0"])
+        .args(["--demo-size", "0", "--lease", "1", "--host-name", "lab-a"])
+        .arg("--db")
+        .arg(&cluster.url)
+        .arg("--data-dir")
+        .arg(other.path().join("data"))
+        .env_remove("BACKLAB_TOKEN")
+        .output()
+        .expect("backlab serve runs");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("a lab named 'lab-a' is already serving on this database"),
+        "{stderr}"
+    );
+}
