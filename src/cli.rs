@@ -335,9 +335,7 @@ fn serve(args: ServeArgs) -> ExitCode {
             args.lease_s
         ));
     }
-    let host_name = args
-        .host_name
-        .unwrap_or_else(crate::net::agent::hostname);
+    let host_name = args.host_name.unwrap_or_else(crate::net::agent::hostname);
     if let Err(problem) = spec::check_name(&host_name) {
         problems.push(format!("--host-name: {problem}"));
     }

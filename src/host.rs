@@ -87,7 +87,7 @@ pub async fn start_relay(lab: &Arc<Lab>) -> Result<(), StoreError> {
     };
     let receiving = Arc::clone(lab);
     tokio::spawn(async move {
-        loop {
+        while !receiving.is_stopping() {
             match feed.next().await {
                 Ok(text) => match serde_json::from_str::<RelayMessage>(&text) {
                     Ok(message) => receiving.receive_relayed(message),
@@ -109,7 +109,10 @@ pub async fn start_relay(lab: &Arc<Lab>) -> Result<(), StoreError> {
                 continue;
             };
             if text.len() > MAX_RELAYED {
-                tracing::warn!(bytes = text.len(), "a message too long to relay was dropped");
+                tracing::warn!(
+                    bytes = text.len(),
+                    "a message too long to relay was dropped"
+                );
                 continue;
             }
             if let Err(error) = store.relay(&text).await {

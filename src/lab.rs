@@ -256,6 +256,7 @@ impl Lab {
             return Ok(None);
         }
         let now = now_ms();
+        let asked = std::time::Instant::now();
         let Some(claimed) = self
             .store
             .claim_next(&self.host.name, now, now + lease_ms(self.host.lease))
@@ -263,6 +264,12 @@ impl Lab {
         else {
             return Ok(None);
         };
+        tracing::debug!(
+            run_id = claimed.run_id,
+            attempt = claimed.attempt,
+            claim_ms = asked.elapsed().as_secs_f64() * 1e3,
+            "run claimed"
+        );
         let switch = self.register(claimed.run_id, claimed.attempt);
         Ok(Some((claimed, switch)))
     }
@@ -324,8 +331,7 @@ impl Lab {
         let last_seen_s = (now - record.heartbeat_ms).max(0) as f64 / 1000.0;
         HostView {
             name: record.name.clone(),
-            alive: record.name == self.host.name
-                || last_seen_s <= self.host.lease.as_secs_f64(),
+            alive: record.name == self.host.name || last_seen_s <= self.host.lease.as_secs_f64(),
             last_seen_s,
             this_host: record.name == self.host.name,
             url: record.url.clone(),
@@ -479,7 +485,9 @@ impl Lab {
             ))));
         }
         let policy: Policy = serde_json::from_str(&record.policy_json).map_err(|e| {
-            LabError::Internal(format!("the registered policy of host {host} is damaged: {e}"))
+            LabError::Internal(format!(
+                "the registered policy of host {host} is damaged: {e}"
+            ))
         })?;
         Ok(RunsOn::Elsewhere(policy))
     }

@@ -84,8 +84,7 @@ impl Policy {
         {
             for (index, path) in paths.iter_mut().enumerate() {
                 let field = format!("source.paths[{index}]");
-                match self.resolve_under(path, &self.source_roots, &mut violations, &field, reach)
-                {
+                match self.resolve_under(path, &self.source_roots, &mut violations, &field, reach) {
                     Some(resolved) => *path = resolved,
                     None => continue,
                 }
@@ -162,7 +161,10 @@ impl Policy {
         }
         match &mut plan.target {
             TargetPlan::Dir(path) | TargetPlan::Device(path) => resolve(path),
-            TargetPlan::File(_) | TargetPlan::Null | TargetPlan::Tape(_) | TargetPlan::Striped(_) => {}
+            TargetPlan::File(_)
+            | TargetPlan::Null
+            | TargetPlan::Tape(_)
+            | TargetPlan::Striped(_) => {}
         }
     }
 

@@ -177,7 +177,9 @@ async fn finish(
         run_id,
         attempt: claimed.attempt,
     };
-    let stopped_by = switch.reason().filter(|_| result.status == RunStatus::Cancelled);
+    let stopped_by = switch
+        .reason()
+        .filter(|_| result.status == RunStatus::Cancelled);
     let interrupted = stopped_by == Some(StopReason::Shutdown);
     let saved = match stopped_by {
         Some(StopReason::Shutdown) => lab.interrupt_run(held).await.map(|()| true),

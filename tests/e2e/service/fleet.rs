@@ -66,12 +66,7 @@ async fn two_labs_share_one_queue_each_running_only_its_own_runs_once() {
         .as_array()
         .expect("hosts")
         .iter()
-        .map(|host| {
-            (
-                host["name"].as_str().unwrap_or(""),
-                host["alive"] == true,
-            )
-        })
+        .map(|host| (host["name"].as_str().unwrap_or(""), host["alive"] == true))
         .collect();
     assert_eq!(
         alive,
@@ -84,7 +79,10 @@ async fn two_labs_share_one_queue_each_running_only_its_own_runs_once() {
         form.contains(r#"<option value="lab-b" selected>lab-b (this lab)</option>"#),
         "{form}"
     );
-    assert!(form.contains(r#"<option value="lab-a">lab-a</option>"#), "{form}");
+    assert!(
+        form.contains(r#"<option value="lab-a">lab-a</option>"#),
+        "{form}"
+    );
 }
 
 #[tokio::test]
@@ -104,11 +102,16 @@ async fn a_host_killed_mid_run_gets_its_run_back_and_finishes_it() {
     });
     // Submitted to lab-b, for lab-a.
     let id = b.submit(&spec).await;
-    a.wait_campaign(&id, "the run to be going on lab-a", Duration::from_secs(30), |c| {
-        c["runs"][0]["status"] == "running"
-            && c["runs"][0]["host"] == "lab-a"
-            && c["runs"][0]["samples"].as_array().map_or(0, Vec::len) >= 2
-    })
+    a.wait_campaign(
+        &id,
+        "the run to be going on lab-a",
+        Duration::from_secs(30),
+        |c| {
+            c["runs"][0]["status"] == "running"
+                && c["runs"][0]["host"] == "lab-a"
+                && c["runs"][0]["samples"].as_array().map_or(0, Vec::len) >= 2
+        },
+    )
     .await;
     a.signal(Signal::KILL);
     let (_, status) = a.wait_exit(Duration::from_secs(5)).await;
@@ -117,9 +120,12 @@ async fn a_host_killed_mid_run_gets_its_run_back_and_finishes_it() {
 
     // lab-b's heartbeat takes the run back when lab-a's lease lapses, and keeps it lab-a's.
     let waiting = b
-        .wait_campaign(&id, "the run to be queued again", Duration::from_secs(20), |c| {
-            c["runs"][0]["status"] == "queued"
-        })
+        .wait_campaign(
+            &id,
+            "the run to be queued again",
+            Duration::from_secs(20),
+            |c| c["runs"][0]["status"] == "queued",
+        )
         .await;
     assert_eq!(waiting["runs"][0]["attempts"], 1, "{waiting}");
     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -204,7 +210,8 @@ async fn a_campaign_for_a_host_is_held_to_that_hosts_roots() {
         .as_str()
         .unwrap_or_default();
     assert!(
-        message.contains("outside the allowed roots") && message.contains(&a.data_dir.display().to_string()),
+        message.contains("outside the allowed roots")
+            && message.contains(&a.data_dir.display().to_string()),
         "named by lab-a's roots: {body}"
     );
     // A host that is not on the database is named as such.
@@ -225,7 +232,13 @@ fn a_second_lab_cannot_serve_under_a_name_already_serving() {
     let _first = Lab::start(root.path(), &host(&cluster, "lab-a"));
     let other = scratch();
     let out = backlab()
-        .args(["serve", "--bind", "127.0.0.1:0", "--data-bind", "127.0.0.1:0"])
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--data-bind",
+            "127.0.0.1:0",
+        ])
         .args(["--demo-size", "0", "--lease", "1", "--host-name", "lab-a"])
         .arg("--db")
         .arg(&cluster.url)
