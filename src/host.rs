@@ -32,17 +32,24 @@ pub enum JoinError {
          --host-name (or stop that one)"
     )]
     NameTaken(String),
+    #[error(
+        "lab host '{0}' on this database serves with another token (or none): every host of a \
+         fleet takes the same --token, because a campaign submitted to one runs on another"
+    )]
+    OtherToken(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
 
 /// Takes the host name (waiting up to a lease for a lab that just died to let it go: the
-/// database notices a dead session within moments) and registers the host with its policy.
-/// The returned hold keeps the name while the lab runs.
+/// database notices a dead session within moments), checks that the live hosts take the same
+/// token, and registers the host with its policy. The returned hold keeps the name while the
+/// lab runs.
 pub async fn join(
     store: &Store,
     host: &HostSettings,
     policy: &Policy,
+    token: Option<&str>,
 ) -> Result<HostHold, JoinError> {
     let deadline = Instant::now() + host.lease;
     let hold = loop {
@@ -54,12 +61,42 @@ pub async fn join(
         }
         tokio::time::sleep(HOLD_RETRY).await;
     };
+    let fingerprint = token_fingerprint(token);
+    let now = now_ms();
+    let lease_ms = i64::try_from(host.lease.as_millis()).unwrap_or(i64::MAX);
+    if let Some(other) = store.hosts().await?.into_iter().find(|other| {
+        other.name != host.name
+            && now.saturating_sub(other.heartbeat_ms) <= lease_ms
+            && other.token_fingerprint != fingerprint
+    }) {
+        return Err(JoinError::OtherToken(other.name));
+    }
     let policy_json = serde_json::to_string(policy)
         .map_err(|e| StoreError::Corrupt(format!("cannot encode the policy: {e}")))?;
     store
-        .register_host(&host.name, &policy_json, host.url.as_deref(), now_ms())
+        .register_host(
+            &host.name,
+            &policy_json,
+            host.url.as_deref(),
+            &fingerprint,
+            now,
+        )
         .await?;
     Ok(hold)
+}
+
+/// What the database keeps of a host's token: its SHA-256, to compare with the other hosts'
+/// (empty for no token). Whoever reads the database can already do anything a token allows.
+fn token_fingerprint(token: Option<&str>) -> String {
+    use sha2::{Digest, Sha256};
+    let Some(token) = token else {
+        return String::new();
+    };
+    let digest = Sha256::new()
+        .chain_update(b"backlab fleet token\0")
+        .chain_update(token.as_bytes())
+        .finalize();
+    digest.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// Beats every third of a lease until the lab stops: renews this host's leases and takes back

@@ -136,7 +136,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
         lease: config.lease,
         url: config.public_url.clone(),
     };
-    let _hold = host::join(&store, &host, &policy)
+    let _hold = host::join(&store, &host, &policy, config.token.as_deref())
         .await
         .map_err(|source| ServeError::Join {
             db: config.db.to_string(),

@@ -70,18 +70,21 @@ impl Store {
         name: &str,
         policy_json: &str,
         url: Option<&str>,
+        token_fingerprint: &str,
         now_ms: i64,
     ) -> Result<(), StoreError> {
         on_backend!(self, pool => {
             sqlx::query(
-                "INSERT INTO hosts (name, policy, url, started_ms, heartbeat_ms)
-                 VALUES ($1, $2, $3, $4, $4)
+                "INSERT INTO hosts (name, policy, url, token, started_ms, heartbeat_ms)
+                 VALUES ($1, $2, $3, $4, $5, $5)
                  ON CONFLICT (name) DO UPDATE SET policy = excluded.policy, url = excluded.url,
-                    started_ms = excluded.started_ms, heartbeat_ms = excluded.heartbeat_ms",
+                    token = excluded.token, started_ms = excluded.started_ms,
+                    heartbeat_ms = excluded.heartbeat_ms",
             )
             .bind(name)
             .bind(policy_json)
             .bind(url)
+            .bind(token_fingerprint)
             .bind(now_ms)
             .execute(pool)
             .await?;
@@ -157,7 +160,7 @@ impl Store {
     pub async fn hosts(&self) -> Result<Vec<HostRecord>, StoreError> {
         Ok(on_backend!(self, pool => {
             sqlx::query_as::<_, HostRecord>(
-                "SELECT name, policy, url, started_ms, heartbeat_ms FROM hosts ORDER BY name",
+                "SELECT name, policy, url, token, started_ms, heartbeat_ms FROM hosts ORDER BY name",
             )
             .fetch_all(pool)
             .await?
@@ -168,7 +171,8 @@ impl Store {
     pub async fn host(&self, name: &str) -> Result<Option<HostRecord>, StoreError> {
         Ok(on_backend!(self, pool => {
             sqlx::query_as::<_, HostRecord>(
-                "SELECT name, policy, url, started_ms, heartbeat_ms FROM hosts WHERE name = $1",
+                "SELECT name, policy, url, token, started_ms, heartbeat_ms FROM hosts
+                 WHERE name = $1",
             )
             .bind(name)
             .fetch_optional(pool)

@@ -219,6 +219,9 @@ pub struct HostRecord {
     pub policy_json: String,
     /// Where people reach it, when it was told (`--public-url`).
     pub url: Option<String>,
+    /// A fingerprint of its token (empty: none), to find hosts started with another.
+    #[sqlx(rename = "token")]
+    pub token_fingerprint: String,
     pub started_ms: i64,
     pub heartbeat_ms: i64,
 }

@@ -254,3 +254,76 @@ fn a_second_lab_cannot_serve_under_a_name_already_serving() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_lab_with_another_token_than_the_fleets_is_refused() {
+    let cluster = Postgres::start();
+    let root = scratch();
+    let _first = Lab::start(
+        root.path(),
+        &LabOptions {
+            token: Some("fleet-secret".into()),
+            ..host(&cluster, "lab-a")
+        },
+    );
+    for token in [Some("another-secret"), None] {
+        let other = scratch();
+        let mut command = backlab();
+        command
+            .args([
+                "serve",
+                "--bind",
+                "127.0.0.1:0",
+                "--data-bind",
+                "127.0.0.1:0",
+            ])
+            .args(["--demo-size", "0", "--host-name", "lab-b"])
+            .arg("--db")
+            .arg(&cluster.url)
+            .arg("--data-dir")
+            .arg(other.path().join("data"))
+            .env_remove("BACKLAB_TOKEN");
+        if let Some(token) = token {
+            command.args(["--token", token]);
+        }
+        let out = command.output().expect("backlab serve runs");
+        assert!(!out.status.success(), "{token:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("lab host 'lab-a' on this database serves with another token"),
+            "{token:?}: {stderr}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_cancel_on_one_host_stops_the_run_where_it_runs() {
+    let cluster = Postgres::start();
+    let (root_a, root_b) = (scratch(), scratch());
+    let a = Lab::start(root_a.path(), &host(&cluster, "lab-a"));
+    let b = Lab::start(root_b.path(), &host(&cluster, "lab-b"));
+    let spec = json!({
+        "name": "cancelled elsewhere",
+        "source": {"generated": {"size": "64G"}},
+        "target": {"kind": "null"},
+        "tests": ["null_sink"],
+        "params": {"block_size": "256K", "size": "64G", "duration_s": 60, "time_based": true,
+                   "source_rate_mb_s": 100}
+    });
+    let id = a.submit(&spec).await;
+    a.wait_campaign(
+        &id,
+        "the run to be going on lab-a",
+        Duration::from_secs(30),
+        |c| c["runs"][0]["status"] == "running",
+    )
+    .await;
+    b.cancel(&id).await;
+    let campaign = b
+        .wait_status(&id, &["cancelled"], Duration::from_secs(15))
+        .await;
+    let seconds = campaign["runs"][0]["result"]["seconds"]
+        .as_f64()
+        .unwrap_or(f64::MAX);
+    assert!(seconds < 30.0, "stopped on lab-a, not run out: {campaign}");
+}
