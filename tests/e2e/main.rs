@@ -19,3 +19,6 @@ mod network;
 mod service;
 mod store;
 mod support;
+
+/// Where this binary's labs keep results unless a test says otherwise.
+const STORE: support::lab::DefaultStore = support::lab::DefaultStore::Sqlite;

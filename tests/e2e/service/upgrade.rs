@@ -16,7 +16,7 @@ fn read(name: &str) -> String {
 async fn a_database_from_before_run_documents_shows_its_campaigns_unchanged() {
     let root = scratch();
     std::fs::copy(fixture("db-0005/lab.db"), root.path().join("lab.db")).expect("copy the fixture");
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::start(root.path(), &sqlite_file(root.path()));
     let ids = read("ids");
     let ids: Vec<&str> = ids.split_whitespace().collect();
     assert_eq!(ids.len(), 3);
@@ -104,7 +104,7 @@ fn added_fields_pass_and_changed_or_lost_ones_do_not() {
 async fn a_run_cut_by_a_cancel_is_shown_as_cut_and_never_as_a_result() {
     let root = scratch();
     std::fs::copy(fixture("db-0005/lab.db"), root.path().join("lab.db")).expect("copy the fixture");
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::start(root.path(), &sqlite_file(root.path()));
     let page = lab.get_text("/campaigns/QkzcB1Twsyjk").await;
     assert!(!page.contains("11090"), "the cut run's rate is not shown");
     assert!(
@@ -127,4 +127,13 @@ async fn a_run_cut_by_a_cancel_is_shown_as_cut_and_never_as_a_result() {
         !page.contains("read_single") && !page.contains("null_sink"),
         "tests are named in words"
     );
+}
+
+/// The lab on the copied SQLite file, whichever store the binary's labs use otherwise: what
+/// is upgraded here is a SQLite file from an older lab.
+fn sqlite_file(root: &std::path::Path) -> LabOptions {
+    LabOptions {
+        db: Some(root.join("lab.db").display().to_string()),
+        ..LabOptions::default()
+    }
 }

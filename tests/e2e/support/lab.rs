@@ -31,6 +31,18 @@ pub struct Lab {
     _scratch: Option<tempfile::TempDir>,
 }
 
+/// Where the labs of a test binary keep their results when a test names no database: the
+/// service suite runs once on each ([`crate::STORE`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(dead_code)] // each binary names one
+pub enum DefaultStore {
+    /// A SQLite file in the lab's root.
+    Sqlite,
+    /// A database of the lab's own on a PostgreSQL cluster the binary shares, the lab named
+    /// after it.
+    Postgres,
+}
+
 /// How to start a lab.
 #[derive(Clone, Default)]
 pub struct LabOptions {
@@ -64,10 +76,18 @@ impl Lab {
     /// a lab started again on the same `root` finds everything the last one left.
     pub fn start(root: &Path, options: &LabOptions) -> Lab {
         let data_dir = root.join("data");
-        let db = options
-            .db
-            .clone()
-            .unwrap_or_else(|| root.join("lab.db").display().to_string());
+        let (db, host_name) = match (&options.db, crate::STORE) {
+            (Some(db), _) => (db.clone(), options.host_name.clone()),
+            (None, DefaultStore::Sqlite) => (
+                root.join("lab.db").display().to_string(),
+                options.host_name.clone(),
+            ),
+            (None, DefaultStore::Postgres) => {
+                let url = super::postgres::database_for(root);
+                let name = url.rsplit('/').next().unwrap_or("lab").replace('_', "-");
+                (url, options.host_name.clone().or(Some(name)))
+            }
+        };
         let mut command = match options.open_files {
             Some(limit) => {
                 let mut shell = Command::new("sh");
@@ -95,7 +115,7 @@ impl Lab {
         if let Some(token) = &options.token {
             command.args(["--token", token]);
         }
-        if let Some(name) = &options.host_name {
+        if let Some(name) = &host_name {
             command.args(["--host-name", name]);
         }
         Lab::spawn(command, root, &data_dir, options.token.clone())

@@ -26,33 +26,35 @@ fn server_bin() -> Option<PathBuf> {
     versions.pop()
 }
 
-/// `program` run as the `postgres` user when the tests run as root.
-fn as_server_user(program: &Path) -> Command {
+/// `program` run as the `postgres` user when the tests run as root; with `dies_with_parent`,
+/// killed when the thread that started it ends (the kernel's parent-death signal).
+fn as_server_user(program: &Path, dies_with_parent: bool) -> Command {
+    let mut command = Command::new("setpriv");
     if rustix::process::geteuid().is_root() {
-        let mut command = Command::new("setpriv");
-        command
-            .args([
-                "--reuid=postgres",
-                "--regid=postgres",
-                "--init-groups",
-                "--",
-            ])
-            .arg(program);
-        command
-    } else {
-        Command::new(program)
+        command.args(["--reuid=postgres", "--regid=postgres", "--init-groups"]);
     }
+    if dies_with_parent {
+        command.args(["--pdeathsig", "KILL"]);
+    }
+    command.arg("--").arg(program);
+    command
 }
 
 impl Postgres {
     /// Starts a cluster. Panics with what is missing when the server is not installed (CI
     /// installs Debian's `postgresql`).
     pub fn start() -> Postgres {
+        Postgres::start_as("backlab-pg-", false)
+    }
+
+    /// Starts a cluster in a temp dir whose name starts with `prefix`; `dies_with_parent`
+    /// as for [`as_server_user`].
+    fn start_as(prefix: &str, dies_with_parent: bool) -> Postgres {
         let bin = server_bin()
             .expect("PostgreSQL's server is not installed (apt-get install postgresql)");
         // Under /tmp, which the server's user can reach (the target dir may not be).
         let dir = tempfile::Builder::new()
-            .prefix("backlab-pg-")
+            .prefix(prefix)
             .tempdir_in("/tmp")
             .expect("a temp dir");
         let data = dir.path().join("data");
@@ -64,7 +66,7 @@ impl Postgres {
                 .expect("chown runs");
             assert!(status.success(), "chown of {}", dir.path().display());
         }
-        let out = as_server_user(&bin.join("initdb"))
+        let out = as_server_user(&bin.join("initdb"), false)
             .args([
                 "--auth=trust",
                 "--username=backlab",
@@ -81,7 +83,7 @@ impl Postgres {
             String::from_utf8_lossy(&out.stderr)
         );
         let port = free_port();
-        let server = as_server_user(&bin.join("postgres"))
+        let server = as_server_user(&bin.join("postgres"), dies_with_parent)
             .arg("-D")
             .arg(&data)
             .args(["-p", &port.to_string(), "-c", "listen_addresses=127.0.0.1"])
@@ -164,4 +166,72 @@ fn free_port() -> u16 {
         .and_then(|listener| listener.local_addr())
         .map(|addr| addr.port())
         .expect("a free port")
+}
+
+/// The prefix of the shared cluster's temp dir.
+const SHARED_PREFIX: &str = "backlab-pg-shared-";
+
+/// The URL of a database of its own for the lab kept in `root`, on one cluster that the test
+/// binary shares: created at first use, the same database for a lab started again on `root`.
+/// The cluster is started by a thread that lives as long as the tests, and dies with them.
+pub fn database_for(root: &Path) -> String {
+    static SHARED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let cluster = SHARED.get_or_init(|| {
+        remove_dead_shared_clusters();
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let cluster = Postgres::start_as(SHARED_PREFIX, true);
+            let _ = sender.send(cluster.url.clone());
+            // Holds the cluster, and stays its parent, until the tests end.
+            loop {
+                std::thread::park();
+            }
+        });
+        receiver.recv().expect("the shared cluster starts")
+    });
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in root.as_os_str().as_encoded_bytes() {
+        hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+    }
+    let name = format!("lab_{hash:016x}");
+    let (server, _) = cluster.rsplit_once('/').expect("a database URL");
+    let port = server.rsplit_once(':').expect("a port").1;
+    let out = Command::new(server_bin().expect("the server binaries").join("createdb"))
+        .args(["-h", "127.0.0.1", "-p", port, "-U", "backlab", &name])
+        .output()
+        .expect("createdb runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() || stderr.contains("already exists"),
+        "createdb {name}: {stderr}"
+    );
+    format!("{server}/{name}")
+}
+
+/// Removes the temp dirs of shared clusters whose server is gone (killed with the tests that
+/// started them, so nothing removed them).
+fn remove_dead_shared_clusters() {
+    let Ok(entries) = std::fs::read_dir("/tmp") else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if !entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(SHARED_PREFIX)
+        {
+            continue;
+        }
+        let pid = std::fs::read_to_string(entry.path().join("data/postmaster.pid"))
+            .ok()
+            .and_then(|text| {
+                text.lines()
+                    .next()
+                    .and_then(|line| line.trim().parse::<i32>().ok())
+            });
+        let alive = pid.is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
+        if !alive {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
