@@ -19,6 +19,8 @@ pub struct CampaignPageView {
     pub status: String,
     pub is_final: bool,
     pub created: String,
+    /// The lab host it runs on, when hosts were named.
+    pub host: Option<String>,
     pub rerun_of: Option<String>,
     /// The campaigns queued as reruns of this one.
     pub reruns: Vec<String>,
@@ -332,6 +334,7 @@ pub fn campaign_page(
             .trim_end_matches('Z')
             .to_string()
             + " UTC",
+        host: summary.host.clone(),
         rerun_of: summary.rerun_of.clone(),
         reruns: Vec::new(),
         needs_token: false,

@@ -61,6 +61,13 @@ async fn two_labs_share_one_queue_each_running_only_its_own_runs_once() {
             assert_eq!(run["host"], *runs_on, "ran on its campaign's host: {run}");
         }
     }
+    // Any host's report names the host a campaign ran on.
+    let (runs_on, id) = &ids[0];
+    let page = b.get_text(&format!("/campaigns/{id}")).await;
+    assert!(
+        page.contains(&format!(r#"on host <code class="host">{runs_on}</code>"#)),
+        "{page}"
+    );
     let hosts = a.get_json("/api/hosts").await;
     let alive: HashMap<&str, bool> = hosts
         .as_array()
