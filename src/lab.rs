@@ -817,25 +817,34 @@ impl Lab {
         })
     }
 
-    /// Registers the switch of a run a worker just claimed, with the attempt it holds.
+    /// Registers the switch of a run a worker just claimed, with the attempt it holds. An
+    /// earlier attempt of the same run still executing here lost its lease before it knew:
+    /// it is stopped now, so a run never executes twice at once.
     fn register(&self, run_id: i64, attempt: i64) -> Arc<RunSwitch> {
         let switch = Arc::new(RunSwitch::default());
         if self.is_stopping() {
             switch.stop(StopReason::Shutdown);
         }
-        self.running
+        let earlier = self
+            .running
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(run_id, (attempt, Arc::clone(&switch)));
+        if let Some((_, earlier)) = earlier {
+            earlier.stop(StopReason::LeaseLost);
+        }
         switch
     }
 
-    /// Forgets a finished run's switch.
-    pub fn unregister(&self, run_id: i64) {
-        self.running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&run_id);
+    /// Forgets a finished attempt's switch (not a later attempt's, registered since).
+    pub fn unregister(&self, run: HeldRun) {
+        let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        if running
+            .get(&run.run_id)
+            .is_some_and(|(attempt, _)| *attempt == run.attempt)
+        {
+            running.remove(&run.run_id);
+        }
     }
 
     fn switch(&self, run_id: i64) -> Option<Arc<RunSwitch>> {

@@ -192,7 +192,7 @@ async fn finish(
             lab.finish_run(held, &result).await
         }
     };
-    lab.unregister(run_id);
+    lab.unregister(held);
     match saved {
         Ok(true) => {}
         Ok(false) => {

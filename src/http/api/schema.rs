@@ -32,7 +32,7 @@ pub fn tape_model_pattern() -> String {
 }
 
 /// An agent's or a lab host's name as `spec::check_name` accepts it.
-const AGENT_NAME_PATTERN: &str = "^[A-Za-z0-9._-]{1,64}$";
+const NAME_PATTERN: &str = "^[A-Za-z0-9._-]{1,64}$";
 
 /// A campaign: what is backed up, where to, which tests, with which parameters, and an
 /// optional matrix of parameter values whose every combination runs.
@@ -65,6 +65,11 @@ pub struct CampaignSpecSchema {
     #[serde(default)]
     #[schema(minimum = 1, maximum = 100, default = 1)]
     repeat: u32,
+    /// The lab host that runs the campaign, one of `GET /api/hosts` that is alive; by default
+    /// the one receiving it (and then written into the stored spec).
+    // The pattern is NAME_PATTERN, spelled out: the attribute takes a literal.
+    #[schema(pattern = "^[A-Za-z0-9._-]{1,64}$")]
+    host: Option<String>,
 }
 
 /// What is backed up: `paths` (each one a file system) or `generated` data, not both; for a
@@ -354,7 +359,7 @@ fn agents_schema() -> ArrayBuilder {
         .items(
             ObjectBuilder::new()
                 .schema_type(Type::String)
-                .pattern(Some(AGENT_NAME_PATTERN)),
+                .pattern(Some(NAME_PATTERN)),
         )
         .min_items(Some(1))
         .max_items(Some(MAX_CLIENTS as usize))
