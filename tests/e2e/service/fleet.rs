@@ -38,6 +38,44 @@ fn quick(host: &str, runs: u32) -> Value {
     })
 }
 
+/// A null-sink run of generated data that lasts `seconds` at `mb_s`, reporting progress all
+/// the while.
+fn steady(name: &str, seconds: u32, mb_s: u32) -> Value {
+    json!({
+        "name": name,
+        "source": {"generated": {"size": "64G"}},
+        "target": {"kind": "null"},
+        "tests": ["null_sink"],
+        "params": {"block_size": "256K", "size": "64G", "duration_s": seconds,
+                   "time_based": true, "source_rate_mb_s": mb_s}
+    })
+}
+
+/// `backlab serve` on the cluster's database beside the labs of a test, under `name` and with
+/// `token`, in a scratch dir of its own: run to its end (a refusal), its output returned.
+fn serve_beside(cluster: &Postgres, name: &str, token: Option<&str>) -> std::process::Output {
+    let other = scratch();
+    let mut command = backlab();
+    command
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--data-bind",
+            "127.0.0.1:0",
+        ])
+        .args(["--demo-size", "0", "--lease", "1", "--host-name", name])
+        .arg("--db")
+        .arg(&cluster.url)
+        .arg("--data-dir")
+        .arg(other.path().join("data"))
+        .env_remove("BACKLAB_TOKEN");
+    if let Some(token) = token {
+        command.args(["--token", token]);
+    }
+    command.output().expect("backlab serve runs")
+}
+
 #[tokio::test]
 async fn two_labs_share_one_queue_each_running_only_its_own_runs_once() {
     let cluster = Postgres::start();
@@ -98,15 +136,8 @@ async fn a_host_killed_mid_run_gets_its_run_back_and_finishes_it() {
     let (root_a, root_b) = (scratch(), scratch());
     let mut a = Lab::start(root_a.path(), &host(&cluster, "lab-a"));
     let b = Lab::start(root_b.path(), &host(&cluster, "lab-b"));
-    let spec = json!({
-        "name": "killed host",
-        "host": "lab-a",
-        "source": {"generated": {"size": "64G"}},
-        "target": {"kind": "null"},
-        "tests": ["null_sink"],
-        "params": {"block_size": "256K", "size": "64G", "duration_s": 2, "time_based": true,
-                   "source_rate_mb_s": 200}
-    });
+    let mut spec = steady("killed host", 2, 200);
+    spec["host"] = json!("lab-a");
     // Submitted to lab-b, for lab-a.
     let id = b.submit(&spec).await;
     a.wait_campaign(
@@ -163,14 +194,7 @@ async fn a_campaign_on_one_host_is_followed_live_from_another() {
     let (root_a, root_b) = (scratch(), scratch());
     let a = Lab::start(root_a.path(), &host(&cluster, "lab-a"));
     let b = Lab::start(root_b.path(), &host(&cluster, "lab-b"));
-    let spec = json!({
-        "name": "followed",
-        "source": {"generated": {"size": "64G"}},
-        "target": {"kind": "null"},
-        "tests": ["null_sink"],
-        "params": {"block_size": "256K", "size": "64G", "duration_s": 2, "time_based": true,
-                   "source_rate_mb_s": 200}
-    });
+    let spec = steady("followed", 2, 200);
     let id = a.submit(&spec).await;
     let seen = b.follow(&id, Duration::from_secs(60)).await;
     let names: Vec<&str> = seen.iter().map(|(name, _)| name.as_str()).collect();
@@ -237,23 +261,7 @@ fn a_second_lab_cannot_serve_under_a_name_already_serving() {
     let cluster = Postgres::start();
     let root = scratch();
     let _first = Lab::start(root.path(), &host(&cluster, "lab-a"));
-    let other = scratch();
-    let out = backlab()
-        .args([
-            "serve",
-            "--bind",
-            "127.0.0.1:0",
-            "--data-bind",
-            "127.0.0.1:0",
-        ])
-        .args(["--demo-size", "0", "--lease", "1", "--host-name", "lab-a"])
-        .arg("--db")
-        .arg(&cluster.url)
-        .arg("--data-dir")
-        .arg(other.path().join("data"))
-        .env_remove("BACKLAB_TOKEN")
-        .output()
-        .expect("backlab serve runs");
+    let out = serve_beside(&cluster, "lab-a", None);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -274,26 +282,7 @@ fn a_lab_with_another_token_than_the_fleets_is_refused() {
         },
     );
     for token in [Some("another-secret"), None] {
-        let other = scratch();
-        let mut command = backlab();
-        command
-            .args([
-                "serve",
-                "--bind",
-                "127.0.0.1:0",
-                "--data-bind",
-                "127.0.0.1:0",
-            ])
-            .args(["--demo-size", "0", "--host-name", "lab-b"])
-            .arg("--db")
-            .arg(&cluster.url)
-            .arg("--data-dir")
-            .arg(other.path().join("data"))
-            .env_remove("BACKLAB_TOKEN");
-        if let Some(token) = token {
-            command.args(["--token", token]);
-        }
-        let out = command.output().expect("backlab serve runs");
+        let out = serve_beside(&cluster, "lab-b", token);
         assert!(!out.status.success(), "{token:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -309,14 +298,7 @@ async fn a_cancel_on_one_host_stops_the_run_where_it_runs() {
     let (root_a, root_b) = (scratch(), scratch());
     let a = Lab::start(root_a.path(), &host(&cluster, "lab-a"));
     let b = Lab::start(root_b.path(), &host(&cluster, "lab-b"));
-    let spec = json!({
-        "name": "cancelled elsewhere",
-        "source": {"generated": {"size": "64G"}},
-        "target": {"kind": "null"},
-        "tests": ["null_sink"],
-        "params": {"block_size": "256K", "size": "64G", "duration_s": 60, "time_based": true,
-                   "source_rate_mb_s": 100}
-    });
+    let spec = steady("cancelled elsewhere", 60, 100);
     let id = a.submit(&spec).await;
     a.wait_campaign(
         &id,
