@@ -63,10 +63,9 @@ pub async fn join(
     };
     let fingerprint = token_fingerprint(token);
     let now = now_ms();
-    let lease_ms = i64::try_from(host.lease.as_millis()).unwrap_or(i64::MAX);
     if let Some(other) = store.hosts().await?.into_iter().find(|other| {
         other.name != host.name
-            && now.saturating_sub(other.heartbeat_ms) <= lease_ms
+            && host.hears(other.heartbeat_ms, now)
             && other.token_fingerprint != fingerprint
     }) {
         return Err(JoinError::OtherToken(other.name));

@@ -158,6 +158,19 @@ pub struct HostSettings {
     pub url: Option<String>,
 }
 
+impl HostSettings {
+    /// When a lease taken at `now_ms` lapses.
+    pub fn lease_until(&self, now_ms: i64) -> i64 {
+        now_ms.saturating_add(i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX))
+    }
+
+    /// Whether a host last heard from at `heartbeat_ms` counts as alive at `now_ms`: heard from
+    /// within a lease (this host's, the only one it knows).
+    pub fn hears(&self, heartbeat_ms: i64, now_ms: i64) -> bool {
+        self.lease_until(heartbeat_ms) >= now_ms
+    }
+}
+
 /// A lab host as the form and the API show it.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct HostView {
@@ -259,7 +272,7 @@ impl Lab {
         let asked = std::time::Instant::now();
         let Some(claimed) = self
             .store
-            .claim_next(&self.host.name, now, now + lease_ms(self.host.lease))
+            .claim_next(&self.host.name, now, self.host.lease_until(now))
             .await?
         else {
             return Ok(None);
@@ -288,7 +301,7 @@ impl Lab {
         let now = now_ms();
         let lost = self
             .store
-            .heartbeat(&self.host.name, now, now + lease_ms(self.host.lease), &held)
+            .heartbeat(&self.host.name, now, self.host.lease_until(now), &held)
             .await?;
         for run in lost {
             tracing::warn!(
@@ -331,7 +344,7 @@ impl Lab {
         let last_seen_s = (now - record.heartbeat_ms).max(0) as f64 / 1000.0;
         HostView {
             name: record.name.clone(),
-            alive: record.name == self.host.name || last_seen_s <= self.host.lease.as_secs_f64(),
+            alive: record.name == self.host.name || self.host.hears(record.heartbeat_ms, now),
             last_seen_s,
             this_host: record.name == self.host.name,
             url: record.url.clone(),
@@ -471,9 +484,13 @@ impl Lab {
                 .filter(|host| host.alive)
                 .map(|host| host.name)
                 .collect();
-            return Ok(RunsOn::Nowhere(Some(format!(
-                "no lab host named '{host}' serves on this database (alive: {})",
+            let alive = if known.is_empty() {
+                "none".to_string()
+            } else {
                 known.join(", ")
+            };
+            return Ok(RunsOn::Nowhere(Some(format!(
+                "no lab host named '{host}' serves on this database (alive: {alive})"
             ))));
         };
         let view = self.host_view(&record, now_ms());
@@ -897,11 +914,6 @@ enum RunsOn {
     /// No host's: the one named is unknown or not running (why, unless the name itself is
     /// bad, which the spec's check says).
     Nowhere(Option<String>),
-}
-
-/// A lease's length in milliseconds.
-fn lease_ms(lease: Duration) -> i64 {
-    i64::try_from(lease.as_millis()).unwrap_or(i64::MAX / 2)
 }
 
 /// Where a campaign's report lives.

@@ -9,23 +9,16 @@ use backlab::matrix;
 use backlab::spec::{RunParams, TestKind};
 use backlab::store::{RunRecord, RunState};
 
+use crate::support::fixtures::run_params;
+
 fn run(position: usize, test: TestKind, buffers: u32, block: u64, streams: u32) -> RunRecord {
     let params = RunParams {
         buffers,
         block_size: block,
         streams,
-        direct: false,
         cold_cache: true,
-        fsync: true,
-        compress_ratio: 2.0,
-        match_source: false,
-        size: None,
         duration_s: Some(10.0),
-        time_based: false,
-        until_steady: false,
-        source_rate_mb_s: None,
-        clients: None,
-        link_mb_s: None,
+        ..run_params()
     };
     let mb_per_s = 100.0 + (position % 37) as f64 * 3.5 + streams as f64 * 10.0;
     RunRecord {

@@ -14,28 +14,8 @@ use backlab::engine::result::{Progress, RunResult, RunStatus};
 use backlab::engine::{EngineSettings, RunControl, execute};
 use backlab::spec::{RunParams, RunPlan, SourcePlan, TargetPlan, TestKind};
 
-use crate::support::fixtures::scratch;
+use crate::support::fixtures::{run_params, scratch};
 use crate::support::wait::wait_until;
-
-fn params() -> RunParams {
-    RunParams {
-        buffers: 8,
-        block_size: 256 << 10,
-        streams: 2,
-        direct: false,
-        cold_cache: false,
-        fsync: true,
-        compress_ratio: 2.0,
-        match_source: false,
-        size: None,
-        duration_s: Some(30.0),
-        time_based: false,
-        until_steady: false,
-        source_rate_mb_s: None,
-        clients: None,
-        link_mb_s: None,
-    }
-}
 
 fn generated(size: u64) -> SourcePlan {
     SourcePlan::Generated {
@@ -82,7 +62,7 @@ fn the_duration_limit_ends_a_run_and_samples_come_every_quarter_second() {
             duration_s: Some(1.0),
             time_based: false,
             until_steady: false,
-            ..params()
+            ..run_params()
         },
         source: generated(1 << 50),
         target: TargetPlan::Null,
@@ -117,7 +97,7 @@ fn the_duration_limit_ends_a_run_and_samples_come_every_quarter_second() {
 fn a_null_sink_starves_its_writer_and_says_the_source_is_behind() {
     let plan = RunPlan {
         test: TestKind::NullSink,
-        params: params(),
+        params: run_params(),
         source: generated(512 << 20),
         target: TargetPlan::Null,
         agents: Vec::new(),
@@ -142,7 +122,7 @@ async fn cancelling_stops_a_run_within_a_second_and_removes_its_files() {
         test: TestKind::FullBackup,
         params: RunParams {
             fsync: false,
-            ..params()
+            ..run_params()
         },
         source: generated(1 << 50),
         target: TargetPlan::Dir(target.path().to_path_buf()),
@@ -229,7 +209,7 @@ fn a_throttled_source_stops_within_a_second_of_a_cancel() {
             block_size: 4 << 20,
             streams: 1,
             source_rate_mb_s: Some(1.0),
-            ..params()
+            ..run_params()
         },
         source: generated(1 << 40),
         target: TargetPlan::Null,
@@ -255,7 +235,7 @@ fn a_cancel_during_the_final_flush_stops_the_run_within_a_second() {
             duration_s: Some(120.0),
             time_based: false,
             until_steady: false,
-            ..params()
+            ..run_params()
         },
         source: generated(size),
         target: TargetPlan::Dir(target.path().to_path_buf()),
@@ -294,7 +274,7 @@ fn direct_reads_take_whole_files_including_unaligned_tails() {
             params: RunParams {
                 direct,
                 cold_cache: true,
-                ..params()
+                ..run_params()
             },
             source: SourcePlan::Paths(vec![root.clone()]),
             target: TargetPlan::Null,
@@ -316,7 +296,7 @@ fn a_direct_write_pads_nothing_it_counts_and_leaves_no_file() {
             direct: true,
             block_size: 1 << 20,
             size: Some((8 << 20) + 12_345),
-            ..params()
+            ..run_params()
         },
         source: SourcePlan::Paths(vec![PathBuf::from("/")]),
         target: TargetPlan::Dir(target.path().to_path_buf()),
@@ -343,7 +323,7 @@ fn more_streams_than_buffers_finish_the_source_without_stalling() {
             duration_s: Some(60.0),
             time_based: false,
             until_steady: false,
-            ..params()
+            ..run_params()
         },
         source: SourcePlan::Paths(vec![root]),
         target: TargetPlan::Null,
@@ -410,7 +390,7 @@ fn what_ifs_cap_only_the_component_they_describe() {
                 source_rate_mb_s: Some(10.0),
                 link_mb_s: Some(1.0),
                 duration_s: Some(1.5),
-                ..params()
+                ..run_params()
             },
             source: generated(1 << 40),
             target: TargetPlan::Null,
@@ -454,7 +434,7 @@ fn a_run_until_steady_ends_once_its_throughput_holds() {
             duration_s: Some(60.0),
             time_based: true,
             until_steady: true,
-            ..params()
+            ..run_params()
         },
         source: generated(1 << 40),
         target: TargetPlan::Null,

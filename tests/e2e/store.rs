@@ -12,26 +12,15 @@ use backlab::store::{
     Store,
 };
 
-use crate::support::fixtures::scratch;
+use crate::support::fixtures::{run_params, scratch};
 use crate::support::postgres::Postgres;
 
+/// The parameters of every run here: 64 MiB, no time cap.
 fn params() -> RunParams {
     RunParams {
-        buffers: 8,
-        block_size: 256 << 10,
-        streams: 2,
-        direct: false,
-        cold_cache: false,
-        fsync: true,
-        compress_ratio: 2.0,
-        match_source: false,
         size: Some(64 << 20),
         duration_s: None,
-        time_based: false,
-        until_steady: false,
-        source_rate_mb_s: None,
-        clients: None,
-        link_mb_s: None,
+        ..run_params()
     }
 }
 

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use backlab::spec::RunParams;
 use serde_json::{Value, json};
 
 use super::cli::{backlab, output, stderr};
@@ -11,6 +12,28 @@ use super::cli::{backlab, output, stderr};
 /// which may refuse O_DIRECT.
 pub fn scratch() -> tempfile::TempDir {
     tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("a temp dir under the target dir")
+}
+
+/// The run parameters tests start from: 8 buffers of 256 KiB, 2 streams, fsync, data that
+/// compresses 2:1, a 30 s cap and no size; each test overrides what it is about.
+pub fn run_params() -> RunParams {
+    RunParams {
+        buffers: 8,
+        block_size: 256 << 10,
+        streams: 2,
+        direct: false,
+        cold_cache: false,
+        fsync: true,
+        compress_ratio: 2.0,
+        match_source: false,
+        size: None,
+        duration_s: Some(30.0),
+        time_based: false,
+        until_steady: false,
+        source_rate_mb_s: None,
+        clients: None,
+        link_mb_s: None,
+    }
 }
 
 /// A file under `tests/fixtures/`.
