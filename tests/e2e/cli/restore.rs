@@ -40,13 +40,8 @@ fn a_restore_writes_files_shaped_like_the_source_and_leaves_nothing_behind() {
             .arg(&restore)
             .args(["--size", "6M", "--block-size", "256K", "--streams", "2"]),
     );
-    assert!(out.status.success(), "run failed: {}", stderr(&out));
+    let run = &done_restore(&out);
     let report = json(&out);
-    let run = report["runs"]
-        .as_array()
-        .and_then(|runs| runs.iter().find(|run| run["test"] == "restore"))
-        .unwrap_or_else(|| panic!("no restore run: {report}"));
-    assert_eq!(run["status"], "done", "{run}");
     assert_eq!(run["bytes"], 6 << 20, "{run}");
     assert_eq!(run["files"], 6, "one file per source file's size: {run}");
     assert!(run["mb_per_s"].as_f64().unwrap_or(0.0) > 0.0, "{run}");
@@ -188,13 +183,7 @@ fn a_restore_reads_its_image_back_from_a_block_device() {
             .arg(&restore)
             .args(["--block-size", "256K"]),
     );
-    assert!(out.status.success(), "run failed: {}", stderr(&out));
-    let report = json(&out);
-    let run = report["runs"]
-        .as_array()
-        .and_then(|runs| runs.iter().find(|run| run["test"] == "restore"))
-        .unwrap_or_else(|| panic!("no restore run: {report}"));
-    assert_eq!(run["status"], "done", "{run}");
+    let run = &done_restore(&out);
     assert_eq!(run["bytes"], 8 << 20, "the whole image read back: {run}");
     assert_eq!(run["files"], 1, "one 64 MiB shape holds 8 MiB: {run}");
     assert_eq!(
@@ -213,4 +202,17 @@ fn a_restore_reads_its_image_back_from_a_block_device() {
     );
     let left: Vec<_> = std::fs::read_dir(&restore).expect("read dir").collect();
     assert!(left.is_empty(), "the restore dir keeps {left:?}");
+}
+
+/// The restore run of a `backlab run --json` that succeeded, checked done.
+fn done_restore(out: &std::process::Output) -> serde_json::Value {
+    assert!(out.status.success(), "run failed: {}", stderr(out));
+    let report = json(out);
+    let run = report["runs"]
+        .as_array()
+        .and_then(|runs| runs.iter().find(|run| run["test"] == "restore"))
+        .cloned()
+        .unwrap_or_else(|| panic!("no restore run: {report}"));
+    assert_eq!(run["status"], "done", "{run}");
+    run
 }
