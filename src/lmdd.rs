@@ -14,8 +14,8 @@ use crate::size::parse_size;
 
 /// lmdd's default block size.
 const DEFAULT_BLOCK: u64 = 8 << 10;
-/// Buffers in flight between the reading and the writing side of a copy.
-const BUFFERS: u32 = 4;
+/// lmdd's one buffer: a block is read (or generated), then written, in turn on one thread.
+const BUFFERS: u32 = 1;
 /// The alignment O_DIRECT needs of a block.
 const DIRECT_ALIGN: u64 = 4096;
 
@@ -134,7 +134,9 @@ impl Lmdd {
     }
 
     /// The run that does what the command asks: a read of the input, a write of generated
-    /// data to the output, or a copy, on one stream with the page cache left as it is.
+    /// data to the output, or a copy, on one stream with the page cache left as it is. As in
+    /// lmdd, one buffer is read (or, with no input, generated once) and written in turn, and
+    /// the internal input writes that one block over and over.
     pub fn plan(&self) -> RunPlan {
         let test = match (&self.input, &self.output) {
             (Some(_), None) => TestKind::ReadSingle,
@@ -162,9 +164,11 @@ impl Lmdd {
             },
             source: match &self.input {
                 Some(path) => SourcePlan::Paths(vec![path.clone()]),
+                // lmdd's internal input: one incompressible block, written over and over.
                 None => SourcePlan::Generated {
                     size: self.bytes.unwrap_or_default(),
                     compress_ratio: 1.0,
+                    repeat: true,
                 },
             },
             target: match &self.output {

@@ -36,7 +36,7 @@ use pipeline::{Job, Limits, Outcome};
 use plan::{DEFAULT_GENERATED_SIZE, RunPlan, SourcePlan};
 use remote::{Connected, NetworkClients, RemoteClient};
 use result::{ClientStatus, RunResult, RunStatus, StageFigures};
-use source::{FileStream, GeneratedStream, Skipped, StreamSource};
+use source::{FileStream, GeneratedStream, Renewal, Skipped, StreamSource};
 use target::null::NullSink;
 use target::{Opening, Sink};
 use test_kind::TestKind;
@@ -348,17 +348,19 @@ fn build_job<'a>(
             SourcePlan::Generated {
                 size,
                 compress_ratio,
+                repeat,
             },
             _,
-        ) => Some((*size, *compress_ratio)),
+        ) => Some((*size, *compress_ratio, *repeat)),
         (SourcePlan::Paths(_), TestKind::TapeWrite) => Some((
             params.size.unwrap_or(DEFAULT_GENERATED_SIZE),
             source_ratio.unwrap_or(params.compress_ratio),
+            false,
         )),
         (SourcePlan::Paths(_), _) => None,
     };
     let readers: Vec<Box<dyn StreamSource + 'a>> = match (generated, &plan.source) {
-        (Some((size, compress_ratio)), _) => {
+        (Some((size, compress_ratio, repeat)), _) => {
             // Generated data never runs out: a time-based run ends at its duration, or at an
             // explicit size.
             if !params.time_based {
@@ -368,13 +370,19 @@ fn build_job<'a>(
             // The target write must outrun any target, so its blocks are refreshed in place;
             // where generated data stands in for a source, every byte is produced, as a read
             // would copy it.
-            let refresh = plan.test == TestKind::TapeWrite;
+            let renewal = if repeat {
+                Renewal::Repeat
+            } else if plan.test == TestKind::TapeWrite {
+                Renewal::Refresh
+            } else {
+                Renewal::Full
+            };
             (0..streams)
                 .map(|index| {
                     let stream = GeneratedStream::new(
                         Arc::clone(&pool),
                         GENERATED_SEED ^ index as u64,
-                        refresh,
+                        renewal,
                     );
                     Box::new(stream) as Box<dyn StreamSource>
                 })
@@ -443,6 +451,7 @@ fn restore_job(
         SourcePlan::Generated {
             size,
             compress_ratio,
+            ..
         } => (*size, *compress_ratio, None),
         SourcePlan::Paths(paths) => (
             params.size.unwrap_or(DEFAULT_GENERATED_SIZE),

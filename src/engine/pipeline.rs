@@ -221,6 +221,20 @@ pub fn run(job: Job<'_>, control: &RunControl<'_>) -> Outcome {
                 })
                 .collect();
             (join_all(readers), Vec::new())
+        } else if job.streams.len() == 1 && job.sinks.len() == 1 && blocks.len() == 1 {
+            let fsync = job.fsync;
+            let turns: Vec<_> = job
+                .streams
+                .into_iter()
+                .zip(job.sinks)
+                .zip(blocks)
+                .filter_map(|((stream, sink), block)| {
+                    spawn(scope, "backlab-copy-0", shared, move || {
+                        turn_loop(stream, sink, block, fsync, shared)
+                    })
+                })
+                .collect();
+            join_all(turns).into_iter().unzip()
         } else {
             let (empty_tx, empty_rx) = bounded::<Block>(job.buffers);
             let (full_tx, full_rx) = bounded::<Block>(job.buffers);
@@ -356,37 +370,46 @@ fn read_loop(
         let Some(mut block) = take(&ring.empty, &mut clock, &shared.stop) else {
             break;
         };
-        let want = shared.budget.claim(block.buf.len());
-        if want == 0 {
-            // The byte limit is reached: the others stop too, and the writer drains the ring.
-            shared.stop.store(true, Ordering::Relaxed);
+        if !fill_block(stream.as_mut(), &mut block, &mut clock, shared) {
+            // The block goes back so no other stream waits for it; the writer drains the ring.
             let _ = ring.recycle.send(block);
             break;
         }
-        let started = Instant::now();
-        let filled = stream.fill_or_give_up(&mut block.buf, want, &shared.stop);
-        clock.busy += started.elapsed();
-        match filled {
-            Ok(0) => {
-                // This stream is done; the block goes back so no other stream waits for it.
-                shared.budget.release(want);
-                let _ = ring.recycle.send(block);
-                break;
-            }
-            Ok(count) => {
-                shared.budget.release(want - count);
-                block.len = count;
-                if ring.full.send(block).is_err() {
-                    break;
-                }
-            }
-            Err(error) => {
-                shared.fail(error);
-                break;
-            }
+        if ring.full.send(block).is_err() {
+            break;
         }
     }
     finish_reader(stream.as_ref(), clock)
+}
+
+/// Fills a block from the stream within the run's byte budget. `false` when nothing was put
+/// in it: the byte limit is reached (every stream then stops), this stream is done, or it
+/// failed (the run then stops).
+fn fill_block(
+    stream: &mut (dyn StreamSource + '_),
+    block: &mut Block,
+    clock: &mut StageClock,
+    shared: &Shared,
+) -> bool {
+    let want = shared.budget.claim(block.buf.len());
+    if want == 0 {
+        shared.stop.store(true, Ordering::Relaxed);
+        return false;
+    }
+    let started = Instant::now();
+    let filled = stream.fill_or_give_up(&mut block.buf, want, &shared.stop);
+    clock.busy += started.elapsed();
+    match filled {
+        Ok(count) => {
+            shared.budget.release(want - count);
+            block.len = count;
+            count > 0
+        }
+        Err(error) => {
+            shared.fail(error);
+            false
+        }
+    }
 }
 
 fn finish_reader(stream: &(dyn StreamSource + '_), clock: StageClock) -> ReaderReport {
@@ -403,23 +426,90 @@ fn finish_reader(stream: &(dyn StreamSource + '_), clock: StageClock) -> ReaderR
 }
 
 fn write_loop(
-    mut sink: Box<dyn Sink + '_>,
+    sink: Box<dyn Sink + '_>,
     full: Receiver<Block>,
     empty: Sender<Block>,
     fsync: bool,
     shared: &Shared,
 ) -> WriterReport {
-    let mut clock = StageClock::default();
-    let mut latency = LatencyRecorder::new();
-    let mut written = 0u64;
-    let alignment = sink.alignment();
-    let mut failed = false;
+    let mut writer = Writer::new(sink);
     // On a limit or a reader's failure the writer drains the ring; only cancelling drops it.
-    while let Some(mut block) = take(&full, &mut clock, &shared.cancelled) {
-        if shared.cancelled.load(Ordering::Relaxed) {
+    while let Some(mut block) = take(&full, &mut writer.clock, &shared.cancelled) {
+        let more = writer.write(&mut block, shared);
+        // Once every reader has finished nobody takes empty blocks; the ring still drains.
+        let _ = empty.send(block);
+        if !more {
             break;
         }
+    }
+    writer.finish(fsync, shared)
+}
+
+/// One stream into one sink through a ring of one buffer: there is nothing to overlap, so one
+/// thread fills the block and writes it in turn, as dd and lmdd do, and no hand-over between
+/// threads stands between two writes. The stage clocks read as they would for two threads
+/// sharing the one buffer: the reader waits while the block is written, the writer while it
+/// is filled.
+fn turn_loop(
+    mut stream: Box<dyn StreamSource + '_>,
+    sink: Box<dyn Sink + '_>,
+    mut block: Block,
+    fsync: bool,
+    shared: &Shared,
+) -> (ReaderReport, WriterReport) {
+    let mut reader = StageClock::default();
+    let mut writer = Writer::new(sink);
+    while !shared.stopping() {
+        let started = Instant::now();
+        let filled = fill_block(stream.as_mut(), &mut block, &mut reader, shared);
+        // The writer waits through the last fill too, the one that finds the stream ended.
+        writer.clock.wait += started.elapsed();
+        if !filled {
+            break;
+        }
+        writer.clock.waits += 1;
+        let started = Instant::now();
+        let more = writer.write(&mut block, shared);
+        reader.wait += started.elapsed();
+        reader.waits += 1;
+        if !more {
+            break;
+        }
+    }
+    // The reader's report first: the writer's finish drops the sink, after the writer's clock
+    // stopped, and the reader's end must not wait for that either.
+    let reader = finish_reader(stream.as_ref(), reader);
+    (reader, writer.finish(fsync, shared))
+}
+
+/// A writer thread's sink and what it has measured so far.
+struct Writer<'s> {
+    sink: Box<dyn Sink + 's>,
+    clock: StageClock,
+    latency: LatencyRecorder,
+    written: u64,
+    failed: bool,
+}
+
+impl<'s> Writer<'s> {
+    fn new(sink: Box<dyn Sink + 's>) -> Self {
+        Self {
+            sink,
+            clock: StageClock::default(),
+            latency: LatencyRecorder::new(),
+            written: 0,
+            failed: false,
+        }
+    }
+
+    /// Writes a full block and empties it. `false` when the writer must stop: the run is
+    /// cancelled, the write failed (the run then stops) or the device is full (so is the run).
+    fn write(&mut self, block: &mut Block, shared: &Shared) -> bool {
+        if shared.cancelled.load(Ordering::Relaxed) {
+            return false;
+        }
         // An aligned sink (O_DIRECT) gets whole pages: a short last block is zero-padded.
+        let alignment = self.sink.alignment();
         let padded = block.len.div_ceil(alignment) * alignment;
         let bytes = if padded > block.len {
             let capacity = block.buf.capacity_mut();
@@ -430,56 +520,59 @@ fn write_loop(
             &block.buf.as_slice()[..padded]
         };
         let started = Instant::now();
-        let result = sink.write_block_or_give_up(bytes, &shared.cancelled);
+        let result = self.sink.write_block_or_give_up(bytes, &shared.cancelled);
         let elapsed = started.elapsed();
-        clock.busy += elapsed;
-        latency.record(elapsed);
+        self.clock.busy += elapsed;
+        self.latency.record(elapsed);
         if let Err(source) = result {
             shared.fail(EngineError::TargetWrite {
-                path: sink.path().to_path_buf(),
-                written,
+                path: self.sink.path().to_path_buf(),
+                written: self.written,
                 source,
             });
-            failed = true;
-            break;
+            self.failed = true;
+            return false;
         }
-        let counted = sink
+        let counted = self
+            .sink
             .fitted()
             .map_or(block.len, |fitted| fitted.min(block.len)) as u64;
-        written += counted;
+        self.written += counted;
         shared.moved.fetch_add(counted, Ordering::Relaxed);
         block.len = 0;
-        if sink.full() {
+        if self.sink.full() {
             // The device is full: the run ends here, as a backup would at the end of a tape.
             shared.stop.store(true, Ordering::Relaxed);
-            let _ = empty.send(block);
-            break;
+            return false;
         }
-        // Once every reader has finished nobody takes empty blocks; the ring still drains.
-        let _ = empty.send(block);
+        true
     }
-    if !failed && !shared.cancelled.load(Ordering::Relaxed) {
-        let started = Instant::now();
-        let result = sink.finish_or_give_up(fsync, &shared.cancelled);
-        clock.busy += started.elapsed();
-        if let Err(source) = result {
-            shared.fail(EngineError::TargetSync {
-                path: sink.path().to_path_buf(),
-                written,
-                source,
-            });
+
+    /// Ends the sink's stream (fsync inside the clock) unless the run failed or was cancelled.
+    fn finish(mut self, fsync: bool, shared: &Shared) -> WriterReport {
+        if !self.failed && !shared.cancelled.load(Ordering::Relaxed) {
+            let started = Instant::now();
+            let result = self.sink.finish_or_give_up(fsync, &shared.cancelled);
+            self.clock.busy += started.elapsed();
+            if let Err(source) = result {
+                shared.fail(EngineError::TargetSync {
+                    path: self.sink.path().to_path_buf(),
+                    written: self.written,
+                    source,
+                });
+            }
         }
-    }
-    let ended = Instant::now();
-    let figures = sink.figures();
-    // The sink (and with it any file it created) goes away here, after the clock stopped; a
-    // file's name is removed at once, its pages are freed in the background.
-    drop(sink);
-    WriterReport {
-        clock,
-        latency,
-        ended,
-        figures,
+        let ended = Instant::now();
+        let figures = self.sink.figures();
+        // The sink (and with it any file it created) goes away here, after the clock stopped; a
+        // file's name is removed at once, its pages are freed in the background.
+        drop(self.sink);
+        WriterReport {
+            clock: self.clock,
+            latency: self.latency,
+            ended,
+            figures,
+        }
     }
 }
 

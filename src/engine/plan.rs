@@ -52,7 +52,15 @@ pub const DEFAULT_GENERATED_SIZE: u64 = 1 << 30;
 #[serde(rename_all = "snake_case")]
 pub enum SourcePlan {
     Paths(Vec<PathBuf>),
-    Generated { size: u64, compress_ratio: f64 },
+    Generated {
+        size: u64,
+        compress_ratio: f64,
+        /// Every block is the first one again, as lmdd's internal input writes its one buffer
+        /// over and over: the writes then cost what the target costs and nothing else. Only
+        /// `backlab lmdd` asks for it; a campaign's generated data never repeats.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        repeat: bool,
+    },
 }
 
 /// The target of a validated campaign.

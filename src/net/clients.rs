@@ -108,6 +108,7 @@ fn work_orders(plan: &RunPlan) -> Vec<WorkOrder> {
         SourcePlan::Generated {
             size,
             compress_ratio,
+            ..
         } => (
             ClientSource::Generated {
                 compress_ratio: *compress_ratio,

@@ -18,7 +18,7 @@ use crate::engine::data::DataPool;
 use crate::engine::error::EngineError;
 use crate::engine::measure::LatencyRecorder;
 use crate::engine::pipeline::Budget;
-use crate::engine::source::{self, FileStream, GeneratedStream, Skipped, StreamSource};
+use crate::engine::source::{self, FileStream, GeneratedStream, Renewal, Skipped, StreamSource};
 
 /// How long a client waits for the lab's start signal once connected.
 const START_TIMEOUT: Duration = CONNECT_TIMEOUT.saturating_add(Duration::from_secs(15));
@@ -53,7 +53,7 @@ pub fn send_client(addr: SocketAddr, order: &WorkOrder, stop: &AtomicBool) -> Cl
                     Box::new(GeneratedStream::new(
                         Arc::clone(&pool),
                         CLIENT_SEED ^ u64::from(index),
-                        true,
+                        Renewal::Refresh,
                     )) as Box<dyn StreamSource>
                 })
                 .collect();

@@ -133,6 +133,7 @@ impl CampaignSpec {
                     .params
                     .compress_ratio
                     .unwrap_or_else(default_compress_ratio),
+                repeat: false,
             }),
             (None, None) => {
                 errors.add("source", "give paths, generated or agents");
@@ -180,6 +181,7 @@ impl CampaignSpec {
                     (Some(size), true) => Some(SourcePlan::Generated {
                         size,
                         compress_ratio: generated.compress_ratio,
+                        repeat: false,
                     }),
                     _ => None,
                 }

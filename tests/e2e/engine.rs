@@ -21,6 +21,7 @@ fn generated(size: u64) -> SourcePlan {
     SourcePlan::Generated {
         size,
         compress_ratio: 2.0,
+        repeat: false,
     }
 }
 
@@ -307,6 +308,53 @@ fn a_direct_write_pads_nothing_it_counts_and_leaves_no_file() {
     assert_eq!(result.bytes, (8 << 20) + 12_345);
     assert!(result.latency_us.is_some());
     assert_eq!(std::fs::read_dir(target.path()).expect("list").count(), 0);
+}
+
+#[test]
+fn one_buffer_is_read_and_written_in_turn_and_each_side_waits_for_the_other() {
+    let scratch = scratch();
+    let root = scratch.path().join("source");
+    let summary = dataset(&root, Profile::Typical, 24 << 20);
+    let target = scratch.path().join("target");
+    std::fs::create_dir(&target).expect("target dir");
+    let plan = RunPlan {
+        test: TestKind::FullBackup,
+        params: RunParams {
+            buffers: 1,
+            streams: 1,
+            block_size: 256 << 10,
+            // The final flush is the writer's alone; without it the turns are the whole run.
+            fsync: false,
+            ..run_params()
+        },
+        source: SourcePlan::Paths(vec![root]),
+        target: TargetPlan::Dir(target.clone()),
+        agents: Vec::new(),
+    };
+    let result = run(&plan);
+    assert_eq!(result.status, RunStatus::Done, "{:?}", result.error);
+    assert_eq!((result.bytes, result.files), (summary.bytes, summary.files));
+    let stages = result.stages;
+    // Every block is filled and then written: each side waits once a block, and while it
+    // waits the other side works, so its waiting takes in all of the other's work.
+    assert!(stages.writer_waits > 0, "{stages:?}");
+    assert_eq!(stages.reader_waits, stages.writer_waits, "{stages:?}");
+    // Percentages are rounded to a tenth.
+    assert!(
+        stages.writer_wait_pct + 0.1 >= stages.reader_busy_pct,
+        "{stages:?}"
+    );
+    assert!(
+        stages.reader_wait_pct + 0.1 >= stages.writer_busy_pct,
+        "{stages:?}"
+    );
+    for (busy, wait) in [
+        (stages.reader_busy_pct, stages.reader_wait_pct),
+        (stages.writer_busy_pct, stages.writer_wait_pct),
+    ] {
+        assert!(busy + wait <= 100.2, "{stages:?}");
+    }
+    assert_eq!(std::fs::read_dir(&target).expect("list").count(), 0);
 }
 
 #[test]

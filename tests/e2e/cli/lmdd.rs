@@ -57,6 +57,28 @@ fn the_guides_write_and_read_work_as_written() {
 }
 
 #[test]
+fn the_internal_input_writes_one_incompressible_block_over_and_over() {
+    let dir = scratch();
+    let file = dir.path().join("internal");
+    let of = format!("of={}", file.display());
+    let write = output(backlab().args(["lmdd", &of, "bs=64k", "count=6", "direct=1"]));
+    assert!(write.status.success(), "{}", stderr(&write));
+    let bytes = std::fs::read(&file).expect("the file is kept");
+    assert_eq!(bytes.len(), 6 * (64 << 10));
+    let mut blocks = bytes.chunks_exact(64 << 10);
+    let first = blocks.next().expect("a block");
+    for (index, block) in blocks.enumerate() {
+        assert!(block == first, "block {} is not the first again", index + 1);
+    }
+    let mut seen = [false; 256];
+    for &byte in first {
+        seen[usize::from(byte)] = true;
+    }
+    let values = seen.iter().filter(|&&seen| seen).count();
+    assert!(values > 250, "the block holds only {values} byte values");
+}
+
+#[test]
 fn opat_writes_lmdds_offset_pattern_in_every_word() {
     let dir = scratch();
     let file = dir.path().join("pattern");

@@ -18,7 +18,7 @@ use crate::engine::error::EngineError;
 use crate::engine::plan::TargetPlan;
 use crate::engine::restore::{ImageRequest, RestoreImage};
 use crate::engine::result::{TapeFigures, TargetReport};
-use crate::engine::source::{GeneratedStream, Throttled};
+use crate::engine::source::{GeneratedStream, Renewal, Throttled};
 use crate::field_errors::FieldErrors;
 
 pub mod catalogue;
@@ -491,8 +491,11 @@ impl Target for TapeTarget<'_> {
         let interleaved = request.streams.div_ceil(config.drives.max(1)).max(1);
         let compression = request.compress_ratio.clamp(1.0, config.max_compression);
         let rate = config.native_mb_s * compression / f64::from(interleaved);
-        let data =
-            GeneratedStream::new(DataPool::new(RESTORE_SEED, request.compress_ratio), 1, true);
+        let data = GeneratedStream::new(
+            DataPool::new(RESTORE_SEED, request.compress_ratio),
+            1,
+            Renewal::Refresh,
+        );
         Ok(RestoreImage {
             stream: Box::new(Throttled::new(Box::new(data), rate)),
             from: format!("emulated {} drive", config.model),
