@@ -1,6 +1,8 @@
 //! The pipeline of a backup application: reader streams fill blocks of a ring allocated once,
-//! writers drain them into sinks. Also the plain read loop of the read tests. All of it on OS
-//! threads doing blocking I/O, with a monitor thread that samples, reports and enforces limits.
+//! writers drain them into sinks; a ring of one buffer between one stream and one sink is
+//! filled and written in turn on one thread. Also the plain read loop of the read tests. All of
+//! it on OS threads doing blocking I/O, with a monitor thread that samples, reports and
+//! enforces limits.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
