@@ -369,7 +369,7 @@ fn build_job<'a>(
             let pool = data::DataPool::new(GENERATED_SEED, compress_ratio);
             // The target write must outrun any target, so its blocks are refreshed in place;
             // where generated data stands in for a source, every byte is produced, as a read
-            // would copy it.
+            // would copy it; lmdd's internal input writes its one block again as it is.
             let renewal = if repeat {
                 Renewal::Repeat
             } else if plan.test == TestKind::TapeWrite {
