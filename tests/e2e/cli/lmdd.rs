@@ -2,6 +2,8 @@
 //! its file and moves whole blocks, a read of it, a copy, lmdd's output pattern (`opat=1`) in
 //! every word of the file, and lmdd's line with its MB of 2^20 bytes.
 
+use std::path::{Path, PathBuf};
+
 use regex::Regex;
 
 use crate::support::cli::{backlab, output, stderr, stdout};
@@ -18,15 +20,22 @@ fn lmdd_line(text: &str) -> (f64, f64, f64) {
     (number(1), number(2), number(3))
 }
 
+/// Runs `backlab lmdd of=DIR/NAME` with `operands`, which must succeed; the file and lmdd's
+/// line.
+fn write(dir: &Path, name: &str, operands: &[&str]) -> (PathBuf, String) {
+    let file = dir.join(name);
+    let of = format!("of={}", file.display());
+    let write = output(backlab().arg("lmdd").arg(&of).args(operands));
+    assert!(write.status.success(), "{}", stderr(&write));
+    (file, stdout(&write))
+}
+
 #[test]
 fn the_guides_write_and_read_work_as_written() {
     let dir = scratch();
-    let file = dir.path().join("testfile");
-    let of = format!("of={}", file.display());
     // 50m of 7m blocks: 7 whole blocks, 49 MB, as lmdd moves them.
-    let write = output(backlab().args(["lmdd", &of, "bs=7m", "move=50m", "direct=1"]));
-    assert!(write.status.success(), "{}", stderr(&write));
-    let (mb, secs, rate) = lmdd_line(&stdout(&write));
+    let (file, line) = write(dir.path(), "testfile", &["bs=7m", "move=50m", "direct=1"]);
+    let (mb, secs, rate) = lmdd_line(&line);
     assert_eq!(mb, 49.0);
     // The seconds are printed rounded to hundredths, the rate from the unrounded time.
     assert!(
@@ -59,10 +68,7 @@ fn the_guides_write_and_read_work_as_written() {
 #[test]
 fn the_internal_input_writes_one_incompressible_block_over_and_over() {
     let dir = scratch();
-    let file = dir.path().join("internal");
-    let of = format!("of={}", file.display());
-    let write = output(backlab().args(["lmdd", &of, "bs=64k", "count=6", "direct=1"]));
-    assert!(write.status.success(), "{}", stderr(&write));
+    let (file, _) = write(dir.path(), "internal", &["bs=64k", "count=6", "direct=1"]);
     let bytes = std::fs::read(&file).expect("the file is kept");
     assert_eq!(bytes.len(), 6 * (64 << 10));
     let mut blocks = bytes.chunks_exact(64 << 10);
@@ -81,10 +87,11 @@ fn the_internal_input_writes_one_incompressible_block_over_and_over() {
 #[test]
 fn opat_writes_lmdds_offset_pattern_in_every_word() {
     let dir = scratch();
-    let file = dir.path().join("pattern");
-    let of = format!("of={}", file.display());
-    let write = output(backlab().args(["lmdd", &of, "bs=64k", "count=5", "direct=1", "opat=1"]));
-    assert!(write.status.success(), "{}", stderr(&write));
+    let (file, _) = write(
+        dir.path(),
+        "pattern",
+        &["bs=64k", "count=5", "direct=1", "opat=1"],
+    );
     let bytes = std::fs::read(&file).expect("the file is kept");
     assert_eq!(bytes.len(), 5 * (64 << 10));
     for (index, word) in bytes.chunks_exact(4).enumerate() {

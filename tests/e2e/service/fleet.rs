@@ -25,6 +25,16 @@ fn host(cluster: &Postgres, name: &str) -> LabOptions {
     }
 }
 
+/// Two lab hosts, lab-a and lab-b, on one new cluster, each with a root of its own. Bound in
+/// this order, the labs stop before their roots go and the cluster stops last.
+fn two_hosts() -> (Postgres, [tempfile::TempDir; 2], Lab, Lab) {
+    let cluster = Postgres::start();
+    let roots = [scratch(), scratch()];
+    let a = Lab::start(roots[0].path(), &host(&cluster, "lab-a"));
+    let b = Lab::start(roots[1].path(), &host(&cluster, "lab-b"));
+    (cluster, roots, a, b)
+}
+
 /// A short null-sink campaign of `runs` runs for `host`.
 fn quick(host: &str, runs: u32) -> Value {
     json!({
@@ -78,10 +88,7 @@ fn serve_beside(cluster: &Postgres, name: &str, token: Option<&str>) -> std::pro
 
 #[tokio::test]
 async fn two_labs_share_one_queue_each_running_only_its_own_runs_once() {
-    let cluster = Postgres::start();
-    let (root_a, root_b) = (scratch(), scratch());
-    let a = Lab::start(root_a.path(), &host(&cluster, "lab-a"));
-    let b = Lab::start(root_b.path(), &host(&cluster, "lab-b"));
+    let (_cluster, _roots, a, b) = two_hosts();
     // Every campaign is submitted to lab-a; half of them name lab-b.
     let mut ids = Vec::new();
     for index in 0..8 {
@@ -132,10 +139,7 @@ async fn two_labs_share_one_queue_each_running_only_its_own_runs_once() {
 
 #[tokio::test]
 async fn a_host_killed_mid_run_gets_its_run_back_and_finishes_it() {
-    let cluster = Postgres::start();
-    let (root_a, root_b) = (scratch(), scratch());
-    let mut a = Lab::start(root_a.path(), &host(&cluster, "lab-a"));
-    let b = Lab::start(root_b.path(), &host(&cluster, "lab-b"));
+    let (cluster, roots, mut a, b) = two_hosts();
     let mut spec = steady("killed host", 2, 200);
     spec["host"] = json!("lab-a");
     // Submitted to lab-b, for lab-a.
@@ -173,7 +177,7 @@ async fn a_host_killed_mid_run_gets_its_run_back_and_finishes_it() {
         "no other host took it: {still}"
     );
 
-    let a = Lab::start(root_a.path(), &host(&cluster, "lab-a"));
+    let a = Lab::start(roots[0].path(), &host(&cluster, "lab-a"));
     let campaign = b
         .wait_status(&id, &["done", "failed"], Duration::from_secs(60))
         .await;
@@ -190,10 +194,7 @@ async fn a_host_killed_mid_run_gets_its_run_back_and_finishes_it() {
 
 #[tokio::test]
 async fn a_campaign_on_one_host_is_followed_live_from_another() {
-    let cluster = Postgres::start();
-    let (root_a, root_b) = (scratch(), scratch());
-    let a = Lab::start(root_a.path(), &host(&cluster, "lab-a"));
-    let b = Lab::start(root_b.path(), &host(&cluster, "lab-b"));
+    let (_cluster, _roots, a, b) = two_hosts();
     let spec = steady("followed", 2, 200);
     let id = a.submit(&spec).await;
     let seen = b.follow(&id, Duration::from_secs(60)).await;
@@ -294,10 +295,7 @@ fn a_lab_with_another_token_than_the_fleets_is_refused() {
 
 #[tokio::test]
 async fn a_cancel_on_one_host_stops_the_run_where_it_runs() {
-    let cluster = Postgres::start();
-    let (root_a, root_b) = (scratch(), scratch());
-    let a = Lab::start(root_a.path(), &host(&cluster, "lab-a"));
-    let b = Lab::start(root_b.path(), &host(&cluster, "lab-b"));
+    let (_cluster, _roots, a, b) = two_hosts();
     let spec = steady("cancelled elsewhere", 60, 100);
     let id = a.submit(&spec).await;
     a.wait_campaign(
