@@ -201,6 +201,8 @@ pub struct Lab {
     /// The runs executing here: the attempt each holds, and its switch.
     running: Mutex<HashMap<i64, (i64, Arc<RunSwitch>)>>,
     stopping: AtomicBool,
+    /// The last probe of whether the database can be written, and when it was made.
+    write_check: Mutex<Option<(std::time::Instant, Result<(), String>)>>,
 }
 
 /// A submitted spec's text, read: a body that is not UTF-8 or not a spec names the field.
@@ -226,6 +228,7 @@ impl Lab {
             queue_changed: Notify::new(),
             claim_lock: tokio::sync::Mutex::new(()),
             running: Mutex::new(HashMap::new()),
+            write_check: Mutex::new(None),
             stopping: AtomicBool::new(false),
         }
     }
@@ -431,6 +434,27 @@ impl Lab {
     /// Run counts by status, bytes moved and durations, for `/metrics`.
     pub async fn queue_figures(&self) -> Result<QueueFigures, LabError> {
         Ok(self.store.queue_figures().await?)
+    }
+
+    /// Whether the database can be written now, for `/healthz`: a write probe, made at most
+    /// once a second however often it is asked. `Err` says why not (a full disk, say).
+    pub async fn database_writable(&self) -> Result<(), String> {
+        const FRESH: Duration = Duration::from_secs(1);
+        if let Ok(check) = self.write_check.lock()
+            && let Some((at, outcome)) = check.as_ref()
+            && at.elapsed() < FRESH
+        {
+            return outcome.clone();
+        }
+        let outcome = self
+            .store
+            .probe_write(now_ms())
+            .await
+            .map_err(|error| error.to_string());
+        if let Ok(mut check) = self.write_check.lock() {
+            *check = Some((std::time::Instant::now(), outcome.clone()));
+        }
+        outcome
     }
 
     /// How many runs are in each state, for `/healthz`.

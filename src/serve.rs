@@ -253,7 +253,7 @@ fn announce(line: &str) {
 }
 
 async fn recover(store: &Store, host: &str, data_dir: &Path) {
-    match store.recover(host).await {
+    match store.recover(host, crate::clock::now_ms()).await {
         Ok(recovery) => {
             if recovery.requeued > 0 {
                 tracing::warn!(

@@ -181,17 +181,13 @@ async fn finish(
         .reason()
         .filter(|_| result.status == RunStatus::Cancelled);
     let interrupted = stopped_by == Some(StopReason::Shutdown);
-    let saved = match stopped_by {
-        Some(StopReason::Shutdown) => lab.interrupt_run(held).await.map(|()| true),
-        // Queued again when its lease lapsed: the next attempt's result is the run's.
-        Some(StopReason::LeaseLost) => Ok(false),
-        Some(StopReason::Cancelled) | None => {
-            if result.status == RunStatus::Cancelled && result.error.is_none() {
-                result.error = Some("cancelled by request".to_string());
-            }
-            lab.finish_run(held, &result).await
-        }
-    };
+    if result.status == RunStatus::Cancelled
+        && result.error.is_none()
+        && stopped_by != Some(StopReason::Shutdown)
+    {
+        result.error = Some("cancelled by request".to_string());
+    }
+    let saved = save(lab, held, stopped_by, &result).await;
     lab.unregister(held);
     match saved {
         Ok(true) => {}
@@ -264,6 +260,44 @@ async fn finish(
             status: record.status,
         },
     );
+}
+
+/// First wait before storing a result again, and the longest wait between two tries.
+const SAVE_RETRY_FIRST: Duration = Duration::from_millis(250);
+const SAVE_RETRY_MAX: Duration = Duration::from_secs(5);
+
+/// Stores what became of a run, trying again while the database cannot be written (a full
+/// disk): the result is kept and the lane waits, so the run is never executed again for want
+/// of a write. A lab stopping gives up after its last try; the run is then queued again at
+/// the next start.
+async fn save(
+    lab: &Arc<Lab>,
+    held: HeldRun,
+    stopped_by: Option<StopReason>,
+    result: &RunResult,
+) -> Result<bool, crate::store::StoreError> {
+    let mut wait = SAVE_RETRY_FIRST;
+    loop {
+        let saved = match stopped_by {
+            Some(StopReason::Shutdown) => lab.interrupt_run(held).await.map(|()| true),
+            // Queued again when its lease lapsed: the next attempt's result is the run's.
+            Some(StopReason::LeaseLost) => Ok(false),
+            Some(StopReason::Cancelled) | None => lab.finish_run(held, result).await,
+        };
+        match saved {
+            Err(error) if !lab.is_stopping() => {
+                tracing::error!(
+                    run_id = held.run_id,
+                    %error,
+                    retry_in_ms = wait.as_millis() as u64,
+                    "cannot store the run's result; trying again"
+                );
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(SAVE_RETRY_MAX);
+            }
+            saved => return saved,
+        }
+    }
 }
 
 /// The run's plan: its own stored test and parameters at the campaign's stored placement. A

@@ -1,7 +1,6 @@
 //! How well the source compresses, as a drive's compressor would see it: a fast real
 //! compressor (LZ4) over pieces read from files spread across the source.
 
-use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
@@ -23,7 +22,7 @@ pub fn measure(paths: &[PathBuf]) -> Option<f64> {
     let mut buffer = vec![0u8; PIECE];
     let (mut raw, mut compressed) = (0u64, 0u64);
     for path in files.iter().step_by(step).take(PIECES) {
-        let Ok(file) = File::open(path) else { continue };
+        let Ok(file) = path.open(false) else { continue };
         let Ok(len) = file.metadata().map(|m| m.len()) else {
             continue;
         };

@@ -23,7 +23,6 @@ pub mod target;
 pub mod test_kind;
 pub mod validity;
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -160,6 +159,12 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
             flushes_at_end: plan.test.writes_target() && params.fsync && capabilities.flushes,
         },
     );
+    if result.status == RunStatus::Failed {
+        // A failed run keeps what it moved and for how long, never a rate: the run did not
+        // measure what it was meant to.
+        result.mb_per_s = 0.0;
+        result.steady = None;
+    }
     result
 }
 
@@ -239,6 +244,18 @@ fn fill_from_outcome(result: &mut RunResult, outcome: Outcome) {
     if let Some(failure) = outcome.failure {
         result.status = RunStatus::Failed;
         result.error = Some(failure.to_string());
+    } else if outcome.overran {
+        result.status = RunStatus::Failed;
+        result.error = Some(format!(
+            "the emulated target was still taking the ring's data {:.0} s after the run's \
+             duration, and the run was cut there: its settings are too slow for the data the \
+             ring holds (give it a faster speed, a larger drive buffer, or fewer and smaller \
+             buffers)",
+            drain_after(Duration::from_secs_f64(
+                result.params.duration_s.unwrap_or(0.0)
+            ))
+            .as_secs_f64()
+        ));
     } else if outcome.cancelled {
         result.status = RunStatus::Cancelled;
         result.error = Some("cancelled".to_string());
@@ -317,12 +334,36 @@ fn run_network(
             bytes: None,
             duration: params.duration_s.map(Duration::from_secs_f64),
             until_steady: params.until_steady,
+            drain: drain_allowance(plan),
         },
         tallies: clients.iter().map(|client| client.received()).collect(),
     };
     let outcome = pipeline::run(job, control);
     drop(guard);
     Ok((outcome, clients))
+}
+
+/// Shortest time an emulated target is given after the run's duration to take what the ring
+/// holds and close (a drive writes out its buffer); the allowance is half the duration when
+/// that is longer.
+const MIN_DRAIN: Duration = Duration::from_secs(5);
+
+/// How long after its duration a run into an emulated target may drain before it is cut: the
+/// target's waits are its model's, and a model with absurd settings must not hold the lane.
+/// `None` for real targets and for runs that write nothing: a real flush is the measurement.
+fn drain_allowance(plan: &RunPlan) -> Option<Duration> {
+    let emulated = plan.target.target().capabilities().emulated;
+    let writes = matches!(
+        plan.test,
+        TestKind::TapeWrite | TestKind::FullBackup | TestKind::NetworkBackup
+    );
+    let duration = plan.params.duration_s.map(Duration::from_secs_f64)?;
+    (emulated && writes).then(|| drain_after(duration))
+}
+
+/// The drain allowance after a run of `duration`.
+fn drain_after(duration: Duration) -> Duration {
+    MIN_DRAIN.max(duration / 2)
 }
 
 /// Puts together the streams, feeders and sinks of one test.
@@ -341,6 +382,7 @@ fn build_job<'a>(
         bytes: params.size,
         duration: params.duration_s.map(Duration::from_secs_f64),
         until_steady: params.until_steady,
+        drain: drain_allowance(plan),
     };
     let mut feeders: Vec<Box<dyn FnOnce() + Send + 'a>> = Vec::new();
     let generated = match (&plan.source, plan.test) {
@@ -389,7 +431,7 @@ fn build_job<'a>(
                 .collect()
         }
         (None, SourcePlan::Paths(paths)) => {
-            let (files_tx, files_rx) = bounded::<PathBuf>(FILE_QUEUE);
+            let (files_tx, files_rx) = bounded::<source::SourceFile>(FILE_QUEUE);
             // A time-based run reads a source that runs out again until its time is up.
             let again = params.time_based && limits.duration.is_some();
             for root in paths {
@@ -491,6 +533,7 @@ fn restore_job(
             bytes: (!params.time_based).then_some(bytes),
             duration: params.duration_s.map(Duration::from_secs_f64),
             until_steady: params.until_steady,
+            drain: None,
         },
         tallies: Vec::new(),
     };
@@ -593,8 +636,8 @@ fn source_residency(
     pct
 }
 
-fn file_residency(path: &Path, evict: bool) -> std::io::Result<(u64, u64)> {
-    let file = File::open(path)?;
+fn file_residency(found: &source::SourceFile, evict: bool) -> std::io::Result<(u64, u64)> {
+    let file = found.open(false)?;
     let len = file.metadata()?.len();
     if evict {
         cache::evict(&file)?;

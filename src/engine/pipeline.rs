@@ -38,6 +38,10 @@ pub struct Limits {
     pub duration: Option<Duration>,
     /// End the run as soon as its throughput is steady (the duration is then the longest).
     pub until_steady: bool,
+    /// How long after the duration the writers may take to drain the ring and close the
+    /// target; past it they give up and the run is cut (`Outcome::overran`). Set for emulated
+    /// targets, whose waits are their model's; a real flush is part of the measurement.
+    pub drain: Option<Duration>,
 }
 
 /// A byte budget shared by several readers so together they move exactly `limit` bytes (a
@@ -91,6 +95,10 @@ impl Budget {
 struct Shared {
     stop: AtomicBool,
     cancelled: AtomicBool,
+    /// The writers stop waiting for the target and drop what the ring holds: a cancel, or a
+    /// target still draining at the run's deadline.
+    abandon: AtomicBool,
+    overran: AtomicBool,
     moved: AtomicU64,
     budget: Budget,
     failure: Mutex<Option<EngineError>>,
@@ -101,6 +109,8 @@ impl Shared {
         Self {
             stop: AtomicBool::new(false),
             cancelled: AtomicBool::new(false),
+            abandon: AtomicBool::new(false),
+            overran: AtomicBool::new(false),
             moved: AtomicU64::new(0),
             budget: Budget::new(limits.bytes),
             failure: Mutex::new(None),
@@ -134,6 +144,9 @@ pub struct Outcome {
     pub latency: LatencyRecorder,
     pub samples: Vec<Sample>,
     pub cancelled: bool,
+    /// The target was still draining at the run's deadline (duration + drain): what the
+    /// ring held was dropped, and the figure covers only what was written.
+    pub overran: bool,
     pub failure: Option<EngineError>,
     /// What each writer's sink reported of itself (an emulated drive's figures).
     pub sink_figures: Vec<SinkFigures>,
@@ -335,7 +348,7 @@ fn discard_loop(
             break;
         }
         let started = Instant::now();
-        let filled = stream.fill(&mut buf, want);
+        let filled = stream.fill_or_give_up(&mut buf, want, &shared.stop);
         clock.busy += started.elapsed();
         match filled {
             Ok(count) => {
@@ -435,8 +448,9 @@ fn write_loop(
     shared: &Shared,
 ) -> WriterReport {
     let mut writer = Writer::new(sink);
-    // On a limit or a reader's failure the writer drains the ring; only cancelling drops it.
-    while let Some(mut block) = take(&full, &mut writer.clock, &shared.cancelled) {
+    // On a limit or a reader's failure the writer drains the ring; only a cancel or the run's
+    // deadline drops it.
+    while let Some(mut block) = take(&full, &mut writer.clock, &shared.abandon) {
         let more = writer.write(&mut block, shared);
         // Once every reader has finished nobody takes empty blocks; the ring still drains.
         let _ = empty.send(block);
@@ -505,9 +519,9 @@ impl<'s> Writer<'s> {
     }
 
     /// Writes a full block and empties it. `false` when the writer must stop: the run is
-    /// cancelled, the write failed (the run then stops) or the device is full (so is the run).
+    /// abandoned, the write failed (the run then stops) or the device is full (so is the run).
     fn write(&mut self, block: &mut Block, shared: &Shared) -> bool {
-        if shared.cancelled.load(Ordering::Relaxed) {
+        if shared.abandon.load(Ordering::Relaxed) {
             return false;
         }
         // An aligned sink (O_DIRECT) gets whole pages: a short last block is zero-padded.
@@ -522,7 +536,7 @@ impl<'s> Writer<'s> {
             &block.buf.as_slice()[..padded]
         };
         let started = Instant::now();
-        let result = self.sink.write_block_or_give_up(bytes, &shared.cancelled);
+        let result = self.sink.write_block_or_give_up(bytes, &shared.abandon);
         let elapsed = started.elapsed();
         self.clock.busy += elapsed;
         self.latency.record(elapsed);
@@ -550,11 +564,11 @@ impl<'s> Writer<'s> {
         true
     }
 
-    /// Ends the sink's stream (fsync inside the clock) unless the run failed or was cancelled.
+    /// Ends the sink's stream (fsync inside the clock) unless the run failed or was abandoned.
     fn finish(mut self, fsync: bool, shared: &Shared) -> WriterReport {
-        if !self.failed && !shared.cancelled.load(Ordering::Relaxed) {
+        if !self.failed && !shared.abandon.load(Ordering::Relaxed) {
             let started = Instant::now();
-            let result = self.sink.finish_or_give_up(fsync, &shared.cancelled);
+            let result = self.sink.finish_or_give_up(fsync, &shared.abandon);
             self.clock.busy += started.elapsed();
             if let Err(source) = result {
                 shared.fail(EngineError::TargetSync {
@@ -622,6 +636,10 @@ fn monitor(
         {
             wake = wake.min(start + duration);
         }
+        let deadline = limits
+            .duration
+            .zip(limits.drain)
+            .map(|(duration, drain)| start + duration + drain);
         match finished.recv_timeout(wake.saturating_duration_since(now)) {
             Err(RecvTimeoutError::Timeout) => {}
             _ => break,
@@ -629,6 +647,13 @@ fn monitor(
         let now = Instant::now();
         if control.cancel.load(Ordering::Relaxed) {
             shared.cancelled.store(true, Ordering::Relaxed);
+            shared.abandon.store(true, Ordering::Relaxed);
+            shared.stop.store(true, Ordering::Relaxed);
+        }
+        if deadline.is_some_and(|deadline| now >= deadline)
+            && !shared.abandon.swap(true, Ordering::Relaxed)
+        {
+            shared.overran.store(true, Ordering::Relaxed);
             shared.stop.store(true, Ordering::Relaxed);
         }
         let elapsed = now.duration_since(start);
@@ -741,6 +766,7 @@ fn outcome(shared: &Shared, start: Instant, parts: OutcomeParts<'_>) -> Outcome 
         samples: parts.samples,
         tally_samples: parts.tally_samples,
         cancelled: shared.cancelled.load(Ordering::Relaxed),
+        overran: shared.overran.load(Ordering::Relaxed),
         failure,
         sink_figures: parts
             .writers

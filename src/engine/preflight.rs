@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::plan::{RunPlan, SourcePlan};
 use crate::field_errors::FieldErrors;
 
-use super::source::{list_files, open_source_file};
+use super::source::list_files;
 use super::target::files::describe;
 
 /// Every problem the plans would meet on this machine, by field; empty when all is well.
@@ -76,13 +76,13 @@ fn check_direct_read(path: &Path) -> Result<(), String> {
     let Some(file) = list_files(&[path.to_path_buf()], 1).into_iter().next() else {
         return Ok(());
     };
-    match open_source_file(&file, true) {
+    match file.open(true) {
         Ok(_) => Ok(()),
         Err(error) if error.raw_os_error() == Some(libc::EINVAL) => Err(format!(
             "the file system of {} does not support O_DIRECT; set direct to false",
             path.display()
         )),
-        Err(error) => Err(describe(&file.display(), &error)),
+        Err(error) => Err(describe(&file.path.display(), &error)),
     }
 }
 

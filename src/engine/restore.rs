@@ -145,7 +145,7 @@ pub fn file_shapes(paths: Option<&[PathBuf]>) -> Vec<u64> {
         .map(|paths| {
             list_files(paths, SHAPE_FILES)
                 .iter()
-                .filter_map(|path| std::fs::metadata(path).ok())
+                .filter_map(|file| std::fs::symlink_metadata(&file.path).ok())
                 .map(|metadata| metadata.len())
                 .filter(|&len| len > 0)
                 .collect()

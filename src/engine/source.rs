@@ -1,16 +1,17 @@
 //! Sources: what a stream reads. File trees are walked by a walker thread per path and shared
 //! out to the streams file by file; generated data is produced in place.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::fd::OwnedFd;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
-use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
+use rustix::fs::{CWD, FileType, Mode, OFlags, ResolveFlags, fcntl_getfl, fcntl_setfl};
 use walkdir::WalkDir;
 
 use super::buffer::{AlignedBuf, PAGE};
@@ -82,36 +83,137 @@ impl Skipped {
     }
 }
 
+/// One source path, held open while its files are read: every file under it is opened
+/// relative to it, so a directory on the way swapped for a link during the run cannot lead
+/// outside it.
+#[derive(Debug)]
+pub struct SourceRoot {
+    path: PathBuf,
+    /// The directory (`O_PATH`), or `None` when the source path is one file.
+    dir: Option<OwnedFd>,
+}
+
+impl SourceRoot {
+    /// Opens a source path that was checked against the allow-lists (it is not followed if it
+    /// became a link since).
+    pub fn open(path: &Path) -> io::Result<Arc<Self>> {
+        let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let handle = rustix::fs::openat(CWD, path, flags, Mode::empty())?;
+        let dir = match FileType::from_raw_mode(rustix::fs::fstat(&handle)?.st_mode) {
+            FileType::Directory => Some(handle),
+            FileType::RegularFile => None,
+            _ => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "neither a directory nor a regular file (a link is not followed)",
+                ));
+            }
+        };
+        Ok(Arc::new(Self {
+            path: path.to_path_buf(),
+            dir,
+        }))
+    }
+}
+
+/// A regular file a walker found under a source path.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    root: Arc<SourceRoot>,
+    /// Where it is, for messages and for what only needs its name.
+    pub path: PathBuf,
+}
+
+impl SourceFile {
+    /// Opens the file for reading without following any link and without blocking (a file
+    /// swapped for a FIFO or a device is not waited on), beneath its source path, and checks
+    /// on the open descriptor that it is still a regular file. With `direct`, O_DIRECT.
+    pub fn open(&self, direct: bool) -> io::Result<File> {
+        let mut flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        if direct {
+            flags |= OFlags::DIRECT;
+        }
+        let relative = self.path.strip_prefix(&self.root.path).ok();
+        let fd = match (&self.root.dir, relative) {
+            (Some(dir), Some(relative)) => open_beneath(dir, relative, flags)?,
+            _ => rustix::fs::openat(CWD, &self.path, flags, Mode::empty())?,
+        };
+        let stat = rustix::fs::fstat(&fd)?;
+        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "no longer a regular file",
+            ));
+        }
+        Ok(File::from(fd))
+    }
+}
+
+/// Opens `relative` beneath `dir`, refusing any link on the way (`openat2`); on a kernel
+/// without `openat2` (before 5.6), the last component alone is kept from being a link.
+fn open_beneath(dir: &OwnedFd, relative: &Path, flags: OFlags) -> io::Result<OwnedFd> {
+    let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    match rustix::fs::openat2(dir, relative, flags, Mode::empty(), resolve) {
+        Err(rustix::io::Errno::NOSYS) => {
+            Ok(rustix::fs::openat(dir, relative, flags, Mode::empty())?)
+        }
+        opened => Ok(opened?),
+    }
+}
+
 /// Walks one source path in name order and hands its regular files to the streams.
 /// Stays on the path's file system, never follows symlinks, and ends when the streams hang up.
-pub fn walk_into(root: &Path, files: &Sender<PathBuf>, skipped: &Skipped) {
-    walk_once(root, files, Some(skipped));
+pub fn walk_into(root: &Path, files: &Sender<SourceFile>, skipped: &Skipped) {
+    if let Some(root) = open_root(root, skipped) {
+        walk_once(&root, files, Some(skipped));
+    }
 }
 
 /// Walks one source path again and again until the streams hang up (they do at the run's
 /// duration): a small source read repeatedly still gives a run of the length asked. Entries
 /// skipped are counted on the first pass only; a pass that finds no file ends the walk.
-pub fn walk_until_hung_up(root: &Path, files: &Sender<PathBuf>, skipped: &Skipped) {
+pub fn walk_until_hung_up(root: &Path, files: &Sender<SourceFile>, skipped: &Skipped) {
+    let Some(root) = open_root(root, skipped) else {
+        return;
+    };
     let mut first = true;
     loop {
-        match walk_once(root, files, first.then_some(skipped)) {
+        match walk_once(&root, files, first.then_some(skipped)) {
             Some(sent) if sent > 0 => first = false,
             _ => return,
         }
     }
 }
 
+fn open_root(root: &Path, skipped: &Skipped) -> Option<Arc<SourceRoot>> {
+    match SourceRoot::open(root) {
+        Ok(root) => Some(root),
+        Err(error) => {
+            skipped.record(format!("{}: {error}", root.display()));
+            None
+        }
+    }
+}
+
 /// One walk: the files sent, or `None` when the streams hung up.
-fn walk_once(root: &Path, files: &Sender<PathBuf>, skipped: Option<&Skipped>) -> Option<u64> {
+fn walk_once(
+    root: &Arc<SourceRoot>,
+    files: &Sender<SourceFile>,
+    skipped: Option<&Skipped>,
+) -> Option<u64> {
     let mut sent = 0;
-    let walker = WalkDir::new(root)
+    let walker = WalkDir::new(&root.path)
         .follow_links(false)
         .same_file_system(true)
         .sort_by_file_name();
     for entry in walker {
         match entry {
             Ok(entry) if entry.file_type().is_file() => {
-                if files.send(entry.into_path()).is_err() {
+                let file = SourceFile {
+                    root: Arc::clone(root),
+                    path: entry.into_path(),
+                };
+                if files.send(file).is_err() {
                     return None;
                 }
                 sent += 1;
@@ -127,11 +229,15 @@ fn walk_once(root: &Path, files: &Sender<PathBuf>, skipped: Option<&Skipped>) ->
     Some(sent)
 }
 
-/// The regular files under the source paths, in walk order, up to `limit` of them.
-pub fn list_files(roots: &[PathBuf], limit: usize) -> Vec<PathBuf> {
+/// The regular files under the source paths, in walk order, up to `limit` of them; a source
+/// path that cannot be opened gives none.
+pub fn list_files(roots: &[PathBuf], limit: usize) -> Vec<SourceFile> {
     let mut files = Vec::new();
-    for root in roots {
-        let walker = WalkDir::new(root)
+    for root_path in roots {
+        let Ok(root) = SourceRoot::open(root_path) else {
+            continue;
+        };
+        let walker = WalkDir::new(root_path)
             .follow_links(false)
             .same_file_system(true)
             .sort_by_file_name();
@@ -140,21 +246,14 @@ pub fn list_files(roots: &[PathBuf], limit: usize) -> Vec<PathBuf> {
                 return files;
             }
             if entry.file_type().is_file() {
-                files.push(entry.into_path());
+                files.push(SourceFile {
+                    root: Arc::clone(&root),
+                    path: entry.into_path(),
+                });
             }
         }
     }
     files
-}
-
-/// Opens a source file for reading, with O_DIRECT when asked.
-pub fn open_source_file(path: &Path, direct: bool) -> io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.read(true);
-    if direct {
-        options.custom_flags(libc::O_DIRECT);
-    }
-    options.open(path)
 }
 
 struct OpenSourceFile {
@@ -168,7 +267,7 @@ struct OpenSourceFile {
 
 /// A stream over files taken one by one from a shared queue.
 pub struct FileStream<'a> {
-    files: Receiver<PathBuf>,
+    files: Receiver<SourceFile>,
     current: Option<OpenSourceFile>,
     direct: bool,
     cold_cache: bool,
@@ -180,7 +279,7 @@ pub struct FileStream<'a> {
 impl<'a> FileStream<'a> {
     /// A stream over the files its walkers send, reading into the ring's blocks.
     pub fn new(
-        files: Receiver<PathBuf>,
+        files: Receiver<SourceFile>,
         direct: bool,
         cold_cache: bool,
         skipped: &'a Skipped,
@@ -198,8 +297,9 @@ impl<'a> FileStream<'a> {
 
     /// Opens the next file of the queue; false when the queue is finished.
     fn open_next(&mut self) -> bool {
-        while let Ok(path) = self.files.recv() {
-            let opened = open_source_file(&path, self.direct).and_then(|file| {
+        while let Ok(found) = self.files.recv() {
+            let path = found.path.clone();
+            let opened = found.open(self.direct).and_then(|file| {
                 let size = file.metadata()?.len();
                 if self.cold_cache {
                     cache::evict(&file)?;
@@ -217,7 +317,8 @@ impl<'a> FileStream<'a> {
                     });
                     return true;
                 }
-                // A file that vanished or cannot be opened is skipped, as backup apps do.
+                // A file that vanished, cannot be opened or is no longer a regular file is
+                // skipped, as backup apps do.
                 Err(error) => self.skipped.record(format!("{}: {error}", path.display())),
             }
         }
@@ -387,9 +488,10 @@ impl StreamSource for Throttled<'_> {
         let started = *self.started.get_or_insert_with(Instant::now);
         let filled = self.inner.fill_or_give_up(buf, want, give_up)?;
         self.delivered += filled as u64;
-        let due = Duration::from_secs_f64(self.delivered as f64 / self.bytes_per_s);
         // A slow rate and a large block can mean a long wait: it is taken in naps, so a stop
-        // is seen within one.
+        // is seen within one. A wait too long for a `Duration` is waited out nap by nap.
+        let due_s = self.delivered as f64 / self.bytes_per_s;
+        let due = Duration::try_from_secs_f64(due_s).unwrap_or(Duration::MAX);
         while let Some(ahead) = due.checked_sub(started.elapsed()) {
             if give_up.load(Ordering::Relaxed) {
                 break;

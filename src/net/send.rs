@@ -44,7 +44,7 @@ pub fn send_client(addr: SocketAddr, order: &WorkOrder, stop: &AtomicBool) -> Cl
     let link = order.link_mb_s.map(Link::new);
     let skipped = Skipped::default();
     let block_size = order.block_size.clamp(4096, u64::from(wire::MAX_DATA)) as usize;
-    let (files_tx, files_rx) = bounded::<PathBuf>(1024);
+    let (files_tx, files_rx) = bounded::<source::SourceFile>(1024);
     let (sources, roots): (Vec<Box<dyn StreamSource + '_>>, &[PathBuf]) = match &order.source {
         ClientSource::Generated { compress_ratio } => {
             let pool = DataPool::new(CLIENT_SEED, *compress_ratio);

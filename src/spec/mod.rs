@@ -311,6 +311,9 @@ fn default_compress_ratio() -> f64 {
     2.0
 }
 
+/// The slowest a source what-if may deliver, MB/s: below it a block takes minutes to arrive.
+pub const MIN_SOURCE_RATE_MB_S: f64 = 0.1;
+
 /// The longest a run with `duration_s: "auto"` lasts when it never becomes steady.
 pub const AUTO_MAX_DURATION_S: f64 = 60.0;
 

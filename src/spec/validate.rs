@@ -262,9 +262,12 @@ impl CampaignSpec {
         }
         let auto = params.duration_s == Some(DurationInput::Auto(AutoWord::Auto));
         if let Some(rate) = params.source_rate_mb_s
-            && !(rate.is_finite() && rate > 0.0 && rate <= 1_000_000.0)
+            && !(rate.is_finite() && (MIN_SOURCE_RATE_MB_S..=1_000_000.0).contains(&rate))
         {
-            errors.add("params.source_rate_mb_s", "must be more than 0 MB/s");
+            errors.add(
+                "params.source_rate_mb_s",
+                format!("must be between {MIN_SOURCE_RATE_MB_S} and 1000000 MB/s"),
+            );
         }
         if errors.0.len() != before {
             return None;

@@ -9,6 +9,7 @@
 //! worker's writes.
 
 mod location;
+mod lock;
 pub mod model;
 
 use std::str::FromStr;
@@ -26,6 +27,7 @@ use crate::spec::{RunParams, TestKind};
 
 pub use hosts::{HeldRun, HostHold, RelayFeed};
 pub use location::Location;
+pub use lock::{LockError, lock_path};
 pub use model::{
     CampaignRecord, CampaignStatus, CancelOutcome, ClaimedRun, DeleteOutcome, HostRecord,
     NewCampaign, QueueFigures, Recovery, RunRecord, RunState,
@@ -107,6 +109,14 @@ pub enum StoreError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("stored data is damaged: {0}")]
     Corrupt(String),
+    #[error(transparent)]
+    Locked(#[from] LockError),
+    #[error(
+        "the database file is damaged ({problems}); it was left unchanged. Restore it from a \
+         backup, or save what can be read with `sqlite3 {path} .recover | sqlite3 recovered.db` \
+         and start the lab with --db recovered.db"
+    )]
+    Damaged { path: String, problems: String },
 }
 
 /// Which neighbour of a campaign among those of its spec.
@@ -179,17 +189,62 @@ impl Backend {
     }
 }
 
+/// Whether a connection going back to the pool may serve again. A COMMIT that failed (a full
+/// disk) can leave the database out of its transaction while the driver still counts one
+/// open, and then it refuses every later `BEGIN` on that connection: such a connection is
+/// closed, and the pool opens a fresh one when it needs it. The ping first lets the driver
+/// finish the rollback a dropped transaction queued.
+async fn still_usable<C: sqlx::Connection>(connection: &mut C) -> Result<bool, sqlx::Error> {
+    connection.ping().await?;
+    Ok(!connection.is_in_transaction())
+}
+
 /// A handle on the lab's database; cheap to clone.
 #[derive(Clone)]
 pub struct Store {
     pool: Pool,
+    /// A SQLite file's lock, held while any handle lives: one lab per file.
+    _lock: Option<std::sync::Arc<lock::FileLock>>,
+}
+
+/// Most problems `quick_check` is asked to list.
+const QUICK_CHECK_PROBLEMS: u32 = 5;
+
+/// Checks an existing SQLite file before anything writes to it, on a read-only connection:
+/// a damaged file is refused with its first problems, untouched.
+async fn check_intact(path: &std::path::Path) -> Result<(), StoreError> {
+    use sqlx::Connection;
+    let options = SqliteConnectOptions::new().filename(path).read_only(true);
+    let mut connection = sqlx::SqliteConnection::connect_with(&options).await?;
+    let found: Result<Vec<String>, sqlx::Error> = sqlx::query_scalar(AssertSqlSafe(format!(
+        "PRAGMA quick_check({QUICK_CHECK_PROBLEMS})"
+    )))
+    .fetch_all(&mut connection)
+    .await;
+    let _ = connection.close().await;
+    let problems = match found {
+        Ok(rows) if rows.iter().all(|row| row == "ok") => return Ok(()),
+        Ok(rows) => rows.join("; "),
+        // A page too damaged to be read fails the check itself.
+        Err(sqlx::Error::Database(error)) => error.message().to_string(),
+        Err(error) => return Err(error.into()),
+    };
+    Err(StoreError::Damaged {
+        path: path.display().to_string(),
+        problems,
+    })
 }
 
 impl Store {
     /// Opens the database (creating a SQLite file if needed) and brings its schema up to date.
     pub async fn open(location: &Location) -> Result<Self, StoreError> {
+        let mut held = None;
         let pool = match location {
             Location::File(path) => {
+                held = Some(std::sync::Arc::new(lock::FileLock::take(path)?));
+                if std::fs::metadata(path).is_ok_and(|metadata| metadata.len() > 0) {
+                    check_intact(path).await?;
+                }
                 let options = SqliteConnectOptions::new()
                     .filename(path)
                     .create_if_missing(true)
@@ -199,6 +254,9 @@ impl Store {
                     .foreign_keys(true);
                 let pool = SqlitePoolOptions::new()
                     .max_connections(4)
+                    .after_release(|connection, _| {
+                        Box::pin(async move { still_usable(connection).await })
+                    })
                     .connect_with(options)
                     .await?;
                 sqlx::migrate!("./migrations").run(&pool).await?;
@@ -207,6 +265,9 @@ impl Store {
             Location::Postgres(url) => {
                 let pool = PgPoolOptions::new()
                     .max_connections(8)
+                    .after_release(|connection, _| {
+                        Box::pin(async move { still_usable(connection).await })
+                    })
                     .acquire_timeout(Duration::from_secs(10))
                     .connect(url)
                     .await?;
@@ -214,7 +275,7 @@ impl Store {
                 Pool::Postgres(pool)
             }
         };
-        Ok(Self { pool })
+        Ok(Self { pool, _lock: held })
     }
 
     /// Which kind of database this store speaks to.
@@ -610,10 +671,11 @@ impl Store {
     }
 
     /// At a host's start-up: the runs it left running when it crashed, or interrupted when it
-    /// shut down, go back on the queue; their partial samples are dropped. Other hosts' runs
+    /// shut down, go back on the queue (or end cancelled, when their campaign was cancelled
+    /// meanwhile); their partial samples are dropped. Other hosts' runs
     /// are theirs (their leases say when they are dead). Runs stored before hosts were named
     /// count as this host's.
-    pub async fn recover(&self, host: &str) -> Result<Recovery, StoreError> {
+    pub async fn recover(&self, host: &str, now_ms: i64) -> Result<Recovery, StoreError> {
         let mine = format!(
             "r.status IN ('running', 'interrupted') AND {}",
             self.backend().runs_held_by(1)
@@ -634,6 +696,16 @@ impl Store {
                      WHERE {mine})"
             )))
             .bind(host)
+            .execute(&mut *tx)
+            .await?;
+            // A campaign cancelled while this run executed stays cancelled.
+            sqlx::query(AssertSqlSafe(format!(
+                "UPDATE runs SET status = 'cancelled', finished_ms = $2, lease_ms = NULL
+                 WHERE id IN (SELECT r.id FROM runs AS r JOIN campaigns AS c ON c.seq = r.campaign_seq
+                              WHERE {mine} AND c.cancelled_ms IS NOT NULL)"
+            )))
+            .bind(host)
+            .bind(now_ms)
             .execute(&mut *tx)
             .await?;
             let requeued = sqlx::query(AssertSqlSafe(format!(
@@ -666,6 +738,14 @@ impl Store {
             match campaign_seq!(&mut *tx, campaign_id).await? {
                 None => None,
                 Some(seq) => {
+                    sqlx::query(
+                        "UPDATE campaigns SET cancelled_ms = $1
+                         WHERE seq = $2 AND cancelled_ms IS NULL",
+                    )
+                    .bind(now_ms)
+                    .bind(seq)
+                    .execute(&mut *tx)
+                    .await?;
                     let cancelled_queued = sqlx::query(
                         "UPDATE runs SET status = 'cancelled', finished_ms = $1
                          WHERE campaign_seq = $2 AND status IN ('queued', 'interrupted')",
@@ -689,6 +769,21 @@ impl Store {
                 }
             }
         }))
+    }
+
+    /// Writes one row, to learn whether the database can be written now (`/healthz`): a full
+    /// disk fails the write, and a read would not notice.
+    pub async fn probe_write(&self, now_ms: i64) -> Result<(), StoreError> {
+        on_backend!(self, pool => {
+            sqlx::query(
+                "INSERT INTO write_probe (id, checked_ms) VALUES (1, $1)
+                 ON CONFLICT (id) DO UPDATE SET checked_ms = excluded.checked_ms",
+            )
+            .bind(now_ms)
+            .execute(pool)
+            .await?;
+        });
+        Ok(())
     }
 
     /// Deletes a campaign with its runs and samples, unless one of its runs is executing.

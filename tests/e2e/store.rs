@@ -223,7 +223,7 @@ async fn a_campaigns_life(store: &Store) {
         )
         .await
         .expect("sample");
-    let recovery = store.recover(HOST).await.expect("recover");
+    let recovery = store.recover(HOST, 7_000).await.expect("recover");
     assert_eq!(recovery.requeued, 1);
     assert_eq!(recovery.spec_jsons.len(), 1);
     let again = store

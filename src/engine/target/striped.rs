@@ -33,6 +33,8 @@ const MAX_NAP: Duration = Duration::from_millis(50);
 const QUEUED_WITHIN_S: f64 = 0.005;
 /// Most disks one emulated volume may have.
 pub const MAX_DISKS: u32 = 256;
+/// Slowest disk or controller rate, MB/s.
+pub const MIN_RATE_MB_S: f64 = 0.1;
 
 /// A striped volume's settings as a spec gives them; every one has a default from the
 /// seed's example (4 disks of 5 MB/s, 64 KiB tracks, one 20 MB/s controller per four disks).
@@ -95,15 +97,18 @@ pub fn plan(
     if !(1..=MAX_DISKS).contains(&disks) {
         errors.add("target.disks", format!("must be between 1 and {MAX_DISKS}"));
     }
+    // A lower bound keeps the volume able to take a run's data in its duration: the model runs
+    // in real time.
     let mut rate = |name: &str, value: Option<f64>, default: f64| {
         let value = value.unwrap_or(default);
-        if !(value.is_finite() && value > 0.0 && value <= 100_000.0) {
+        if !(value.is_finite() && (MIN_RATE_MB_S..=100_000.0).contains(&value)) {
             errors.add(
                 format!("target.{name}"),
-                "must be more than 0 and at most 100000",
+                format!("must be between {MIN_RATE_MB_S} and 100000 MB/s"),
             );
+            return None;
         }
-        value
+        Some(value)
     };
     let disk_mb_s = rate("disk_mb_s", settings.disk_mb_s, 5.0);
     let controller_mb_s = rate("controller_mb_s", settings.controller_mb_s, 20.0);
@@ -137,10 +142,29 @@ pub fn plan(
             "must be between 1 and the number of disks",
         );
     }
-    let revolution_ms = track_bytes as f64 / (disk_mb_s * 1e6) * 1e3;
+    let (disk_mb_s, controller_mb_s) = (disk_mb_s.unwrap_or(0.0), controller_mb_s.unwrap_or(0.0));
+    // Without a usable disk rate there is no revolution to default to: only a delay the spec
+    // gave is checked.
+    let revolution_ms = if disk_mb_s > 0.0 {
+        track_bytes as f64 / (disk_mb_s * 1e6) * 1e3
+    } else {
+        0.0
+    };
     let rotational_delay_ms = settings.rotational_delay_ms.unwrap_or(revolution_ms);
     if !(rotational_delay_ms.is_finite() && (0.0..=1000.0).contains(&rotational_delay_ms)) {
-        errors.add("target.rotational_delay_ms", "must be between 0 and 1000");
+        if settings.rotational_delay_ms.is_some() {
+            errors.add("target.rotational_delay_ms", "must be between 0 and 1000");
+        } else {
+            errors.add(
+                "target.disk_mb_s",
+                format!(
+                    "a track of {} at {disk_mb_s} MB/s takes {revolution_ms:.0} ms a \
+                     revolution, more than 1000: give a faster disk, a smaller track, or \
+                     rotational_delay_ms",
+                    format_bytes(track_bytes)
+                ),
+            );
+        }
     }
     let config = StripedConfig {
         disks,

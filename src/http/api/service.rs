@@ -2,7 +2,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -39,7 +39,10 @@ async fn get_openapi(State(state): State<AppState>) -> Response {
 /// Liveness and a glance at the queue.
 #[utoipa::path(
     get, path = "/healthz", tag = "service",
-    responses((status = 200, description = "The lab is serving", body = serde_json::Value))
+    responses(
+        (status = 200, description = "The lab is serving and its database can be written", body = serde_json::Value),
+        (status = 503, description = "The lab is serving but its database cannot be written (a full disk, say)", body = serde_json::Value)
+    )
 )]
 async fn healthz(State(state): State<AppState>) -> Result<Response, ApiError> {
     let runs_by_status = state.lab.runs_by_status().await?;
@@ -49,12 +52,24 @@ async fn healthz(State(state): State<AppState>) -> Result<Response, ApiError> {
             .find(|(state, _)| *state == wanted)
             .map_or(0, |(_, count)| *count)
     };
-    Ok(Json(serde_json::json!({
-        "status": "ok",
+    // A lab whose database cannot be written (a full disk) answers but cannot store a result:
+    // it says so, and the status tells a load balancer or a monitor.
+    let writable = state.lab.database_writable().await;
+    let body = Json(serde_json::json!({
+        "status": if writable.is_ok() { "ok" } else { "degraded" },
+        "database": match &writable {
+            Ok(()) => "writable".to_string(),
+            Err(why) => format!("cannot be written: {why}"),
+        },
         "queued": count(RunState::Queued),
         "running": count(RunState::Running),
-    }))
-    .into_response())
+    }));
+    let status = if writable.is_ok() {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    Ok((status, body).into_response())
 }
 
 /// Prometheus text: runs by status, queue depth, bytes moved, run durations.

@@ -159,6 +159,15 @@ pub struct TapeSettings {
 
 /// Most emulated drives one target may have.
 pub const MAX_DRIVES: u32 = 16;
+/// Slowest native speed a drive may be given, MB/s (the slowest LTO streams at 20).
+pub const MIN_NATIVE_MB_S: f64 = 1.0;
+/// Slowest lowest speed-match step, MB/s.
+pub const MIN_STEP_MB_S: f64 = 0.1;
+/// Smallest drive buffer, MB (LTO drives have 128 MB and more).
+pub const MIN_BUFFER_MB: f64 = 1.0;
+/// Shortest and longest backhitch, seconds (real drives take about 2 to 5).
+pub const MIN_REPOSITION_S: f64 = 0.001;
+pub const MAX_REPOSITION_S: f64 = 60.0;
 
 impl TapeSettings {
     /// The drives' configuration, or `None` with every bad figure recorded in `errors` under
@@ -193,20 +202,24 @@ impl TapeSettings {
                 format!("must be between 1 and {MAX_DRIVES}"),
             );
         }
-        let mut positive = |name: &str, value: Option<f64>, max: f64| {
+        // Lower bounds keep a drive able to take a run's data in its duration: an emulated
+        // drive runs in real time, so a drive at a millionth of a MB/s would hold a run for days.
+        let mut within = |name: &str, value: Option<f64>, min: f64, max: f64| {
             if let Some(value) = value
-                && !(value.is_finite() && value > 0.0 && value <= max)
+                && !(value.is_finite() && (min..=max).contains(&value))
             {
-                errors.add(
-                    field(name),
-                    format!("must be more than 0 and at most {max}"),
-                );
+                errors.add(field(name), format!("must be between {min} and {max}"));
             }
         };
-        positive("native_mb_s", self.native_mb_s, 100_000.0);
-        positive("min_mb_s", self.min_mb_s, 100_000.0);
-        positive("buffer_mb", self.buffer_mb, 65_536.0);
-        positive("reposition_s", self.reposition_s, 600.0);
+        within("native_mb_s", self.native_mb_s, MIN_NATIVE_MB_S, 100_000.0);
+        within("min_mb_s", self.min_mb_s, MIN_STEP_MB_S, 100_000.0);
+        within("buffer_mb", self.buffer_mb, MIN_BUFFER_MB, 65_536.0);
+        within(
+            "reposition_s",
+            self.reposition_s,
+            MIN_REPOSITION_S,
+            MAX_REPOSITION_S,
+        );
         for (name, value) in [("load_s", self.load_s), ("locate_s", self.locate_s)] {
             if let Some(value) = value
                 && !(value.is_finite() && (0.0..=3600.0).contains(&value))
