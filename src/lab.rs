@@ -31,6 +31,10 @@ pub const DEMO_DIR: &str = "demo";
 /// The most campaigns one list request returns.
 pub const MAX_PAGE: u32 = 200;
 
+/// The most runs that may wait in the queue, all campaigns together (ten campaigns of the
+/// largest size): a lab takes nothing more until it drains.
+pub const MAX_QUEUED_RUNS: u64 = 10_000;
+
 /// Why a request to the lab was refused or failed.
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
@@ -47,6 +51,12 @@ pub enum LabError {
     NotFound(String),
     #[error("{0}")]
     Conflict(String),
+    /// A query parameter of a read is not one the lab can answer.
+    #[error("the query is not valid")]
+    BadQuery(FieldErrors),
+    /// The queue holds as many runs as it may: nothing more is taken until it drains.
+    #[error("{0}")]
+    QueueFull(String),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("{0}")]
@@ -548,6 +558,21 @@ impl Lab {
     ) -> Result<Submitted, LabError> {
         let (spec, plans) = self.checked(spec).await?;
         let host = spec.host.clone().unwrap_or_else(|| self.host.name.clone());
+        let waiting = self
+            .store
+            .runs_by_status()
+            .await?
+            .into_iter()
+            .filter(|(state, _)| *state == CampaignStatus::Queued)
+            .map(|(_, count)| count.max(0) as u64)
+            .sum::<u64>();
+        if waiting + plans.len() as u64 > MAX_QUEUED_RUNS {
+            return Err(LabError::QueueFull(format!(
+                "the queue holds {waiting} runs waiting and this campaign adds {}; at most \
+                 {MAX_QUEUED_RUNS} may wait: submit it once some have run, or cancel campaigns",
+                plans.len()
+            )));
+        }
 
         let id = ids::campaign_id();
         let campaign = NewCampaign {
@@ -675,7 +700,7 @@ impl Lab {
                 "before",
                 format!("no campaign {:?}", before.unwrap_or_default()),
             );
-            return Err(LabError::Invalid(errors));
+            return Err(LabError::BadQuery(errors));
         };
         let mut campaigns = Vec::with_capacity(records.len());
         for record in &records {

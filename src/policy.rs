@@ -83,6 +83,10 @@ impl Policy {
             .filter(|_| spec.source.agents.is_none())
         {
             for (index, path) in paths.iter_mut().enumerate() {
+                // An empty path is not the data dir: the spec's own rule refuses it.
+                if path.as_os_str().is_empty() {
+                    continue;
+                }
                 let field = format!("source.paths[{index}]");
                 match self.resolve_under(path, &self.source_roots, &mut violations, &field, reach) {
                     Some(resolved) => *path = resolved,
@@ -92,7 +96,11 @@ impl Policy {
         }
         match spec.target.kind {
             TargetKind::Dir => {
-                if let Some(path) = spec.target.path.as_mut()
+                if let Some(path) = spec
+                    .target
+                    .path
+                    .as_mut()
+                    .filter(|path| !path.as_os_str().is_empty())
                     && let Some(resolved) = self.resolve_under(
                         path,
                         &self.target_roots,

@@ -74,6 +74,8 @@ impl From<LabError> for ApiError {
             LabError::Forbidden(fields) => (StatusCode::FORBIDDEN, fields.0.clone()),
             LabError::NotFound(_) => (StatusCode::NOT_FOUND, BTreeMap::new()),
             LabError::Conflict(_) => (StatusCode::CONFLICT, BTreeMap::new()),
+            LabError::BadQuery(fields) => (StatusCode::UNPROCESSABLE_ENTITY, fields.0.clone()),
+            LabError::QueueFull(_) => (StatusCode::TOO_MANY_REQUESTS, BTreeMap::new()),
             LabError::Store(_) | LabError::Internal(_) => {
                 tracing::error!(%error, "request failed");
                 (StatusCode::INTERNAL_SERVER_ERROR, BTreeMap::new())

@@ -180,6 +180,10 @@ pub enum Refusal {
     CrossSite { site: String },
     /// `Origin` is not one of the lab's own.
     ForeignOrigin { origin: String },
+    /// A lab that knows its names got a request that names none.
+    NoHost { known: Vec<String> },
+    /// A header the checks read was given more than once: which copy counts is ambiguous.
+    Repeated { header: &'static str },
 }
 
 impl Refusal {
@@ -188,6 +192,7 @@ impl Refusal {
         match self {
             Refusal::UnknownHost { .. } => StatusCode::MISDIRECTED_REQUEST,
             Refusal::CrossSite { .. } | Refusal::ForeignOrigin { .. } => StatusCode::FORBIDDEN,
+            Refusal::NoHost { .. } | Refusal::Repeated { .. } => StatusCode::BAD_REQUEST,
         }
     }
 
@@ -209,6 +214,13 @@ impl Refusal {
                  changes are accepted from the lab's own pages only (behind a proxy, start the \
                  lab with --public-url set to the URL people use)"
             ),
+            Refusal::NoHost { known } => format!(
+                "the request names no host (no Host header); this lab answers to {}",
+                known.join(", ")
+            ),
+            Refusal::Repeated { header } => {
+                format!("the {header} header is given more than once; give it once")
+            }
         }
     }
 }
@@ -271,24 +283,41 @@ impl SitePolicy {
     /// Checks one request's `Host`, and for a changing request its `Sec-Fetch-Site` and
     /// `Origin`.
     pub fn check(&self, method: &Method, uri: &Uri, headers: &HeaderMap) -> Result<(), Refusal> {
-        let host = uri
+        for (name, shown) in [
+            (header::HOST.as_str(), "Host"),
+            (header::ORIGIN.as_str(), "Origin"),
+            (SEC_FETCH_SITE, "Sec-Fetch-Site"),
+        ] {
+            if headers.get_all(name).iter().nth(1).is_some() {
+                return Err(Refusal::Repeated { header: shown });
+            }
+        }
+        let header_host = headers
+            .get(header::HOST)
+            .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
+        let authority = uri
             .authority()
-            .map(|authority| authority.as_str().to_string())
-            .or_else(|| {
-                headers
-                    .get(header::HOST)
-                    .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
-            });
-        if let (Some(allowed), Some(host)) = (&self.hosts, &host) {
-            let admitted = HostPattern::parse(host)
-                .is_some_and(|host| allowed.iter().any(|pattern| pattern.admits(&host)));
-            if !admitted {
-                return Err(Refusal::UnknownHost {
-                    host: host.clone(),
+            .map(|authority| authority.as_str().to_string());
+        // A request in absolute form names its host twice: both names must be the lab's.
+        let named: Vec<&String> = authority.iter().chain(header_host.iter()).collect();
+        if let Some(allowed) = &self.hosts {
+            if named.is_empty() {
+                return Err(Refusal::NoHost {
                     known: self.hosts(),
                 });
             }
+            for host in &named {
+                let admitted = HostPattern::parse(host)
+                    .is_some_and(|host| allowed.iter().any(|pattern| pattern.admits(&host)));
+                if !admitted {
+                    return Err(Refusal::UnknownHost {
+                        host: (*host).clone(),
+                        known: self.hosts(),
+                    });
+                }
+            }
         }
+        let host = authority.or(header_host);
         if matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) {
             return Ok(());
         }

@@ -231,6 +231,10 @@ impl DataLink {
                     refuse(socket, &format!("agent name: {message}")).await;
                     return Err(format!("agent name {message}"));
                 }
+                if let Err(message) = super::registry::check_registration(&register) {
+                    refuse(socket, &message).await;
+                    return Err(format!("agent '{}': {message}", register.name));
+                }
                 if let Some(token) = &self.token {
                     let given = register.token.as_deref().unwrap_or_default();
                     if !crate::policy::same_secret(given.as_bytes(), token.as_bytes()) {

@@ -84,6 +84,44 @@ pub enum DispatchError {
     },
 }
 
+/// Most paths an agent may offer, the most bytes they may take together, and the longest
+/// version string it may give: what it says of itself is kept while it is remembered.
+pub const MAX_AGENT_SOURCES: usize = 64;
+pub const MAX_AGENT_SOURCE_BYTES: usize = 4096;
+pub const MAX_AGENT_VERSION_BYTES: usize = 64;
+/// Agents that left are remembered this long (so a page shows who was there), and at most
+/// this many of them; the oldest is forgotten first.
+pub const FORGET_GONE_AFTER: Duration = Duration::from_secs(600);
+pub const MAX_GONE_AGENTS: usize = 256;
+
+/// What is wrong with what an agent says of itself, if anything: too many paths, too many
+/// bytes of them, or too long a version.
+pub fn check_registration(hello: &Register) -> Result<(), String> {
+    let bytes: usize = hello
+        .sources
+        .iter()
+        .map(|path| path.as_os_str().len())
+        .sum();
+    if hello.sources.len() > MAX_AGENT_SOURCES {
+        return Err(format!(
+            "sources: {} paths; at most {MAX_AGENT_SOURCES}",
+            hello.sources.len()
+        ));
+    }
+    if bytes > MAX_AGENT_SOURCE_BYTES {
+        return Err(format!(
+            "sources: {bytes} bytes of paths; at most {MAX_AGENT_SOURCE_BYTES}"
+        ));
+    }
+    if hello.version.len() > MAX_AGENT_VERSION_BYTES {
+        return Err(format!(
+            "version: {} bytes; at most {MAX_AGENT_VERSION_BYTES}",
+            hello.version.len()
+        ));
+    }
+    Ok(())
+}
+
 /// How long writing work to an agent may take before the agent counts as stalled.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -105,6 +143,7 @@ impl Registry {
         let _ = control.set_write_timeout(Some(WRITE_TIMEOUT));
         let mut agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
         let now = now_ms();
+        forget_gone(&mut agents, now, &hello.name);
         let session = rand::random::<u64>();
         let entry = agents.entry(hello.name.clone()).or_insert_with(|| Entry {
             info: AgentInfo {
@@ -162,6 +201,7 @@ impl Registry {
         let mut agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(entry) = agents.get_mut(name).filter(|e| e.session == session) {
             entry.info.connected = false;
+            entry.info.last_seen_ms = now_ms();
             entry.busy_run = None;
             entry.control = None;
             entry.shutdown = None;
@@ -170,7 +210,8 @@ impl Registry {
 
     /// Every agent, by name.
     pub fn list(&self) -> Vec<AgentInfo> {
-        let agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
+        let mut agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
+        forget_gone(&mut agents, now_ms(), "");
         agents
             .values()
             .map(|entry| AgentInfo {
@@ -248,6 +289,32 @@ impl Registry {
             if entry.busy_run.as_deref() == Some(run_key) {
                 entry.busy_run = None;
             }
+        }
+    }
+}
+
+/// Forgets the agents that left longer ago than [`FORGET_GONE_AFTER`], and the oldest of those
+/// that left beyond [`MAX_GONE_AGENTS`] (keeping `returning`, which is connecting again now).
+/// Connected agents are bounded by the data listener's cap on control connections.
+fn forget_gone(agents: &mut BTreeMap<String, Entry>, now_ms: i64, returning: &str) {
+    let forget_before = now_ms - FORGET_GONE_AFTER.as_millis() as i64;
+    agents.retain(|name, entry| {
+        entry.info.connected
+            || entry.control.is_some()
+            || name == returning
+            || entry.info.last_seen_ms >= forget_before
+    });
+    let mut gone: Vec<(i64, String)> = agents
+        .iter()
+        .filter(|(name, entry)| {
+            !entry.info.connected && entry.control.is_none() && name.as_str() != returning
+        })
+        .map(|(name, entry)| (entry.info.last_seen_ms, name.clone()))
+        .collect();
+    if gone.len() > MAX_GONE_AGENTS {
+        gone.sort();
+        for (_, name) in gone.iter().take(gone.len() - MAX_GONE_AGENTS) {
+            agents.remove(name);
         }
     }
 }

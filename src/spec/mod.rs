@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 mod expand;
+mod strict;
 
 mod validate;
 
@@ -216,6 +217,12 @@ pub fn parse_json(text: &str) -> Result<CampaignSpec, FieldErrors> {
             return Err(errors);
         }
     };
+    strict::duplicate_keys(text, &mut errors);
+    strict::sections_are_objects(&value, &mut errors);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    strict::whole_numbers_as_integers(&mut value);
     let mut set_aside_paths: Vec<String> = Vec::new();
     for _ in 0..MAX_TYPE_ERRORS {
         match serde_path_to_error::deserialize::<_, CampaignSpec>(&value) {

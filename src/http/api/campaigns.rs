@@ -50,6 +50,7 @@ pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState>
         (status = 403, description = "A path outside the allowed roots", body = ErrorBody),
         (status = 413, description = "Body larger than 1 MiB", body = ErrorBody),
         (status = 422, description = "Invalid fields or limits exceeded", body = ErrorBody),
+        (status = 429, description = "The queue holds as many runs as it may", body = ErrorBody),
     )
 )]
 async fn create_campaign(
@@ -251,6 +252,7 @@ async fn cancel_campaign(
         (status = 403, description = "A path outside the allowed roots now", body = ErrorBody),
         (status = 404, description = "No such campaign", body = ErrorBody),
         (status = 422, description = "The spec no longer passes the checks", body = ErrorBody),
+        (status = 429, description = "The queue holds as many runs as it may", body = ErrorBody),
     )
 )]
 async fn rerun_campaign(
