@@ -76,6 +76,14 @@ impl From<LabError> for ApiError {
             LabError::Conflict(_) => (StatusCode::CONFLICT, BTreeMap::new()),
             LabError::BadQuery(fields) => (StatusCode::UNPROCESSABLE_ENTITY, fields.0.clone()),
             LabError::QueueFull(_) => (StatusCode::TOO_MANY_REQUESTS, BTreeMap::new()),
+            LabError::Store(store) if store.is_disk_full() => {
+                tracing::error!(%error, "the database's disk is full");
+                return Self::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the lab's database cannot be written: its disk is full; nothing was \
+                     changed. Make room on it and try again",
+                );
+            }
             LabError::Store(_) | LabError::Internal(_) => {
                 tracing::error!(%error, "request failed");
                 (StatusCode::INTERNAL_SERVER_ERROR, BTreeMap::new())

@@ -119,6 +119,22 @@ pub enum StoreError {
     Damaged { path: String, problems: String },
 }
 
+impl StoreError {
+    /// Whether the database refused a write for want of room (SQLite's `SQLITE_FULL`,
+    /// PostgreSQL's `disk_full`): the lab is sound and heals once room is made.
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            StoreError::Database(sqlx::Error::Database(error)) => {
+                let code = error.code();
+                let code = code.as_deref().unwrap_or_default();
+                // SQLite gives its extended code; its low byte is the primary one.
+                code.parse::<i32>().is_ok_and(|code| code & 0xff == 13) || code == "53100"
+            }
+            _ => false,
+        }
+    }
+}
+
 /// Which neighbour of a campaign among those of its spec.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Neighbour {

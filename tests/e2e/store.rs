@@ -302,6 +302,62 @@ async fn a_campaigns_life(store: &Store) {
     assert_eq!(second.survey_json.as_deref(), Some("{}"));
 }
 
+/// A campaign cancelled while its run executes, and the lab killed before the run stored its
+/// end: at the next start the run ends cancelled, never queued again.
+async fn a_cancel_outlives_a_crash(store: &Store) {
+    store
+        .insert_campaign(&campaign("k1", "cancelled mid-run", 2), 1_000)
+        .await
+        .expect("insert");
+    let running = store
+        .claim_next(HOST, 2_000, FOREVER)
+        .await
+        .expect("claim")
+        .expect("a run");
+    let outcome = store
+        .cancel_campaign("k1", 3_000)
+        .await
+        .expect("cancel")
+        .expect("the campaign exists");
+    assert_eq!(outcome.running, vec![running.run_id]);
+    let recovery = store.recover(HOST, 4_000).await.expect("recover");
+    assert_eq!(recovery.requeued, 0);
+    assert!(
+        store
+            .claim_next(HOST, 5_000, FOREVER)
+            .await
+            .expect("claim")
+            .is_none(),
+        "a run of the cancelled campaign was queued again"
+    );
+    let runs = store.runs("k1").await.expect("runs");
+    assert!(
+        runs.iter().all(|run| run.status == RunState::Cancelled),
+        "{:?}",
+        runs.iter().map(|run| run.status).collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test]
+async fn a_cancel_outlives_a_crash_on_sqlite() {
+    let dir = scratch();
+    let store = Store::open(&Location::File(dir.path().join("lab.db")))
+        .await
+        .expect("open");
+    a_cancel_outlives_a_crash(&store).await;
+    store.close().await;
+}
+
+#[tokio::test]
+async fn a_cancel_outlives_a_crash_on_postgres() {
+    let cluster = Postgres::start();
+    let store = Store::open(&Location::Postgres(cluster.url.clone()))
+        .await
+        .expect("open");
+    a_cancel_outlives_a_crash(&store).await;
+    store.close().await;
+}
+
 #[tokio::test]
 async fn a_campaigns_life_on_sqlite() {
     let dir = scratch();

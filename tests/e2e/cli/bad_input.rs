@@ -216,6 +216,12 @@ ls -A "$1" >> "$5""#;
         written > 0 && written <= 4 << 20,
         "written {written}: {error}"
     );
+    // What it moved is kept; a rate is not: the run did not measure the target.
+    assert_eq!(run["mb_per_s"], 0.0, "{run}");
+    assert!(
+        run["bytes"].as_u64().is_some_and(|bytes| bytes > 0),
+        "{run}"
+    );
 }
 
 #[tokio::test]

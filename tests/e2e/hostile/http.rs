@@ -456,21 +456,6 @@ async fn an_event_stream_outlives_the_header_timeout() {
     );
 }
 
-/// The lab's log without terminal colours, so fields read `name=value`.
-fn plain_log(lab: &Lab) -> String {
-    let log = lab.log();
-    let mut plain = String::with_capacity(log.len());
-    let mut rest = log.as_str();
-    while let Some(start) = rest.find('\u{1b}') {
-        plain.push_str(&rest[..start]);
-        rest = &rest[start..];
-        let end = rest.find('m').map_or(rest.len(), |end| end + 1);
-        rest = &rest[end..];
-    }
-    plain.push_str(rest);
-    plain
-}
-
 /// Idle connections opened at once in the flood test.
 const FLOOD: usize = 1100;
 /// The limit on open files the flooded lab runs under (systemd's default soft limit).
@@ -489,7 +474,8 @@ async fn a_connection_flood_under_a_low_file_limit_leaves_the_lab_answering() {
         ..LabOptions::default()
     });
     assert!(
-        plain_log(&lab).contains(&format!("max_connections={FLOODED_LAB_CAP}")),
+        lab.plain_log()
+            .contains(&format!("max_connections={FLOODED_LAB_CAP}")),
         "{}",
         lab.log()
     );
@@ -585,4 +571,52 @@ async fn a_connection_flood_under_a_low_file_limit_leaves_the_lab_answering() {
         .await;
     assert_healthy(&lab);
     assert!(!lab.log().contains("Too many open files"), "{}", lab.log());
+}
+
+/// Sends raw request head lines (without the blank line) and reads the whole answer.
+fn exchange_raw(lab: &Lab, head: &str) -> Answer {
+    let mut stream = TcpStream::connect(address(lab)).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("read timeout");
+    stream
+        .write_all(format!("{head}Connection: close\r\n\r\n").as_bytes())
+        .expect("send");
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).expect("read the answer");
+    parse_answer(&raw)
+}
+
+#[test]
+fn a_missing_or_repeated_host_or_origin_is_refused() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let own = own_host(&lab);
+    // No Host at all (HTTP/1.0 allows it): the lab cannot tell who it is asked as.
+    let answer = exchange_raw(&lab, "GET /api/campaigns HTTP/1.0\r\n");
+    assert_eq!(answer.status, 400, "{}", answer.body);
+    assert!(answer.body.contains("no host"), "{}", answer.body);
+    // Two copies: judged as ambiguous, whichever comes first.
+    for head in [
+        format!("GET /healthz HTTP/1.1\r\nHost: {own}\r\nHost: evil.example\r\n"),
+        format!("GET /healthz HTTP/1.1\r\nHost: evil.example\r\nHost: {own}\r\n"),
+    ] {
+        let answer = exchange_raw(&lab, &head);
+        assert_eq!(answer.status, 400, "{head}: {}", answer.body);
+        assert!(answer.body.contains("more than once"), "{}", answer.body);
+    }
+    let answer = exchange(
+        &lab,
+        "POST",
+        "/api/campaigns",
+        &own,
+        &[
+            ("Content-Type", "application/json"),
+            ("Origin", &format!("http://{own}")),
+            ("Origin", "http://evil.example"),
+        ],
+        &small_spec().to_string(),
+    );
+    assert_eq!(answer.status, 400, "{}", answer.body);
+    assert_eq!(campaign_count(&lab), 0);
+    assert_healthy(&lab);
 }

@@ -2,6 +2,11 @@
 //! attack is a regression test here — the exact request, the refusal it must get, the memory
 //! it may cost, and a healthy lab afterwards.
 
+mod agents;
 mod data;
+mod faults;
 mod http;
 mod plan;
+mod spec;
+mod stall;
+mod swap;

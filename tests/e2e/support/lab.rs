@@ -61,6 +61,9 @@ pub struct LabOptions {
     /// The name it serves under (`--host-name`): the machine's host name unless given, which
     /// two labs on one database cannot share.
     pub host_name: Option<String>,
+    /// Keep the SQLite file on a tmpfs of this many MiB of the lab's own (a private mount
+    /// namespace), so a test can fill the database's disk ([`Lab::in_its_mounts`]).
+    pub db_tmpfs_mib: Option<u64>,
 }
 
 impl Lab {
@@ -76,8 +79,13 @@ impl Lab {
     /// a lab started again on the same `root` finds everything the last one left.
     pub fn start(root: &Path, options: &LabOptions) -> Lab {
         let data_dir = root.join("data");
+        let db_dir = root.join("dbfs");
         let (db, host_name) = match (&options.db, crate::STORE) {
             (Some(db), _) => (db.clone(), options.host_name.clone()),
+            (None, _) if options.db_tmpfs_mib.is_some() => (
+                db_dir.join("lab.db").display().to_string(),
+                options.host_name.clone(),
+            ),
             (None, DefaultStore::Sqlite) => (
                 root.join("lab.db").display().to_string(),
                 options.host_name.clone(),
@@ -88,8 +96,22 @@ impl Lab {
                 (url, options.host_name.clone().or(Some(name)))
             }
         };
-        let mut command = match options.open_files {
-            Some(limit) => {
+        let mut command = match (options.open_files, options.db_tmpfs_mib) {
+            (_, Some(mib)) => {
+                std::fs::create_dir_all(&db_dir).expect("the tmpfs mount point");
+                let mut unshare = Command::new("unshare");
+                unshare.args(namespace_flags(false)).args([
+                    "sh",
+                    "-c",
+                    "mount -t tmpfs -o size=\"$1\"m backlab-db \"$0\" && shift && exec \"$@\"",
+                ]);
+                unshare
+                    .arg(&db_dir)
+                    .arg(mib.to_string())
+                    .arg(env!("CARGO_BIN_EXE_backlab"));
+                unshare
+            }
+            (Some(limit), None) => {
                 let mut shell = Command::new("sh");
                 shell
                     .args(["-c", "ulimit -n \"$0\" && exec \"$@\""])
@@ -97,7 +119,7 @@ impl Lab {
                     .arg(env!("CARGO_BIN_EXE_backlab"));
                 shell
             }
-            None => backlab(),
+            (None, None) => backlab(),
         };
         command
             .arg("serve")
@@ -312,6 +334,21 @@ impl Lab {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// The server's log so far without terminal colours, so fields read `name=value`.
+    pub fn plain_log(&self) -> String {
+        let log = self.log();
+        let mut plain = String::with_capacity(log.len());
+        let mut rest = log.as_str();
+        while let Some(start) = rest.find('\u{1b}') {
+            plain.push_str(&rest[..start]);
+            rest = &rest[start..];
+            let end = rest.find('m').map_or(rest.len(), |end| end + 1);
+            rest = &rest[end..];
+        }
+        plain.push_str(rest);
+        plain
+    }
+
     /// The end of the server's log, read when shown: for failure messages.
     pub fn log_tail(&self) -> LogTail {
         LogTail(self.log.clone())
@@ -333,6 +370,18 @@ impl Lab {
             .and_then(|kib| kib.parse().ok())
             .expect("VmHWM in /proc status");
         kib / 1024.0
+    }
+
+    /// Runs a shell script in the lab's mount namespace (a lab started with `db_tmpfs_mib`
+    /// sees its tmpfs there, and nobody else does); whether the script succeeded.
+    pub fn in_its_mounts(&self, script: &str) -> bool {
+        Command::new("nsenter")
+            .arg(format!("--target={}", self.pid()))
+            .args(namespace_flags(true))
+            .args(["sh", "-c", script])
+            .status()
+            .expect("nsenter runs (util-linux)")
+            .success()
     }
 
     /// Sends a signal to the server process.
@@ -365,6 +414,16 @@ impl Drop for Lab {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+}
+
+/// The flags of `unshare` (or, `entering`, of `nsenter`) for a private mount namespace: as
+/// root a mount namespace is enough; otherwise the user is mapped to root in a user namespace.
+fn namespace_flags(entering: bool) -> Vec<&'static str> {
+    match (rustix::process::geteuid().is_root(), entering) {
+        (true, _) => vec!["--mount"],
+        (false, false) => vec!["--user", "--map-root-user", "--mount"],
+        (false, true) => vec!["--user", "--mount", "--preserve-credentials"],
     }
 }
 

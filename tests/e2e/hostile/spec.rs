@@ -1,0 +1,137 @@
+//! A spec's shape read strictly: what JSON allows and a spec must not mean silently (a list for
+//! a section, a key twice, an empty path), what JSON means and a spec must take (`42.0` is
+//! 42), and the limits of reads and of the queue, each with a clear answer.
+
+use serde_json::{Value, json};
+
+use crate::support::in_process::App;
+
+fn generated() -> Value {
+    json!({"generated": {"size": "4M"}})
+}
+
+#[tokio::test]
+async fn a_list_for_a_section_and_a_key_given_twice_are_refused_by_name() {
+    let app = App::new().await;
+    let list = r#"{"source": {"generated": {"size": "4M"}}, "target": {"kind": "null"},
+                   "tests": ["null_sink"], "params": [1]}"#;
+    let answer = app.send("POST", "/api/campaigns", Some(list)).await;
+    assert_eq!(answer.status, 400, "{}", answer.body);
+    assert!(
+        answer.json()["fields"]["params"]
+            .as_str()
+            .is_some_and(|message| message.contains("object")),
+        "{}",
+        answer.body
+    );
+
+    let twice = r#"{"source": {"generated": {"size": "4M"}}, "target": {"kind": "null"},
+                    "tests": ["null_sink"],
+                    "params": {"buffers": 8, "duration_s": 5, "buffers": 1024}}"#;
+    let answer = app.send("POST", "/api/campaigns", Some(twice)).await;
+    assert_eq!(answer.status, 400, "{}", answer.body);
+    assert!(
+        answer.json()["fields"]["params.buffers"]
+            .as_str()
+            .is_some_and(|message| message.contains("more than once")),
+        "{}",
+        answer.body
+    );
+    // Settings of a target kind are an open map: a key twice there is refused as well.
+    let twice = r#"{"source": {"generated": {"size": "4M"}},
+                    "target": {"kind": "tape", "model": "lto-4", "drives": 1, "drives": 16},
+                    "tests": ["tape_write"], "params": {"duration_s": 5}}"#;
+    let answer = app.send("POST", "/api/campaigns", Some(twice)).await;
+    assert_eq!(answer.status, 400, "{}", answer.body);
+    assert!(answer.json()["fields"]["target.drives"].is_string());
+}
+
+#[tokio::test]
+async fn whole_numbers_with_a_fraction_are_read_as_integers() {
+    let app = App::new().await;
+    let spec = json!({"source": generated(), "target": {"kind": "null"},
+                      "tests": ["null_sink"], "params": {"buffers": 8.0, "duration_s": 5},
+                      "repeat": 42.0});
+    let answer = app
+        .send("POST", "/api/campaigns", Some(&spec.to_string()))
+        .await;
+    assert_eq!(answer.status, 201, "{}", answer.body);
+    assert_eq!(answer.json()["runs"], 42);
+    // A fraction that is one is still refused for a count.
+    let spec = json!({"source": generated(), "target": {"kind": "null"},
+                      "tests": ["null_sink"], "params": {"duration_s": 5}, "repeat": 2.5});
+    let answer = app
+        .send("POST", "/api/campaigns", Some(&spec.to_string()))
+        .await;
+    assert_eq!(answer.status, 400, "{}", answer.body);
+    assert!(answer.json()["fields"]["repeat"].is_string());
+}
+
+#[tokio::test]
+async fn an_empty_path_is_refused_not_read_as_the_data_dir() {
+    let app = App::new().await;
+    let spec = json!({"source": {"paths": [""]}, "target": {"kind": "null"},
+                      "tests": ["read_single"], "params": {"duration_s": 5}});
+    let answer = app
+        .send("POST", "/api/campaigns", Some(&spec.to_string()))
+        .await;
+    assert_eq!(answer.status, 422, "{}", answer.body);
+    assert!(
+        answer.json()["fields"]["source.paths[0]"]
+            .as_str()
+            .is_some_and(|message| message.contains("empty")),
+        "{}",
+        answer.body
+    );
+    let spec = json!({"source": generated(), "target": {"kind": "dir", "path": ""},
+                      "tests": ["tape_write"], "params": {"duration_s": 5}});
+    let answer = app
+        .send("POST", "/api/campaigns", Some(&spec.to_string()))
+        .await;
+    assert_eq!(answer.status, 422, "{}", answer.body);
+    assert!(answer.json()["fields"]["target.path"].is_string());
+}
+
+#[tokio::test]
+async fn a_bad_page_cursor_is_a_bad_query_not_a_bad_campaign() {
+    let app = App::new().await;
+    let answer = app
+        .send("GET", "/api/campaigns?before=nonsense", None)
+        .await;
+    assert_eq!(answer.status, 422, "{}", answer.body);
+    let body = answer.json();
+    assert!(
+        body["error"]
+            .as_str()
+            .is_some_and(|error| error.contains("query") && !error.contains("campaign is")),
+        "{body}"
+    );
+    assert!(body["fields"]["before"].is_string(), "{body}");
+}
+
+#[tokio::test]
+async fn the_queue_takes_at_most_ten_thousand_waiting_runs() {
+    let app = App::new().await;
+    let buffers: Vec<u32> = (1..=40).collect();
+    let wide = json!({"source": generated(), "target": {"kind": "null"},
+                      "tests": ["null_sink"], "params": {"duration_s": 1},
+                      "matrix": {"buffers": buffers, "streams": [1, 2, 3, 4, 5]},
+                      "repeat": 5})
+    .to_string();
+    for _ in 0..10 {
+        let answer = app.send("POST", "/api/campaigns", Some(&wide)).await;
+        assert_eq!(answer.status, 201, "{}", answer.body);
+        assert_eq!(answer.json()["runs"], 1000);
+    }
+    let answer = app.send("POST", "/api/campaigns", Some(&wide)).await;
+    assert_eq!(answer.status, 429, "{}", answer.body);
+    assert!(
+        answer.json()["error"]
+            .as_str()
+            .is_some_and(|error| error.contains("10000 may wait")),
+        "{}",
+        answer.body
+    );
+    let listed = app.send("GET", "/api/campaigns", None).await.json();
+    assert_eq!(listed["campaigns"].as_array().map(Vec::len), Some(10));
+}
