@@ -428,8 +428,11 @@ mod tests {
                 "{host}: {refused:?}"
             );
         }
-        // Not a browser: no Host at all.
-        assert_eq!(check(&policy, Method::GET, &[]), Ok(()));
+        // No Host at all: who the lab is asked as cannot be told.
+        assert!(matches!(
+            check(&policy, Method::GET, &[]),
+            Err(Refusal::NoHost { .. })
+        ));
     }
 
     #[test]

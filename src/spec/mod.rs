@@ -218,12 +218,11 @@ pub fn parse_json(text: &str) -> Result<CampaignSpec, FieldErrors> {
         }
     };
     strict::duplicate_keys(text, &mut errors);
-    strict::sections_are_objects(&value, &mut errors);
-    if !errors.is_empty() {
+    let mut set_aside_paths = strict::sections_are_not_lists(&mut value, &mut errors);
+    if value.is_array() {
         return Err(errors);
     }
     strict::whole_numbers_as_integers(&mut value);
-    let mut set_aside_paths: Vec<String> = Vec::new();
     for _ in 0..MAX_TYPE_ERRORS {
         match serde_path_to_error::deserialize::<_, CampaignSpec>(&value) {
             Ok(spec) if errors.is_empty() => return Ok(spec),

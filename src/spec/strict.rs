@@ -13,8 +13,7 @@ use super::FieldErrors;
 
 /// The sections of a spec that are objects: a list given for one is refused, never read by
 /// position.
-const SECTIONS: [&[&str]; 6] = [
-    &[],
+const SECTIONS: [&[&str]; 5] = [
     &["source"],
     &["source", "generated"],
     &["target"],
@@ -40,19 +39,35 @@ pub fn duplicate_keys(text: &str, errors: &mut FieldErrors) {
     }
 }
 
-/// Records every section of the spec given as something other than an object.
-pub fn sections_are_objects(value: &Value, errors: &mut FieldErrors) {
+/// Records every section of the spec given as a list, and sets it aside so the rest can be
+/// read: the paths set aside. A spec that is a list as a whole is recorded, nothing more.
+pub fn sections_are_not_lists(value: &mut Value, errors: &mut FieldErrors) -> Vec<String> {
+    let mut set_aside = Vec::new();
+    if value.is_array() {
+        errors.add("spec", "must be a JSON object");
+        return set_aside;
+    }
     for keys in SECTIONS {
-        let mut at = Some(value);
-        for key in keys {
-            at = at.and_then(|inner| inner.get(key));
+        let Some((last, parents)) = keys.split_last() else {
+            continue;
+        };
+        let mut at = Some(&mut *value);
+        for key in parents {
+            at = at.and_then(|inner| inner.get_mut(key));
         }
-        match at {
-            Some(Value::Object(_)) | None => {}
-            Some(_) if keys.is_empty() => errors.add("spec", "must be a JSON object"),
-            Some(_) => errors.add(keys.join("."), "must be an object of named fields"),
+        if let Some(Value::Object(parent)) = at
+            && parent.get(*last).is_some_and(Value::is_array)
+        {
+            parent.remove(*last);
+            let path = keys.join(".");
+            errors.add(
+                path.clone(),
+                "must be an object of named fields, not a list",
+            );
+            set_aside.push(path);
         }
     }
+    set_aside
 }
 
 /// Writes every whole number given with a fraction (`42.0`, `1e3`) as the integer it is, so a
