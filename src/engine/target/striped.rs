@@ -308,7 +308,9 @@ impl Sink for StripedSink {
             if left <= 0.0 || give_up.load(Ordering::Relaxed) {
                 return Ok(());
             }
-            std::thread::sleep(Duration::from_secs_f64(left).min(MAX_NAP));
+            std::thread::sleep(
+                Duration::try_from_secs_f64(left).map_or(MAX_NAP, |left| left.min(MAX_NAP)),
+            );
         }
     }
 

@@ -22,7 +22,8 @@ pub struct AgentsBody {
     pub agents: Vec<crate::net::registry::AgentInfo>,
 }
 
-/// Lists the agents that registered since the lab started, connected or not.
+/// Lists the agents connected now and those that left in the last 10 minutes (at most 256 of
+/// them, the most recent).
 #[utoipa::path(
     get, path = "/api/agents", tag = "agents",
     responses((status = 200, description = "The data listener and the agents", body = AgentsBody))

@@ -81,7 +81,10 @@ async fn the_openapi_document_describes_every_route() {
 async fn health_and_metrics_answer() {
     let lab = Lab::fresh(&LabOptions::default());
     let health = lab.get_json("/healthz").await;
-    assert_eq!(health, json!({"status": "ok", "queued": 0, "running": 0}));
+    assert_eq!(
+        health,
+        json!({"status": "ok", "database": "writable", "queued": 0, "running": 0})
+    );
     let response = lab.get("/metrics").await;
     assert_eq!(response.status(), 200);
     let text = response.text().await.expect("text");

@@ -282,7 +282,8 @@ impl TapeSink {
     }
 
     fn wait(seconds: f64) {
-        let nap = Duration::from_secs_f64(seconds.max(0.0)).min(MAX_NAP);
+        let nap =
+            Duration::try_from_secs_f64(seconds.max(0.0)).map_or(MAX_NAP, |nap| nap.min(MAX_NAP));
         std::thread::sleep(nap);
     }
 }
