@@ -42,8 +42,8 @@ pub fn render_table(report: &CampaignReport) -> String {
         .max(26);
     let _ = writeln!(
         out,
-        "{:<width$}{:>8}{:>8}{:>6}  {:<12}Valid?",
-        "Test", "MB/s", "spread", "CPU", "Bottleneck?"
+        "{:<width$}{:>8}{:>8}{:>6}{:>7}  {:<12}Valid?",
+        "Test", "MB/s", "spread", "CPU", "other", "Bottleneck?"
     );
     for row in &verdict.rows {
         let mb_per_s = row.figure();
@@ -57,9 +57,10 @@ pub fn render_table(report: &CampaignReport) -> String {
             Some(false) => format!("no: {}", row.flag_list()),
             None => "-".to_string(),
         };
-        let cpu = row
-            .cpu_pct
-            .map_or_else(|| "-".to_string(), |value| format!("{value:.0}%"));
+        // The lab's own CPU, and other work on the machine beside it (never added in).
+        let percent =
+            |value: Option<f64>| value.map_or_else(|| "-".to_string(), |v| format!("{v:.0}%"));
+        let (cpu, other) = (percent(row.lab_cpu_pct), percent(row.other_cpu_pct));
         let bottleneck = match row.bottleneck {
             Some(true) => "Yes",
             Some(false) => "No",
@@ -67,7 +68,7 @@ pub fn render_table(report: &CampaignReport) -> String {
         };
         let _ = writeln!(
             out,
-            "{:<width$}{mb_per_s:>8}{spread:>8}{cpu:>6}  {bottleneck:<12}{valid}",
+            "{:<width$}{mb_per_s:>8}{spread:>8}{cpu:>6}{other:>7}  {bottleneck:<12}{valid}",
             row.label
         );
     }

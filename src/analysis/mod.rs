@@ -56,8 +56,16 @@ pub struct VerdictRow {
     pub valid: Option<bool>,
     /// Why not, when it does not.
     pub flags: Vec<crate::engine::validity::FlagCode>,
-    /// Whole-system CPU % of the run standing for the test.
+    /// Whole-machine CPU % of the run standing for the test: the lab and other work together.
     pub cpu_pct: Option<f64>,
+    /// The lab's own CPU (its process and every thread of it) in that run, as a share of all
+    /// the machine's CPUs: the "CPU load" views show.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lab_cpu_pct: Option<f64>,
+    /// Other work on the machine during that run: its busy share less the lab's own. Shown
+    /// beside `lab_cpu_pct`, never added into it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_cpu_pct: Option<f64>,
     /// Yes on the limiting row; `None` on the full backup, which the others are compared with.
     pub bottleneck: Option<bool>,
     pub stage: Option<StageAttribution>,
@@ -345,6 +353,9 @@ fn row(test: TestKind, figure: Option<&TestFigure<'_>>, yes_row: Option<TestKind
         valid: figure.map(|figure| figure.valid),
         flags: figure.map_or_else(Vec::new, |figure| figure.flags.clone()),
         cpu_pct: run.map(|run| run.cpu.system_pct),
+        lab_cpu_pct: run.map(|run| run.cpu.process_pct),
+        other_cpu_pct: run
+            .map(|run| (10.0 * (run.cpu.system_pct - run.cpu.process_pct).max(0.0)).round() / 10.0),
         // The full backup is what the others are compared with; a restore is judged on its own.
         bottleneck: (!matches!(test, TestKind::FullBackup | TestKind::Restore))
             .then_some(yes_row == Some(test)),
@@ -780,10 +791,10 @@ fn advice(figures: &Figures<'_>, finding: &Finding, survey: Option<&Survey>) -> 
     }
     if component == Some(Component::Pipeline) {
         if let Some(run) = figures.run(TestKind::NullSink)
-            && run.cpu.system_pct >= CPU_BOUND_PCT
+            && run.cpu.process_pct >= CPU_BOUND_PCT
         {
             advice.push(Advice::CpuBound {
-                cpu_pct: run.cpu.system_pct,
+                cpu_pct: run.cpu.process_pct,
             });
         }
         if let (Some(p), Some(sp)) = (p, sp)

@@ -401,9 +401,7 @@ pub fn campaign_page(
             .map(|row| TableRow {
                 label: row.label.clone(),
                 mb_per_s: row.figure(),
-                cpu: row
-                    .cpu_pct
-                    .map_or_else(|| "–".to_string(), |v| format!("{v:.0}\u{a0}%")),
+                cpu: cpu_load(row),
                 bottleneck: match row.bottleneck {
                     Some(true) => "Yes".to_string(),
                     Some(false) => "No".to_string(),
@@ -801,7 +799,7 @@ fn stage_bar(verdict: &Verdict) -> Vec<StageSegment> {
     };
     let parts = [
         (reads.0, Some(busy.reader_busy_pct), reads.1),
-        ("Pipeline (CPU)", row.cpu_pct, Component::Pipeline),
+        ("Pipeline (CPU)", row.lab_cpu_pct, Component::Pipeline),
         ("Target", Some(busy.writer_busy_pct), Component::Target),
     ];
     parts
@@ -819,3 +817,20 @@ fn stage_bar(verdict: &Verdict) -> Vec<StageSegment> {
         })
         .collect()
 }
+
+/// The lab's own CPU load of a row, with other work on the machine beside it when there was
+/// any to speak of (never added in).
+fn cpu_load(row: &crate::analysis::VerdictRow) -> String {
+    let Some(own) = row.lab_cpu_pct else {
+        return "–".to_string();
+    };
+    match row.other_cpu_pct {
+        Some(other) if other >= OTHER_WORK_SHOWN_PCT => {
+            format!("{own:.0}\u{a0}% (other work {other:.0}\u{a0}%)")
+        }
+        _ => format!("{own:.0}\u{a0}%"),
+    }
+}
+
+/// Other work on the machine below this share of its CPUs is not worth a word.
+const OTHER_WORK_SHOWN_PCT: f64 = 5.0;
