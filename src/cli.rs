@@ -130,9 +130,10 @@ struct RunArgs {
     /// 60 s).
     #[arg(long = "duration", value_name = "SECONDS|auto", value_parser = parse_duration)]
     duration_s: Option<spec::DurationInput>,
-    /// Run each test for its whole duration, reading a small source again until it is up.
-    #[arg(long)]
-    time_based: bool,
+    /// Run each test for its whole duration, reading a small source again until it is up
+    /// (default: on for a source of paths without --size).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    time_based: Option<bool>,
     /// What-if: each stream reads at most this many MB/s.
     #[arg(long = "source-rate", value_name = "MB/S")]
     source_rate_mb_s: Option<f64>,
@@ -574,8 +575,8 @@ fn build_spec(args: &RunArgs, flag_errors: &mut FieldErrors) -> Result<CampaignS
     if args.duration_s.is_some() {
         params.duration_s = args.duration_s;
     }
-    if args.time_based {
-        params.time_based = true;
+    if args.time_based.is_some() {
+        params.time_based = args.time_based;
     }
     if args.source_rate_mb_s.is_some() {
         params.source_rate_mb_s = args.source_rate_mb_s;
@@ -586,6 +587,7 @@ fn build_spec(args: &RunArgs, flag_errors: &mut FieldErrors) -> Result<CampaignS
     if args.link_mb_s.is_some() {
         params.link_mb_s = args.link_mb_s;
     }
+    spec.settle_defaults();
     Ok(spec)
 }
 

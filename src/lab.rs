@@ -222,7 +222,9 @@ fn parse_body(body: &[u8]) -> Result<CampaignSpec, LabError> {
         errors.add("spec", "the body is not UTF-8 text");
         LabError::Malformed(errors)
     })?;
-    spec::parse_json(text).map_err(LabError::Malformed)
+    let mut spec = spec::parse_json(text).map_err(LabError::Malformed)?;
+    spec.settle_defaults();
+    Ok(spec)
 }
 
 impl Lab {

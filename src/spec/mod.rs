@@ -152,9 +152,11 @@ pub struct ParamsSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_s: Option<DurationInput>,
     /// Run for the whole duration, reading a small source again until it is up (fio's
-    /// `time_based`); otherwise the duration is a cap and the run ends with its data.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub time_based: bool,
+    /// `time_based`); otherwise the duration is a cap and the run ends with its data. Left out
+    /// of a submitted spec, [`ParamsSpec::settle`] decides; left out of a spec stored before
+    /// that, it is off, as it was when the spec was accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_based: Option<bool>,
     /// What-if: each stream reads at most this fast (MB/s).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source_rate_mb_s: Option<f64>,
@@ -177,8 +179,8 @@ impl Default for ParamsSpec {
             fsync: true,
             compress_ratio: None,
             size: None,
-            duration_s: Some(DurationInput::Seconds(60.0)),
-            time_based: false,
+            duration_s: None,
+            time_based: None,
             source_rate_mb_s: None,
             clients: None,
             link_mb_s: None,
@@ -319,6 +321,44 @@ fn default_compress_ratio() -> f64 {
 
 /// The slowest a source what-if may deliver, MB/s: below it a block takes minutes to arrive.
 pub const MIN_SOURCE_RATE_MB_S: f64 = 0.1;
+
+/// The cap on a run whose data sets its length (a size, or generated data) when the spec gives
+/// no duration.
+pub const DEFAULT_CAP_S: f64 = 60.0;
+
+impl ParamsSpec {
+    /// The defaults a new campaign gets, written into its spec before it is checked and
+    /// stored, so that the API, the form and the CLI plan the same runs from the same spec and
+    /// a stored spec says what it meant. A run whose length no size sets (a source of paths
+    /// or agents, and no `size`) is time-based, a small source read again, and ends once its
+    /// throughput is steady (`duration_s: "auto"`, between [`AUTO_MIN_DURATION_S`] and
+    /// [`AUTO_MAX_DURATION_S`]); one with a size, or of generated data, ends with its data,
+    /// capped at [`DEFAULT_CAP_S`]. What the spec gives explicitly is kept.
+    pub fn settle(&mut self, source: &SourceSpec) {
+        let sized = self.size.is_some() || source.generated.is_some();
+        if self.duration_s.is_none() {
+            self.duration_s = Some(if sized {
+                DurationInput::Seconds(DEFAULT_CAP_S)
+            } else {
+                DurationInput::Auto(AutoWord::Auto)
+            });
+        }
+        if self.time_based.is_none() {
+            self.time_based = Some(!sized);
+        }
+    }
+}
+
+impl CampaignSpec {
+    /// Writes the defaults of a new campaign into the spec ([`ParamsSpec::settle`]).
+    pub fn settle_defaults(&mut self) {
+        self.params.settle(&self.source);
+    }
+}
+
+/// The shortest a run with `duration_s: "auto"` lasts: twice the shortest steady window, so
+/// steadiness is judged on a window that is not all ramp.
+pub const AUTO_MIN_DURATION_S: f64 = 2.0 * crate::engine::steady::MIN_STEADY_S;
 
 /// The longest a run with `duration_s: "auto"` lasts when it never becomes steady.
 pub const AUTO_MAX_DURATION_S: f64 = 60.0;

@@ -287,7 +287,7 @@ impl CampaignSpec {
                 DurationInput::Seconds(seconds) => seconds,
                 DurationInput::Auto(_) => AUTO_MAX_DURATION_S,
             }),
-            time_based: auto || (params.time_based && params.duration_s.is_some()),
+            time_based: auto || (params.time_based == Some(true) && params.duration_s.is_some()),
             until_steady: auto,
             source_rate_mb_s: params.source_rate_mb_s,
             clients: None,

@@ -117,16 +117,16 @@ pub struct TargetSchema {
     #[schema(minimum = 1, maximum = 16)]
     drives: Option<u32>,
     /// Emulated tape: native speed, overriding the model's.
-    #[schema(exclusive_minimum = 0.0, maximum = 100_000.0)]
+    #[schema(minimum = 1.0, maximum = 100_000.0)]
     native_mb_s: Option<f64>,
     /// Emulated tape: the lowest speed-matching step, at most the native speed.
-    #[schema(exclusive_minimum = 0.0, maximum = 100_000.0)]
+    #[schema(minimum = 0.1, maximum = 100_000.0)]
     min_mb_s: Option<f64>,
     /// Emulated tape: the drive's buffer in MB.
-    #[schema(exclusive_minimum = 0.0, maximum = 65_536.0)]
+    #[schema(minimum = 1.0, maximum = 65_536.0)]
     buffer_mb: Option<f64>,
     /// Emulated tape: seconds one reposition (backhitch) takes.
-    #[schema(exclusive_minimum = 0.0, maximum = 600.0)]
+    #[schema(minimum = 0.001, maximum = 60.0)]
     reposition_s: Option<f64>,
     /// Emulated tape: the best compression the drive achieves.
     #[schema(minimum = 1.0, maximum = 10.0)]
@@ -144,7 +144,7 @@ pub struct TargetSchema {
     #[schema(minimum = 1, maximum = 256)]
     disks: Option<u32>,
     /// Emulated striped volume: one disk's rate (default 5).
-    #[schema(exclusive_minimum = 0.0, maximum = 100_000.0)]
+    #[schema(minimum = 0.1, maximum = 100_000.0)]
     disk_mb_s: Option<f64>,
     /// Emulated striped volume: bytes under the head in one revolution (default 64K).
     track: Option<Size>,
@@ -155,7 +155,7 @@ pub struct TargetSchema {
     #[schema(minimum = 1, maximum = 256)]
     controllers: Option<u32>,
     /// Emulated striped volume: one controller's bandwidth (default 20).
-    #[schema(exclusive_minimum = 0.0, maximum = 100_000.0)]
+    #[schema(minimum = 0.1, maximum = 100_000.0)]
     controller_mb_s: Option<f64>,
     /// Emulated striped volume: the wait before each stripe unit a write puts on a disk
     /// (default one revolution).
@@ -216,17 +216,19 @@ pub struct ParamsSchema {
     #[serde(default)]
     size: Option<Size>,
     /// Seconds each run lasts at most (within the lab's `--max-duration`), or `"auto"`: the
-    /// run is time-based and ends once its throughput is steady, after at most 60 s.
+    /// run is time-based and ends once its throughput is steady, after at least 6 s and at
+    /// most 60 s. Left out: `"auto"` for a source of paths or agents without `size`; a 60 s
+    /// cap for a run whose data sets its length (`size`, or generated data).
     #[serde(default)]
     duration_s: Option<Duration>,
     /// Run for the whole duration, reading a small source again until it is up; otherwise
-    /// the duration is a cap and a run ends with its data.
+    /// the duration is a cap and a run ends with its data. Left out: on for a source of paths
+    /// or agents without `size`, off otherwise.
     #[serde(default)]
-    #[schema(default = false)]
-    time_based: bool,
+    time_based: Option<bool>,
     /// What-if: each stream reads at most this fast (MB/s).
     #[serde(default)]
-    #[schema(exclusive_minimum = 0.0, maximum = 1_000_000.0)]
+    #[schema(minimum = 0.1, maximum = 1_000_000.0)]
     source_rate_mb_s: Option<f64>,
     /// Network backup: clients sending at once; clients × streams is at most 256.
     #[serde(default)]

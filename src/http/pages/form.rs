@@ -100,8 +100,9 @@ impl CampaignForm {
             block_size: "256K".into(),
             streams: "4".into(),
             size: String::new(),
-            // Long enough for a steady state; a small source is read again until it ends.
-            duration_s: "10".into(),
+            // The defaults every spec gets: a run of the source's files is time-based and
+            // ends once steady (ParamsSpec::settle).
+            duration_s: "auto".into(),
             compress_ratio: String::new(),
             direct: false,
             cold_cache: true,
@@ -299,9 +300,8 @@ impl CampaignForm {
         }
         params.insert("direct".into(), json!(self.direct));
         params.insert("cold_cache".into(), json!(self.cold_cache));
-        if self.time_based {
-            params.insert("time_based".into(), json!(true));
-        }
+        // A checkbox is posted only when ticked: the form says both ways.
+        params.insert("time_based".into(), json!(self.time_based));
         params.insert("fsync".into(), json!(self.fsync));
         // Left empty, the target test matches the source's compressibility.
         let fields = [

@@ -536,7 +536,7 @@ fn spec_lines(spec: &CampaignSpec) -> Vec<(String, String)> {
         params.push_str(&format!(", at most {} per run", format_bytes(size.bytes())));
     }
     match p.duration_s {
-        Some(crate::spec::DurationInput::Seconds(duration)) if p.time_based => {
+        Some(crate::spec::DurationInput::Seconds(duration)) if p.time_based == Some(true) => {
             params.push_str(&format!(", {duration} s per run (time-based)"))
         }
         Some(crate::spec::DurationInput::Seconds(duration)) => {
