@@ -413,6 +413,21 @@ fn run(args: RunArgs) -> ExitCode {
     if !problems.is_empty() {
         return bad_spec(&problems.to_string());
     }
+    // Before the first byte: how long it takes, and what in the plan cannot give a valid run.
+    let expectation = spec::expectation::expect(&plans);
+    eprintln!(
+        "{} run(s), expected to take {}{}",
+        plans.len(),
+        if expectation.at_most {
+            "at most "
+        } else {
+            "about "
+        },
+        crate::analysis::format_duration(expectation.expected_s)
+    );
+    for warning in &expectation.warnings {
+        eprintln!("warning: {}: {}", warning.field, warning.message);
+    }
 
     let cancel = Arc::new(AtomicBool::new(false));
     let handler_flag = Arc::clone(&cancel);

@@ -19,6 +19,7 @@ use crate::events::{EventHub, LabEvent, RelayMessage, RunBrief};
 use crate::ids;
 use crate::policy::{Policy, Reach};
 use crate::report::{CampaignHeader, CampaignReport};
+use crate::spec::expectation::{Expectation, expect};
 use crate::spec::{self, CampaignSpec, FieldErrors, Placement, RunPlan};
 use crate::store::{
     CampaignRecord, CampaignStatus, ClaimedRun, DeleteOutcome, HeldRun, HostRecord, Neighbour,
@@ -108,6 +109,28 @@ pub struct Submitted {
     pub id: String,
     pub url: String,
     pub runs: usize,
+    /// How long it is expected to take, and what in it cannot give a valid run.
+    #[serde(flatten)]
+    pub expectation: Expectation,
+}
+
+/// A campaign checked and planned, not queued: what a dry run answers.
+#[derive(Debug, Clone, Serialize)]
+pub struct Planned {
+    pub runs: usize,
+    #[serde(flatten)]
+    pub expectation: Expectation,
+    /// The runs as they would execute: test and parameters, in order.
+    pub plan: Vec<PlannedRun>,
+}
+
+/// One run of a dry run's plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlannedRun {
+    pub test: crate::spec::TestKind,
+    pub params: crate::spec::RunParams,
+    /// Seconds it is expected to take.
+    pub expected_s: f64,
 }
 
 /// A campaign with its spec and runs, as `GET /api/campaigns/{id}` shows it.
@@ -480,10 +503,22 @@ impl Lab {
         self.accept(parse_body(body)?, None).await
     }
 
-    /// Checks a spec as `submit` does, queueing nothing: every problem it has, by field.
-    pub async fn check(self: &Arc<Self>, body: &[u8]) -> Result<(), LabError> {
-        self.checked(parse_body(body)?).await?;
-        Ok(())
+    /// Checks a spec as `submit` does, queueing nothing: every problem it has, by field, or
+    /// the plan it would run, how long it would take and what in it cannot give a valid run.
+    pub async fn check(self: &Arc<Self>, body: &[u8]) -> Result<Planned, LabError> {
+        let (_, plans) = self.checked(parse_body(body)?).await?;
+        Ok(Planned {
+            runs: plans.len(),
+            expectation: expect(&plans),
+            plan: plans
+                .iter()
+                .map(|plan| PlannedRun {
+                    test: plan.test,
+                    params: plan.params.clone(),
+                    expected_s: crate::engine::expect::expected(plan).seconds,
+                })
+                .collect(),
+        })
     }
 
     /// A spec checked for the host it names (this one when it names none, and then filled in),
@@ -609,6 +644,7 @@ impl Lab {
             url: campaign_url(&id),
             id,
             runs: plans.len(),
+            expectation: expect(&plans),
         })
     }
 

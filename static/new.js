@@ -38,7 +38,13 @@
     banner.hidden = true;
     var button = document.getElementById("submit");
     button.disabled = true;
-    var body = new URLSearchParams(new FormData(form));
+    var data = new FormData(form);
+    // "Check and estimate" asks for the plan only: nothing is queued.
+    var dryRun = event.submitter && event.submitter.name === "dry_run";
+    if (dryRun) data.append("dry_run", "true");
+    var body = new URLSearchParams(data);
+    var planSlot = document.getElementById("form-plan");
+    if (planSlot) planSlot.hidden = true;
     fetch(form.action, {
       method: "POST",
       headers: { "Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded" },
@@ -48,6 +54,12 @@
         return response.json().then(function (body) { return { ok: response.ok, status: response.status, body: body }; });
       })
       .then(function (answer) {
+        if (answer.ok && dryRun) {
+          planSlot.textContent = answer.body.summary;
+          planSlot.hidden = false;
+          button.disabled = false;
+          return;
+        }
         if (answer.ok) { window.location.href = answer.body.url; return; }
         banner.textContent = answer.body.error || "The campaign was refused.";
         if (answer.status === 401 && form.elements.token) answer.body.fields = { token: answer.body.error };

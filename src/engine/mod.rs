@@ -7,6 +7,7 @@ pub mod compressibility;
 pub mod data;
 pub mod dataset;
 pub mod error;
+pub mod expect;
 pub mod geometry;
 pub mod measure;
 pub mod pipeline;
@@ -334,6 +335,7 @@ fn run_network(
             bytes: None,
             duration: params.duration_s.map(Duration::from_secs_f64),
             until_steady: params.until_steady,
+            steady_after: steady_after(plan),
             drain: drain_allowance(plan),
         },
         tallies: clients.iter().map(|client| client.received()).collect(),
@@ -361,6 +363,12 @@ fn drain_allowance(plan: &RunPlan) -> Option<Duration> {
     (emulated && writes).then(|| drain_after(duration))
 }
 
+/// The shortest a run that ends once steady may last: its steady window's minimum, or what its
+/// emulated drive needs to take its buffer several times (`expect`).
+fn steady_after(plan: &RunPlan) -> Duration {
+    Duration::try_from_secs_f64(expect::min_steady_run_s(plan)).unwrap_or(Duration::ZERO)
+}
+
 /// The drain allowance after a run of `duration`.
 fn drain_after(duration: Duration) -> Duration {
     MIN_DRAIN.max(duration / 2)
@@ -382,6 +390,7 @@ fn build_job<'a>(
         bytes: params.size,
         duration: params.duration_s.map(Duration::from_secs_f64),
         until_steady: params.until_steady,
+        steady_after: steady_after(plan),
         drain: drain_allowance(plan),
     };
     let mut feeders: Vec<Box<dyn FnOnce() + Send + 'a>> = Vec::new();
@@ -533,6 +542,7 @@ fn restore_job(
             bytes: (!params.time_based).then_some(bytes),
             duration: params.duration_s.map(Duration::from_secs_f64),
             until_steady: params.until_steady,
+            steady_after: steady_after(plan),
             drain: None,
         },
         tallies: Vec::new(),

@@ -36,8 +36,10 @@ pub struct RunControl<'a> {
 pub struct Limits {
     pub bytes: Option<u64>,
     pub duration: Option<Duration>,
-    /// End the run as soon as its throughput is steady (the duration is then the longest).
+    /// End the run as soon as its throughput is steady (the duration is then the longest),
+    /// but not before `steady_after`.
     pub until_steady: bool,
+    pub steady_after: Duration,
     /// How long after the duration the writers may take to drain the ring and close the
     /// target; past it they give up and the run is cut (`Outcome::overran`). Set for emulated
     /// targets, whose waits are their model's; a real flush is part of the measurement.
@@ -672,7 +674,10 @@ fn monitor(
                 mb_per_s,
                 percent: percent(limits, elapsed, bytes),
             });
-            if limits.until_steady && steady_enough(sampler.samples()) {
+            if limits.until_steady
+                && elapsed >= limits.steady_after
+                && steady_enough(sampler.samples())
+            {
                 shared.stop.store(true, Ordering::Relaxed);
             }
             // A monitor that woke late (a starved machine) skips the ticks it missed: one

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 mod expand;
+pub mod expectation;
 mod strict;
 
 mod validate;
@@ -356,9 +357,9 @@ impl CampaignSpec {
     }
 }
 
-/// The shortest a run with `duration_s: "auto"` lasts: twice the shortest steady window, so
-/// steadiness is judged on a window that is not all ramp.
-pub const AUTO_MIN_DURATION_S: f64 = 2.0 * crate::engine::steady::MIN_STEADY_S;
+/// The shortest a run with `duration_s: "auto"` lasts (longer when its target needs it:
+/// `engine::expect`).
+pub const AUTO_MIN_DURATION_S: f64 = crate::engine::expect::AUTO_MIN_S;
 
 /// The longest a run with `duration_s: "auto"` lasts when it never becomes steady.
 pub const AUTO_MAX_DURATION_S: f64 = 60.0;

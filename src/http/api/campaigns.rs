@@ -30,11 +30,16 @@ pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState>
         .routes(routes!(rerun_campaign))
 }
 
-/// Queues a campaign. The body is a campaign spec.
+/// Queues a campaign. The body is a campaign spec. The answer says how long the campaign is
+/// expected to take (`expected_s`) and names each value that cannot give a valid run
+/// (`warnings`: the field and what it needs); with `?dry_run=true` nothing is queued and the
+/// answer is the plan.
 #[utoipa::path(
     post, path = "/api/campaigns", tag = "campaigns",
+    params(CreateQuery),
     request_body(content = schema::CampaignSpecSchema, description = "A campaign spec", content_type = "application/json"),
     responses(
+        (status = 200, description = "A dry run: the plan, its expected duration and its warnings; nothing queued", body = schema::PlannedSchema),
         (status = 201, description = "Queued; `Location` names the campaign", body = schema::SubmittedSchema,
             headers(("Location" = String, description = "The campaign's API path")),
             links(
@@ -55,11 +60,26 @@ pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState>
 )]
 async fn create_campaign(
     State(state): State<AppState>,
+    query: Result<Query<CreateQuery>, QueryRejection>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
+    let Query(query) = query?;
     let body = body?;
+    if query.dry_run == Some(true) {
+        let planned = state.lab.check(&body).await?;
+        return Ok((StatusCode::OK, Json(planned)).into_response());
+    }
     let submitted = state.lab.submit(&body).await?;
     created(submitted)
+}
+
+/// Query of a submission.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct CreateQuery {
+    /// Check and plan the campaign, queueing nothing: the answer (200) is the plan, how long
+    /// it would take and what in it cannot give a valid run.
+    dry_run: Option<bool>,
 }
 
 fn created(submitted: crate::lab::Submitted) -> Result<Response, ApiError> {

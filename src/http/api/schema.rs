@@ -439,6 +439,39 @@ pub struct SubmittedSchema {
     url: String,
     /// Runs queued.
     runs: usize,
+    /// Seconds the campaign is expected to take, run after run.
+    expected_s: f64,
+    /// Whether some runs end with their data at a rate not known before they run: then
+    /// `expected_s` is the longest they may take.
+    at_most: bool,
+    /// Values of the spec that cannot give a valid run, each with what it needs.
+    warnings: Vec<PlanWarningSchema>,
+}
+
+/// A value a spec gave that cannot give a valid run.
+#[derive(ToSchema)]
+#[schema(as = PlanWarning)]
+#[allow(dead_code)]
+pub struct PlanWarningSchema {
+    /// The field to change.
+    field: String,
+    /// Why, and the minimum it needs.
+    message: String,
+}
+
+/// What a dry run answers: the runs as they would execute, how long they would take, and
+/// what in the spec cannot give a valid run.
+#[derive(ToSchema)]
+#[schema(as = Planned)]
+#[allow(dead_code)]
+pub struct PlannedSchema {
+    /// Runs it would queue.
+    runs: usize,
+    expected_s: f64,
+    at_most: bool,
+    warnings: Vec<PlanWarningSchema>,
+    /// Each run: its test, its parameters and its expected length.
+    plan: Vec<serde_json::Value>,
 }
 
 #[cfg(test)]

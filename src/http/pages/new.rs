@@ -28,6 +28,8 @@ pub(super) struct NewTemplate {
     tape_models: Vec<(&'static str, String)>,
     target_kinds: [(&'static str, &'static str); 5],
     error: Option<String>,
+    /// What a dry run found: the runs, how long they take, what cannot give a valid run.
+    plan: Option<String>,
     needs_token: bool,
     /// The live lab hosts a campaign may run on, this one first: (name, label).
     hosts: Vec<(String, String)>,
@@ -45,6 +47,7 @@ pub(super) fn new_page(
     hosts: Vec<(String, String)>,
 ) -> NewTemplate {
     NewTemplate {
+        plan: None,
         needs_token,
         hosts,
         standalone: false,
@@ -143,12 +146,47 @@ pub(super) async fn create_from_form(
     }
     let FormSpec { spec, errors } = form.to_spec();
     let spec = spec.to_string();
+    let dry_run = pairs
+        .iter()
+        .any(|(key, value)| key == "dry_run" && value == "true");
+    if dry_run && errors.is_empty() {
+        match state.lab.check(spec.as_bytes()).await {
+            Ok(planned) => {
+                let summary = plan_summary(&planned);
+                if wants_json {
+                    let mut answer = serde_json::to_value(&planned).unwrap_or_default();
+                    answer["summary"] = summary.into();
+                    return Json(answer).into_response();
+                }
+                let hosts = live_hosts(&state).await;
+                let mut page = new_page(form, None, state.token.is_some(), hosts);
+                page.plan = Some(summary);
+                return html(page);
+            }
+            Err(error) => {
+                let api = ApiError::from(error);
+                if wants_json {
+                    return api.into_response();
+                }
+                form.set_errors(api.fields());
+                let hosts = live_hosts(&state).await;
+                let mut response = html(new_page(
+                    form,
+                    Some(api.message().to_string()),
+                    state.token.is_some(),
+                    hosts,
+                ));
+                *response.status_mut() = api.status();
+                return response;
+            }
+        }
+    }
     let outcome = if errors.is_empty() {
         state.lab.submit(spec.as_bytes()).await
     } else {
         // Fields the form could not read, and everything else the checks find, in one answer.
         match state.lab.check(spec.as_bytes()).await {
-            Ok(()) => Err(LabError::Invalid(errors)),
+            Ok(_) => Err(LabError::Invalid(errors)),
             Err(error) => Err(with_form_errors(error, errors)),
         }
     };
@@ -195,4 +233,26 @@ fn with_form_errors(error: LabError, form: FieldErrors) -> LabError {
         LabError::Forbidden(fields) => LabError::Forbidden(merge(fields)),
         other => other,
     }
+}
+
+/// A dry run in one sentence for the form: the runs, how long they take, and each warning.
+fn plan_summary(planned: &crate::lab::Planned) -> String {
+    let expectation = &planned.expectation;
+    let mut summary = format!(
+        "{} run(s), expected to take {}{}.",
+        planned.runs,
+        if expectation.at_most {
+            "at most "
+        } else {
+            "about "
+        },
+        crate::analysis::format_duration(expectation.expected_s)
+    );
+    for warning in &expectation.warnings {
+        summary.push_str(&format!(
+            " Warning: {}: {}.",
+            warning.field, warning.message
+        ));
+    }
+    summary
 }

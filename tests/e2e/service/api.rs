@@ -235,3 +235,112 @@ async fn the_readme_rest_example_gives_valid_runs_as_written() {
         assert_eq!(verdict["bottleneck"]["conclusive"], true, "{verdict}");
     }
 }
+
+/// The README's REST example and the form's default fields for the same source and target
+/// plan the same runs: one set of defaults, and the dry run says so before anything is queued.
+#[tokio::test]
+async fn the_api_and_the_form_plan_the_same_runs_from_the_same_spec() {
+    let lab = Lab::fresh(&LabOptions::default());
+    crate::support::fixtures::create_dataset(&lab.data_dir.join("demo"), "4M");
+    let api = lab
+        .post_json("/api/campaigns?dry_run=true", &readme_rest_example())
+        .await;
+    assert_eq!(api.status(), 200);
+    let api: Value = api.json().await.expect("JSON");
+    let mut fields: Vec<(&str, &str)> = vec![
+        ("name", "demo to scratch"),
+        ("source_kind", "paths"),
+        ("source_paths", "demo"),
+        ("target_kind", "dir"),
+        ("target_path", "."),
+        ("buffers", "32"),
+        ("block_size", "256K"),
+        ("streams", "4"),
+        ("duration_s", "auto"),
+        ("cold_cache", "true"),
+        ("fsync", "true"),
+        ("time_based", "true"),
+        ("repeat", "1"),
+        ("dry_run", "true"),
+    ];
+    for test in [
+        "tape_write",
+        "read_single",
+        "read_parallel",
+        "null_sink",
+        "full_backup",
+    ] {
+        fields.push(("tests", test));
+    }
+    let form = lab
+        .client
+        .post(lab.url("/campaigns/new"))
+        .header("accept", "application/json")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(
+            form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(&fields)
+                .finish(),
+        )
+        .send()
+        .await
+        .expect("POST the form");
+    assert_eq!(form.status(), 200);
+    let form: Value = form.json().await.expect("JSON");
+    assert_eq!(api["plan"], form["plan"], "API {api}\nform {form}");
+    assert_eq!(api["expected_s"], form["expected_s"]);
+    assert_eq!(api["runs"], 5);
+    assert!(
+        api["expected_s"].as_f64().is_some_and(|s| s > 25.0),
+        "{api}"
+    );
+    assert!(
+        form["summary"]
+            .as_str()
+            .is_some_and(|s| s.contains("5 run(s)"))
+    );
+    // A dry run queues nothing.
+    let listed = lab.get_json("/api/campaigns").await;
+    assert_eq!(listed["campaigns"].as_array().map(Vec::len), Some(0));
+}
+
+/// A drive's buffer known at submission: an explicit duration too short to fill it is warned
+/// about, naming the field and the minimum, in the answer that queues it.
+#[tokio::test]
+async fn a_duration_too_short_for_a_drive_is_warned_about_at_submission() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let spec = |duration: Value| {
+        json!({"source": {"generated": {"size": "64G"}},
+               "target": {"kind": "tape", "model": "lto-9"},
+               "tests": ["tape_write"],
+               "params": {"duration_s": duration, "time_based": true}})
+    };
+    let answer = lab
+        .post_json("/api/campaigns?dry_run=true", &spec(json!(4)))
+        .await;
+    assert_eq!(answer.status(), 200);
+    let answer: Value = answer.json().await.expect("JSON");
+    let warnings = answer["warnings"].as_array().expect("warnings");
+    assert_eq!(warnings.len(), 1, "{answer}");
+    assert_eq!(warnings[0]["field"], "params.duration_s");
+    let message = warnings[0]["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("LTO-9") && message.contains("at least 6 s"),
+        "{message}"
+    );
+    let queued = lab.post_json("/api/campaigns", &spec(json!(4))).await;
+    assert_eq!(queued.status(), 201);
+    let queued: Value = queued.json().await.expect("JSON");
+    assert_eq!(queued["warnings"], answer["warnings"]);
+    assert!(
+        queued["expected_s"].as_f64().is_some_and(|s| s >= 4.0),
+        "{queued}"
+    );
+    // With "auto" the run is planned long enough: no warning.
+    let auto = lab
+        .post_json("/api/campaigns?dry_run=true", &spec(json!("auto")))
+        .await;
+    let auto: Value = auto.json().await.expect("JSON");
+    assert_eq!(auto["warnings"], json!([]), "{auto}");
+    lab.cancel(queued["id"].as_str().expect("id")).await;
+}

@@ -113,7 +113,8 @@ async fn an_extra_allowed_root_opens_only_itself() {
         ..LabOptions::default()
     };
     let lab = Lab::fresh(&options);
-    let ok = json!({"source": {"paths": [allowed.path().join("src")]}, "target": {"kind": "null"}, "tests": ["read_single"]});
+    let ok = json!({"source": {"paths": [allowed.path().join("src")]}, "target": {"kind": "null"},
+                    "tests": ["read_single"], "params": {"duration_s": 2}});
     let id = lab.submit(&ok).await;
     lab.wait_status(&id, &["done"], Duration::from_secs(30))
         .await;

@@ -1,0 +1,152 @@
+//! What a run needs to give a valid figure, and how long it will take, known before a byte
+//! moves: an emulated drive must take its buffer several times over before its figure is the
+//! drive's and not the feed into its buffer, and a run that ends once steady lasts at least its
+//! shortest steady window. The lab plans `auto` runs long enough with it, warns about an
+//! explicit duration that is too short, and says up front how long a campaign takes.
+
+use super::plan::{RunParams, RunPlan, SourcePlan, TargetPlan};
+use super::steady::MIN_STEADY_S;
+use super::test_kind::TestKind;
+use super::validity::DRIVE_BUFFERS;
+
+/// The shortest a run that ends once steady lasts: twice the shortest steady window, so that
+/// steadiness is judged on a window that is not all ramp.
+pub const AUTO_MIN_S: f64 = 2.0 * MIN_STEADY_S;
+
+/// What a run takes besides its timed window: the cache survey before it, the flush and the
+/// removal of its files after, the worker's bookkeeping.
+const OVERHEAD_S: f64 = 0.5;
+
+/// A run that ends once steady is judged once a second: it ends up to a second after it could.
+const JUDGED_EVERY_S: f64 = 1.0;
+
+/// Why a run must last at least some time to be valid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Need {
+    /// The shortest timed window that can give a valid figure, seconds.
+    pub min_s: f64,
+    /// The reason, as the warning says it.
+    pub why: String,
+}
+
+/// What a run needs beyond the steady window, if anything: the time an emulated drive takes to
+/// be fed its buffer [`DRIVE_BUFFERS`] times at the rate it takes data.
+pub fn need(plan: &RunPlan) -> Option<Need> {
+    let TargetPlan::Tape(config) = &plan.target else {
+        return None;
+    };
+    if !plan.test.writes_target() || plan.test == TestKind::Restore {
+        return None;
+    }
+    let compression = plan
+        .params
+        .compress_ratio
+        .clamp(1.0, config.max_compression);
+    let host_mb_s = config.native_mb_s * compression;
+    let min_s = DRIVE_BUFFERS * config.buffer_bytes as f64 / (host_mb_s * 1e6);
+    Some(Need {
+        min_s,
+        why: format!(
+            "an emulated {} drive needs at least {min_s:.1} s to take its {} buffer {} times \
+             at {host_mb_s:.0} MB/s ({:.0} MB/s native × {compression:.1}:1)",
+            config.model,
+            crate::size::format_bytes(config.buffer_bytes),
+            DRIVE_BUFFERS,
+            config.native_mb_s
+        ),
+    })
+}
+
+/// The shortest timed window of a run that ends once steady: the steady window's minimum, or
+/// longer when its target needs it.
+pub fn min_steady_run_s(plan: &RunPlan) -> f64 {
+    need(plan).map_or(AUTO_MIN_S, |need| need.min_s.max(AUTO_MIN_S))
+}
+
+/// How long a run is expected to take, seconds, and whether that is only an upper bound (a run
+/// that ends with its data, at a rate not known before it runs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Expected {
+    pub seconds: f64,
+    pub at_most: bool,
+}
+
+/// The expected length of a run, from its plan alone.
+pub fn expected(plan: &RunPlan) -> Expected {
+    let params = &plan.params;
+    let cap = params.duration_s.unwrap_or(f64::INFINITY);
+    let drain = drain_s(plan);
+    if params.until_steady {
+        let seconds = (min_steady_run_s(plan) + JUDGED_EVERY_S * 0.5).min(cap);
+        return Expected {
+            seconds: seconds + drain + OVERHEAD_S,
+            at_most: false,
+        };
+    }
+    if params.time_based && cap.is_finite() {
+        return Expected {
+            seconds: cap + drain + OVERHEAD_S,
+            at_most: false,
+        };
+    }
+    // A run that ends with its data: its length is known when the target's rate is.
+    let by_rate = bytes_of(plan, params)
+        .zip(known_rate_mb_s(plan))
+        .map(|(bytes, mb_s)| bytes as f64 / (mb_s * 1e6));
+    match by_rate {
+        Some(seconds) => Expected {
+            seconds: seconds.min(cap) + drain + OVERHEAD_S,
+            at_most: false,
+        },
+        None => Expected {
+            seconds: if cap.is_finite() { cap } else { 0.0 } + OVERHEAD_S,
+            at_most: true,
+        },
+    }
+}
+
+/// Bytes a run that ends with its data moves.
+fn bytes_of(plan: &RunPlan, params: &RunParams) -> Option<u64> {
+    match (&plan.source, params.size) {
+        (_, Some(size)) => Some(size),
+        (SourcePlan::Generated { size, .. }, None) => Some(*size),
+        _ if plan.test == TestKind::TapeWrite => Some(super::plan::DEFAULT_GENERATED_SIZE),
+        _ => None,
+    }
+}
+
+/// The rate an emulated target takes data at, when the run writes to one.
+fn known_rate_mb_s(plan: &RunPlan) -> Option<f64> {
+    if !plan.test.writes_target() || plan.test == TestKind::Restore {
+        return None;
+    }
+    match &plan.target {
+        TargetPlan::Tape(config) => Some(
+            config.native_mb_s
+                * plan
+                    .params
+                    .compress_ratio
+                    .clamp(1.0, config.max_compression)
+                * f64::from(config.drives),
+        ),
+        TargetPlan::Striped(config) => Some(
+            (config.disk_mb_s * f64::from(config.disks))
+                .min(config.controller_mb_s * f64::from(config.controllers)),
+        ),
+        _ => None,
+    }
+}
+
+/// How long an emulated drive takes to write out its buffer when the run closes it.
+fn drain_s(plan: &RunPlan) -> f64 {
+    match &plan.target {
+        TargetPlan::Tape(config) if plan.test.writes_target() && plan.test != TestKind::Restore => {
+            let compression = plan
+                .params
+                .compress_ratio
+                .clamp(1.0, config.max_compression);
+            config.buffer_bytes as f64 / (config.native_mb_s * compression * 1e6)
+        }
+        _ => 0.0,
+    }
+}

@@ -1,0 +1,92 @@
+//! A campaign's plan judged before it runs, in the spec's own terms: the fields whose values
+//! cannot give a valid figure, with the minimum each needs, and how long the campaign takes.
+
+use serde::Serialize;
+
+use super::RunPlan;
+use crate::engine::expect;
+
+/// A value a spec gave that cannot give a valid run, with what it needs: the campaign still
+/// runs as asked.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlanWarning {
+    /// The field to change, as errors name fields.
+    pub field: String,
+    pub message: String,
+}
+
+/// What a campaign's runs need and how long they take, before any of them runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Expectation {
+    /// Seconds the whole campaign is expected to take, run after run.
+    pub expected_s: f64,
+    /// Whether some runs end with their data at a rate not known before: the figure is then
+    /// the longest they may take.
+    pub at_most: bool,
+    /// Each distinct problem once.
+    pub warnings: Vec<PlanWarning>,
+}
+
+/// Judges a campaign's runs: the sum of their expected lengths, and a warning for each value
+/// too small to give a valid run.
+pub fn expect(plans: &[RunPlan]) -> Expectation {
+    let mut expected_s = 0.0;
+    let mut at_most = false;
+    let mut warnings: Vec<PlanWarning> = Vec::new();
+    for plan in plans {
+        let expected = expect::expected(plan);
+        expected_s += expected.seconds;
+        at_most |= expected.at_most;
+        for warning in warnings_of(plan) {
+            if !warnings.contains(&warning) {
+                warnings.push(warning);
+            }
+        }
+    }
+    Expectation {
+        expected_s: (expected_s * 10.0).round() / 10.0,
+        at_most,
+        warnings,
+    }
+}
+
+fn warnings_of(plan: &RunPlan) -> Vec<PlanWarning> {
+    let Some(need) = expect::need(plan) else {
+        return Vec::new();
+    };
+    let params = &plan.params;
+    let mut warnings = Vec::new();
+    match params.duration_s {
+        Some(duration) if duration < need.min_s && (params.time_based || params.until_steady) => {
+            warnings.push(PlanWarning {
+                field: "params.duration_s".to_string(),
+                message: format!(
+                    "{}; give at least {:.0} s, or \"auto\"",
+                    need.why,
+                    need.min_s.ceil()
+                ),
+            });
+        }
+        _ => {}
+    }
+    if !params.time_based
+        && let Some(bytes) = params.size
+        && let super::TargetPlan::Tape(config) = &plan.target
+    {
+        let needed = (crate::engine::validity::DRIVE_BUFFERS
+            * config.buffer_bytes as f64
+            * f64::from(config.drives)) as u64;
+        if bytes < needed {
+            warnings.push(PlanWarning {
+                field: "params.size".to_string(),
+                message: format!(
+                    "{}; {} per run is less than {}: leave size out (time-based) or give more",
+                    need.why,
+                    crate::size::format_bytes(bytes),
+                    crate::size::format_bytes(needed)
+                ),
+            });
+        }
+    }
+    warnings
+}
