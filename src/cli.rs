@@ -415,16 +415,7 @@ fn run(args: RunArgs) -> ExitCode {
     }
     // Before the first byte: how long it takes, and what in the plan cannot give a valid run.
     let expectation = spec::expectation::expect(&plans);
-    eprintln!(
-        "{} run(s), expected to take {}{}",
-        plans.len(),
-        if expectation.at_most {
-            "at most "
-        } else {
-            "about "
-        },
-        crate::analysis::format_duration(expectation.expected_s)
-    );
+    eprintln!("{}", expectation.summary(plans.len()));
     for warning in &expectation.warnings {
         eprintln!("warning: {}: {}", warning.field, warning.message);
     }

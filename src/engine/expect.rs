@@ -64,11 +64,13 @@ pub fn min_steady_run_s(plan: &RunPlan) -> f64 {
 }
 
 /// How long a run is expected to take, seconds, and whether that is only an upper bound (a run
-/// that ends with its data, at a rate not known before it runs).
+/// that ends with its data, at a rate not known before it runs); and the longest it may take
+/// (a run that ends once steady and never settles runs to its cap).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Expected {
     pub seconds: f64,
     pub at_most: bool,
+    pub longest_s: f64,
 }
 
 /// The expected length of a run, from its plan alone.
@@ -81,26 +83,32 @@ pub fn expected(plan: &RunPlan) -> Expected {
         return Expected {
             seconds: seconds + drain + OVERHEAD_S,
             at_most: false,
+            longest_s: cap + drain + OVERHEAD_S,
         };
     }
     if params.time_based && cap.is_finite() {
+        let seconds = cap + drain + OVERHEAD_S;
         return Expected {
-            seconds: cap + drain + OVERHEAD_S,
+            seconds,
             at_most: false,
+            longest_s: seconds,
         };
     }
     // A run that ends with its data: its length is known when the target's rate is.
     let by_rate = bytes_of(plan, params)
         .zip(known_rate_mb_s(plan))
         .map(|(bytes, mb_s)| bytes as f64 / (mb_s * 1e6));
+    let longest_s = if cap.is_finite() { cap } else { 0.0 } + drain + OVERHEAD_S;
     match by_rate {
         Some(seconds) => Expected {
             seconds: seconds.min(cap) + drain + OVERHEAD_S,
             at_most: false,
+            longest_s,
         },
         None => Expected {
-            seconds: if cap.is_finite() { cap } else { 0.0 } + OVERHEAD_S,
+            seconds: longest_s,
             at_most: true,
+            longest_s,
         },
     }
 }

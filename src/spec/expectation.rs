@@ -23,19 +23,43 @@ pub struct Expectation {
     /// Whether some runs end with their data at a rate not known before: the figure is then
     /// the longest they may take.
     pub at_most: bool,
+    /// The longest the campaign may take: every run that ends once steady running to its cap.
+    pub longest_s: f64,
     /// Each distinct problem once.
     pub warnings: Vec<PlanWarning>,
+}
+
+impl Expectation {
+    /// The expectation in one line, for the CLI and the form: how long `runs` runs take, and
+    /// the longest they may.
+    pub fn summary(&self, runs: usize) -> String {
+        let format = crate::analysis::format_duration;
+        let mut line = format!(
+            "{runs} run(s), expected to take {}{}",
+            if self.at_most { "at most " } else { "about " },
+            format(self.expected_s)
+        );
+        if self.longest_s > self.expected_s * 1.25 {
+            line.push_str(&format!(
+                " (at most {} if runs that end once steady never settle)",
+                format(self.longest_s)
+            ));
+        }
+        line
+    }
 }
 
 /// Judges a campaign's runs: the sum of their expected lengths, and a warning for each value
 /// too small to give a valid run.
 pub fn expect(plans: &[RunPlan]) -> Expectation {
     let mut expected_s = 0.0;
+    let mut longest_s = 0.0;
     let mut at_most = false;
     let mut warnings: Vec<PlanWarning> = Vec::new();
     for plan in plans {
         let expected = expect::expected(plan);
         expected_s += expected.seconds;
+        longest_s += expected.longest_s;
         at_most |= expected.at_most;
         for warning in warnings_of(plan) {
             if !warnings.contains(&warning) {
@@ -46,6 +70,7 @@ pub fn expect(plans: &[RunPlan]) -> Expectation {
     Expectation {
         expected_s: (expected_s * 10.0).round() / 10.0,
         at_most,
+        longest_s: (longest_s * 10.0).round() / 10.0,
         warnings,
     }
 }

@@ -444,6 +444,8 @@ pub struct SubmittedSchema {
     /// Whether some runs end with their data at a rate not known before they run: then
     /// `expected_s` is the longest they may take.
     at_most: bool,
+    /// The longest it may take: every run that ends once steady running to its cap.
+    longest_s: f64,
     /// Values of the spec that cannot give a valid run, each with what it needs.
     warnings: Vec<PlanWarningSchema>,
 }
@@ -469,6 +471,7 @@ pub struct PlannedSchema {
     runs: usize,
     expected_s: f64,
     at_most: bool,
+    longest_s: f64,
     warnings: Vec<PlanWarningSchema>,
     /// Each run: its test, its parameters and its expected length.
     plan: Vec<serde_json::Value>,

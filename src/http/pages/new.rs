@@ -238,16 +238,7 @@ fn with_form_errors(error: LabError, form: FieldErrors) -> LabError {
 /// A dry run in one sentence for the form: the runs, how long they take, and each warning.
 fn plan_summary(planned: &crate::lab::Planned) -> String {
     let expectation = &planned.expectation;
-    let mut summary = format!(
-        "{} run(s), expected to take {}{}.",
-        planned.runs,
-        if expectation.at_most {
-            "at most "
-        } else {
-            "about "
-        },
-        crate::analysis::format_duration(expectation.expected_s)
-    );
+    let mut summary = format!("{}.", expectation.summary(planned.runs));
     for warning in &expectation.warnings {
         summary.push_str(&format!(
             " Warning: {}: {}.",
