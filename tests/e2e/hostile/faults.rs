@@ -3,7 +3,7 @@
 //! half-working.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 use std::time::Duration;
 
@@ -144,8 +144,8 @@ fn checksum(path: &Path) -> String {
         .collect()
 }
 
-/// `backlab serve` on `db`: its exit status and what it printed on stderr. It must stop by
-/// itself.
+/// `backlab serve` on `db`, which must refuse to start: its exit status and what it said. A
+/// lab that starts after all is killed after 20 s, and the test fails.
 fn serve_once(root: &Path, db: &Path) -> (std::process::ExitStatus, String) {
     let mut child = backlab()
         .args([
@@ -165,21 +165,18 @@ fn serve_once(root: &Path, db: &Path) -> (std::process::ExitStatus, String) {
         .spawn()
         .expect("backlab serve starts");
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            break status;
-        }
+    while child.try_wait().expect("try_wait").is_none() {
         if std::time::Instant::now() > deadline {
             let _ = child.kill();
-            panic!("the lab started on {} did not stop", db.display());
+            panic!("the lab started on {} and did not stop", db.display());
         }
         std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut text = String::new();
-    if let Some(mut err) = child.stderr.take() {
-        let _ = err.read_to_string(&mut text);
     }
-    (status, text)
+    let out = child.wait_with_output().expect("its output");
+    (
+        out.status,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[tokio::test]

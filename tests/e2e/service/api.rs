@@ -104,21 +104,18 @@ async fn health_and_metrics_answer() {
     }
 }
 
-/// `backlab serve` with no flags but the port: database, data dir and demo dataset appear in
-/// the working directory, and a campaign against the demo runs at once.
-#[tokio::test]
-async fn a_fresh_start_creates_everything_and_the_demo_is_usable() {
+/// `backlab serve` started as on a fresh machine (configured by its environment alone, in a
+/// scratch dir), once its demo dataset of `size` is written.
+async fn first_start_with_demo(size: &str) -> (tempfile::TempDir, Lab) {
     let root = scratch();
     let lab = Lab::start_unconfigured(
         root.path(),
         &[
             ("BACKLAB_BIND", "127.0.0.1:0"),
             ("BACKLAB_DATA_BIND", "127.0.0.1:0"),
-            ("BACKLAB_DEMO_SIZE", "24M"),
+            ("BACKLAB_DEMO_SIZE", size),
         ],
     );
-    assert!(root.path().join("backlab.db").is_file());
-    assert!(root.path().join("backlab-data").is_dir());
     let demo = root.path().join("backlab-data/demo");
     wait_until(
         "the demo dataset",
@@ -133,6 +130,16 @@ async fn a_fresh_start_creates_everything_and_the_demo_is_usable() {
         },
     )
     .await;
+    (root, lab)
+}
+
+/// `backlab serve` with no flags but the port: database, data dir and demo dataset appear in
+/// the working directory, and a campaign against the demo runs at once.
+#[tokio::test]
+async fn a_fresh_start_creates_everything_and_the_demo_is_usable() {
+    let (root, lab) = first_start_with_demo("24M").await;
+    assert!(root.path().join("backlab.db").is_file());
+    assert!(root.path().join("backlab-data").is_dir());
     let id = lab
         .submit(
             &json!({"source": {"paths": ["demo"]}, "target": {"kind": "null"},
@@ -177,29 +184,7 @@ fn readme_rest_example() -> Value {
 /// every run valid on the first try, and the verdict conclusive.
 #[tokio::test]
 async fn the_readme_rest_example_gives_valid_runs_as_written() {
-    let root = scratch();
-    let lab = Lab::start_unconfigured(
-        root.path(),
-        &[
-            ("BACKLAB_BIND", "127.0.0.1:0"),
-            ("BACKLAB_DATA_BIND", "127.0.0.1:0"),
-            ("BACKLAB_DEMO_SIZE", "64M"),
-        ],
-    );
-    let demo = root.path().join("backlab-data/demo");
-    wait_until(
-        "the demo dataset",
-        Duration::from_secs(60),
-        Duration::from_millis(100),
-        async || {
-            if demo.is_dir() {
-                Ok(())
-            } else {
-                Err("not yet")
-            }
-        },
-    )
-    .await;
+    let (_root, lab) = first_start_with_demo("64M").await;
     let id = lab.submit(&readme_rest_example()).await;
     let campaign = lab
         .wait_status(

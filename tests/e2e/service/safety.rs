@@ -37,7 +37,10 @@ async fn paths_outside_the_allowed_roots_are_refused_however_they_are_written() 
     std::os::unix::fs::symlink(outside.path(), &link).expect("symlink");
     let data_dir = lab.data_dir.display().to_string();
 
-    let spec = |path: Value| json!({"source": {"paths": [path]}, "target": {"kind": "null"}, "tests": ["read_single"]});
+    let spec = |path: Value| {
+        json!({"source": {"paths": [path]}, "target": {"kind": "null"}, "tests": ["read_single"],
+               "params": {"duration_s": 2}})
+    };
     // `..` relative to the data dir, `..` inside an absolute path, an absolute path, a symlink.
     let dotdot = format!("{}/src/../../", lab.data_dir.display());
     for path in [
