@@ -6,6 +6,7 @@
 
 use super::plan::{RunParams, RunPlan, SourcePlan, TargetPlan};
 use super::steady::MIN_STEADY_S;
+use super::target::tape::TapeConfig;
 use super::test_kind::TestKind;
 use super::validity::DRIVE_BUFFERS;
 
@@ -29,20 +30,27 @@ pub struct Need {
     pub why: String,
 }
 
-/// What a run needs beyond the steady window, if anything: the time an emulated drive takes to
-/// be fed its buffer [`DRIVE_BUFFERS`] times at the rate it takes data.
-pub fn need(plan: &RunPlan) -> Option<Need> {
+/// The emulated drive a run writes to, with the rate one of its drives takes the run's data at
+/// (native speed times the compression the data allows, MB/s): what every figure here about a
+/// drive is worked out from.
+fn drive_of(plan: &RunPlan) -> Option<(&TapeConfig, f64, f64)> {
     let TargetPlan::Tape(config) = &plan.target else {
         return None;
     };
-    if !plan.test.writes_target() || plan.test == TestKind::Restore {
+    if !plan.test.writes_target() {
         return None;
     }
     let compression = plan
         .params
         .compress_ratio
         .clamp(1.0, config.max_compression);
-    let host_mb_s = config.native_mb_s * compression;
+    Some((config, compression, config.native_mb_s * compression))
+}
+
+/// What a run needs beyond the steady window, if anything: the time an emulated drive takes to
+/// be fed its buffer [`DRIVE_BUFFERS`] times at the rate it takes data.
+pub fn need(plan: &RunPlan) -> Option<Need> {
+    let (config, compression, host_mb_s) = drive_of(plan)?;
     let min_s = DRIVE_BUFFERS * config.buffer_bytes as f64 / (host_mb_s * 1e6);
     Some(Need {
         min_s,
@@ -125,19 +133,11 @@ fn bytes_of(plan: &RunPlan, params: &RunParams) -> Option<u64> {
 
 /// The rate an emulated target takes data at, when the run writes to one.
 fn known_rate_mb_s(plan: &RunPlan) -> Option<f64> {
-    if !plan.test.writes_target() || plan.test == TestKind::Restore {
-        return None;
+    if let Some((config, _, host_mb_s)) = drive_of(plan) {
+        return Some(host_mb_s * f64::from(config.drives));
     }
     match &plan.target {
-        TargetPlan::Tape(config) => Some(
-            config.native_mb_s
-                * plan
-                    .params
-                    .compress_ratio
-                    .clamp(1.0, config.max_compression)
-                * f64::from(config.drives),
-        ),
-        TargetPlan::Striped(config) => Some(
+        TargetPlan::Striped(config) if plan.test.writes_target() => Some(
             (config.disk_mb_s * f64::from(config.disks))
                 .min(config.controller_mb_s * f64::from(config.controllers)),
         ),
@@ -147,14 +147,7 @@ fn known_rate_mb_s(plan: &RunPlan) -> Option<f64> {
 
 /// How long an emulated drive takes to write out its buffer when the run closes it.
 fn drain_s(plan: &RunPlan) -> f64 {
-    match &plan.target {
-        TargetPlan::Tape(config) if plan.test.writes_target() && plan.test != TestKind::Restore => {
-            let compression = plan
-                .params
-                .compress_ratio
-                .clamp(1.0, config.max_compression);
-            config.buffer_bytes as f64 / (config.native_mb_s * compression * 1e6)
-        }
-        _ => 0.0,
-    }
+    drive_of(plan).map_or(0.0, |(config, _, host_mb_s)| {
+        config.buffer_bytes as f64 / (host_mb_s * 1e6)
+    })
 }

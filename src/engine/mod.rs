@@ -355,12 +355,8 @@ const MIN_DRAIN: Duration = Duration::from_secs(5);
 /// `None` for real targets and for runs that write nothing: a real flush is the measurement.
 fn drain_allowance(plan: &RunPlan) -> Option<Duration> {
     let emulated = plan.target.target().capabilities().emulated;
-    let writes = matches!(
-        plan.test,
-        TestKind::TapeWrite | TestKind::FullBackup | TestKind::NetworkBackup
-    );
     let duration = plan.params.duration_s.map(Duration::from_secs_f64)?;
-    (emulated && writes).then(|| drain_after(duration))
+    (emulated && plan.test.writes_target()).then(|| drain_after(duration))
 }
 
 /// The shortest a run that ends once steady may last: its steady window's minimum, or what its

@@ -297,18 +297,14 @@ impl Registry {
 /// that left beyond [`MAX_GONE_AGENTS`] (keeping `returning`, which is connecting again now).
 /// Connected agents are bounded by the data listener's cap on control connections.
 fn forget_gone(agents: &mut BTreeMap<String, Entry>, now_ms: i64, returning: &str) {
+    let gone = |name: &str, entry: &Entry| {
+        !entry.info.connected && entry.control.is_none() && name != returning
+    };
     let forget_before = now_ms - FORGET_GONE_AFTER.as_millis() as i64;
-    agents.retain(|name, entry| {
-        entry.info.connected
-            || entry.control.is_some()
-            || name == returning
-            || entry.info.last_seen_ms >= forget_before
-    });
+    agents.retain(|name, entry| !gone(name, entry) || entry.info.last_seen_ms >= forget_before);
     let mut gone: Vec<(i64, String)> = agents
         .iter()
-        .filter(|(name, entry)| {
-            !entry.info.connected && entry.control.is_none() && name.as_str() != returning
-        })
+        .filter(|(name, entry)| gone(name, entry))
         .map(|(name, entry)| (entry.info.last_seen_ms, name.clone()))
         .collect();
     if gone.len() > MAX_GONE_AGENTS {

@@ -28,7 +28,7 @@ pub struct FileLock {
 }
 
 /// Where the lock of `db` lives.
-pub fn lock_path(db: &Path) -> PathBuf {
+fn lock_path(db: &Path) -> PathBuf {
     let mut name = db.as_os_str().to_owned();
     name.push(".lock");
     PathBuf::from(name)

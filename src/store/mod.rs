@@ -27,7 +27,7 @@ use crate::spec::{RunParams, TestKind};
 
 pub use hosts::{HeldRun, HostHold, RelayFeed};
 pub use location::Location;
-pub use lock::{LockError, lock_path};
+pub use lock::LockError;
 pub use model::{
     CampaignRecord, CampaignStatus, CancelOutcome, ClaimedRun, DeleteOutcome, HostRecord,
     NewCampaign, QueueFigures, Recovery, RunRecord, RunState,
