@@ -125,7 +125,6 @@ struct RunArgs {
     /// Bytes each run moves at most, e.g. 1G.
     #[arg(long)]
     size: Option<String>,
-    /// Seconds each run lasts at most.
     /// Seconds each run lasts at most, or `auto`: until the throughput is steady (at most
     /// 60 s).
     #[arg(long = "duration", value_name = "SECONDS|auto", value_parser = parse_duration)]

@@ -6,16 +6,10 @@
 //! [`FAMILY_ALPHA`] divided by the number of rows tested (Bonferroni), so that comparing many
 //! rows does not make one false highlight likely.
 
-use statrs::distribution::{ContinuousCDF, StudentsT};
-
-use crate::engine::result::RunResult;
-use crate::engine::steady::BUCKET_S;
-pub use crate::matrix::Stat;
+pub use crate::noise::{FAMILY_ALPHA, Side, Stat, welch_p};
+use crate::noise::{stands_out, within_run_variance};
 use crate::spec::{RunParams, TestKind};
 use crate::store::{RunRecord, RunState};
-
-/// The chance, over a whole comparison, of highlighting a change that is only noise.
-pub const FAMILY_ALPHA: f64 = 0.05;
 
 /// One matched point.
 #[derive(Debug, Clone)]
@@ -27,70 +21,6 @@ pub struct Row {
     /// The p-value below which this row's change counts as more than noise: [`FAMILY_ALPHA`]
     /// shared among the rows that could be tested.
     pub alpha: f64,
-}
-
-/// One campaign's measurements of a point.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Side {
-    /// Median, range and count of the figures (steady-state MB/s where found).
-    pub stat: Stat,
-    /// Whether the figures come from valid runs only.
-    pub valid: bool,
-    /// Mean of the figures.
-    pub mean: f64,
-    /// Variance of one figure: the repeats' sample variance, or, when larger, the variance
-    /// each run's own steady window puts on its mean (so that identical figures from a paced
-    /// emulation do not make a rounding difference certain).
-    pub variance: f64,
-}
-
-impl Side {
-    /// The side of `values`, each with the variance its run's window puts on it.
-    fn of(values: Vec<(f64, f64)>, valid: bool) -> Self {
-        let within = if values.is_empty() {
-            0.0
-        } else {
-            values.iter().map(|v| v.1).sum::<f64>() / values.len() as f64
-        };
-        let values: Vec<f64> = values.into_iter().map(|v| v.0).collect();
-        let n = values.len() as f64;
-        let mean = if values.is_empty() {
-            0.0
-        } else {
-            values.iter().sum::<f64>() / n
-        };
-        let variance = if values.len() < 2 {
-            0.0
-        } else {
-            values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)
-        };
-        Self {
-            stat: Stat::of(values),
-            valid,
-            mean,
-            variance: variance.max(within),
-        }
-    }
-}
-
-/// Welch's t-test of two sides' means: the two-sided p-value, or `None` when either side was
-/// measured fewer than twice. Two sides without any variance differ for certain when their
-/// means differ.
-pub fn welch_p(a: &Side, b: &Side) -> Option<f64> {
-    if a.stat.runs < 2 || b.stat.runs < 2 {
-        return None;
-    }
-    let (na, nb) = (a.stat.runs as f64, b.stat.runs as f64);
-    let (va, vb) = (a.variance / na, b.variance / nb);
-    let diff = (a.mean - b.mean).abs();
-    if va + vb <= 0.0 {
-        return Some(if diff > 0.0 { 0.0 } else { 1.0 });
-    }
-    let t = diff / (va + vb).sqrt();
-    // Welch–Satterthwaite degrees of freedom.
-    let df = (va + vb).powi(2) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
-    let dist = StudentsT::new(0.0, 1.0, df).ok()?;
-    Some((2.0 * dist.sf(t)).min(1.0))
 }
 
 impl Row {
@@ -120,16 +50,15 @@ impl Row {
     /// the change larger than either side's spread, and Welch's p below the row's share of
     /// [`FAMILY_ALPHA`].
     pub fn changed(&self) -> bool {
-        let (Some(a), Some(b), Some(spread), Some(delta), Some(p)) = (
-            self.a,
-            self.b,
-            self.spread_pct(),
-            self.delta_pct(),
-            self.p_value(),
-        ) else {
+        let (Some(a), Some(b)) = (self.a, self.b) else {
             return false;
         };
-        a.valid && b.valid && delta.abs() > spread && p < self.alpha
+        let (better, other) = if b.stat.median >= a.stat.median {
+            (b, a)
+        } else {
+            (a, b)
+        };
+        stands_out(&better, &other, self.alpha)
     }
 
     /// `better` or `worse` for a change that stands out of the noise (more MB/s is better);
@@ -217,18 +146,6 @@ pub fn rows(a: &[RunRecord], b: &[RunRecord]) -> Vec<Row> {
         row.alpha = FAMILY_ALPHA / tested.max(1) as f64;
     }
     rows
-}
-
-/// The variance of a run's steady figure from its window's own variation: the bucket CV over
-/// √(buckets). Buckets are not independent, so this is a lower bound; 0 without a window.
-fn within_run_variance(result: &RunResult) -> f64 {
-    match &result.steady {
-        Some(steady) if steady.steady => {
-            let buckets = (steady.seconds() / BUCKET_S).max(1.0);
-            (steady.cv_pct / 100.0 * steady.mb_per_s).powi(2) / buckets
-        }
-        _ => 0.0,
-    }
 }
 
 /// The figures of each point, from its valid runs when it has any.

@@ -16,6 +16,7 @@ pub mod lab;
 pub mod lmdd;
 pub mod matrix;
 pub mod net;
+pub mod noise;
 pub mod plain_words;
 pub mod policy;
 pub mod report;

@@ -1,6 +1,8 @@
 //! The points of a parameter sweep: finished runs grouped by test and parameters, with the
 //! median and spread of their repeats, and the best combination of each test marked.
 
+use crate::noise::{FAMILY_ALPHA, Side, stands_out, within_run_variance};
+pub use crate::noise::{Stat, median};
 use crate::spec::{TestKind, format_bytes};
 use crate::store::{RunRecord, RunState};
 
@@ -23,6 +25,8 @@ pub struct Point {
     pub best: bool,
     /// At least one run at this point is valid, and the figures are its valid runs'.
     pub valid: bool,
+    /// The same figures with their mean and variance, for telling a point from noise.
+    pub noise: Side,
 }
 
 impl Point {
@@ -51,43 +55,15 @@ impl Point {
     }
 }
 
-/// Median and range of repeated measurements of one thing.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Stat {
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-    pub runs: usize,
-}
-
-impl Stat {
-    /// The figures of a set of measurements.
-    pub fn of(mut values: Vec<f64>) -> Self {
-        values.sort_by(f64::total_cmp);
-        Self {
-            median: median(&values),
-            min: values.first().copied().unwrap_or(0.0),
-            max: values.last().copied().unwrap_or(0.0),
-            runs: values.len(),
-        }
-    }
-
-    /// Half the min–max range relative to the median, in percent: the runs' own spread
-    /// (0 for a single run, which shows none).
-    pub fn spread_pct(&self) -> f64 {
-        if self.runs < 2 || self.median <= 0.0 {
-            return 0.0;
-        }
-        (self.max - self.min) / 2.0 / self.median * 100.0
-    }
-}
-
 /// Test, buffers, block size, streams, clients: what makes runs the same point.
 type PointKey = (TestKind, u32, u64, u32, u32);
 
+/// One run's figure, whether it is valid, and the variance its own window puts on it.
+type RunFigure = (f64, bool, f64);
+
 /// Every measured point, ordered by test, buffers, block size and streams.
 pub fn points(runs: &[RunRecord]) -> Vec<Point> {
-    let mut groups: Vec<(PointKey, Vec<(f64, bool)>)> = Vec::new();
+    let mut groups: Vec<(PointKey, Vec<RunFigure>)> = Vec::new();
     for run in runs {
         let Some(result) = run.result.as_ref().filter(|_| run.status == RunState::Done) else {
             continue;
@@ -99,7 +75,11 @@ pub fn points(runs: &[RunRecord]) -> Vec<Point> {
             run.params.streams,
             run.params.clients.unwrap_or(0),
         );
-        let figure = (result.figure(), result.is_valid());
+        let figure = (
+            result.figure(),
+            result.is_valid(),
+            within_run_variance(result),
+        );
         match groups.iter_mut().find(|(existing, _)| *existing == key) {
             Some((_, values)) => values.push(figure),
             None => groups.push((key, vec![figure])),
@@ -118,13 +98,14 @@ pub fn points(runs: &[RunRecord]) -> Vec<Point> {
         .into_iter()
         .map(|((test, buffers, block_size, streams, clients), figures)| {
             // As the verdict does: a point's figure rests on its valid runs when it has any.
-            let valid = figures.iter().any(|(_, valid)| *valid);
-            let values = figures
+            let valid = figures.iter().any(|(_, valid, _)| *valid);
+            let values: Vec<(f64, f64)> = figures
                 .into_iter()
-                .filter(|(_, run_valid)| *run_valid || !valid)
-                .map(|(figure, _)| figure)
+                .filter(|(_, run_valid, _)| *run_valid || !valid)
+                .map(|(figure, _, within)| (figure, within))
                 .collect();
-            let stat = Stat::of(values);
+            let noise = Side::of(values, valid);
+            let stat = noise.stat;
             Point {
                 valid,
                 test,
@@ -137,6 +118,7 @@ pub fn points(runs: &[RunRecord]) -> Vec<Point> {
                 max: stat.max,
                 runs: stat.runs,
                 best: false,
+                noise,
             }
         })
         .collect();
@@ -172,10 +154,11 @@ pub fn headline_test(points: &[Point]) -> Option<TestKind> {
     points.last().map(|point| point.test)
 }
 
-/// The sweep's answer in one sentence: the best point of `test`, how far it is above the
-/// worst, and, when the runner-up's range reaches it, that the two are within each other's
-/// spread. `None` when the test has fewer than two points.
-pub fn best_sentence(points: &[Point], test: TestKind) -> Option<String> {
+/// The sweep's answer in a sentence or two. A best point of `test` is named only when it
+/// beats the runner-up by more than their noise (the rule `/compare` uses); otherwise the
+/// answer says that no point stands out, over what range, and `cap`, the component the
+/// verdict names, when there is one. `None` when the test has fewer than two points.
+pub fn best_sentence(points: &[Point], test: TestKind, cap: Option<&str>) -> Option<String> {
     let any_valid = points.iter().any(|p| p.test == test && p.valid);
     let mut of_test: Vec<&Point> = points
         .iter()
@@ -186,39 +169,76 @@ pub fn best_sentence(points: &[Point], test: TestKind) -> Option<String> {
     }
     of_test.sort_by(|a, b| b.median.total_cmp(&a.median));
     let (best, runner_up, worst) = (of_test[0], of_test[1], of_test[of_test.len() - 1]);
-    let mut sentence = format!(
-        "Best: {} at {:.1} MB/s, {:+.0} % over the worst ({}, {:.1} MB/s).",
-        best.setting(),
-        best.median,
-        if worst.median > 0.0 {
-            (best.median - worst.median) / worst.median * 100.0
+    let over = |other: &Point| {
+        if other.median > 0.0 {
+            (best.median - other.median) / other.median * 100.0
         } else {
             0.0
-        },
-        worst.setting(),
-        worst.median
-    );
+        }
+    };
+    let left_out = points.iter().filter(|p| p.test == test).count() - of_test.len();
+    let not_valid = if left_out > 0 {
+        format!(" {left_out} point(s) whose runs are not valid are left out.")
+    } else {
+        String::new()
+    };
     if !any_valid {
-        sentence.push_str(" No run of the sweep is valid: redo it before choosing (see the runs).");
-    } else if best.runs < 2 {
-        sentence.push_str(" Each point was measured once, so its spread is unknown.");
-    } else if runner_up.max >= best.min {
-        sentence.push_str(&format!(
-            " The runner-up, {} at {:.1} MB/s, is within its spread: either will do.",
-            runner_up.setting(),
-            runner_up.median
+        return Some(format!(
+            "No run of the sweep is valid: redo it before choosing (see the runs). The \
+             fastest point, {} at {:.1} MB/s, was {:+.0} % over the slowest ({}, {:.1} MB/s).",
+            best.setting(),
+            best.median,
+            over(worst),
+            worst.setting(),
+            worst.median
         ));
     }
+    if stands_out(&best.noise, &runner_up.noise, FAMILY_ALPHA) {
+        return Some(format!(
+            "Best: {} at {:.1} MB/s, {:+.0} % over the runner-up ({}, {:.1} MB/s) and {:+.0} % \
+             over the worst ({}, {:.1} MB/s).{not_valid}",
+            best.setting(),
+            best.median,
+            over(runner_up),
+            runner_up.setting(),
+            runner_up.median,
+            over(worst),
+            worst.setting(),
+            worst.median
+        ));
+    }
+    let why = if best.runs < 2 || runner_up.runs < 2 {
+        "each point was measured once, so its noise is unknown"
+    } else {
+        "they are within each other's noise"
+    };
+    let mut sentence = format!(
+        "No point stands out: the best, {} at {:.1} MB/s, does not beat the runner-up, {} at \
+         {:.1} MB/s ({why}). The {} points lie between {:.1} and {:.1} MB/s ({:.0} % apart).",
+        best.setting(),
+        best.median,
+        runner_up.setting(),
+        runner_up.median,
+        of_test.len(),
+        worst.median,
+        best.median,
+        over(worst)
+    );
+    if let Some(cap) = cap {
+        sentence.push_str(&format!(
+            " {} caps the backup: tuning these settings will not help.",
+            capitalize(cap)
+        ));
+    }
+    sentence.push_str(&not_valid);
     Some(sentence)
 }
 
-/// The median of sorted values.
-pub fn median(sorted: &[f64]) -> f64 {
-    match sorted.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => sorted[n / 2],
-        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
-    }
+fn capitalize(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().collect::<String>() + chars.as_str()
+    })
 }
 
 #[cfg(test)]
@@ -239,20 +259,22 @@ mod tests {
             runs: values.len(),
             best: false,
             valid: true,
+            noise: Side::of(values.iter().map(|v| (*v, 0.0)).collect(), true),
         }
     }
 
     #[test]
-    fn the_sweep_answers_with_its_best_point_first() {
+    fn the_sweep_names_a_best_point_only_when_it_beats_the_runner_up_by_more_than_noise() {
         let points = vec![
-            point(8, 64, 1, &[300.0, 310.0]),
-            point(32, 256, 4, &[400.0, 396.0]),
-            point(16, 256, 4, &[380.0, 390.0]),
+            point(8, 64, 1, &[300.0, 310.0, 305.0]),
+            point(32, 256, 4, &[400.0, 396.0, 398.0]),
+            point(16, 256, 4, &[380.0, 382.0, 381.0]),
         ];
         assert_eq!(
-            best_sentence(&points, TestKind::FullBackup).as_deref(),
+            best_sentence(&points, TestKind::FullBackup, None).as_deref(),
             Some(
-                "Best: 32 × 256 KiB with 4 streams at 398.0 MB/s, +30 % over the worst \
+                "Best: 32 × 256 KiB with 4 streams at 398.0 MB/s, +4 % over the runner-up \
+                 (16 × 256 KiB with 4 streams, 381.0 MB/s) and +30 % over the worst \
                  (8 × 64 KiB with 1 stream, 305.0 MB/s)."
             )
         );
@@ -261,15 +283,31 @@ mod tests {
             point(32, 256, 4, &[400.0, 390.0]),
             point(16, 256, 4, &[380.0, 392.0]),
         ];
-        let sentence = best_sentence(&close, TestKind::FullBackup).expect("a sweep");
+        let sentence =
+            best_sentence(&close, TestKind::FullBackup, Some("the target")).expect("a sweep");
         assert!(
-            sentence.ends_with(
-                "The runner-up, 16 × 256 KiB with 4 streams at 386.0 MB/s, is within its \
-                 spread: either will do."
+            sentence.starts_with(
+                "No point stands out: the best, 32 × 256 KiB with 4 streams at 395.0 MB/s, does \
+                 not beat the runner-up, 16 × 256 KiB with 4 streams at 386.0 MB/s (they are \
+                 within each other's noise)."
             ),
             "{sentence}"
         );
-        assert_eq!(best_sentence(&points[..1], TestKind::FullBackup), None);
+        assert!(
+            sentence.ends_with(
+                "The 3 points lie between 305.0 and 395.0 MB/s (30 % apart). The target caps \
+                 the backup: tuning these settings will not help."
+            ),
+            "{sentence}"
+        );
+        // Measured once, no point can be told from noise, however far apart.
+        let once = vec![point(8, 64, 1, &[100.0]), point(32, 256, 4, &[400.0])];
+        let sentence = best_sentence(&once, TestKind::FullBackup, None).expect("a sweep");
+        assert!(sentence.contains("measured once"), "{sentence}");
+        assert_eq!(
+            best_sentence(&points[..1], TestKind::FullBackup, None),
+            None
+        );
     }
 
     #[test]
@@ -277,13 +315,17 @@ mod tests {
         let mut invalid = point(64, 1024, 8, &[900.0, 910.0]);
         invalid.valid = false;
         let points = vec![
-            point(8, 64, 1, &[300.0, 310.0]),
-            point(32, 256, 4, &[400.0, 396.0]),
+            point(8, 64, 1, &[300.0, 310.0, 305.0]),
+            point(32, 256, 4, &[400.0, 396.0, 398.0]),
             invalid,
         ];
-        let sentence = best_sentence(&points, TestKind::FullBackup).expect("a sweep");
+        let sentence = best_sentence(&points, TestKind::FullBackup, None).expect("a sweep");
         assert!(
             sentence.starts_with("Best: 32 × 256 KiB with 4 streams at 398.0 MB/s"),
+            "{sentence}"
+        );
+        assert!(
+            sentence.ends_with("1 point(s) whose runs are not valid are left out."),
             "{sentence}"
         );
         let none_valid: Vec<Point> = points
@@ -293,15 +335,12 @@ mod tests {
                 point
             })
             .collect();
-        let sentence = best_sentence(&none_valid, TestKind::FullBackup).expect("a sweep");
+        let sentence = best_sentence(&none_valid, TestKind::FullBackup, None).expect("a sweep");
         assert!(
-            sentence.starts_with("Best: 64 × 1 MiB with 8 streams"),
+            sentence.starts_with("No run of the sweep is valid: redo it before choosing"),
             "{sentence}"
         );
-        assert!(
-            sentence
-                .ends_with("No run of the sweep is valid: redo it before choosing (see the runs).")
-        );
+        assert!(sentence.contains("64 × 1 MiB with 8 streams"), "{sentence}");
     }
 
     #[test]

@@ -8,6 +8,7 @@ use crate::analysis::{Verdict, format_duration};
 use crate::clock::format_ms;
 use crate::engine::result::{RunResult, RunStatus};
 use crate::engine::survey::Survey;
+use crate::engine::validity::FlagCode;
 use crate::spec::CampaignSpec;
 use crate::store::RunRecord;
 
@@ -83,16 +84,20 @@ pub fn render_table(report: &CampaignReport) -> String {
     for recommendation in &verdict.recommendations {
         let _ = writeln!(out, "  - {recommendation}");
     }
-    for run in &report.runs {
-        for flag in run.validity.iter().flat_map(|validity| &validity.flags) {
-            let _ = writeln!(
-                out,
-                "not valid ({}): {}: {}",
-                run.test,
-                flag.code.id(),
-                flag.detail
-            );
+    if !verdict.caveats.is_empty() {
+        let _ = writeln!(out, "Flags that do not change it:");
+        for caveat in &verdict.caveats {
+            let _ = writeln!(out, "  - {caveat}");
         }
+    }
+    let flags = flag_lines(&report.runs);
+    if !flags.is_empty() {
+        let _ = writeln!(out, "Why runs are not valid:");
+        for line in flags {
+            let _ = writeln!(out, "  - {line}");
+        }
+    }
+    for run in &report.runs {
         for warning in &run.warnings {
             let _ = writeln!(out, "warning ({}): {warning}", run.test);
         }
@@ -102,6 +107,34 @@ pub fn render_table(report: &CampaignReport) -> String {
         }
     }
     out
+}
+
+/// Each flag raised, once per test: its detail from the first run that raised it, and how
+/// many of the test's runs did.
+fn flag_lines(runs: &[RunResult]) -> Vec<String> {
+    let mut seen: Vec<(crate::spec::TestKind, FlagCode, &str, usize)> = Vec::new();
+    for run in runs {
+        for flag in run.validity.iter().flat_map(|validity| &validity.flags) {
+            match seen
+                .iter_mut()
+                .find(|(test, code, ..)| *test == run.test && *code == flag.code)
+            {
+                Some(entry) => entry.3 += 1,
+                None => seen.push((run.test, flag.code, &flag.detail, 1)),
+            }
+        }
+    }
+    seen.into_iter()
+        .map(|(test, code, detail, raised)| {
+            let of = runs.iter().filter(|run| run.test == test).count();
+            let share = if of > 1 {
+                format!(" ({raised} of {of} runs)")
+            } else {
+                String::new()
+            };
+            format!("{test}: {}{share}: {detail}", code.id())
+        })
+        .collect()
 }
 
 /// A finished run's steady-state figure and validity in a few words, for progress lines.

@@ -228,6 +228,9 @@ impl Finding {
 pub struct Redo {
     pub test: TestKind,
     pub flags: Vec<FlagCode>,
+    /// What to set for the redo, each field once.
+    #[serde(default)]
+    pub changes: Vec<super::remedy::Change>,
 }
 
 /// One piece of advice, derived from the finding and the figures.

@@ -6,12 +6,15 @@ pub mod figures;
 pub mod findings;
 mod headline;
 pub mod planner;
+pub mod remedy;
+pub mod weight;
 mod words;
 
 use serde::{Deserialize, Serialize};
 
 use crate::engine::result::{RunResult, RunStatus, StageFigures, TapeFigures};
 use crate::engine::survey::Survey;
+use crate::engine::validity::Bias;
 use crate::spec::TestKind;
 use figures::TestFigure;
 pub use findings::{Advice, Component, Finding, Redo, Side};
@@ -20,6 +23,7 @@ use findings::{
     TargetCeilingFrom,
 };
 pub use headline::Headline;
+use weight::{Basis, OpenClaim};
 pub use words::format_duration;
 
 /// Share of a ceiling the full backup must reach for that ceiling to be the bottleneck.
@@ -161,6 +165,26 @@ pub struct Verdict {
     /// The same in words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restore_words: Option<String>,
+    /// The tests the finding rests on, and for each flag on them whether it can overturn
+    /// the finding.
+    #[serde(default)]
+    pub basis: Vec<Basis>,
+    /// Secondary claims still open beside the finding.
+    #[serde(default)]
+    pub open: Vec<OpenClaim>,
+    /// The flags that cannot overturn the finding and the open claims, in words.
+    #[serde(default)]
+    pub caveats: Vec<String>,
+}
+
+impl Verdict {
+    /// What caps the backup in a few words ("the target"), when the verdict names it
+    /// conclusively: a sweep that finds no better point says so beside it.
+    pub fn cap(&self) -> Option<String> {
+        self.component
+            .filter(|_| self.conclusive)
+            .map(|component| format!("the {}", words::component_word(component)))
+    }
 }
 
 /// A restore's figure as the verdict states it: the time a restore of the data takes, and
@@ -255,7 +279,8 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
     };
     let finding = finding(&figures, survey);
     let has = |test: TestKind| figures.get(test).is_some();
-    let redo = redo_list(&figures, &finding);
+    let basis = weight::basis(&figures, &finding);
+    let redo = redo_list(&figures, &basis);
     let conclusive = redo.is_empty()
         && !matches!(
             finding,
@@ -285,6 +310,11 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
             _ => Vec::new(),
         });
         advice
+    };
+    let open = if conclusive {
+        weight::open_claims(&figures, &basis)
+    } else {
+        Vec::new()
     };
     let drives = drives_of(&figures);
     let rows = figures
@@ -325,6 +355,9 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
         backup_window_s,
         restore_words: restore.as_ref().map(words::restore),
         restore,
+        caveats: words::caveats(&basis, &open, conclusive),
+        basis,
+        open,
     }
 }
 
@@ -671,29 +704,18 @@ fn network_finding(network: &TestFigure<'_>, figures: &Figures<'_>) -> NetworkFi
     }
 }
 
-/// The tests the finding rests on whose figures are not valid.
-fn redo_list(figures: &Figures<'_>, finding: &Finding) -> Vec<Redo> {
-    let rests_on: &[TestKind] = match finding {
-        Finding::Network(_) => &[TestKind::NetworkBackup, TestKind::TapeWrite],
-        Finding::ShoeShine(_) => &[
-            TestKind::FullBackup,
-            TestKind::NetworkBackup,
-            TestKind::ReadParallel,
-        ],
-        _ => &[
-            TestKind::TapeWrite,
-            TestKind::ReadParallel,
-            TestKind::NullSink,
-            TestKind::FullBackup,
-        ],
-    };
-    rests_on
+/// The tests whose flags can overturn the finding, with those flags and what clears them.
+fn redo_list(figures: &Figures<'_>, basis: &[Basis]) -> Vec<Redo> {
+    basis
         .iter()
-        .filter_map(|test| figures.get(*test))
-        .filter(|figure| !figure.valid)
-        .map(|figure| Redo {
-            test: figure.test,
-            flags: figure.flags.clone(),
+        .filter_map(|basis| {
+            let flags = basis.overturning();
+            let run = figures.run(basis.test)?;
+            (!flags.is_empty()).then(|| Redo {
+                test: basis.test,
+                changes: remedy::changes(&flags, run),
+                flags,
+            })
         })
         .collect()
 }
@@ -706,11 +728,19 @@ pub const LOCAL_OVER_NETWORK: f64 = 2.0;
 fn advice(figures: &Figures<'_>, finding: &Finding, survey: Option<&Survey>) -> Vec<Advice> {
     let mut advice = Vec::new();
     let component = finding.component();
+    // Advice sizes things from the isolated figures: only from those that are valid, or
+    // whose flags can only have made them lower (other work on the machine).
+    let usable = |test: TestKind| {
+        figures
+            .get(test)
+            .filter(|figure| figure.flags.iter().all(|flag| flag.bias() == Bias::Lowered))
+            .map(|figure| figure.mb_per_s)
+    };
     let (t, s1, sp, p) = (
-        figures.mb(TestKind::TapeWrite),
-        figures.mb(TestKind::ReadSingle),
-        figures.mb(TestKind::ReadParallel),
-        figures.mb(TestKind::NullSink),
+        usable(TestKind::TapeWrite),
+        usable(TestKind::ReadSingle),
+        usable(TestKind::ReadParallel),
+        usable(TestKind::NullSink),
     );
     match finding {
         Finding::ShoeShine(shine) => advice.push(Advice::FeedTheDrives {
@@ -1248,7 +1278,12 @@ mod tests {
             verdict.advice,
             vec![Advice::Redo(Redo {
                 test: TestKind::TapeWrite,
-                flags: vec![FlagCode::TooShort]
+                flags: vec![FlagCode::TooShort],
+                changes: vec![remedy::Change {
+                    field: "params.duration_s".into(),
+                    value: "\"auto\"".into(),
+                    cli: "--duration auto".into(),
+                }],
             })]
         );
         assert!(
@@ -1256,7 +1291,184 @@ mod tests {
             "{}",
             verdict.verdict
         );
-        assert!(verdict.recommendations[0].starts_with("Redo the target write (too_short)"));
+        assert_eq!(
+            verdict.recommendations[0],
+            "Redo the target write (too_short): set params.duration_s to \"auto\" \
+             (--duration auto)."
+        );
+    }
+
+    fn flagged(mut run: RunResult, codes: &[crate::engine::validity::FlagCode]) -> RunResult {
+        use crate::engine::validity::{Flag, Validity};
+        run.validity = Some(Validity {
+            valid: codes.is_empty(),
+            flags: codes
+                .iter()
+                .map(|code| Flag {
+                    code: *code,
+                    detail: String::new(),
+                })
+                .collect(),
+        });
+        run
+    }
+
+    /// Table 1 with an emulated drive that made its feed wait, every run flagged busy.
+    fn busy_table_one(drive_paced: bool) -> Vec<RunResult> {
+        use crate::engine::validity::FlagCode;
+        table_one()
+            .into_iter()
+            .map(|mut run| {
+                if run.test == TestKind::TapeWrite && drive_paced {
+                    run = tape(run, 1);
+                    run.stages.reader_wait_pct = 90.0;
+                    run.stages.reader_waits = 900;
+                }
+                flagged(run, &[FlagCode::BusyMachine])
+            })
+            .collect()
+    }
+
+    #[test]
+    fn other_work_cannot_unseat_a_target_that_set_its_own_pace() {
+        use crate::engine::validity::FlagCode;
+        use weight::Weight;
+        let verdict = verdict(&busy_table_one(true), None);
+        assert!(verdict.conclusive, "{}", verdict.verdict);
+        assert_eq!(verdict.component, Some(Component::Target));
+        let weight_of = |test: TestKind| {
+            verdict
+                .basis
+                .iter()
+                .find(|basis| basis.test == test)
+                .map(|basis| basis.flags[0])
+        };
+        assert_eq!(
+            weight_of(TestKind::TapeWrite).map(|f| f.weight),
+            Some(Weight::DevicePaced)
+        );
+        // The full backup and the higher ceilings could only be faster without other work.
+        for test in [
+            TestKind::FullBackup,
+            TestKind::ReadParallel,
+            TestKind::NullSink,
+        ] {
+            assert_eq!(
+                weight_of(test),
+                Some(weight::FlagWeight {
+                    flag: FlagCode::BusyMachine,
+                    weight: Weight::OnlyHigher
+                }),
+                "{test}"
+            );
+        }
+        assert_eq!(verdict.caveats.len(), 4, "{:?}", verdict.caveats);
+        assert!(verdict.caveats[0].starts_with("busy_machine on the target write cannot change"));
+    }
+
+    #[test]
+    fn other_work_on_a_ceiling_the_lab_paced_still_asks_for_a_redo() {
+        use crate::engine::validity::FlagCode;
+        let verdict = verdict(&busy_table_one(false), None);
+        assert!(!verdict.conclusive);
+        // Only the named ceiling could move the finding: a faster target write might leave
+        // the backup below it.
+        assert_eq!(
+            verdict.advice,
+            vec![Advice::Redo(Redo {
+                test: TestKind::TapeWrite,
+                flags: vec![FlagCode::BusyMachine],
+                changes: Vec::new(),
+            })]
+        );
+        assert!(verdict.caveats.is_empty());
+    }
+
+    #[test]
+    fn a_full_drive_buffer_cannot_make_a_drive_far_faster_than_the_feed_the_limit() {
+        use crate::engine::validity::FlagCode;
+        use weight::Weight;
+        // A 30 MB/s source into one drive of 120 MB/s native that never filled its buffer.
+        let full = |mb_per_s: f64| {
+            flagged(
+                tape(run(TestKind::FullBackup, mb_per_s, 5.0), 1),
+                &[FlagCode::DriveBufferNotFilled],
+            )
+        };
+        let runs = |mb_per_s: f64| {
+            vec![
+                tape(run(TestKind::TapeWrite, 240.0, 3.0), 1),
+                run(TestKind::ReadParallel, mb_per_s, 5.0),
+                run(TestKind::NullSink, mb_per_s, 5.0),
+                full(mb_per_s),
+            ]
+        };
+        let slow = verdict(&runs(30.0), None);
+        assert!(slow.conclusive, "{}", slow.verdict);
+        assert_eq!(slow.component, Some(Component::Source));
+        let on_full = slow
+            .basis
+            .iter()
+            .find(|basis| basis.test == TestKind::FullBackup)
+            .map(|basis| basis.flags[0].weight);
+        assert_eq!(on_full, Some(Weight::DriveRateKnown { native_mb_s: 120.0 }));
+        // A feed close to the drive's native rate: the drive may be what limits.
+        let close = verdict(&runs(115.0), None);
+        assert!(!close.conclusive, "{}", close.verdict);
+    }
+
+    #[test]
+    fn other_work_can_overturn_a_backup_found_below_every_ceiling() {
+        use crate::engine::validity::FlagCode;
+        let mut runs = table_one();
+        runs[4] = flagged(
+            run(TestKind::FullBackup, 90.0, 13.0),
+            &[FlagCode::BusyMachine],
+        );
+        let verdict = verdict(&runs, None);
+        assert!(matches!(verdict.finding, Finding::Interference { .. }));
+        assert!(!verdict.conclusive);
+    }
+
+    #[test]
+    fn a_shoe_shining_drive_names_the_feed_and_leaves_its_cycle_rate_open() {
+        use crate::engine::validity::FlagCode;
+        let mut full = tape(run(TestKind::FullBackup, 30.0, 5.0), 1);
+        full.seconds = 10.0;
+        if let Some(tape) = full.tape.as_mut() {
+            tape.backhitches = 1;
+            tape.repositioning_s = 2.0;
+        }
+        let runs = |source_mb_s: f64, flags: &[FlagCode]| {
+            vec![
+                tape(run(TestKind::TapeWrite, 240.0, 3.0), 1),
+                run(TestKind::ReadParallel, source_mb_s, 5.0),
+                flagged(full.clone(), flags),
+            ]
+        };
+        // Too short to judge the backup's own figure: a source that could feed the drives
+        // might have, so the run is redone; one that reads at 30 MB/s on its own cannot.
+        let both = [FlagCode::TooShort, FlagCode::TooFewDriveCycles];
+        assert!(!verdict(&runs(300.0, &both), None).conclusive);
+        assert!(verdict(&runs(30.0, &both), None).conclusive);
+        let verdict = verdict(&runs(300.0, &[FlagCode::TooFewDriveCycles]), None);
+        assert!(matches!(verdict.finding, Finding::ShoeShine(_)));
+        assert!(verdict.conclusive, "{}", verdict.verdict);
+        assert_eq!(
+            verdict.open,
+            vec![weight::OpenClaim::ShoeShining {
+                test: TestKind::FullBackup,
+                needs_s: 40.0
+            }]
+        );
+        assert!(
+            verdict
+                .caveats
+                .iter()
+                .any(|line| line.starts_with("Not yet certain: shoe-shining")),
+            "{:?}",
+            verdict.caveats
+        );
     }
 
     #[test]

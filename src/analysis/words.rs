@@ -7,6 +7,7 @@ use super::findings::{
     Advice, Ceiling, Component, Drives, Finding, Interference, NetworkFinding, NetworkLimit,
     OutranCause, Redo, Shape, ShoeShine, Side, TargetCeilingFrom,
 };
+use super::weight::{Basis, OpenClaim, Weight};
 use crate::engine::result::StageFigures;
 use crate::engine::survey::Survey;
 use crate::engine::validity::FlagCode;
@@ -285,17 +286,42 @@ fn flag_list(flags: &[FlagCode]) -> String {
 }
 
 fn redo(redo: &Redo) -> String {
-    let mut remedies: Vec<&str> = Vec::new();
-    for remedy in redo.flags.iter().map(|flag| flag.remedy()) {
-        if !remedies.contains(&remedy) {
-            remedies.push(remedy);
-        }
+    let mut steps = Vec::new();
+    if !redo.changes.is_empty() {
+        let fields: Vec<String> = redo
+            .changes
+            .iter()
+            .map(|change| format!("{} to {}", change.field, change.value))
+            .collect();
+        let flags: Vec<&str> = redo
+            .changes
+            .iter()
+            .map(|change| change.cli.as_str())
+            .collect();
+        steps.push(format!(
+            "set {} ({})",
+            and_list(fields.iter().map(String::as_str)),
+            flags.join(" ")
+        ));
+    }
+    for flag in &redo.flags {
+        let step = match flag {
+            FlagCode::BusyMachine => "repeat it when the machine is idle",
+            FlagCode::Unsteady if !redo.flags.contains(&FlagCode::BusyMachine) => {
+                "keep other work off the machine and its disks"
+            }
+            FlagCode::SkippedData => {
+                "make the source readable by the lab, or leave the unreadable parts out"
+            }
+            _ => continue,
+        };
+        steps.push(step.to_string());
     }
     format!(
         "Redo {} ({}): {}.",
         redo.test.name(),
         flag_list(&redo.flags),
-        remedies.join("; ")
+        steps.join("; ")
     )
 }
 
@@ -563,4 +589,64 @@ fn lower_first(text: &str) -> String {
             .collect(),
         _ => text.to_string(),
     }
+}
+
+/// Why a flag cannot change the finding, as a clause.
+fn weight(weight: Weight) -> Option<String> {
+    Some(match weight {
+        Weight::Overturns => return None,
+        Weight::OnlyHigher => {
+            "its figure can only be higher than measured, which leaves the finding as it is".into()
+        }
+        Weight::OnlyLower => {
+            "its figure can only be lower than measured, which leaves the finding as it is".into()
+        }
+        Weight::DevicePaced => "the emulated target set the run's pace (the host waited for \
+                                it), so other work did not slow it"
+            .into(),
+        Weight::DriveRateKnown { native_mb_s } => format!(
+            "whatever the buffer hid, the drives take at least their native {native_mb_s:.0} \
+             MB/s, far from the figure that decides"
+        ),
+        Weight::FeedCannotReach {
+            source_mb_s,
+            needed_mb_s,
+        } => format!(
+            "the source read on its own delivers {source_mb_s:.1} MB/s, below the \
+             {needed_mb_s:.1} MB/s the drives need to stream"
+        ),
+        Weight::Secondary => "it leaves the component named; only a secondary figure stays open \
+                              (below)"
+            .into(),
+    })
+}
+
+/// One line per flag that stays on a finding without overturning it, then one per claim that
+/// stays open; nothing while the verdict is inconclusive (its redo lines say it all).
+pub fn caveats(basis: &[Basis], open: &[OpenClaim], conclusive: bool) -> Vec<String> {
+    if !conclusive {
+        return Vec::new();
+    }
+    let mut lines: Vec<String> = basis
+        .iter()
+        .flat_map(|basis| {
+            basis.flags.iter().filter_map(move |flag| {
+                weight(flag.weight).map(|why| {
+                    format!(
+                        "{} on {} cannot change this: {why}.",
+                        flag.flag.id(),
+                        basis.test.name()
+                    )
+                })
+            })
+        })
+        .collect();
+    lines.extend(open.iter().map(|claim| match claim {
+        OpenClaim::ShoeShining { test, needs_s } => format!(
+            "Not yet certain: shoe-shining, how often the drives stop and restart — needs {} \
+             of at least {needs_s:.0} s (params.duration_s, --duration {needs_s:.0}).",
+            test.name()
+        ),
+    }));
+    lines
 }

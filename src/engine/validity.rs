@@ -95,6 +95,34 @@ impl FlagCode {
     }
 }
 
+/// Which way a flag may have moved a run's figure from what the component can really do: a
+/// verdict asks this before it lets the flag overturn a finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bias {
+    /// The figure can only be lower than the component's: other work took CPU from the lab.
+    Lowered,
+    /// The figure can only be higher: the page cache served the reads, or the data went into
+    /// a drive's buffer faster than the drive writes it.
+    Raised,
+    /// Either way, by an amount not known.
+    Either,
+}
+
+impl FlagCode {
+    /// The direction in which this flag biases a figure.
+    pub fn bias(self) -> Bias {
+        match self {
+            FlagCode::BusyMachine | FlagCode::CpuSaturated => Bias::Lowered,
+            FlagCode::CacheResident | FlagCode::DriveBufferNotFilled => Bias::Raised,
+            FlagCode::TooShort
+            | FlagCode::Unsteady
+            | FlagCode::DataSmallerThanRun
+            | FlagCode::SkippedData
+            | FlagCode::TooFewDriveCycles => Bias::Either,
+        }
+    }
+}
+
 /// One reason a figure may mislead, with the evidence.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Flag {
@@ -119,14 +147,6 @@ impl Validity {
     pub fn codes(&self) -> String {
         let codes: Vec<&str> = self.flags.iter().map(|flag| flag.code.id()).collect();
         codes.join(",")
-    }
-
-    /// Whether every flag raised is about the machine around the run rather than the run's
-    /// own shape: the verdict's leading candidate still stands, pending a quieter repeat.
-    pub fn only_environment(&self) -> bool {
-        self.flags
-            .iter()
-            .all(|flag| matches!(flag.code, FlagCode::BusyMachine | FlagCode::Unsteady))
     }
 }
 

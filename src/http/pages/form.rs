@@ -114,7 +114,10 @@ impl CampaignForm {
             "tuning" => {
                 form.preset = "tuning".into();
                 form.name = "Buffer × block tuning".into();
-                form.tests = vec!["full_backup".into()];
+                // The target write at every point too, so the verdict can say what caps the
+                // backup; two repeats give each point the spread a best point must beat.
+                form.tests = vec!["tape_write".into(), "full_backup".into()];
+                form.repeat = "2".into();
                 form.duration_s = "5".into();
                 form.matrix_buffers = "8, 16, 32".into();
                 form.matrix_block_size = "64K, 128K, 256K".into();

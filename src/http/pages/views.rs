@@ -68,6 +68,8 @@ pub struct VerdictView {
     /// What a restore of the data takes, when the campaign measured one.
     pub restore: Option<String>,
     pub recommendations: Vec<String>,
+    /// Flags that stay on the runs without changing the verdict, and what stays open.
+    pub caveats: Vec<String>,
     /// A sweep's answer: its best point and how far above the worst; said first.
     pub sweep_best: Option<String>,
     /// The campaign lacks the tests that name a bottleneck (a sweep of one test, say): the
@@ -381,10 +383,11 @@ pub fn campaign_page(
             window: verdict.backup_window_s.map(format_duration),
             restore: verdict.restore_words.clone(),
             recommendations: verdict.recommendations.clone(),
+            caveats: verdict.caveats.clone(),
             sweep_best: sweep
                 .then(|| matrix::headline_test(&points))
                 .flatten()
-                .and_then(|test| matrix::best_sentence(&points, test)),
+                .and_then(|test| matrix::best_sentence(&points, test, verdict.cap().as_deref())),
             incomplete: matches!(
                 verdict.finding,
                 crate::analysis::findings::Finding::Incomplete { .. }
