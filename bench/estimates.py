@@ -7,6 +7,8 @@ line; exits non-zero when a preset misses by more than 25 %.
 """
 import argparse
 import json
+import re
+from html import unescape
 import time
 import urllib.parse
 import urllib.request
@@ -88,6 +90,15 @@ def main():
         print(f"{'ok  ' if ok else 'MISS'} {preset}: {planned['runs']} runs, expected "
               f"{expected:.0f} s{' at most' if planned['at_most'] else ''}, took {real:.0f} s "
               f"(real ÷ expected {ratio:.2f}); campaign {campaign['status']}")
+        # What the campaign concluded: the verdict, and a sweep's answer from its page.
+        verdict = get_json(args.base, f"/api/campaigns/{queued['id']}/bottleneck")["bottleneck"]
+        print(f"     verdict ({'conclusive' if verdict['conclusive'] else 'inconclusive'}): "
+              f"{verdict['verdict']}")
+        with urllib.request.urlopen(f"{args.base}/campaigns/{queued['id']}", timeout=60) as page:
+            html = page.read().decode()
+        sweep = re.search(r'id="sweep-best">([^<]*)<', html)
+        if sweep:
+            print(f"     sweep: {unescape(sweep.group(1))}")
         # Where a miss comes from: the runs that took half as long again as planned.
         runs = sorted(campaign["runs"], key=lambda run: run["position"])
         for run, plan in zip(runs, planned["plan"]):

@@ -760,7 +760,14 @@ pub fn matrix_chart(
         let pad = ((x_max - x_min) * 0.05).max(0.5);
         let mut chart = ChartBuilder::on(root)
             .margin(12)
-            .caption(format!("{} by {}", test.label(), axis.name()), (FONT, 15))
+            .caption(
+                format!(
+                    "{} by {} (median MB/s; rings: not valid)",
+                    test.label(),
+                    axis.name()
+                ),
+                (FONT, 15),
+            )
             .x_label_area_size(36)
             .y_label_area_size(56)
             .build_cartesian_2d((x_min - pad)..(x_max + pad), 0f64..nice_max(y_max))?;
@@ -786,10 +793,15 @@ pub fn matrix_chart(
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
                 });
-            chart.draw_series(
-                xy.iter()
-                    .map(|&(x, y)| Circle::new((x, y), 3, color.filled())),
-            )?;
+            // A point whose runs are not valid is a hollow ring, never a dot like the others.
+            chart.draw_series(line.iter().map(|p| {
+                let style = if p.valid {
+                    color.filled()
+                } else {
+                    color.stroke_width(2)
+                };
+                Circle::new((x_of(p), p.median), if p.valid { 3 } else { 5 }, style)
+            }))?;
             for point in line.iter().filter(|p| p.runs > 1) {
                 let x = x_of(point);
                 let cap = pad * 0.15;
@@ -860,15 +872,19 @@ pub fn heatmap_chart(
             empty_note(root, "No parameter sweep measured yet.")?;
             return Ok(());
         };
-        let low = shown.iter().map(|p| p.median).fold(f64::MAX, f64::min);
-        let high = shown.iter().map(|p| p.median).fold(0.0f64, f64::max);
-        // The sweep's best point: among its valid points when it has any.
-        let best = shown.iter().find(|p| p.best).copied();
+        // The shade spans the valid points (all of them when none is): a point whose runs
+        // are not valid is hatched instead, never a colour on the scale.
+        let any_valid = shown.iter().any(|p| p.valid);
+        let on_scale = || shown.iter().filter(|p| p.valid || !any_valid);
+        let low = on_scale().map(|p| p.median).fold(f64::MAX, f64::min);
+        let high = on_scale().map(|p| p.median).fold(0.0f64, f64::max);
+        // The sweep's best point, outlined only when it beats the runner-up by more than noise.
+        let best = shown.iter().find(|p| p.best && p.stands_out).copied();
         root.draw(&Text::new(
             format!(
-                "{}: rows are buffers, columns block sizes; {} {:.0}–{:.0} MB/s",
+                "{}: median MB/s; rows are buffers, columns block sizes; shade from {:.0} (pale) \
+                 to {:.0} (deep); hatched: not valid; red outline: best beyond noise",
                 test.label(),
-                "shade from",
                 low,
                 high
             ),
@@ -927,13 +943,23 @@ pub fn heatmap_chart(
                     } else {
                         1.0
                     };
-                    root.draw(&Rectangle::new(cell, shade(share).filled()))?;
+                    if point.valid || !any_valid {
+                        root.draw(&Rectangle::new(cell, shade(share).filled()))?;
+                    } else {
+                        root.draw(&Rectangle::new(cell, WHITE.filled()))?;
+                        hatch(root, cell)?;
+                    }
                     if best.is_some_and(|b| std::ptr::eq(b, *point)) {
                         root.draw(&Rectangle::new(cell, RED.stroke_width(3)))?;
                     }
-                    let ink = if share > 0.55 { WHITE } else { INK };
+                    let shaded = point.valid || !any_valid;
+                    let ink = if shaded && share > 0.55 { WHITE } else { INK };
                     root.draw(&Text::new(
-                        format!("{:.0}", point.median),
+                        if shaded {
+                            format!("{:.0}", point.median)
+                        } else {
+                            format!("{:.0} not valid", point.median)
+                        },
                         (x + 4, y + 3),
                         (FONT, 12).into_font().color(&ink),
                     ))?;
@@ -955,6 +981,19 @@ pub fn heatmap_chart(
         }
         Ok(())
     })
+}
+
+/// Diagonal lines across a cell: a point whose runs are not valid.
+fn hatch(root: &Area<'_>, cell: [(i32, i32); 2]) -> Result<(), Box<dyn std::error::Error>> {
+    let [(x0, y0), (x1, y1)] = cell;
+    let mut offset = 0;
+    while offset < (x1 - x0) + (y1 - y0) {
+        let start = (x0 + offset.min(x1 - x0), y0 + (offset - (x1 - x0)).max(0));
+        let end = (x0 + (offset - (y1 - y0)).max(0), y0 + offset.min(y1 - y0));
+        root.draw(&PathElement::new(vec![start, end], GREY.mix(0.6)))?;
+        offset += 8;
+    }
+    Ok(())
 }
 
 /// A heat map cell's colour: pale for the slowest point, deep blue for the fastest.

@@ -145,6 +145,28 @@ pub struct CampaignView {
     pub survey: Option<Survey>,
 }
 
+impl CampaignView {
+    /// Each run's expected length in seconds, by position, as the plan check works it out
+    /// from the stored spec and each run's own parameters; empty when the spec no longer
+    /// expands to its runs.
+    pub fn expected_by_run(&self) -> Vec<f64> {
+        let Ok(plans) = self.spec.plan() else {
+            return Vec::new();
+        };
+        if plans.len() != self.runs.len() {
+            return Vec::new();
+        }
+        plans
+            .into_iter()
+            .zip(&self.runs)
+            .map(|(mut plan, run)| {
+                plan.params = run.params.clone();
+                crate::engine::expect::expected(&plan).seconds
+            })
+            .collect()
+    }
+}
+
 /// A campaign in a list.
 #[derive(Debug, Clone, Serialize)]
 pub struct CampaignSummary {

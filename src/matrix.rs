@@ -23,6 +23,12 @@ pub struct Point {
     pub runs: usize,
     /// The highest median of this test (among its valid points, when it has any).
     pub best: bool,
+    /// The best point beats the runner-up by more than their noise (see [`best_sentence`]);
+    /// false for every other point.
+    pub stands_out: bool,
+    /// The runs measured at this point, and how many of them are valid.
+    pub runs_total: usize,
+    pub runs_valid: usize,
     /// At least one run at this point is valid, and the figures are its valid runs'.
     pub valid: bool,
     /// The same figures with their mean and variance, for telling a point from noise.
@@ -98,7 +104,9 @@ pub fn points(runs: &[RunRecord]) -> Vec<Point> {
         .into_iter()
         .map(|((test, buffers, block_size, streams, clients), figures)| {
             // As the verdict does: a point's figure rests on its valid runs when it has any.
-            let valid = figures.iter().any(|(_, valid, _)| *valid);
+            let runs_total = figures.len();
+            let runs_valid = figures.iter().filter(|(_, valid, _)| *valid).count();
+            let valid = runs_valid > 0;
             let values: Vec<(f64, f64)> = figures
                 .into_iter()
                 .filter(|(_, run_valid, _)| *run_valid || !valid)
@@ -118,6 +126,9 @@ pub fn points(runs: &[RunRecord]) -> Vec<Point> {
                 max: stat.max,
                 runs: stat.runs,
                 best: false,
+                stands_out: false,
+                runs_total,
+                runs_valid,
                 noise,
             }
         })
@@ -134,6 +145,14 @@ pub fn points(runs: &[RunRecord]) -> Vec<Point> {
             .map(|(index, _)| index);
         if let Some(index) = best {
             points[index].best = true;
+            let runner_up = points
+                .iter()
+                .enumerate()
+                .filter(|(i, p)| *i != index && p.test == test && (p.valid || !any_valid))
+                .max_by(|(_, a), (_, b)| a.median.total_cmp(&b.median))
+                .map(|(_, p)| p.noise);
+            points[index].stands_out = runner_up
+                .is_some_and(|other| stands_out(&points[index].noise, &other, FAMILY_ALPHA));
         }
     }
     points
@@ -258,6 +277,9 @@ mod tests {
             max: stat.max,
             runs: values.len(),
             best: false,
+            stands_out: false,
+            runs_total: values.len(),
+            runs_valid: values.len(),
             valid: true,
             noise: Side::of(values.iter().map(|v| (*v, 0.0)).collect(), true),
         }

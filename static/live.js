@@ -11,6 +11,27 @@
   var source = new EventSource("/api/campaigns/" + id + "/events");
   var total = 0, finished = 0;
   var points = [], runId = null;
+  // Each run's expected seconds by position, and how far the running one has got.
+  var leftNode = document.getElementById("live-left");
+  var expected = [];
+  try { expected = JSON.parse((leftNode && leftNode.dataset.expected) || "[]"); } catch (e) { expected = []; }
+  var runElapsed = 0;
+  // The same words as the page's: "48.0 s", "7m 05s", "1h 02m".
+  function words(seconds) {
+    function two(n) { return (n < 10 ? "0" : "") + n; }
+    if (seconds < 60) return seconds.toFixed(1) + " s";
+    var s = Math.round(seconds), m = Math.floor(s / 60);
+    if (seconds < 3600) return m + "m " + two(s % 60) + "s";
+    m = Math.round(seconds / 60);
+    return Math.floor(m / 60) + "h " + two(m % 60) + "m";
+  }
+  function showLeft() {
+    if (!leftNode || expected.length === 0) return;
+    var left = 0;
+    for (var i = finished; i < expected.length; i++) left += expected[i];
+    left = Math.max(0, left - runElapsed);
+    leftNode.textContent = "about " + words(left) + " left";
+  }
   function el(name) { return document.getElementById(name); }
   function setText(name, text) { var node = el(name); if (node) node.textContent = text; }
   function label(test) { return labels[test] || test; }
@@ -54,6 +75,8 @@
   }
   function progress(d) {
     startRun(d.run_id);
+    runElapsed = d.elapsed_s || 0;
+    showLeft();
     points.push([d.elapsed_s, d.mb_per_s]);
     drawLive();
     setText("live-run", "Run " + (d.position + 1) + " of " + total + ": " + label(d.test));
@@ -77,6 +100,8 @@
   source.addEventListener("progress", function (e) { progress(JSON.parse(e.data)); });
   source.addEventListener("run_finished", function () {
     finished += 1;
+    runElapsed = 0;
+    showLeft();
     setText("live-count", finished + " of " + total + " runs finished");
     overall(0);
     refreshCharts();

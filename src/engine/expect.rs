@@ -8,7 +8,7 @@ use super::plan::{RunParams, RunPlan, SourcePlan, TargetPlan};
 use super::steady::MIN_STEADY_S;
 use super::target::tape::TapeConfig;
 use super::test_kind::TestKind;
-use super::validity::DRIVE_BUFFERS;
+use super::validity::{DRIVE_BUFFERS, MIN_DRIVE_CYCLES};
 
 /// The shortest a run that ends once steady lasts: twice the shortest steady window, so that
 /// steadiness is judged on a window that is not all ramp.
@@ -61,6 +61,39 @@ pub fn need(plan: &RunPlan) -> Option<Need> {
             crate::size::format_bytes(config.buffer_bytes),
             DRIVE_BUFFERS,
             config.native_mb_s
+        ),
+    })
+}
+
+/// What a backup fed slower than its drives' lowest speed step needs to show how often they
+/// stop and restart: [`MIN_DRIVE_CYCLES`] and one more cycles of filling a buffer at the feed,
+/// repositioning and writing it out. Known before the run only when the feed is capped
+/// (`source_rate_mb_s`).
+pub fn cycles_need(plan: &RunPlan) -> Option<Need> {
+    let (config, compression, _) = drive_of(plan)?;
+    if !matches!(plan.test, TestKind::FullBackup | TestKind::NetworkBackup) {
+        return None;
+    }
+    let params = &plan.params;
+    let streams = params.streams.max(1) * params.clients.unwrap_or(1).max(1);
+    let feed_mb_s = params.source_rate_mb_s? * f64::from(streams) / f64::from(config.drives.max(1));
+    let lowest_mb_s = config.min_mb_s * compression;
+    if feed_mb_s >= lowest_mb_s {
+        return None;
+    }
+    let buffer = config.buffer_bytes as f64;
+    let cycle_s = buffer * compression / (feed_mb_s * 1e6)
+        + config.reposition_s
+        + buffer / (config.min_mb_s * 1e6);
+    let min_s = (MIN_DRIVE_CYCLES + 1.0) * cycle_s;
+    Some(Need {
+        min_s,
+        why: format!(
+            "fed {feed_mb_s:.0} MB/s per drive, below its lowest step ({lowest_mb_s:.0} MB/s), \
+             an emulated {} drive shoe-shines in cycles of about {cycle_s:.0} s; showing how \
+             often takes {} of them, at least {min_s:.0} s",
+            config.model,
+            MIN_DRIVE_CYCLES + 1.0
         ),
     })
 }

@@ -76,11 +76,22 @@ pub fn expect(plans: &[RunPlan]) -> Expectation {
 }
 
 fn warnings_of(plan: &RunPlan) -> Vec<PlanWarning> {
-    let Some(need) = expect::need(plan) else {
-        return Vec::new();
-    };
     let params = &plan.params;
     let mut warnings = Vec::new();
+    // A backup that will shoe-shine needs several cycles; "auto" stops at its cap before.
+    if let Some(cycles) = expect::cycles_need(plan)
+        && params
+            .duration_s
+            .is_some_and(|duration| duration < cycles.min_s)
+    {
+        warnings.push(PlanWarning {
+            field: "params.duration_s".to_string(),
+            message: format!("{}; give at least {:.0} s", cycles.why, cycles.min_s.ceil()),
+        });
+    }
+    let Some(need) = expect::need(plan) else {
+        return warnings;
+    };
     match params.duration_s {
         Some(duration) if duration < need.min_s && (params.time_based || params.until_steady) => {
             warnings.push(PlanWarning {

@@ -38,6 +38,12 @@ pub struct CampaignPageView {
     pub progress_pct: String,
     pub live_run: String,
     pub live_rate: String,
+    /// How long the campaign was expected to take, and, once finished, how long it took.
+    pub expected: String,
+    /// What is left of a running campaign, by the same expectation.
+    pub left: String,
+    /// Each run's expected seconds, by position, as JSON, for the live view to count down.
+    pub expected_json: String,
     pub verdict: Option<VerdictView>,
     /// The backup's stages at a glance, the limiting one marked.
     pub stages: Vec<StageSegment>,
@@ -111,7 +117,12 @@ pub struct PointRow {
     pub median: String,
     pub range: String,
     pub runs: usize,
+    /// "3 of 3", "1 of 3": how many of the point's runs are valid.
+    pub valid: String,
+    pub all_valid: bool,
     pub best: bool,
+    /// "best" when the best point beats the runner-up by more than noise, else "fastest".
+    pub mark: &'static str,
 }
 
 /// One run in the runs table.
@@ -258,6 +269,38 @@ impl PreviousView {
     }
 }
 
+/// The campaign's expected length in words, with how long it took once finished; and what
+/// is left while it runs (the runs not yet finished, less what the running one has had).
+fn durations(runs: &[RunRecord], expected: &[f64], is_final: bool) -> (String, String) {
+    if expected.is_empty() {
+        return (String::new(), String::new());
+    }
+    let total: f64 = expected.iter().sum();
+    let mut line = format!("expected to take about {}", format_duration(total));
+    let started = runs.iter().filter_map(|run| run.started_ms).min();
+    let ended = runs.iter().filter_map(|run| run.finished_ms).max();
+    if is_final && let (Some(started), Some(ended)) = (started, ended) {
+        let took = (ended - started).max(0) as f64 / 1000.0;
+        line = format!("{line}; took {}", format_duration(took));
+    }
+    if is_final {
+        return (line, String::new());
+    }
+    let now = crate::clock::now_ms();
+    let left: f64 = runs
+        .iter()
+        .zip(expected)
+        .filter(|(run, _)| !run.status.is_final())
+        .map(|(run, seconds)| match (run.status, run.started_ms) {
+            (RunState::Running, Some(started)) => {
+                (seconds - (now - started) as f64 / 1000.0).max(0.0)
+            }
+            _ => *seconds,
+        })
+        .sum();
+    (line, format!("about {} left", format_duration(left)))
+}
+
 /// Builds the report view; `inline_charts` embeds the SVG (the self-contained download).
 pub fn campaign_page(
     view: &CampaignView,
@@ -325,7 +368,13 @@ pub fn campaign_page(
         .and_then(|run| run.samples.last())
         .map_or_else(String::new, |s| format!("{:.1} MB/s", s.mb_per_s));
 
+    let expected_by_run = view.expected_by_run();
+    let (expected, left) = durations(runs, &expected_by_run, is_final);
+
     Ok(CampaignPageView {
+        expected,
+        left,
+        expected_json: serde_json::to_string(&expected_by_run).unwrap_or_default(),
         id: summary.id.clone(),
         name: display_name(&summary.name),
         status: summary.status.id().to_string(),
@@ -617,7 +666,14 @@ fn point_row(point: &Point) -> PointRow {
             "–".to_string()
         },
         runs: point.runs,
+        valid: format!("{} of {}", point.runs_valid, point.runs_total),
+        all_valid: point.runs_valid == point.runs_total,
         best: point.best,
+        mark: match (point.best, point.stands_out) {
+            (true, true) => "best",
+            (true, false) => "fastest, within noise",
+            _ => "",
+        },
     }
 }
 

@@ -222,6 +222,17 @@ async fn the_readme_rest_example_gives_valid_runs_as_written() {
     if all_valid && !outran {
         assert_eq!(verdict["bottleneck"]["conclusive"], true, "{verdict}");
     }
+    // The page says what was expected and what it took.
+    let page = lab.get_text(&format!("/campaigns/{id}")).await;
+    let expected = page
+        .split("<span id=\"expected\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</span>").next())
+        .unwrap_or_else(|| panic!("no expected duration on the page"));
+    assert!(
+        expected.starts_with("expected to take about ") && expected.contains("; took "),
+        "{expected}"
+    );
 }
 
 /// The README's REST example and the form's default fields for the same source and target
@@ -331,4 +342,73 @@ async fn a_duration_too_short_for_a_drive_is_warned_about_at_submission() {
     let auto: Value = auto.json().await.expect("JSON");
     assert_eq!(auto["warnings"], json!([]), "{auto}");
     lab.cancel(queued["id"].as_str().expect("id")).await;
+    // And run so, the target write takes the drive's buffer often enough to be valid.
+    let id = lab.submit(&spec(json!("auto"))).await;
+    lab.wait_status(&id, &["running", "done"], Duration::from_secs(60))
+        .await;
+    // While it runs, the page says what is left of what was expected.
+    let page = lab.get_text(&format!("/campaigns/{id}")).await;
+    if page.contains("id=\"live\"") {
+        assert!(page.contains("id=\"live-left\""), "{page}");
+        assert!(page.contains(" left</span>"), "{page}");
+    }
+    let campaign = lab
+        .wait_status(
+            &id,
+            &["done", "failed", "cancelled"],
+            Duration::from_secs(300),
+        )
+        .await;
+    let result = &campaign["runs"][0]["result"];
+    let flags: Vec<&str> = result["validity"]["flags"]
+        .as_array()
+        .map(|flags| flags.iter().filter_map(|f| f["code"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(
+        !flags.contains(&"drive_buffer_not_filled") && !flags.contains(&"too_short"),
+        "{flags:?}: {result}"
+    );
+}
+
+/// A 30 MB/s source into an LTO-9 drive: the plan check says before the first byte that the
+/// drive will shoe-shine in cycles too long for the run, and the verdict still names the feed
+/// conclusively, since no flag on the backup can make a 30 MB/s source feed the drive.
+#[tokio::test]
+async fn a_slow_source_into_a_fast_drive_is_named_conclusively() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let spec = json!({"name": "30 MB/s into LTO-9",
+                      "source": {"generated": {"size": "64G", "compress_ratio": 2.0}},
+                      "target": {"kind": "tape", "model": "lto-9"},
+                      "tests": ["tape_write", "read_parallel", "full_backup"],
+                      "params": {"source_rate_mb_s": 30, "streams": 1, "duration_s": 10,
+                                 "time_based": true}});
+    let planned: Value = lab
+        .post_json("/api/campaigns?dry_run=true", &spec)
+        .await
+        .json()
+        .await
+        .expect("JSON");
+    let warnings = planned["warnings"].as_array().expect("warnings");
+    assert!(
+        warnings.iter().any(|w| w["field"] == "params.duration_s"
+            && w["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("shoe-shines"))),
+        "{planned}"
+    );
+    let id = lab.submit(&spec).await;
+    let campaign = lab
+        .wait_status(
+            &id,
+            &["done", "failed", "cancelled"],
+            Duration::from_secs(300),
+        )
+        .await;
+    assert_eq!(campaign["status"], "done", "{campaign}");
+    let verdict = lab
+        .get_json(&format!("/api/campaigns/{id}/bottleneck"))
+        .await;
+    let bottleneck = &verdict["bottleneck"];
+    assert_eq!(bottleneck["component"], "source", "{bottleneck}");
+    assert_eq!(bottleneck["conclusive"], true, "{bottleneck}");
 }

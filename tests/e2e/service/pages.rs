@@ -52,7 +52,7 @@ async fn pages_list_report_chart_and_compare_campaigns() {
         "id=\"verdict\"",
         "id=\"bottleneck-table\"",
         "Every point of the sweep",
-        "id=\"sweep-best\">Best: ",
+        "id=\"sweep-best\">",
         &format!("/campaigns/{a}/charts/matrix.svg"),
         &format!("/campaigns/{a}/charts/heatmap.svg"),
         &format!("/api/campaigns/{a}/results.csv"),
