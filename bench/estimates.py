@@ -17,23 +17,32 @@ from html.parser import HTMLParser
 
 class FormFields(HTMLParser):
     """The fields the campaign form posts, as a browser would: inputs with their values,
-    ticked checkboxes, each select's chosen option."""
+    ticked checkboxes and radio buttons, text areas, each select's chosen option."""
 
     def __init__(self):
         super().__init__()
         self.pairs = []
         self.select = None
         self.first_option = None
+        self.textarea = None
+        self.text = ""
+
+    def handle_data(self, data):
+        if self.textarea:
+            self.text += data
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
         if tag == "input" and attrs.get("name"):
             kind = attrs.get("type", "text")
-            if kind == "checkbox":
+            if kind in ("checkbox", "radio"):
                 if "checked" in attrs:
                     self.pairs.append((attrs["name"], attrs.get("value", "on")))
             elif kind not in ("submit", "button"):
                 self.pairs.append((attrs["name"], attrs.get("value", "")))
+        elif tag == "textarea" and attrs.get("name"):
+            self.textarea = attrs["name"]
+            self.text = ""
         elif tag == "select":
             self.select = attrs.get("name")
             self.first_option = None
@@ -45,6 +54,9 @@ class FormFields(HTMLParser):
                 self.select = None
 
     def handle_endtag(self, tag):
+        if tag == "textarea" and self.textarea:
+            self.pairs.append((self.textarea, self.text.strip()))
+            self.textarea = None
         if tag == "select" and self.select:
             self.pairs.append((self.select, self.first_option or ""))
             self.select = None

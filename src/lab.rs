@@ -147,23 +147,23 @@ pub struct CampaignView {
 
 impl CampaignView {
     /// Each run's expected length in seconds, by position, as the plan check works it out
-    /// from the stored spec and each run's own parameters; empty when the spec no longer
-    /// expands to its runs.
-    pub fn expected_by_run(&self) -> Vec<f64> {
-        let Ok(plans) = self.spec.plan() else {
-            return Vec::new();
+    /// from the stored spec and each run's own parameters, and what in the plan cannot give a
+    /// valid run; nothing when the spec no longer expands to its runs.
+    pub fn expectation(&self) -> (Vec<f64>, Vec<spec::expectation::PlanWarning>) {
+        let Ok(mut plans) = self.spec.plan() else {
+            return (Vec::new(), Vec::new());
         };
         if plans.len() != self.runs.len() {
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         }
-        plans
-            .into_iter()
-            .zip(&self.runs)
-            .map(|(mut plan, run)| {
-                plan.params = run.params.clone();
-                crate::engine::expect::expected(&plan).seconds
-            })
-            .collect()
+        for (plan, run) in plans.iter_mut().zip(&self.runs) {
+            plan.params = run.params.clone();
+        }
+        let by_run = plans
+            .iter()
+            .map(|plan| crate::engine::expect::expected(plan).seconds)
+            .collect();
+        (by_run, expect(&plans).warnings)
     }
 }
 

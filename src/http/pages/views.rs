@@ -44,6 +44,8 @@ pub struct CampaignPageView {
     pub left: String,
     /// Each run's expected seconds, by position, as JSON, for the live view to count down.
     pub expected_json: String,
+    /// What in the plan cannot give a valid run, as the submission's answer said it.
+    pub plan_warnings: Vec<String>,
     pub verdict: Option<VerdictView>,
     /// The backup's stages at a glance, the limiting one marked.
     pub stages: Vec<StageSegment>,
@@ -368,10 +370,14 @@ pub fn campaign_page(
         .and_then(|run| run.samples.last())
         .map_or_else(String::new, |s| format!("{:.1} MB/s", s.mb_per_s));
 
-    let expected_by_run = view.expected_by_run();
+    let (expected_by_run, plan_warnings) = view.expectation();
     let (expected, left) = durations(runs, &expected_by_run, is_final);
 
     Ok(CampaignPageView {
+        plan_warnings: plan_warnings
+            .into_iter()
+            .map(|warning| format!("{}: {}", warning.field, warning.message))
+            .collect(),
         expected,
         left,
         expected_json: serde_json::to_string(&expected_by_run).unwrap_or_default(),

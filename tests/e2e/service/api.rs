@@ -341,7 +341,15 @@ async fn a_duration_too_short_for_a_drive_is_warned_about_at_submission() {
         .await;
     let auto: Value = auto.json().await.expect("JSON");
     assert_eq!(auto["warnings"], json!([]), "{auto}");
-    lab.cancel(queued["id"].as_str().expect("id")).await;
+    // The campaign's page says it too.
+    let queued_id = queued["id"].as_str().expect("id");
+    let page = lab.get_text(&format!("/campaigns/{queued_id}")).await;
+    assert!(
+        page.contains("id=\"plan-warnings\"")
+            && page.contains("params.duration_s: an emulated LTO-9"),
+        "{page}"
+    );
+    lab.cancel(queued_id).await;
     // And run so, the target write takes the drive's buffer often enough to be valid.
     let id = lab.submit(&spec(json!("auto"))).await;
     lab.wait_status(&id, &["running", "done"], Duration::from_secs(60))
