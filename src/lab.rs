@@ -145,6 +145,37 @@ pub struct CampaignView {
     pub survey: Option<Survey>,
 }
 
+/// The plan check of `plans` (see [`expect`]), and, when a buffered read of a source of paths
+/// is not evicted first, whether that source fits in memory: a warning then names
+/// `params.cold_cache`, since every read after the first would measure the page cache.
+async fn expectation_of(plans: &[RunPlan]) -> Expectation {
+    let mut expectation = expect(plans);
+    let cached = plans.iter().find_map(|plan| match &plan.source {
+        spec::SourcePlan::Paths(paths)
+            if plan.test.reads_source() && !plan.params.cold_cache && !plan.params.direct =>
+        {
+            Some(paths.clone())
+        }
+        _ => None,
+    });
+    if let Some(paths) = cached
+        && let Ok(Some((bytes, memory))) =
+            tokio::task::spawn_blocking(move || crate::engine::cache::fits_in_memory(&paths)).await
+    {
+        expectation.warnings.push(spec::expectation::PlanWarning {
+            field: "params.cold_cache".to_string(),
+            message: format!(
+                "the source ({}) fits in this machine's memory ({}): without cold_cache or \
+                 direct, every read after the first measures the page cache, not the disks; \
+                 set cold_cache (--cold-cache) or direct",
+                crate::size::format_bytes(bytes),
+                crate::size::format_bytes(memory)
+            ),
+        });
+    }
+    expectation
+}
+
 impl CampaignView {
     /// Each run's expected length in seconds, by position, as the plan check works it out
     /// from the stored spec and each run's own parameters, and what in the plan cannot give a
@@ -531,7 +562,7 @@ impl Lab {
         let (_, plans) = self.checked(parse_body(body)?).await?;
         Ok(Planned {
             runs: plans.len(),
-            expectation: expect(&plans),
+            expectation: expectation_of(&plans).await,
             plan: plans
                 .iter()
                 .map(|plan| PlannedRun {
@@ -666,7 +697,7 @@ impl Lab {
             url: campaign_url(&id),
             id,
             runs: plans.len(),
-            expectation: expect(&plans),
+            expectation: expectation_of(&plans).await,
         })
     }
 

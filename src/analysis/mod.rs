@@ -1451,6 +1451,17 @@ mod tests {
         let both = [FlagCode::TooShort, FlagCode::TooFewDriveCycles];
         assert!(!verdict(&runs(300.0, &both), None).conclusive);
         assert!(verdict(&runs(30.0, &both), None).conclusive);
+        // Other work beside a read capped at 30 MB/s: it read at its cap, so it could not have
+        // fed the drives either.
+        let mut busy = runs(30.0, &both);
+        busy[1].params.source_rate_mb_s = Some(15.0);
+        busy[1] = flagged(busy[1].clone(), &[FlagCode::BusyMachine]);
+        assert!(verdict(&busy, None).conclusive);
+        busy[1].params.source_rate_mb_s = Some(100.0);
+        assert!(
+            !verdict(&busy, None).conclusive,
+            "below its cap: it might have been faster"
+        );
         let verdict = verdict(&runs(300.0, &[FlagCode::TooFewDriveCycles]), None);
         assert!(matches!(verdict.finding, Finding::ShoeShine(_)));
         assert!(verdict.conclusive, "{}", verdict.verdict);

@@ -25,6 +25,8 @@ pub enum Weight {
     /// An emulated target set the run's pace (the host waited for it): other work on the
     /// machine did not slow it.
     DevicePaced,
+    /// The run read at its `source_rate_mb_s` cap: it could not have been faster.
+    AtItsCap { cap_mb_s: f64 },
     /// Whatever the buffer hid, the drives take at least their native rate, which is far from
     /// the figure that decides.
     DriveRateKnown { native_mb_s: f64 },
@@ -204,15 +206,29 @@ fn weigh(
 /// A flag on the run that fed shoe-shining drives: it cannot change the finding when the
 /// source, read on its own in a valid run, delivers clearly less than the drives need.
 fn source_short_of(figures: &Figures<'_>, needed_mb_s: f64) -> Weight {
-    match figures.get(TestKind::ReadParallel) {
-        Some(source) if source.valid && source.mb_per_s < REACHED * needed_mb_s => {
-            Weight::FeedCannotReach {
-                source_mb_s: source.mb_per_s,
-                needed_mb_s,
-            }
+    let Some(source) = figures.get(TestKind::ReadParallel) else {
+        return Weight::Overturns;
+    };
+    // Valid, or only possibly lower while it read at its cap: it cannot have been faster.
+    let trusted = source.valid
+        || (source.flags.iter().all(|flag| flag.bias() == Bias::Lowered)
+            && read_cap(source.run).is_some());
+    if trusted && source.mb_per_s < REACHED * needed_mb_s {
+        Weight::FeedCannotReach {
+            source_mb_s: source.mb_per_s,
+            needed_mb_s,
         }
-        _ => Weight::Overturns,
+    } else {
+        Weight::Overturns
     }
+}
+
+/// The cap a read ran at, when it was capped (`source_rate_mb_s`) and reached it: its figure
+/// is the cap's, whatever else ran on the machine.
+fn read_cap(run: &RunResult) -> Option<f64> {
+    let per_stream = run.params.source_rate_mb_s?;
+    let cap = per_stream * f64::from(run.params.streams.max(1));
+    (run.figure() >= 0.95 * cap).then_some(cap)
 }
 
 /// A flag on a full backup that reached the lowest ceiling.
@@ -248,6 +264,9 @@ fn ceiling_stays_lowest(
         // The named ceiling higher: the backup may no longer reach it, unless the emulated
         // device set its pace.
         (Bias::Lowered, true) if device_paced(run) => Weight::DevicePaced,
+        (Bias::Lowered, true) if let Some(cap_mb_s) = read_cap(run) => {
+            Weight::AtItsCap { cap_mb_s }
+        }
         // Another ceiling higher: further above the one named.
         (Bias::Lowered, false) => Weight::OnlyHigher,
         // Another ceiling lower: it could become the lowest, unless it is a drive whose

@@ -604,6 +604,10 @@ fn weight(weight: Weight) -> Option<String> {
         Weight::DevicePaced => "the emulated target set the run's pace (the host waited for \
                                 it), so other work did not slow it"
             .into(),
+        Weight::AtItsCap { cap_mb_s } => format!(
+            "the run read at its cap (source_rate_mb_s, {cap_mb_s:.1} MB/s in all), so it \
+             could not have been faster"
+        ),
         Weight::DriveRateKnown { native_mb_s } => format!(
             "whatever the buffer hid, the drives take at least their native {native_mb_s:.0} \
              MB/s, far from the figure that decides"

@@ -64,6 +64,39 @@ pub fn resident_bytes(file: &File, len: u64) -> io::Result<u64> {
     Ok((resident_pages * PAGE as u64).min(len))
 }
 
+/// Entries a plan check walks at most to size a source; past that the source is taken to be
+/// larger than any page cache it is compared with.
+const WALK_BUDGET: usize = 100_000;
+
+/// A source of paths small enough to sit in this machine's memory: its bytes and the memory's,
+/// when it is. A buffered read of it without eviction measures the page cache, not the disks,
+/// once it has been read.
+pub fn fits_in_memory(paths: &[std::path::PathBuf]) -> Option<(u64, u64)> {
+    let memory = super::provenance::memory_bytes()?;
+    let mut bytes = 0u64;
+    let mut entries = 0usize;
+    for root in paths {
+        let walker = walkdir::WalkDir::new(root)
+            .follow_links(false)
+            .same_file_system(true);
+        for entry in walker.into_iter().flatten() {
+            entries += 1;
+            if entries > WALK_BUDGET {
+                return None;
+            }
+            if entry.file_type().is_file()
+                && let Ok(metadata) = entry.metadata()
+            {
+                bytes += metadata.len();
+                if bytes >= memory {
+                    return None;
+                }
+            }
+        }
+    }
+    Some((bytes, memory))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

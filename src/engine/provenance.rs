@@ -79,7 +79,8 @@ fn cpu_model() -> Option<String> {
         .filter(|model| !model.is_empty())
 }
 
-fn memory_bytes() -> Option<u64> {
+/// The machine's memory, from `/proc/meminfo`.
+pub(crate) fn memory_bytes() -> Option<u64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = info.lines().find(|line| line.starts_with("MemTotal:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

@@ -256,7 +256,8 @@ fn a_block_size_sweep_is_drawn_by_block_size() {
 }
 
 /// The sweep's heat map: a panel per stream count, a cell per buffers × block size with its
-/// median written in it, the fastest cell (and only it) outlined in red.
+/// median written in it, the fastest cell outlined in red when (and only when) it beats the
+/// runner-up by more than noise.
 #[test]
 fn the_heat_map_has_a_panel_per_stream_count_and_outlines_the_best_cell() {
     let runs = many_runs();
@@ -280,15 +281,34 @@ fn the_heat_map_has_a_panel_per_stream_count_and_outlines_the_best_cell() {
     }
     assert!(texts.contains(&"64 KiB") && texts.contains(&"256 KiB"));
     assert!(texts.contains(&"8 buf") && texts.contains(&"16 buf"));
-    let outlined = doc
-        .descendants()
-        .filter(|n| n.tag_name().name() == "rect")
-        .filter(|n| {
-            n.attribute("stroke")
-                .is_some_and(|s| s.eq_ignore_ascii_case("#C0392B"))
-        })
-        .count();
-    assert_eq!(outlined, 1, "exactly one best cell");
+    let outlined = |svg: &str| {
+        check_svg("heatmap", svg)
+            .descendants()
+            .filter(|n| n.tag_name().name() == "rect")
+            .filter(|n| {
+                n.attribute("stroke")
+                    .is_some_and(|s| s.eq_ignore_ascii_case("#C0392B"))
+            })
+            .count()
+    };
+    let stands_out = points
+        .iter()
+        .any(|p| Some(p.test) == test && p.best && p.stands_out);
+    assert_eq!(
+        outlined(&svg),
+        usize::from(stands_out),
+        "outlined only beyond noise"
+    );
+    // Within noise: nothing outlined; beyond it, the best cell alone.
+    let with = |beyond: bool| {
+        let mut points = points.clone();
+        for point in &mut points {
+            point.stands_out = beyond && point.best;
+        }
+        charts::heatmap_chart(&points, test, Width::Wide).expect("heat map")
+    };
+    assert_eq!(outlined(&with(false)), 0, "no cell outlined within noise");
+    assert_eq!(outlined(&with(true)), 1, "exactly one best cell");
     let best = points
         .iter()
         .filter(|p| Some(p.test) == test)

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::fixtures::scratch;
+use crate::support::fixtures::{create_dataset, scratch};
 use crate::support::lab::{Lab, LabOptions};
 use crate::support::wait::wait_until;
 
@@ -419,4 +419,38 @@ async fn a_slow_source_into_a_fast_drive_is_named_conclusively() {
     let bottleneck = &verdict["bottleneck"];
     assert_eq!(bottleneck["component"], "source", "{bottleneck}");
     assert_eq!(bottleneck["conclusive"], true, "{bottleneck}");
+}
+
+/// A buffered read of a source that fits in memory, not evicted first, measures the page cache
+/// after its first pass: the plan check says so, naming `params.cold_cache`; evicted, it does
+/// not.
+#[tokio::test]
+async fn a_source_that_fits_in_memory_read_without_eviction_is_warned_about() {
+    let lab = Lab::fresh(&LabOptions::default());
+    create_dataset(&lab.data_dir.join("small"), "8M");
+    let spec = |cold: bool| {
+        json!({"source": {"paths": ["small"]}, "target": {"kind": "null"},
+               "tests": ["read_single"], "params": {"cold_cache": cold, "duration_s": 6}})
+    };
+    let warned: Value = lab
+        .post_json("/api/campaigns?dry_run=true", &spec(false))
+        .await
+        .json()
+        .await
+        .expect("JSON");
+    let warnings = warned["warnings"].as_array().expect("warnings");
+    assert!(
+        warnings.iter().any(|w| w["field"] == "params.cold_cache"
+            && w["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("page cache"))),
+        "{warned}"
+    );
+    let evicted: Value = lab
+        .post_json("/api/campaigns?dry_run=true", &spec(true))
+        .await
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(evicted["warnings"], json!([]), "{evicted}");
 }
