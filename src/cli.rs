@@ -163,9 +163,10 @@ struct ServeArgs {
     #[arg(long, env = "BACKLAB_BIND", default_value = "127.0.0.1:8080")]
     bind: std::net::SocketAddr,
     /// TCP address of the data listener agents send network backups to; anything but
-    /// loopback needs --token.
-    #[arg(long, env = "BACKLAB_DATA_BIND", default_value = "127.0.0.1:8081")]
-    data_bind: std::net::SocketAddr,
+    /// loopback needs --token [default: --bind's address with the next port, 127.0.0.1:8081
+    /// beside the default; any free port when --bind's port is 0].
+    #[arg(long, env = "BACKLAB_DATA_BIND")]
+    data_bind: Option<std::net::SocketAddr>,
     /// Where results are kept: a SQLite file (created and migrated when missing), or a
     /// PostgreSQL database (`postgres://user@host/db`, migrated when needed).
     #[arg(long, env = "BACKLAB_DB", default_value = "backlab.db", value_parser = Location::parse)]
@@ -349,7 +350,9 @@ fn serve(args: ServeArgs) -> ExitCode {
         host_name,
         lease: std::time::Duration::from_secs_f64(args.lease_s),
         bind: args.bind,
-        data_bind: args.data_bind,
+        data_bind: args
+            .data_bind
+            .unwrap_or_else(|| crate::serve::data_bind_beside(args.bind)),
         db: args.db,
         data_dir: args.data_dir,
         allow_sources: args.allow_sources,

@@ -27,6 +27,17 @@ use crate::worker;
 /// How long a shutdown waits for the running run to stop and save.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
+/// The data listener's address when none is given: the web listener's address with the next
+/// port, so a second lab started with another `--bind` does not collide with the first's data
+/// port; port 0 (any free one) when the web port is 0 or the last.
+pub fn data_bind_beside(bind: SocketAddr) -> SocketAddr {
+    let port = match bind.port() {
+        0 => 0,
+        port => port.checked_add(1).unwrap_or(0),
+    };
+    SocketAddr::new(bind.ip(), port)
+}
+
 /// How the lab was asked to run.
 #[derive(Debug, Clone)]
 pub struct ServeConfig {
@@ -380,5 +391,19 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = interrupt => {},
         _ = terminate => {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_data_port_follows_the_web_port() {
+        let at = |text: &str| text.parse::<SocketAddr>().expect("an address");
+        assert_eq!(data_bind_beside(at("127.0.0.1:8080")), at("127.0.0.1:8081"));
+        assert_eq!(data_bind_beside(at("0.0.0.0:9000")), at("0.0.0.0:9001"));
+        assert_eq!(data_bind_beside(at("127.0.0.1:0")), at("127.0.0.1:0"));
+        assert_eq!(data_bind_beside(at("[::1]:65535")), at("[::1]:0"));
     }
 }

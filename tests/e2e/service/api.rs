@@ -454,3 +454,51 @@ async fn a_source_that_fits_in_memory_read_without_eviction_is_warned_about() {
         .expect("JSON");
     assert_eq!(evicted["warnings"], json!([]), "{evicted}");
 }
+
+/// Two free neighbouring ports: a web port whose next port is free too.
+fn free_pair() -> u16 {
+    for _ in 0..100 {
+        let web = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+        let port = web.local_addr().expect("its address").port();
+        if port < u16::MAX && std::net::TcpListener::bind(("127.0.0.1", port + 1)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no two neighbouring free ports")
+}
+
+/// A second lab started with another `--bind` and no `--data-bind` takes the port beside its
+/// own for its data listener instead of failing on the first lab's.
+#[test]
+fn a_second_lab_with_another_bind_starts_beside_the_first() {
+    use std::io::{BufRead, BufReader};
+    let root = scratch();
+    let mut labs = Vec::new();
+    for name in ["one", "two"] {
+        let port = free_pair();
+        let dir = root.path().join(name);
+        let mut child = crate::support::cli::backlab()
+            .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
+            .arg("--db")
+            .arg(dir.join("lab.db"))
+            .arg("--data-dir")
+            .arg(dir.join("data"))
+            .env_remove("BACKLAB_DATA_BIND")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("backlab serve starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let first = BufReader::new(stdout).lines().next();
+        let line = first.and_then(Result::ok).unwrap_or_default();
+        assert!(
+            line.contains(&format!("listening on http://127.0.0.1:{port}")),
+            "{name}: {line}"
+        );
+        labs.push(child);
+    }
+    for mut lab in labs {
+        let _ = lab.kill();
+        let _ = lab.wait();
+    }
+}
