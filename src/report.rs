@@ -54,6 +54,9 @@ pub fn render_table(report: &CampaignReport) -> String {
             (None, _) => "-".to_string(),
         };
         let valid = match row.valid {
+            Some(true) if row.runs_total > row.repeats => {
+                format!("yes: {} of {} runs", row.repeats, row.runs_total)
+            }
             Some(true) => "yes".to_string(),
             Some(false) => format!("no: {}", row.flag_list()),
             None => "-".to_string(),

@@ -15,6 +15,8 @@ pub struct TestFigure<'a> {
     pub spread_pct: Option<f64>,
     /// Runs the figure rests on.
     pub repeats: usize,
+    /// Runs measured at the figure's point, valid or not.
+    pub runs_total: usize,
     /// Whether the figure rests on valid runs only.
     pub valid: bool,
     /// The flags of the runs it rests on, when they are not valid.
@@ -66,6 +68,7 @@ fn counts_as_valid(run: &RunResult) -> bool {
 }
 
 fn figure_of(test: TestKind, runs: Vec<&RunResult>) -> TestFigure<'_> {
+    let runs_total = runs.len();
     let valid: Vec<&RunResult> = runs
         .iter()
         .copied()
@@ -95,6 +98,7 @@ fn figure_of(test: TestKind, runs: Vec<&RunResult>) -> TestFigure<'_> {
         mb_per_s: (median * 10.0).round() / 10.0,
         spread_pct,
         repeats: n,
+        runs_total,
         valid: is_valid,
         flags: if is_valid { Vec::new() } else { flags },
         run: values[n / 2].1,

@@ -56,6 +56,9 @@ pub struct VerdictRow {
     pub spread_pct: Option<f64>,
     /// Runs the figure rests on.
     pub repeats: usize,
+    /// Runs measured at the figure's point, valid or not: with `repeats`, "1 of 3 valid".
+    #[serde(default)]
+    pub runs_total: usize,
     /// Whether the figure rests on valid runs; `None` when no run finished.
     pub valid: Option<bool>,
     /// Why not, when it does not.
@@ -128,6 +131,18 @@ impl VerdictRow {
             (Some(value), _) => format!("{value:.1}"),
             (None, Some(why)) => why.word().to_string(),
             (None, None) => "–".to_string(),
+        }
+    }
+
+    /// "valid", or "valid: 1 of 3 runs" when some runs at the figure's point were not.
+    pub fn valid_words(&self) -> Option<String> {
+        match self.valid? {
+            true if self.runs_total > self.repeats => Some(format!(
+                "valid: {} of {} runs",
+                self.repeats, self.runs_total
+            )),
+            true => Some("valid".to_string()),
+            false => Some(format!("not valid: {}", self.flag_list())),
         }
     }
 
@@ -383,6 +398,7 @@ fn row(test: TestKind, figure: Option<&TestFigure<'_>>, yes_row: Option<TestKind
         mb_per_s: figure.map(|figure| figure.mb_per_s),
         spread_pct: figure.and_then(|figure| figure.spread_pct),
         repeats: figure.map_or(0, |figure| figure.repeats),
+        runs_total: figure.map_or(0, |figure| figure.runs_total),
         valid: figure.map(|figure| figure.valid),
         flags: figure.map_or_else(Vec::new, |figure| figure.flags.clone()),
         cpu_pct: run.map(|run| run.cpu.system_pct),
@@ -1480,6 +1496,22 @@ mod tests {
             "{:?}",
             verdict.caveats
         );
+    }
+
+    #[test]
+    fn a_figure_resting_on_some_of_its_runs_says_how_many() {
+        use crate::engine::validity::FlagCode;
+        let mut runs = table_one();
+        for _ in 0..2 {
+            let mut again = flagged(run(TestKind::TapeWrite, 150.0, 3.0), &[FlagCode::Unsteady]);
+            again.params = runs[0].params.clone();
+            runs.push(again);
+        }
+        let verdict = verdict(&runs, None);
+        let row = &verdict.rows[0];
+        assert_eq!((row.repeats, row.runs_total), (1, 3));
+        assert_eq!(row.valid_words().as_deref(), Some("valid: 1 of 3 runs"));
+        assert_eq!(verdict.rows[1].valid_words().as_deref(), Some("valid"));
     }
 
     #[test]

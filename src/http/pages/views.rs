@@ -468,14 +468,11 @@ pub fn campaign_page(
                 is_yes: row.bottleneck == Some(true),
                 spread: match (row.spread_pct, row.repeats) {
                     (Some(spread), n) => format!("±{spread:.1}\u{a0}% ({n} runs)"),
+                    (None, 1) if row.runs_total > 1 => "one valid run".to_string(),
                     (None, 1) => "measured once".to_string(),
                     (None, _) => "–".to_string(),
                 },
-                validity: match row.valid {
-                    Some(true) => "valid".to_string(),
-                    Some(false) => format!("not valid: {}", row.flag_list()),
-                    None => "–".to_string(),
-                },
+                validity: row.valid_words().unwrap_or_else(|| "–".to_string()),
                 is_valid: row.valid != Some(false),
                 stage: row
                     .stage
