@@ -201,6 +201,12 @@ pub fn tests_chart(
         .iter()
         .map(|row| (row.valid == Some(false)).then(|| row.flag_list()))
         .collect();
+    // Why a test has no figure, in the bottleneck table's word for it.
+    let no_figure: Vec<&str> = verdict
+        .rows
+        .iter()
+        .map(|row| row.no_figure.map_or("no figure", |why| why.word()))
+        .collect();
     let spreads: Vec<Option<&Point>> = verdict
         .rows
         .iter()
@@ -260,7 +266,7 @@ pub fn tests_chart(
                     format!("{label}: {value:.1} MB/s (bottleneck){repeats}{caveat}")
                 }
                 Some(value) => format!("{label}: {value:.1} MB/s{repeats}{caveat}"),
-                None => format!("{label}: failed"),
+                None => format!("{label}: {}", no_figure[index]),
             };
             chart.draw_series(std::iter::once(Text::new(
                 text,

@@ -489,7 +489,9 @@ async fn the_live_chart_follows_a_run_and_the_charts_follow_the_campaign() {
             "source": {"generated": {"size": "1G"}},
             "target": {"kind": "tape", "model": "lto-3"},
             "tests": ["tape_write"],
-            "params": {"duration_s": 4, "time_based": true},
+            // Long enough that a browser slow to start on a loaded machine still finds the
+            // campaign running.
+            "params": {"duration_s": 8, "time_based": true},
             "repeat": 2
         }))
         .await;

@@ -99,7 +99,7 @@ fn added_fields_pass_and_changed_or_lost_ones_do_not() {
 
 /// The fixture's cancelled campaign was cut mid-way through its first run (11 090.3 MB/s over
 /// 3.3 s before the cut); the page says it was cut and never shows that rate as a result, and
-/// the bottleneck table says "cancelled", not "failed".
+/// the bottleneck table and the tests chart say "cancelled", not "failed".
 #[tokio::test]
 async fn a_run_cut_by_a_cancel_is_shown_as_cut_and_never_as_a_result() {
     let root = scratch();
@@ -123,6 +123,12 @@ async fn a_run_cut_by_a_cancel_is_shown_as_cut_and_never_as_a_result() {
         rows.iter().all(|row| row["no_figure"] == "cancelled"),
         "{rows:?}"
     );
+    // The tests chart uses the table's word for it.
+    let chart = lab
+        .get_text("/campaigns/QkzcB1Twsyjk/charts/tests.svg")
+        .await;
+    assert!(chart.contains(": cancelled"), "{chart}");
+    assert!(!chart.contains(": failed"), "{chart}");
     assert!(
         !page.contains("read_single") && !page.contains("null_sink"),
         "tests are named in words"
