@@ -133,14 +133,21 @@ pub fn points(runs: &[RunRecord]) -> Vec<Point> {
             }
         })
         .collect();
+    mark_best(&mut points);
+    points
+}
+
+/// Marks each test's best point: the highest median among its valid points (all of them when
+/// none is valid), and whether it beats the runner-up by more than their noise.
+fn mark_best(points: &mut [Point]) {
     for test in TestKind::ALL {
-        // The best among the valid points when there are any: a fast point whose runs are not
-        // valid is not a choice.
+        // A fast point whose runs are not valid is not a choice.
         let any_valid = points.iter().any(|point| point.test == test && point.valid);
+        let candidate = |point: &Point| point.test == test && (point.valid || !any_valid);
         let best = points
             .iter()
             .enumerate()
-            .filter(|(_, point)| point.test == test && (point.valid || !any_valid))
+            .filter(|(_, point)| candidate(point))
             .max_by(|(_, a), (_, b)| a.median.total_cmp(&b.median))
             .map(|(index, _)| index);
         if let Some(index) = best {
@@ -148,14 +155,13 @@ pub fn points(runs: &[RunRecord]) -> Vec<Point> {
             let runner_up = points
                 .iter()
                 .enumerate()
-                .filter(|(i, p)| *i != index && p.test == test && (p.valid || !any_valid))
+                .filter(|(i, point)| *i != index && candidate(point))
                 .max_by(|(_, a), (_, b)| a.median.total_cmp(&b.median))
-                .map(|(_, p)| p.noise);
+                .map(|(_, point)| point.noise);
             points[index].stands_out = runner_up
                 .is_some_and(|other| stands_out(&points[index].noise, &other, FAMILY_ALPHA));
         }
     }
-    points
 }
 
 /// Whether the runs sweep any parameter (a matrix campaign).
@@ -186,7 +192,9 @@ pub fn best_sentence(points: &[Point], test: TestKind, cap: Option<&str>) -> Opt
     if of_test.len() < 2 {
         return None;
     }
-    of_test.sort_by(|a, b| b.median.total_cmp(&a.median));
+    // Fastest first, the point marked best (which `points` judged against its runner-up)
+    // ahead of any other of the same median.
+    of_test.sort_by(|a, b| b.median.total_cmp(&a.median).then(b.best.cmp(&a.best)));
     let (best, runner_up, worst) = (of_test[0], of_test[1], of_test[of_test.len() - 1]);
     let over = |other: &Point| {
         if other.median > 0.0 {
@@ -212,7 +220,7 @@ pub fn best_sentence(points: &[Point], test: TestKind, cap: Option<&str>) -> Opt
             worst.median
         ));
     }
-    if stands_out(&best.noise, &runner_up.noise, FAMILY_ALPHA) {
+    if best.stands_out {
         return Some(format!(
             "Best: {} at {:.1} MB/s, {:+.0} % over the runner-up ({}, {:.1} MB/s) and {:+.0} % \
              over the worst ({}, {:.1} MB/s).{not_valid}",
@@ -246,18 +254,11 @@ pub fn best_sentence(points: &[Point], test: TestKind, cap: Option<&str>) -> Opt
     if let Some(cap) = cap {
         sentence.push_str(&format!(
             " {} caps the backup: tuning these settings will not help.",
-            capitalize(cap)
+            crate::analysis::capitalize(cap)
         ));
     }
     sentence.push_str(&not_valid);
     Some(sentence)
-}
-
-fn capitalize(text: &str) -> String {
-    let mut chars = text.chars();
-    chars.next().map_or_else(String::new, |first| {
-        first.to_uppercase().collect::<String>() + chars.as_str()
-    })
 }
 
 #[cfg(test)]
@@ -285,13 +286,19 @@ mod tests {
         }
     }
 
+    /// Points with their best marked, as `points` marks them.
+    fn marked(mut points: Vec<Point>) -> Vec<Point> {
+        mark_best(&mut points);
+        points
+    }
+
     #[test]
     fn the_sweep_names_a_best_point_only_when_it_beats_the_runner_up_by_more_than_noise() {
-        let points = vec![
+        let points = marked(vec![
             point(8, 64, 1, &[300.0, 310.0, 305.0]),
             point(32, 256, 4, &[400.0, 396.0, 398.0]),
             point(16, 256, 4, &[380.0, 382.0, 381.0]),
-        ];
+        ]);
         assert_eq!(
             best_sentence(&points, TestKind::FullBackup, None).as_deref(),
             Some(
@@ -300,11 +307,11 @@ mod tests {
                  (8 × 64 KiB with 1 stream, 305.0 MB/s)."
             )
         );
-        let close = vec![
+        let close = marked(vec![
             point(8, 64, 1, &[300.0, 310.0]),
             point(32, 256, 4, &[400.0, 390.0]),
             point(16, 256, 4, &[380.0, 392.0]),
-        ];
+        ]);
         let sentence =
             best_sentence(&close, TestKind::FullBackup, Some("the target")).expect("a sweep");
         assert!(
@@ -323,7 +330,7 @@ mod tests {
             "{sentence}"
         );
         // Measured once, no point can be told from noise, however far apart.
-        let once = vec![point(8, 64, 1, &[100.0]), point(32, 256, 4, &[400.0])];
+        let once = marked(vec![point(8, 64, 1, &[100.0]), point(32, 256, 4, &[400.0])]);
         let sentence = best_sentence(&once, TestKind::FullBackup, None).expect("a sweep");
         assert!(sentence.contains("measured once"), "{sentence}");
         assert_eq!(
@@ -336,11 +343,11 @@ mod tests {
     fn a_fast_point_whose_runs_are_not_valid_is_not_the_best() {
         let mut invalid = point(64, 1024, 8, &[900.0, 910.0]);
         invalid.valid = false;
-        let points = vec![
+        let points = marked(vec![
             point(8, 64, 1, &[300.0, 310.0, 305.0]),
             point(32, 256, 4, &[400.0, 396.0, 398.0]),
             invalid,
-        ];
+        ]);
         let sentence = best_sentence(&points, TestKind::FullBackup, None).expect("a sweep");
         assert!(
             sentence.starts_with("Best: 32 × 256 KiB with 4 streams at 398.0 MB/s"),
@@ -350,13 +357,17 @@ mod tests {
             sentence.ends_with("1 point(s) whose runs are not valid are left out."),
             "{sentence}"
         );
-        let none_valid: Vec<Point> = points
-            .into_iter()
-            .map(|mut point| {
-                point.valid = false;
-                point
-            })
-            .collect();
+        let none_valid = marked(
+            points
+                .into_iter()
+                .map(|mut point| {
+                    point.valid = false;
+                    point.best = false;
+                    point.stands_out = false;
+                    point
+                })
+                .collect(),
+        );
         let sentence = best_sentence(&none_valid, TestKind::FullBackup, None).expect("a sweep");
         assert!(
             sentence.starts_with("No run of the sweep is valid: redo it before choosing"),

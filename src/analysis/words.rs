@@ -570,7 +570,8 @@ pub fn format_duration(seconds: f64) -> String {
     }
 }
 
-fn capitalize(text: &str) -> String {
+/// The text with its first letter in upper case.
+pub fn capitalize(text: &str) -> String {
     let mut chars = text.chars();
     match chars.next() {
         Some(first) => first.to_uppercase().chain(chars).collect(),

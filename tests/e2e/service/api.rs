@@ -9,6 +9,30 @@ use crate::support::fixtures::{create_dataset, scratch};
 use crate::support::lab::{Lab, LabOptions};
 use crate::support::wait::wait_until;
 
+/// The dry run's answer to `spec`: its plan, expected duration and warnings.
+async fn dry_run(lab: &Lab, spec: &Value) -> Value {
+    let answer = lab.post_json("/api/campaigns?dry_run=true", spec).await;
+    assert_eq!(answer.status(), 200);
+    answer.json().await.expect("JSON")
+}
+
+/// Whether a plan warns under `field` with a message containing `words`.
+fn warns(planned: &Value, field: &str, words: &str) -> bool {
+    planned["warnings"].as_array().is_some_and(|warnings| {
+        warnings.iter().any(|w| {
+            w["field"] == field && w["message"].as_str().is_some_and(|m| m.contains(words))
+        })
+    })
+}
+
+/// The flag codes a run's result carries.
+fn flag_codes(result: &Value) -> Vec<&str> {
+    result["validity"]["flags"]
+        .as_array()
+        .map(|flags| flags.iter().filter_map(|f| f["code"].as_str()).collect())
+        .unwrap_or_default()
+}
+
 #[tokio::test]
 async fn the_openapi_document_describes_every_route() {
     let lab = Lab::fresh(&LabOptions::default());
@@ -202,10 +226,7 @@ async fn the_readme_rest_example_gives_valid_runs_as_written() {
     let mut all_valid = true;
     for run in runs {
         let result = &run["result"];
-        let flags: Vec<&str> = result["validity"]["flags"]
-            .as_array()
-            .map(|flags| flags.iter().filter_map(|f| f["code"].as_str()).collect())
-            .unwrap_or_default();
+        let flags = flag_codes(result);
         assert!(
             flags.iter().all(|code| machine.contains(code)),
             "{}: {flags:?}",
@@ -241,11 +262,7 @@ async fn the_readme_rest_example_gives_valid_runs_as_written() {
 async fn the_api_and_the_form_plan_the_same_runs_from_the_same_spec() {
     let lab = Lab::fresh(&LabOptions::default());
     crate::support::fixtures::create_dataset(&lab.data_dir.join("demo"), "4M");
-    let api = lab
-        .post_json("/api/campaigns?dry_run=true", &readme_rest_example())
-        .await;
-    assert_eq!(api.status(), 200);
-    let api: Value = api.json().await.expect("JSON");
+    let api = dry_run(&lab, &readme_rest_example()).await;
     let mut fields: Vec<(&str, &str)> = vec![
         ("name", "demo to scratch"),
         ("source_kind", "paths"),
@@ -314,11 +331,7 @@ async fn a_duration_too_short_for_a_drive_is_warned_about_at_submission() {
                "tests": ["tape_write"],
                "params": {"duration_s": duration, "time_based": true}})
     };
-    let answer = lab
-        .post_json("/api/campaigns?dry_run=true", &spec(json!(4)))
-        .await;
-    assert_eq!(answer.status(), 200);
-    let answer: Value = answer.json().await.expect("JSON");
+    let answer = dry_run(&lab, &spec(json!(4))).await;
     let warnings = answer["warnings"].as_array().expect("warnings");
     assert_eq!(warnings.len(), 1, "{answer}");
     assert_eq!(warnings[0]["field"], "params.duration_s");
@@ -336,10 +349,7 @@ async fn a_duration_too_short_for_a_drive_is_warned_about_at_submission() {
         "{queued}"
     );
     // With "auto" the run is planned long enough: no warning.
-    let auto = lab
-        .post_json("/api/campaigns?dry_run=true", &spec(json!("auto")))
-        .await;
-    let auto: Value = auto.json().await.expect("JSON");
+    let auto = dry_run(&lab, &spec(json!("auto"))).await;
     assert_eq!(auto["warnings"], json!([]), "{auto}");
     // The campaign's page says it too.
     let queued_id = queued["id"].as_str().expect("id");
@@ -352,14 +362,13 @@ async fn a_duration_too_short_for_a_drive_is_warned_about_at_submission() {
     lab.cancel(queued_id).await;
     // And run so, the target write takes the drive's buffer often enough to be valid.
     let id = lab.submit(&spec(json!("auto"))).await;
-    lab.wait_status(&id, &["running", "done"], Duration::from_secs(60))
+    // While it runs (its one run lasts at least the drive's 6 s), the page says what is left
+    // of what was expected.
+    lab.wait_status(&id, &["running"], Duration::from_secs(60))
         .await;
-    // While it runs, the page says what is left of what was expected.
     let page = lab.get_text(&format!("/campaigns/{id}")).await;
-    if page.contains("id=\"live\"") {
-        assert!(page.contains("id=\"live-left\""), "{page}");
-        assert!(page.contains(" left</span>"), "{page}");
-    }
+    assert!(page.contains("id=\"live-left\""), "{page}");
+    assert!(page.contains(" left</span>"), "{page}");
     let campaign = lab
         .wait_status(
             &id,
@@ -368,10 +377,7 @@ async fn a_duration_too_short_for_a_drive_is_warned_about_at_submission() {
         )
         .await;
     let result = &campaign["runs"][0]["result"];
-    let flags: Vec<&str> = result["validity"]["flags"]
-        .as_array()
-        .map(|flags| flags.iter().filter_map(|f| f["code"].as_str()).collect())
-        .unwrap_or_default();
+    let flags = flag_codes(result);
     assert!(
         !flags.contains(&"drive_buffer_not_filled") && !flags.contains(&"too_short"),
         "{flags:?}: {result}"
@@ -390,18 +396,9 @@ async fn a_slow_source_into_a_fast_drive_is_named_conclusively() {
                       "tests": ["tape_write", "read_parallel", "full_backup"],
                       "params": {"source_rate_mb_s": 30, "streams": 1, "duration_s": 10,
                                  "time_based": true}});
-    let planned: Value = lab
-        .post_json("/api/campaigns?dry_run=true", &spec)
-        .await
-        .json()
-        .await
-        .expect("JSON");
-    let warnings = planned["warnings"].as_array().expect("warnings");
+    let planned = dry_run(&lab, &spec).await;
     assert!(
-        warnings.iter().any(|w| w["field"] == "params.duration_s"
-            && w["message"]
-                .as_str()
-                .is_some_and(|m| m.contains("shoe-shines"))),
+        warns(&planned, "params.duration_s", "shoe-shines"),
         "{planned}"
     );
     let id = lab.submit(&spec).await;
@@ -432,26 +429,12 @@ async fn a_source_that_fits_in_memory_read_without_eviction_is_warned_about() {
         json!({"source": {"paths": ["small"]}, "target": {"kind": "null"},
                "tests": ["read_single"], "params": {"cold_cache": cold, "duration_s": 6}})
     };
-    let warned: Value = lab
-        .post_json("/api/campaigns?dry_run=true", &spec(false))
-        .await
-        .json()
-        .await
-        .expect("JSON");
-    let warnings = warned["warnings"].as_array().expect("warnings");
+    let warned = dry_run(&lab, &spec(false)).await;
     assert!(
-        warnings.iter().any(|w| w["field"] == "params.cold_cache"
-            && w["message"]
-                .as_str()
-                .is_some_and(|m| m.contains("page cache"))),
+        warns(&warned, "params.cold_cache", "page cache"),
         "{warned}"
     );
-    let evicted: Value = lab
-        .post_json("/api/campaigns?dry_run=true", &spec(true))
-        .await
-        .json()
-        .await
-        .expect("JSON");
+    let evicted = dry_run(&lab, &spec(true)).await;
     assert_eq!(evicted["warnings"], json!([]), "{evicted}");
 }
 
