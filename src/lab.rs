@@ -379,7 +379,7 @@ impl Lab {
     }
 
     /// The heartbeat: tells the database this host is alive, renews the leases of the runs it
-    /// executes (stopping any whose lease it lost), and puts back on the queue the runs of
+    /// executes (stopping any whose lease it lost, or whose campaign was cancelled), and puts back on the queue the runs of
     /// hosts whose leases lapsed. Returns how many runs went back.
     pub async fn heartbeat(&self) -> Result<u64, StoreError> {
         let held: Vec<HeldRun> = self
@@ -390,11 +390,17 @@ impl Lab {
             .map(|(&run_id, &(attempt, _))| HeldRun { run_id, attempt })
             .collect();
         let now = now_ms();
-        let lost = self
+        let beat = self
             .store
             .heartbeat(&self.host.name, now, self.host.lease_until(now), &held)
             .await?;
-        for run in lost {
+        // A cancel made on another host whose relayed stop did not arrive.
+        for run in beat.cancelled {
+            if let Some(switch) = self.switch(run.run_id) {
+                switch.stop(StopReason::Cancelled);
+            }
+        }
+        for run in beat.lost {
             tracing::warn!(
                 run_id = run.run_id,
                 "the run's lease lapsed and it was queued again: stopping this attempt"

@@ -19,6 +19,15 @@ pub struct HeldRun {
     pub attempt: i64,
 }
 
+/// What a heartbeat learned of the runs a host holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Beat {
+    /// Taken back after the lease lapsed: stop, save nothing.
+    pub lost: Vec<HeldRun>,
+    /// Still this host's, in a campaign that was cancelled: stop as cancelled.
+    pub cancelled: Vec<HeldRun>,
+}
+
 /// Proof that this process is the one lab serving under a host name, held as long as the lab
 /// runs. On PostgreSQL it is a session advisory lock on a connection of its own: when the
 /// process dies the server ends the session and the lock is free at once.
@@ -94,15 +103,17 @@ impl Store {
 
     /// A host's heartbeat: it is alive, and the leases of the runs it holds last until
     /// `lease_until_ms`. Returns the runs whose lease it no longer has (taken back after it
-    /// lapsed): the host must stop them and save nothing.
+    /// lapsed: the host must stop them and save nothing), and the runs it keeps whose campaign
+    /// was cancelled (the host must stop them as cancelled): a stop relayed from another host
+    /// may be lost, the cancel in the store is not.
     pub async fn heartbeat(
         &self,
         name: &str,
         now_ms: i64,
         lease_until_ms: i64,
         runs: &[HeldRun],
-    ) -> Result<Vec<HeldRun>, StoreError> {
-        let mut lost = Vec::new();
+    ) -> Result<Beat, StoreError> {
+        let mut beat = Beat::default();
         on_backend!(self, pool => {
             sqlx::query("UPDATE hosts SET heartbeat_ms = $1 WHERE name = $2")
                 .bind(now_ms)
@@ -122,11 +133,22 @@ impl Store {
                 .await?
                 .rows_affected();
                 if renewed == 0 {
-                    lost.push(*run);
+                    beat.lost.push(*run);
+                    continue;
+                }
+                let cancelled: Option<Option<i64>> = sqlx::query_scalar(
+                    "SELECT c.cancelled_ms FROM runs AS r JOIN campaigns AS c
+                     ON c.seq = r.campaign_seq WHERE r.id = $1",
+                )
+                .bind(run.run_id)
+                .fetch_optional(pool)
+                .await?;
+                if cancelled.flatten().is_some() {
+                    beat.cancelled.push(*run);
                 }
             }
         });
-        Ok(lost)
+        Ok(beat)
     }
 
     /// Puts back on the queue every running run whose lease lapsed before `now_ms`: its host

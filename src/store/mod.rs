@@ -25,7 +25,7 @@ use sqlx::{AssertSqlSafe, FromRow, Row};
 use crate::engine::result::{RunResult, Sample};
 use crate::spec::{RunParams, TestKind};
 
-pub use hosts::{HeldRun, HostHold, RelayFeed};
+pub use hosts::{Beat, HeldRun, HostHold, RelayFeed};
 pub use location::Location;
 pub use lock::LockError;
 pub use model::{

@@ -320,6 +320,13 @@ async fn a_cancel_outlives_a_crash(store: &Store) {
         .expect("cancel")
         .expect("the campaign exists");
     assert_eq!(outcome.running, vec![running.run_id]);
+    // The host's next heartbeat learns of the cancel even when no stop reached it.
+    let beat = store
+        .heartbeat(HOST, 3_500, FOREVER, &[held(&running)])
+        .await
+        .expect("beat");
+    assert_eq!(beat.cancelled, vec![held(&running)]);
+    assert!(beat.lost.is_empty(), "{beat:?}");
     let recovery = store.recover(HOST, 4_000).await.expect("recover");
     assert_eq!(recovery.requeued, 0);
     assert!(
@@ -463,11 +470,14 @@ async fn a_lapsed_lease_sends_the_run_back_to_its_own_host() {
         "lab-b took lab-a's run"
     );
     // Renewed at 5 s: the lease lasts to 15 s, and nothing lapses at 13 s.
-    let lost = a
+    let beat = a
         .heartbeat("lab-a", 5_000, 15_000, &[held(&first)])
         .await
         .expect("beat");
-    assert!(lost.is_empty(), "{lost:?}");
+    assert!(
+        beat.lost.is_empty() && beat.cancelled.is_empty(),
+        "{beat:?}"
+    );
     assert_eq!(b.requeue_lapsed(13_000).await.expect("sweep"), 0);
     // Silent past 15 s: lab-b's sweep takes it back, still lab-a's.
     assert_eq!(b.requeue_lapsed(16_000).await.expect("sweep"), 1);
@@ -485,11 +495,11 @@ async fn a_lapsed_lease_sends_the_run_back_to_its_own_host() {
         .expect("the run again");
     assert_eq!((second.run_id, second.attempt), (first.run_id, 2));
     // The first attempt learns it lost the run, and cannot save over the second.
-    let lost = a
+    let beat = a
         .heartbeat("lab-a", 18_000, 28_000, &[held(&first), held(&second)])
         .await
         .expect("beat");
-    assert_eq!(lost, vec![held(&first)]);
+    assert_eq!(beat.lost, vec![held(&first)]);
     assert!(
         !a.finish_run(held(&first), &done(1.0), 19_000)
             .await
