@@ -57,7 +57,11 @@ impl Chart {
     /// The caption a report gives it.
     pub fn title(self) -> &'static str {
         match self {
-            Chart::Tests => "Throughput of each test (best run); the bottleneck in red",
+            Chart::Tests => {
+                "Each test's figure: median steady MB/s of the valid runs at its best point; \
+                 the bottleneck in red, the leading candidate of an inconclusive verdict in \
+                 orange, a figure whose runs are not valid outlined"
+            }
             Chart::Throughput => "Throughput over time, per run",
             Chart::Stages => "Stage accounting per run: readers and writer, busy and waiting",
             Chart::Matrix => {
@@ -196,6 +200,7 @@ pub fn tests_chart(
             )
         })
         .collect();
+    let candidates: Vec<bool> = verdict.rows.iter().map(|row| row.candidate).collect();
     let not_valid: Vec<Option<String>> = verdict
         .rows
         .iter()
@@ -207,13 +212,16 @@ pub fn tests_chart(
         .iter()
         .map(|row| row.no_figure.map_or("no figure", |why| why.word()))
         .collect();
-    let spreads: Vec<Option<&Point>> = verdict
+    // The figure's own runs' range, from the point the row's figure is (its test's best).
+    let spreads: Vec<Option<&crate::analysis::points::Figure>> = verdict
         .rows
         .iter()
         .map(|row| {
             points
                 .iter()
-                .find(|p| p.test == row.test && p.best && p.runs > 1)
+                .find(|p| p.test == row.test && p.best)
+                .and_then(|p| p.figure.as_ref())
+                .filter(|figure| figure.n > 1)
         })
         .collect();
     let height = 70 + 40 * rows.len().max(1) as u32;
@@ -231,7 +239,11 @@ pub fn tests_chart(
         let mut chart = bar_frame(root, x_max, n, 12)?;
         for (index, (label, value, bottleneck)) in rows.iter().enumerate() {
             let y = n - index as f64;
-            let color = if *bottleneck { RED } else { BLUE };
+            let color = match (*bottleneck, candidates[index]) {
+                (true, _) => RED,
+                (false, true) => ORANGE,
+                _ => BLUE,
+            };
             let width = value.unwrap_or(0.0);
             let style = if not_valid[index].is_some() {
                 color.stroke_width(2)
@@ -256,7 +268,7 @@ pub fn tests_chart(
                 }
             }
             let repeats = spreads[index].map_or_else(String::new, |p| {
-                format!(" · {} runs {:.1}–{:.1}", p.runs, p.min, p.max)
+                format!(" · median of {} runs {:.1}–{:.1}", p.n, p.min, p.max)
             });
             let caveat = not_valid[index]
                 .as_ref()
@@ -264,6 +276,9 @@ pub fn tests_chart(
             let text = match value {
                 Some(value) if *bottleneck => {
                     format!("{label}: {value:.1} MB/s (bottleneck){repeats}{caveat}")
+                }
+                Some(value) if candidates[index] => {
+                    format!("{label}: {value:.1} MB/s (candidate){repeats}{caveat}")
                 }
                 Some(value) => format!("{label}: {value:.1} MB/s{repeats}{caveat}"),
                 None => format!("{label}: {}", no_figure[index]),
@@ -370,18 +385,25 @@ pub fn clients_chart(runs: &[RunRecord], width: Width) -> Result<String, ChartEr
     })
 }
 
-/// MB/s over time as small multiples: a panel per run on one MB/s scale, its steady window
-/// shaded; a run too short for a line shows its samples and its overall figure.
+/// MB/s over time as small multiples: a panel for every run on one MB/s scale, grouped by
+/// test with the full (or network) backup first, each run's steady window shaded; a run too
+/// short for a line shows its samples and its overall figure.
 pub fn throughput_chart(runs: &[RunRecord], width: Width) -> Result<String, ChartError> {
-    let most = match width {
-        Width::Wide => MAX_PANELS,
-        Width::Narrow => MAX_PANELS / 2,
+    let mut panels: Vec<Panel<'_>> = runs.iter().filter_map(Panel::of).collect();
+    // The backup is the run that matters: its panels come first, then the tests in table order.
+    let order = |test: TestKind| match test {
+        TestKind::FullBackup => 0,
+        TestKind::NetworkBackup => 1,
+        other => 2 + TestKind::ALL.iter().position(|t| *t == other).unwrap_or(0),
     };
-    let panels: Vec<Panel<'_>> = runs.iter().filter_map(Panel::of).take(most).collect();
-    let with_samples = runs.iter().filter(|run| Panel::of(run).is_some()).count();
-    let columns = panels.len().clamp(1, width.columns(2));
+    panels.sort_by_key(|panel| (order(panel.run.test), panel.run.position));
+    let columns = panels.len().clamp(1, width.columns(3));
     let rows = panels.len().div_ceil(columns).max(1);
-    let height = 34 + PANEL_HEIGHT * rows as u32;
+    let panel_height = match width {
+        Width::Wide => PANEL_HEIGHT,
+        Width::Narrow => NARROW_PANEL_HEIGHT,
+    };
+    let height = 34 + panel_height * rows as u32;
     svg("throughput", width, height, |root| {
         if panels.is_empty() {
             empty_note(
@@ -398,17 +420,11 @@ pub fn throughput_chart(runs: &[RunRecord], width: Width) -> Result<String, Char
                 .chain(panels.iter().map(|panel| panel.figure))
                 .fold(0.0f64, f64::max),
         );
-        let note = if with_samples > panels.len() {
-            format!(
-                "first {} of {with_samples} runs; every run's figures are in the runs table and \
-                 the CSV",
-                panels.len()
-            )
-        } else {
-            "one panel per run, one MB/s scale; shaded: the steady window".to_string()
-        };
         root.draw(&Text::new(
-            note,
+            format!(
+                "all {} runs, backup first; one MB/s scale; shaded: the steady window",
+                panels.len()
+            ),
             (12, 8),
             (FONT, 13).into_font().color(&GREY),
         ))?;
@@ -421,10 +437,9 @@ pub fn throughput_chart(runs: &[RunRecord], width: Width) -> Result<String, Char
     })
 }
 
-/// Most runs the throughput chart gives a panel of their own (half as many on a phone).
-const MAX_PANELS: usize = 12;
-/// Height of one run's panel in the throughput chart.
-const PANEL_HEIGHT: u32 = 170;
+/// Height of one run's panel in the throughput chart, wide and on a phone.
+const PANEL_HEIGHT: u32 = 150;
+const NARROW_PANEL_HEIGHT: u32 = 130;
 
 /// One run in the throughput chart: its samples, its figure and its steady window.
 struct Panel<'a> {
@@ -467,7 +482,7 @@ impl<'a> Panel<'a> {
     fn title(&self) -> String {
         let head = format!("#{} {}", self.run.position + 1, self.run.test.label());
         match self.run.status {
-            RunState::Cancelled => format!("{head} · cut, not a result"),
+            RunState::Cancelled => format!("{head} · cancelled, not a result"),
             RunState::Failed => format!("{head} · failed"),
             RunState::Running | RunState::Queued => format!("{head} · running"),
             _ if self.steady.is_some() => format!("{head} · {:.1} MB/s steady", self.figure),
@@ -580,7 +595,7 @@ pub fn stages_chart(runs: &[RunRecord], width: Width) -> Result<String, ChartErr
                 let medians = std::array::from_fn(|slot| {
                     let mut column: Vec<f64> = of_test.iter().map(|v| v[slot]).collect();
                     column.sort_by(f64::total_cmp);
-                    crate::matrix::median(&column)
+                    crate::noise::median(&column)
                 });
                 Some((
                     format!("{} (median of {})", test.label(), of_test.len()),
@@ -663,9 +678,9 @@ enum SweepAxis {
 }
 
 impl SweepAxis {
-    fn of(points: &[&Point]) -> SweepAxis {
-        let varies = |value: fn(&Point) -> u64| {
-            let first = points.first().map(|p| value(p));
+    fn of(points: &[Drawn]) -> SweepAxis {
+        let varies = |value: fn(&Drawn) -> u64| {
+            let first = points.first().map(&value);
             points.iter().any(|p| Some(value(p)) != first)
         };
         if varies(|p| u64::from(p.clients)) {
@@ -685,7 +700,7 @@ impl SweepAxis {
         }
     }
 
-    fn x(self, point: &Point) -> f64 {
+    fn x(self, point: &Drawn) -> f64 {
         match self {
             SweepAxis::Clients => f64::from(point.clients),
             SweepAxis::Streams => f64::from(point.streams),
@@ -694,7 +709,7 @@ impl SweepAxis {
     }
 
     /// The other parameters, which make a line of their own.
-    fn line(self, point: &Point) -> (u32, u64) {
+    fn line(self, point: &Drawn) -> (u32, u64) {
         match self {
             SweepAxis::BlockSize => (point.buffers, u64::from(point.streams)),
             _ => (point.buffers, point.block_size),
@@ -728,11 +743,50 @@ impl SweepAxis {
 }
 
 /// The sweep's points of one test (none without a test).
-fn points_of(points: &[Point], test: Option<TestKind>) -> Vec<&Point> {
-    match test {
-        Some(test) => points.iter().filter(|p| p.test == test).collect(),
-        None => Vec::new(),
-    }
+/// A sweep's point as its charts draw it: the setting, the figure and how far to trust it.
+#[derive(Debug, Clone, Copy)]
+struct Drawn {
+    buffers: u32,
+    block_size: u64,
+    streams: u32,
+    clients: u32,
+    median: f64,
+    min: f64,
+    max: f64,
+    /// Runs the figure rests on.
+    runs: usize,
+    valid: bool,
+    best: bool,
+    stands_out: bool,
+    spread_pct: Option<f64>,
+}
+
+/// The points of `test` that have a figure, as the sweep charts draw them.
+fn points_of(points: &[Point], test: Option<TestKind>) -> Vec<Drawn> {
+    let Some(test) = test else {
+        return Vec::new();
+    };
+    points
+        .iter()
+        .filter(|p| p.test == test)
+        .filter_map(|p| {
+            let figure = p.figure.as_ref()?;
+            Some(Drawn {
+                buffers: p.params.buffers,
+                block_size: p.params.block_size,
+                streams: p.params.streams,
+                clients: p.clients(),
+                median: figure.mb_per_s,
+                min: figure.min,
+                max: figure.max,
+                runs: figure.n,
+                valid: figure.valid,
+                best: p.best,
+                stands_out: p.stands_out,
+                spread_pct: figure.spread_pct,
+            })
+        })
+        .collect()
 }
 
 /// A sweep in the shape of a tuning chart: x = the swept parameter (`SweepAxis`), y = MB/s,
@@ -759,9 +813,9 @@ pub fn matrix_chart(
         };
         let (plot, legend) = root.split_horizontally(width.px() - LEGEND_WIDTH);
         let root = &plot;
-        let x_of = |p: &Point| axis.x(p);
-        let x_min = shown.iter().map(|p| x_of(p)).fold(f64::MAX, f64::min);
-        let x_max = shown.iter().map(|p| x_of(p)).fold(0.0, f64::max);
+        let x_of = |p: &Drawn| axis.x(p);
+        let x_min = shown.iter().map(&x_of).fold(f64::MAX, f64::min);
+        let x_max = shown.iter().map(&x_of).fold(0.0, f64::max);
         let y_max = shown.iter().map(|p| p.max).fold(0.0f64, f64::max);
         let pad = ((x_max - x_min) * 0.05).max(0.5);
         let mut chart = ChartBuilder::on(root)
@@ -788,7 +842,7 @@ pub fn matrix_chart(
             .draw()?;
         for (index, combination) in combinations.iter().enumerate() {
             let color = Palette99::pick(index).to_rgba();
-            let line: Vec<&&Point> = shown
+            let line: Vec<&Drawn> = shown
                 .iter()
                 .filter(|p| axis.line(p) == *combination)
                 .collect();
@@ -855,13 +909,13 @@ pub fn heatmap_chart(
 ) -> Result<String, ChartError> {
     let shown = points_of(points, test);
     // A panel per client count and stream count: a network sweep may vary both.
-    let panel_of = |p: &Point| (p.clients, p.streams);
+    let panel_of = |p: &Drawn| (p.clients, p.streams);
     let sorted = |mut values: Vec<u64>| {
         values.sort_unstable();
         values.dedup();
         values
     };
-    let mut panels: Vec<(u32, u32)> = shown.iter().map(|p| panel_of(p)).collect();
+    let mut panels: Vec<(u32, u32)> = shown.iter().map(&panel_of).collect();
     panels.sort_unstable();
     panels.dedup();
     let buffers = sorted(shown.iter().map(|p| u64::from(p.buffers)).collect());
@@ -871,8 +925,10 @@ pub fn heatmap_chart(
     const CELL_HEIGHT: i32 = 34;
     const TOP: i32 = 40;
     const LEFT: i32 = 52;
+    // The caption and the legend above the panels.
+    const HEAD: i32 = 46;
     let panel_height = TOP + CELL_HEIGHT * buffers.len().max(1) as i32 + 24;
-    let height = 30 + panel_height as u32 * panel_rows as u32;
+    let height = HEAD as u32 + panel_height as u32 * panel_rows as u32;
     svg("heatmap", width, height, |root| {
         let Some(test) = test.filter(|_| !shown.is_empty()) else {
             empty_note(root, "No parameter sweep measured yet.")?;
@@ -885,23 +941,75 @@ pub fn heatmap_chart(
         let low = on_scale().map(|p| p.median).fold(f64::MAX, f64::min);
         let high = on_scale().map(|p| p.median).fold(0.0f64, f64::max);
         // The sweep's best point, outlined only when it beats the runner-up by more than noise.
-        let best = shown.iter().find(|p| p.best && p.stands_out).copied();
+        let best = shown.iter().position(|p| p.best && p.stands_out);
         root.draw(&Text::new(
             format!(
-                "{}: median MB/s; rows are buffers, columns block sizes; shade from {:.0} (pale) \
-                 to {:.0} (deep); hatched: not valid; red outline: best beyond noise",
-                test.label(),
-                low,
-                high
+                "{}: median steady MB/s of each point's valid runs; rows are buffers, columns \
+                 block sizes",
+                test.label()
             ),
-            (12, 8),
-            (FONT, 13).into_font().color(&INK),
+            (12, 6),
+            (FONT, 12).into_font().color(&INK),
+        ))?;
+        // The legend: the shade's scale, then what hatching and the outline mean.
+        const STEPS: i32 = 10;
+        const STEP_WIDTH: i32 = 12;
+        root.draw(&Text::new(
+            format!("{low:.0}"),
+            (12, 24),
+            (FONT, 11).into_font().color(&INK),
+        ))?;
+        let bar_x = 12 + 6 * format!("{low:.0}").len() as i32 + 6;
+        for step in 0..STEPS {
+            let x = bar_x + STEP_WIDTH * step;
+            root.draw(&Rectangle::new(
+                [(x, 24), (x + STEP_WIDTH, 36)],
+                shade(f64::from(step) / f64::from(STEPS - 1)).filled(),
+            ))?;
+        }
+        let after_bar = bar_x + STEP_WIDTH * STEPS + 6;
+        root.draw(&Text::new(
+            format!("{high:.0} MB/s"),
+            (after_bar, 24),
+            (FONT, 11).into_font().color(&INK),
+        ))?;
+        let swatch = after_bar + 6 * format!("{high:.0} MB/s").len() as i32 + 12;
+        root.draw(&Rectangle::new(
+            [(swatch, 24), (swatch + 14, 36)],
+            WHITE.filled(),
+        ))?;
+        hatch(root, [(swatch, 24), (swatch + 14, 36)])?;
+        root.draw(&Rectangle::new(
+            [(swatch, 24), (swatch + 14, 36)],
+            GREY.stroke_width(1),
+        ))?;
+        root.draw(&Text::new(
+            "not valid",
+            (swatch + 18, 24),
+            (FONT, 11).into_font().color(&INK),
+        ))?;
+        let outline = swatch + 18 + 6 * 9 + 12;
+        // A path, not a rectangle: the only red-outlined rectangle is the best cell itself.
+        root.draw(&PathElement::new(
+            vec![
+                (outline, 24),
+                (outline + 14, 24),
+                (outline + 14, 36),
+                (outline, 36),
+                (outline, 24),
+            ],
+            RED.stroke_width(2),
+        ))?;
+        root.draw(&Text::new(
+            "best beyond noise",
+            (outline + 18, 24),
+            (FONT, 11).into_font().color(&INK),
         ))?;
         let panel_width = (width.px() as i32 - 12) / columns_per_row as i32;
         let cell_width = ((panel_width - LEFT - 12) / blocks.len().max(1) as i32).max(30);
         for (index, panel) in panels.iter().enumerate() {
             let x0 = 6 + panel_width * (index % columns_per_row) as i32;
-            let y0 = 30 + panel_height * (index / columns_per_row) as i32;
+            let y0 = HEAD + panel_height * (index / columns_per_row) as i32;
             let (clients, streams) = *panel;
             let streams = if streams == 1 {
                 "1 stream".to_string()
@@ -935,13 +1043,27 @@ pub fn heatmap_chart(
                 for (column, block) in blocks.iter().enumerate() {
                     let x = x0 + LEFT + cell_width * column as i32;
                     let cell = [(x, y), (x + cell_width - 2, y + CELL_HEIGHT - 2)];
-                    let point = shown.iter().find(|p| {
+                    let found = shown.iter().position(|p| {
                         panel_of(p) == *panel
                             && u64::from(p.buffers) == *count
                             && p.block_size == *block
                     });
-                    let Some(point) = point else {
+                    let Some((at, point)) = found.map(|at| (at, &shown[at])) else {
                         root.draw(&Rectangle::new(cell, GREY.mix(0.15).filled()))?;
+                        // A point measured nothing: why, in the tables' word for it.
+                        let why = points.iter().find(|p| {
+                            Some(p.test) == Some(test)
+                                && (p.clients(), p.params.streams) == *panel
+                                && u64::from(p.params.buffers) == *count
+                                && p.params.block_size == *block
+                        });
+                        if let Some(why) = why.and_then(Point::no_figure) {
+                            root.draw(&Text::new(
+                                why.word(),
+                                (x + 4, y + 3),
+                                (FONT, 11).into_font().color(&INK),
+                            ))?;
+                        }
                         continue;
                     };
                     let share = if high > low {
@@ -955,7 +1077,7 @@ pub fn heatmap_chart(
                         root.draw(&Rectangle::new(cell, WHITE.filled()))?;
                         hatch(root, cell)?;
                     }
-                    if best.is_some_and(|b| std::ptr::eq(b, *point)) {
+                    if best == Some(at) {
                         root.draw(&Rectangle::new(cell, RED.stroke_width(3)))?;
                     }
                     let shaded = point.valid || !any_valid;
@@ -969,15 +1091,9 @@ pub fn heatmap_chart(
                         (x + 4, y + 3),
                         (FONT, 12).into_font().color(&ink),
                     ))?;
-                    if point.runs > 1 {
-                        let stat = crate::matrix::Stat {
-                            median: point.median,
-                            min: point.min,
-                            max: point.max,
-                            runs: point.runs,
-                        };
+                    if let Some(spread) = point.spread_pct {
                         root.draw(&Text::new(
-                            format!("±{:.0}%", stat.spread_pct()),
+                            format!("±{spread:.0}%"),
                             (x + 4, y + 17),
                             (FONT, 11).into_font().color(&ink),
                         ))?;

@@ -452,7 +452,10 @@ fn run(args: RunArgs) -> ExitCode {
     let survey = plans
         .first()
         .map(|plan| survey::survey(&plan.source, &plan.target));
-    let bottleneck = analysis::verdict(&runs, survey.as_ref());
+    let judgement = analysis::Judgement::of(
+        &analysis::points::RunEntry::of_results(&runs),
+        survey.as_ref(),
+    );
     let all_done =
         runs.len() == plans.len() && runs.iter().all(|run| run.status == RunStatus::Done);
     let report = CampaignReport {
@@ -461,7 +464,8 @@ fn run(args: RunArgs) -> ExitCode {
             spec,
         },
         runs,
-        bottleneck,
+        points: judgement.points,
+        bottleneck: judgement.verdict,
         survey,
     };
     if args.json {

@@ -6,10 +6,10 @@
 //! [`FAMILY_ALPHA`] divided by the number of rows tested (Bonferroni), so that comparing many
 //! rows does not make one false highlight likely.
 
+use crate::analysis::points::Point;
+use crate::noise::stands_out;
 pub use crate::noise::{FAMILY_ALPHA, Side, Stat, welch_p};
-use crate::noise::{stands_out, within_run_variance};
 use crate::spec::{RunParams, TestKind};
-use crate::store::{RunRecord, RunState};
 
 /// One matched point.
 #[derive(Debug, Clone)]
@@ -96,7 +96,7 @@ impl Row {
 /// The point a campaign's figure is judged by when set beside an earlier one: of the points
 /// both measured, the full (or network) backup's, else any test's, the one the later campaign
 /// measured fastest (its best point, as its verdict reports it).
-pub fn headline_row(before: &[RunRecord], after: &[RunRecord]) -> Option<Row> {
+pub fn headline_row(before: &[Point], after: &[Point]) -> Option<Row> {
     let rows = rows(before, after);
     let after_median = |row: &&Row| row.b.map_or(0.0, |side| side.stat.median);
     let fastest = |backup_only: bool| {
@@ -111,7 +111,7 @@ pub fn headline_row(before: &[RunRecord], after: &[RunRecord]) -> Option<Row> {
 }
 
 /// The points of both campaigns, in A's order, then those only B has.
-pub fn rows(a: &[RunRecord], b: &[RunRecord]) -> Vec<Row> {
+pub fn rows(a: &[Point], b: &[Point]) -> Vec<Row> {
     let a_points = group(a);
     let b_points = group(b);
     let mut rows: Vec<Row> = a_points
@@ -148,37 +148,13 @@ pub fn rows(a: &[RunRecord], b: &[RunRecord]) -> Vec<Row> {
     rows
 }
 
-/// The figures of each point, from its valid runs when it has any.
-fn group(runs: &[RunRecord]) -> Vec<(TestKind, RunParams, Side)> {
-    type Figures = Vec<(f64, bool, f64)>;
-    let mut groups: Vec<(TestKind, RunParams, Figures)> = Vec::new();
-    for run in runs.iter().filter(|run| run.status == RunState::Done) {
-        let Some(result) = &run.result else { continue };
-        // Runs stored before runs were judged have nothing held against them.
-        let figure = (
-            result.figure(),
-            result.validity.as_ref().is_none_or(|v| v.valid),
-            within_run_variance(result),
-        );
-        match groups
-            .iter_mut()
-            .find(|(test, params, _)| *test == run.test && *params == run.params)
-        {
-            Some((_, _, values)) => values.push(figure),
-            None => groups.push((run.test, run.params.clone(), vec![figure])),
-        }
-    }
-    groups
-        .into_iter()
-        .map(|(test, params, figures)| {
-            let valid: Vec<(f64, f64)> =
-                figures.iter().filter(|f| f.1).map(|f| (f.0, f.2)).collect();
-            let side = if valid.is_empty() {
-                Side::of(figures.iter().map(|f| (f.0, f.2)).collect(), false)
-            } else {
-                Side::of(valid, true)
-            };
-            (test, params, side)
+/// Each point with a figure, and that figure's noise side.
+fn group(points: &[Point]) -> Vec<(TestKind, RunParams, Side)> {
+    points
+        .iter()
+        .filter_map(|point| {
+            let figure = point.figure.as_ref()?;
+            Some((point.test, point.params.clone(), figure.side()))
         })
         .collect()
 }

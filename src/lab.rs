@@ -133,16 +133,38 @@ pub struct PlannedRun {
     pub expected_s: f64,
 }
 
-/// A campaign with its spec and runs, as `GET /api/campaigns/{id}` shows it.
+/// A campaign with its spec and runs, as `GET /api/campaigns/{id}` shows it, and its
+/// judgement: the points every view reads and the verdict drawn from them.
 #[derive(Debug, Clone, Serialize)]
 pub struct CampaignView {
     #[serde(flatten)]
     pub campaign: CampaignSummary,
     pub spec: CampaignSpec,
     pub runs: Vec<RunRecord>,
+    /// Each test at each parameter set, with its figure and how many of its runs are valid.
+    pub points: Vec<analysis::points::Point>,
+    /// The verdict on the points (`/api/campaigns/{id}/bottleneck` serves it).
+    #[serde(skip)]
+    pub verdict: analysis::Verdict,
+    /// Runs were still to come when it was judged.
+    #[serde(skip)]
+    pub provisional: bool,
     /// The survey taken when it finished: the source's size and where it was measured.
     #[serde(skip)]
     pub survey: Option<Survey>,
+}
+
+/// The runs as the results model takes them: numbered from 1, in plan order.
+pub fn run_entries(runs: &[RunRecord]) -> Vec<analysis::points::RunEntry<'_>> {
+    runs.iter()
+        .map(|run| analysis::points::RunEntry {
+            number: usize::try_from(run.number).unwrap_or_default(),
+            test: run.test,
+            params: &run.params,
+            ended: run.status.finished(),
+            result: run.result.as_ref(),
+        })
+        .collect()
 }
 
 /// The plan check of `plans` (see [`expect`]), and, when a buffered read of a source of paths
@@ -770,16 +792,22 @@ impl Lab {
         Ok((spec, plans))
     }
 
-    /// A campaign with its spec and runs.
+    /// A campaign with its spec and runs, judged: its points and the verdict on them, from
+    /// one read and no write.
     pub async fn campaign(&self, id: &str) -> Result<CampaignView, LabError> {
         let record = self.record(id).await?;
         let runs = self.store.runs(&record.id).await?;
         let spec = stored_spec(&record)?;
+        let survey = survey_of(&record);
+        let judgement = analysis::Judgement::of(&run_entries(&runs), survey.as_ref());
         Ok(CampaignView {
             campaign: summary(&record, &spec),
             spec,
             runs,
-            survey: survey_of(&record),
+            points: judgement.points,
+            verdict: judgement.verdict,
+            provisional: judgement.provisional,
+            survey,
         })
     }
 
@@ -799,21 +827,12 @@ impl Lab {
             );
             return Err(LabError::BadQuery(errors));
         };
-        let mut campaigns = Vec::with_capacity(records.len());
-        for record in &records {
-            let mut campaign = summary(record, &stored_spec(record)?);
-            // Finished before verdicts were kept: judged once, and kept. A campaign whose
-            // survey is still being taken is left to its worker, which keeps the verdict after.
-            if campaign.status.is_final()
-                && campaign.headline.is_none()
-                && record.survey_json.is_some()
-                && let Some((verdict, headline)) = self.keep_verdict(&record.id).await
-            {
-                campaign.verdict = Some(verdict);
-                campaign.headline = Some(headline);
-            }
-            campaigns.push(campaign);
-        }
+        // A read: the list shows what was kept when each campaign was judged, and judges
+        // nothing itself (see `judge_stale`).
+        let campaigns = records
+            .iter()
+            .map(|record| Ok(summary(record, &stored_spec(record)?)))
+            .collect::<Result<Vec<_>, LabError>>()?;
         let next_before = if records.len() == limit as usize {
             records.last().map(|record| record.id.clone())
         } else {
@@ -823,6 +842,49 @@ impl Lab {
             campaigns,
             next_before,
         })
+    }
+
+    /// Judges, once, every finished campaign whose kept headline is missing or was drawn under
+    /// other judging rules (an older `JUDGEMENT_VERSION`), and keeps the new one; run in the
+    /// background at start, so that no read has to write. A campaign whose survey is still
+    /// being taken is left to its worker, which keeps the verdict after. Returns how many were
+    /// judged.
+    pub async fn judge_stale(&self) -> usize {
+        let mut judged = 0;
+        let mut before: Option<String> = None;
+        loop {
+            let records = match self
+                .store
+                .list_campaigns(None, before.as_deref(), MAX_PAGE)
+                .await
+            {
+                Ok(Some(records)) => records,
+                Ok(None) => break,
+                Err(error) => {
+                    tracing::warn!(%error, "cannot list the campaigns to judge");
+                    break;
+                }
+            };
+            for record in &records {
+                let stale = record.headline_json.as_deref().is_none_or(|json| {
+                    serde_json::from_str::<analysis::Headline>(json).map_or(true, |headline| {
+                        headline.version != analysis::JUDGEMENT_VERSION
+                    })
+                });
+                if record.status.is_final()
+                    && stale
+                    && record.survey_json.is_some()
+                    && self.keep_verdict(&record.id).await.is_some()
+                {
+                    judged += 1;
+                }
+            }
+            if records.len() < MAX_PAGE as usize {
+                break;
+            }
+            before = records.last().map(|record| record.id.clone());
+        }
+        judged
     }
 
     /// Judges a finished campaign and keeps its verdict line and headline for the list;
@@ -851,48 +913,19 @@ impl Lab {
         Some((verdict, headline))
     }
 
-    /// A campaign with its spec and runs, and the verdict on them, from one read.
-    pub async fn campaign_with_verdict(
-        &self,
-        id: &str,
-    ) -> Result<(CampaignView, analysis::Verdict), LabError> {
-        let record = self.record(id).await?;
-        let runs = self.store.runs(&record.id).await?;
-        let spec = stored_spec(&record)?;
-        let results: Vec<_> = runs.iter().filter_map(|run| run.result.clone()).collect();
-        let survey = survey_of(&record);
-        let verdict = analysis::verdict(&results, survey.as_ref());
-        Ok((
-            CampaignView {
-                campaign: summary(&record, &spec),
-                spec,
-                runs,
-                survey,
-            },
-            verdict,
-        ))
-    }
-
     /// The campaign's report: the same document `backlab run --json` prints.
     pub async fn report(&self, id: &str) -> Result<CampaignReport, LabError> {
-        let (view, bottleneck) = self.campaign_with_verdict(id).await?;
-        let survey = survey_of(&self.record(id).await?);
+        let view = self.campaign(id).await?;
         Ok(CampaignReport {
             campaign: CampaignHeader {
                 name: view.campaign.name,
                 spec: view.spec,
             },
             runs: view.runs.into_iter().filter_map(|run| run.result).collect(),
-            bottleneck,
-            survey,
+            points: view.points,
+            bottleneck: view.verdict,
+            survey: view.survey,
         })
-    }
-
-    /// Every run of a campaign, for the CSV export.
-    pub async fn runs(&self, id: &str) -> Result<(CampaignRecord, Vec<RunRecord>), LabError> {
-        let record = self.record(id).await?;
-        let runs = self.store.runs(&record.id).await?;
-        Ok((record, runs))
     }
 
     /// The campaigns queued as reruns of `id`, oldest first.

@@ -4,6 +4,7 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::points::{Point, point_of_run};
 use crate::analysis::{Verdict, format_duration};
 use crate::clock::format_ms;
 use crate::engine::result::{RunResult, RunStatus};
@@ -24,6 +25,9 @@ pub struct CampaignHeader {
 pub struct CampaignReport {
     pub campaign: CampaignHeader,
     pub runs: Vec<RunResult>,
+    /// Each test at each parameter set: the figures the verdict and every view rest on.
+    #[serde(default)]
+    pub points: Vec<Point>,
     pub bottleneck: Verdict,
     /// The source's size and whether it shares a device with the target, when surveyed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -53,23 +57,12 @@ pub fn render_table(report: &CampaignReport) -> String {
             (None, 1) => "once".to_string(),
             (None, _) => "-".to_string(),
         };
-        let valid = match row.valid {
-            Some(true) if row.runs_total > row.repeats => {
-                format!("yes: {} of {} runs", row.repeats, row.runs_total)
-            }
-            Some(true) => "yes".to_string(),
-            Some(false) => format!("no: {}", row.flag_list()),
-            None => "-".to_string(),
-        };
+        let valid = row.valid_words().unwrap_or_else(|| "-".to_string());
         // The lab's own CPU, and other work on the machine beside it (never added in).
         let percent =
             |value: Option<f64>| value.map_or_else(|| "-".to_string(), |v| format!("{v:.0}%"));
         let (cpu, other) = (percent(row.lab_cpu_pct), percent(row.other_cpu_pct));
-        let bottleneck = match row.bottleneck {
-            Some(true) => "Yes",
-            Some(false) => "No",
-            None => "-",
-        };
+        let bottleneck = row.bottleneck_word();
         let _ = writeln!(
             out,
             "{:<width$}{mb_per_s:>8}{spread:>8}{cpu:>6}{other:>7}  {bottleneck:<12}{valid}",
@@ -165,7 +158,7 @@ pub fn validity_note(result: &RunResult) -> String {
 #[derive(Serialize)]
 struct CsvRow<'a> {
     campaign: &'a str,
-    run: i64,
+    run: usize,
     test: &'a str,
     status: &'a str,
     attempts: i64,
@@ -183,7 +176,8 @@ struct CsvRow<'a> {
     bytes: Option<u64>,
     files: Option<u64>,
     seconds: Option<f64>,
-    mb_per_s: Option<f64>,
+    /// Bytes over the whole timed window, ramp and tail included.
+    whole_run_mb_per_s: Option<f64>,
     /// Throughput over the steady window, and the window; empty when none was found.
     steady_mb_per_s: Option<f64>,
     steady_from_s: Option<f64>,
@@ -192,6 +186,10 @@ struct CsvRow<'a> {
     /// Whether the run's figure may be trusted; its flags, comma-separated, when not.
     valid: Option<bool>,
     flags: Option<String>,
+    /// The figure of the run's point (test and parameters), as every page shows it: the
+    /// median steady MB/s of its valid runs; and how many of the point's runs are valid.
+    point_mb_per_s: String,
+    point_valid: String,
     process_cpu_pct: Option<f64>,
     system_cpu_pct: Option<f64>,
     reader_busy_pct: Option<f64>,
@@ -224,10 +222,17 @@ struct CsvRow<'a> {
     client_figures: Option<String>,
 }
 
-/// The runs of a campaign as CSV, in plan order.
-pub fn runs_csv(campaign_id: &str, runs: &[RunRecord]) -> Result<String, csv::Error> {
+/// The runs of a campaign as CSV, in plan order, numbered from 1 as the pages number them,
+/// each with its point's figure from `points`.
+pub fn runs_csv(
+    campaign_id: &str,
+    runs: &[RunRecord],
+    points: &[Point],
+) -> Result<String, csv::Error> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     for run in runs {
+        let number = run.position as usize + 1;
+        let point = point_of_run(points, number);
         let result = run.result.as_ref();
         let tape = result.and_then(|r| r.tape.as_ref());
         let steady = result.and_then(|r| r.steady);
@@ -235,7 +240,7 @@ pub fn runs_csv(campaign_id: &str, runs: &[RunRecord]) -> Result<String, csv::Er
         let params = &run.params;
         writer.serialize(CsvRow {
             campaign: campaign_id,
-            run: run.position,
+            run: number,
             test: run.test.id(),
             status: run.status.id(),
             attempts: run.attempts,
@@ -252,13 +257,15 @@ pub fn runs_csv(campaign_id: &str, runs: &[RunRecord]) -> Result<String, csv::Er
             bytes: result.map(|r| r.bytes),
             files: result.map(|r| r.files),
             seconds: result.map(|r| r.seconds),
-            mb_per_s: result.map(|r| r.mb_per_s),
+            whole_run_mb_per_s: result.map(|r| r.mb_per_s),
             steady_mb_per_s: steady.filter(|s| s.steady).map(|s| s.mb_per_s),
             steady_from_s: steady.filter(|s| s.steady).map(|s| s.from_s),
             steady_to_s: steady.filter(|s| s.steady).map(|s| s.to_s),
             steady_cv_pct: steady.map(|s| s.cv_pct),
             valid: validity.map(|v| v.valid),
             flags: validity.map(|v| v.codes()),
+            point_mb_per_s: point.map(Point::figure_words).unwrap_or_default(),
+            point_valid: point.map(Point::valid_count).unwrap_or_default(),
             process_cpu_pct: result.map(|r| r.cpu.process_pct),
             system_cpu_pct: result.map(|r| r.cpu.system_pct),
             reader_busy_pct: result.map(|r| r.stages.reader_busy_pct),

@@ -231,6 +231,18 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
         tokio::task::spawn_blocking(move || write_demo_dataset(&demo_dir, size));
     }
     let workers = worker::spawn_lanes(&lab, config.lanes);
+    // Campaigns finished before their judgement was kept, or judged under older rules: judged
+    // once now, in the background, so that no page or list read has to write.
+    let judging_lab = Arc::clone(&lab);
+    tokio::spawn(async move {
+        let judged = judging_lab.judge_stale().await;
+        if judged > 0 {
+            tracing::info!(
+                judged,
+                "judged the campaigns kept under older judging rules"
+            );
+        }
+    });
 
     let stop_lab = Arc::clone(&lab);
     listener::serve(

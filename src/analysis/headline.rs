@@ -21,6 +21,9 @@ pub struct Headline {
     pub component: Option<String>,
     /// False when the verdict asks for runs to be redone first.
     pub conclusive: bool,
+    /// The judging rules it was drawn under (`JUDGEMENT_VERSION`; 0 before they were counted).
+    #[serde(default)]
+    pub version: u32,
 }
 
 impl Headline {
@@ -37,6 +40,7 @@ impl Headline {
             backup_valid: backup.and_then(|row| row.valid),
             component: verdict.component.map(|c| component_word(c).to_string()),
             conclusive: verdict.conclusive,
+            version: super::JUDGEMENT_VERSION,
         }
     }
 }

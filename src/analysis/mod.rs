@@ -6,13 +6,14 @@ pub mod figures;
 pub mod findings;
 mod headline;
 pub mod planner;
+pub mod points;
 pub mod remedy;
 pub mod weight;
 mod words;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::result::{RunResult, RunStatus, StageFigures, TapeFigures};
+use crate::engine::result::{RunResult, StageFigures, TapeFigures};
 use crate::engine::survey::Survey;
 use crate::engine::validity::Bias;
 use crate::spec::TestKind;
@@ -56,9 +57,12 @@ pub struct VerdictRow {
     pub spread_pct: Option<f64>,
     /// Runs the figure rests on.
     pub repeats: usize,
-    /// Runs measured at the figure's point, valid or not: with `repeats`, "1 of 3 valid".
+    /// Runs at the figure's point, whatever became of them: with `runs_valid`, "1 of 3 valid".
     #[serde(default)]
     pub runs_total: usize,
+    /// Runs at the figure's point that are valid.
+    #[serde(default)]
+    pub runs_valid: usize,
     /// Whether the figure rests on valid runs; `None` when no run finished.
     pub valid: Option<bool>,
     /// Why not, when it does not.
@@ -75,6 +79,9 @@ pub struct VerdictRow {
     pub other_cpu_pct: Option<f64>,
     /// Yes on the limiting row; `None` on the full backup, which the others are compared with.
     pub bottleneck: Option<bool>,
+    /// The row of the leading candidate when the verdict is inconclusive: not yet a "Yes".
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub candidate: bool,
     pub stage: Option<StageAttribution>,
     /// How busy each side of the pipeline was in the run standing for the test: what the
     /// report's stage bar shows for the backup.
@@ -98,16 +105,18 @@ pub enum NoFigure {
 }
 
 impl NoFigure {
-    /// Why the test of `runs` has no figure.
-    fn of(runs: &[RunResult], test: TestKind) -> NoFigure {
-        let statuses = || {
-            runs.iter()
-                .filter(|run| run.test == test)
-                .map(|run| run.status)
+    /// Why the test of `points` has no figure: the worst ending of the runs at its points.
+    fn of(points: &[points::Point], test: TestKind) -> NoFigure {
+        let has = |standing: points::RunStanding| {
+            points
+                .iter()
+                .filter(|point| point.test == test)
+                .flat_map(|point| point.runs.iter())
+                .any(|run| run.standing == standing)
         };
-        if statuses().any(|status| status == RunStatus::Failed) {
+        if has(points::RunStanding::Failed) {
             NoFigure::Failed
-        } else if statuses().any(|status| status == RunStatus::Cancelled) {
+        } else if has(points::RunStanding::Cancelled) {
             NoFigure::Cancelled
         } else {
             NoFigure::NothingMeasured
@@ -134,15 +143,25 @@ impl VerdictRow {
         }
     }
 
-    /// "valid", or "valid: 1 of 3 runs" when some runs at the figure's point were not.
+    /// "3 of 3 valid", "1 of 3 valid", or "0 of 2 valid: too_short" with the flags of the
+    /// runs the figure rests on when none is valid: the same count the sweep table gives.
     pub fn valid_words(&self) -> Option<String> {
+        let count = format!("{} of {} valid", self.runs_valid, self.runs_total);
         match self.valid? {
-            true if self.runs_total > self.repeats => Some(format!(
-                "valid: {} of {} runs",
-                self.repeats, self.runs_total
-            )),
-            true => Some("valid".to_string()),
-            false => Some(format!("not valid: {}", self.flag_list())),
+            true => Some(count),
+            false => Some(format!("{count}: {}", self.flag_list())),
+        }
+    }
+
+    /// The "Bottleneck?" answer every view gives: Yes on the limiting row of a conclusive
+    /// verdict, "candidate" on the leading candidate of an inconclusive one, No on the other
+    /// compared rows, "–" on the full backup and a restore.
+    pub fn bottleneck_word(&self) -> &'static str {
+        match (self.bottleneck, self.candidate) {
+            (Some(true), _) => "Yes",
+            (Some(false), true) => "candidate",
+            (Some(false), false) => "No",
+            (None, _) => "–",
         }
     }
 
@@ -287,10 +306,49 @@ impl<'a> Figures<'a> {
     }
 }
 
-/// Builds the verdict from a campaign's runs and the survey of its source.
+/// The version of the judging rules: a judgement kept under another version is judged again.
+pub const JUDGEMENT_VERSION: u32 = 1;
+
+/// A campaign judged: its points and the verdict drawn from them. Every view of a campaign
+/// (page, report, `/compare`, CSV, JSON, list) reads one judgement.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Judgement {
+    /// The judging rules it was drawn under ([`JUDGEMENT_VERSION`]).
+    pub version: u32,
+    pub points: Vec<points::Point>,
+    pub verdict: Verdict,
+    /// Drawn while runs were still to come: the verdict may yet change.
+    pub provisional: bool,
+}
+
+impl Judgement {
+    /// Groups `runs` into points once and judges them.
+    pub fn of(runs: &[points::RunEntry<'_>], survey: Option<&Survey>) -> Self {
+        let points = points::points(runs);
+        let verdict = judge(&points, runs, survey);
+        Self {
+            version: JUDGEMENT_VERSION,
+            provisional: runs.iter().any(|run| run.ended.is_none()),
+            points,
+            verdict,
+        }
+    }
+}
+
+/// Builds the verdict from finished runs held in order (the command line's), numbered from 1.
 pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
+    let entries = points::RunEntry::of_results(runs);
+    judge(&points::points(&entries), &entries, survey)
+}
+
+/// Builds the verdict from a campaign's points, its runs and the survey of its source.
+pub fn judge(
+    points: &[points::Point],
+    runs: &[points::RunEntry<'_>],
+    survey: Option<&Survey>,
+) -> Verdict {
     let figures = Figures {
-        tests: figures::per_test(runs),
+        tests: figures::per_test(points, runs),
     };
     let finding = finding(&figures, survey);
     let has = |test: TestKind| figures.get(test).is_some();
@@ -301,8 +359,17 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
             finding,
             Finding::Incomplete { .. } | Finding::FullOutranCeiling { .. }
         );
-    // An inconclusive verdict marks no row: its candidate is named in words only.
+    // An inconclusive verdict marks no row "Yes": its leading candidate's row is marked as
+    // such instead, on the page, in the charts and in the JSON alike.
     let yes_row = finding.yes_row(has).filter(|_| conclusive);
+    let candidate_row = if conclusive {
+        None
+    } else {
+        finding.yes_row(has).or(match &finding {
+            Finding::FullOutranCeiling { ceiling, .. } => Some(ceiling.test),
+            _ => None,
+        })
+    };
     let advice = if conclusive {
         advice(&figures, &finding, survey)
     } else {
@@ -337,8 +404,9 @@ pub fn verdict(runs: &[RunResult], survey: Option<&Survey>) -> Verdict {
         .iter()
         .map(|(test, figure)| {
             let mut row = row(*test, figure.as_ref(), yes_row);
+            row.candidate = candidate_row == Some(*test) && row.bottleneck.is_some();
             if figure.is_none() {
-                row.no_figure = Some(NoFigure::of(runs, *test));
+                row.no_figure = Some(NoFigure::of(points, *test));
             }
             row
         })
@@ -399,6 +467,7 @@ fn row(test: TestKind, figure: Option<&TestFigure<'_>>, yes_row: Option<TestKind
         spread_pct: figure.and_then(|figure| figure.spread_pct),
         repeats: figure.map_or(0, |figure| figure.repeats),
         runs_total: figure.map_or(0, |figure| figure.runs_total),
+        runs_valid: figure.map_or(0, |figure| figure.runs_valid),
         valid: figure.map(|figure| figure.valid),
         flags: figure.map_or_else(Vec::new, |figure| figure.flags.clone()),
         cpu_pct: run.map(|run| run.cpu.system_pct),
@@ -421,6 +490,7 @@ fn row(test: TestKind, figure: Option<&TestFigure<'_>>, yes_row: Option<TestKind
             .map(|run| stage_attribution(&run.stages)),
         busy: run.map(|run| run.stages),
         no_figure: None,
+        candidate: false,
     }
 }
 
@@ -1510,8 +1580,11 @@ mod tests {
         let verdict = verdict(&runs, None);
         let row = &verdict.rows[0];
         assert_eq!((row.repeats, row.runs_total), (1, 3));
-        assert_eq!(row.valid_words().as_deref(), Some("valid: 1 of 3 runs"));
-        assert_eq!(verdict.rows[1].valid_words().as_deref(), Some("valid"));
+        assert_eq!(row.valid_words().as_deref(), Some("1 of 3 valid"));
+        assert_eq!(
+            verdict.rows[1].valid_words().as_deref(),
+            Some("1 of 1 valid")
+        );
     }
 
     #[test]

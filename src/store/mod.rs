@@ -987,6 +987,7 @@ impl RunRow {
         Ok(RunRecord {
             id: self.id,
             position: self.position,
+            number: self.position + 1,
             test,
             params,
             status,

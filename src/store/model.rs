@@ -122,7 +122,10 @@ pub struct CampaignRecord {
 #[derive(Debug, Clone, Serialize)]
 pub struct RunRecord {
     pub id: i64,
+    /// Its place in the campaign's plan, from 0.
     pub position: i64,
+    /// Its number as every view shows it: `position` + 1.
+    pub number: i64,
     pub test: TestKind,
     pub params: RunParams,
     pub status: RunState,

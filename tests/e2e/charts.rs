@@ -5,6 +5,7 @@ use backlab::charts::{self, Width};
 use backlab::engine::result::{
     CpuFigures, LatencyFigures, RunResult, RunStatus, Sample, StageFigures,
 };
+use backlab::lab::run_entries;
 use backlab::matrix;
 use backlab::spec::{RunParams, TestKind};
 use backlab::store::{RunRecord, RunState};
@@ -24,6 +25,7 @@ fn run(position: usize, test: TestKind, buffers: u32, block: u64, streams: u32) 
     RunRecord {
         id: position as i64 + 1,
         position: position as i64,
+        number: position as i64 + 1,
         test,
         params: params.clone(),
         status: RunState::Done,
@@ -113,12 +115,18 @@ fn all_charts(runs: &[RunRecord]) -> Vec<(String, String)> {
 }
 
 fn charts_at(runs: &[RunRecord], width: Width) -> Vec<(String, String)> {
-    let results: Vec<RunResult> = runs.iter().filter_map(|r| r.result.clone()).collect();
-    let verdict = analysis::verdict(&results, None);
-    let points = matrix::points(runs);
+    let entries = run_entries(runs);
+    let points = analysis::points::points(&entries);
+    let verdict = analysis::judge(&points, &entries, None);
     let compare_rows: Vec<(String, Option<f64>, Option<f64>)> = points
         .iter()
-        .map(|p| (p.combination(), Some(p.median), Some(p.max)))
+        .map(|p| {
+            (
+                p.combination(),
+                Some(matrix::mb(p)),
+                p.figure.as_ref().map(|f| f.max),
+            )
+        })
         .collect();
     vec![
         (
@@ -211,7 +219,7 @@ fn charts_of_500_runs_render_and_mark_the_sweep() {
         text.contains("16 × 256 KiB"),
         "legend names the combinations: {text}"
     );
-    let points = matrix::points(&runs);
+    let points = analysis::points::points(&run_entries(&runs));
     assert!(matrix::is_sweep(&points));
     for test in TestKind::ALL {
         assert_eq!(
@@ -231,7 +239,7 @@ fn a_block_size_sweep_is_drawn_by_block_size() {
         .enumerate()
         .map(|(index, kib)| run(index, TestKind::TapeWrite, 8, kib << 10, 1))
         .collect();
-    let points = matrix::points(&runs);
+    let points = analysis::points::points(&run_entries(&runs));
     assert!(matrix::is_sweep(&points));
     let svg = charts::matrix_chart(&points, Some(TestKind::TapeWrite), Width::Wide)
         .expect("matrix chart");
@@ -261,7 +269,7 @@ fn a_block_size_sweep_is_drawn_by_block_size() {
 #[test]
 fn the_heat_map_has_a_panel_per_stream_count_and_outlines_the_best_cell() {
     let runs = many_runs();
-    let points = matrix::points(&runs);
+    let points = analysis::points::points(&run_entries(&runs));
     let test = matrix::headline_test(&points);
     let svg = charts::heatmap_chart(&points, test, Width::Wide).expect("heat map");
     let doc = check_svg("heatmap", &svg);
@@ -312,9 +320,9 @@ fn the_heat_map_has_a_panel_per_stream_count_and_outlines_the_best_cell() {
     let best = points
         .iter()
         .filter(|p| Some(p.test) == test)
-        .max_by(|a, b| a.median.total_cmp(&b.median))
+        .max_by(|a, b| matrix::mb(a).total_cmp(&matrix::mb(b)))
         .expect("a best point");
-    let figure = format!("{:.0}", best.median);
+    let figure = format!("{:.0}", matrix::mb(best));
     assert!(
         texts.iter().any(|t| t.starts_with(&figure)),
         "the best cell shows {figure}"
@@ -350,7 +358,7 @@ fn throughput_panels_shade_the_steady_window_and_name_cut_runs() {
     assert!(
         texts
             .iter()
-            .any(|t| t.contains("#2 Read, parallel · cut, not a result")),
+            .any(|t| t.contains("#2 Read, parallel · cancelled, not a result")),
         "{texts:?}"
     );
     let shaded = doc

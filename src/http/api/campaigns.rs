@@ -210,8 +210,8 @@ async fn get_results_csv(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let (record, runs) = state.lab.runs(&id).await?;
-    let csv = report::runs_csv(&record.id, &runs).map_err(|error| {
+    let view = state.lab.campaign(&id).await?;
+    let csv = report::runs_csv(&view.campaign.id, &view.runs, &view.points).map_err(|error| {
         ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("cannot write CSV: {error}"),
@@ -224,7 +224,7 @@ async fn get_results_csv(
     );
     if let Ok(value) = HeaderValue::from_str(&format!(
         "attachment; filename=\"backlab-{}.csv\"",
-        record.id
+        view.campaign.id
     )) {
         headers.insert(header::CONTENT_DISPOSITION, value);
     }

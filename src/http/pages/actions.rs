@@ -79,8 +79,8 @@ pub(super) async fn confirm_delete(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Response {
-    match state.lab.campaign_with_verdict(&id).await {
-        Ok((view, _)) => html(DeleteTemplate {
+    match state.lab.campaign(&id).await {
+        Ok(view) => html(DeleteTemplate {
             standalone: false,
             css: "",
             id: view.campaign.id.clone(),

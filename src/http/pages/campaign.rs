@@ -6,12 +6,10 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use serde::Deserialize;
 
-use crate::analysis::Verdict;
 use crate::charts::{Chart, Width};
 use crate::http::AppState;
 use crate::http::cache::CachedPage;
 use crate::lab::{CampaignView, LabError};
-use crate::matrix;
 
 use super::assets::STYLE;
 use super::render::{HTML, SVG, error_page, html, internal, lab_error_page};
@@ -25,8 +23,8 @@ pub(super) struct CampaignTemplate {
     c: CampaignPageView,
 }
 
-pub(super) async fn load(state: &AppState, id: &str) -> Result<(CampaignView, Verdict), LabError> {
-    state.lab.campaign_with_verdict(id).await
+pub(super) async fn load(state: &AppState, id: &str) -> Result<CampaignView, LabError> {
+    state.lab.campaign(id).await
 }
 
 /// A question to the report's backup-window planner: `?data=12T&window=8h`.
@@ -59,8 +57,8 @@ pub(super) async fn campaign(
     let keep = previous
         .as_ref()
         .is_none_or(|previous| previous.campaign.status.is_final());
-    serve_kept(&state, &id, "page", keep, &request, |view, verdict| {
-        let mut c = views::campaign_page(view, verdict, false).map_err(|e| e.to_string())?;
+    serve_kept(&state, &id, "page", keep, &request, |view| {
+        let mut c = views::campaign_page(view, false).map_err(|e| e.to_string())?;
         c.reruns = reruns;
         c.previous = previous
             .as_ref()
@@ -94,7 +92,7 @@ pub(super) async fn plan(
     Path(id): Path<String>,
     Query(plan): Query<PlanQuery>,
 ) -> Response {
-    let (view, verdict) = match load(&state, &id).await {
+    let view = match load(&state, &id).await {
         Ok(loaded) => loaded,
         Err(error) => return lab_error_page(error),
     };
@@ -107,7 +105,6 @@ pub(super) async fn plan(
     }
     let planner = views::PlannerView::of(
         &view,
-        &verdict,
         Some((
             plan.data.as_deref().unwrap_or_default(),
             plan.window.as_deref().unwrap_or_default(),
@@ -134,29 +131,22 @@ pub(super) async fn report_download(
     Path(id): Path<String>,
     request: HeaderMap,
 ) -> Response {
-    serve_kept(
-        &state,
-        &id,
-        "report.html",
-        true,
-        &request,
-        |view, verdict| {
-            let c = views::campaign_page(view, verdict, true).map_err(|e| e.to_string())?;
-            let body = (CampaignTemplate {
-                standalone: true,
-                css: STYLE,
-                c,
-            })
-            .render()
-            .map_err(|e| e.to_string())?;
-            let disposition = HeaderValue::from_str(&format!(
-                "attachment; filename=\"backlab-{}.html\"",
-                view.campaign.id
-            ))
-            .ok();
-            Ok(CachedPage::new(body, HTML, disposition))
-        },
-    )
+    serve_kept(&state, &id, "report.html", true, &request, |view| {
+        let c = views::campaign_page(view, true).map_err(|e| e.to_string())?;
+        let body = (CampaignTemplate {
+            standalone: true,
+            css: STYLE,
+            c,
+        })
+        .render()
+        .map_err(|e| e.to_string())?;
+        let disposition = HeaderValue::from_str(&format!(
+            "attachment; filename=\"backlab-{}.html\"",
+            view.campaign.id
+        ))
+        .ok();
+        Ok(CachedPage::new(body, HTML, disposition))
+    })
     .await
 }
 
@@ -178,10 +168,8 @@ pub(super) async fn chart(
             ),
         );
     };
-    serve_kept(&state, &id, &file, true, &request, |view, verdict| {
-        let points = matrix::points(&view.runs);
-        let svg = views::render_chart(chart, &view.runs, verdict, &points, width)
-            .map_err(|e| e.to_string())?;
+    serve_kept(&state, &id, &file, true, &request, |view| {
+        let svg = views::render_chart(chart, view, width).map_err(|e| e.to_string())?;
         Ok(CachedPage::new(svg, SVG, None))
     })
     .await
@@ -197,16 +185,16 @@ async fn serve_kept(
     page: &str,
     keep: bool,
     request: &HeaderMap,
-    make: impl FnOnce(&CampaignView, &Verdict) -> Result<CachedPage, String>,
+    make: impl FnOnce(&CampaignView) -> Result<CachedPage, String>,
 ) -> Response {
     if let Some(kept) = state.pages.get(id, page) {
         return kept.respond(request);
     }
-    let (view, verdict) = match load(state, id).await {
+    let view = match load(state, id).await {
         Ok(loaded) => loaded,
         Err(error) => return lab_error_page(error),
     };
-    let rendered = match make(&view, &verdict) {
+    let rendered = match make(&view) {
         Ok(rendered) => rendered,
         Err(error) => return internal(&error),
     };

@@ -95,7 +95,7 @@ pub(super) async fn compare_page(
             Ok(pair) => pair,
             Err(error) => return lab_error_page(error),
         };
-        let rows = compare::rows(&a.runs, &b.runs);
+        let rows = compare::rows(&a.points, &b.points);
         let fmt = |side: Option<compare::Side>| {
             side.map_or_else(
                 || "–".to_string(),
@@ -237,7 +237,7 @@ pub(super) async fn compare_chart(
         Ok(pair) => pair,
         Err(error) => return lab_error_page(error),
     };
-    let rows: Vec<(String, Option<f64>, Option<f64>)> = compare::rows(&a.runs, &b.runs)
+    let rows: Vec<(String, Option<f64>, Option<f64>)> = compare::rows(&a.points, &b.points)
         .iter()
         .map(|row| {
             (

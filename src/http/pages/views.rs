@@ -47,6 +47,9 @@ pub struct CampaignPageView {
     /// What in the plan cannot give a valid run, as the submission's answer said it.
     pub plan_warnings: Vec<String>,
     pub verdict: Option<VerdictView>,
+    /// While runs are still to come: the table is drawn from the runs finished so far, and
+    /// says so.
+    pub provisional: Option<String>,
     /// The backup's stages at a glance, the limiting one marked.
     pub stages: Vec<StageSegment>,
     pub table: Vec<TableRow>,
@@ -92,6 +95,8 @@ pub struct TableRow {
     pub cpu: String,
     pub bottleneck: String,
     pub is_yes: bool,
+    /// The leading candidate of an inconclusive verdict.
+    pub is_candidate: bool,
     pub stage: String,
     /// "±3.1 %" over the repeats, or "measured once".
     pub spread: String,
@@ -118,8 +123,9 @@ pub struct PointRow {
     pub streams: String,
     pub median: String,
     pub range: String,
-    pub runs: usize,
-    /// "3 of 3", "1 of 3": how many of the point's runs are valid.
+    /// The runs at the point by number: `#3, #4`.
+    pub runs: String,
+    /// "3 of 3 valid", "1 of 3 valid": how many of the point's runs are valid.
     pub valid: String,
     pub all_valid: bool,
     pub best: bool,
@@ -170,7 +176,8 @@ pub struct PlannerView {
 impl PlannerView {
     /// The planner for `asked` (data and window as typed), or, when nothing was asked, for the
     /// campaign's own source size in an 8-hour window.
-    pub fn of(view: &CampaignView, verdict: &Verdict, asked: Option<(&str, &str)>) -> Self {
+    pub fn of(view: &CampaignView, asked: Option<(&str, &str)>) -> Self {
+        let verdict = &view.verdict;
         let source_bytes = view
             .survey
             .as_ref()
@@ -252,7 +259,7 @@ pub struct PreviousView {
 impl PreviousView {
     /// How `now` compares with the earlier campaign `before` of the same spec.
     pub fn of(before: &CampaignView, now: &CampaignView) -> Self {
-        let row = crate::compare::headline_row(&before.runs, &now.runs);
+        let row = crate::compare::headline_row(&before.points, &now.points);
         let change = row.as_ref().and_then(|row| {
             Some(format!(
                 "{} at {}: {:.1} → {:.1} MB/s ({})",
@@ -306,15 +313,15 @@ fn durations(runs: &[RunRecord], expected: &[f64], is_final: bool) -> (String, S
 /// Builds the report view; `inline_charts` embeds the SVG (the self-contained download).
 pub fn campaign_page(
     view: &CampaignView,
-    verdict: &Verdict,
     inline_charts: bool,
 ) -> Result<CampaignPageView, charts::ChartError> {
     let summary = &view.campaign;
     let runs = &view.runs;
+    let verdict = &view.verdict;
     let is_final = summary.status.is_final();
     let runs_finished = runs.iter().filter(|r| r.status.is_final()).count();
-    let points = matrix::points(runs);
-    let sweep = matrix::is_sweep(&points);
+    let points = &view.points;
+    let sweep = matrix::is_sweep(points);
     let has_results = runs.iter().any(|r| r.result.is_some());
 
     let has_samples = runs.iter().any(|r| {
@@ -330,7 +337,7 @@ pub fn campaign_page(
     let mut chart_views = Vec::new();
     for chart in shown {
         let svg = if inline_charts {
-            render_chart(chart, runs, verdict, &points, Width::Wide)?
+            render_chart(chart, view, Width::Wide)?
         } else {
             String::new()
         };
@@ -408,7 +415,7 @@ pub fn campaign_page(
             )
             .unwrap_or_default()
         },
-        planner: is_final.then(|| PlannerView::of(view, verdict, None)),
+        planner: is_final.then(|| PlannerView::of(view, None)),
         spec_lines: {
             let mut lines = spec_lines(&view.spec);
             if let Some(provenance) = view.survey.as_ref().and_then(|s| s.provenance.as_ref()) {
@@ -428,6 +435,13 @@ pub fn campaign_page(
         ),
         live_run,
         live_rate,
+        provisional: view.provisional.then(|| {
+            format!(
+                "Provisional: drawn from the {runs_finished} of {} runs finished so far; the \
+                 verdict is drawn when the last run ends.",
+                runs.len()
+            )
+        }),
         verdict: is_final.then(|| VerdictView {
             component: verdict
                 .component
@@ -440,9 +454,9 @@ pub fn campaign_page(
             recommendations: verdict.recommendations.clone(),
             caveats: verdict.caveats.clone(),
             sweep_best: sweep
-                .then(|| matrix::headline_test(&points))
+                .then(|| matrix::headline_test(points))
                 .flatten()
-                .and_then(|test| matrix::best_sentence(&points, test, verdict.cap().as_deref())),
+                .and_then(|test| matrix::best_sentence(points, test, verdict.cap().as_deref())),
             incomplete: matches!(
                 verdict.finding,
                 crate::analysis::findings::Finding::Incomplete { .. }
@@ -460,15 +474,12 @@ pub fn campaign_page(
                 label: row.label.clone(),
                 mb_per_s: row.figure(),
                 cpu: cpu_load(row),
-                bottleneck: match row.bottleneck {
-                    Some(true) => "Yes".to_string(),
-                    Some(false) => "No".to_string(),
-                    None => "–".to_string(),
-                },
+                bottleneck: row.bottleneck_word().to_string(),
                 is_yes: row.bottleneck == Some(true),
+                is_candidate: row.candidate,
                 spread: match (row.spread_pct, row.repeats) {
-                    (Some(spread), n) => format!("±{spread:.1}\u{a0}% ({n} runs)"),
-                    (None, 1) if row.runs_total > 1 => "one valid run".to_string(),
+                    (Some(spread), n) => format!("±{spread:.1}\u{a0}% (median of {n})"),
+                    (None, 1) if row.runs_total > 1 => "one run".to_string(),
                     (None, 1) => "measured once".to_string(),
                     (None, _) => "–".to_string(),
                 },
@@ -489,14 +500,13 @@ pub fn campaign_page(
 /// Renders one chart of a campaign at a width.
 pub fn render_chart(
     chart: Chart,
-    runs: &[RunRecord],
-    verdict: &Verdict,
-    points: &[Point],
+    view: &CampaignView,
     width: Width,
 ) -> Result<String, charts::ChartError> {
+    let (runs, points) = (&view.runs, &view.points);
     let sweep_test = matrix::headline_test(points);
     match chart {
-        Chart::Tests => charts::tests_chart(verdict, points, width),
+        Chart::Tests => charts::tests_chart(&view.verdict, points, width),
         Chart::Throughput => charts::throughput_chart(runs, width),
         Chart::Stages => charts::stages_chart(runs, width),
         Chart::Clients => charts::clients_chart(runs, width),
@@ -654,23 +664,23 @@ fn yes_no(value: bool) -> &'static str {
 }
 
 fn point_row(point: &Point) -> PointRow {
+    let figure = point.figure.as_ref();
     PointRow {
         test: point.test.label().to_string(),
         combination: point.combination(),
-        streams: if point.clients > 0 {
-            format!("{} clients × {}", point.clients, point.streams)
+        streams: if point.clients() > 0 {
+            format!("{} clients × {}", point.clients(), point.params.streams)
         } else {
-            point.streams.to_string()
+            point.params.streams.to_string()
         },
-        median: format!("{:.1}", point.median),
-        range: if point.runs > 1 {
-            format!("{:.1}–{:.1}", point.min, point.max)
-        } else {
-            "–".to_string()
+        median: point.figure_words(),
+        range: match figure {
+            Some(figure) if figure.n > 1 => format!("{:.1}–{:.1}", figure.min, figure.max),
+            _ => "–".to_string(),
         },
-        runs: point.runs,
-        valid: format!("{} of {}", point.runs_valid, point.runs_total),
-        all_valid: point.runs_valid == point.runs_total,
+        runs: point.run_numbers(),
+        valid: point.valid_count(),
+        all_valid: point.runs_valid == point.runs.len(),
         best: point.best,
         mark: match (point.best, point.stands_out) {
             (true, true) => "best",
@@ -728,15 +738,13 @@ fn run_row(run: &RunRecord) -> RunRow {
         test: run.test.label().to_string(),
         status: if result.is_some_and(|r| r.partial) {
             "partial".to_string()
-        } else if was_cut {
-            "cut".to_string()
         } else {
             run.status.id().to_string()
         },
         attempts: run.attempts,
         params: params_line(&run.params),
         mb_per_s: if was_cut {
-            "cut".to_string()
+            "cancelled".to_string()
         } else {
             result.map_or_else(dash, |r| format!("{:.1}", r.mb_per_s))
         },
@@ -808,7 +816,7 @@ fn run_row(run: &RunRecord) -> RunRow {
         error: if was_cut {
             cut.map(|r| {
                 format!(
-                    "cut after {:.2} s with {} moved: what it measured is not a result",
+                    "cancelled after {:.2} s with {} moved: what it measured is not a result",
                     r.seconds,
                     format_bytes(r.bytes)
                 )

@@ -99,7 +99,7 @@ fn the_table_shows_every_row_and_the_verdict() {
     );
     assert!(lines[1].starts_with("Target write"), "{table}");
     assert!(
-        lines[4].starts_with("Full backup, parallel") && lines[4].contains("%  -  "),
+        lines[4].starts_with("Full backup, parallel") && lines[4].contains("%  –  "),
         "{table}"
     );
     // 8 MB read once cannot give a steady figure: every row says why, and the verdict says
@@ -107,7 +107,7 @@ fn the_table_shows_every_row_and_the_verdict() {
     assert!(
         lines[1..5]
             .iter()
-            .all(|line| line.contains("no: ") && line.contains("data_smaller_than_run")),
+            .all(|line| line.contains("0 of 1 valid: ") && line.contains("data_smaller_than_run")),
         "{table}"
     );
     assert!(

@@ -13,7 +13,7 @@ use crate::support::lab::{Lab, LabOptions};
 
 /// Registrations made, each under a name of its own.
 const REGISTRATIONS: usize = 3000;
-/// The most memory the lab may reach through them (the README's bound).
+/// The most memory the lab may reach through them (the bound docs/safety.md gives).
 const PEAK_RSS_LIMIT_MIB: f64 = 120.0;
 
 /// Paths adding up to just under the most an agent may offer.

@@ -129,7 +129,9 @@ async fn five_tests_run_end_to_end_with_live_events_and_stored_results() {
     for column in [
         "test",
         "status",
-        "mb_per_s",
+        "whole_run_mb_per_s",
+        "steady_mb_per_s",
+        "point_mb_per_s",
         "reader_wait_pct",
         "writer_waits",
         "latency_p99_us",
@@ -141,8 +143,8 @@ async fn five_tests_run_end_to_end_with_live_events_and_stored_results() {
     }
     let mb_column = header
         .iter()
-        .position(|c| *c == "mb_per_s")
-        .expect("mb_per_s");
+        .position(|c| *c == "whole_run_mb_per_s")
+        .expect("whole_run_mb_per_s");
     for (line, run) in lines[1..].iter().zip(runs) {
         let cells: Vec<&str> = line.split(',').collect();
         let figure: f64 = cells[mb_column].parse().expect("number");

@@ -6,6 +6,7 @@ mod api;
 mod campaigns;
 mod fleet;
 mod in_process;
+mod one_model;
 mod pages;
 mod postgres;
 mod report;

@@ -98,21 +98,23 @@ fn added_fields_pass_and_changed_or_lost_ones_do_not() {
 }
 
 /// The fixture's cancelled campaign was cut mid-way through its first run (11 090.3 MB/s over
-/// 3.3 s before the cut); the page says it was cut and never shows that rate as a result, and
-/// the bottleneck table and the tests chart say "cancelled", not "failed".
+/// 3.3 s before the cut); the page says it was cancelled, and when, and never shows that rate
+/// as a result; the bottleneck table and the tests chart say "cancelled" too, not "failed".
 #[tokio::test]
-async fn a_run_cut_by_a_cancel_is_shown_as_cut_and_never_as_a_result() {
+async fn a_run_cut_by_a_cancel_is_shown_as_cancelled_and_never_as_a_result() {
     let root = scratch();
     std::fs::copy(fixture("db-0005/lab.db"), root.path().join("lab.db")).expect("copy the fixture");
     let lab = Lab::start(root.path(), &sqlite_file(root.path()));
     let page = lab.get_text("/campaigns/QkzcB1Twsyjk").await;
     assert!(!page.contains("11090"), "the cut run's rate is not shown");
     assert!(
-        page.contains("<span class=\"status cut\">cut</span>"),
+        page.contains("<span class=\"status cancelled\">cancelled</span>"),
         "{page}"
     );
     assert!(
-        page.contains("cut after 3.30 s with 34.1 GiB moved: what it measured is not a result"),
+        page.contains(
+            "cancelled after 3.30 s with 34.1 GiB moved: what it measured is not a result"
+        ),
         "{page}"
     );
     assert!(page.contains("cancelled before it started"));

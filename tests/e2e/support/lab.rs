@@ -64,6 +64,8 @@ pub struct LabOptions {
     /// Keep the SQLite file on a tmpfs of this many MiB of the lab's own (a private mount
     /// namespace), so a test can fill the database's disk ([`Lab::in_its_mounts`]).
     pub db_tmpfs_mib: Option<u64>,
+    /// Environment variables for the lab (`RUST_LOG`, say).
+    pub env: Vec<(String, String)>,
 }
 
 impl Lab {
@@ -133,6 +135,7 @@ impl Lab {
             .arg("--data-dir")
             .arg(&data_dir)
             .args(&options.extra)
+            .envs(options.env.iter().map(|(name, value)| (name, value)))
             .env_remove("BACKLAB_TOKEN");
         if let Some(token) = &options.token {
             command.args(["--token", token]);

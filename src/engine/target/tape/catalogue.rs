@@ -45,7 +45,8 @@ pub struct TapeModel {
     pub max_compression: f64,
     pub min_mb_s: f64,
     pub capacity_bytes: u64,
-    /// Not published by the vendors for every generation: an assumption (see README).
+    /// Not published by the vendors for every generation: an assumption (see docs/targets.md,
+    /// "Assumed figures").
     pub buffer_mb: f64,
 }
 
