@@ -792,14 +792,21 @@ impl Lab {
         Ok((spec, plans))
     }
 
-    /// A campaign with its spec and runs, judged: its points and the verdict on them, from
-    /// one read and no write.
+    /// A campaign with its spec and runs, judged: its points and the verdict on them. A
+    /// finished campaign's judgement is the one kept when it finished; any other is drawn in
+    /// memory from the runs. Reads only: nothing is written.
     pub async fn campaign(&self, id: &str) -> Result<CampaignView, LabError> {
         let record = self.record(id).await?;
         let runs = self.store.runs(&record.id).await?;
         let spec = stored_spec(&record)?;
         let survey = survey_of(&record);
-        let judgement = analysis::Judgement::of(&run_entries(&runs), survey.as_ref());
+        let kept = if record.status.is_final() {
+            self.store.judgement(&record.id).await?
+        } else {
+            None
+        };
+        let judgement =
+            kept.unwrap_or_else(|| analysis::Judgement::of(&run_entries(&runs), survey.as_ref()));
         Ok(CampaignView {
             campaign: summary(&record, &spec),
             spec,
@@ -809,6 +816,16 @@ impl Lab {
             provisional: judgement.provisional,
             survey,
         })
+    }
+
+    /// Judges a campaign from its runs, whatever was kept.
+    async fn judge(&self, id: &str) -> Result<analysis::Judgement, LabError> {
+        let record = self.record(id).await?;
+        let runs = self.store.runs(&record.id).await?;
+        Ok(analysis::Judgement::of(
+            &run_entries(&runs),
+            survey_of(&record).as_ref(),
+        ))
     }
 
     /// Campaigns newest first.
@@ -887,30 +904,22 @@ impl Lab {
         judged
     }
 
-    /// Judges a finished campaign and keeps its verdict line and headline for the list;
-    /// `None` when it cannot be judged (a warning is logged).
+    /// Judges a finished campaign and keeps its judgement, verdict line and headline: pages,
+    /// reports and the list read them from then on. `None` when it cannot be judged (a
+    /// warning is logged).
     pub async fn keep_verdict(&self, id: &str) -> Option<(String, analysis::Headline)> {
-        let (verdict, headline) = match self.report(id).await {
-            Ok(report) => (
-                report.bottleneck.verdict.clone(),
-                analysis::Headline::of(&report.bottleneck),
-            ),
+        let judgement = match self.judge(id).await {
+            Ok(judgement) => judgement,
             Err(error) => {
                 tracing::warn!(campaign = %id, %error, "cannot judge the campaign");
                 return None;
             }
         };
-        let headline_json = match serde_json::to_string(&headline) {
-            Ok(json) => json,
-            Err(error) => {
-                tracing::warn!(campaign = %id, %error, "cannot encode the headline");
-                return None;
-            }
-        };
-        if let Err(error) = self.store.set_verdict(id, &verdict, &headline_json).await {
+        let headline = analysis::Headline::of(&judgement.verdict);
+        if let Err(error) = self.store.set_verdict(id, &judgement, &headline).await {
             tracing::warn!(campaign = %id, %error, "cannot keep the verdict");
         }
-        Some((verdict, headline))
+        Some((judgement.verdict.verdict, headline))
     }
 
     /// The campaign's report: the same document `backlab run --json` prints.

@@ -107,13 +107,6 @@ impl RunResult {
             _ => self.mb_per_s,
         }
     }
-
-    /// Whether the run was judged and found valid.
-    pub fn is_valid(&self) -> bool {
-        self.validity
-            .as_ref()
-            .is_some_and(|validity| validity.valid)
-    }
 }
 
 /// How one client's part of a network backup ended.

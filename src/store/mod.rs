@@ -22,6 +22,7 @@ use sqlx::sqlite::{
 // Statements built with `format!` only join this module's own fragments, never input.
 use sqlx::{AssertSqlSafe, FromRow, Row};
 
+use crate::analysis::{Headline, JUDGEMENT_VERSION, Judgement};
 use crate::engine::result::{RunResult, Sample};
 use crate::spec::{RunParams, TestKind};
 
@@ -575,22 +576,41 @@ impl Store {
         Ok(())
     }
 
-    /// Keeps a finished campaign's verdict line and headline (JSON), for the list.
+    /// Keeps a finished campaign's judgement, and its verdict line and headline for the list.
     pub async fn set_verdict(
         &self,
         campaign_id: &str,
-        verdict: &str,
-        headline_json: &str,
+        judgement: &Judgement,
+        headline: &Headline,
     ) -> Result<(), StoreError> {
+        let (judgement_json, headline_json) = (to_json(judgement)?, to_json(headline)?);
         on_backend!(self, pool => {
-            sqlx::query("UPDATE campaigns SET verdict = $1, headline = $2 WHERE id = $3")
-                .bind(verdict)
-                .bind(headline_json)
-                .bind(campaign_id)
-                .execute(pool)
-                .await?;
+            sqlx::query(
+                "UPDATE campaigns SET verdict = $1, headline = $2, judgement = $3 WHERE id = $4",
+            )
+            .bind(&judgement.verdict.verdict)
+            .bind(&headline_json)
+            .bind(&judgement_json)
+            .bind(campaign_id)
+            .execute(pool)
+            .await?;
         });
         Ok(())
+    }
+
+    /// The judgement kept with a finished campaign, when one was kept and can still be read
+    /// under today's judging rules (`JUDGEMENT_VERSION`): `None` tells the caller to judge.
+    pub async fn judgement(&self, campaign_id: &str) -> Result<Option<Judgement>, StoreError> {
+        let json: Option<Option<String>> = on_backend!(self, pool => {
+            sqlx::query_scalar("SELECT judgement FROM campaigns WHERE id = $1")
+                .bind(campaign_id)
+                .fetch_optional(pool)
+                .await?
+        });
+        Ok(json
+            .flatten()
+            .and_then(|json| serde_json::from_str::<Judgement>(&json).ok())
+            .filter(|judgement| judgement.version == JUDGEMENT_VERSION))
     }
 
     /// Records a live sample of a running run.

@@ -5,6 +5,7 @@
 
 use std::collections::HashSet;
 
+use backlab::analysis::{Headline, Judgement};
 use backlab::engine::result::{RunResult, RunStatus, Sample};
 use backlab::spec::{RunParams, TestKind};
 use backlab::store::{
@@ -292,14 +293,36 @@ async fn a_campaigns_life(store: &Store) {
         DeleteOutcome::NotFound
     ));
 
+    // A judgement is kept whole, and read back only under the judging rules it was drawn by.
+    assert_eq!(store.judgement("c2").await.expect("read"), None);
+    let runs = store.runs("c2").await.expect("runs");
+    let mut judgement = Judgement::of(&backlab::lab::run_entries(&runs), None);
+    let headline = Headline::of(&judgement.verdict);
     store
-        .set_verdict("c2", "Target-bound.", "{}")
+        .set_verdict("c2", &judgement, &headline)
         .await
         .expect("verdict");
     store.set_survey("c2", "{}").await.expect("survey");
     let second = store.campaign("c2").await.expect("read").expect("c2");
-    assert_eq!(second.verdict.as_deref(), Some("Target-bound."));
+    assert_eq!(
+        second.verdict.as_deref(),
+        Some(judgement.verdict.verdict.as_str())
+    );
     assert_eq!(second.survey_json.as_deref(), Some("{}"));
+    assert_eq!(
+        store.judgement("c2").await.expect("read").as_ref(),
+        Some(&judgement)
+    );
+    judgement.version += 1;
+    store
+        .set_verdict("c2", &judgement, &headline)
+        .await
+        .expect("verdict");
+    assert_eq!(
+        store.judgement("c2").await.expect("read"),
+        None,
+        "a judgement drawn under other rules is judged again"
+    );
 }
 
 /// A campaign cancelled while its run executes, and the lab killed before the run stored its

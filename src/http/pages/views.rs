@@ -2,6 +2,7 @@
 //! templates; the templates only lay it out.
 
 use crate::analysis::planner::{self, Plan, PlanQuestion};
+use crate::analysis::points::RunStanding;
 use crate::analysis::{Component, Verdict, format_duration};
 use crate::charts::{self, Chart, Width};
 use crate::engine::provenance::Provenance;
@@ -100,7 +101,7 @@ pub struct TableRow {
     pub stage: String,
     /// "±3.1 %" over the repeats, or "measured once".
     pub spread: String,
-    /// "valid", or the flags of the runs the figure rests on.
+    /// "3 of 3 valid", or "0 of 2 valid: " and the flags of the runs the figure rests on.
     pub validity: String,
     pub is_valid: bool,
 }
@@ -493,7 +494,7 @@ pub fn campaign_page(
             .collect(),
         charts: chart_views,
         sweep: sweep.then(|| points.iter().map(point_row).collect()),
-        runs: runs.iter().map(run_row).collect(),
+        runs: runs.iter().map(|run| run_row(run, points)).collect(),
     })
 }
 
@@ -718,7 +719,7 @@ pub fn params_line(params: &RunParams) -> String {
     line
 }
 
-fn run_row(run: &RunRecord) -> RunRow {
+fn run_row(run: &RunRecord, points: &[Point]) -> RunRow {
     let dash = || "–".to_string();
     // Only a finished run's figures are results; a run that failed or was cancelled part way
     // shows what it moved and for how long, and that it was cut, never its rate.
@@ -791,11 +792,15 @@ fn run_row(run: &RunRecord) -> RunRow {
                     s.mb_per_s, s.from_s, s.to_s, s.cv_pct
                 )
             }),
-        validity: match result.and_then(|r| r.validity.as_ref()) {
-            Some(v) if v.valid => "valid".to_string(),
-            Some(_) => "not valid".to_string(),
-            None => dash(),
-        },
+        // How the run stands at its point, by the rule every count of valid runs uses.
+        validity: crate::analysis::points::point_of_run(
+            points,
+            usize::try_from(run.number).unwrap_or(0),
+        )
+        .and_then(|point| point.runs.iter().find(|r| r.number as i64 == run.number))
+        .map(|r| r.standing)
+        .filter(|standing| matches!(standing, RunStanding::Valid | RunStanding::NotValid))
+        .map_or_else(dash, |standing| standing.word().to_string()),
         flags: result
             .and_then(|r| r.validity.as_ref())
             .map(|v| {

@@ -1,7 +1,8 @@
 //! A database written before a run's result was stored as one document opens, is migrated,
 //! and shows its campaigns as the version that wrote it did: every field that version showed
-//! keeps its value (fields added since may appear beside them), and the CSV is byte for byte
-//! the same.
+//! keeps its value (fields added since may appear beside them), and the CSV keeps every cell
+//! (its columns brought to today's names, see the fixture's README). Campaigns judged before
+//! their judgement was kept are judged once, in the background, when the lab starts.
 
 use crate::support::fixtures::{fixture, scratch};
 use crate::support::lab::{Lab, LabOptions};
@@ -46,6 +47,25 @@ async fn a_database_from_before_run_documents_shows_its_campaigns_unchanged() {
     for id in &ids {
         assert!(list.contains(id), "the list shows {id}");
     }
+    // The fixture kept no verdicts: the lab judged each finished campaign once at start, and
+    // the list now shows what was kept.
+    for id in &ids {
+        let campaign = lab
+            .wait_campaign(
+                id,
+                "the campaign to be judged at start",
+                std::time::Duration::from_secs(30),
+                |campaign| campaign["headline"].is_object(),
+            )
+            .await;
+        assert_eq!(campaign["headline"]["version"], 1, "{campaign}");
+    }
+    assert!(
+        lab.plain_log()
+            .contains("judged the campaigns kept under older judging rules"),
+        "{}",
+        lab.plain_log()
+    );
 }
 
 /// Whether `now` shows everything `then` did, with the same values: objects may have gained
