@@ -69,9 +69,10 @@ impl Chart {
                  when only it varies), one line per combination of the others"
             }
             Chart::Heatmap => {
-                "Parameter sweep: median MB/s of each buffers × block size, a panel per stream \
-                 count (per client count for a network backup); the best outlined, ± the \
-                 repeats' spread"
+                "Parameter sweep: median steady MB/s of each buffers × block size, a panel per \
+                 stream count (per client count for a network backup); points that are not \
+                 valid hatched, the best outlined only when it beats the runner-up by more \
+                 than noise, ± the repeats' spread"
             }
             Chart::Clients => "Network backup: what each client delivered over time, stacked",
         }
@@ -88,7 +89,8 @@ pub const MAX_STAGE_ROWS: usize = 12;
 pub enum Width {
     /// 760 px, for a desk.
     Wide,
-    /// 400 px, for a phone.
+    /// 360 px, for a phone: a phone's card is at least as wide, so the chart is never drawn
+    /// smaller than its labels' sizes.
     Narrow,
 }
 
@@ -105,7 +107,7 @@ impl Width {
     fn px(self) -> u32 {
         match self {
             Width::Wide => 760,
-            Width::Narrow => 400,
+            Width::Narrow => 360,
         }
     }
 
@@ -114,6 +116,15 @@ impl Width {
         match self {
             Width::Wide => wide,
             Width::Narrow => 1,
+        }
+    }
+
+    /// A font size for this width: as given on a desk; on a phone at least
+    /// [`NARROW_FONT_MIN`], so that no label is drawn below 11 px.
+    fn font(self, size: u32) -> f64 {
+        match self {
+            Width::Wide => f64::from(size),
+            Width::Narrow => f64::from(size).max(NARROW_FONT_MIN),
         }
     }
 
@@ -133,6 +144,9 @@ const GREEN: RGBColor = RGBColor(60, 138, 69);
 const GREY: RGBColor = RGBColor(150, 150, 150);
 const INK: RGBColor = RGBColor(40, 40, 40);
 const FONT: &str = "sans-serif";
+/// The smallest font size of a chart drawn for a phone: plotters writes a size as
+/// `size / 1.24` px in SVG (and sizes axis text in whole units), so this is 11.3 px.
+const NARROW_FONT_MIN: f64 = 14.0;
 /// Width of the column of run labels right of the stage bars.
 const STAGE_LABEL_WIDTH: u32 = 230;
 /// Width of the legend column beside a sweep chart.
@@ -172,11 +186,11 @@ fn svg(
     Ok(out)
 }
 
-fn empty_note(root: &Area<'_>, text: &str) -> Result<(), Box<dyn std::error::Error>> {
+fn empty_note(root: &Area<'_>, width: Width, text: &str) -> Result<(), Box<dyn std::error::Error>> {
     root.draw(&Text::new(
         text.to_string(),
         (20, 30),
-        (FONT, 15).into_font().color(&GREY),
+        (FONT, width.font(15)).into_font().color(&GREY),
     ))?;
     Ok(())
 }
@@ -224,10 +238,15 @@ pub fn tests_chart(
                 .filter(|figure| figure.n > 1)
         })
         .collect();
-    let height = 70 + 40 * rows.len().max(1) as u32;
+    // On a phone a row's label takes two lines: the figure above the bar, its runs below.
+    let row_height = match width {
+        Width::Wide => 40,
+        Width::Narrow => 60,
+    };
+    let height = 70 + row_height * rows.len().max(1) as u32;
     svg("tests", width, height, |root| {
         if rows.is_empty() {
-            empty_note(root, "No test has finished yet.")?;
+            empty_note(root, width, "No test has finished yet.")?;
             return Ok(());
         }
         let max = rows
@@ -236,7 +255,7 @@ pub fn tests_chart(
             .fold(0.0f64, f64::max);
         let x_max = nice_max(max);
         let n = rows.len() as f64;
-        let mut chart = bar_frame(root, x_max, n, 12)?;
+        let mut chart = bar_frame(root, width, x_max, n, 12)?;
         for (index, (label, value, bottleneck)) in rows.iter().enumerate() {
             let y = n - index as f64;
             let color = match (*bottleneck, candidates[index]) {
@@ -244,18 +263,22 @@ pub fn tests_chart(
                 (false, true) => ORANGE,
                 _ => BLUE,
             };
-            let width = value.unwrap_or(0.0);
+            let length = value.unwrap_or(0.0);
             let style = if not_valid[index].is_some() {
                 color.stroke_width(2)
             } else {
                 color.filled()
             };
+            let (bar_top, bar_bottom) = match width {
+                Width::Wide => (0.5, 0.92),
+                Width::Narrow => (0.36, 0.64),
+            };
             chart.draw_series(std::iter::once(Rectangle::new(
-                [(0.0, y - 0.5), (width, y - 0.92)],
+                [(0.0, y - bar_top), (length, y - bar_bottom)],
                 style,
             )))?;
             if let Some(point) = spreads[index] {
-                let middle = y - 0.71;
+                let middle = y - (bar_top + bar_bottom) / 2.0;
                 for segment in [
                     vec![(point.min, middle), (point.max, middle)],
                     vec![(point.min, middle - 0.12), (point.min, middle + 0.12)],
@@ -267,27 +290,39 @@ pub fn tests_chart(
                     )))?;
                 }
             }
-            let repeats = spreads[index].map_or_else(String::new, |p| {
-                format!(" · median of {} runs {:.1}–{:.1}", p.n, p.min, p.max)
-            });
-            let caveat = not_valid[index]
-                .as_ref()
-                .map_or_else(String::new, |flags| format!(" · not valid: {flags}"));
-            let text = match value {
-                Some(value) if *bottleneck => {
-                    format!("{label}: {value:.1} MB/s (bottleneck){repeats}{caveat}")
-                }
+            let mut extra: Vec<String> = Vec::new();
+            if let Some(p) = spreads[index] {
+                extra.push(format!("median of {} runs {:.1}–{:.1}", p.n, p.min, p.max));
+            }
+            if let Some(flags) = &not_valid[index] {
+                extra.push(format!("not valid: {flags}"));
+            }
+            let head = match value {
+                Some(value) if *bottleneck => format!("{label}: {value:.1} MB/s (bottleneck)"),
                 Some(value) if candidates[index] => {
-                    format!("{label}: {value:.1} MB/s (candidate){repeats}{caveat}")
+                    format!("{label}: {value:.1} MB/s (candidate)")
                 }
-                Some(value) => format!("{label}: {value:.1} MB/s{repeats}{caveat}"),
+                Some(value) => format!("{label}: {value:.1} MB/s"),
                 None => format!("{label}: {}", no_figure[index]),
             };
-            chart.draw_series(std::iter::once(Text::new(
-                text,
-                (x_max * 0.005, y - 0.08),
-                (FONT, 13).into_font().color(&INK),
-            )))?;
+            let lines = match width {
+                Width::Wide => vec![(
+                    std::iter::once(head)
+                        .chain(extra)
+                        .collect::<Vec<_>>()
+                        .join(" · "),
+                    0.08,
+                )],
+                Width::Narrow if extra.is_empty() => vec![(head, 0.06)],
+                Width::Narrow => vec![(head, 0.06), (extra.join(" · "), 0.68)],
+            };
+            for (text, below) in lines {
+                chart.draw_series(std::iter::once(Text::new(
+                    text,
+                    (x_max * 0.005, y - below),
+                    (FONT, width.font(12)).into_font().color(&INK),
+                )))?;
+            }
         }
         Ok(())
     })
@@ -319,6 +354,7 @@ pub fn clients_chart(runs: &[RunRecord], width: Width) -> Result<String, ChartEr
         let Some(run) = run.filter(|_| clients.iter().any(|c| !c.samples.is_empty())) else {
             empty_note(
                 root,
+                width,
                 "No per-client samples: the network run was shorter than a sample (250 ms).",
             )?;
             return Ok(());
@@ -349,7 +385,7 @@ pub fn clients_chart(runs: &[RunRecord], width: Width) -> Result<String, ChartEr
             run.position + 1,
             clients.len()
         );
-        let mut chart = time_axes(&plot, caption, t_max, y_max)?;
+        let mut chart = time_axes(&plot, width, caption, t_max, y_max)?;
         for (index, band) in bands.iter().enumerate() {
             let color = Palette99::pick(index).to_rgba();
             let mut outline: Vec<(f64, f64)> = band.iter().map(|&(t, _, top)| (t, top)).collect();
@@ -378,7 +414,7 @@ pub fn clients_chart(runs: &[RunRecord], width: Width) -> Result<String, ChartEr
             legend.draw(&Text::new(
                 format!("{}{failed}", client.name),
                 (26, y - 6),
-                (FONT, 12).into_font().color(&INK),
+                (FONT, width.font(12)).into_font().color(&INK),
             ))?;
         }
         Ok(())
@@ -408,6 +444,7 @@ pub fn throughput_chart(runs: &[RunRecord], width: Width) -> Result<String, Char
         if panels.is_empty() {
             empty_note(
                 root,
+                width,
                 "No samples: runs report MB/s every 250 ms, and these were shorter.",
             )?;
             return Ok(());
@@ -426,12 +463,12 @@ pub fn throughput_chart(runs: &[RunRecord], width: Width) -> Result<String, Char
                 panels.len()
             ),
             (12, 8),
-            (FONT, 13).into_font().color(&GREY),
+            (FONT, width.font(13)).into_font().color(&GREY),
         ))?;
         let (_, grid) = root.split_vertically(30);
         let areas = grid.split_evenly((rows, columns));
         for (panel, area) in panels.iter().zip(areas.iter()) {
-            panel.draw(area, y_max)?;
+            panel.draw(area, width, y_max)?;
         }
         Ok(())
     })
@@ -490,18 +527,24 @@ impl<'a> Panel<'a> {
         }
     }
 
-    fn draw(&self, area: &Area<'_>, y_max: f64) -> Result<(), Box<dyn std::error::Error>> {
+    fn draw(
+        &self,
+        area: &Area<'_>,
+        width: Width,
+        y_max: f64,
+    ) -> Result<(), Box<dyn std::error::Error>> {
         let t_max = self.points.iter().map(|p| p.0).fold(self.seconds, f64::max);
         // A run still starting has no length yet: a quarter second, a sample's worth.
         let t_max = if t_max > 0.0 { t_max } else { 0.25 };
         let mut chart = ChartBuilder::on(area)
             .margin(8)
-            .caption(self.title(), (FONT, 13))
+            .caption(self.title(), (FONT, width.font(13)))
             .x_label_area_size(22)
             .y_label_area_size(44)
             .build_cartesian_2d(0f64..t_max, 0f64..y_max)?;
         chart
             .configure_mesh()
+            .axis_desc_style((FONT, width.font(13)))
             .max_light_lines(0)
             .x_labels(5)
             .y_labels(4)
@@ -513,7 +556,7 @@ impl<'a> Panel<'a> {
                     format!("{x:.1} s")
                 }
             })
-            .label_style((FONT, 11))
+            .label_style((FONT, width.font(11)))
             .draw()?;
         if let Some((from, to, mb)) = self.steady {
             chart.draw_series(std::iter::once(Rectangle::new(
@@ -607,7 +650,7 @@ pub fn stages_chart(runs: &[RunRecord], width: Width) -> Result<String, ChartErr
     let height = 120 + 40 * rows.len().max(1) as u32;
     svg("stages", width, height, |root| {
         if rows.is_empty() {
-            empty_note(root, "No run has finished yet.")?;
+            empty_note(root, width, "No run has finished yet.")?;
             return Ok(());
         }
         let n = rows.len() as f64;
@@ -624,13 +667,14 @@ pub fn stages_chart(runs: &[RunRecord], width: Width) -> Result<String, ChartErr
             .build_cartesian_2d(0f64..100f64, 0f64..n)?;
         chart
             .configure_mesh()
+            .axis_desc_style((FONT, width.font(13)))
             .max_light_lines(0)
             .disable_y_mesh()
             .y_labels(0)
             .x_labels(6)
             .x_label_formatter(&|x| format!("{x:.0}%"))
             .x_desc("share of the run's wall time")
-            .label_style((FONT, 13))
+            .label_style((FONT, width.font(13)))
             .draw()?;
         let parts = [
             ("reader busy", BLUE, 0usize, 0.55, 0.9),
@@ -659,10 +703,10 @@ pub fn stages_chart(runs: &[RunRecord], width: Width) -> Result<String, ChartErr
             root.draw(&Text::new(
                 label.clone(),
                 (x + 8, y),
-                (FONT, 12).into_font().color(&INK),
+                (FONT, width.font(12)).into_font().color(&INK),
             ))?;
         }
-        legend_row(root, &parts.map(|(label, color, ..)| (label, color)))?;
+        legend_row(root, width, &parts.map(|(label, color, ..)| (label, color)))?;
         Ok(())
     })
 }
@@ -808,7 +852,7 @@ pub fn matrix_chart(
     let height = (380).max(70 + 16 * combinations.len() as u32);
     svg("matrix", width, height, |root| {
         let Some(test) = test.filter(|_| !shown.is_empty()) else {
-            empty_note(root, "No parameter sweep measured yet.")?;
+            empty_note(root, width, "No parameter sweep measured yet.")?;
             return Ok(());
         };
         let (plot, legend) = root.split_horizontally(width.px() - LEGEND_WIDTH);
@@ -826,19 +870,20 @@ pub fn matrix_chart(
                     test.label(),
                     axis.name()
                 ),
-                (FONT, 15),
+                (FONT, width.font(15)),
             )
             .x_label_area_size(36)
             .y_label_area_size(56)
             .build_cartesian_2d((x_min - pad)..(x_max + pad), 0f64..nice_max(y_max))?;
         chart
             .configure_mesh()
+            .axis_desc_style((FONT, width.font(13)))
             .max_light_lines(0)
             .x_desc(axis.name())
             .y_desc("MB/s")
             .y_label_formatter(&|y| format!("{y:.0}"))
             .x_label_formatter(&|x| axis.tick(*x))
-            .label_style((FONT, 13))
+            .label_style((FONT, width.font(13)))
             .draw()?;
         for (index, combination) in combinations.iter().enumerate() {
             let color = Palette99::pick(index).to_rgba();
@@ -887,13 +932,13 @@ pub fn matrix_chart(
             legend.draw(&Text::new(
                 axis.line_label(*combination),
                 (30, y - 6),
-                (FONT, 12).into_font().color(&INK),
+                (FONT, width.font(12)).into_font().color(&INK),
             ))?;
         }
         legend.draw(&Text::new(
             axis.legend_title().to_string(),
             (6, 14),
-            (FONT, 12).into_font().color(&GREY),
+            (FONT, width.font(12)).into_font().color(&GREY),
         ))?;
         Ok(())
     })
@@ -925,13 +970,16 @@ pub fn heatmap_chart(
     const CELL_HEIGHT: i32 = 34;
     const TOP: i32 = 40;
     const LEFT: i32 = 52;
-    // The caption and the legend above the panels.
-    const HEAD: i32 = 46;
+    // The caption and the legend above the panels (two lines more on a phone).
+    let head: i32 = match width {
+        Width::Wide => 46,
+        Width::Narrow => 78,
+    };
     let panel_height = TOP + CELL_HEIGHT * buffers.len().max(1) as i32 + 24;
-    let height = HEAD as u32 + panel_height as u32 * panel_rows as u32;
+    let height = head as u32 + panel_height as u32 * panel_rows as u32;
     svg("heatmap", width, height, |root| {
         let Some(test) = test.filter(|_| !shown.is_empty()) else {
-            empty_note(root, "No parameter sweep measured yet.")?;
+            empty_note(root, width, "No parameter sweep measured yet.")?;
             return Ok(());
         };
         // The shade spans the valid points (all of them when none is): a point whose runs
@@ -942,74 +990,85 @@ pub fn heatmap_chart(
         let high = on_scale().map(|p| p.median).fold(0.0f64, f64::max);
         // The sweep's best point, outlined only when it beats the runner-up by more than noise.
         let best = shown.iter().position(|p| p.best && p.stands_out);
-        root.draw(&Text::new(
+        let caption = [
             format!(
-                "{}: median steady MB/s of each point's valid runs; rows are buffers, columns \
-                 block sizes",
+                "{}: median steady MB/s of each point's valid runs;",
                 test.label()
             ),
-            (12, 6),
-            (FONT, 12).into_font().color(&INK),
-        ))?;
-        // The legend: the shade's scale, then what hatching and the outline mean.
+            "rows are buffers, columns block sizes".to_string(),
+        ];
+        let caption: Vec<String> = match width {
+            Width::Wide => vec![caption.join(" ")],
+            Width::Narrow => caption.to_vec(),
+        };
+        for (line, text) in caption.iter().enumerate() {
+            root.draw(&Text::new(
+                text.clone(),
+                (12, 6 + 14 * line as i32),
+                (FONT, width.font(12)).into_font().color(&INK),
+            ))?;
+        }
+        // The legend: the shade's scale, then what hatching and the outline mean (on a
+        // phone, on a line of their own).
+        let scale_y = 10 + 14 * caption.len() as i32;
         const STEPS: i32 = 10;
         const STEP_WIDTH: i32 = 12;
+        let low_words = format!("{low:.0}");
+        let high_words = format!("{high:.0} MB/s");
         root.draw(&Text::new(
-            format!("{low:.0}"),
-            (12, 24),
-            (FONT, 11).into_font().color(&INK),
+            low_words.clone(),
+            (12, scale_y),
+            (FONT, width.font(11)).into_font().color(&INK),
         ))?;
-        let bar_x = 12 + 6 * format!("{low:.0}").len() as i32 + 6;
+        let bar_x = 12 + 6 * low_words.len() as i32 + 6;
         for step in 0..STEPS {
             let x = bar_x + STEP_WIDTH * step;
             root.draw(&Rectangle::new(
-                [(x, 24), (x + STEP_WIDTH, 36)],
+                [(x, scale_y), (x + STEP_WIDTH, scale_y + 12)],
                 shade(f64::from(step) / f64::from(STEPS - 1)).filled(),
             ))?;
         }
         let after_bar = bar_x + STEP_WIDTH * STEPS + 6;
         root.draw(&Text::new(
-            format!("{high:.0} MB/s"),
-            (after_bar, 24),
-            (FONT, 11).into_font().color(&INK),
+            high_words.clone(),
+            (after_bar, scale_y),
+            (FONT, width.font(11)).into_font().color(&INK),
         ))?;
-        let swatch = after_bar + 6 * format!("{high:.0} MB/s").len() as i32 + 12;
-        root.draw(&Rectangle::new(
-            [(swatch, 24), (swatch + 14, 36)],
-            WHITE.filled(),
-        ))?;
-        hatch(root, [(swatch, 24), (swatch + 14, 36)])?;
-        root.draw(&Rectangle::new(
-            [(swatch, 24), (swatch + 14, 36)],
-            GREY.stroke_width(1),
-        ))?;
+        let (swatch, swatch_y) = match width {
+            Width::Wide => (after_bar + 6 * high_words.len() as i32 + 12, scale_y),
+            Width::Narrow => (12, scale_y + 16),
+        };
+        let cell = [(swatch, swatch_y), (swatch + 14, swatch_y + 12)];
+        root.draw(&Rectangle::new(cell, WHITE.filled()))?;
+        hatch(root, cell)?;
+        root.draw(&Rectangle::new(cell, GREY.stroke_width(1)))?;
         root.draw(&Text::new(
             "not valid",
-            (swatch + 18, 24),
-            (FONT, 11).into_font().color(&INK),
+            (swatch + 18, swatch_y),
+            (FONT, width.font(11)).into_font().color(&INK),
         ))?;
         let outline = swatch + 18 + 6 * 9 + 12;
         // A path, not a rectangle: the only red-outlined rectangle is the best cell itself.
         root.draw(&PathElement::new(
             vec![
-                (outline, 24),
-                (outline + 14, 24),
-                (outline + 14, 36),
-                (outline, 36),
-                (outline, 24),
+                (outline, swatch_y),
+                (outline + 14, swatch_y),
+                (outline + 14, swatch_y + 12),
+                (outline, swatch_y + 12),
+                (outline, swatch_y),
             ],
             RED.stroke_width(2),
         ))?;
         root.draw(&Text::new(
             "best beyond noise",
-            (outline + 18, 24),
-            (FONT, 11).into_font().color(&INK),
+            (outline + 18, swatch_y),
+            (FONT, width.font(11)).into_font().color(&INK),
         ))?;
         let panel_width = (width.px() as i32 - 12) / columns_per_row as i32;
         let cell_width = ((panel_width - LEFT - 12) / blocks.len().max(1) as i32).max(30);
         for (index, panel) in panels.iter().enumerate() {
             let x0 = 6 + panel_width * (index % columns_per_row) as i32;
-            let y0 = HEAD + panel_height * (index / columns_per_row) as i32;
+            let y0 = head + panel_height * (index / columns_per_row) as i32;
             let (clients, streams) = *panel;
             let streams = if streams == 1 {
                 "1 stream".to_string()
@@ -1024,13 +1083,16 @@ pub fn heatmap_chart(
             root.draw(&Text::new(
                 title,
                 (x0 + LEFT, y0 + 2),
-                (FONT, 13).into_font().style(FontStyle::Bold).color(&INK),
+                (FONT, width.font(13))
+                    .into_font()
+                    .style(FontStyle::Bold)
+                    .color(&INK),
             ))?;
             for (column, block) in blocks.iter().enumerate() {
                 root.draw(&Text::new(
                     format_bytes(*block),
                     (x0 + LEFT + cell_width * column as i32 + 4, y0 + 20),
-                    (FONT, 12).into_font().color(&GREY),
+                    (FONT, width.font(12)).into_font().color(&GREY),
                 ))?;
             }
             for (row, count) in buffers.iter().enumerate() {
@@ -1038,7 +1100,7 @@ pub fn heatmap_chart(
                 root.draw(&Text::new(
                     format!("{count} buf"),
                     (x0 + 4, y + 10),
-                    (FONT, 12).into_font().color(&GREY),
+                    (FONT, width.font(12)).into_font().color(&GREY),
                 ))?;
                 for (column, block) in blocks.iter().enumerate() {
                     let x = x0 + LEFT + cell_width * column as i32;
@@ -1061,7 +1123,7 @@ pub fn heatmap_chart(
                             root.draw(&Text::new(
                                 why.word(),
                                 (x + 4, y + 3),
-                                (FONT, 11).into_font().color(&INK),
+                                (FONT, width.font(11)).into_font().color(&INK),
                             ))?;
                         }
                         continue;
@@ -1089,13 +1151,13 @@ pub fn heatmap_chart(
                             format!("{:.0} not valid", point.median)
                         },
                         (x + 4, y + 3),
-                        (FONT, 12).into_font().color(&ink),
+                        (FONT, width.font(12)).into_font().color(&ink),
                     ))?;
                     if let Some(spread) = point.spread_pct {
                         root.draw(&Text::new(
                             format!("±{spread:.0}%"),
                             (x + 4, y + 17),
-                            (FONT, 11).into_font().color(&ink),
+                            (FONT, width.font(11)).into_font().color(&ink),
                         ))?;
                     }
                 }
@@ -1135,7 +1197,7 @@ pub fn compare_chart(
     let height = 80 + 44 * rows.len().max(1) as u32;
     svg("compare", width, height, |root| {
         if rows.is_empty() {
-            empty_note(root, "The two campaigns have no runs in common.")?;
+            empty_note(root, width, "The two campaigns have no runs in common.")?;
             return Ok(());
         }
         let max = rows
@@ -1145,7 +1207,7 @@ pub fn compare_chart(
             .fold(0.0f64, f64::max);
         let x_max = nice_max(max);
         let n = rows.len() as f64;
-        let mut chart = bar_frame(root, x_max, n, 36)?;
+        let mut chart = bar_frame(root, width, x_max, n, 36)?;
         for (index, (label, a, b)) in rows.iter().enumerate() {
             let base = n - 1.0 - index as f64;
             for (value, color, low, high) in [(a, BLUE, 0.5, 0.72), (b, ORANGE, 0.26, 0.48)] {
@@ -1159,10 +1221,10 @@ pub fn compare_chart(
             chart.draw_series(std::iter::once(Text::new(
                 label.clone(),
                 (x_max * 0.01, base + 0.96),
-                (FONT, 12).into_font().color(&INK),
+                (FONT, width.font(12)).into_font().color(&INK),
             )))?;
         }
-        legend_row(root, &[("A", BLUE), ("B", ORANGE)])?;
+        legend_row(root, width, &[("A", BLUE), ("B", ORANGE)])?;
         Ok(())
     })
 }
@@ -1171,6 +1233,7 @@ pub fn compare_chart(
 /// (labels are drawn on the bars), `top` pixels above for a legend.
 fn bar_frame<'a, 'b>(
     root: &'a Area<'b>,
+    width: Width,
     x_max: f64,
     rows: f64,
     top: u32,
@@ -1185,12 +1248,13 @@ fn bar_frame<'a, 'b>(
         .build_cartesian_2d(0f64..x_max, 0f64..rows)?;
     chart
         .configure_mesh()
+        .axis_desc_style((FONT, width.font(13)))
         .max_light_lines(0)
         .disable_y_mesh()
         .y_labels(0)
         .x_desc("MB/s")
         .x_label_formatter(&|x| format!("{x:.0}"))
-        .label_style((FONT, 13))
+        .label_style((FONT, width.font(13)))
         .draw()?;
     Ok(chart)
 }
@@ -1198,6 +1262,7 @@ fn bar_frame<'a, 'b>(
 /// A legend along the top of the chart: a colour swatch and a label for each series.
 fn legend_row(
     root: &Area<'_>,
+    width: Width,
     items: &[(&str, RGBColor)],
 ) -> Result<(), Box<dyn std::error::Error>> {
     let right = root.dim_in_pixel().0 as i32;
@@ -1212,7 +1277,7 @@ fn legend_row(
         root.draw(&Text::new(
             label.to_string(),
             (x + 17, y - 1),
-            (FONT, 13).into_font().color(&INK),
+            (FONT, width.font(13)).into_font().color(&INK),
         ))?;
         x += step;
     }
@@ -1237,23 +1302,25 @@ fn nice_max(max: f64) -> f64 {
 /// Seconds across, MB/s up, with a caption: the axes of the charts drawn over a run's time.
 fn time_axes<'a, 'b>(
     root: &'a Area<'b>,
+    width: Width,
     caption: String,
     t_max: f64,
     y_max: f64,
 ) -> Result<Plot<'a, 'b>, Box<dyn std::error::Error>> {
     let mut chart = ChartBuilder::on(root)
         .margin(12)
-        .caption(caption, (FONT, 13))
+        .caption(caption, (FONT, width.font(13)))
         .x_label_area_size(36)
         .y_label_area_size(56)
         .build_cartesian_2d(0f64..t_max, 0f64..nice_max(y_max))?;
     chart
         .configure_mesh()
+        .axis_desc_style((FONT, width.font(13)))
         .max_light_lines(0)
         .x_desc("seconds")
         .y_desc("MB/s")
         .y_label_formatter(&|y| format!("{y:.0}"))
-        .label_style((FONT, 13))
+        .label_style((FONT, width.font(13)))
         .draw()?;
     Ok(chart)
 }

@@ -321,7 +321,7 @@ async fn the_network_preset_runs_a_client_sweep_with_its_charts() {
     wait_for(
         &phone,
         "Array.from(document.querySelectorAll('figure.chart img'))
-           .every(img => img.complete && img.naturalWidth === 400)",
+           .every(img => img.complete && img.naturalWidth === 360 && img.clientWidth >= 360)",
         Duration::from_secs(20),
     )
     .await;

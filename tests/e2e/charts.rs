@@ -371,3 +371,52 @@ fn throughput_panels_shade_the_steady_window_and_name_cut_runs() {
         .count();
     assert_eq!(shaded, 1, "one steady window");
 }
+
+/// Every chart drawn for a phone labels in 11 px or larger and is no wider than the card of a
+/// 400 px screen, so no label is shown smaller than drawn; the throughput chart gives every
+/// run a panel of its own, the backup's first.
+#[test]
+fn charts_label_in_11_px_or_more_and_draw_every_run() {
+    let runs = many_runs();
+    for (name, svg) in all_charts(&runs) {
+        let doc = check_svg(&name, &svg);
+        let width: f64 = doc
+            .root_element()
+            .attribute("width")
+            .and_then(|w| w.parse().ok())
+            .expect("a width");
+        if !name.ends_with(".narrow") {
+            continue;
+        }
+        assert!(width <= 360.0, "{name}: {width} px");
+        for text in doc.descendants().filter(|n| n.tag_name().name() == "text") {
+            let size: f64 = text
+                .attribute("font-size")
+                .and_then(|size| size.trim_end_matches("px").parse().ok())
+                .unwrap_or_else(|| panic!("{name}: a text without its size"));
+            assert!(
+                size >= 11.0,
+                "{name}: {:?} in {size} px",
+                text.text().unwrap_or_default()
+            );
+        }
+    }
+    let mut mixed = vec![run(0, TestKind::TapeWrite, 8, 64 << 10, 1)];
+    mixed.extend((1..15).map(|i| run(i, TestKind::ReadParallel, 8, 64 << 10, 1)));
+    mixed.push(run(15, TestKind::FullBackup, 8, 64 << 10, 1));
+    for width in [Width::Wide, Width::Narrow] {
+        let svg = charts::throughput_chart(&mixed, width).expect("throughput");
+        let doc = check_svg("throughput", &svg);
+        // A caption is a text node inside its text element: each title once.
+        let mut titles: Vec<&str> = doc
+            .descendants()
+            .filter(|n| n.tag_name().name() == "text")
+            .filter_map(|n| n.text())
+            .map(str::trim)
+            .filter(|t| t.starts_with('#'))
+            .collect();
+        titles.dedup();
+        assert_eq!(titles.len(), 16, "every run has a panel: {titles:?}");
+        assert!(titles[0].starts_with("#16 Full backup"), "{titles:?}");
+    }
+}
