@@ -215,6 +215,11 @@ pub fn tests_chart(
         })
         .collect();
     let candidates: Vec<bool> = verdict.rows.iter().map(|row| row.candidate).collect();
+    let counts: Vec<Option<(usize, usize)>> = verdict
+        .rows
+        .iter()
+        .map(|row| row.mb_per_s.map(|_| (row.runs_valid, row.runs_total)))
+        .collect();
     let not_valid: Vec<Option<String>> = verdict
         .rows
         .iter()
@@ -241,7 +246,7 @@ pub fn tests_chart(
     // On a phone a row's label takes two lines: the figure above the bar, its runs below.
     let row_height = match width {
         Width::Wide => 40,
-        Width::Narrow => 60,
+        Width::Narrow => 78,
     };
     let height = 70 + row_height * rows.len().max(1) as u32;
     svg("tests", width, height, |root| {
@@ -271,7 +276,7 @@ pub fn tests_chart(
             };
             let (bar_top, bar_bottom) = match width {
                 Width::Wide => (0.5, 0.92),
-                Width::Narrow => (0.36, 0.64),
+                Width::Narrow => (0.3, 0.56),
             };
             chart.draw_series(std::iter::once(Rectangle::new(
                 [(0.0, y - bar_top), (length, y - bar_bottom)],
@@ -290,31 +295,43 @@ pub fn tests_chart(
                     )))?;
                 }
             }
-            let mut extra: Vec<String> = Vec::new();
-            if let Some(p) = spreads[index] {
-                extra.push(format!("median of {} runs {:.1}–{:.1}", p.n, p.min, p.max));
-            }
-            if let Some(flags) = &not_valid[index] {
-                extra.push(format!("not valid: {flags}"));
-            }
-            let head = match value {
-                Some(value) if *bottleneck => format!("{label}: {value:.1} MB/s (bottleneck)"),
-                Some(value) if candidates[index] => {
-                    format!("{label}: {value:.1} MB/s (candidate)")
+            // How far the figure can be trusted: its runs' range, and how many are valid.
+            let range =
+                spreads[index].map(|p| format!("median of {}: {:.1}–{:.1}", p.n, p.min, p.max));
+            let validity = match (&not_valid[index], counts[index]) {
+                (Some(flags), _) => Some(format!("not valid: {flags}")),
+                (None, Some((valid, total))) if valid < total => {
+                    Some(format!("{valid} of {total} runs valid"))
                 }
-                Some(value) => format!("{label}: {value:.1} MB/s"),
-                None => format!("{label}: {}", no_figure[index]),
+                _ => None,
             };
+            // The figure and its word: "227.8 MB/s (bottleneck)", or why there is none.
+            let figure = match value {
+                Some(value) if *bottleneck => format!("{value:.1} MB/s (bottleneck)"),
+                Some(value) if candidates[index] => format!("{value:.1} MB/s (candidate)"),
+                Some(value) => format!("{value:.1} MB/s"),
+                None => no_figure[index].to_string(),
+            };
+            let joined = |parts: Vec<Option<String>>| {
+                parts.into_iter().flatten().collect::<Vec<_>>().join(" · ")
+            };
+            // On a phone: the test above its bar; the figure and its range, then how many
+            // runs are valid, below it.
             let lines = match width {
                 Width::Wide => vec![(
-                    std::iter::once(head)
-                        .chain(extra)
-                        .collect::<Vec<_>>()
-                        .join(" · "),
+                    joined(vec![Some(format!("{label}: {figure}")), range, validity]),
                     0.08,
                 )],
-                Width::Narrow if extra.is_empty() => vec![(head, 0.06)],
-                Width::Narrow => vec![(head, 0.06), (extra.join(" · "), 0.68)],
+                Width::Narrow => {
+                    let mut lines = vec![
+                        (label.clone(), 0.05),
+                        (joined(vec![Some(figure), range]), 0.6),
+                    ];
+                    if let Some(validity) = validity {
+                        lines.push((validity, 0.8));
+                    }
+                    lines
+                }
             };
             for (text, below) in lines {
                 chart.draw_series(std::iter::once(Text::new(
@@ -458,10 +475,13 @@ pub fn throughput_chart(runs: &[RunRecord], width: Width) -> Result<String, Char
                 .fold(0.0f64, f64::max),
         );
         root.draw(&Text::new(
-            format!(
-                "all {} runs, backup first; one MB/s scale; shaded: the steady window",
-                panels.len()
-            ),
+            match width {
+                Width::Wide => format!(
+                    "all {} runs, backup first; one MB/s scale; shaded: the steady window",
+                    panels.len()
+                ),
+                Width::Narrow => format!("all {} runs, backup first; shaded: steady", panels.len()),
+            },
             (12, 8),
             (FONT, width.font(13)).into_font().color(&GREY),
         ))?;
@@ -517,13 +537,26 @@ impl<'a> Panel<'a> {
     }
 
     fn title(&self) -> String {
-        let head = format!("#{} {}", self.run.position + 1, self.run.test.label());
+        let head = format!("#{} {}", self.run.number, self.run.test.label());
+        // By the rule every count of valid runs uses.
+        let not_valid = if self
+            .run
+            .result
+            .as_ref()
+            .is_some_and(|result| !crate::analysis::points::counts_as_valid(result))
+        {
+            " · not valid"
+        } else {
+            ""
+        };
         match self.run.status {
             RunState::Cancelled => format!("{head} · cancelled, not a result"),
             RunState::Failed => format!("{head} · failed"),
             RunState::Running | RunState::Queued => format!("{head} · running"),
-            _ if self.steady.is_some() => format!("{head} · {:.1} MB/s steady", self.figure),
-            _ => format!("{head} · {:.1} MB/s", self.figure),
+            _ if self.steady.is_some() => {
+                format!("{head} · {:.1} MB/s steady{not_valid}", self.figure)
+            }
+            _ => format!("{head} · {:.1} MB/s{not_valid}", self.figure),
         }
     }
 
@@ -973,7 +1006,7 @@ pub fn heatmap_chart(
     // The caption and the legend above the panels (two lines more on a phone).
     let head: i32 = match width {
         Width::Wide => 46,
-        Width::Narrow => 78,
+        Width::Narrow => 92,
     };
     let panel_height = TOP + CELL_HEIGHT * buffers.len().max(1) as i32 + 24;
     let height = head as u32 + panel_height as u32 * panel_rows as u32;
@@ -991,10 +1024,8 @@ pub fn heatmap_chart(
         // The sweep's best point, outlined only when it beats the runner-up by more than noise.
         let best = shown.iter().position(|p| p.best && p.stands_out);
         let caption = [
-            format!(
-                "{}: median steady MB/s of each point's valid runs;",
-                test.label()
-            ),
+            format!("{}:", test.label()),
+            "median steady MB/s of each point's valid runs;".to_string(),
             "rows are buffers, columns block sizes".to_string(),
         ];
         let caption: Vec<String> = match width {

@@ -751,3 +751,140 @@ fn dataset_line(dir: &Path, request: &DatasetRequest, summary: &dataset::Dataset
         summary.seconds
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use clap::CommandFactory;
+    use serde_json::Value;
+
+    use super::*;
+    use crate::spec::field_names::names_of;
+
+    /// `backlab run`'s flags on their own, as the tests parse them.
+    #[derive(Parser)]
+    struct Run {
+        #[command(flatten)]
+        args: RunArgs,
+    }
+
+    /// Every flag of `backlab run` with values that differ from the spec's defaults (a
+    /// boolean both ways), and the flags that set no spec field.
+    const FLAGS: &[(&str, &[&str])] = &[
+        ("--source", &["/a"]),
+        ("--generated", &["1G"]),
+        ("--target", &["tape:lto-4"]),
+        ("--tests", &["null_sink"]),
+        ("--buffers", &["7"]),
+        ("--block-size", &["64K"]),
+        ("--streams", &["3"]),
+        ("--direct", &["true", "false"]),
+        ("--cold-cache", &["true", "false"]),
+        ("--fsync", &["true", "false"]),
+        ("--compress-ratio", &["3.5"]),
+        ("--size", &["1G"]),
+        ("--duration", &["7"]),
+        ("--time-based", &["true", "false"]),
+        ("--source-rate", &["10"]),
+        ("--clients", &["3"]),
+        ("--link-rate", &["10"]),
+        ("--name", &["n"]),
+    ];
+    const NOT_SPEC_FIELDS: &[&str] = &["--allow-device", "--restore-to", "--json"];
+
+    /// The spec's parameters a flag of `run` does not set, and why.
+    const NO_FLAG: &[(&str, &str)] = &[];
+
+    /// The spec fields (`params.buffers`) whose values differ between two specs.
+    fn changed(a: &Value, b: &Value) -> BTreeSet<String> {
+        let mut paths = BTreeSet::new();
+        let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+            return paths;
+        };
+        for key in a.keys().chain(b.keys()) {
+            let (x, y) = (&a.get(key), &b.get(key));
+            if x == y {
+                continue;
+            }
+            match (x, y) {
+                (Some(x), Some(y)) if key == "params" || key == "source" => {
+                    for inner in changed(x, y) {
+                        paths.insert(format!("{key}.{inner}"));
+                    }
+                }
+                (Some(Value::Object(x)), None) | (None, Some(Value::Object(x)))
+                    if key == "params" || key == "source" =>
+                {
+                    for inner in x.keys() {
+                        paths.insert(format!("{key}.{inner}"));
+                    }
+                }
+                _ => {
+                    paths.insert(key.clone());
+                }
+            }
+        }
+        paths
+    }
+
+    fn spec_of(argv: &[&str]) -> Value {
+        let run = Run::try_parse_from(std::iter::once("run").chain(argv.iter().copied()))
+            .unwrap_or_else(|error| panic!("{argv:?}: {error}"));
+        let mut errors = FieldErrors::default();
+        let spec = build_spec(&run.args, &mut errors).expect("a spec");
+        assert!(errors.is_empty(), "{argv:?}: {errors}");
+        serde_json::to_value(&spec).expect("JSON")
+    }
+
+    /// The spec's shape is written once, in `crate::spec`: every parameter it accepts is set
+    /// by a flag of `run` (or named in `NO_FLAG` with why), and every flag is known here, so a
+    /// field added to the spec without its flag, or a flag added without its field, fails.
+    #[test]
+    fn every_spec_parameter_has_a_flag_and_every_flag_sets_a_field() {
+        let flags: BTreeSet<String> = Run::command()
+            .get_arguments()
+            .filter_map(|arg| arg.get_long().map(|long| format!("--{long}")))
+            .collect();
+        let known: BTreeSet<String> = FLAGS
+            .iter()
+            .map(|(flag, _)| flag.to_string())
+            .chain(NOT_SPEC_FIELDS.iter().map(|flag| flag.to_string()))
+            .collect();
+        assert_eq!(flags, known, "the flags of `backlab run`");
+
+        let base = spec_of(&[]);
+        let mut set = BTreeSet::new();
+        for (flag, values) in FLAGS {
+            let mut by_flag = BTreeSet::new();
+            for value in *values {
+                by_flag.extend(changed(&base, &spec_of(&[flag, value])));
+            }
+            assert!(!by_flag.is_empty(), "{flag} changes no field of the spec");
+            set.extend(by_flag);
+        }
+        for field in names_of::<crate::spec::ParamsSpec>() {
+            let path = format!("params.{field}");
+            assert!(
+                set.contains(&path) || NO_FLAG.iter().any(|(name, _)| *name == field),
+                "{path} has no flag of `backlab run`: add one, or say why in NO_FLAG"
+            );
+        }
+        for (field, _) in NO_FLAG {
+            assert!(
+                !set.contains(&format!("params.{field}")),
+                "params.{field} has a flag now: take it out of NO_FLAG"
+            );
+        }
+        for field in names_of::<crate::spec::CampaignSpec>() {
+            let covered = set
+                .iter()
+                .any(|path| path.split('.').next() == Some(&field));
+            let campaign_only = ["matrix", "repeat", "host"].contains(&field.as_str());
+            assert!(
+                covered || campaign_only,
+                "{field} has no flag of `backlab run`"
+            );
+        }
+    }
+}

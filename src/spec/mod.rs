@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 
 mod expand;
 pub mod expectation;
+#[cfg(test)]
+pub(crate) mod field_names;
 mod strict;
 
 mod validate;
