@@ -624,7 +624,11 @@ impl<'a> Panel<'a> {
 
 /// Stage accounting per run: how much of the wall time the readers and the writer were busy
 /// and how much they waited for each other.
-pub fn stages_chart(runs: &[RunRecord], width: Width) -> Result<String, ChartError> {
+pub fn stages_chart(
+    runs: &[RunRecord],
+    points: &[Point],
+    width: Width,
+) -> Result<String, ChartError> {
     let per_run: Vec<(&RunRecord, [f64; 4])> = runs
         .iter()
         .filter_map(|run| {
@@ -645,37 +649,24 @@ pub fn stages_chart(runs: &[RunRecord], width: Width) -> Result<String, ChartErr
             ))
         })
         .collect();
-    // Many runs: one row per test, the median of each figure.
+    // Many runs: one row per test, for the run that stands for its best point (the run the
+    // verdict's stage accounting reads).
     let rows: Vec<(String, [f64; 4])> = if per_run.len() <= MAX_STAGE_ROWS {
         per_run
             .iter()
-            .map(|(run, values)| {
-                (
-                    format!("#{} {}", run.position + 1, run.test.label()),
-                    *values,
-                )
-            })
+            .map(|(run, values)| (format!("#{} {}", run.number, run.test.label()), *values))
             .collect()
     } else {
-        TestKind::ALL
-            .iter()
-            .filter_map(|test| {
-                let of_test: Vec<&[f64; 4]> = per_run
+        crate::analysis::points::best_per_test(points)
+            .into_iter()
+            .filter_map(|(test, point)| {
+                let number = point?.figure.as_ref()?.run;
+                let (run, values) = per_run
                     .iter()
-                    .filter(|(run, _)| run.test == *test)
-                    .map(|(_, values)| values)
-                    .collect();
-                if of_test.is_empty() {
-                    return None;
-                }
-                let medians = std::array::from_fn(|slot| {
-                    let mut column: Vec<f64> = of_test.iter().map(|v| v[slot]).collect();
-                    column.sort_by(f64::total_cmp);
-                    crate::noise::median(&column)
-                });
+                    .find(|(run, _)| usize::try_from(run.number) == Ok(number))?;
                 Some((
-                    format!("{} (median of {})", test.label(), of_test.len()),
-                    medians,
+                    format!("#{} {} (its best point)", run.number, test.label()),
+                    *values,
                 ))
             })
             .collect()
@@ -899,7 +890,7 @@ pub fn matrix_chart(
             .margin(12)
             .caption(
                 format!(
-                    "{} by {} (median MB/s; rings: not valid)",
+                    "{} by {} (median steady MB/s; rings: not valid)",
                     test.label(),
                     axis.name()
                 ),

@@ -821,7 +821,7 @@ async fn the_report_page_cancels_reruns_and_deletes_and_reads_at_420_px() {
                 &tab,
                 "(() => { const all = Array.from(document.querySelectorAll('figure.chart img'));
                    const narrow = all.filter(i => i.currentSrc.includes('.narrow.svg')
-                                               && i.naturalWidth === 400);
+                                               && i.naturalWidth === 360);
                    return narrow.length + ' of ' + all.length; })()",
             );
             let charts = charts.as_str().unwrap_or_default().to_string();

@@ -139,7 +139,7 @@ fn charts_at(runs: &[RunRecord], width: Width) -> Vec<(String, String)> {
         ),
         (
             "stages".into(),
-            charts::stages_chart(runs, width).expect("stages chart"),
+            charts::stages_chart(runs, &points, width).expect("stages chart"),
         ),
         (
             "matrix".into(),

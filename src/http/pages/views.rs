@@ -509,7 +509,7 @@ pub fn render_chart(
     match chart {
         Chart::Tests => charts::tests_chart(&view.verdict, points, width),
         Chart::Throughput => charts::throughput_chart(runs, width),
-        Chart::Stages => charts::stages_chart(runs, width),
+        Chart::Stages => charts::stages_chart(runs, points, width),
         Chart::Clients => charts::clients_chart(runs, width),
         Chart::Matrix => charts::matrix_chart(points, sweep_test, width),
         Chart::Heatmap => charts::heatmap_chart(points, sweep_test, width),

@@ -231,12 +231,12 @@ async fn every_view_shows_each_point_with_the_same_figure_count_and_run_numbers(
     let csv = lab
         .get_text(&format!("/api/campaigns/{id}/results.csv"))
         .await;
-    let mut lines = csv.lines();
-    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().expect("a header").clone();
     let column = |name: &str| {
         header
             .iter()
-            .position(|c| *c == name)
+            .position(|c| c == name)
             .unwrap_or_else(|| panic!("no column {name}: {header:?}"))
     };
     let (run, figure, valid) = (
@@ -245,15 +245,15 @@ async fn every_view_shows_each_point_with_the_same_figure_count_and_run_numbers(
         column("point_valid"),
     );
     let mut csv_runs = Vec::new();
-    for line in lines {
-        let cells: Vec<&str> = line.split(',').collect();
-        let number = format!("#{}", cells[run]);
+    for record in reader.records() {
+        let cells = record.expect("a CSV row");
+        let number = format!("#{}", &cells[run]);
         let point = points
             .values()
             .find(|p| p.runs.split(", ").any(|n| n == number))
             .unwrap_or_else(|| panic!("run {number} is at no point"));
-        assert_eq!(cells[figure], point.figure, "CSV run {number}");
-        assert_eq!(cells[valid], point.valid, "CSV run {number}");
+        assert_eq!(&cells[figure], point.figure, "CSV run {number}");
+        assert_eq!(&cells[valid], point.valid, "CSV run {number}");
         csv_runs.push(cells[run].to_string());
     }
     assert_eq!(csv_runs, (1..=8).map(|n| n.to_string()).collect::<Vec<_>>());
