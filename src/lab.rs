@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
-use serde::Serialize;
 use tokio::sync::{Notify, mpsc};
 
 use crate::analysis;
@@ -104,28 +103,26 @@ impl RunSwitch {
 }
 
 /// A campaign accepted and queued.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Submitted {
     pub id: String,
     pub url: String,
     pub runs: usize,
     /// How long it is expected to take, and what in it cannot give a valid run.
-    #[serde(flatten)]
     pub expectation: Expectation,
 }
 
 /// A campaign checked and planned, not queued: what a dry run answers.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Planned {
     pub runs: usize,
-    #[serde(flatten)]
     pub expectation: Expectation,
     /// The runs as they would execute: test and parameters, in order.
     pub plan: Vec<PlannedRun>,
 }
 
 /// One run of a dry run's plan.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct PlannedRun {
     pub test: crate::spec::TestKind,
     pub params: crate::spec::RunParams,
@@ -135,22 +132,18 @@ pub struct PlannedRun {
 
 /// A campaign with its spec and runs, as `GET /api/campaigns/{id}` shows it, and its
 /// judgement: the points every view reads and the verdict drawn from them.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct CampaignView {
-    #[serde(flatten)]
     pub campaign: CampaignSummary,
     pub spec: CampaignSpec,
     pub runs: Vec<RunRecord>,
     /// Each test at each parameter set, with its figure and how many of its runs are valid.
     pub points: Vec<analysis::points::Point>,
     /// The verdict on the points (`/api/campaigns/{id}/bottleneck` serves it).
-    #[serde(skip)]
     pub verdict: analysis::Verdict,
     /// Runs were still to come when it was judged.
-    #[serde(skip)]
     pub provisional: bool,
     /// The survey taken when it finished: the source's size and where it was measured.
-    #[serde(skip)]
     pub survey: Option<Survey>,
 }
 
@@ -221,7 +214,7 @@ impl CampaignView {
 }
 
 /// A campaign in a list.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct CampaignSummary {
     pub id: String,
     pub name: String,
@@ -241,15 +234,13 @@ pub struct CampaignSummary {
     /// The fastest whole-run figure of any test: not the backup's figure (see `headline`).
     pub best_mb_per_s: Option<f64>,
     /// The verdict in one line once the campaign has finished (the list shows it).
-    #[serde(skip)]
     pub verdict: Option<String>,
     /// The backup's figure and the component named, once the campaign has been judged.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub headline: Option<analysis::Headline>,
 }
 
 /// A page of campaigns, newest first; `next_before` continues the list.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct CampaignPage {
     pub campaigns: Vec<CampaignSummary>,
     pub next_before: Option<String>,
@@ -279,8 +270,8 @@ impl HostSettings {
     }
 }
 
-/// A lab host as the form and the API show it.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+/// A lab host as the form shows it (the API's answer is built from it).
+#[derive(Debug, Clone)]
 pub struct HostView {
     pub name: String,
     /// Whether it was heard from within its lease: it takes runs now.

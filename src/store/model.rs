@@ -87,12 +87,11 @@ impl From<RunStatus> for RunState {
 pub type CampaignStatus = RunState;
 
 /// A campaign as stored, without its runs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct CampaignRecord {
     pub id: String,
     pub name: String,
     /// The spec as accepted, as JSON text.
-    #[serde(skip)]
     pub spec_json: String,
     pub status: CampaignStatus,
     pub created_ms: i64,
@@ -108,18 +107,15 @@ pub struct CampaignRecord {
     /// The best throughput of any finished run, in MB/s.
     pub best_mb_per_s: Option<f64>,
     /// The source survey taken before the first run, as JSON text.
-    #[serde(skip)]
     pub survey_json: Option<String>,
     /// The verdict in one line, once the campaign has finished and been judged.
-    #[serde(skip)]
     pub verdict: Option<String>,
     /// What the list shows besides the verdict line, as JSON, once judged.
-    #[serde(skip)]
     pub headline_json: Option<String>,
 }
 
 /// A run as stored: its place in the campaign, its state and, once finished, its result.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct RunRecord {
     pub id: i64,
     /// Its place in the campaign's plan, from 0.
@@ -135,7 +131,6 @@ pub struct RunRecord {
     /// The lab host executing it, or that executed it once it finished.
     pub host: Option<String>,
     /// Live samples of a run still in progress; a finished run's are in its result.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<Sample>,
     /// The measured figures; present once the run finished (done, failed or cancelled).
     pub result: Option<RunResult>,

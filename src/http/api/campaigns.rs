@@ -13,6 +13,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::schema;
+use super::views::{CampaignBody, CampaignListBody, PlannedBody, SubmittedBody};
 use crate::http::AppState;
 use crate::http::error::{ApiError, ErrorBody};
 use crate::lab::MAX_PAGE;
@@ -67,7 +68,7 @@ async fn create_campaign(
     let body = body?;
     if query.dry_run == Some(true) {
         let planned = state.lab.check(&body).await?;
-        return Ok((StatusCode::OK, Json(planned)).into_response());
+        return Ok((StatusCode::OK, Json(PlannedBody::from(&planned))).into_response());
     }
     let submitted = state.lab.submit(&body).await?;
     created(submitted)
@@ -84,7 +85,7 @@ struct CreateQuery {
 
 fn created(submitted: crate::lab::Submitted) -> Result<Response, ApiError> {
     let location = format!("/api/campaigns/{}", submitted.id);
-    let mut response = (StatusCode::CREATED, Json(submitted)).into_response();
+    let mut response = (StatusCode::CREATED, Json(SubmittedBody::from(&submitted))).into_response();
     if let Ok(value) = HeaderValue::from_str(&location) {
         response.headers_mut().insert(header::LOCATION, value);
     }
@@ -143,7 +144,7 @@ async fn list_campaigns(
         .lab
         .list(status, query.before.as_deref(), query.limit.unwrap_or(50))
         .await?;
-    Ok(Json(page).into_response())
+    Ok(Json(CampaignListBody::from(&page)).into_response())
 }
 
 /// One campaign with its spec and runs (results included once finished).
@@ -159,7 +160,8 @@ async fn get_campaign(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    Ok(Json(state.lab.campaign(&id).await?).into_response())
+    let view = state.lab.campaign(&id).await?;
+    Ok(Json(CampaignBody::from(&view)).into_response())
 }
 
 /// Deletes a campaign and its results; refused while one of its runs executes.

@@ -5,9 +5,9 @@ use axum::extract::State;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::views::HostBody;
 use crate::http::AppState;
 use crate::http::error::ApiError;
-use crate::lab::HostView;
 
 /// Adds this resource's routes.
 pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState> {
@@ -18,8 +18,9 @@ pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState>
 /// the live ones (`host`) to run there.
 #[utoipa::path(
     get, path = "/api/hosts", tag = "hosts",
-    responses((status = 200, description = "The lab hosts", body = Vec<HostView>))
+    responses((status = 200, description = "The lab hosts", body = Vec<HostBody>))
 )]
-async fn list_hosts(State(state): State<AppState>) -> Result<Json<Vec<HostView>>, ApiError> {
-    Ok(Json(state.lab.hosts().await?))
+async fn list_hosts(State(state): State<AppState>) -> Result<Json<Vec<HostBody>>, ApiError> {
+    let hosts = state.lab.hosts().await?;
+    Ok(Json(hosts.into_iter().map(HostBody::from).collect()))
 }

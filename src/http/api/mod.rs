@@ -8,6 +8,7 @@ mod events;
 mod hosts;
 mod schema;
 mod service;
+pub(crate) mod views;
 
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;

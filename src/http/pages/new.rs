@@ -1,5 +1,6 @@
 //! The new-campaign form: presets, and the form posted without JavaScript.
 
+use crate::http::api::views::{PlannedBody, SubmittedBody};
 use askama::Template;
 use axum::Json;
 use axum::body::Bytes;
@@ -154,7 +155,8 @@ pub(super) async fn create_from_form(
             Ok(planned) => {
                 let summary = plan_summary(&planned);
                 if wants_json {
-                    let mut answer = serde_json::to_value(&planned).unwrap_or_default();
+                    let mut answer =
+                        serde_json::to_value(PlannedBody::from(&planned)).unwrap_or_default();
                     answer["summary"] = summary.into();
                     return Json(answer).into_response();
                 }
@@ -191,7 +193,9 @@ pub(super) async fn create_from_form(
         }
     };
     match outcome {
-        Ok(submitted) if wants_json => (StatusCode::CREATED, Json(submitted)).into_response(),
+        Ok(submitted) if wants_json => {
+            (StatusCode::CREATED, Json(SubmittedBody::from(&submitted))).into_response()
+        }
         Ok(submitted) => Redirect::to(&submitted.url).into_response(),
         Err(error) if wants_json => ApiError::from(error).into_response(),
         Err(error) => {

@@ -1,0 +1,229 @@
+//! What the API answers, as JSON: campaigns, their runs and points, and the lab hosts, in the
+//! shapes clients read. The lab's and the store's own types carry no serialisation of their
+//! own; each answer here is built from them, so a change inside the lab never changes the
+//! API by accident.
+
+use serde::Serialize;
+
+use crate::analysis::Headline;
+use crate::analysis::points::Point;
+use crate::engine::result::{RunResult, Sample};
+use crate::lab::{
+    CampaignPage, CampaignSummary, CampaignView, HostView, Planned, PlannedRun, Submitted,
+};
+use crate::spec::expectation::Expectation;
+use crate::spec::{CampaignSpec, RunParams, TestKind};
+use crate::store::{CampaignStatus, RunRecord, RunState};
+
+/// A campaign accepted and queued.
+#[derive(Debug, Serialize)]
+pub struct SubmittedBody<'a> {
+    pub id: &'a str,
+    pub url: &'a str,
+    pub runs: usize,
+    /// How long it is expected to take, and what in it cannot give a valid run.
+    #[serde(flatten)]
+    pub expectation: &'a Expectation,
+}
+
+impl<'a> From<&'a Submitted> for SubmittedBody<'a> {
+    fn from(submitted: &'a Submitted) -> Self {
+        Self {
+            id: &submitted.id,
+            url: &submitted.url,
+            runs: submitted.runs,
+            expectation: &submitted.expectation,
+        }
+    }
+}
+
+/// A dry run's answer: the plan, its expected length and its warnings.
+#[derive(Debug, Serialize)]
+pub struct PlannedBody<'a> {
+    pub runs: usize,
+    #[serde(flatten)]
+    pub expectation: &'a Expectation,
+    pub plan: Vec<PlannedRunBody<'a>>,
+}
+
+/// One run of a dry run's plan.
+#[derive(Debug, Serialize)]
+pub struct PlannedRunBody<'a> {
+    pub test: TestKind,
+    pub params: &'a RunParams,
+    /// Seconds it is expected to take.
+    pub expected_s: f64,
+}
+
+impl<'a> From<&'a Planned> for PlannedBody<'a> {
+    fn from(planned: &'a Planned) -> Self {
+        Self {
+            runs: planned.runs,
+            expectation: &planned.expectation,
+            plan: planned
+                .plan
+                .iter()
+                .map(|run: &'a PlannedRun| PlannedRunBody {
+                    test: run.test,
+                    params: &run.params,
+                    expected_s: run.expected_s,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A campaign as a list shows it.
+#[derive(Debug, Serialize)]
+pub struct CampaignSummaryBody<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub status: CampaignStatus,
+    pub created: &'a str,
+    pub rerun_of: Option<&'a str>,
+    /// The lab host it runs on (`None`: stored before hosts were named, any host's).
+    pub host: Option<&'a str>,
+    pub url: &'a str,
+    pub tests: &'a [String],
+    pub runs_total: i64,
+    pub runs_finished: i64,
+    pub runs_done: i64,
+    pub runs_cancelled: i64,
+    pub runs_failed: i64,
+    /// The fastest whole-run figure of any test: not the backup's figure (see `headline`).
+    pub best_mb_per_s: Option<f64>,
+    /// The backup's figure and the component named, once the campaign has been judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub headline: Option<&'a Headline>,
+}
+
+impl<'a> From<&'a CampaignSummary> for CampaignSummaryBody<'a> {
+    fn from(summary: &'a CampaignSummary) -> Self {
+        Self {
+            id: &summary.id,
+            name: &summary.name,
+            status: summary.status,
+            created: &summary.created,
+            rerun_of: summary.rerun_of.as_deref(),
+            host: summary.host.as_deref(),
+            url: &summary.url,
+            tests: &summary.tests,
+            runs_total: summary.runs_total,
+            runs_finished: summary.runs_finished,
+            runs_done: summary.runs_done,
+            runs_cancelled: summary.runs_cancelled,
+            runs_failed: summary.runs_failed,
+            best_mb_per_s: summary.best_mb_per_s,
+            headline: summary.headline.as_ref(),
+        }
+    }
+}
+
+/// A page of campaigns, newest first; `next_before` continues the list.
+#[derive(Debug, Serialize)]
+pub struct CampaignListBody<'a> {
+    pub campaigns: Vec<CampaignSummaryBody<'a>>,
+    pub next_before: Option<&'a str>,
+}
+
+impl<'a> From<&'a CampaignPage> for CampaignListBody<'a> {
+    fn from(page: &'a CampaignPage) -> Self {
+        Self {
+            campaigns: page
+                .campaigns
+                .iter()
+                .map(CampaignSummaryBody::from)
+                .collect(),
+            next_before: page.next_before.as_deref(),
+        }
+    }
+}
+
+/// One run: its place and number, its state and, once finished, its result.
+#[derive(Debug, Serialize)]
+pub struct RunBody<'a> {
+    pub id: i64,
+    /// Its place in the campaign's plan, from 0.
+    pub position: i64,
+    /// Its number as every view shows it, from 1.
+    pub number: i64,
+    pub test: TestKind,
+    pub params: &'a RunParams,
+    pub status: RunState,
+    pub attempts: i64,
+    pub started_ms: Option<i64>,
+    pub finished_ms: Option<i64>,
+    /// The lab host executing it, or that executed it.
+    pub host: Option<&'a str>,
+    /// Live samples of a run still in progress; a finished run's are in its result.
+    #[serde(skip_serializing_if = "<[Sample]>::is_empty")]
+    pub samples: &'a [Sample],
+    pub result: Option<&'a RunResult>,
+}
+
+impl<'a> From<&'a RunRecord> for RunBody<'a> {
+    fn from(run: &'a RunRecord) -> Self {
+        Self {
+            id: run.id,
+            position: run.position,
+            number: run.number,
+            test: run.test,
+            params: &run.params,
+            status: run.status,
+            attempts: run.attempts,
+            started_ms: run.started_ms,
+            finished_ms: run.finished_ms,
+            host: run.host.as_deref(),
+            samples: &run.samples,
+            result: run.result.as_ref(),
+        }
+    }
+}
+
+/// A campaign with its spec, its runs and its points, as `GET /api/campaigns/{id}` shows it.
+#[derive(Debug, Serialize)]
+pub struct CampaignBody<'a> {
+    #[serde(flatten)]
+    pub campaign: CampaignSummaryBody<'a>,
+    pub spec: &'a CampaignSpec,
+    pub runs: Vec<RunBody<'a>>,
+    /// Each test at each parameter set, with its figure and how many of its runs are valid.
+    pub points: &'a [Point],
+}
+
+impl<'a> From<&'a CampaignView> for CampaignBody<'a> {
+    fn from(view: &'a CampaignView) -> Self {
+        Self {
+            campaign: CampaignSummaryBody::from(&view.campaign),
+            spec: &view.spec,
+            runs: view.runs.iter().map(RunBody::from).collect(),
+            points: &view.points,
+        }
+    }
+}
+
+/// A lab host as the API shows it.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = HostView)]
+pub struct HostBody {
+    pub name: String,
+    /// Whether it was heard from within its lease: it takes runs now.
+    pub alive: bool,
+    /// Seconds since it was last heard from.
+    pub last_seen_s: f64,
+    /// Whether it is the host answering.
+    pub this_host: bool,
+    pub url: Option<String>,
+}
+
+impl From<HostView> for HostBody {
+    fn from(host: HostView) -> Self {
+        Self {
+            name: host.name,
+            alive: host.alive,
+            last_seen_s: host.last_seen_s,
+            this_host: host.this_host,
+            url: host.url,
+        }
+    }
+}
