@@ -517,8 +517,8 @@ impl Lab {
     }
 
     /// Keeps the survey of a campaign's source.
-    pub async fn set_survey(&self, id: &str, survey_json: &str) -> Result<(), StoreError> {
-        self.store.set_survey(id, survey_json).await
+    pub async fn set_survey(&self, id: &str, survey: &Survey) -> Result<(), StoreError> {
+        self.store.set_survey(id, survey).await
     }
 
     /// Tells a campaign's followers what happened, on this host and on the others.
@@ -655,9 +655,7 @@ impl Lab {
     /// Queues a new campaign with the same spec as `id`, linked to it.
     pub async fn rerun(self: &Arc<Self>, id: &str) -> Result<Submitted, LabError> {
         let record = self.record(id).await?;
-        let spec: CampaignSpec = serde_json::from_str(&record.spec_json)
-            .map_err(|e| LabError::Internal(format!("stored spec of {id} is damaged: {e}")))?;
-        self.accept(spec, Some(record.id)).await
+        self.accept(record.spec, Some(record.id)).await
     }
 
     async fn accept(
@@ -689,15 +687,9 @@ impl Lab {
             host: host.clone(),
             checked_by: self.host.name.clone(),
             name: spec.name.clone(),
-            spec_json: serde_json::to_string(&spec)
-                .map_err(|e| LabError::Internal(format!("cannot encode the spec: {e}")))?,
-            placement_json: Placement::of(&plans)
-                .ok_or_else(|| LabError::Internal("the campaign expands to no runs".to_string()))
-                .and_then(|placement| {
-                    serde_json::to_string(&placement).map_err(|e| {
-                        LabError::Internal(format!("cannot encode the placement: {e}"))
-                    })
-                })?,
+            spec: spec.clone(),
+            placement: Placement::of(&plans)
+                .ok_or_else(|| LabError::Internal("the campaign expands to no runs".to_string()))?,
             rerun_of,
             runs: plans
                 .iter()
@@ -789,7 +781,7 @@ impl Lab {
     pub async fn campaign(&self, id: &str) -> Result<CampaignView, LabError> {
         let record = self.record(id).await?;
         let runs = self.store.runs(&record.id).await?;
-        let spec = stored_spec(&record)?;
+        let spec = record.spec.clone();
         let survey = survey_of(&record);
         let kept = if record.status.is_final() {
             self.store.judgement(&record.id).await?
@@ -839,8 +831,8 @@ impl Lab {
         // nothing itself (see `judge_stale`).
         let campaigns = records
             .iter()
-            .map(|record| Ok(summary(record, &stored_spec(record)?)))
-            .collect::<Result<Vec<_>, LabError>>()?;
+            .map(|record| summary(record, &record.spec))
+            .collect();
         let next_before = if records.len() == limit as usize {
             records.last().map(|record| record.id.clone())
         } else {
@@ -874,14 +866,13 @@ impl Lab {
                 }
             };
             for record in &records {
-                let stale = record.headline_json.as_deref().is_none_or(|json| {
-                    serde_json::from_str::<analysis::Headline>(json).map_or(true, |headline| {
-                        headline.version != analysis::JUDGEMENT_VERSION
-                    })
-                });
+                let stale = record
+                    .headline
+                    .as_ref()
+                    .is_none_or(|headline| headline.version != analysis::JUDGEMENT_VERSION);
                 if record.status.is_final()
                     && stale
-                    && record.survey_json.is_some()
+                    && record.survey.is_some()
                     && self.keep_verdict(&record.id).await.is_some()
                 {
                     judged += 1;
@@ -1101,19 +1092,11 @@ pub fn campaign_url(id: &str) -> String {
 }
 
 fn survey_of(record: &CampaignRecord) -> Option<Survey> {
-    record
-        .survey_json
-        .as_deref()
-        .and_then(|json| serde_json::from_str(json).ok())
+    record.survey.clone()
 }
 
 fn not_found(id: &str) -> LabError {
     LabError::NotFound(format!("no campaign {id:?}"))
-}
-
-fn stored_spec(record: &CampaignRecord) -> Result<CampaignSpec, LabError> {
-    serde_json::from_str(&record.spec_json)
-        .map_err(|e| LabError::Internal(format!("stored spec of {} is damaged: {e}", record.id)))
 }
 
 fn summary(record: &CampaignRecord, spec: &CampaignSpec) -> CampaignSummary {
@@ -1133,9 +1116,6 @@ fn summary(record: &CampaignRecord, spec: &CampaignSpec) -> CampaignSummary {
         runs_failed: record.runs_failed,
         best_mb_per_s: record.best_mb_per_s,
         verdict: record.verdict.clone(),
-        headline: record
-            .headline_json
-            .as_deref()
-            .and_then(|json| serde_json::from_str(json).ok()),
+        headline: record.headline.clone(),
     }
 }

@@ -285,7 +285,7 @@ async fn recover(store: &Store, host: &str, data_dir: &Path) {
                 );
             }
             // Looking through target directories is file-system work: off the async workers.
-            let specs = recovery.spec_jsons;
+            let specs = recovery.specs;
             let data_dir = data_dir.to_path_buf();
             let swept = tokio::task::spawn_blocking(move || sweep_targets(&specs, &data_dir)).await;
             if let Err(error) = swept {
@@ -298,11 +298,10 @@ async fn recover(store: &Store, host: &str, data_dir: &Path) {
 
 /// Removes lab files left in the directory targets of the given campaign specs, and the
 /// restore directories left in the data dir.
-fn sweep_targets(spec_jsons: &[String], data_dir: &Path) {
-    let targets = spec_jsons.iter().filter_map(|spec_json| {
-        let spec = serde_json::from_str::<CampaignSpec>(spec_json).ok()?;
+fn sweep_targets(specs: &[CampaignSpec], data_dir: &Path) {
+    let targets = specs.iter().filter_map(|spec| {
         (spec.target.kind == TargetKind::Dir)
-            .then_some(spec.target.path)
+            .then(|| spec.target.path.clone())
             .flatten()
     });
     for dir in std::iter::once(data_dir.to_path_buf()).chain(targets) {

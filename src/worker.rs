@@ -11,8 +11,8 @@ use crate::engine::result::{Progress, RunResult, RunStatus, Sample};
 use crate::engine::{self, RunControl, preflight, survey};
 use crate::events::LabEvent;
 use crate::lab::{Lab, RunSwitch, StopReason};
-use crate::spec::{CampaignSpec, FieldErrors, Placement, RunPlan};
-use crate::store::{ClaimedRun, HeldRun, RunState};
+use crate::spec::{FieldErrors, RunPlan};
+use crate::store::{ClaimedRun, HeldRun, RunState, StoredPlan};
 
 /// How long an idle lane sleeps before it looks at the queue again without being woken.
 const IDLE_POLL: Duration = Duration::from_secs(2);
@@ -233,7 +233,7 @@ async fn finish(
         return;
     }
     // An agent's paths are on its own host: only the lab's side is surveyed then.
-    if record.survey_json.is_none()
+    if record.survey.is_none()
         && let Some(plan) = plan
     {
         let (source, target) = (plan.source.clone(), plan.target.clone());
@@ -246,8 +246,7 @@ async fn finish(
             }
         })
         .await
-            && let Ok(json) = serde_json::to_string(&survey)
-            && let Err(error) = lab.set_survey(campaign_id, &json).await
+            && let Err(error) = lab.set_survey(campaign_id, &survey).await
         {
             tracing::warn!(campaign = %campaign_id, %error, "cannot store the survey");
         }
@@ -303,21 +302,13 @@ async fn save(
 /// The run's plan: its own stored test and parameters at the campaign's stored placement. A
 /// campaign stored before placements were kept is planned again from its spec.
 fn plan_of(claimed: &ClaimedRun) -> Result<RunPlan, String> {
-    if let Some(json) = &claimed.placement_json {
-        let placement: Placement = serde_json::from_str(json)
-            .map_err(|e| format!("the stored placement cannot be read: {e}"))?;
-        return Ok(RunPlan::at(
-            claimed.test,
-            claimed.params.clone(),
-            &placement,
-        ));
-    }
-    let json = claimed
-        .spec_json
-        .as_deref()
-        .ok_or_else(|| "the campaign has neither a placement nor a spec".to_string())?;
-    let spec: CampaignSpec =
-        serde_json::from_str(json).map_err(|e| format!("the stored spec cannot be read: {e}"))?;
+    let spec = match &claimed.plan {
+        StoredPlan::Placement(placement) => {
+            return Ok(RunPlan::at(claimed.test, claimed.params.clone(), placement));
+        }
+        StoredPlan::Spec(spec) => spec,
+        StoredPlan::Unreadable(why) => return Err(why.clone()),
+    };
     let plans = spec.plan().map_err(|errors| errors.to_string())?;
     plans
         .into_iter()

@@ -24,6 +24,7 @@ use sqlx::{AssertSqlSafe, FromRow, Row};
 
 use crate::analysis::{Headline, JUDGEMENT_VERSION, Judgement};
 use crate::engine::result::{RunResult, Sample};
+use crate::engine::survey::Survey;
 use crate::spec::{RunParams, TestKind};
 
 pub use hosts::{Beat, HeldRun, HostHold, RelayFeed};
@@ -31,7 +32,7 @@ pub use location::Location;
 pub use lock::LockError;
 pub use model::{
     CampaignRecord, CampaignStatus, CancelOutcome, ClaimedRun, DeleteOutcome, HostRecord,
-    NewCampaign, QueueFigures, Recovery, RunRecord, RunState,
+    NewCampaign, QueueFigures, Recovery, RunRecord, RunState, StoredPlan,
 };
 
 /// A campaign's status, from its runs' statuses: the one place that rule is written.
@@ -324,8 +325,8 @@ impl Store {
             )
             .bind(&campaign.id)
             .bind(&campaign.name)
-            .bind(&campaign.spec_json)
-            .bind(&campaign.placement_json)
+            .bind(to_json(&campaign.spec)?)
+            .bind(to_json(&campaign.placement)?)
             .bind(now_ms)
             .bind(&campaign.rerun_of)
             .bind(&campaign.host)
@@ -544,6 +545,19 @@ impl Store {
             return Ok(None);
         };
         let (campaign_id, placement_json, spec_json, runs_total, checked_elsewhere) = campaign;
+        let plan = match (placement_json, spec_json) {
+            (Some(json), _) => serde_json::from_str(&json).map_or_else(
+                |e| StoredPlan::Unreadable(format!("the stored placement cannot be read: {e}")),
+                StoredPlan::Placement,
+            ),
+            (None, Some(json)) => serde_json::from_str(&json).map_or_else(
+                |e| StoredPlan::Unreadable(format!("the stored spec cannot be read: {e}")),
+                |spec| StoredPlan::Spec(Box::new(spec)),
+            ),
+            (None, None) => StoredPlan::Unreadable(
+                "the campaign has neither a placement nor a spec".to_string(),
+            ),
+        };
         let test = TestKind::from_id(&test)
             .ok_or_else(|| StoreError::Corrupt(format!("run {run_id} has test {test:?}")))?;
         let params: RunParams = serde_json::from_str(&params)
@@ -556,8 +570,7 @@ impl Store {
             })?,
             test,
             params,
-            placement_json,
-            spec_json,
+            plan,
             runs_total: usize::try_from(runs_total).unwrap_or(0),
             attempt,
             checked_elsewhere,
@@ -565,10 +578,11 @@ impl Store {
     }
 
     /// Keeps the survey of a campaign's source, taken before its first run.
-    pub async fn set_survey(&self, campaign_id: &str, survey_json: &str) -> Result<(), StoreError> {
+    pub async fn set_survey(&self, campaign_id: &str, survey: &Survey) -> Result<(), StoreError> {
+        let survey_json = to_json(survey)?;
         on_backend!(self, pool => {
             sqlx::query("UPDATE campaigns SET survey = $1 WHERE id = $2")
-                .bind(survey_json)
+                .bind(&survey_json)
                 .bind(campaign_id)
                 .execute(pool)
                 .await?;
@@ -758,7 +772,11 @@ impl Store {
         });
         Ok(Recovery {
             requeued,
-            spec_jsons,
+            // A spec that no longer reads names no target to sweep: it is left out.
+            specs: spec_jsons
+                .iter()
+                .filter_map(|json| serde_json::from_str(json).ok())
+                .collect(),
         })
     }
 
@@ -946,10 +964,13 @@ impl CampaignRow {
         let status = RunState::from_id(&self.status).ok_or_else(|| {
             StoreError::Corrupt(format!("campaign {} has status {:?}", self.id, self.status))
         })?;
+        let spec = serde_json::from_str(&self.spec).map_err(|e| {
+            StoreError::Corrupt(format!("stored spec of {} is damaged: {e}", self.id))
+        })?;
         Ok(CampaignRecord {
             id: self.id,
             name: self.name,
-            spec_json: self.spec,
+            spec,
             status,
             created_ms: self.created_ms,
             rerun_of: self.rerun_of,
@@ -960,9 +981,17 @@ impl CampaignRow {
             runs_cancelled: self.runs_cancelled,
             runs_failed: self.runs_failed,
             best_mb_per_s: self.best_mb_per_s,
-            survey_json: self.survey,
+            // A survey or headline kept in an older shape reads as none: the campaign is
+            // surveyed or judged again, never refused.
+            survey: self
+                .survey
+                .as_deref()
+                .and_then(|json| serde_json::from_str(json).ok()),
             verdict: self.verdict,
-            headline_json: self.headline,
+            headline: self
+                .headline
+                .as_deref()
+                .and_then(|json| serde_json::from_str(json).ok()),
         })
     }
 }

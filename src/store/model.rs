@@ -2,8 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::Headline;
+use crate::engine::plan::Placement;
 use crate::engine::result::{RunResult, RunStatus, Sample};
-use crate::spec::{RunParams, TestKind};
+use crate::engine::survey::Survey;
+use crate::spec::{CampaignSpec, RunParams, TestKind};
 
 /// Where a run stands. `Interrupted` runs were stopped by a shutdown and are queued again at
 /// the next start.
@@ -91,8 +94,8 @@ pub type CampaignStatus = RunState;
 pub struct CampaignRecord {
     pub id: String,
     pub name: String,
-    /// The spec as accepted, as JSON text.
-    pub spec_json: String,
+    /// The spec as accepted.
+    pub spec: CampaignSpec,
     pub status: CampaignStatus,
     pub created_ms: i64,
     pub rerun_of: Option<String>,
@@ -106,12 +109,13 @@ pub struct CampaignRecord {
     pub runs_failed: i64,
     /// The best throughput of any finished run, in MB/s.
     pub best_mb_per_s: Option<f64>,
-    /// The source survey taken before the first run, as JSON text.
-    pub survey_json: Option<String>,
+    /// The source survey taken before the first run (`None` too when a stored one can no
+    /// longer be read).
+    pub survey: Option<Survey>,
     /// The verdict in one line, once the campaign has finished and been judged.
     pub verdict: Option<String>,
-    /// What the list shows besides the verdict line, as JSON, once judged.
-    pub headline_json: Option<String>,
+    /// What the list shows besides the verdict line, once judged.
+    pub headline: Option<Headline>,
 }
 
 /// A run as stored: its place in the campaign, its state and, once finished, its result.
@@ -144,11 +148,8 @@ pub struct ClaimedRun {
     pub position: usize,
     pub test: TestKind,
     pub params: RunParams,
-    /// Where the campaign's runs read and write (a `Placement` as JSON); `None` for a
-    /// campaign stored before placements were kept.
-    pub placement_json: Option<String>,
-    /// The campaign's spec, read only when it has no stored placement.
-    pub spec_json: Option<String>,
+    /// Where the campaign's runs read and write, as stored.
+    pub plan: StoredPlan,
     /// How many runs the campaign has.
     pub runs_total: usize,
     /// Which attempt this claim is: the run's result is kept only by the attempt that holds it.
@@ -167,9 +168,9 @@ pub struct NewCampaign {
     /// The lab host that checked its paths (the one that received it).
     pub checked_by: String,
     pub name: String,
-    pub spec_json: String,
-    /// Where every run reads and writes (a `Placement` as JSON).
-    pub placement_json: String,
+    pub spec: CampaignSpec,
+    /// Where every run reads and writes.
+    pub placement: Placement,
     pub rerun_of: Option<String>,
     pub runs: Vec<(TestKind, RunParams)>,
 }
@@ -195,7 +196,19 @@ pub enum DeleteOutcome {
 #[derive(Debug, Clone, Default)]
 pub struct Recovery {
     pub requeued: u64,
-    pub spec_jsons: Vec<String>,
+    /// The specs of the campaigns whose runs were requeued (those that can still be read).
+    pub specs: Vec<CampaignSpec>,
+}
+
+/// Where a claimed run reads and writes, as its campaign stored it.
+#[derive(Debug, Clone)]
+pub enum StoredPlan {
+    /// The campaign's placement: every run's paths, resolved when it was accepted.
+    Placement(Placement),
+    /// A campaign stored before placements were kept: its spec, planned again.
+    Spec(Box<CampaignSpec>),
+    /// What was stored cannot be read: the run fails, saying why.
+    Unreadable(String),
 }
 
 /// Counts for `/metrics`.

@@ -7,7 +7,8 @@ use std::collections::HashSet;
 
 use backlab::analysis::{Headline, Judgement};
 use backlab::engine::result::{RunResult, RunStatus, Sample};
-use backlab::spec::{RunParams, TestKind};
+use backlab::engine::survey::Survey;
+use backlab::spec::{self, CampaignSpec, Placement, RunParams, TestKind};
 use backlab::store::{
     Backend, CancelOutcome, DeleteOutcome, HeldRun, Location, Neighbour, NewCampaign, RunState,
     Store,
@@ -35,14 +36,28 @@ fn campaign(id: &str, name: &str, runs: usize) -> NewCampaign {
     campaign_on(HOST, id, name, runs)
 }
 
+/// A campaign spec of generated data into the null target, named `name`.
+fn spec_named(name: &str) -> CampaignSpec {
+    spec::parse_json(&format!(
+        r#"{{"name":"{name}","source":{{"generated":{{"size":"64M"}}}},"target":{{"kind":"null"}}}}"#
+    ))
+    .expect("a spec")
+}
+
+/// Where the spec's runs read and write.
+fn placement() -> Placement {
+    let plans = spec_named("any").plan().expect("a plan");
+    Placement::of(&plans).expect("a placement")
+}
+
 fn campaign_on(host: &str, id: &str, name: &str, runs: usize) -> NewCampaign {
     NewCampaign {
         id: id.to_string(),
         host: host.to_string(),
         checked_by: host.to_string(),
         name: name.to_string(),
-        spec_json: format!(r#"{{"name":"{name}","source":{{"generated":"64M"}}}}"#),
-        placement_json: "{}".to_string(),
+        spec: spec_named(name),
+        placement: placement(),
         rerun_of: None,
         runs: (0..runs).map(|_| (TestKind::NullSink, params())).collect(),
     }
@@ -188,7 +203,7 @@ async fn a_campaigns_life(store: &Store) {
 
     // The same spec, its name aside, is the previous campaign; another spec is not.
     let mut again = campaign("c3", "first", 1);
-    again.spec_json = r#"{"name":"first, again","source":{"generated":"64M"}}"#.to_string();
+    again.spec.name = "first, again".to_string();
     store.insert_campaign(&again, 5_000).await.expect("insert");
     let previous = store
         .same_spec_neighbour("c3", Neighbour::Previous)
@@ -226,7 +241,7 @@ async fn a_campaigns_life(store: &Store) {
         .expect("sample");
     let recovery = store.recover(HOST, 7_000).await.expect("recover");
     assert_eq!(recovery.requeued, 1);
-    assert_eq!(recovery.spec_jsons.len(), 1);
+    assert_eq!(recovery.specs.len(), 1);
     let again = store
         .claim_next(HOST, 7_000, FOREVER)
         .await
@@ -302,13 +317,17 @@ async fn a_campaigns_life(store: &Store) {
         .set_verdict("c2", &judgement, &headline)
         .await
         .expect("verdict");
-    store.set_survey("c2", "{}").await.expect("survey");
+    let survey = Survey {
+        source_bytes: 64 << 20,
+        ..Survey::default()
+    };
+    store.set_survey("c2", &survey).await.expect("survey");
     let second = store.campaign("c2").await.expect("read").expect("c2");
     assert_eq!(
         second.verdict.as_deref(),
         Some(judgement.verdict.verdict.as_str())
     );
-    assert_eq!(second.survey_json.as_deref(), Some("{}"));
+    assert_eq!(second.survey.as_ref(), Some(&survey));
     assert_eq!(
         store.judgement("c2").await.expect("read").as_ref(),
         Some(&judgement)
