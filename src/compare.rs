@@ -154,7 +154,7 @@ fn group(points: &[Point]) -> Vec<(TestKind, RunParams, Side)> {
         .iter()
         .filter_map(|point| {
             let figure = point.figure.as_ref()?;
-            Some((point.test, point.params.clone(), figure.side()))
+            Some((point.test, point.params.clone(), figure.noise))
         })
         .collect()
 }
@@ -166,23 +166,7 @@ mod tests {
     fn row(a: &[f64], b: &[f64], rows_tested: usize) -> Row {
         Row {
             test: TestKind::ReadParallel,
-            params: RunParams {
-                buffers: 32,
-                block_size: 256 << 10,
-                streams: 4,
-                direct: false,
-                cold_cache: true,
-                fsync: true,
-                compress_ratio: 2.0,
-                match_source: false,
-                size: None,
-                duration_s: Some(10.0),
-                time_based: true,
-                until_steady: false,
-                source_rate_mb_s: None,
-                clients: None,
-                link_mb_s: None,
-            },
+            params: RunParams::example(),
             a: Some(Side::of(a.iter().map(|v| (*v, 0.0)).collect(), true)),
             b: Some(Side::of(b.iter().map(|v| (*v, 0.0)).collect(), true)),
             alpha: FAMILY_ALPHA / rows_tested as f64,

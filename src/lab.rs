@@ -791,7 +791,7 @@ impl Lab {
         let judgement =
             kept.unwrap_or_else(|| analysis::Judgement::of(&run_entries(&runs), survey.as_ref()));
         Ok(CampaignView {
-            campaign: summary(&record, &spec),
+            campaign: summary(&record),
             spec,
             runs,
             points: judgement.points,
@@ -829,10 +829,7 @@ impl Lab {
         };
         // A read: the list shows what was kept when each campaign was judged, and judges
         // nothing itself (see `judge_stale`).
-        let campaigns = records
-            .iter()
-            .map(|record| summary(record, &record.spec))
-            .collect();
+        let campaigns = records.iter().map(summary).collect();
         let next_before = if records.len() == limit as usize {
             records.last().map(|record| record.id.clone())
         } else {
@@ -1099,7 +1096,7 @@ fn not_found(id: &str) -> LabError {
     LabError::NotFound(format!("no campaign {id:?}"))
 }
 
-fn summary(record: &CampaignRecord, spec: &CampaignSpec) -> CampaignSummary {
+fn summary(record: &CampaignRecord) -> CampaignSummary {
     CampaignSummary {
         id: record.id.clone(),
         name: record.name.clone(),
@@ -1108,7 +1105,7 @@ fn summary(record: &CampaignRecord, spec: &CampaignSpec) -> CampaignSummary {
         rerun_of: record.rerun_of.clone(),
         host: record.host.clone(),
         url: campaign_url(&record.id),
-        tests: spec.tests.clone(),
+        tests: record.spec.tests.clone(),
         runs_total: record.runs_total,
         runs_finished: record.runs_finished,
         runs_done: record.runs_done,

@@ -131,18 +131,7 @@ mod tests {
                 buffers,
                 block_size: block_kib << 10,
                 streams,
-                direct: false,
-                cold_cache: true,
-                fsync: true,
-                compress_ratio: 2.0,
-                match_source: false,
-                size: None,
-                duration_s: Some(10.0),
-                time_based: true,
-                until_steady: false,
-                source_rate_mb_s: None,
-                clients: None,
-                link_mb_s: None,
+                ..RunParams::example()
             },
             runs: (1..=values.len())
                 .map(|number| PointRun {

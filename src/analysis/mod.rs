@@ -956,21 +956,10 @@ mod tests {
         RunResult {
             test,
             params: RunParams {
-                buffers: 32,
-                block_size: 256 << 10,
                 streams: 2,
-                direct: false,
-                cold_cache: true,
-                fsync: true,
-                compress_ratio: 2.0,
-                match_source: false,
-                size: None,
                 duration_s: None,
                 time_based: false,
-                until_steady: false,
-                source_rate_mb_s: None,
-                clients: None,
-                link_mb_s: None,
+                ..RunParams::example()
             },
             status: RunStatus::Done,
             bytes: (mb_per_s * 1e6) as u64,

@@ -140,11 +140,6 @@ impl Figure {
     pub fn words(&self) -> String {
         format!("{:.1}", self.mb_per_s)
     }
-
-    /// The noise side of the figure, for the tests of noise.
-    pub fn side(&self) -> Side {
-        self.noise
-    }
 }
 
 /// One test at one parameter set, with every run measured there.
@@ -165,14 +160,6 @@ pub struct Point {
 }
 
 impl Point {
-    /// Runs measured at the point, valid or not.
-    pub fn runs_measured(&self) -> usize {
-        self.runs
-            .iter()
-            .filter(|run| matches!(run.standing, RunStanding::Valid | RunStanding::NotValid))
-            .count()
-    }
-
     /// Whether the point's figure rests on valid runs.
     pub fn is_valid(&self) -> bool {
         self.figure.as_ref().is_some_and(|figure| figure.valid)
@@ -383,8 +370,8 @@ pub fn mark_best(points: &mut [Point]) {
             .enumerate()
             .filter(|(index, point)| *index != best && candidate(point))
             .max_by(|(_, a), (_, b)| mb(a).total_cmp(&mb(b)))
-            .and_then(|(_, point)| point.figure.as_ref().map(Figure::side));
-        let side = points[best].figure.as_ref().map(Figure::side);
+            .and_then(|(_, point)| point.figure.as_ref().map(|figure| figure.noise));
+        let side = points[best].figure.as_ref().map(|figure| figure.noise);
         points[best].best = true;
         points[best].stands_out = match (side, runner_up) {
             (Some(best), Some(other)) => stands_out(&best, &other, FAMILY_ALPHA),
@@ -408,6 +395,15 @@ pub fn best_per_test(points: &[Point]) -> Vec<(TestKind, Option<&Point>)> {
         .collect()
 }
 
+/// How run `number` stands at its point, by the one validity rule.
+pub fn standing_of(points: &[Point], number: usize) -> Option<RunStanding> {
+    point_of_run(points, number)?
+        .runs
+        .iter()
+        .find(|run| run.number == number)
+        .map(|run| run.standing)
+}
+
 /// The point holding run `number`.
 pub fn point_of_run(points: &[Point], number: usize) -> Option<&Point> {
     points
@@ -423,20 +419,7 @@ mod tests {
     fn params(buffers: u32) -> RunParams {
         RunParams {
             buffers,
-            block_size: 256 << 10,
-            streams: 4,
-            direct: false,
-            cold_cache: true,
-            fsync: true,
-            compress_ratio: 2.0,
-            match_source: false,
-            size: None,
-            duration_s: Some(10.0),
-            time_based: true,
-            until_steady: false,
-            source_rate_mb_s: None,
-            clients: None,
-            link_mb_s: None,
+            ..RunParams::example()
         }
     }
 

@@ -44,6 +44,31 @@ pub struct RunParams {
     pub link_mb_s: Option<f64>,
 }
 
+#[cfg(test)]
+impl RunParams {
+    /// The parameters the unit tests start from: 32 × 256 KiB, 4 streams, 10 s time-based,
+    /// cold cache, fsync, 2:1 data.
+    pub(crate) fn example() -> Self {
+        RunParams {
+            buffers: 32,
+            block_size: 256 << 10,
+            streams: 4,
+            direct: false,
+            cold_cache: true,
+            fsync: true,
+            compress_ratio: 2.0,
+            match_source: false,
+            size: None,
+            duration_s: Some(10.0),
+            time_based: true,
+            until_steady: false,
+            source_rate_mb_s: None,
+            clients: None,
+            link_mb_s: None,
+        }
+    }
+}
+
 /// Size of the generated data when neither the source nor `params.size` says.
 pub const DEFAULT_GENERATED_SIZE: u64 = 1 << 30;
 

@@ -793,14 +793,11 @@ fn run_row(run: &RunRecord, points: &[Point]) -> RunRow {
                 )
             }),
         // How the run stands at its point, by the rule every count of valid runs uses.
-        validity: crate::analysis::points::point_of_run(
-            points,
-            usize::try_from(run.number).unwrap_or(0),
-        )
-        .and_then(|point| point.runs.iter().find(|r| r.number as i64 == run.number))
-        .map(|r| r.standing)
-        .filter(|standing| matches!(standing, RunStanding::Valid | RunStanding::NotValid))
-        .map_or_else(dash, |standing| standing.word().to_string()),
+        validity: usize::try_from(run.number)
+            .ok()
+            .and_then(|number| crate::analysis::points::standing_of(points, number))
+            .filter(|standing| matches!(standing, RunStanding::Valid | RunStanding::NotValid))
+            .map_or_else(dash, |standing| standing.word().to_string()),
         flags: result
             .and_then(|r| r.validity.as_ref())
             .map(|v| {
