@@ -12,6 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::analysis;
 use crate::engine::dataset::{self, DatasetRequest, Profile};
 use crate::engine::result::{Progress, RunResult, RunStatus};
+use crate::engine::target::s3::{CredentialSources, ObjectStores};
 use crate::engine::{self, EngineSettings, RunControl, preflight, survey};
 use crate::field_errors::FieldErrors;
 use crate::report::{self, CampaignHeader, CampaignReport, render_table};
@@ -152,9 +153,34 @@ struct RunArgs {
     /// afterwards).
     #[arg(long, value_name = "DIR", default_value = ".")]
     restore_to: PathBuf,
+    #[command(flatten)]
+    stores: StoreArgs,
     /// Print the machine-readable result to stdout instead of the table.
     #[arg(long)]
     json: bool,
+}
+
+/// The object stores a lab may write to, as its operator gives them.
+#[derive(Args, Clone, Default)]
+struct StoreArgs {
+    /// An object store campaigns may write to, as NAME=URL with the bucket as the URL's path:
+    /// `lab=http://127.0.0.1:9000/backups`, optionally `?region=R` and `&style=virtual`
+    /// (repeatable). Its credentials come from the credentials file's [NAME] section, else
+    /// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, else the file's [default].
+    #[arg(long = "s3-store", value_name = "NAME=URL")]
+    s3_stores: Vec<String>,
+    /// A credentials file in the AWS tools' format [default: $AWS_SHARED_CREDENTIALS_FILE].
+    #[arg(long = "s3-credentials", value_name = "FILE")]
+    s3_credentials: Option<PathBuf>,
+}
+
+impl StoreArgs {
+    /// The stores, every problem with them named.
+    fn stores(&self) -> Result<ObjectStores, Vec<String>> {
+        let credentials = CredentialSources::from_environment(self.s3_credentials.as_deref())
+            .map_err(|problem| vec![format!("--s3-credentials: {problem}")])?;
+        ObjectStores::parse(&self.s3_stores, &credentials)
+    }
 }
 
 #[derive(Args)]
@@ -244,6 +270,8 @@ struct ServeArgs {
         value_name = "SECONDS"
     )]
     lease_s: f64,
+    #[command(flatten)]
+    stores: StoreArgs,
 }
 
 #[derive(Subcommand)]
@@ -336,6 +364,11 @@ fn serve(args: ServeArgs) -> ExitCode {
             args.lease_s
         ));
     }
+    let object_stores = args
+        .stores
+        .stores()
+        .map_err(|found| problems.extend(found))
+        .unwrap_or_default();
     let host_name = args.host_name.unwrap_or_else(crate::net::agent::hostname);
     if let Err(problem) = spec::check_name(&host_name) {
         problems.push(format!("--host-name: {problem}"));
@@ -358,6 +391,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         allow_sources: args.allow_sources,
         allow_targets: args.allow_targets,
         allow_devices: args.allow_devices,
+        object_stores,
         token: args.token.filter(|token| !token.is_empty()),
         public_url: args.public_url,
         allow_hosts: args.allow_hosts,
@@ -411,7 +445,19 @@ fn run(args: RunArgs) -> ExitCode {
             *dir = resolved;
         }
     }
-    let problems = preflight::check(&plans, &args.allow_devices);
+    let object_stores = match args.stores.stores() {
+        Ok(stores) => stores,
+        Err(problems) => return bad_spec(&problems.join("\n")),
+    };
+    let settings = EngineSettings {
+        allow_devices: args.allow_devices.clone(),
+        network: Some(Arc::new(crate::net::Clients::loopback())),
+        restore_dir: args.restore_to.clone(),
+        object_stores,
+        // A run from the command line is watched by its operator; Ctrl-C cleans up.
+        upload_journal: None,
+    };
+    let problems = preflight::check(&plans, &settings);
     if !problems.is_empty() {
         return bad_spec(&problems.to_string());
     }
@@ -427,11 +473,6 @@ fn run(args: RunArgs) -> ExitCode {
     // Ctrl-C stops the current run within a second; its files are removed.
     let _ = ctrlc::set_handler(move || handler_flag.store(true, Ordering::Relaxed));
 
-    let settings = EngineSettings {
-        allow_devices: args.allow_devices.clone(),
-        network: Some(Arc::new(crate::net::Clients::loopback())),
-        restore_dir: args.restore_to.clone(),
-    };
     let mut runs: Vec<RunResult> = Vec::with_capacity(plans.len());
     for (index, plan) in plans.iter().enumerate() {
         if cancel.load(Ordering::Relaxed) {

@@ -763,7 +763,7 @@ impl Lab {
         // The machine's checks, for the fields not already found wrong; another host makes
         // them on itself when each run starts.
         if reach == Reach::Here {
-            for (path, message) in preflight::check(&plans, &self.engine.allow_devices).0 {
+            for (path, message) in preflight::check(&plans, &self.engine).0 {
                 if !invalid.0.contains_key(&path) {
                     invalid.add(path, message);
                 }

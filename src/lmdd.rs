@@ -161,6 +161,8 @@ impl Lmdd {
                 source_rate_mb_s: None,
                 clients: None,
                 link_mb_s: None,
+                part_size: None,
+                concurrency: None,
             },
             source: match &self.input {
                 Some(path) => SourcePlan::Paths(vec![path.clone()]),
@@ -205,7 +207,15 @@ pub fn main(operands: &[String]) -> std::process::ExitCode {
         }
     };
     let plan = lmdd.plan();
-    let problems = engine::preflight::check(std::slice::from_ref(&plan), &[]);
+    let settings = EngineSettings {
+        allow_devices: Vec::new(),
+        network: None,
+        // lmdd reads or writes a file; it never restores.
+        restore_dir: PathBuf::from("."),
+        object_stores: Default::default(),
+        upload_journal: None,
+    };
+    let problems = engine::preflight::check(std::slice::from_ref(&plan), &settings);
     if !problems.is_empty() {
         eprintln!("backlab lmdd: {problems}");
         return ExitCode::from(2);
@@ -214,12 +224,6 @@ pub fn main(operands: &[String]) -> std::process::ExitCode {
     let control = RunControl {
         cancel: &cancel,
         progress: &|_| {},
-    };
-    let settings = EngineSettings {
-        allow_devices: Vec::new(),
-        network: None,
-        // lmdd reads or writes a file; it never restores.
-        restore_dir: PathBuf::from("."),
     };
     let result = engine::execute(&plan, &settings, &control);
     for warning in &result.warnings {

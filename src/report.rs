@@ -220,6 +220,22 @@ struct CsvRow<'a> {
     partial: Option<bool>,
     /// Each client as `name:bytes:MB/s:status`, separated by spaces.
     client_figures: Option<String>,
+    /// An object store's requests: count, rate, and the latency of part uploads,
+    /// completions and ranged reads (ms), retries, throttling answers, time completing.
+    s3_requests: Option<u64>,
+    s3_requests_per_s: Option<f64>,
+    s3_part_p50_ms: Option<f64>,
+    s3_part_p99_ms: Option<f64>,
+    s3_part_max_ms: Option<f64>,
+    s3_complete_p50_ms: Option<f64>,
+    s3_complete_p99_ms: Option<f64>,
+    s3_complete_max_ms: Option<f64>,
+    s3_get_p50_ms: Option<f64>,
+    s3_get_p99_ms: Option<f64>,
+    s3_get_max_ms: Option<f64>,
+    s3_retries: Option<u64>,
+    s3_throttled: Option<u64>,
+    s3_completing_s: Option<f64>,
 }
 
 /// The runs of a campaign as CSV, in plan order, numbered from 1 as the pages number them,
@@ -235,6 +251,8 @@ pub fn runs_csv(
         let point = point_of_run(points, number);
         let result = run.result.as_ref();
         let tape = result.and_then(|r| r.tape.as_ref());
+        let s3 = result.and_then(|r| r.s3.as_ref());
+        let gets = s3.and_then(|s| s.ranged_gets.as_ref());
         let steady = result.and_then(|r| r.steady);
         let validity = result.and_then(|r| r.validity.as_ref());
         let params = &run.params;
@@ -301,6 +319,20 @@ pub fn runs_csv(
                     .collect::<Vec<_>>()
                     .join(" ")
             }),
+            s3_requests: s3.map(|s| s.requests),
+            s3_requests_per_s: s3.map(|s| s.requests_per_s),
+            s3_part_p50_ms: s3.map(|s| s.part_uploads.p50_ms),
+            s3_part_p99_ms: s3.map(|s| s.part_uploads.p99_ms),
+            s3_part_max_ms: s3.map(|s| s.part_uploads.max_ms),
+            s3_complete_p50_ms: s3.map(|s| s.completions.p50_ms),
+            s3_complete_p99_ms: s3.map(|s| s.completions.p99_ms),
+            s3_complete_max_ms: s3.map(|s| s.completions.max_ms),
+            s3_get_p50_ms: gets.map(|g| g.p50_ms),
+            s3_get_p99_ms: gets.map(|g| g.p99_ms),
+            s3_get_max_ms: gets.map(|g| g.max_ms),
+            s3_retries: s3.map(|s| s.retries),
+            s3_throttled: s3.map(|s| s.throttled),
+            s3_completing_s: s3.map(|s| s.completing_s),
         })?;
     }
     let bytes = writer

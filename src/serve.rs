@@ -12,7 +12,10 @@ use tokio::sync::watch;
 
 use crate::engine::EngineSettings;
 use crate::engine::dataset::{self, DatasetRequest, Profile};
+use crate::engine::plan::TargetPlan;
+use crate::engine::target::s3::{self, ObjectStores};
 use crate::engine::target::sweep_lab_files;
+use crate::field_errors::FieldErrors;
 use crate::host::{self, JoinError};
 use crate::http::origin::{SiteFlagError, SiteFlags, SitePolicy};
 use crate::http::{self, AppState, listener};
@@ -49,6 +52,8 @@ pub struct ServeConfig {
     pub allow_sources: Vec<PathBuf>,
     pub allow_targets: Vec<PathBuf>,
     pub allow_devices: Vec<PathBuf>,
+    /// The object stores campaigns may write to (`--s3-store`), with their credentials.
+    pub object_stores: ObjectStores,
     pub token: Option<String>,
     /// The URL people use to reach the lab (`--public-url`), e.g. behind a proxy.
     pub public_url: Option<String>,
@@ -153,7 +158,16 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
             db: config.db.to_string(),
             source,
         })?;
-    recover(&store, &host.name, &data_dir).await;
+    let journal = s3::journal::Journal::open(&data_dir.join(UPLOAD_JOURNAL))
+        .map_err(|e| bad_path("--data-dir", &data_dir.join(UPLOAD_JOURNAL), &e))?;
+    recover(
+        &store,
+        &host.name,
+        &data_dir,
+        &config.object_stores,
+        &journal,
+    )
+    .await;
 
     let token: Option<Arc<str>> = config.token.as_deref().map(Arc::from);
     let datalink =
@@ -170,6 +184,8 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
                 Arc::clone(&datalink),
             ))))),
             restore_dir: data_dir.clone(),
+            object_stores: config.object_stores.clone(),
+            upload_journal: Some(journal),
         },
         host,
     ));
@@ -275,7 +291,16 @@ fn announce(line: &str) {
     let _ = stdout.flush();
 }
 
-async fn recover(store: &Store, host: &str, data_dir: &Path) {
+/// The directory in the data dir where the lab notes its uploads to object stores.
+const UPLOAD_JOURNAL: &str = ".backlab-uploads";
+
+async fn recover(
+    store: &Store,
+    host: &str,
+    data_dir: &Path,
+    stores: &ObjectStores,
+    journal: &s3::journal::Journal,
+) {
     match store.recover(host, crate::clock::now_ms()).await {
         Ok(recovery) => {
             if recovery.requeued > 0 {
@@ -287,7 +312,14 @@ async fn recover(store: &Store, host: &str, data_dir: &Path) {
             // Looking through target directories is file-system work: off the async workers.
             let specs = recovery.specs;
             let data_dir = data_dir.to_path_buf();
-            let swept = tokio::task::spawn_blocking(move || sweep_targets(&specs, &data_dir)).await;
+            let stores = stores.clone();
+            let journal = journal.clone();
+            let swept = tokio::task::spawn_blocking(move || {
+                sweep_targets(&specs, &data_dir);
+                sweep_journal(&journal, &stores);
+                sweep_stores(&specs, &stores);
+            })
+            .await;
             if let Err(error) = swept {
                 tracing::warn!(%error, "cannot look for files left by interrupted runs");
             }
@@ -312,6 +344,57 @@ fn sweep_targets(specs: &[CampaignSpec], data_dir: &Path) {
             ),
             Err(error) => tracing::warn!(
                 dir = %dir.display(), %error, "cannot look for files left by an interrupted run"
+            ),
+        }
+    }
+}
+
+/// Aborts the uploads and removes the objects the journal says a stopped lab left behind.
+fn sweep_journal(journal: &s3::journal::Journal, stores: &ObjectStores) {
+    let (swept, problems) = s3::sweep::sweep_journal(journal, stores);
+    if swept != s3::sweep::Swept::default() {
+        tracing::warn!(
+            uploads_aborted = swept.uploads_aborted,
+            objects_removed = swept.objects_removed,
+            "removed what an interrupted run left in object stores"
+        );
+    }
+    for problem in problems {
+        tracing::warn!(%problem, "cannot remove what an interrupted run left in an object store");
+    }
+}
+
+/// Aborts the uploads and removes the objects that interrupted runs left in the object
+/// stores of the given campaign specs, as far as the stores list them.
+fn sweep_stores(specs: &[CampaignSpec], stores: &ObjectStores) {
+    let mut seen = Vec::new();
+    for spec in specs {
+        let Some(TargetPlan::S3(config)) = spec.target.plan(&mut FieldErrors::default()) else {
+            continue;
+        };
+        if seen.contains(&(config.store.clone(), config.prefix.clone())) {
+            continue;
+        }
+        seen.push((config.store.clone(), config.prefix.clone()));
+        let Some(store) = stores.get(&config.store) else {
+            tracing::warn!(
+                store = %config.store,
+                "cannot look for uploads left by an interrupted run: the lab was started without this store"
+            );
+            continue;
+        };
+        match s3::sweep::sweep(store, &config.prefix) {
+            Ok(swept) if swept == s3::sweep::Swept::default() => {}
+            Ok(swept) => tracing::warn!(
+                store = %config.store,
+                prefix = %config.prefix,
+                uploads_aborted = swept.uploads_aborted,
+                objects_removed = swept.objects_removed,
+                "removed what an interrupted run left in an object store"
+            ),
+            Err(error) => tracing::warn!(
+                store = %config.store, %error,
+                "cannot look for uploads left by an interrupted run"
             ),
         }
     }

@@ -77,8 +77,8 @@ async fn execute(lab: &Arc<Lab>, claimed: ClaimedRun, switch: Arc<RunSwitch>) {
             Err(problems) => problems,
         };
         if elsewhere && problems.is_empty() {
-            let devices = &checking.engine_settings().allow_devices;
-            for (path, message) in preflight::check(std::slice::from_ref(&checked_plan), devices).0
+            let settings = checking.engine_settings();
+            for (path, message) in preflight::check(std::slice::from_ref(&checked_plan), settings).0
             {
                 problems.add(path, message);
             }

@@ -979,6 +979,7 @@ mod tests {
             error: None,
             tape: None,
             striped: None,
+            s3: None,
             restore: None,
             clients: None,
             partial: false,

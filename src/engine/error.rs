@@ -51,6 +51,8 @@ pub enum EngineError {
     NothingToRestore { target: String },
     #[error("cannot create the restore directory in {path}: {source}")]
     RestoreCreate { path: PathBuf, source: io::Error },
+    #[error("object store: {0}")]
+    ObjectStore(String),
     #[error("cancelled")]
     Cancelled,
 }

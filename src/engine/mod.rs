@@ -64,6 +64,11 @@ pub struct EngineSettings {
     /// The directory a restore writes its files into (in a directory of its own, removed
     /// afterwards): the lab's data dir.
     pub restore_dir: PathBuf,
+    /// The object stores the operator named; a spec's store must be one of them.
+    pub object_stores: target::s3::ObjectStores,
+    /// Where the lab notes the uploads and objects it has under way in object stores, for
+    /// the sweep after a crash (`None`: not noted; a start-up listing of the bucket is all).
+    pub upload_journal: Option<target::s3::journal::Journal>,
 }
 
 impl std::fmt::Debug for EngineSettings {
@@ -72,6 +77,8 @@ impl std::fmt::Debug for EngineSettings {
             .field("allow_devices", &self.allow_devices)
             .field("network", &self.network.is_some())
             .field("restore_dir", &self.restore_dir)
+            .field("object_stores", &self.object_stores)
+            .field("upload_journal", &self.upload_journal)
             .finish()
     }
 }
@@ -111,9 +118,12 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
             outcome
         })
     } else if plan.test == TestKind::Restore {
-        restore_job(plan, settings, source_ratio, control.cancel).map(|(job, figures)| {
+        restore_job(plan, settings, source_ratio, control.cancel).map(|(job, figures, medium)| {
             restore_figures = Some(figures);
-            pipeline::run(job, control)
+            let mut outcome = pipeline::run(job, control);
+            // The medium's own figures (an object store's reads), taken once its reader is done.
+            outcome.sink_figures.extend(medium.map(|figures| figures()));
+            outcome
         })
     } else {
         build_job(plan, settings, &skipped, source_ratio).map(|job| pipeline::run(job, control))
@@ -492,7 +502,14 @@ fn restore_job(
     settings: &EngineSettings,
     source_ratio: Option<f64>,
     cancel: &std::sync::atomic::AtomicBool,
-) -> Result<(Job<'static>, result::RestoreFigures), EngineError> {
+) -> Result<
+    (
+        Job<'static>,
+        result::RestoreFigures,
+        Option<restore::MediumFigures>,
+    ),
+    EngineError,
+> {
     let params = &plan.params;
     let (bytes, compress_ratio, paths) = match &plan.source {
         SourcePlan::Generated {
@@ -514,11 +531,13 @@ fn restore_job(
         direct: params.direct,
         streams: params.streams,
         tag: &tag,
-        allow_devices: &settings.allow_devices,
+        params,
+        settings,
         cancel,
     })?;
     let sink =
         restore::RestoreSink::create(&settings.restore_dir, &tag, restore::file_shapes(paths))?;
+    let medium = image.figures;
     let figures = result::RestoreFigures {
         from: image.from,
         into: String::new(),
@@ -543,7 +562,7 @@ fn restore_job(
         },
         tallies: Vec::new(),
     };
-    Ok((job, figures))
+    Ok((job, figures, medium))
 }
 
 /// The source's compressibility, measured for a target test or a restore whose image is to
@@ -580,7 +599,8 @@ fn target_sinks(
             plan.target.target().open(&Opening {
                 direct: plan.params.direct,
                 block_size: plan.params.block_size as usize,
-                allow_devices: &settings.allow_devices,
+                params: &plan.params,
+                settings,
                 tag: &run_tag(),
             })
         }

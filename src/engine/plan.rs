@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::target::s3::S3Config;
 use super::target::striped::StripedConfig;
 use super::target::tape::catalogue::TapeConfig;
 use super::test_kind::TestKind;
@@ -42,6 +43,13 @@ pub struct RunParams {
     /// Network backup: each client's emulated link cap in MB/s, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link_mb_s: Option<f64>,
+    /// Object store: the part size of this run's multipart uploads, when a sweep sets it
+    /// (otherwise the target's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part_size: Option<u64>,
+    /// Object store: parts each stream keeps in flight, when a sweep sets it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<u32>,
 }
 
 #[cfg(test)]
@@ -65,6 +73,8 @@ impl RunParams {
             source_rate_mb_s: None,
             clients: None,
             link_mb_s: None,
+            part_size: None,
+            concurrency: None,
         }
     }
 }
@@ -100,6 +110,8 @@ pub enum TargetPlan {
     Device(PathBuf),
     Tape(TapeConfig),
     Striped(StripedConfig),
+    /// An object store the lab's operator named, and how the run writes to it.
+    S3(S3Config),
 }
 
 /// A named file to write, and what goes into it.

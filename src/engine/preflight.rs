@@ -2,8 +2,9 @@
 //! can be written, devices are allowed, O_DIRECT works where it is asked for. Each problem is
 //! reported against the spec field it comes from.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use super::EngineSettings;
 use super::plan::{RunPlan, SourcePlan};
 use crate::field_errors::FieldErrors;
 
@@ -11,7 +12,7 @@ use super::source::list_files;
 use super::target::files::describe;
 
 /// Every problem the plans would meet on this machine, by field; empty when all is well.
-pub fn check(plans: &[RunPlan], allow_devices: &[PathBuf]) -> FieldErrors {
+pub fn check(plans: &[RunPlan], settings: &EngineSettings) -> FieldErrors {
     let mut errors = FieldErrors::default();
     let Some(first) = plans.first() else {
         return errors;
@@ -40,7 +41,7 @@ pub fn check(plans: &[RunPlan], allow_devices: &[PathBuf]) -> FieldErrors {
     if writes_target {
         let target = first.target.target();
         let before = errors.0.len();
-        target.preflight(direct, allow_devices, &mut errors);
+        target.preflight(direct, settings, &mut errors);
         if let Some(path) = target.path()
             && errors.0.len() == before
             && let SourcePlan::Paths(paths) = &first.source

@@ -17,7 +17,9 @@ use super::measure::LatencyRecorder;
 use super::source::{StreamSource, list_files};
 use super::target::files::{LAB_FILE_PREFIX, create_file_in, open_dir_no_follow};
 use super::target::{Sink, SinkFigures};
+use crate::engine::EngineSettings;
 use crate::engine::error::EngineError;
+use crate::engine::plan::RunParams;
 
 /// Size of each restored file when the source is generated data and has no files to imitate.
 pub const GENERATED_FILE_BYTES: u64 = 64 << 20;
@@ -35,8 +37,11 @@ pub struct ImageRequest<'a> {
     pub streams: u32,
     /// A name for the image's file that no other run will pick.
     pub tag: &'a str,
-    /// Devices the lab may overwrite, checked again before an image is laid on one.
-    pub allow_devices: &'a [PathBuf],
+    /// The run's parameters (an object store's part size and concurrency).
+    pub params: &'a RunParams,
+    /// What the lab's operator allows (devices to overwrite, object stores), checked again
+    /// before an image is laid down.
+    pub settings: &'a EngineSettings,
     /// Raised to stop the run: laying down an image gives up at once.
     pub cancel: &'a AtomicBool,
 }
@@ -52,7 +57,12 @@ pub struct RestoreImage {
     /// Seconds a restore spends before its first byte (a drive's load and locate), added to
     /// the time a restore takes; not slept.
     pub positioning_s: f64,
+    /// The medium's own figures after the run, when it reports any (an object store's reads).
+    pub figures: Option<MediumFigures>,
 }
+
+/// How a restore's medium reports its own figures once the run is over.
+pub type MediumFigures = Box<dyn Fn() -> SinkFigures + Send>;
 
 /// Generated data for a backup image, in blocks of this size.
 const IMAGE_BLOCK: usize = 1 << 20;

@@ -44,6 +44,9 @@ pub struct RunResult {
     /// The emulated drives' own figures, when the target is emulated tape.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tape: Option<TapeFigures>,
+    /// The object store's own figures, when the target is an object store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub s3: Option<crate::engine::target::s3::S3Figures>,
     /// The emulated volume's own figures, when the target is an emulated striped volume.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub striped: Option<StripedFigures>,
@@ -90,6 +93,7 @@ impl RunResult {
             error: Some(error),
             tape: None,
             striped: None,
+            s3: None,
             restore: None,
             clients: None,
             partial: false,
@@ -176,6 +180,11 @@ impl RunResult {
             .as_ref()
             .map(TapeFigures::report)
             .or_else(|| self.striped.as_ref().map(StripedFigures::report))
+            .or_else(|| {
+                self.s3
+                    .as_ref()
+                    .map(crate::engine::target::s3::S3Figures::report)
+            })
     }
 }
 

@@ -41,7 +41,7 @@ impl CampaignSpec {
                 format!("tests[{index}]"),
                 format!(
                     "a restore reads back a backup image, and the target ({}) keeps none; use a \
-                     dir, block device or tape target",
+                     dir, block device, tape or s3 target",
                     target.target().words()
                 ),
             );
@@ -83,6 +83,44 @@ impl CampaignSpec {
                 );
             }
         }
+        if let (Some(TargetPlan::S3(config)), Some(base)) = (&target, &base) {
+            let most_streams = axes
+                .streams
+                .iter()
+                .map(|value| value.unwrap_or(base.streams))
+                .max()
+                .unwrap_or(base.streams);
+            let largest = |values: &[Option<u64>], default: u64| {
+                values
+                    .iter()
+                    .map(|v| v.unwrap_or(default))
+                    .max()
+                    .unwrap_or(default)
+            };
+            let part_size = largest(&axes.part_sizes, config.part_size);
+            let concurrency = axes
+                .concurrency
+                .iter()
+                .map(|value| value.unwrap_or(config.concurrency))
+                .max()
+                .unwrap_or(config.concurrency);
+            let held = S3Config {
+                part_size,
+                concurrency,
+                ..config.clone()
+            }
+            .part_memory(most_streams);
+            if held > MAX_RING_BYTES {
+                errors.add(
+                    "target.part_size",
+                    format!(
+                        "streams × (concurrency + 1) × part_size is {}; at most {} may be held in parts",
+                        format_size(held),
+                        format_size(MAX_RING_BYTES)
+                    ),
+                );
+            }
+        }
         errors.extend(self.check_run_count());
         let runs = self.run_count();
 
@@ -113,6 +151,11 @@ impl CampaignSpec {
                     }
                     if let Some(streams) = point.streams {
                         params.streams = streams;
+                    }
+                    // Every run against an object store says how it wrote to it.
+                    if let TargetPlan::S3(config) = &target {
+                        params.part_size = Some(point.part_size.unwrap_or(config.part_size));
+                        params.concurrency = Some(point.concurrency.unwrap_or(config.concurrency));
                     }
                     if is_network {
                         if self.params.streams.is_none() && point.streams.is_none() {
@@ -146,6 +189,8 @@ pub(super) struct MatrixAxes {
     pub(super) block_sizes: Vec<Option<u64>>,
     pub(super) streams: Vec<Option<u32>>,
     pub(super) clients: Vec<Option<u32>>,
+    pub(super) part_sizes: Vec<Option<u64>>,
+    pub(super) concurrency: Vec<Option<u32>>,
 }
 
 impl Default for MatrixAxes {
@@ -155,6 +200,8 @@ impl Default for MatrixAxes {
             block_sizes: vec![None],
             streams: vec![None],
             clients: vec![None],
+            part_sizes: vec![None],
+            concurrency: vec![None],
         }
     }
 }
@@ -166,13 +213,19 @@ impl MatrixAxes {
         for buffers in &self.buffers {
             for block_size in &self.block_sizes {
                 for streams in &self.streams {
-                    for clients in &self.clients {
-                        points.push(MatrixPoint {
-                            buffers: *buffers,
-                            block_size: *block_size,
-                            streams: *streams,
-                            clients: *clients,
-                        });
+                    for part_size in &self.part_sizes {
+                        for concurrency in &self.concurrency {
+                            for clients in &self.clients {
+                                points.push(MatrixPoint {
+                                    buffers: *buffers,
+                                    block_size: *block_size,
+                                    streams: *streams,
+                                    clients: *clients,
+                                    part_size: *part_size,
+                                    concurrency: *concurrency,
+                                });
+                            }
+                        }
                     }
                 }
             }
@@ -187,6 +240,8 @@ pub(super) struct MatrixPoint {
     pub(super) block_size: Option<u64>,
     pub(super) streams: Option<u32>,
     pub(super) clients: Option<u32>,
+    pub(super) part_size: Option<u64>,
+    pub(super) concurrency: Option<u32>,
 }
 
 /// The network settings every network run of a campaign starts from.

@@ -20,6 +20,7 @@ mod validate;
 mod tests;
 
 pub use crate::engine::plan::*;
+pub use crate::engine::target::s3::{self, S3Config};
 pub use crate::engine::target::tape::catalogue::*;
 pub use crate::engine::target::{Settings as TargetSettings, TargetKind};
 pub use crate::engine::test_kind::*;
@@ -204,6 +205,12 @@ pub struct MatrixSpec {
     /// Network backup only: client counts to sweep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clients: Option<Vec<u32>>,
+    /// Object-store target only: part sizes of its multipart uploads to sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part_size: Option<Vec<ByteSize>>,
+    /// Object-store target only: parts in flight per stream to sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<Vec<u32>>,
 }
 
 /// Most fields of the wrong type or form one reading of a spec names.

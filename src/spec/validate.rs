@@ -49,6 +49,11 @@ impl CampaignSpec {
                 ),
                 ("matrix.streams", matrix.streams.as_ref().map(Vec::len)),
                 ("matrix.clients", matrix.clients.as_ref().map(Vec::len)),
+                ("matrix.part_size", matrix.part_size.as_ref().map(Vec::len)),
+                (
+                    "matrix.concurrency",
+                    matrix.concurrency.as_ref().map(Vec::len),
+                ),
             ];
             for (field, len) in lists {
                 at_most(field, "values", len.unwrap_or(0), MAX_MATRIX_VALUES);
@@ -83,7 +88,9 @@ impl CampaignSpec {
         let matrix = self.matrix.as_ref().unwrap_or(&empty);
         let points = length(matrix.buffers.as_ref().map(Vec::len))
             .saturating_mul(length(matrix.block_size.as_ref().map(Vec::len)))
-            .saturating_mul(length(matrix.streams.as_ref().map(Vec::len)));
+            .saturating_mul(length(matrix.streams.as_ref().map(Vec::len)))
+            .saturating_mul(length(matrix.part_size.as_ref().map(Vec::len)))
+            .saturating_mul(length(matrix.concurrency.as_ref().map(Vec::len)));
         let sweep = length(matrix.clients.as_ref().map(Vec::len));
         // The local tests run at the points of the sweep's first client count.
         let local = matrix
@@ -292,6 +299,8 @@ impl CampaignSpec {
             source_rate_mb_s: params.source_rate_mb_s,
             clients: None,
             link_mb_s: None,
+            part_size: None,
+            concurrency: None,
         })
     }
 
@@ -477,11 +486,39 @@ impl CampaignSpec {
             Some(list) if !list.is_empty() => list.iter().copied().map(Some).collect(),
             _ => vec![None],
         };
+        let store = self.target.kind == TargetKind::S3;
+        let mut store_only = |field: &str, given: bool| {
+            if given && !store {
+                errors.add(
+                    field,
+                    "is swept only with an object-store target (target.kind s3)",
+                );
+            }
+        };
+        store_only("matrix.part_size", matrix.part_size.is_some());
+        store_only("matrix.concurrency", matrix.concurrency.is_some());
+        let part_sizes: Vec<Option<u64>> = values(errors, "matrix.part_size", &matrix.part_size)
+            .into_iter()
+            .map(|value| value.map(|value| value.bytes()))
+            .collect();
+        for (index, value) in part_sizes.iter().enumerate() {
+            if let Some(value) = value {
+                s3::check_part_size(*value, &format!("matrix.part_size[{index}]"), errors);
+            }
+        }
+        let concurrency = values(errors, "matrix.concurrency", &matrix.concurrency);
+        for (index, value) in concurrency.iter().enumerate() {
+            if let Some(value) = value {
+                s3::check_concurrency(*value, &format!("matrix.concurrency[{index}]"), errors);
+            }
+        }
         MatrixAxes {
             buffers,
             block_sizes,
             streams,
             clients,
+            part_sizes,
+            concurrency,
         }
     }
 }

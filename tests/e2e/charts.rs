@@ -71,6 +71,7 @@ fn run(position: usize, test: TestKind, buffers: u32, block: u64, streams: u32) 
             error: None,
             tape: None,
             striped: None,
+            s3: None,
             restore: None,
             clients: None,
             partial: false,

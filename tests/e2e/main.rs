@@ -16,6 +16,7 @@ mod cli;
 mod engine;
 mod hostile;
 mod network;
+mod object_store;
 mod service;
 mod store;
 mod support;

@@ -14,6 +14,7 @@ use super::files::{
     NoFollowError, close_in_background, describe, open_dir_no_follow, sync_or_give_up,
 };
 use super::{Capabilities, Opening, Settings, Sink, Target, TargetKind, path_only};
+use crate::engine::EngineSettings;
 use crate::engine::buffer::PAGE;
 use crate::engine::cache;
 use crate::engine::error::EngineError;
@@ -180,11 +181,16 @@ fn device_image(path: &Path, request: &ImageRequest<'_>) -> Result<ImageReader, 
         path: path.to_path_buf(),
         source,
     };
-    let mut reader = open_allowed(path, request.allow_devices, OFlags::RDONLY, request.direct)?;
+    let mut reader = open_allowed(
+        path,
+        &request.settings.allow_devices,
+        OFlags::RDONLY,
+        request.direct,
+    )?;
     let device_bytes = reader.file.seek(io::SeekFrom::End(0)).map_err(open_error)?;
     let len = request.bytes.div_ceil(PAGE as u64) * PAGE as u64;
     let len = len.min(device_bytes / PAGE as u64 * PAGE as u64);
-    let mut image = DeviceSink::open(path, request.allow_devices, false)?;
+    let mut image = DeviceSink::open(path, &request.settings.allow_devices, false)?;
     write_image(&mut image, request, len)?;
     drop(image);
     // A restore reads from the medium, not from memory the write left behind.
@@ -225,8 +231,8 @@ impl Target for DeviceTarget<'_> {
             .map(|metadata| metadata.rdev())
     }
 
-    fn preflight(&self, _direct: bool, allow_devices: &[PathBuf], errors: &mut FieldErrors) {
-        if let Err(message) = check_device(self.0, allow_devices) {
+    fn preflight(&self, _direct: bool, settings: &EngineSettings, errors: &mut FieldErrors) {
+        if let Err(message) = check_device(self.0, &settings.allow_devices) {
             errors.add("target.path", message);
         }
     }
@@ -234,7 +240,7 @@ impl Target for DeviceTarget<'_> {
     fn open(&self, how: &Opening<'_>) -> Result<Vec<Box<dyn Sink>>, EngineError> {
         Ok(vec![Box::new(DeviceSink::open(
             self.0,
-            how.allow_devices,
+            &how.settings.allow_devices,
             how.direct,
         )?)])
     }
@@ -250,6 +256,7 @@ impl Target for DeviceTarget<'_> {
             // A device is read from its start to its end, whatever was interleaved on it.
             interleaved: 1,
             positioning_s: 0.0,
+            figures: None,
         })
     }
 }

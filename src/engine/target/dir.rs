@@ -15,6 +15,7 @@ use super::files::{
     open_dir_no_follow, sync_or_give_up,
 };
 use super::{Capabilities, Opening, Settings, Sink, Target, TargetKind, path_only};
+use crate::engine::EngineSettings;
 use crate::engine::buffer::{AlignedBuf, PAGE};
 use crate::engine::cache;
 use crate::engine::error::EngineError;
@@ -194,7 +195,7 @@ impl Target for DirTarget<'_> {
             .map(|metadata| metadata.dev())
     }
 
-    fn preflight(&self, direct: bool, _allow_devices: &[PathBuf], errors: &mut FieldErrors) {
+    fn preflight(&self, direct: bool, _settings: &EngineSettings, errors: &mut FieldErrors) {
         if let Err((field, message)) = check_target_dir(self.0, direct) {
             errors.add(field, message);
         }
@@ -218,6 +219,7 @@ impl Target for DirTarget<'_> {
             // A disk image is read from its start to its end, whatever was interleaved in it.
             interleaved: 1,
             positioning_s: 0.0,
+            figures: None,
         })
     }
 }

@@ -13,6 +13,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use super::{Capabilities, Opening, Sink, Target};
+use crate::engine::EngineSettings;
 use crate::engine::buffer::{AlignedBuf, PAGE};
 use crate::engine::error::EngineError;
 use crate::engine::plan::NamedFile;
@@ -120,7 +121,7 @@ impl Target for FileTarget<'_> {
             .map(|metadata| metadata.dev())
     }
 
-    fn preflight(&self, _direct: bool, _allow_devices: &[PathBuf], errors: &mut FieldErrors) {
+    fn preflight(&self, _direct: bool, _settings: &EngineSettings, errors: &mut FieldErrors) {
         let parent = self.0.path.parent().filter(|p| !p.as_os_str().is_empty());
         if !parent.unwrap_or(Path::new(".")).is_dir() {
             errors.add(

@@ -12,8 +12,9 @@ use std::sync::atomic::AtomicBool;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use super::EngineSettings;
 use super::error::EngineError;
-use super::plan::TargetPlan;
+use super::plan::{RunParams, TargetPlan};
 use super::restore::{ImageRequest, RestoreImage};
 use super::result::{RunResult, StripedFigures, TapeFigures};
 use crate::field_errors::FieldErrors;
@@ -23,6 +24,7 @@ pub mod dir;
 pub mod file;
 pub mod files;
 pub mod null;
+pub mod s3;
 pub mod striped;
 pub mod tape;
 
@@ -78,6 +80,8 @@ pub enum SinkFigures {
     Striped(StripedFigures),
     /// A restore's files, written into a directory of the lab's.
     Restored { files: u64, into: String },
+    /// An object store's requests: every stream's sink reports the run's whole tally.
+    S3(s3::S3Figures),
 }
 
 impl SinkFigures {
@@ -88,6 +92,22 @@ impl SinkFigures {
             match figures {
                 SinkFigures::Tape(drive) => drives.push(drive.clone()),
                 SinkFigures::Striped(volume) => result.striped = Some(volume.clone()),
+                // Each writer reports the shared tally when it ends: the last to end saw the
+                // most requests.
+                SinkFigures::S3(store)
+                    if result
+                        .s3
+                        .as_ref()
+                        .is_none_or(|seen| seen.requests <= store.requests) =>
+                {
+                    let mut store = store.clone();
+                    if result.seconds > 0.0 {
+                        store.requests_per_s =
+                            (store.requests as f64 / result.seconds * 10.0).round() / 10.0;
+                    }
+                    result.s3 = Some(store);
+                }
+                SinkFigures::S3(_) => {}
                 SinkFigures::Restored { files, into } => {
                     result.files = *files;
                     if let Some(restore) = result.restore.as_mut() {
@@ -141,8 +161,10 @@ pub struct Opening<'a> {
     pub direct: bool,
     /// The bytes of a full block, for a sink that keeps a buffer of its own.
     pub block_size: usize,
-    /// Devices the caller allows the lab to overwrite.
-    pub allow_devices: &'a [PathBuf],
+    /// The run's parameters (its streams, an object store's part size).
+    pub params: &'a RunParams,
+    /// What the lab's operator allows: devices to overwrite, object stores to write to.
+    pub settings: &'a EngineSettings,
     /// A name for the run's files that no other run will pick.
     pub tag: &'a str,
 }
@@ -162,8 +184,8 @@ pub trait Target {
         None
     }
     /// Problems this target would meet on this machine, by spec field.
-    fn preflight(&self, direct: bool, allow_devices: &[PathBuf], errors: &mut FieldErrors) {
-        let _ = (direct, allow_devices, errors);
+    fn preflight(&self, direct: bool, settings: &EngineSettings, errors: &mut FieldErrors) {
+        let _ = (direct, settings, errors);
     }
     /// The sinks of one run: one per writer.
     fn open(&self, how: &Opening<'_>) -> Result<Vec<Box<dyn Sink>>, EngineError>;
@@ -202,16 +224,19 @@ pub enum TargetKind {
     Tape,
     /// An emulated striped volume (disks, stripe unit, controllers), in real time.
     Striped,
+    /// An object store the lab was started with, written by multipart uploads.
+    S3,
 }
 
 impl TargetKind {
     /// Every kind, in the order forms and help list them.
-    pub const ALL: [TargetKind; 5] = [
+    pub const ALL: [TargetKind; 6] = [
         TargetKind::Dir,
         TargetKind::Null,
         TargetKind::Device,
         TargetKind::Tape,
         TargetKind::Striped,
+        TargetKind::S3,
     ];
 
     /// The kind as a spec names it.
@@ -222,6 +247,7 @@ impl TargetKind {
             TargetKind::Device => "device",
             TargetKind::Tape => "tape",
             TargetKind::Striped => "striped",
+            TargetKind::S3 => "s3",
         }
     }
 
@@ -244,6 +270,7 @@ impl TargetKind {
             TargetKind::Device => device::plan(path, settings, errors),
             TargetKind::Tape => tape::plan(path, settings, errors),
             TargetKind::Striped => striped::plan(path, settings, errors),
+            TargetKind::S3 => s3::plan(path, settings, errors),
         }
     }
 }
@@ -348,6 +375,7 @@ impl TargetPlan {
             TargetPlan::Device(path) => Box::new(device::DeviceTarget(path)),
             TargetPlan::Tape(config) => Box::new(tape::TapeTarget(config)),
             TargetPlan::Striped(config) => Box::new(striped::StripedTarget(config)),
+            TargetPlan::S3(config) => Box::new(s3::S3Target(config)),
         }
     }
 }

@@ -67,6 +67,14 @@ pub struct CampaignForm {
     pub clients: String,
     pub link_mb_s: String,
     pub matrix_clients: String,
+    /// Object store: the store's name, prefix, part size, parts in flight, object size.
+    pub s3_store: String,
+    pub s3_prefix: String,
+    pub s3_part_size: String,
+    pub s3_concurrency: String,
+    pub s3_object_size: String,
+    pub matrix_part_size: String,
+    pub matrix_concurrency: String,
     /// Errors by form field name.
     pub errors: BTreeMap<String, String>,
 }
@@ -92,6 +100,10 @@ impl CampaignForm {
             striped_stripe_unit: "64K".into(),
             striped_controllers: "3".into(),
             striped_controller_mb_s: "20".into(),
+            s3_prefix: "backlab/".into(),
+            s3_part_size: "16M".into(),
+            s3_concurrency: "8".into(),
+            s3_object_size: "1G".into(),
             tests: TestKind::BOTTLENECK
                 .iter()
                 .map(|t| t.id().to_string())
@@ -224,6 +236,13 @@ impl CampaignForm {
                 "clients" => form.clients = value,
                 "link_mb_s" => form.link_mb_s = value,
                 "matrix_clients" => form.matrix_clients = value,
+                "s3_store" => form.s3_store = value,
+                "s3_prefix" => form.s3_prefix = value,
+                "s3_part_size" => form.s3_part_size = value,
+                "s3_concurrency" => form.s3_concurrency = value,
+                "s3_object_size" => form.s3_object_size = value,
+                "matrix_part_size" => form.matrix_part_size = value,
+                "matrix_concurrency" => form.matrix_concurrency = value,
                 _ => {}
             }
         }
@@ -289,6 +308,18 @@ impl CampaignForm {
                     target.insert(key.into(), value);
                 }
             }
+        } else if self.target_kind == "s3" {
+            target.insert("store".into(), json!(self.s3_store.trim()));
+            target.insert("prefix".into(), json!(self.s3_prefix.trim()));
+            for (key, text, kind) in [
+                ("part_size", &self.s3_part_size, Kind::Size),
+                ("concurrency", &self.s3_concurrency, Kind::Count),
+                ("object_size", &self.s3_object_size, Kind::Size),
+            ] {
+                if let Some(value) = kind.read(text, &format!("target.{key}"), &mut errors) {
+                    target.insert(key.into(), value);
+                }
+            }
         } else if self.target_kind != "null" && !self.target_path.trim().is_empty() {
             target.insert("path".into(), json!(self.target_path.trim()));
         }
@@ -327,6 +358,8 @@ impl CampaignForm {
             ("block_size", &self.matrix_block_size, Kind::Size),
             ("streams", &self.matrix_streams, Kind::Count),
             ("clients", &self.matrix_clients, Kind::Count),
+            ("part_size", &self.matrix_part_size, Kind::Size),
+            ("concurrency", &self.matrix_concurrency, Kind::Count),
         ] {
             let path = format!("matrix.{key}");
             let values: Vec<Value> = split_list(text)
@@ -384,16 +417,22 @@ impl CampaignForm {
     }
 }
 
-/// The form field a spec path belongs to.
-/// The striped volume's settings the form offers, and their form fields.
-const STRIPED_FIELDS: [(&str, &str); 5] = [
+/// The striped volume's and the object store's settings the form offers, and their form
+/// fields.
+const TARGET_FIELDS: [(&str, &str); 10] = [
     ("disks", "striped_disks"),
     ("disk_mb_s", "striped_disk_mb_s"),
     ("stripe_unit", "striped_stripe_unit"),
     ("controllers", "striped_controllers"),
     ("controller_mb_s", "striped_controller_mb_s"),
+    ("store", "s3_store"),
+    ("prefix", "s3_prefix"),
+    ("part_size", "s3_part_size"),
+    ("concurrency", "s3_concurrency"),
+    ("object_size", "s3_object_size"),
 ];
 
+/// The form field a spec path belongs to.
 fn form_field(path: &str) -> &'static str {
     let head = |prefix: &str| {
         path == prefix
@@ -414,7 +453,7 @@ fn form_field(path: &str) -> &'static str {
         "tape_model"
     } else if head("target.drives") {
         "tape_drives"
-    } else if let Some((_, field)) = STRIPED_FIELDS
+    } else if let Some((_, field)) = TARGET_FIELDS
         .iter()
         .find(|(setting, _)| head(&format!("target.{setting}")))
     {
@@ -435,6 +474,10 @@ fn form_field(path: &str) -> &'static str {
         "matrix_block_size"
     } else if head("matrix.streams") {
         "matrix_streams"
+    } else if head("matrix.part_size") {
+        "matrix_part_size"
+    } else if head("matrix.concurrency") {
+        "matrix_concurrency"
     } else if head("matrix.clients") {
         "matrix_clients"
     } else if head("matrix") {

@@ -27,7 +27,7 @@ pub(super) struct NewTemplate {
     presets: Vec<(&'static str, &'static str)>,
     tests: Vec<(&'static str, &'static str)>,
     tape_models: Vec<(&'static str, String)>,
-    target_kinds: [(&'static str, &'static str); 5],
+    target_kinds: [(&'static str, &'static str); 6],
     error: Option<String>,
     /// What a dry run found: the runs, how long they take, what cannot give a valid run.
     plan: Option<String>,
@@ -62,6 +62,7 @@ pub(super) fn new_page(
             ("device", "device"),
             ("tape", "emulated tape"),
             ("striped", "emulated striped volume"),
+            ("s3", "object store (S3)"),
         ],
         tape_models: crate::spec::TAPE_MODELS
             .iter()

@@ -33,6 +33,8 @@ pub fn run_params() -> RunParams {
         source_rate_mb_s: None,
         clients: None,
         link_mb_s: None,
+        part_size: None,
+        concurrency: None,
     }
 }
 

@@ -71,6 +71,8 @@ impl App {
                 allow_devices: Vec::new(),
                 network: None,
                 restore_dir: data,
+                object_stores: Default::default(),
+                upload_journal: None,
             },
             HostSettings {
                 name: "in-process".to_string(),

@@ -10,4 +10,5 @@ pub mod lab;
 pub mod limits;
 pub mod postgres;
 pub mod runs;
+pub mod s3;
 pub mod wait;

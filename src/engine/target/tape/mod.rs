@@ -502,6 +502,7 @@ impl Target for TapeTarget<'_> {
             from: format!("emulated {} drive", config.model),
             interleaved,
             positioning_s: config.load_s + config.locate_s,
+            figures: None,
         })
     }
 }

@@ -1,0 +1,669 @@
+//! Requests to an object store: each one signed for a few minutes (a presigned URL), sent with
+//! ureq, timed, and tried again after a throttling answer (503 SlowDown), a server error or a
+//! lost connection. Every attempt is counted and every successful request timed in the run's
+//! `RequestTally`. No message built here carries a URL: a signed URL names the access key.
+
+use std::io::Read;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use rusty_s3::actions::{
+    AbortMultipartUpload, CompleteMultipartUpload, CreateMultipartUpload, DeleteObject, GetObject,
+    HeadBucket, ListObjectsV2, S3Action, UploadPart,
+};
+use rusty_s3::{Method, signing};
+use ureq::http::Response;
+
+use super::figures::{RequestClass, RequestTally};
+use super::stores::ObjectStore;
+
+/// How long each signature is good for; a request is signed just before it is sent.
+const SIGNED_FOR: Duration = Duration::from_secs(15 * 60);
+/// Attempts of one request before it fails the run.
+const ATTEMPTS: u32 = 6;
+/// First wait before trying again; it doubles each time, up to `LONGEST_BACKOFF`.
+const FIRST_BACKOFF: Duration = Duration::from_millis(50);
+const LONGEST_BACKOFF: Duration = Duration::from_secs(2);
+/// Longest wait between looks at the run's cancel flag while backing off.
+const NAP: Duration = Duration::from_millis(50);
+/// Longest one request may take: a large part over a slow link.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
+/// Longest the lab waits for a connection.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Most keys a listing asks for at once.
+const LIST_PAGE: usize = 1000;
+
+/// Why a request to a store failed, in words: the operation, the key, what the store said.
+#[derive(Debug, Clone)]
+pub struct S3Failure {
+    /// The HTTP status of the last answer, when there was one.
+    pub status: Option<u16>,
+    /// The S3 error code of the last answer (`NoSuchBucket`, `SignatureDoesNotMatch`).
+    pub code: Option<String>,
+    pub message: String,
+}
+
+impl std::fmt::Display for S3Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// One multipart upload under way: the key and the id the store gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Upload {
+    pub key: String,
+    pub upload_id: String,
+}
+
+/// A connection pool to one store, and the tally its requests are counted in.
+#[derive(Clone)]
+pub struct S3Client {
+    store: ObjectStore,
+    agent: ureq::Agent,
+    tally: Arc<RequestTally>,
+}
+
+impl S3Client {
+    /// A client of `store` whose requests are counted in `tally`.
+    pub fn new(store: &ObjectStore, tally: Arc<RequestTally>) -> Self {
+        Self::with_timeout(store, tally, REQUEST_TIMEOUT)
+    }
+
+    /// A client whose every request gives up after `timeout` (a check at submission).
+    pub fn with_timeout(store: &ObjectStore, tally: Arc<RequestTally>, timeout: Duration) -> Self {
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(timeout))
+            .timeout_connect(Some(CONNECT_TIMEOUT.min(timeout)))
+            .max_redirects(0)
+            .max_idle_connections_per_host(256)
+            .build()
+            .new_agent();
+        Self {
+            store: store.clone(),
+            agent,
+            tally,
+        }
+    }
+
+    /// The tally this client's requests are counted in.
+    pub fn tally(&self) -> Arc<RequestTally> {
+        Arc::clone(&self.tally)
+    }
+
+    /// The store this client writes to.
+    pub fn store(&self) -> &ObjectStore {
+        &self.store
+    }
+
+    /// Whether the bucket exists and the credentials are accepted: one HEAD, not retried.
+    pub fn check_bucket(&self) -> Result<(), S3Failure> {
+        let url =
+            HeadBucket::new(&self.store.bucket, self.store.credentials.as_ref()).sign(SIGNED_FOR);
+        let answer = self.agent.head(url.as_str()).call();
+        match answer {
+            Ok(response) if response.status().is_success() => Ok(()),
+            Ok(response) => {
+                let status = response.status().as_u16();
+                let message = match status {
+                    404 => format!(
+                        "{}: the bucket {} does not exist",
+                        self.store.words(),
+                        self.store.bucket.name()
+                    ),
+                    401 | 403 => format!(
+                        "{}: the store refused the lab's credentials for the bucket (HTTP \
+                         {status}); check the access key and secret the lab was started with",
+                        self.store.words()
+                    ),
+                    _ => format!(
+                        "{}: the bucket cannot be used (HTTP {status})",
+                        self.store.words()
+                    ),
+                };
+                Err(S3Failure {
+                    status: Some(status),
+                    code: None,
+                    message,
+                })
+            }
+            Err(error) => Err(S3Failure {
+                status: None,
+                code: None,
+                message: format!(
+                    "{}: cannot be reached: {}",
+                    self.store.words(),
+                    describe(&error)
+                ),
+            }),
+        }
+    }
+
+    /// Starts a multipart upload of `key`.
+    pub fn create_upload(&self, key: &str, give_up: &AtomicBool) -> Result<Upload, S3Failure> {
+        let mut response = self.send(
+            RequestClass::Other,
+            "start an upload of",
+            key,
+            give_up,
+            || {
+                let url = CreateMultipartUpload::new(
+                    &self.store.bucket,
+                    self.store.credentials.as_ref(),
+                    key,
+                )
+                .sign(SIGNED_FOR);
+                self.agent.post(url.as_str()).send_empty()
+            },
+        )?;
+        let body = read_text(&mut response, "start an upload of", key)?;
+        let parsed = CreateMultipartUpload::parse_response(&body).map_err(|error| S3Failure {
+            status: None,
+            code: None,
+            message: format!(
+                "starting an upload of {key}: the store's answer is unreadable: {error}"
+            ),
+        })?;
+        Ok(Upload {
+            key: key.to_string(),
+            upload_id: parsed.upload_id().to_string(),
+        })
+    }
+
+    /// Uploads part `number` (from 1) of an upload; returns its ETag.
+    pub fn upload_part(
+        &self,
+        upload: &Upload,
+        number: u16,
+        data: &[u8],
+        give_up: &AtomicBool,
+    ) -> Result<String, S3Failure> {
+        let what = format!("upload part {number} of");
+        let mut response = self.send(RequestClass::Part, &what, &upload.key, give_up, || {
+            let url = UploadPart::new(
+                &self.store.bucket,
+                self.store.credentials.as_ref(),
+                &upload.key,
+                number,
+                &upload.upload_id,
+            )
+            .sign(SIGNED_FOR);
+            self.agent.put(url.as_str()).send(data)
+        })?;
+        let etag = response
+            .headers()
+            .get("etag")
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_string);
+        drain(&mut response);
+        etag.ok_or_else(|| S3Failure {
+            status: None,
+            code: None,
+            message: format!("{what} {}: the store gave no ETag", upload.key),
+        })
+    }
+
+    /// Completes an upload from its parts' ETags, in order.
+    pub fn complete(
+        &self,
+        upload: &Upload,
+        etags: &[String],
+        give_up: &AtomicBool,
+    ) -> Result<(), S3Failure> {
+        let started = Instant::now();
+        let mut response = self.send(
+            RequestClass::Complete,
+            "complete the upload of",
+            &upload.key,
+            give_up,
+            || {
+                let action = CompleteMultipartUpload::new(
+                    &self.store.bucket,
+                    self.store.credentials.as_ref(),
+                    &upload.key,
+                    &upload.upload_id,
+                    etags.iter().map(String::as_str),
+                );
+                let url = action.sign(SIGNED_FOR);
+                let body = action.body();
+                self.agent.post(url.as_str()).send(body.as_bytes())
+            },
+        )?;
+        // A store may answer 200 and carry an error in the body while it assembles the parts.
+        let body = read_text(&mut response, "complete the upload of", &upload.key)?;
+        self.tally.completed(started.elapsed());
+        if body.contains("<Error>") {
+            let (code, message) = error_of(&body);
+            return Err(S3Failure {
+                status: Some(200),
+                code,
+                message: format!(
+                    "completing the upload of {}: {}",
+                    upload.key,
+                    message.unwrap_or_else(|| "the store reported an error".to_string())
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Aborts an upload, removing its parts.
+    pub fn abort(&self, upload: &Upload, give_up: &AtomicBool) -> Result<(), S3Failure> {
+        let mut response = self.send(
+            RequestClass::Other,
+            "abort the upload of",
+            &upload.key,
+            give_up,
+            || {
+                let url = AbortMultipartUpload::new(
+                    &self.store.bucket,
+                    self.store.credentials.as_ref(),
+                    &upload.key,
+                    &upload.upload_id,
+                )
+                .sign(SIGNED_FOR);
+                self.agent.delete(url.as_str()).call()
+            },
+        );
+        match &mut response {
+            Ok(response) => {
+                drain(response);
+                Ok(())
+            }
+            // Gone already: nothing to abort.
+            Err(failure) if failure.status == Some(404) => Ok(()),
+            Err(failure) => Err(failure.clone()),
+        }
+    }
+
+    /// Removes one object; one that is not there counts as removed.
+    pub fn delete(&self, key: &str, give_up: &AtomicBool) -> Result<(), S3Failure> {
+        let response = self.send(RequestClass::Other, "remove", key, give_up, || {
+            let url = DeleteObject::new(&self.store.bucket, self.store.credentials.as_ref(), key)
+                .sign(SIGNED_FOR);
+            self.agent.delete(url.as_str()).call()
+        });
+        match response {
+            Ok(mut response) => {
+                drain(&mut response);
+                Ok(())
+            }
+            Err(failure) if failure.status == Some(404) => Ok(()),
+            Err(failure) => Err(failure),
+        }
+    }
+
+    /// Reads `buf.len()` bytes of `key` from `offset`: one ranged GET.
+    pub fn get_range(
+        &self,
+        key: &str,
+        offset: u64,
+        buf: &mut [u8],
+        give_up: &AtomicBool,
+    ) -> Result<(), S3Failure> {
+        let end = offset + buf.len() as u64 - 1;
+        let range = format!("bytes={offset}-{end}");
+        let started = Instant::now();
+        let mut response = self.send(RequestClass::Get, "read", key, give_up, || {
+            let url = GetObject::new(&self.store.bucket, self.store.credentials.as_ref(), key)
+                .sign(SIGNED_FOR);
+            self.agent.get(url.as_str()).header("Range", &range).call()
+        })?;
+        let read = response
+            .body_mut()
+            .with_config()
+            .limit(buf.len() as u64 + 1)
+            .reader()
+            .read_exact(buf);
+        // A read's latency is its whole answer: the data is what a restore waits for.
+        self.tally.latency(RequestClass::Get, started.elapsed());
+        read.map_err(|error| S3Failure {
+            status: None,
+            code: None,
+            message: format!("reading {key} at {offset}: {error}"),
+        })
+    }
+
+    /// Every key under `prefix`, with its size.
+    pub fn list_objects(
+        &self,
+        prefix: &str,
+        give_up: &AtomicBool,
+    ) -> Result<Vec<(String, u64)>, S3Failure> {
+        let mut found = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let mut response = self.send(RequestClass::Other, "list", prefix, give_up, || {
+                let mut action =
+                    ListObjectsV2::new(&self.store.bucket, self.store.credentials.as_ref());
+                action.with_prefix(prefix);
+                action.with_max_keys(LIST_PAGE);
+                if let Some(token) = &token {
+                    action.with_continuation_token(token.as_str());
+                }
+                let url = action.sign(SIGNED_FOR);
+                self.agent.get(url.as_str()).call()
+            })?;
+            let body = read_text(&mut response, "list", prefix)?;
+            let page = ListObjectsV2::parse_response(&body).map_err(|error| S3Failure {
+                status: None,
+                code: None,
+                message: format!("listing {prefix}: the store's answer is unreadable: {error}"),
+            })?;
+            found.extend(
+                page.contents
+                    .into_iter()
+                    .map(|object| (object.key, object.size)),
+            );
+            match page.next_continuation_token {
+                Some(next) if !next.is_empty() => token = Some(next),
+                _ => return Ok(found),
+            }
+        }
+    }
+
+    /// Every multipart upload under way whose key starts with `prefix`.
+    pub fn list_uploads(
+        &self,
+        prefix: &str,
+        give_up: &AtomicBool,
+    ) -> Result<Vec<Upload>, S3Failure> {
+        let mut found = Vec::new();
+        let mut markers: Option<(String, String)> = None;
+        loop {
+            let mut response = self.send(
+                RequestClass::Other,
+                "list the uploads under",
+                prefix,
+                give_up,
+                || {
+                    let mut query = vec![("uploads", ""), ("prefix", prefix)];
+                    if let Some((key, id)) = &markers {
+                        query.push(("key-marker", key.as_str()));
+                        query.push(("upload-id-marker", id.as_str()));
+                    }
+                    let (key, secret) = self
+                        .store
+                        .credentials
+                        .as_ref()
+                        .map_or(("", ""), |credentials| {
+                            (credentials.key(), credentials.secret())
+                        });
+                    let mut url = self.store.bucket.base_url().clone();
+                    let url = if self.store.credentials.is_some() {
+                        signing::sign(
+                            &jiff_now(),
+                            Method::Get,
+                            url,
+                            key,
+                            secret,
+                            None,
+                            self.store.bucket.region(),
+                            SIGNED_FOR.as_secs(),
+                            query.iter().copied(),
+                            std::iter::empty(),
+                        )
+                    } else {
+                        url.query_pairs_mut().extend_pairs(query.iter().copied());
+                        url
+                    };
+                    self.agent.get(url.as_str()).call()
+                },
+            )?;
+            let body = read_text(&mut response, "list the uploads under", prefix)?;
+            let page = parse_uploads(&body).map_err(|error| S3Failure {
+                status: None,
+                code: None,
+                message: format!("listing the uploads under {prefix}: {error}"),
+            })?;
+            found.extend(page.uploads);
+            match page.next {
+                Some(next) => markers = Some(next),
+                None => return Ok(found),
+            }
+        }
+    }
+
+    /// Sends one request until it succeeds, fails for good, or the run gives up; `attempt`
+    /// signs and sends it afresh each time.
+    fn send(
+        &self,
+        class: RequestClass,
+        what: &str,
+        key: &str,
+        give_up: &AtomicBool,
+        mut attempt: impl FnMut() -> Result<Response<ureq::Body>, ureq::Error>,
+    ) -> Result<Response<ureq::Body>, S3Failure> {
+        let mut backoff = FIRST_BACKOFF;
+        let mut last = None;
+        for tried in 1..=ATTEMPTS {
+            if give_up.load(Ordering::Relaxed) {
+                break;
+            }
+            let started = Instant::now();
+            let answer = attempt();
+            let took = started.elapsed();
+            let failure = match answer {
+                Ok(response) if response.status().is_success() => {
+                    self.tally.answered(class, took);
+                    return Ok(response);
+                }
+                Ok(mut response) => {
+                    let status = response.status().as_u16();
+                    let body = response
+                        .body_mut()
+                        .with_config()
+                        .limit(64 << 10)
+                        .read_to_string()
+                        .unwrap_or_default();
+                    let (code, message) = error_of(&body);
+                    let throttled = status == 503 || status == 429;
+                    self.tally.refused(throttled);
+                    let failure = S3Failure {
+                        status: Some(status),
+                        code: code.clone(),
+                        message: format!(
+                            "{what} {key}: the store answered {status}{}{}",
+                            code.map(|code| format!(" {code}")).unwrap_or_default(),
+                            message
+                                .map(|message| format!(": {message}"))
+                                .unwrap_or_default()
+                        ),
+                    };
+                    if !(throttled || matches!(status, 500 | 502 | 504)) {
+                        return Err(failure);
+                    }
+                    failure
+                }
+                Err(error) => {
+                    self.tally.refused(false);
+                    let failure = S3Failure {
+                        status: None,
+                        code: None,
+                        message: format!("{what} {key}: {}", describe(&error)),
+                    };
+                    if !retryable(&error) {
+                        return Err(failure);
+                    }
+                    failure
+                }
+            };
+            last = Some(failure);
+            if tried < ATTEMPTS {
+                self.tally.retried();
+                if !nap(backoff, give_up) {
+                    break;
+                }
+                backoff = (backoff * 2).min(LONGEST_BACKOFF);
+            }
+        }
+        Err(last.unwrap_or_else(|| S3Failure {
+            status: None,
+            code: None,
+            message: format!("{what} {key}: cancelled"),
+        }))
+    }
+}
+
+/// Sleeps `total` unless `give_up` is raised first; `false` when it was.
+fn nap(total: Duration, give_up: &AtomicBool) -> bool {
+    let jitter = Duration::from_micros(rand::random::<u64>() % (total.as_micros() as u64 / 4 + 1));
+    let until = Instant::now() + total + jitter;
+    while Instant::now() < until {
+        if give_up.load(Ordering::Relaxed) {
+            return false;
+        }
+        std::thread::sleep(NAP.min(until.saturating_duration_since(Instant::now())));
+    }
+    true
+}
+
+fn jiff_now() -> jiff::Timestamp {
+    jiff::Timestamp::now()
+}
+
+/// Whether a failed attempt may succeed when made again.
+fn retryable(error: &ureq::Error) -> bool {
+    matches!(
+        error,
+        ureq::Error::Io(_)
+            | ureq::Error::Timeout(_)
+            | ureq::Error::ConnectionFailed
+            | ureq::Error::Protocol(_)
+    )
+}
+
+/// A failed request in words, without its URL.
+fn describe(error: &ureq::Error) -> String {
+    match error {
+        ureq::Error::Io(error) => error.to_string(),
+        ureq::Error::Timeout(which) => format!("timed out ({which})"),
+        ureq::Error::HostNotFound => "the store's host name does not resolve".to_string(),
+        ureq::Error::ConnectionFailed => "the connection was refused or failed".to_string(),
+        ureq::Error::Protocol(error) => format!("the store broke the HTTP protocol: {error}"),
+        ureq::Error::Tls(message) => format!("TLS: {message}"),
+        ureq::Error::Rustls(error) => format!("TLS: {error}"),
+        ureq::Error::BodyExceedsLimit(_) => {
+            "the store's answer was longer than expected".to_string()
+        }
+        _ => "the request could not be made".to_string(),
+    }
+}
+
+/// Reads an answer's body as text.
+fn read_text(
+    response: &mut Response<ureq::Body>,
+    what: &str,
+    key: &str,
+) -> Result<String, S3Failure> {
+    response
+        .body_mut()
+        .with_config()
+        .limit(16 << 20)
+        .read_to_string()
+        .map_err(|error| S3Failure {
+            status: None,
+            code: None,
+            message: format!(
+                "{what} {key}: reading the store's answer failed: {}",
+                describe(&error)
+            ),
+        })
+}
+
+/// Reads what is left of an answer, so its connection can be used again.
+fn drain(response: &mut Response<ureq::Body>) {
+    let _ = response
+        .body_mut()
+        .with_config()
+        .limit(1 << 20)
+        .read_to_vec();
+}
+
+/// The `Code` and `Message` of an S3 error document.
+fn error_of(body: &str) -> (Option<String>, Option<String>) {
+    let Ok(document) = roxmltree::Document::parse(body) else {
+        return (None, None);
+    };
+    let text = |name: &str| {
+        document
+            .descendants()
+            .find(|node| node.has_tag_name(name))
+            .and_then(|node| node.text())
+            .map(str::to_string)
+    };
+    (text("Code"), text("Message"))
+}
+
+/// One page of a ListMultipartUploads answer.
+struct UploadsPage {
+    uploads: Vec<Upload>,
+    /// The key and upload id markers of the next page, when the answer was truncated.
+    next: Option<(String, String)>,
+}
+
+fn parse_uploads(body: &str) -> Result<UploadsPage, String> {
+    let document = roxmltree::Document::parse(body)
+        .map_err(|error| format!("the store's answer is unreadable: {error}"))?;
+    let root = document.root_element();
+    let child_text = |node: roxmltree::Node<'_, '_>, name: &str| {
+        node.children()
+            .find(|child| child.has_tag_name(name))
+            .and_then(|child| child.text())
+            .map(str::to_string)
+    };
+    let uploads = root
+        .children()
+        .filter(|node| node.has_tag_name("Upload"))
+        .filter_map(|node| {
+            Some(Upload {
+                key: child_text(node, "Key")?,
+                upload_id: child_text(node, "UploadId")?,
+            })
+        })
+        .collect();
+    let truncated = child_text(root, "IsTruncated").is_some_and(|text| text == "true");
+    let next = match (
+        truncated,
+        child_text(root, "NextKeyMarker"),
+        child_text(root, "NextUploadIdMarker"),
+    ) {
+        (true, Some(key), Some(id)) => Some((key, id)),
+        _ => None,
+    };
+    Ok(UploadsPage { uploads, next })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_uploads_listing_reads_its_keys_ids_and_next_page() {
+        let body = r#"<?xml version="1.0" encoding="UTF-8"?>
+<ListMultipartUploadsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">
+  <Bucket>b</Bucket><IsTruncated>true</IsTruncated>
+  <NextKeyMarker>p/k2</NextKeyMarker><NextUploadIdMarker>u2</NextUploadIdMarker>
+  <Upload><Key>p/k1</Key><UploadId>u1</UploadId></Upload>
+  <Upload><Key>p/k2</Key><UploadId>u2</UploadId></Upload>
+</ListMultipartUploadsResult>"#;
+        let page = parse_uploads(body).expect("parses");
+        assert_eq!(page.uploads.len(), 2);
+        assert_eq!(page.uploads[1].upload_id, "u2");
+        assert_eq!(page.next, Some(("p/k2".to_string(), "u2".to_string())));
+    }
+
+    #[test]
+    fn an_error_document_gives_its_code_and_message() {
+        let body = "<Error><Code>SlowDown</Code><Message>Reduce your rate</Message></Error>";
+        assert_eq!(
+            error_of(body),
+            (
+                Some("SlowDown".to_string()),
+                Some("Reduce your rate".to_string())
+            )
+        );
+    }
+}

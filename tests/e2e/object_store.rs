@@ -1,0 +1,273 @@
+//! An object store as a backup target, against a real S3 server (s3s-fs, started here): a
+//! campaign writes, backs up and restores through multipart uploads and ranged reads; the
+//! store's figures reach the page; nothing is left in the bucket after the campaign, after a
+//! kill -9 of the lab mid-upload, and a store that cannot be used is refused at submission.
+
+use std::time::Duration;
+
+use rustix::process::Signal;
+use serde_json::{Value, json};
+
+use crate::support::fixtures::{create_dataset, scratch};
+use crate::support::lab::{Lab, LabOptions};
+use crate::support::s3::{BUCKET, S3Server};
+
+/// A lab that knows the server's bucket as store `lab` (with the right credentials, or not),
+/// and a bucket that does not exist as store `nobucket`.
+fn options(server: &S3Server, right_credentials: bool) -> LabOptions {
+    let mut extra = Vec::new();
+    extra.extend(server.store_flag("lab", BUCKET));
+    extra.extend(server.store_flag("nobucket", "no-such-bucket"));
+    LabOptions {
+        extra,
+        env: server.credentials(right_credentials),
+        ..LabOptions::default()
+    }
+}
+
+/// What a second client, rclone, lists in the bucket; `None` where rclone is not installed.
+fn rclone_listing(server: &S3Server) -> Option<Vec<String>> {
+    let output = std::process::Command::new("rclone")
+        .args(["lsf", "-R", "--files-only", &format!("probe:{BUCKET}")])
+        // A CA bundle for TLS the machine may name is of no use on plain HTTP, and rclone
+        // refuses to start with one on a plain transport.
+        .env_remove("AWS_CA_BUNDLE")
+        .env("RCLONE_CONFIG_PROBE_TYPE", "s3")
+        .env("RCLONE_CONFIG_PROBE_PROVIDER", "Other")
+        .env(
+            "RCLONE_CONFIG_PROBE_ENDPOINT",
+            format!("http://{}", server.addr),
+        )
+        .env(
+            "RCLONE_CONFIG_PROBE_ACCESS_KEY_ID",
+            crate::support::s3::ACCESS_KEY,
+        )
+        .env(
+            "RCLONE_CONFIG_PROBE_SECRET_ACCESS_KEY",
+            crate::support::s3::SECRET_KEY,
+        )
+        .env("RCLONE_CONFIG_PROBE_FORCE_PATH_STYLE", "true")
+        .output()
+        .ok()?;
+    assert!(
+        output.status.success(),
+        "rclone lsf: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Some(
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(str::to_string)
+            .filter(|line| !line.is_empty())
+            .collect(),
+    )
+}
+
+/// Nothing of the lab's in the bucket: no object, no upload under way, as the server's own
+/// directory and a second client see it.
+fn assert_nothing_left(server: &S3Server, when: &str) {
+    assert_eq!(
+        server.uploads(),
+        Vec::<String>::new(),
+        "uploads left {when}"
+    );
+    assert_eq!(
+        server.objects(),
+        Vec::<String>::new(),
+        "objects left {when}"
+    );
+    if let Some(listing) = rclone_listing(server) {
+        assert_eq!(listing, Vec::<String>::new(), "rclone lists objects {when}");
+    }
+}
+
+#[tokio::test]
+async fn a_campaign_into_an_object_store_writes_backs_up_and_restores_and_leaves_nothing() {
+    let server = S3Server::start();
+    let lab = Lab::fresh(&options(&server, true));
+    let source = lab.data_dir.join("src");
+    create_dataset(&source, "48M");
+    let spec = json!({
+        "name": "s3",
+        "source": {"paths": [source]},
+        "target": {"kind": "s3", "store": "lab", "prefix": "nightly/", "part_size": "5M",
+                   "concurrency": 4, "object_size": "20M"},
+        "tests": ["tape_write", "full_backup", "restore"],
+        "params": {"buffers": 8, "block_size": "1M", "streams": 2, "size": "48M",
+                   "duration_s": 30, "time_based": false}
+    });
+    let id = lab.submit(&spec).await;
+    let campaign = lab
+        .wait_status(&id, &["done", "failed"], Duration::from_secs(240))
+        .await;
+    let runs = campaign["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 3);
+    for run in runs {
+        let result = &run["result"];
+        assert_eq!(run["status"], "done", "{run}");
+        assert!(
+            result["bytes"].as_u64().unwrap_or(0) >= 40 << 20,
+            "{result}"
+        );
+        let s3 = &result["s3"];
+        assert!(s3["requests"].as_u64().unwrap_or(0) > 0, "{run}");
+        assert!(s3["requests_per_s"].as_f64().unwrap_or(0.0) > 0.0, "{s3}");
+        assert_eq!(s3["part_size"], 5 << 20);
+        assert_eq!(s3["concurrency"], 4);
+        if result["test"] == "restore" {
+            let gets = &s3["ranged_gets"];
+            // 48 MiB in 5 MiB ranges: ten reads.
+            assert_eq!(gets["requests"], 10, "{s3}");
+            assert!(
+                gets["p99_ms"].as_f64().unwrap_or(0.0) >= gets["p50_ms"].as_f64().unwrap_or(0.0)
+            );
+        } else {
+            // 48 MiB over two streams, 20 MiB objects of 5 MiB parts.
+            let parts = s3["part_uploads"]["requests"].as_u64().unwrap_or(0);
+            assert!(parts >= 10, "{s3}");
+            assert!(
+                s3["completions"]["requests"].as_u64().unwrap_or(0) >= 2,
+                "{s3}"
+            );
+            assert!(
+                s3["part_uploads"]["max_ms"].as_f64().unwrap_or(0.0) > 0.0,
+                "{s3}"
+            );
+            assert!(s3["completing_s"].as_f64().unwrap_or(-1.0) >= 0.0, "{s3}");
+            assert_eq!(s3["throttled"], 0);
+        }
+    }
+    let page = lab.get_text(&format!("/campaigns/{id}")).await;
+    for words in [
+        "S3 store lab",
+        "parts of 5 MiB uploaded",
+        "p99",
+        "ranged reads",
+        "throttled",
+    ] {
+        assert!(page.contains(words), "the page shows {words:?}");
+    }
+    let csv = lab
+        .get_text(&format!("/api/campaigns/{id}/results.csv"))
+        .await;
+    assert!(
+        csv.lines().next().unwrap_or("").contains("s3_part_p99_ms"),
+        "{csv}"
+    );
+    let report = lab.get_text(&format!("/campaigns/{id}/report.html")).await;
+    assert!(!report.contains(crate::support::s3::SECRET_KEY));
+    assert!(!lab.log().contains(crate::support::s3::SECRET_KEY));
+    assert!(
+        !lab.log().contains(crate::support::s3::ACCESS_KEY),
+        "no key id in the log"
+    );
+    assert_nothing_left(&server, "after the campaign");
+}
+
+#[tokio::test]
+async fn a_store_that_cannot_be_used_is_refused_at_submission_naming_the_field() {
+    let server = S3Server::start();
+    let lab = Lab::fresh(&options(&server, true));
+    let wrong = Lab::fresh(&options(&server, false));
+    let spec = |target: Value| {
+        json!({
+            "name": "refused",
+            "source": {"generated": {"size": "16M"}},
+            "target": target,
+            "tests": ["tape_write"],
+        })
+    };
+    let refused = async |lab: &Lab, target: Value, field: &str, words: &str| {
+        let response = lab.post_json("/api/campaigns", &spec(target)).await;
+        let status = response.status().as_u16();
+        let body: Value = response.json().await.expect("JSON");
+        assert!((400..500).contains(&status), "{status}: {body}");
+        let message = body["fields"][field]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(message.contains(words), "{field}: {body}");
+        assert!(!body.to_string().contains(crate::support::s3::SECRET_KEY));
+    };
+    refused(
+        &lab,
+        json!({"kind": "s3", "store": "elsewhere"}),
+        "target.store",
+        "no store named elsewhere",
+    )
+    .await;
+    refused(
+        &lab,
+        json!({"kind": "s3", "store": "nobucket"}),
+        "target.store",
+        "does not exist",
+    )
+    .await;
+    refused(
+        &wrong,
+        json!({"kind": "s3", "store": "lab"}),
+        "target.store",
+        "refused the lab's credentials",
+    )
+    .await;
+    refused(
+        &lab,
+        json!({"kind": "s3", "store": "lab", "endpoint": "http://169.254.169.254/"}),
+        "target.endpoint",
+        "cannot be given in a spec",
+    )
+    .await;
+    assert!(server.files().is_empty(), "{:?}", server.files());
+}
+
+#[tokio::test]
+async fn a_lab_killed_mid_upload_aborts_the_upload_at_restart_and_runs_it_again() {
+    let server = S3Server::start();
+    let root = scratch();
+    let mut lab = Lab::start(root.path(), &options(&server, true));
+    let spec = json!({
+        "name": "kill",
+        "source": {"generated": {"size": "4G"}},
+        "target": {"kind": "s3", "store": "lab", "part_size": "5M", "concurrency": 2,
+                   "object_size": "4G"},
+        "tests": ["tape_write"],
+        "params": {"buffers": 4, "block_size": "1M", "streams": 1, "duration_s": 2,
+                   "size": "4G", "time_based": false}
+    });
+    let id = lab.submit(&spec).await;
+    // An upload is under way once the server holds its first part.
+    crate::support::wait::wait_until(
+        "a part on the server",
+        Duration::from_secs(60),
+        Duration::from_millis(20),
+        async || {
+            let uploads = server.uploads();
+            if uploads.iter().any(|file| file.contains(".part-")) {
+                Ok(())
+            } else {
+                Err(format!("{uploads:?}"))
+            }
+        },
+    )
+    .await;
+    lab.signal(Signal::KILL);
+    let _ = lab.wait_exit(Duration::from_secs(5)).await;
+    assert!(
+        !server.uploads().is_empty(),
+        "a killed lab cannot abort its upload"
+    );
+    drop(lab);
+
+    let lab = Lab::start(root.path(), &options(&server, true));
+    let campaign = lab
+        .wait_status(&id, &["done", "failed"], Duration::from_secs(120))
+        .await;
+    assert_eq!(campaign["runs"][0]["status"], "done", "{campaign}");
+    assert!(
+        lab.log()
+            .contains("removed what an interrupted run left in object stores"),
+        "{}",
+        lab.log()
+    );
+    assert_nothing_left(&server, "after the restart");
+}
