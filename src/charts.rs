@@ -736,13 +736,15 @@ pub fn stages_chart(
 }
 
 /// The parameter a sweep chart runs along: clients when a network sweep varies them (as seed
-/// 000 plots), else streams when they vary, else block size (seed 001's transfer-size curve,
-/// on a log scale).
+/// 000 plots), else an object store's part size or parts in flight when they vary, else
+/// streams when they vary, else block size (seed 001's transfer-size curve, on a log scale).
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum SweepAxis {
     Clients,
     Streams,
     BlockSize,
+    PartSize,
+    Concurrency,
 }
 
 impl SweepAxis {
@@ -753,6 +755,10 @@ impl SweepAxis {
         };
         if varies(|p| u64::from(p.clients)) {
             SweepAxis::Clients
+        } else if varies(|p| p.part_size) {
+            SweepAxis::PartSize
+        } else if varies(|p| u64::from(p.concurrency)) {
+            SweepAxis::Concurrency
         } else if !varies(|p| u64::from(p.streams)) && varies(|p| p.block_size) {
             SweepAxis::BlockSize
         } else {
@@ -765,6 +771,8 @@ impl SweepAxis {
             SweepAxis::Clients => "clients",
             SweepAxis::Streams => "streams",
             SweepAxis::BlockSize => "block size",
+            SweepAxis::PartSize => "part size",
+            SweepAxis::Concurrency => "parts in flight",
         }
     }
 
@@ -773,6 +781,8 @@ impl SweepAxis {
             SweepAxis::Clients => f64::from(point.clients),
             SweepAxis::Streams => f64::from(point.streams),
             SweepAxis::BlockSize => (point.block_size.max(1) as f64).log2(),
+            SweepAxis::PartSize => (point.part_size.max(1) as f64).log2(),
+            SweepAxis::Concurrency => f64::from(point.concurrency),
         }
     }
 
@@ -780,21 +790,34 @@ impl SweepAxis {
     fn line(self, point: &Drawn) -> (u32, u64) {
         match self {
             SweepAxis::BlockSize => (point.buffers, u64::from(point.streams)),
+            SweepAxis::PartSize => (point.concurrency, u64::from(point.streams)),
+            SweepAxis::Concurrency => (point.streams, point.part_size),
             _ => (point.buffers, point.block_size),
         }
     }
 
-    fn line_label(self, (buffers, other): (u32, u64)) -> String {
+    fn line_label(self, (first, other): (u32, u64)) -> String {
+        let streams = |count: u64| match count {
+            1 => "1 stream".to_string(),
+            _ => format!("{count} streams"),
+        };
         match self {
-            SweepAxis::BlockSize if other == 1 => format!("{buffers} buffers, 1 stream"),
-            SweepAxis::BlockSize => format!("{buffers} buffers, {other} streams"),
-            _ => format!("{buffers} × {}", format_bytes(other)),
+            SweepAxis::BlockSize => format!("{first} buffers, {}", streams(other)),
+            SweepAxis::PartSize => format!("{first} in flight, {}", streams(other)),
+            SweepAxis::Concurrency => format!(
+                "{} parts, {}",
+                format_bytes(other),
+                streams(u64::from(first))
+            ),
+            _ => format!("{first} × {}", format_bytes(other)),
         }
     }
 
     fn legend_title(self) -> &'static str {
         match self {
             SweepAxis::BlockSize => "buffers, streams",
+            SweepAxis::PartSize => "in flight, streams",
+            SweepAxis::Concurrency => "part size, streams",
             _ => "buffers × block",
         }
     }
@@ -804,7 +827,7 @@ impl SweepAxis {
             return String::new();
         }
         match self {
-            SweepAxis::BlockSize => format_bytes(2f64.powf(x.round()) as u64),
+            SweepAxis::BlockSize | SweepAxis::PartSize => format_bytes(2f64.powf(x.round()) as u64),
             _ => format!("{x:.0}"),
         }
     }
@@ -818,6 +841,9 @@ struct Drawn {
     block_size: u64,
     streams: u32,
     clients: u32,
+    /// An object store's part size and parts in flight per stream; 0 for other targets.
+    part_size: u64,
+    concurrency: u32,
     median: f64,
     min: f64,
     max: f64,
@@ -844,6 +870,8 @@ fn points_of(points: &[Point], test: Option<TestKind>) -> Vec<Drawn> {
                 block_size: p.params.block_size,
                 streams: p.params.streams,
                 clients: p.clients(),
+                part_size: p.params.part_size.unwrap_or(0),
+                concurrency: p.params.concurrency.unwrap_or(0),
                 median: figure.mb_per_s,
                 min: figure.min,
                 max: figure.max,
@@ -968,8 +996,132 @@ pub fn matrix_chart(
     })
 }
 
+/// What a heat map's rows and columns are: buffers × block size, or for a sweep of an object
+/// store's uploads, parts in flight × part size. The other parameters make the panels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Grid {
+    BuffersByBlock,
+    ConcurrencyByPartSize,
+}
+
+/// A point's place on a heat map: its panel (clients, streams, and on the object-store grid
+/// buffers and block size), row and column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Cell {
+    panel: (u32, u32, u32, u64),
+    row: u64,
+    column: u64,
+}
+
+impl Grid {
+    fn of(points: &[Drawn]) -> Grid {
+        let first = points.first();
+        let varies =
+            |value: fn(&Drawn) -> u64| points.iter().any(|p| Some(value(p)) != first.map(value));
+        if varies(|p| p.part_size) || varies(|p| u64::from(p.concurrency)) {
+            Grid::ConcurrencyByPartSize
+        } else {
+            Grid::BuffersByBlock
+        }
+    }
+
+    /// Where the setting lies.
+    fn cell(self, setting: Setting) -> Cell {
+        let Setting {
+            buffers,
+            block_size,
+            streams,
+            clients,
+            part_size,
+            concurrency,
+        } = setting;
+        match self {
+            Grid::BuffersByBlock => Cell {
+                panel: (clients, streams, 0, 0),
+                row: u64::from(buffers),
+                column: block_size,
+            },
+            Grid::ConcurrencyByPartSize => Cell {
+                panel: (clients, streams, buffers, block_size),
+                row: u64::from(concurrency),
+                column: part_size,
+            },
+        }
+    }
+
+    fn caption(self) -> &'static str {
+        match self {
+            Grid::BuffersByBlock => "rows are buffers, columns block sizes",
+            Grid::ConcurrencyByPartSize => "rows are parts in flight, columns part sizes",
+        }
+    }
+
+    fn row_label(self, row: u64) -> String {
+        match self {
+            Grid::BuffersByBlock => format!("{row} buf"),
+            Grid::ConcurrencyByPartSize => format!("{row} fly"),
+        }
+    }
+
+    /// A panel's title: its streams (and clients), and on the object-store grid the ring when
+    /// the panels differ in it.
+    fn title(self, panel: (u32, u32, u32, u64), rings_differ: bool) -> String {
+        let (clients, streams, buffers, block_size) = panel;
+        let mut title = if streams == 1 {
+            "1 stream".to_string()
+        } else {
+            format!("{streams} streams")
+        };
+        if clients > 0 {
+            title = format!("{clients} clients × {title}");
+        }
+        if self == Grid::ConcurrencyByPartSize && rings_differ {
+            title = format!("{title}, {buffers} × {}", format_bytes(block_size));
+        }
+        title
+    }
+}
+
+/// The parameters a heat map places a point by; `part_size` and `concurrency` are 0 for
+/// targets other than an object store.
+#[derive(Debug, Clone, Copy)]
+struct Setting {
+    buffers: u32,
+    block_size: u64,
+    streams: u32,
+    clients: u32,
+    part_size: u64,
+    concurrency: u32,
+}
+
+impl Drawn {
+    fn setting(&self) -> Setting {
+        Setting {
+            buffers: self.buffers,
+            block_size: self.block_size,
+            streams: self.streams,
+            clients: self.clients,
+            part_size: self.part_size,
+            concurrency: self.concurrency,
+        }
+    }
+}
+
+/// A point's setting as the heat map places it, whether or not it has a figure.
+fn setting_of(point: &Point) -> Setting {
+    Setting {
+        buffers: point.params.buffers,
+        block_size: point.params.block_size,
+        streams: point.params.streams,
+        clients: point.clients(),
+        part_size: point.params.part_size.unwrap_or(0),
+        concurrency: point.params.concurrency.unwrap_or(0),
+    }
+}
+
 /// A sweep as a heat map: a panel per stream count (and client count, for a network sweep),
-/// rows of buffers, columns of block sizes; each cell's shade is its median MB/s on one scale for
+/// rows of buffers, columns of block sizes (rows of parts in flight and columns of part sizes
+/// for an object store's uploads: `Grid`); each cell's shade is its median MB/s on one scale for
 /// all panels, with the figure and the repeats' spread written in it; the best cell outlined.
 pub fn heatmap_chart(
     points: &[Point],
@@ -977,18 +1129,22 @@ pub fn heatmap_chart(
     width: Width,
 ) -> Result<String, ChartError> {
     let shown = points_of(points, test);
-    // A panel per client count and stream count: a network sweep may vary both.
-    let panel_of = |p: &Drawn| (p.clients, p.streams);
+    let grid = Grid::of(&shown);
+    let cell_of = |p: &Drawn| grid.cell(p.setting());
     let sorted = |mut values: Vec<u64>| {
         values.sort_unstable();
         values.dedup();
         values
     };
-    let mut panels: Vec<(u32, u32)> = shown.iter().map(&panel_of).collect();
+    // A panel per client count and stream count: a network sweep may vary both.
+    let mut panels: Vec<(u32, u32, u32, u64)> = shown.iter().map(|p| cell_of(p).panel).collect();
     panels.sort_unstable();
     panels.dedup();
-    let buffers = sorted(shown.iter().map(|p| u64::from(p.buffers)).collect());
-    let blocks = sorted(shown.iter().map(|p| p.block_size).collect());
+    let rings_differ = panels
+        .iter()
+        .any(|panel| (panel.2, panel.3) != (panels[0].2, panels[0].3));
+    let buffers = sorted(shown.iter().map(|p| cell_of(p).row).collect());
+    let blocks = sorted(shown.iter().map(|p| cell_of(p).column).collect());
     let columns_per_row = panels.len().clamp(1, width.columns(3));
     let panel_rows = panels.len().div_ceil(columns_per_row).max(1);
     const CELL_HEIGHT: i32 = 34;
@@ -1017,7 +1173,7 @@ pub fn heatmap_chart(
         let caption = [
             format!("{}:", test.label()),
             "median steady MB/s of each point's valid runs;".to_string(),
-            "rows are buffers, columns block sizes".to_string(),
+            grid.caption().to_string(),
         ];
         let caption: Vec<String> = match width {
             Width::Wide => vec![caption.join(" ")],
@@ -1091,19 +1247,8 @@ pub fn heatmap_chart(
         for (index, panel) in panels.iter().enumerate() {
             let x0 = 6 + panel_width * (index % columns_per_row) as i32;
             let y0 = head + panel_height * (index / columns_per_row) as i32;
-            let (clients, streams) = *panel;
-            let streams = if streams == 1 {
-                "1 stream".to_string()
-            } else {
-                format!("{streams} streams")
-            };
-            let title = if clients > 0 {
-                format!("{clients} clients × {streams}")
-            } else {
-                streams
-            };
             root.draw(&Text::new(
-                title,
+                grid.title(*panel, rings_differ),
                 (x0 + LEFT, y0 + 2),
                 (FONT, width.font(13))
                     .into_font()
@@ -1120,27 +1265,25 @@ pub fn heatmap_chart(
             for (row, count) in buffers.iter().enumerate() {
                 let y = y0 + TOP + CELL_HEIGHT * row as i32;
                 root.draw(&Text::new(
-                    format!("{count} buf"),
+                    grid.row_label(*count),
                     (x0 + 4, y + 10),
                     (FONT, width.font(12)).into_font().color(&GREY),
                 ))?;
                 for (column, block) in blocks.iter().enumerate() {
                     let x = x0 + LEFT + cell_width * column as i32;
                     let cell = [(x, y), (x + cell_width - 2, y + CELL_HEIGHT - 2)];
-                    let found = shown.iter().position(|p| {
-                        panel_of(p) == *panel
-                            && u64::from(p.buffers) == *count
-                            && p.block_size == *block
-                    });
+                    let here = Cell {
+                        panel: *panel,
+                        row: *count,
+                        column: *block,
+                    };
+                    let found = shown.iter().position(|p| cell_of(p) == here);
                     let Some((at, point)) = found.map(|at| (at, &shown[at])) else {
                         root.draw(&Rectangle::new(cell, GREY.mix(0.15).filled()))?;
                         // A point measured nothing: why, in the tables' word for it.
-                        let why = points.iter().find(|p| {
-                            Some(p.test) == Some(test)
-                                && (p.clients(), p.params.streams) == *panel
-                                && u64::from(p.params.buffers) == *count
-                                && p.params.block_size == *block
-                        });
+                        let why = points
+                            .iter()
+                            .find(|p| p.test == test && grid.cell(setting_of(p)) == here);
                         if let Some(why) = why.and_then(Point::no_figure) {
                             root.draw(&Text::new(
                                 why.word(),

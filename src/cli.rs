@@ -832,7 +832,13 @@ mod tests {
         ("--link-rate", &["10"]),
         ("--name", &["n"]),
     ];
-    const NOT_SPEC_FIELDS: &[&str] = &["--allow-device", "--restore-to", "--json"];
+    const NOT_SPEC_FIELDS: &[&str] = &[
+        "--allow-device",
+        "--restore-to",
+        "--s3-store",
+        "--s3-credentials",
+        "--json",
+    ];
 
     /// The spec's parameters a flag of `run` does not set, and why.
     const NO_FLAG: &[(&str, &str)] = &[];

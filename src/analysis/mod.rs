@@ -398,7 +398,7 @@ pub fn judge(
     } else {
         Vec::new()
     };
-    let drives = drives_of(&figures);
+    let target = target_named(&figures);
     let rows = figures
         .tests
         .iter()
@@ -429,7 +429,7 @@ pub fn judge(
             &finding,
             conclusive,
             advice.iter().any(|a| matches!(a, Advice::Redo(_))),
-            drives.as_ref(),
+            target.as_deref(),
         ),
         recommendations: advice.iter().map(words::advice).collect(),
         finding,
@@ -511,6 +511,24 @@ fn drives_of(figures: &Figures<'_>) -> Option<Drives> {
     .into_iter()
     .find_map(|test| figures.run(test).and_then(|run| run.tape.as_ref()))
     .map(drives)
+}
+
+/// What the target is, in a verdict's words, when it is more than a path: the emulated drives
+/// or the object store of the run that best shows the target.
+fn target_named(figures: &Figures<'_>) -> Option<String> {
+    let store = || {
+        [
+            TestKind::FullBackup,
+            TestKind::NetworkBackup,
+            TestKind::TapeWrite,
+        ]
+        .into_iter()
+        .find_map(|test| figures.run(test).and_then(|run| run.s3.as_ref()))
+        .map(|s3| s3.report().device)
+    };
+    drives_of(figures)
+        .map(|drives| words::drives(&drives))
+        .or_else(store)
 }
 
 /// The component the target write measures: the target, unless the target discards what it
@@ -1069,6 +1087,7 @@ mod tests {
         let plan = planner::plan(
             terabyte_in_an_hour(),
             &verdict(&runs, None),
+            &[],
             &refs(&runs),
             None,
         );
@@ -1093,6 +1112,7 @@ mod tests {
         let plan = planner::plan(
             terabyte_in_an_hour(),
             &verdict(&runs, None),
+            &[],
             &refs(&runs),
             None,
         );
@@ -1109,12 +1129,114 @@ mod tests {
             data_bytes: 100_000_000_000,
             window_s: 3600.0,
         };
-        let plan = planner::plan(easy, &verdict(&runs, None), &refs(&runs), None);
+        let plan = planner::plan(easy, &verdict(&runs, None), &[], &refs(&runs), None);
         assert!(plan.reachable && plan.changes.is_empty());
         assert!(
             plan.answer
                 .contains("the measured backup (138.0 MB/s) does it in 12m 05s")
         );
+    }
+
+    /// A part size × parts in flight sweep into an object store, three repeats a point, the
+    /// full backup's figures given per point (the other tests far faster); `spread` MB/s
+    /// between repeats.
+    fn upload_sweep(full: [f64; 4], spread: f64) -> Vec<RunResult> {
+        let store = "S3 store lab (bucket backups at 127.0.0.1:9000)";
+        let settings = [
+            (8u64 << 20, 4u32),
+            (8 << 20, 16),
+            (32 << 20, 4),
+            (32 << 20, 16),
+        ];
+        let mut runs = Vec::new();
+        for ((part_size, concurrency), full) in settings.into_iter().zip(full) {
+            for test in [
+                TestKind::TapeWrite,
+                TestKind::ReadParallel,
+                TestKind::NullSink,
+                TestKind::FullBackup,
+            ] {
+                for repeat in [-1.0, 0.0, 1.0] {
+                    let mb = match test {
+                        TestKind::ReadParallel => 2000.0,
+                        TestKind::NullSink => 1500.0,
+                        _ => full,
+                    } + repeat * spread;
+                    let mut run = run(test, mb, 10.0);
+                    run.params.part_size = Some(part_size);
+                    run.params.concurrency = Some(concurrency);
+                    if matches!(test, TestKind::TapeWrite | TestKind::FullBackup) {
+                        run.s3 = Some(crate::engine::target::s3::S3Figures {
+                            store: store.to_string(),
+                            part_size,
+                            concurrency,
+                            ..Default::default()
+                        });
+                    }
+                    runs.push(run);
+                }
+            }
+        }
+        runs
+    }
+
+    #[test]
+    fn an_upload_sweep_names_the_store_its_best_pair_and_the_pair_a_window_needs() {
+        let runs = upload_sweep([200.0, 300.0, 310.0, 420.0], 2.0);
+        let judgement = Judgement::of(&points::RunEntry::of_results(&runs), None);
+        let verdict = &judgement.verdict;
+        assert_eq!(verdict.component, Some(Component::Target), "{verdict:?}");
+        assert!(
+            verdict.verdict.starts_with(
+                "The target (S3 store lab (bucket backups at 127.0.0.1:9000)) limits the backup"
+            ),
+            "{}",
+            verdict.verdict
+        );
+        let full = verdict
+            .rows
+            .iter()
+            .find(|row| row.test == TestKind::FullBackup)
+            .expect("a full backup row");
+        assert!(full.label.contains("S3 store lab"), "{}", full.label);
+        assert_eq!(full.mb_per_s, Some(420.0));
+
+        let best = crate::matrix::best_sentence(&judgement.points, TestKind::FullBackup, None)
+            .expect("a sweep");
+        assert!(
+            best.starts_with(
+                "Best: 32 × 256 KiB with 2 streams, 32 MiB parts, 16 in flight at 420.0 MB/s"
+            ),
+            "{best}"
+        );
+
+        // 1 TB in an hour needs 277.8 MB/s: three pairs reach it, 8 MiB × 16 with the least
+        // memory in parts (8 MiB × 17 × 2 streams = 272 MiB).
+        let plan = planner::plan(
+            terabyte_in_an_hour(),
+            verdict,
+            &judgement.points,
+            &refs(&runs),
+            None,
+        );
+        assert!(plan.reachable, "{plan:?}");
+        assert_eq!(plan.changes.len(), 1, "{plan:?}");
+        assert!(
+            plan.changes[0].starts_with(
+                "Upload in 8 MiB parts with 16 in flight per stream (target.part_size \"8M\", \
+                 target.concurrency 16): the full backup measured 300.0 MB/s there"
+            ),
+            "{plan:?}"
+        );
+        assert!(plan.changes[0].contains("(272 MiB)"), "{plan:?}");
+
+        // Within each other's noise, no pair is named.
+        let close = upload_sweep([400.0, 405.0, 402.0, 398.0], 20.0);
+        let judgement = Judgement::of(&points::RunEntry::of_results(&close), None);
+        let sentence = crate::matrix::best_sentence(&judgement.points, TestKind::FullBackup, None)
+            .expect("a sweep");
+        assert!(sentence.starts_with("No point stands out"), "{sentence}");
+        assert!(sentence.contains("parts"), "{sentence}");
     }
 
     #[test]

@@ -1,17 +1,18 @@
 //! The backup-window planner: for a data size and a window, the rate the backup needs, and
-//! which change the campaign's own measurements say gets there (another buffers × block ×
-//! streams point of a sweep, more emulated drives, a faster target or source), or that none
-//! of them does. Only measured figures are used; nothing is extrapolated past what a test
+//! which change the campaign's own measurements say gets there (more emulated drives, a faster
+//! target or source, the object store's part size and parts in flight a sweep measured), or
+//! that none of them does. Only measured figures are used; nothing is extrapolated past what a test
 //! showed a component can carry.
 
 use serde::Serialize;
 
+use super::points::Point;
 use super::words::format_duration;
 use super::{Component, Verdict};
 use crate::engine::result::{RunResult, RunStatus};
 use crate::engine::survey::Survey;
 use crate::size::{format_bytes, parse_size};
-use crate::spec::TestKind;
+use crate::spec::{TestKind, format_size};
 
 /// A question put to the planner: this much data in this long.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -105,10 +106,11 @@ struct Ceiling {
 }
 
 /// What the campaign's measurements say about moving `question.data_bytes` in
-/// `question.window_s`.
+/// `question.window_s`, from its verdict, its points and their runs.
 pub fn plan(
     question: PlanQuestion,
     verdict: &Verdict,
+    points: &[Point],
     runs: &[&RunResult],
     survey: Option<&Survey>,
 ) -> Plan {
@@ -170,7 +172,9 @@ pub fn plan(
                  MB/s) does it in {}.",
                 format_duration(question.data_bytes as f64 / (measured * 1e6))
             ),
-            changes: Vec::new(),
+            changes: upload_settings(points, backup_test, needed)
+                .into_iter()
+                .collect(),
             reachable: true,
         };
     }
@@ -272,6 +276,49 @@ fn capitalized(text: &str) -> String {
     chars.next().map_or_else(String::new, |first| {
         first.to_uppercase().chain(chars).collect()
     })
+}
+
+/// The part size and parts in flight an object store's backup needs for the rate, when the
+/// campaign swept them: of the valid points of `test` that reached it, the one holding the least
+/// memory in parts. `None` without such a sweep, or when no point reached the rate.
+fn upload_settings(points: &[Point], test: TestKind, needed: f64) -> Option<String> {
+    let swept: Vec<(&Point, u64, u32, f64)> = points
+        .iter()
+        .filter(|point| point.test == test && point.is_valid())
+        .filter_map(|point| {
+            let figure = point.figure.as_ref()?;
+            Some((
+                point,
+                point.params.part_size?,
+                point.params.concurrency?,
+                figure.mb_per_s,
+            ))
+        })
+        .collect();
+    let settings = |&(_, part, concurrency, _): &(&Point, u64, u32, f64)| (part, concurrency);
+    if swept
+        .iter()
+        .all(|point| settings(point) == swept.first().map(settings).unwrap_or_default())
+    {
+        return None;
+    }
+    let memory = |&(point, part, concurrency, _): &(&Point, u64, u32, f64)| {
+        part.saturating_mul(u64::from(concurrency) + 1)
+            .saturating_mul(u64::from(point.params.streams))
+    };
+    let (point, part, concurrency, mb_per_s) = swept
+        .iter()
+        .filter(|(.., mb_per_s)| *mb_per_s >= needed)
+        .min_by(|a, b| memory(a).cmp(&memory(b)).then(b.3.total_cmp(&a.3)))?;
+    Some(format!(
+        "Upload in {} parts with {concurrency} in flight per stream (target.part_size \"{}\", \
+         target.concurrency {concurrency}): {} measured {mb_per_s:.1} MB/s there, the least \
+         memory in parts ({}) of the points that reach {needed:.1} MB/s.",
+        format_bytes(*part),
+        format_size(*part),
+        test.name(),
+        format_bytes(memory(&(*point, *part, *concurrency, *mb_per_s))),
+    ))
 }
 
 /// How many emulated drives the rate takes, at the rate one drive wrote here.

@@ -219,22 +219,29 @@ impl Point {
     }
 
     /// The whole setting in words: `32 × 64 KiB with 4 streams` (and the clients of a network
-    /// backup).
+    /// backup, the parts of an object store's uploads: `, 16 MiB parts, 8 in flight`).
     pub fn setting(&self) -> String {
         let streams = if self.params.streams == 1 {
             "1 stream".to_string()
         } else {
             format!("{} streams", self.params.streams)
         };
-        match self.params.clients {
+        let setting = match self.params.clients {
             Some(clients) => format!("{}, {clients} clients × {streams}", self.combination()),
             None => format!("{} with {streams}", self.combination()),
+        };
+        match (self.params.part_size, self.params.concurrency) {
+            (Some(part_size), Some(concurrency)) => format!(
+                "{setting}, {} parts, {concurrency} in flight",
+                format_bytes(part_size)
+            ),
+            _ => setting,
         }
     }
 }
 
 /// Every point of a campaign, ordered by test (table order), then by buffers, block size,
-/// streams and clients; each test's best point marked.
+/// streams, clients, part size and parts in flight; each test's best point marked.
 pub fn points(runs: &[RunEntry<'_>]) -> Vec<Point> {
     let mut groups: Vec<Vec<&RunEntry<'_>>> = Vec::new();
     for run in runs {
@@ -255,6 +262,8 @@ pub fn points(runs: &[RunEntry<'_>]) -> Vec<Point> {
                 p.params.block_size,
                 p.params.streams,
                 p.clients(),
+                p.params.part_size,
+                p.params.concurrency,
             )
         };
         key(a).cmp(&key(b))

@@ -14,9 +14,9 @@ use crate::engine::validity::FlagCode;
 use crate::size::format_bytes;
 use crate::spec::TestKind;
 
-fn component(component: Component, drives: Option<&Drives>) -> String {
-    match (component, drives) {
-        (Component::Target, Some(drives)) => format!("the target ({})", self::drives(drives)),
+fn component(component: Component, target: Option<&str>) -> String {
+    match (component, target) {
+        (Component::Target, Some(target)) => format!("the target ({target})"),
         (Component::Target, None) => "the target".to_string(),
         (Component::Source, _) => "the source".to_string(),
         (Component::Pipeline, _) => "the pipeline (CPU and memory copies)".to_string(),
@@ -75,8 +75,9 @@ pub fn stage(side: Side, stages: &StageFigures) -> String {
 }
 
 /// The finding as the verdict's sentence; an inconclusive one says so first, and whether runs
-/// must be redone.
-pub fn finding(finding: &Finding, conclusive: bool, redo: bool, drives: Option<&Drives>) -> String {
+/// must be redone. `target` names what the target is when it is more than a path: the emulated
+/// drives, the object store.
+pub fn finding(finding: &Finding, conclusive: bool, redo: bool, target: Option<&str>) -> String {
     let text = match finding {
         Finding::Incomplete { missing } => format!(
             "Not enough finished tests to name a bottleneck: run {}",
@@ -88,7 +89,7 @@ pub fn finding(finding: &Finding, conclusive: bool, redo: bool, drives: Option<&
         } => format!(
             "{} limits the backup: the full backup reached {full_mb_s:.1} MB/s, {:.0}% of its \
              isolated ceiling ({})",
-            capitalize(&component(limit.component, drives)),
+            capitalize(&component(limit.component, target)),
             100.0 * full_mb_s / limit.mb_per_s,
             ceiling(limit)
         ),
@@ -99,7 +100,7 @@ pub fn finding(finding: &Finding, conclusive: bool, redo: bool, drives: Option<&
         } => format!(
             "The full backup ({full_mb_s:.1} MB/s) ran faster than the isolated test of {} \
              ({}), so that test did not measure what the backup met: {}",
-            component(limit.component, drives),
+            component(limit.component, target),
             ceiling(limit),
             causes
                 .iter()
@@ -115,7 +116,7 @@ pub fn finding(finding: &Finding, conclusive: bool, redo: bool, drives: Option<&
         } => format!(
             "{} limits the backup: the components slow each other down when combined. The full \
              backup ran at {full_mb_s:.1} MB/s, only {:.0}% of the lowest isolated ceiling ({}){}",
-            capitalize(&component(*named, drives)),
+            capitalize(&component(*named, target)),
             100.0 * full_mb_s / lowest.mb_per_s,
             ceiling(lowest),
             match evidence {
@@ -132,7 +133,7 @@ pub fn finding(finding: &Finding, conclusive: bool, redo: bool, drives: Option<&
         ),
         Finding::LowestCeiling { ceiling: lowest } => format!(
             "{} has the lowest ceiling ({}); run the full backup to confirm it limits the backup",
-            capitalize(&component(lowest.component, drives)),
+            capitalize(&component(lowest.component, target)),
             ceiling(lowest)
         ),
         Finding::ShoeShine(shine) => shoe_shine(shine),

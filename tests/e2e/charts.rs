@@ -330,6 +330,72 @@ fn the_heat_map_has_a_panel_per_stream_count_and_outlines_the_best_cell() {
     );
 }
 
+/// A sweep of an object store's uploads: the heat map's rows are parts in flight and its
+/// columns part sizes, one cell per pair (not every pair piled into one buffers × block cell),
+/// and the tuning chart runs along the part size with a line per parts in flight.
+#[test]
+fn an_upload_sweep_maps_parts_in_flight_by_part_size() {
+    let mut runs = Vec::new();
+    for repeat in 0..2 {
+        for (part_size, concurrency) in [
+            (8u64 << 20, 4u32),
+            (8 << 20, 16),
+            (32 << 20, 4),
+            (32 << 20, 16),
+        ] {
+            let mut record = run(runs.len(), TestKind::FullBackup, 32, 256 << 10, 4);
+            let figure =
+                (part_size >> 20) as f64 * 10.0 + f64::from(concurrency) + 2.0 * f64::from(repeat);
+            record.params.part_size = Some(part_size);
+            record.params.concurrency = Some(concurrency);
+            if let Some(result) = record.result.as_mut() {
+                result.params = record.params.clone();
+                result.mb_per_s = figure;
+                result.bytes = (figure * 10e6) as u64;
+            }
+            runs.push(record);
+        }
+    }
+    let points = analysis::points::points(&run_entries(&runs));
+    assert_eq!(points.len(), 4, "a point per pair");
+    let test = matrix::headline_test(&points);
+    let svg = charts::heatmap_chart(&points, test, Width::Wide).expect("heat map");
+    let doc = check_svg("heatmap", &svg);
+    let texts: Vec<&str> = doc
+        .descendants()
+        .filter_map(|n| n.text())
+        .map(str::trim)
+        .collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("rows are parts in flight, columns part sizes")),
+        "{texts:?}"
+    );
+    for label in ["8 MiB", "32 MiB", "4 fly", "16 fly", "4 streams"] {
+        assert!(texts.contains(&label), "{label}: {texts:?}");
+    }
+    // Each pair's median in a cell of its own: 85, 97, 325 and 337 MB/s.
+    for figure in ["85", "97", "325", "337"] {
+        assert!(texts.contains(&figure), "cell {figure}: {texts:?}");
+    }
+
+    let svg = charts::matrix_chart(&points, test, Width::Wide).expect("tuning chart");
+    let doc = check_svg("matrix", &svg);
+    let texts: Vec<&str> = doc
+        .descendants()
+        .filter_map(|n| n.text())
+        .map(str::trim)
+        .collect();
+    assert!(
+        texts.iter().any(|t| t.contains("by part size")),
+        "{texts:?}"
+    );
+    for line in ["4 in flight, 4 streams", "16 in flight, 4 streams"] {
+        assert!(texts.contains(&line), "{line}: {texts:?}");
+    }
+}
+
 /// The throughput chart gives each run a panel of its own, titled with its figure, its steady
 /// window shaded; a run cut by a cancel says so in its title.
 #[test]

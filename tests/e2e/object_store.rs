@@ -164,6 +164,83 @@ async fn a_campaign_into_an_object_store_writes_backs_up_and_restores_and_leaves
     assert_nothing_left(&server, "after the campaign");
 }
 
+/// A sweep of part size × parts in flight into the store: a point per pair, each run at its
+/// own pair, a heat map of parts in flight by part size, and a sweep sentence that names the
+/// best pair or says that none stands out of the noise.
+#[tokio::test]
+async fn a_part_size_by_concurrency_sweep_is_mapped_and_judged() {
+    let server = S3Server::start();
+    let lab = Lab::fresh(&options(&server, true));
+    let spec = json!({
+        "name": "s3 sweep",
+        "source": {"generated": {"size": "20M"}},
+        "target": {"kind": "s3", "store": "lab", "object_size": "20M"},
+        "tests": ["full_backup"],
+        // Valid runs (4 s, steady: the source is held to 20 MB/s) that move little data.
+        "params": {"buffers": 4, "block_size": "1M", "streams": 1, "duration_s": 4,
+                   "time_based": true, "source_rate_mb_s": 20},
+        "matrix": {"part_size": ["5M", "10M"], "concurrency": [1, 4]},
+        "repeat": 2
+    });
+    let id = lab.submit(&spec).await;
+    let campaign = lab
+        .wait_status(&id, &["done", "failed"], Duration::from_secs(240))
+        .await;
+    let runs = campaign["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 8, "4 pairs × 2 repeats");
+    let mut pairs: Vec<(u64, u64)> = Vec::new();
+    for run in runs {
+        assert_eq!(run["status"], "done", "{run}");
+        let s3 = &run["result"]["s3"];
+        let pair = (
+            s3["part_size"].as_u64().unwrap_or(0),
+            s3["concurrency"].as_u64().unwrap_or(0),
+        );
+        // Each run uploaded at its own pair: what it moved in parts of its size.
+        let parts = s3["part_uploads"]["requests"].as_u64().unwrap_or(0);
+        let bytes = run["result"]["bytes"].as_u64().unwrap_or(0);
+        assert_eq!(parts, bytes.div_ceil(pair.0), "{s3}");
+        if !pairs.contains(&pair) {
+            pairs.push(pair);
+        }
+    }
+    pairs.sort_unstable();
+    assert_eq!(
+        pairs,
+        vec![(5 << 20, 1), (5 << 20, 4), (10 << 20, 1), (10 << 20, 4)]
+    );
+
+    let page = lab.get_text(&format!("/campaigns/{id}")).await;
+    assert!(
+        page.contains("Parts × in flight"),
+        "the sweep table's column"
+    );
+    for pair in ["5 MiB × 1", "5 MiB × 4", "10 MiB × 1", "10 MiB × 4"] {
+        assert!(page.contains(pair), "the sweep table shows {pair}");
+    }
+    let named = page.contains("Best: 4 × 1 MiB with 1 stream, ");
+    let none = page.contains("No point stands out");
+    assert!(
+        named != none,
+        "the sweep names a best pair or says none stands out: {}",
+        page.split("<h2>Every point").next().unwrap_or_default()
+    );
+    if named {
+        assert!(page.contains(" in flight at "), "the best pair is named");
+    }
+    let heatmap = lab
+        .get_text(&format!("/campaigns/{id}/charts/heatmap.svg"))
+        .await;
+    assert!(
+        heatmap.contains("rows are parts in flight, columns part sizes"),
+        "{heatmap}"
+    );
+    for label in ["5 MiB", "10 MiB", "1 fly", "4 fly"] {
+        assert!(heatmap.contains(label), "the heat map shows {label}");
+    }
+    assert_nothing_left(&server, "after the sweep");
+}
+
 #[tokio::test]
 async fn a_store_that_cannot_be_used_is_refused_at_submission_naming_the_field() {
     let server = S3Server::start();

@@ -102,7 +102,8 @@ pub struct GeneratedSchema {
 }
 
 /// Where the data goes. `path` is required with `dir` and `device` and not used otherwise; the
-/// drive settings belong to `tape` only, the disk and controller settings to `striped` only.
+/// drive settings belong to `tape` only, the disk and controller settings to `striped` only,
+/// the store, prefix and part settings to `s3` only.
 #[derive(ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(as = TargetSpec)]
@@ -161,10 +162,22 @@ pub struct TargetSchema {
     /// (default one revolution).
     #[schema(minimum = 0.0, maximum = 1000.0)]
     rotational_delay_ms: Option<f64>,
+    /// Object store: the name of a store the lab was started with (`--s3-store NAME=URL`);
+    /// required with `s3`. A spec names a store, never an endpoint, bucket or credential.
+    store: Option<String>,
+    /// Object store: where the lab's objects go in the bucket (default `backlab/`).
+    prefix: Option<String>,
+    /// Object store: bytes in one part of a multipart upload, 5M to 5G (default 16M).
+    part_size: Option<Size>,
+    /// Object store: parts each stream keeps in flight (default 8).
+    #[schema(minimum = 1, maximum = 256)]
+    concurrency: Option<u32>,
+    /// Object store: bytes in one object, at least one part (default 1G).
+    object_size: Option<Size>,
 }
 
 /// The kinds of target: files under a directory, a discard sink, a raw device, emulated LTO,
-/// an emulated striped volume.
+/// an emulated striped volume, an object store's bucket.
 #[derive(ToSchema)]
 #[serde(rename_all = "snake_case")]
 #[schema(as = TargetKind)]
@@ -174,6 +187,7 @@ pub enum TargetKindSchema {
     Device,
     Tape,
     Striped,
+    S3,
 }
 
 /// Parameters; every one has a default. `buffers` × `block_size` is at most 4G.
@@ -255,6 +269,12 @@ pub struct MatrixSchema {
     /// Network backup only: client counts to sweep.
     #[schema(schema_with = matrix_clients_schema)]
     clients: Option<Vec<u32>>,
+    /// Object-store target only: part sizes to sweep.
+    #[schema(schema_with = matrix_part_size_schema)]
+    part_size: Option<Vec<Size>>,
+    /// Object-store target only: parts in flight per stream to sweep.
+    #[schema(schema_with = matrix_concurrency_schema)]
+    concurrency: Option<Vec<u32>>,
 }
 
 /// A size: a byte count, or digits with a binary unit (`64K`, `1M`, `2GiB`, `1T`).
@@ -410,13 +430,28 @@ fn matrix_clients_schema() -> ArrayBuilder {
     )
 }
 
+fn matrix_concurrency_schema() -> ArrayBuilder {
+    int_list(
+        256,
+        "Object-store target only: parts in flight per stream to sweep",
+    )
+}
+
 fn matrix_block_size_schema() -> ArrayBuilder {
+    size_list("Block sizes to sweep")
+}
+
+fn matrix_part_size_schema() -> ArrayBuilder {
+    size_list("Object-store target only: part sizes to sweep")
+}
+
+fn size_list(description: &str) -> ArrayBuilder {
     ArrayBuilder::new()
         .schema_type(or_null(Type::Array))
         .items(Size::schema())
         .min_items(Some(1))
         .max_items(Some(MAX_RUNS as usize))
-        .description(Some("Block sizes to sweep"))
+        .description(Some(description))
 }
 
 /// One event of a campaign's stream (`text/event-stream`): its name and its data.
@@ -483,6 +518,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use crate::engine::target::s3::S3Settings;
     use crate::engine::target::striped::StripedSettings;
     use crate::engine::target::tape::TapeSettings;
     use crate::spec;
@@ -523,7 +559,8 @@ mod tests {
                        "cold_cache": false, "fsync": false, "compress_ratio": 2.0,
                        "size": 1024, "duration_s": 1.0, "source_rate_mb_s": 10.0,
                        "clients": 1, "link_mb_s": 10.0},
-            "matrix": {"buffers": [1], "block_size": ["4K"], "streams": [1], "clients": [1]},
+            "matrix": {"buffers": [1], "block_size": ["4K"], "streams": [1], "clients": [1],
+                       "part_size": ["16M"], "concurrency": [8]},
             "repeat": 1
         })
     }
@@ -545,6 +582,7 @@ mod tests {
         let known = match target.kind {
             spec::TargetKind::Tape => names_of::<TapeSettings>(),
             spec::TargetKind::Striped => names_of::<StripedSettings>(),
+            spec::TargetKind::S3 => names_of::<S3Settings>(),
             _ => Vec::new(),
         };
         match target.settings.keys().find(|name| !known.contains(name)) {
@@ -557,6 +595,7 @@ mod tests {
         let mut names = vec!["kind".to_string(), "path".to_string()];
         names.extend(names_of::<TapeSettings>());
         names.extend(names_of::<StripedSettings>());
+        names.extend(names_of::<S3Settings>());
         names.sort();
         names
     }
@@ -567,6 +606,13 @@ mod tests {
             "stripe_unit": "128K", "controllers": 3, "controller_mb_s": 20.0,
             "rotational_delay_ms": 13.1});
         parse_target(target).expect("every striped setting");
+    }
+
+    #[test]
+    fn an_object_store_target_with_every_setting_parses() {
+        let target = json!({"kind": "s3", "store": "lab", "prefix": "backlab/",
+            "part_size": "16M", "concurrency": 8, "object_size": "1G"});
+        parse_target(target).expect("every s3 setting");
     }
 
     fn structs() -> Vec<(&'static str, Vec<String>, Parse, &'static str)> {

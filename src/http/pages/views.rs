@@ -56,6 +56,9 @@ pub struct CampaignPageView {
     pub table: Vec<TableRow>,
     pub charts: Vec<ChartView>,
     pub sweep: Option<Vec<PointRow>>,
+    /// The sweep wrote to an object store: its table gives each point's part size and parts
+    /// in flight.
+    pub sweep_uploads: bool,
     pub runs: Vec<RunRow>,
 }
 
@@ -122,6 +125,8 @@ pub struct PointRow {
     pub combination: String,
     /// Streams, or clients × streams for a network backup.
     pub streams: String,
+    /// An object store's part size and parts in flight per stream: `16 MiB × 8`.
+    pub uploads: String,
     pub median: String,
     pub range: String,
     /// The runs at the point by number: `#3, #4`.
@@ -225,6 +230,7 @@ impl PlannerView {
                     answer: Some(planner::plan(
                         question,
                         verdict,
+                        &view.points,
                         &runs,
                         view.survey.as_ref(),
                     )),
@@ -494,6 +500,7 @@ pub fn campaign_page(
             .collect(),
         charts: chart_views,
         sweep: sweep.then(|| points.iter().map(point_row).collect()),
+        sweep_uploads: sweep && points.iter().any(|point| point.params.part_size.is_some()),
         runs: runs.iter().map(|run| run_row(run, points)).collect(),
     })
 }
@@ -674,6 +681,12 @@ fn point_row(point: &Point) -> PointRow {
         } else {
             point.params.streams.to_string()
         },
+        uploads: match (point.params.part_size, point.params.concurrency) {
+            (Some(part_size), Some(concurrency)) => {
+                format!("{} × {concurrency}", format_bytes(part_size))
+            }
+            _ => "–".to_string(),
+        },
         median: point.figure_words(),
         range: match figure {
             Some(figure) if figure.n > 1 => format!("{:.1}–{:.1}", figure.min, figure.max),
@@ -707,6 +720,12 @@ pub fn params_line(params: &RunParams) -> String {
             params.streams
         ),
     };
+    if let (Some(part_size), Some(concurrency)) = (params.part_size, params.concurrency) {
+        line.push_str(&format!(
+            ", {} parts × {concurrency} in flight",
+            format_bytes(part_size)
+        ));
+    }
     if let Some(link) = params.link_mb_s {
         line.push_str(&format!(", emulated link {link} MB/s per client"));
     }
