@@ -218,16 +218,19 @@ async fn a_part_size_by_concurrency_sweep_is_mapped_and_judged() {
     for pair in ["5 MiB × 1", "5 MiB × 4", "10 MiB × 1", "10 MiB × 4"] {
         assert!(page.contains(pair), "the sweep table shows {pair}");
     }
-    let named = page.contains("Best: 4 × 1 MiB with 1 stream, ");
-    let none = page.contains("No point stands out");
+    // Which of the sweep's answers depends on the machine: a loaded one makes the runs not
+    // valid, and the sweep then says so instead of choosing. Each answer names pairs.
+    let answers = [
+        "Best: 4 × 1 MiB with 1 stream, ",
+        "No point stands out: the best, 4 × 1 MiB with 1 stream, ",
+        "No run of the sweep is valid: redo it before choosing",
+    ];
+    let given: Vec<&&str> = answers.iter().filter(|a| page.contains(**a)).collect();
+    assert_eq!(given.len(), 1, "one answer of the sweep: {page}");
     assert!(
-        named != none,
-        "the sweep names a best pair or says none stands out: {}",
-        page.split("<h2>Every point").next().unwrap_or_default()
+        page.contains("MiB parts, 4 in flight") || page.contains("MiB parts, 1 in flight"),
+        "the answer names the pairs"
     );
-    if named {
-        assert!(page.contains(" in flight at "), "the best pair is named");
-    }
     let heatmap = lab
         .get_text(&format!("/campaigns/{id}/charts/heatmap.svg"))
         .await;
