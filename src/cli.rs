@@ -11,6 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::analysis;
 use crate::engine::dataset::{self, DatasetRequest, Profile};
+use crate::engine::reduction::{self, ChunkSizes, DedupSettings};
 use crate::engine::result::{Progress, RunResult, RunStatus};
 use crate::engine::target::s3::{CredentialSources, ObjectStores};
 use crate::engine::{self, EngineSettings, RunControl, preflight, survey};
@@ -278,6 +279,25 @@ struct ServeArgs {
 enum DatasetCommand {
     /// Create a deterministic source tree.
     Create(DatasetArgs),
+    /// Estimate how well a tree's data dedups and compresses, and how its file sizes spread.
+    Scan(ScanArgs),
+}
+
+#[derive(Args)]
+struct ScanArgs {
+    /// Files or directory trees to read (repeatable); links are not followed.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// The content-defined chunker's average chunk, e.g. 16K (a quarter of it at least, four
+    /// times at most).
+    #[arg(long, default_value = "16K")]
+    avg_chunk: String,
+    /// The dedup estimate's 95 % error the sample is sized for, in percent.
+    #[arg(long, default_value_t = 2.0)]
+    error_pct: f64,
+    /// Print the scan as JSON instead of the table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -299,6 +319,12 @@ struct DatasetArgs {
     /// Compressibility of the file data (2.0 = 2:1).
     #[arg(long, default_value_t = 2.0)]
     compress_ratio: f64,
+    /// Dedup ratio of the file data (3.0 = 3:1): units repeat so that one in three is new.
+    #[arg(long)]
+    dedup_ratio: Option<f64>,
+    /// The unit that repeats whole, e.g. 128K (a multiple of 4K).
+    #[arg(long, default_value = "128K")]
+    dedup_unit: String,
 }
 
 /// Parses the command line and runs the command.
@@ -308,6 +334,7 @@ pub fn main() -> ExitCode {
         Command::Serve(args) => serve(args),
         Command::Run(args) => run(args),
         Command::Dataset(DatasetCommand::Create(args)) => create_dataset(args),
+        Command::Dataset(DatasetCommand::Scan(args)) => scan_dataset(args),
         Command::Agent(args) => agent(args),
         Command::Lmdd(args) => crate::lmdd::main(&args.operands),
     }
@@ -744,12 +771,26 @@ fn create_dataset(args: DatasetArgs) -> ExitCode {
     if !(args.compress_ratio.is_finite() && (1.0..=100.0).contains(&args.compress_ratio)) {
         return bad_spec("compress_ratio: must be between 1.0 and 100.0");
     }
+    let dedup = match args.dedup_ratio {
+        None => None,
+        Some(ratio) if !(ratio.is_finite() && (1.0..=100.0).contains(&ratio)) => {
+            return bad_spec("dedup_ratio: must be between 1.0 and 100.0");
+        }
+        Some(ratio) => match spec::parse_size(&args.dedup_unit) {
+            Ok(unit) if unit >= 4096 && unit % 4096 == 0 && unit <= 64 << 20 => {
+                Some(DedupSettings { ratio, unit })
+            }
+            Ok(_) => return bad_spec("dedup_unit: must be a multiple of 4K, at most 64M"),
+            Err(message) => return bad_spec(&format!("dedup_unit: {message}")),
+        },
+    };
     let request = DatasetRequest {
         profile: args.profile,
         size,
         max_files: args.files,
         seed: args.seed,
         compress_ratio: args.compress_ratio,
+        dedup,
     };
     let bar = ProgressBar::new(size);
     let style =
@@ -772,6 +813,53 @@ fn create_dataset(args: DatasetArgs) -> ExitCode {
     }
 }
 
+fn scan_dataset(args: ScanArgs) -> ExitCode {
+    let avg = match spec::parse_size(&args.avg_chunk) {
+        Ok(avg) if (256..=4 << 20).contains(&avg) => avg as u32,
+        Ok(_) => return bad_spec("avg_chunk: must be from 256 bytes to 4M"),
+        Err(message) => return bad_spec(&format!("avg_chunk: {message}")),
+    };
+    if !(args.error_pct.is_finite() && (0.1..=50.0).contains(&args.error_pct)) {
+        return bad_spec("error_pct: must be from 0.1 to 50");
+    }
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {bytes} read, {bytes_per_sec}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    let mut report = |read: u64| bar.set_position(read);
+    let result = reduction::tree::scan(
+        &args.paths,
+        ChunkSizes::around(avg),
+        args.error_pct / 100.0,
+        &mut report,
+    );
+    bar.finish_and_clear();
+    match result {
+        Ok(scan) if args.json => match serde_json::to_string_pretty(&scan) {
+            Ok(json) => {
+                println!("{json}");
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("error: {error}");
+                ExitCode::from(EXIT_RUN_FAILED)
+            }
+        },
+        Ok(scan) => {
+            print!(
+                "{}",
+                crate::reduction_report::scan_table(&args.paths, &scan)
+            );
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::from(EXIT_RUN_FAILED)
+        }
+    }
+}
+
 fn dataset_line(dir: &Path, request: &DatasetRequest, summary: &dataset::DatasetSummary) -> String {
     let mb_per_s = if summary.seconds > 0.0 {
         summary.bytes as f64 / summary.seconds / 1e6
@@ -780,7 +868,7 @@ fn dataset_line(dir: &Path, request: &DatasetRequest, summary: &dataset::Dataset
     };
     format!(
         "created {} files in {} directories under {}: {} ({} bytes), profile {:?}, seed {}, \
-         compress ratio {}, in {:.1} s ({mb_per_s:.0} MB/s)",
+         compress ratio {}{}, in {:.1} s ({mb_per_s:.0} MB/s)",
         summary.files,
         summary.dirs,
         dir.display(),
@@ -789,6 +877,17 @@ fn dataset_line(dir: &Path, request: &DatasetRequest, summary: &dataset::Dataset
         request.profile,
         request.seed,
         request.compress_ratio,
+        match (request.dedup, summary.units) {
+            (Some(dedup), Some(units)) => format!(
+                ", dedup ratio {} in {} units ({} of {} new: {:.2}:1)",
+                dedup.ratio,
+                format_size(dedup.unit),
+                units.new_units,
+                units.units,
+                units.ratio().unwrap_or(1.0)
+            ),
+            _ => String::new(),
+        },
         summary.seconds
     )
 }

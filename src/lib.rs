@@ -19,6 +19,7 @@ pub mod net;
 pub mod noise;
 pub mod plain_words;
 pub mod policy;
+pub mod reduction_report;
 pub mod report;
 pub mod serve;
 pub mod size;

@@ -423,6 +423,7 @@ fn write_demo_dataset(dir: &Path, size: u64) {
         max_files: None,
         seed: 1,
         compress_ratio: 2.0,
+        dedup: None,
     };
     tracing::info!(dir = %dir.display(), size = %format_size(size), "writing the demo dataset");
     let written = dataset::create(&scratch, &request, &mut |_| {})

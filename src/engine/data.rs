@@ -37,7 +37,20 @@ impl DataPool {
             random_bytes,
         })
     }
+
+    /// The pool's bytes: 4 KiB chunks, each its random bytes followed by zeros.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Random bytes at the start of each 4 KiB chunk.
+    pub(crate) fn random_bytes(&self) -> usize {
+        self.random_bytes
+    }
 }
+
+/// Bytes in each of the pool's chunks.
+pub(crate) const POOL_CHUNK: usize = CHUNK;
 
 /// Produces an endless, seeded stream of bytes that compresses by about the pool's ratio.
 pub struct DataGenerator {

@@ -1,5 +1,6 @@
 //! Synthetic source trees: deterministic (same seed, byte-identical tree), lognormal file sizes,
-//! directories of realistic fan-out, data of a chosen compressibility.
+//! directories of realistic fan-out, data of a chosen compressibility and dedup ratio (one
+//! stream of units running through the files in order; 1:1 unless asked).
 
 use std::fs::OpenOptions;
 use std::io::{self, Write};
@@ -11,7 +12,8 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, LogNormal};
 use serde::Serialize;
 
-use super::data::{DataGenerator, DataPool};
+use super::data::DataPool;
+use super::reduction::{DedupSettings, UnitStream, UnitTally};
 
 /// Subdirectories per directory.
 const FAN_OUT: usize = 8;
@@ -91,6 +93,8 @@ pub struct DatasetRequest {
     pub max_files: Option<u64>,
     pub seed: u64,
     pub compress_ratio: f64,
+    /// Data that repeats itself by a chosen ratio; `None`: no unit repeats.
+    pub dedup: Option<DedupSettings>,
 }
 
 /// What was created.
@@ -100,6 +104,9 @@ pub struct DatasetSummary {
     pub dirs: u64,
     pub bytes: u64,
     pub seconds: f64,
+    /// The units written and how many were new, for data of a chosen dedup ratio.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units: Option<UnitTally>,
 }
 
 /// Why a dataset could not be created.
@@ -140,7 +147,13 @@ pub fn create(
         })?;
     let mut rng = ChaCha8Rng::seed_from_u64(request.seed);
     let pool = DataPool::new(request.seed ^ 0x5eed_da7a, request.compress_ratio);
-    let mut data = DataGenerator::new(pool, request.seed);
+    // Without a dedup ratio every unit is new: no two 4 KiB chunks of the tree are alike, so
+    // the tree dedups 1:1 however a store chunks it.
+    let dedup = request.dedup.unwrap_or(DedupSettings {
+        ratio: 1.0,
+        unit: 1 << 20,
+    });
+    let mut data = UnitStream::new(pool, dedup, request.seed);
     let mut buffer = vec![0u8; WRITE_CHUNK];
 
     let mut dirs: Vec<PathBuf> = vec![root.to_path_buf()];
@@ -180,15 +193,11 @@ pub fn create(
         dirs: dirs.len() as u64,
         bytes: written,
         seconds: started.elapsed().as_secs_f64(),
+        units: request.dedup.map(|_| data.tally()),
     })
 }
 
-fn write_file(
-    path: &Path,
-    size: u64,
-    data: &mut DataGenerator,
-    buffer: &mut [u8],
-) -> io::Result<()> {
+fn write_file(path: &Path, size: u64, data: &mut UnitStream, buffer: &mut [u8]) -> io::Result<()> {
     let mut file = OpenOptions::new().write(true).create_new(true).open(path)?;
     let mut left = size;
     while left > 0 {

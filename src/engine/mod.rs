@@ -14,6 +14,7 @@ pub mod pipeline;
 pub mod plan;
 pub mod preflight;
 pub mod provenance;
+pub mod reduction;
 pub mod remote;
 pub mod restore;
 pub mod result;

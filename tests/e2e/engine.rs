@@ -51,6 +51,7 @@ fn dataset(root: &Path, profile: Profile, size: u64) -> dataset::DatasetSummary 
         max_files: None,
         seed: 9,
         compress_ratio: 2.0,
+        dedup: None,
     };
     dataset::create(root, &request, &mut |_| {}).expect("dataset")
 }

@@ -124,3 +124,93 @@ fn a_dataset_never_writes_into_a_non_empty_directory() {
     );
     assert_eq!(entries(scratch.path()).len(), 1);
 }
+
+/// `dataset scan --json` of `paths`.
+fn scan(paths: &[&Path]) -> serde_json::Value {
+    let out = output(
+        backlab()
+            .args(["dataset", "scan"])
+            .args(paths)
+            .args(["--json"]),
+    );
+    assert!(out.status.success(), "dataset scan: {}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).expect("JSON")
+}
+
+/// A tree asked for 3:1 dedup and 2:1 compression reaches both within 5 %, as the creation
+/// counts its units and as the scan estimates them, each within its error.
+#[test]
+fn generated_data_dedups_and_compresses_as_asked() {
+    let scratch = scratch();
+    let dir = scratch.path().join("reducing");
+    let out = output(backlab().args(["dataset", "create"]).arg(&dir).args([
+        "--profile",
+        "large-files",
+        "--size",
+        "512M",
+        "--compress-ratio",
+        "2",
+        "--dedup-ratio",
+        "3",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let line = stdout(&out);
+    assert!(line.contains("dedup ratio 3 in 128K units"), "{line}");
+
+    let found = scan(&[&dir]);
+    let reduction = &found["reduction"];
+    let dedup = reduction["dedup_ratio"].as_f64().expect("dedup ratio");
+    let error = reduction["dedup_error"].as_f64().expect("its error");
+    let compress = reduction["compress_ratio"]
+        .as_f64()
+        .expect("compress ratio");
+    assert_eq!(reduction["logical_bytes"], 512 << 20);
+    assert!((dedup - 3.0).abs() / 3.0 <= 0.05, "{reduction}");
+    assert!(error < 0.05, "{reduction}");
+    assert!((compress - 2.0).abs() / 2.0 <= 0.05, "{reduction}");
+    assert!(found["files"].as_u64().unwrap_or(0) >= 2, "{found}");
+}
+
+/// A tree and a copy of it side by side: the scan estimates 2:1 within the error it states,
+/// and gives the file sizes' spread.
+#[test]
+fn a_tree_copied_beside_itself_scans_as_two_to_one() {
+    let scratch = scratch();
+    let (a, b) = (scratch.path().join("a"), scratch.path().join("b"));
+    create_dataset_with(&a, "typical", "48M", 9);
+    let copy = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(&a)
+        .arg(&b)
+        .status()
+        .expect("cp");
+    assert!(copy.success());
+    let found = scan(&[&a, &b]);
+    let reduction = &found["reduction"];
+    let dedup = reduction["dedup_ratio"].as_f64().expect("dedup ratio");
+    let error = reduction["dedup_error"].as_f64().expect("its error");
+    assert!((dedup - 2.0).abs() <= 2.0 * error.max(0.005), "{reduction}");
+    let sizes = &found["sizes"];
+    assert!(sizes["median"].as_u64().unwrap_or(0) > 0, "{sizes}");
+    assert!(
+        sizes["histogram"].as_array().is_some_and(|h| h.len() > 3),
+        "{sizes}"
+    );
+
+    // The table says the same in words.
+    let out = output(backlab().args(["dataset", "scan"]).arg(&a).arg(&b));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = stdout(&out);
+    assert!(table.contains("dedup ratio      2.0"), "{table}");
+    assert!(table.contains("file sizes       median"), "{table}");
+
+    // A path that is not there is an error naming it.
+    let missing = scratch.path().join("missing");
+    let out = output(backlab().args(["dataset", "scan"]).arg(&missing));
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("missing does not exist"),
+        "{}",
+        stderr(&out)
+    );
+}

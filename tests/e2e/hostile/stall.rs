@@ -36,6 +36,7 @@ fn dataset_in(dir: &Path) {
         max_files: None,
         seed: 3,
         compress_ratio: 2.0,
+        dedup: None,
     };
     dataset::create(dir, &request, &mut |_| {}).expect("dataset");
 }

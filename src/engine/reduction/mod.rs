@@ -1,0 +1,10 @@
+//! Data reduction: generated data with a chosen dedup ratio beside its compressibility, and
+//! how well a stream of data dedups and compresses, estimated from a sample of its chunks.
+
+pub mod scan;
+pub mod tree;
+pub mod units;
+
+pub use scan::{ChunkSizes, ReductionEstimate, ReductionScan};
+pub use tree::{FileSizes, TreeScan};
+pub use units::{DedupSettings, UnitStream, UnitTally};

@@ -1,0 +1,248 @@
+//! Generated data of a chosen dedup ratio, as vdbench's `dedupratio` and `dedupunit` make it:
+//! a stream of `unit`-byte units, each either new or a copy of a unit the stream made before.
+//! Units come in runs, as a night's backup meets its data: a run of new units, then a run of
+//! copies of consecutive earlier units (an unchanged stretch), each run about 64 units long
+//! (geometric) and a new one whenever the stream has made fewer than 1 ÷ ratio new units so
+//! far, so the ratio holds to within a run from the start rather than on average. A unit's bytes
+//! follow from its number alone: the compressibility pool's chunks from an offset the number
+//! picks, each 4 KiB chunk stamped with the number and its place, so no two units share a chunk
+//! and a copy is byte for byte its original. What was made is counted as it is made.
+
+use std::sync::Arc;
+
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::engine::data::{DataPool, POOL_CHUNK};
+
+/// Mean units in a run of new units or of copies.
+const RUN_UNITS: f64 = 64.0;
+/// Bytes of each 4 KiB chunk a unit's stamp replaces (never more than its random bytes).
+const STAMP: usize = 16;
+
+/// How much a generated stream repeats itself.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DedupSettings {
+    /// Units made ÷ distinct units; 1.0 makes every unit new.
+    pub ratio: f64,
+    /// Bytes in a unit: what repeats, whole.
+    pub unit: u64,
+}
+
+/// Units a stream made, and how many of them were new.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnitTally {
+    pub units: u64,
+    pub new_units: u64,
+}
+
+impl UnitTally {
+    /// Units made ÷ new units: the dedup ratio a store with the unit as its chunk achieves.
+    pub fn ratio(&self) -> Option<f64> {
+        (self.new_units > 0).then(|| self.units as f64 / self.new_units as f64)
+    }
+}
+
+/// An endless stream of units; its bytes depend only on the pool, the settings and the seed.
+pub struct UnitStream {
+    pool: Arc<DataPool>,
+    unit: usize,
+    new_chance: f64,
+    rng: ChaCha8Rng,
+    /// Distinguishes this stream's units from every other stream's.
+    tag: u64,
+    /// The unit being given out, and how many of its bytes are out.
+    current: u64,
+    at: usize,
+    started: bool,
+    next_new: u64,
+    run: Run,
+    tally: UnitTally,
+}
+
+/// The run the stream is in: units left in it, and for a run of copies the next unit copied.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    left: u32,
+    copy_of: Option<u64>,
+}
+
+impl UnitStream {
+    /// A stream of `settings.unit`-byte units over `pool`; `seed` sets its choices and its
+    /// units' stamps.
+    pub fn new(pool: Arc<DataPool>, settings: DedupSettings, seed: u64) -> Self {
+        let unit = (settings.unit as usize).max(POOL_CHUNK) / POOL_CHUNK * POOL_CHUNK;
+        let ratio = if settings.ratio.is_finite() {
+            settings.ratio.max(1.0)
+        } else {
+            1.0
+        };
+        Self {
+            pool,
+            unit,
+            new_chance: 1.0 / ratio,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            tag: mix(seed ^ 0x005e_ed0f_d1ff),
+            current: 0,
+            at: 0,
+            started: false,
+            next_new: 0,
+            run: Run {
+                left: 0,
+                copy_of: None,
+            },
+            tally: UnitTally::default(),
+        }
+    }
+
+    /// What the stream has made so far (a unit counts once any of it is out).
+    pub fn tally(&self) -> UnitTally {
+        self.tally
+    }
+
+    /// Fills `buf` with the stream's next bytes.
+    pub fn fill(&mut self, buf: &mut [u8]) {
+        let mut filled = 0;
+        while filled < buf.len() {
+            if !self.started || self.at == self.unit {
+                self.current = self.next_unit();
+                self.at = 0;
+                self.started = true;
+            }
+            let take = (self.unit - self.at).min(buf.len() - filled);
+            self.unit_bytes(&mut buf[filled..filled + take]);
+            self.at += take;
+            filled += take;
+        }
+    }
+
+    /// The number of the next unit, new or a copy, counted.
+    fn next_unit(&mut self) -> u64 {
+        if self.run.left == 0 {
+            let behind = (self.tally.new_units as f64) < self.new_chance * self.tally.units as f64;
+            let new = self.next_new == 0 || behind;
+            self.run = Run {
+                left: run_length(&mut self.rng),
+                copy_of: (!new).then(|| self.rng.random_range(0..self.next_new)),
+            };
+        }
+        self.run.left -= 1;
+        self.tally.units += 1;
+        match self.run.copy_of {
+            Some(original) => {
+                // A run of copies that reaches the newest unit goes on from the first.
+                let original = if original < self.next_new {
+                    original
+                } else {
+                    0
+                };
+                self.run.copy_of = Some(original + 1);
+                original
+            }
+            None => {
+                self.tally.new_units += 1;
+                self.next_new += 1;
+                self.next_new - 1
+            }
+        }
+    }
+
+    /// Bytes `self.at ..` of the current unit into `out`.
+    fn unit_bytes(&self, out: &mut [u8]) {
+        let pool = self.pool.bytes();
+        let chunks = pool.len() / POOL_CHUNK;
+        let origin = (mix(self.tag ^ self.current) % chunks as u64) as usize * POOL_CHUNK;
+        let start = (origin + self.at) % pool.len();
+        let first = (pool.len() - start).min(out.len());
+        out[..first].copy_from_slice(&pool[start..start + first]);
+        let mut placed = first;
+        while placed < out.len() {
+            let take = pool.len().min(out.len() - placed);
+            out[placed..placed + take].copy_from_slice(&pool[..take]);
+            placed += take;
+        }
+        // Each 4 KiB chunk's stamp: the unit's number and the chunk's place in it.
+        let stamp_len = STAMP.min(self.pool.random_bytes());
+        let end = self.at + out.len();
+        let mut chunk = self.at / POOL_CHUNK;
+        while chunk * POOL_CHUNK < end {
+            let stamp_start = chunk * POOL_CHUNK;
+            let mut stamp = [0u8; STAMP];
+            let key = mix(self.tag ^ self.current.rotate_left(20) ^ chunk as u64);
+            stamp[..8].copy_from_slice(&key.to_le_bytes());
+            stamp[8..].copy_from_slice(&mix(key).to_le_bytes());
+            for (i, byte) in stamp[..stamp_len].iter().enumerate() {
+                let at = stamp_start + i;
+                if (self.at..end).contains(&at) {
+                    out[at - self.at] = *byte;
+                }
+            }
+            chunk += 1;
+        }
+    }
+}
+
+/// A run's length in units: geometric, `RUN_UNITS` on average, at least 1.
+fn run_length(rng: &mut ChaCha8Rng) -> u32 {
+    let u: f64 = rng.random_range(f64::EPSILON..1.0);
+    let length = 1.0 + (u.ln() / (1.0 - 1.0 / RUN_UNITS).ln()).floor();
+    length.clamp(1.0, 1e6) as u32
+}
+
+/// SplitMix64's finaliser: a well-spread 64-bit value from any other.
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    fn stream(ratio: f64, unit: u64, seed: u64) -> UnitStream {
+        UnitStream::new(DataPool::new(7, 2.0), DedupSettings { ratio, unit }, seed)
+    }
+
+    #[test]
+    fn a_copy_is_its_original_byte_for_byte_and_the_ratio_is_what_was_asked() {
+        let unit = 64 << 10;
+        let mut units = stream(3.0, unit, 1);
+        let mut data = vec![0u8; 4096 * unit as usize];
+        // Odd pieces, so units are given out across calls.
+        for piece in data.chunks_mut(100_003) {
+            units.fill(piece);
+        }
+        let tally = units.tally();
+        assert_eq!(tally.units, 4096);
+        let ratio = tally.ratio().expect("new units");
+        assert!((ratio - 3.0).abs() < 0.1, "{tally:?}");
+        // The units' contents dedup exactly as counted.
+        let mut distinct: HashMap<&[u8], usize> = HashMap::new();
+        for content in data.chunks(unit as usize) {
+            *distinct.entry(content).or_default() += 1;
+        }
+        assert_eq!(distinct.len() as u64, tally.new_units);
+        // And no two distinct units share a 4 KiB chunk.
+        let mut chunks = std::collections::HashSet::new();
+        for content in distinct.keys() {
+            for chunk in content.chunks(4096) {
+                assert!(chunks.insert(chunk), "a 4 KiB chunk in two units");
+            }
+        }
+    }
+
+    #[test]
+    fn the_same_seed_makes_the_same_stream() {
+        let (mut a, mut b) = (vec![0u8; 1 << 20], vec![0u8; 1 << 20]);
+        stream(2.0, 128 << 10, 5).fill(&mut a);
+        stream(2.0, 128 << 10, 5).fill(&mut b);
+        assert_eq!(a, b);
+        stream(2.0, 128 << 10, 6).fill(&mut b);
+        assert_ne!(a, b);
+    }
+}
