@@ -18,7 +18,8 @@ use crate::engine::{self, EngineSettings, RunControl, preflight, survey};
 use crate::field_errors::FieldErrors;
 use crate::report::{self, CampaignHeader, CampaignReport, render_table};
 use crate::spec::{
-    self, ByteSize, CampaignSpec, SourceSpec, TargetKind, TargetPlan, TargetSpec, format_size,
+    self, ByteSize, CampaignSpec, DedupConfig, SourceSpec, TargetKind, TargetPlan, TargetSpec,
+    format_size,
 };
 use crate::store::Location;
 
@@ -466,7 +467,8 @@ fn run(args: RunArgs) -> ExitCode {
     // The engine follows no link on a target's path; the operator's own path is resolved once,
     // here, as the lab resolves a submitted one.
     for plan in &mut plans {
-        if let TargetPlan::Dir(dir) = &mut plan.target
+        if let TargetPlan::Dir(dir) | TargetPlan::Dedup(DedupConfig { path: dir, .. }) =
+            &mut plan.target
             && let Ok(resolved) = dir.canonicalize()
         {
             *dir = resolved;
@@ -681,11 +683,16 @@ fn parse_target(text: &str) -> TargetSpec {
         .and_then(|(kind, rest)| Some((TargetKind::from_id(kind)?, rest)))
         .filter(|(_, rest)| rest.contains('='))
     {
-        // KIND:NAME=VALUE,…: any kind's settings; validation names a bad one.
+        // KIND:NAME=VALUE,…: any kind's settings (and `path=` its path); validation names a
+        // bad one.
         settings
             .split(',')
             .filter_map(|pair| pair.split_once('='))
-            .fold(TargetSpec::new(kind, None), |target, (name, value)| {
+            .fold(TargetSpec::new(kind, None), |mut target, (name, value)| {
+                if name.trim() == "path" {
+                    target.path = Some(PathBuf::from(value));
+                    return target;
+                }
                 let value = match (value.parse::<u64>(), value.parse::<f64>()) {
                     (Ok(whole), _) => serde_json::Value::from(whole),
                     (_, Ok(number)) => serde_json::Value::from(number),

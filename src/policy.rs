@@ -5,7 +5,8 @@
 use std::path::{Component, Path, PathBuf};
 
 use crate::spec::{
-    CampaignSpec, FieldErrors, RunPlan, SourcePlan, TargetKind, TargetPlan, format_size,
+    CampaignSpec, DedupConfig, FieldErrors, RunPlan, SourcePlan, TargetKind, TargetPlan,
+    format_size,
 };
 
 /// The limits a lab was started with. Registered with the lab's host on a shared database, so
@@ -95,7 +96,7 @@ impl Policy {
             }
         }
         match spec.target.kind {
-            TargetKind::Dir => {
+            TargetKind::Dir | TargetKind::Dedup => {
                 if let Some(path) = spec
                     .target
                     .path
@@ -171,6 +172,7 @@ impl Policy {
         }
         match &mut plan.target {
             TargetPlan::Dir(path) | TargetPlan::Device(path) => resolve(path),
+            TargetPlan::Dedup(config) => resolve(&mut config.path),
             TargetPlan::File(_)
             | TargetPlan::Null
             | TargetPlan::Tape(_)
@@ -201,7 +203,7 @@ impl Policy {
             }
         }
         match &plan.target {
-            TargetPlan::Dir(path) => {
+            TargetPlan::Dir(path) | TargetPlan::Dedup(DedupConfig { path, .. }) => {
                 still_under(
                     path,
                     &self.target_roots,

@@ -332,7 +332,7 @@ async fn recover(
 /// restore directories left in the data dir.
 fn sweep_targets(specs: &[CampaignSpec], data_dir: &Path) {
     let targets = specs.iter().filter_map(|spec| {
-        (spec.target.kind == TargetKind::Dir)
+        matches!(spec.target.kind, TargetKind::Dir | TargetKind::Dedup)
             .then(|| spec.target.path.clone())
             .flatten()
     });

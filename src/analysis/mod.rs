@@ -513,8 +513,9 @@ fn drives_of(figures: &Figures<'_>) -> Option<Drives> {
     .map(drives)
 }
 
-/// What the target is, in a verdict's words, when it is more than a path: the emulated drives
-/// or the object store of the run that best shows the target.
+/// What the target is, in a verdict's words, when it is more than a path: the emulated drives,
+/// the object store, or the dedup store and where its time went, of the run that best shows
+/// the target.
 fn target_named(figures: &Figures<'_>) -> Option<String> {
     let store = || {
         [
@@ -526,9 +527,22 @@ fn target_named(figures: &Figures<'_>) -> Option<String> {
         .find_map(|test| figures.run(test).and_then(|run| run.s3.as_ref()))
         .map(|s3| s3.report().device)
     };
+    // A dedup store: its busiest stage, which is what a faster store would need more of.
+    let dedup = || {
+        [TestKind::FullBackup, TestKind::TapeWrite]
+            .into_iter()
+            .find_map(|test| figures.run(test).and_then(|run| run.dedup.as_ref()))
+            .map(|dedup| match dedup.busiest() {
+                Some((stage, share)) => {
+                    format!("{}: {stage} took {share:.0} % of its time", dedup.store)
+                }
+                None => dedup.store.clone(),
+            })
+    };
     drives_of(figures)
         .map(|drives| words::drives(&drives))
         .or_else(store)
+        .or_else(dedup)
 }
 
 /// The component the target write measures: the target, unless the target discards what it
@@ -998,6 +1012,7 @@ mod tests {
             tape: None,
             striped: None,
             s3: None,
+            dedup: None,
             restore: None,
             clients: None,
             partial: false,

@@ -67,7 +67,9 @@ impl DataGenerator {
         }
     }
 
-    /// Fills `buf` entirely with the next bytes of the stream.
+    /// Fills `buf` entirely with the next bytes of the stream: pieces of the pool, each 4 KiB
+    /// chunk stamped afresh so that no two chunks of the stream repeat (a dedup store finds
+    /// nothing to drop in it).
     pub fn fill(&mut self, buf: &mut [u8]) {
         let pool = &self.pool.bytes;
         let chunks = POOL_BYTES / CHUNK;
@@ -82,6 +84,7 @@ impl DataGenerator {
                 piece[available..].copy_from_slice(&pool[..rest]);
             }
         }
+        self.refresh(buf);
     }
 }
 

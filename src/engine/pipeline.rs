@@ -176,6 +176,8 @@ struct WriterReport {
 struct Block {
     buf: AlignedBuf,
     len: usize,
+    /// The reader (stream) that filled it.
+    stream: usize,
 }
 
 /// Everything one run executes: the streams, the threads that feed them, and the sinks.
@@ -284,7 +286,7 @@ pub fn run(job: Job<'_>, control: &RunControl<'_>) -> Outcome {
                         full: full_tx.clone(),
                     };
                     spawn(scope, &format!("backlab-read-{index}"), shared, move || {
-                        read_loop(stream, ring, shared)
+                        read_loop(index, stream, ring, shared)
                     })
                 })
                 .collect();
@@ -333,6 +335,7 @@ fn ring(buffers: usize, block_size: usize) -> impl Iterator<Item = Block> {
     (0..buffers).map(move |_| Block {
         buf: AlignedBuf::new(block_size),
         len: 0,
+        stream: 0,
     })
 }
 
@@ -378,6 +381,7 @@ struct ReaderRing {
 }
 
 fn read_loop(
+    index: usize,
     mut stream: Box<dyn StreamSource + '_>,
     ring: ReaderRing,
     shared: &Shared,
@@ -387,6 +391,7 @@ fn read_loop(
         let Some(mut block) = take(&ring.empty, &mut clock, &shared.stop) else {
             break;
         };
+        block.stream = index;
         if !fill_block(stream.as_mut(), &mut block, &mut clock, shared) {
             // The block goes back so no other stream waits for it; the writer drains the ring.
             let _ = ring.recycle.send(block);
@@ -538,7 +543,9 @@ impl<'s> Writer<'s> {
             &block.buf.as_slice()[..padded]
         };
         let started = Instant::now();
-        let result = self.sink.write_block_or_give_up(bytes, &shared.abandon);
+        let result = self
+            .sink
+            .write_stream_block(block.stream, bytes, &shared.abandon);
         let elapsed = started.elapsed();
         self.clock.busy += elapsed;
         self.latency.record(elapsed);

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::target::dedup::DedupConfig;
 use super::target::s3::S3Config;
 use super::target::striped::StripedConfig;
 use super::target::tape::catalogue::TapeConfig;
@@ -112,6 +113,8 @@ pub enum TargetPlan {
     Striped(StripedConfig),
     /// An object store the lab's operator named, and how the run writes to it.
     S3(S3Config),
+    /// A dedup store the run builds under a directory, and its chunking.
+    Dedup(DedupConfig),
 }
 
 /// A named file to write, and what goes into it.

@@ -47,6 +47,9 @@ pub struct RunResult {
     /// The object store's own figures, when the target is an object store.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub s3: Option<crate::engine::target::s3::S3Figures>,
+    /// A dedup store's figures: what it was sent and kept, and where its time went.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedup: Option<crate::engine::target::dedup::DedupFigures>,
     /// The emulated volume's own figures, when the target is an emulated striped volume.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub striped: Option<StripedFigures>,
@@ -94,6 +97,7 @@ impl RunResult {
             tape: None,
             striped: None,
             s3: None,
+            dedup: None,
             restore: None,
             clients: None,
             partial: false,
@@ -184,6 +188,11 @@ impl RunResult {
                 self.s3
                     .as_ref()
                     .map(crate::engine::target::s3::S3Figures::report)
+            })
+            .or_else(|| {
+                self.dedup
+                    .as_ref()
+                    .map(crate::engine::target::dedup::DedupFigures::report)
             })
     }
 }

@@ -20,6 +20,7 @@ mod validate;
 mod tests;
 
 pub use crate::engine::plan::*;
+pub use crate::engine::target::dedup::DedupConfig;
 pub use crate::engine::target::s3::{self, S3Config};
 pub use crate::engine::target::tape::catalogue::*;
 pub use crate::engine::target::{Settings as TargetSettings, TargetKind};

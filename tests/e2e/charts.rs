@@ -72,6 +72,7 @@ fn run(position: usize, test: TestKind, buffers: u32, block: u64, streams: u32) 
             tape: None,
             striped: None,
             s3: None,
+            dedup: None,
             restore: None,
             clients: None,
             partial: false,

@@ -13,6 +13,7 @@
 mod browser;
 mod charts;
 mod cli;
+mod dedup;
 mod engine;
 mod hostile;
 mod network;

@@ -226,7 +226,7 @@ impl Target for DirTarget<'_> {
 
 /// Checks that the lab can create files in `dir` (with O_DIRECT when asked); an error names the
 /// field to blame: `target.path`, or `params.direct` when only O_DIRECT is refused.
-fn check_target_dir(dir: &Path, direct: bool) -> Result<(), (&'static str, String)> {
+pub(super) fn check_target_dir(dir: &Path, direct: bool) -> Result<(), (&'static str, String)> {
     let shown = dir.display();
     let target_error = |message: String| ("target.path", message);
     let dir_fd = open_dir_no_follow(dir).map_err(|error| {

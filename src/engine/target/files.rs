@@ -220,7 +220,11 @@ pub fn sweep_lab_files(dir: &Path) -> io::Result<usize> {
         let Some(rest) = name.strip_prefix(LAB_FILE_PREFIX) else {
             continue;
         };
-        let (tag, kind) = match (rest.strip_suffix(".img"), rest.strip_suffix(".restore")) {
+        let (tag, kind) = match (
+            rest.strip_suffix(".img"),
+            rest.strip_suffix(".restore")
+                .or_else(|| rest.strip_suffix(".dedup")),
+        ) {
             (Some(tag), _) => (tag, FileType::RegularFile),
             (None, Some(tag)) => (tag, FileType::Directory),
             (None, None) => continue,
@@ -233,7 +237,8 @@ pub fn sweep_lab_files(dir: &Path) -> io::Result<usize> {
             continue;
         }
         if kind == FileType::Directory {
-            // A restore's directory: the files it holds are the lab's too. remove_dir_all
+            // A restore's or a dedup store's directory: the files it holds are the lab's too.
+            // remove_dir_all
             // does not follow links.
             std::fs::remove_dir_all(dir.join(name))?;
         } else {

@@ -19,6 +19,7 @@ use super::restore::{ImageRequest, RestoreImage};
 use super::result::{RunResult, StripedFigures, TapeFigures};
 use crate::field_errors::FieldErrors;
 
+pub mod dedup;
 pub mod device;
 pub mod dir;
 pub mod file;
@@ -48,6 +49,18 @@ pub trait Sink: Send {
     fn write_block_or_give_up(&mut self, data: &[u8], give_up: &AtomicBool) -> io::Result<()> {
         let _ = give_up;
         self.write_block(data)
+    }
+    /// Writes one block that `stream` (the reader's number) filled: a sink that keeps each
+    /// stream's bytes apart (a dedup store chunks each stream as the backup sent it) takes
+    /// this; the others write it as any block.
+    fn write_stream_block(
+        &mut self,
+        stream: usize,
+        data: &[u8],
+        give_up: &AtomicBool,
+    ) -> io::Result<()> {
+        let _ = stream;
+        self.write_block_or_give_up(data, give_up)
     }
     /// Ends the stream unless `give_up` is raised while waiting for the device.
     fn finish_or_give_up(&mut self, fsync: bool, give_up: &AtomicBool) -> io::Result<()> {
@@ -82,6 +95,8 @@ pub enum SinkFigures {
     Restored { files: u64, into: String },
     /// An object store's requests: every stream's sink reports the run's whole tally.
     S3(s3::S3Figures),
+    /// A dedup store: every writer reports the figures of the writers that have finished.
+    Dedup(dedup::DedupFigures),
 }
 
 impl SinkFigures {
@@ -108,6 +123,17 @@ impl SinkFigures {
                     result.s3 = Some(store);
                 }
                 SinkFigures::S3(_) => {}
+                SinkFigures::Dedup(store)
+                    if result
+                        .dedup
+                        .as_ref()
+                        .is_none_or(|seen| seen.logical_bytes <= store.logical_bytes) =>
+                {
+                    let mut store = store.clone();
+                    store.over(result.seconds);
+                    result.dedup = Some(store);
+                }
+                SinkFigures::Dedup(_) => {}
                 SinkFigures::Restored { files, into } => {
                     result.files = *files;
                     if let Some(restore) = result.restore.as_mut() {
@@ -226,17 +252,20 @@ pub enum TargetKind {
     Striped,
     /// An object store the lab was started with, written by multipart uploads.
     S3,
+    /// A content-addressed store on disk that writes only the chunks it has not seen.
+    Dedup,
 }
 
 impl TargetKind {
     /// Every kind, in the order forms and help list them.
-    pub const ALL: [TargetKind; 6] = [
+    pub const ALL: [TargetKind; 7] = [
         TargetKind::Dir,
         TargetKind::Null,
         TargetKind::Device,
         TargetKind::Tape,
         TargetKind::Striped,
         TargetKind::S3,
+        TargetKind::Dedup,
     ];
 
     /// The kind as a spec names it.
@@ -248,6 +277,7 @@ impl TargetKind {
             TargetKind::Tape => "tape",
             TargetKind::Striped => "striped",
             TargetKind::S3 => "s3",
+            TargetKind::Dedup => "dedup",
         }
     }
 
@@ -271,6 +301,7 @@ impl TargetKind {
             TargetKind::Tape => tape::plan(path, settings, errors),
             TargetKind::Striped => striped::plan(path, settings, errors),
             TargetKind::S3 => s3::plan(path, settings, errors),
+            TargetKind::Dedup => dedup::plan(path, settings, errors),
         }
     }
 }
@@ -376,6 +407,7 @@ impl TargetPlan {
             TargetPlan::Tape(config) => Box::new(tape::TapeTarget(config)),
             TargetPlan::Striped(config) => Box::new(striped::StripedTarget(config)),
             TargetPlan::S3(config) => Box::new(s3::S3Target(config)),
+            TargetPlan::Dedup(config) => Box::new(dedup::DedupTarget(config)),
         }
     }
 }

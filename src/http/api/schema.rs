@@ -101,9 +101,10 @@ pub struct GeneratedSchema {
     compress_ratio: f64,
 }
 
-/// Where the data goes. `path` is required with `dir` and `device` and not used otherwise; the
-/// drive settings belong to `tape` only, the disk and controller settings to `striped` only,
-/// the store, prefix and part settings to `s3` only.
+/// Where the data goes. `path` is required with `dir`, `device` and `dedup` and not used
+/// otherwise; the drive settings belong to `tape` only, the disk and controller settings to
+/// `striped` only, the store, prefix and part settings to `s3` only, the average chunk to
+/// `dedup` only.
 #[derive(ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(as = TargetSpec)]
@@ -174,10 +175,12 @@ pub struct TargetSchema {
     concurrency: Option<u32>,
     /// Object store: bytes in one object, at least one part (default 1G).
     object_size: Option<Size>,
+    /// Dedup store: the content-defined chunker's average chunk, 1K to 1M (default 64K).
+    avg_chunk: Option<Size>,
 }
 
 /// The kinds of target: files under a directory, a discard sink, a raw device, emulated LTO,
-/// an emulated striped volume, an object store's bucket.
+/// an emulated striped volume, an object store's bucket, a dedup store under a directory.
 #[derive(ToSchema)]
 #[serde(rename_all = "snake_case")]
 #[schema(as = TargetKind)]
@@ -188,6 +191,7 @@ pub enum TargetKindSchema {
     Tape,
     Striped,
     S3,
+    Dedup,
 }
 
 /// Parameters; every one has a default. `buffers` × `block_size` is at most 4G.
@@ -518,6 +522,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use crate::engine::target::dedup::DedupSettings;
     use crate::engine::target::s3::S3Settings;
     use crate::engine::target::striped::StripedSettings;
     use crate::engine::target::tape::TapeSettings;
@@ -583,6 +588,7 @@ mod tests {
             spec::TargetKind::Tape => names_of::<TapeSettings>(),
             spec::TargetKind::Striped => names_of::<StripedSettings>(),
             spec::TargetKind::S3 => names_of::<S3Settings>(),
+            spec::TargetKind::Dedup => names_of::<DedupSettings>(),
             _ => Vec::new(),
         };
         match target.settings.keys().find(|name| !known.contains(name)) {
@@ -596,6 +602,7 @@ mod tests {
         names.extend(names_of::<TapeSettings>());
         names.extend(names_of::<StripedSettings>());
         names.extend(names_of::<S3Settings>());
+        names.extend(names_of::<DedupSettings>());
         names.sort();
         names
     }

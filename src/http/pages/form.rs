@@ -73,6 +73,8 @@ pub struct CampaignForm {
     pub s3_part_size: String,
     pub s3_concurrency: String,
     pub s3_object_size: String,
+    /// Dedup store: the chunker's average chunk.
+    pub dedup_avg_chunk: String,
     pub matrix_part_size: String,
     pub matrix_concurrency: String,
     /// Errors by form field name.
@@ -104,6 +106,7 @@ impl CampaignForm {
             s3_part_size: "16M".into(),
             s3_concurrency: "8".into(),
             s3_object_size: "1G".into(),
+            dedup_avg_chunk: "64K".into(),
             tests: TestKind::BOTTLENECK
                 .iter()
                 .map(|t| t.id().to_string())
@@ -241,6 +244,7 @@ impl CampaignForm {
                 "s3_part_size" => form.s3_part_size = value,
                 "s3_concurrency" => form.s3_concurrency = value,
                 "s3_object_size" => form.s3_object_size = value,
+                "dedup_avg_chunk" => form.dedup_avg_chunk = value,
                 "matrix_part_size" => form.matrix_part_size = value,
                 "matrix_concurrency" => form.matrix_concurrency = value,
                 _ => {}
@@ -322,6 +326,12 @@ impl CampaignForm {
             }
         } else if self.target_kind != "null" && !self.target_path.trim().is_empty() {
             target.insert("path".into(), json!(self.target_path.trim()));
+        }
+        if self.target_kind == "dedup"
+            && let Some(value) =
+                Kind::Size.read(&self.dedup_avg_chunk, "target.avg_chunk", &mut errors)
+        {
+            target.insert("avg_chunk".into(), value);
         }
         spec.insert("target".into(), Value::Object(target));
         spec.insert("tests".into(), json!(self.tests));
@@ -417,9 +427,9 @@ impl CampaignForm {
     }
 }
 
-/// The striped volume's and the object store's settings the form offers, and their form
+/// The striped volume's, the object store's and the dedup store's settings the form offers, and their form
 /// fields.
-const TARGET_FIELDS: [(&str, &str); 10] = [
+const TARGET_FIELDS: [(&str, &str); 11] = [
     ("disks", "striped_disks"),
     ("disk_mb_s", "striped_disk_mb_s"),
     ("stripe_unit", "striped_stripe_unit"),
@@ -430,6 +440,7 @@ const TARGET_FIELDS: [(&str, &str); 10] = [
     ("part_size", "s3_part_size"),
     ("concurrency", "s3_concurrency"),
     ("object_size", "s3_object_size"),
+    ("avg_chunk", "dedup_avg_chunk"),
 ];
 
 /// The form field a spec path belongs to.

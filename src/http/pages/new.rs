@@ -27,7 +27,7 @@ pub(super) struct NewTemplate {
     presets: Vec<(&'static str, &'static str)>,
     tests: Vec<(&'static str, &'static str)>,
     tape_models: Vec<(&'static str, String)>,
-    target_kinds: [(&'static str, &'static str); 6],
+    target_kinds: [(&'static str, &'static str); 7],
     error: Option<String>,
     /// What a dry run found: the runs, how long they take, what cannot give a valid run.
     plan: Option<String>,
@@ -63,6 +63,7 @@ pub(super) fn new_page(
             ("tape", "emulated tape"),
             ("striped", "emulated striped volume"),
             ("s3", "object store (S3)"),
+            ("dedup", "dedup store"),
         ],
         tape_models: crate::spec::TAPE_MODELS
             .iter()

@@ -1,0 +1,338 @@
+//! A deduplicating target: a real content-addressed store on disk under a directory of the
+//! lab's (`{"kind": "dedup", "path": DIR, "avg_chunk": "64K"}`). Each writer cuts what it is
+//! handed into content-defined chunks, hashes them and writes only the chunks the store has not
+//! seen, into containers, with an index of where each lies; the costs are real CPU and I/O. A
+//! restore reads a backup image back through the index (rehydration). The store lives for one
+//! run and is removed after it.
+
+mod sink;
+mod store;
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use self::sink::DedupSink;
+use self::store::Store;
+use super::{
+    Capabilities, Opening, Settings, Sink, Target, TargetKind, read_settings, required_path,
+};
+use crate::engine::EngineSettings;
+use crate::engine::buffer::AlignedBuf;
+use crate::engine::cache;
+use crate::engine::error::EngineError;
+use crate::engine::measure::LatencyRecorder;
+use crate::engine::plan::TargetPlan;
+use crate::engine::reduction::ChunkSizes;
+use crate::engine::restore::{ImageRequest, RestoreImage, write_image};
+use crate::engine::result::TargetReport;
+use crate::engine::source::StreamSource;
+use crate::field_errors::FieldErrors;
+use crate::size::{ByteSize, format_bytes};
+
+/// The average chunk unless the spec says.
+const DEFAULT_AVG_CHUNK: u64 = 64 << 10;
+
+/// A dedup target's settings as a spec gives them.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DedupSettings {
+    /// The content-defined chunker's average chunk, 1K to 1M (64K unless given).
+    pub avg_chunk: Option<ByteSize>,
+}
+
+/// A validated dedup target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DedupConfig {
+    pub path: PathBuf,
+    pub avg_chunk: u32,
+}
+
+impl DedupConfig {
+    fn sizes(&self) -> ChunkSizes {
+        ChunkSizes::around(self.avg_chunk)
+    }
+}
+
+/// A spec's dedup target: a directory and the average chunk.
+pub fn plan(
+    path: Option<&Path>,
+    settings: &Settings,
+    errors: &mut FieldErrors,
+) -> Option<TargetPlan> {
+    let path = required_path(TargetKind::Dedup, path, errors);
+    let settings: DedupSettings = read_settings(TargetKind::Dedup, settings, errors)?;
+    let avg_chunk = settings
+        .avg_chunk
+        .map_or(DEFAULT_AVG_CHUNK, |size| size.bytes());
+    if !(1 << 10..=1 << 20).contains(&avg_chunk) {
+        errors.add(
+            "target.avg_chunk",
+            format!(
+                "{} is not an average chunk from 1K to 1M",
+                format_bytes(avg_chunk)
+            ),
+        );
+        return None;
+    }
+    Some(TargetPlan::Dedup(DedupConfig {
+        path: path?,
+        avg_chunk: avg_chunk as u32,
+    }))
+}
+
+/// What a dedup store did in a run: what it was sent, what it kept, and where its time went
+/// (summed over its writers).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DedupFigures {
+    /// The store in words: `dedup store /srv/backup (64 KiB chunks)`.
+    pub store: String,
+    pub avg_chunk: u32,
+    /// Bytes the backup sent, and bytes the store wrote: only chunks it had not seen.
+    pub logical_bytes: u64,
+    pub stored_bytes: u64,
+    pub chunks: u64,
+    pub new_chunks: u64,
+    pub containers: u64,
+    /// Logical ÷ stored bytes.
+    pub dedup_ratio: f64,
+    /// Stored bytes per second of the run: what reached the disk.
+    pub physical_mb_s: f64,
+    pub chunking_s: f64,
+    pub hashing_s: f64,
+    pub index_s: f64,
+    pub writing_s: f64,
+}
+
+impl DedupFigures {
+    fn add(&mut self, writer: &DedupFigures) {
+        self.logical_bytes += writer.logical_bytes;
+        self.stored_bytes += writer.stored_bytes;
+        self.chunks += writer.chunks;
+        self.new_chunks += writer.new_chunks;
+        self.containers += writer.containers;
+        self.chunking_s += writer.chunking_s;
+        self.hashing_s += writer.hashing_s;
+        self.index_s += writer.index_s;
+        self.writing_s += writer.writing_s;
+        self.dedup_ratio = if self.stored_bytes > 0 {
+            (self.logical_bytes as f64 / self.stored_bytes as f64 * 1000.0).round() / 1000.0
+        } else {
+            1.0
+        };
+    }
+
+    /// Sets the physical rate from the run's length.
+    pub fn over(&mut self, seconds: f64) {
+        if seconds > 0.0 {
+            self.physical_mb_s = (self.stored_bytes as f64 / seconds / 1e5).round() / 10.0;
+        }
+    }
+
+    /// The stage that took most of the store's time, and its share of it (%).
+    pub fn busiest(&self) -> Option<(&'static str, f64)> {
+        let stages = [
+            ("chunking", self.chunking_s),
+            ("hashing", self.hashing_s),
+            ("the index", self.index_s),
+            ("writing", self.writing_s),
+        ];
+        let total: f64 = stages.iter().map(|(_, s)| s).sum();
+        stages
+            .into_iter()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .filter(|_| total > 0.0)
+            .map(|(stage, seconds)| (stage, (seconds / total * 1000.0).round() / 10.0))
+    }
+
+    /// The figures as the pages and reports show them.
+    pub fn report(&self) -> TargetReport {
+        let mut figures = vec![
+            format!(
+                "dedup {:.2}:1: {} sent, {} stored ({:.1} MB/s to disk)",
+                self.dedup_ratio,
+                format_bytes(self.logical_bytes),
+                format_bytes(self.stored_bytes),
+                self.physical_mb_s
+            ),
+            format!(
+                "{} chunks, {} new, in {} containers",
+                self.chunks, self.new_chunks, self.containers
+            ),
+            format!(
+                "time: chunking {:.2} s, hashing {:.2} s, index {:.2} s, writing {:.2} s",
+                self.chunking_s, self.hashing_s, self.index_s, self.writing_s
+            ),
+        ];
+        if let Some((stage, share)) = self.busiest() {
+            figures.push(format!("{stage} took {share:.0} % of the store's time"));
+        }
+        TargetReport {
+            reporter: self.store.clone(),
+            device: self.store.clone(),
+            figures,
+        }
+    }
+}
+
+/// A dedup store under a directory on a real file system.
+pub struct DedupTarget<'a>(pub &'a DedupConfig);
+
+impl DedupTarget<'_> {
+    fn store(&self, tag: &str) -> Result<Arc<Store>, EngineError> {
+        Ok(Arc::new(Store::create(
+            &self.0.path,
+            tag,
+            self.words(),
+            self.0.avg_chunk,
+        )?))
+    }
+}
+
+impl Target for DedupTarget<'_> {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::HARDWARE
+    }
+
+    fn words(&self) -> String {
+        format!(
+            "dedup store {} ({} chunks)",
+            self.0.path.display(),
+            format_bytes(u64::from(self.0.avg_chunk))
+        )
+    }
+
+    fn path(&self) -> Option<&Path> {
+        Some(&self.0.path)
+    }
+
+    fn device_id(&self) -> Option<u64> {
+        std::fs::metadata(&self.0.path)
+            .ok()
+            .map(|metadata| metadata.dev())
+    }
+
+    fn preflight(&self, _direct: bool, _settings: &EngineSettings, errors: &mut FieldErrors) {
+        if let Err((field, message)) = super::dir::check_target_dir(&self.0.path, false) {
+            errors.add(field, message);
+        }
+    }
+
+    fn open(&self, how: &Opening<'_>) -> Result<Vec<Box<dyn Sink>>, EngineError> {
+        // One writer, which keeps each stream's bytes apart and in order: chunks are cut as
+        // the backup sent each stream, never across two.
+        let _ = how;
+        let store = self.store(how.tag)?;
+        Ok(vec![Box::new(DedupSink::new(store, self.0.sizes()))])
+    }
+
+    fn restores(&self) -> bool {
+        true
+    }
+
+    fn restore_image(&self, request: &ImageRequest<'_>) -> Result<RestoreImage, EngineError> {
+        let store = self.store(request.tag)?;
+        let mut sink = DedupSink::new(Arc::clone(&store), self.0.sizes());
+        write_image(&mut sink, request, request.bytes)?;
+        let recipe = sink.recipe().to_vec();
+        drop(sink);
+        Ok(RestoreImage {
+            stream: Box::new(Rehydration::new(store, recipe)?),
+            from: self.words(),
+            interleaved: 1,
+            positioning_s: 0.0,
+            figures: None,
+        })
+    }
+}
+
+/// A backup image read back from a dedup store chunk by chunk, each from its container.
+struct Rehydration {
+    store: Arc<Store>,
+    recipe: Vec<u128>,
+    next: usize,
+    containers: HashMap<u32, File>,
+    chunk: Vec<u8>,
+    at: usize,
+}
+
+impl Rehydration {
+    /// The reader of `recipe`; the store's containers dropped from the page cache first, so
+    /// the restore reads from the disk.
+    fn new(store: Arc<Store>, recipe: Vec<u128>) -> Result<Self, EngineError> {
+        let mut containers = HashMap::new();
+        let mut id = 0;
+        while let Ok(file) = store.open_container(id) {
+            cache::evict(&file).map_err(|source| EngineError::Source {
+                path: store.root().to_path_buf(),
+                source,
+            })?;
+            containers.insert(id, file);
+            id += 1;
+        }
+        Ok(Self {
+            store,
+            recipe,
+            next: 0,
+            containers,
+            chunk: Vec::new(),
+            at: 0,
+        })
+    }
+
+    /// Reads the next chunk of the recipe; false past its end.
+    fn load(&mut self) -> Result<bool, EngineError> {
+        let Some(hash) = self.recipe.get(self.next).copied() else {
+            return Ok(false);
+        };
+        self.next += 1;
+        let fail = |source: std::io::Error| EngineError::Source {
+            path: self.store.root().to_path_buf(),
+            source,
+        };
+        let place = self.store.place(hash).ok_or_else(|| {
+            fail(std::io::Error::other(
+                "a chunk of the image is not in the index",
+            ))
+        })?;
+        let file = self
+            .containers
+            .get(&place.container)
+            .ok_or_else(|| fail(std::io::Error::other("a container of the image is missing")))?;
+        self.chunk.resize(place.len as usize, 0);
+        file.read_exact_at(&mut self.chunk, place.offset)
+            .map_err(fail)?;
+        self.at = 0;
+        Ok(true)
+    }
+}
+
+impl StreamSource for Rehydration {
+    fn fill(&mut self, buf: &mut AlignedBuf, want: usize) -> Result<usize, EngineError> {
+        let want = want.min(buf.len());
+        let mut placed = 0;
+        while placed < want {
+            if self.at >= self.chunk.len() && !self.load()? {
+                break;
+            }
+            let take = (self.chunk.len() - self.at).min(want - placed);
+            buf.as_mut_slice()[placed..placed + take]
+                .copy_from_slice(&self.chunk[self.at..self.at + take]);
+            self.at += take;
+            placed += take;
+        }
+        Ok(placed)
+    }
+
+    fn files_done(&self) -> u64 {
+        0
+    }
+
+    fn read_latency(&self) -> Option<&LatencyRecorder> {
+        None
+    }
+}

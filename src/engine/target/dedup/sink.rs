@@ -1,0 +1,199 @@
+//! The writer into a dedup store: each stream's blocks are gathered apart, in the order the
+//! stream sent them, and cut into content-defined chunks (FastCDC), each named by its BLAKE3
+//! hash and looked up in the store's index; only a chunk the store has not seen is appended to
+//! the writer's container. Its time is kept by stage:
+//! chunking, hashing, the index, and writing.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::DedupFigures;
+use super::store::{CONTAINER_BYTES, Place, RECORD, Store, record};
+use crate::engine::reduction::ChunkSizes;
+use crate::engine::target::{Sink, SinkFigures};
+
+/// Bytes gathered before they are cut: many chunks at a time, the last one held back until
+/// more data (or the end) says where it ends.
+const GATHER: usize = 4 << 20;
+
+/// A writer's sink into a shared store.
+pub struct DedupSink {
+    store: Arc<Store>,
+    path: PathBuf,
+    sizes: ChunkSizes,
+    /// Each stream's bytes not yet cut.
+    pending: BTreeMap<usize, Vec<u8>>,
+    container: Option<(u32, File, u64)>,
+    records: Vec<u8>,
+    /// The chunks of this writer's stream in order: what a restore reads back.
+    recipe: Vec<u128>,
+    figures: DedupFigures,
+    /// Added to the store's figures once, when the stream ends.
+    reported: bool,
+}
+
+impl DedupSink {
+    /// A writer into `store`, chunking around `sizes`.
+    pub fn new(store: Arc<Store>, sizes: ChunkSizes) -> Self {
+        Self {
+            path: store.root().to_path_buf(),
+            store,
+            sizes,
+            pending: BTreeMap::new(),
+            container: None,
+            records: Vec::new(),
+            recipe: Vec::new(),
+            figures: DedupFigures::default(),
+            reported: false,
+        }
+    }
+
+    /// The chunks written, in order, for reading the stream back.
+    pub fn recipe(&self) -> &[u128] {
+        &self.recipe
+    }
+
+    /// Cuts what `stream` gathered into chunks and stores them; at the end of the stream the
+    /// last chunk too, else it stays gathered.
+    fn cut(&mut self, stream: usize, end: bool) -> io::Result<()> {
+        let mut pending = self.pending.remove(&stream).unwrap_or_default();
+        let started = Instant::now();
+        let mut cuts: Vec<(usize, usize)> = fastcdc::v2020::FastCDC::new(
+            &pending,
+            self.sizes.min as usize,
+            self.sizes.avg as usize,
+            self.sizes.max as usize,
+        )
+        .map(|chunk| (chunk.offset, chunk.length))
+        .collect();
+        if !end {
+            cuts.pop();
+        }
+        self.figures.chunking_s += started.elapsed().as_secs_f64();
+        let mut done = 0;
+        let mut result = Ok(());
+        for (offset, length) in cuts {
+            if let Err(error) = self.chunk(&pending[offset..offset + length]) {
+                result = Err(error);
+                break;
+            }
+            done = offset + length;
+        }
+        pending.drain(..done);
+        self.pending.insert(stream, pending);
+        result
+    }
+
+    /// Stores one chunk unless the store has it.
+    fn chunk(&mut self, data: &[u8]) -> io::Result<()> {
+        let started = Instant::now();
+        let hash = u128::from_le_bytes(
+            blake3::hash(data).as_bytes()[..16]
+                .try_into()
+                .unwrap_or([0; 16]),
+        );
+        let hashed = Instant::now();
+        self.figures.hashing_s += (hashed - started).as_secs_f64();
+        if self
+            .container
+            .as_ref()
+            .is_none_or(|(_, _, written)| *written >= CONTAINER_BYTES)
+        {
+            let (id, file) = self.store.new_container()?;
+            self.figures.containers += 1;
+            self.container = Some((id, file, 0));
+        }
+        let Some((id, file, written)) = self.container.as_mut() else {
+            return Err(io::Error::other("no container to write to"));
+        };
+        let place = Place {
+            container: *id,
+            offset: *written,
+            len: data.len() as u32,
+        };
+        let new = self.store.claim(hash, place);
+        let looked_up = Instant::now();
+        self.figures.index_s += (looked_up - hashed).as_secs_f64();
+        self.figures.logical_bytes += data.len() as u64;
+        self.figures.chunks += 1;
+        self.recipe.push(hash);
+        if new {
+            file.write_all(data)?;
+            *written += data.len() as u64;
+            self.records.extend_from_slice(&record(hash, place));
+            self.figures.stored_bytes += data.len() as u64;
+            self.figures.new_chunks += 1;
+            self.figures.writing_s += looked_up.elapsed().as_secs_f64();
+        }
+        Ok(())
+    }
+
+    /// Writes the gathered index records to the store's log.
+    fn log(&mut self, sync: bool) -> io::Result<()> {
+        let started = Instant::now();
+        self.store.log(&self.records, sync)?;
+        self.records.clear();
+        self.figures.index_s += started.elapsed().as_secs_f64();
+        Ok(())
+    }
+}
+
+impl Sink for DedupSink {
+    fn write_block(&mut self, data: &[u8]) -> io::Result<()> {
+        self.write_stream_block(0, data, &std::sync::atomic::AtomicBool::new(false))
+    }
+
+    fn write_stream_block(
+        &mut self,
+        stream: usize,
+        data: &[u8],
+        _give_up: &std::sync::atomic::AtomicBool,
+    ) -> io::Result<()> {
+        let pending = self
+            .pending
+            .entry(stream)
+            .or_insert_with(|| Vec::with_capacity(GATHER + self.sizes.max as usize));
+        pending.extend_from_slice(data);
+        if pending.len() >= GATHER + self.sizes.max as usize {
+            self.cut(stream, false)?;
+        }
+        if self.records.len() >= 4096 * RECORD {
+            self.log(false)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, fsync: bool) -> io::Result<()> {
+        let streams: Vec<usize> = self.pending.keys().copied().collect();
+        for stream in streams {
+            self.cut(stream, true)?;
+        }
+        if fsync && let Some((_, file, _)) = self.container.as_ref() {
+            let started = Instant::now();
+            file.sync_data()?;
+            self.figures.writing_s += started.elapsed().as_secs_f64();
+        }
+        self.log(fsync)?;
+        if !self.reported {
+            self.store.add(&self.figures);
+            self.reported = true;
+        }
+        Ok(())
+    }
+
+    fn alignment(&self) -> usize {
+        1
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn figures(&self) -> Option<SinkFigures> {
+        Some(SinkFigures::Dedup(self.store.figures()))
+    }
+}
