@@ -308,9 +308,13 @@ struct DatasetArgs {
     /// typical, small-files or large-files.
     #[arg(long, default_value = "typical")]
     profile: Profile,
-    /// Total size, e.g. 1G.
-    #[arg(long, default_value = "1G")]
-    size: String,
+    /// Total size, e.g. 1G [default: 1G; with --like, the tree's size].
+    #[arg(long)]
+    size: Option<String>,
+    /// A tree to make a twin of: its file sizes, compressibility and dedup ratio, as
+    /// `dataset scan` measures them (the profile and the other ratios are then not used).
+    #[arg(long, value_name = "PATH")]
+    like: Option<PathBuf>,
     /// Stop after this many files.
     #[arg(long)]
     files: Option<u64>,
@@ -616,6 +620,8 @@ fn build_spec(args: &RunArgs, flag_errors: &mut FieldErrors) -> Result<CampaignS
             generated: Some(spec::GeneratedSpec {
                 size: size_flag("source.generated.size", size, 1 << 30),
                 compress_ratio: args.compress_ratio.unwrap_or(2.0),
+                dedup_ratio: None,
+                dedup_unit: None,
             }),
             agents: None,
         };
@@ -770,7 +776,28 @@ fn run_line(index: usize, total: usize, result: &RunResult) -> String {
 }
 
 fn create_dataset(args: DatasetArgs) -> ExitCode {
-    let size = match spec::parse_size(&args.size) {
+    let like = match &args.like {
+        None => None,
+        Some(path) => {
+            eprintln!("scanning {} for its twin", path.display());
+            match reduction::tree::scan(
+                std::slice::from_ref(path),
+                ChunkSizes::around(16 << 10),
+                reduction::scan::DEFAULT_ERROR,
+                &mut |_| {},
+            ) {
+                Ok(scan) if scan.files > 0 => Some(scan),
+                Ok(_) => return bad_spec(&format!("like: {} holds no files", path.display())),
+                Err(error) => return bad_spec(&format!("like: {error}")),
+            }
+        }
+    };
+    let size_text = match (&args.size, &like) {
+        (Some(size), _) => size.clone(),
+        (None, Some(scan)) => scan.reduction.logical_bytes.to_string(),
+        (None, None) => "1G".to_string(),
+    };
+    let size = match spec::parse_size(&size_text) {
         Ok(0) => return bad_spec("size: must be greater than 0"),
         Ok(size) => size,
         Err(message) => return bad_spec(&format!("size: {message}")),
@@ -784,21 +811,46 @@ fn create_dataset(args: DatasetArgs) -> ExitCode {
             return bad_spec("dedup_ratio: must be between 1.0 and 100.0");
         }
         Some(ratio) => match spec::parse_size(&args.dedup_unit) {
-            Ok(unit) if unit >= 4096 && unit % 4096 == 0 && unit <= 64 << 20 => {
+            Ok(unit) if unit >= 4096 && unit.is_multiple_of(4096) && unit <= 64 << 20 => {
                 Some(DedupSettings { ratio, unit })
             }
             Ok(_) => return bad_spec("dedup_unit: must be a multiple of 4K, at most 64M"),
             Err(message) => return bad_spec(&format!("dedup_unit: {message}")),
         },
     };
-    let request = DatasetRequest {
-        profile: args.profile,
-        size,
-        max_files: args.files,
-        seed: args.seed,
-        compress_ratio: args.compress_ratio,
-        dedup,
+    let request = match &like {
+        Some(scan) => DatasetRequest {
+            profile: Profile::Typical,
+            size,
+            max_files: args.files,
+            seed: args.seed,
+            compress_ratio: scan.reduction.compress_ratio.clamp(1.0, 100.0),
+            dedup: None,
+            like: Some(dataset::Likeness {
+                percentiles: scan.sizes.percentiles.clone(),
+                dedup_ratio: scan.reduction.dedup_ratio.max(1.0),
+            }),
+        },
+        None => DatasetRequest {
+            profile: args.profile,
+            size,
+            max_files: args.files,
+            seed: args.seed,
+            compress_ratio: args.compress_ratio,
+            dedup,
+            like: None,
+        },
     };
+    if let Some(scan) = &like {
+        eprintln!(
+            "a twin of {} files, {}: median file {}, compression {:.2}:1, dedup {:.2}:1",
+            scan.files,
+            format_size(scan.reduction.logical_bytes),
+            format_size(scan.sizes.median),
+            scan.reduction.compress_ratio,
+            scan.reduction.dedup_ratio
+        );
+    }
     let bar = ProgressBar::new(size);
     let style =
         ProgressStyle::with_template("{spinner} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}")

@@ -171,6 +171,7 @@ impl Lmdd {
                     size: self.bytes.unwrap_or_default(),
                     compress_ratio: 1.0,
                     repeat: true,
+                    dedup: None,
                 },
             },
             target: match &self.output {

@@ -424,6 +424,7 @@ fn write_demo_dataset(dir: &Path, size: u64) {
         seed: 1,
         compress_ratio: 2.0,
         dedup: None,
+        like: None,
     };
     tracing::info!(dir = %dir.display(), size = %format_size(size), "writing the demo dataset");
     let written = dataset::create(&scratch, &request, &mut |_| {})

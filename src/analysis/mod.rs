@@ -1019,6 +1019,7 @@ mod tests {
             steady: None,
             validity: None,
             data_compress_ratio: None,
+            generated_dedup: None,
         }
     }
 
@@ -1252,6 +1253,45 @@ mod tests {
             .expect("a sweep");
         assert!(sentence.starts_with("No point stands out"), "{sentence}");
         assert!(sentence.contains("parts"), "{sentence}");
+    }
+
+    #[test]
+    fn a_backup_into_a_dedup_store_is_planned_in_logical_and_physical_terms() {
+        let mut full = run(TestKind::FullBackup, 500.0, 10.0);
+        full.dedup = Some(crate::engine::target::dedup::DedupFigures {
+            store: "dedup store /srv (64 KiB chunks)".into(),
+            logical_bytes: 2800,
+            stored_bytes: 1000,
+            dedup_ratio: 2.8,
+            hashing_s: 3.0,
+            chunking_s: 1.0,
+            ..Default::default()
+        });
+        let runs = vec![
+            run(TestKind::TapeWrite, 520.0, 10.0),
+            run(TestKind::ReadParallel, 900.0, 10.0),
+            run(TestKind::NullSink, 800.0, 10.0),
+            full,
+        ];
+        // 12 TiB in 8 h: 458.1 MB/s logical; at 2.8:1, 163.6 MB/s to the store's disk.
+        let question = planner::PlanQuestion::parse("12T", "8h").expect("a question");
+        let plan = planner::plan(question, &verdict(&runs, None), &[], &refs(&runs), None);
+        assert!(plan.reachable, "{plan:?}");
+        let physical = plan.physical_mb_s.expect("a physical rate");
+        assert!((physical - 163.6).abs() < 0.1, "{plan:?}");
+        assert!(
+            plan.answer.ends_with(
+                "At the 2.80:1 reduction the dedup store achieved, that is 458.1 MB/s logical \
+                 and 163.6 MB/s physical, to its disk."
+            ),
+            "{plan:?}"
+        );
+        // The store's busiest stage is in the verdict's words for the target.
+        let words = verdict(&runs, None).verdict;
+        assert!(
+            words.contains("dedup store /srv (64 KiB chunks): hashing took 75 % of its time"),
+            "{words}"
+        );
     }
 
     #[test]

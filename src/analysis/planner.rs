@@ -96,6 +96,10 @@ pub struct Plan {
     pub changes: Vec<String>,
     /// Whether the measured backup, or a measured change, reaches the rate.
     pub reachable: bool,
+    /// What the dedup store's disk must take at the reduction it achieved, when the backup
+    /// went into one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub physical_mb_s: Option<f64>,
 }
 
 /// A measured component ceiling.
@@ -106,8 +110,36 @@ struct Ceiling {
 }
 
 /// What the campaign's measurements say about moving `question.data_bytes` in
-/// `question.window_s`, from its verdict, its points and their runs.
+/// `question.window_s`, from its verdict, its points and their runs. Rates are logical (what
+/// the backup sends); when the backup went into a dedup store, the answer also gives the rate
+/// its disk must take at the reduction it achieved.
 pub fn plan(
+    question: PlanQuestion,
+    verdict: &Verdict,
+    points: &[Point],
+    runs: &[&RunResult],
+    survey: Option<&Survey>,
+) -> Plan {
+    let mut plan = logical_plan(question, verdict, points, runs, survey);
+    let reduction = runs
+        .iter()
+        .filter(|run| run.test == TestKind::FullBackup && run.status == RunStatus::Done)
+        .find_map(|run| run.dedup.as_ref())
+        .map(|dedup| dedup.dedup_ratio)
+        .filter(|ratio| *ratio > 1.0);
+    if let Some(ratio) = reduction {
+        let physical = plan.needed_mb_s / ratio;
+        plan.physical_mb_s = Some(physical);
+        plan.answer.push_str(&format!(
+            " At the {ratio:.2}:1 reduction the dedup store achieved, that is {:.1} MB/s \
+             logical and {physical:.1} MB/s physical, to its disk.",
+            plan.needed_mb_s
+        ));
+    }
+    plan
+}
+
+fn logical_plan(
     question: PlanQuestion,
     verdict: &Verdict,
     points: &[Point],
@@ -160,6 +192,7 @@ pub fn plan(
             ),
             changes,
             reachable: false,
+            physical_mb_s: None,
         };
     };
 
@@ -176,6 +209,7 @@ pub fn plan(
                 .into_iter()
                 .collect(),
             reachable: true,
+            physical_mb_s: None,
         };
     }
 
@@ -237,6 +271,7 @@ pub fn plan(
         answer,
         changes,
         reachable,
+        physical_mb_s: None,
     }
 }
 

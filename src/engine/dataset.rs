@@ -95,6 +95,20 @@ pub struct DatasetRequest {
     pub compress_ratio: f64,
     /// Data that repeats itself by a chosen ratio; `None`: no unit repeats.
     pub dedup: Option<DedupSettings>,
+    /// A tree to be like: its file sizes and its share of whole-file copies, in place of the
+    /// profile's sizes and of `dedup`.
+    pub like: Option<Likeness>,
+}
+
+/// What a twin takes from the tree it stands for (`backlab dataset create --like`): the file
+/// sizes, drawn from its histogram, and its dedup ratio, reached with copies of whole files
+/// (a real tree's duplicates are mostly whole files: licences, vendored copies, versions).
+/// Copies are of an earlier file of the same size class (a power of two).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Likeness {
+    /// The tree's file sizes at 0, 1, … 100 % of its files.
+    pub percentiles: Vec<u64>,
+    pub dedup_ratio: f64,
 }
 
 /// What was created.
@@ -161,6 +175,10 @@ pub fn create(
     let mut files_in_dir = 0;
     let mut written = 0u64;
     let mut files = 0u64;
+    // A twin's files by size class, for copies, and the bytes it wrote afresh.
+    let mut copies: std::collections::HashMap<u64, Vec<(PathBuf, u64)>> =
+        std::collections::HashMap::new();
+    let mut unique = 0u64;
     while written < request.size && request.max_files.is_none_or(|max| files < max) {
         if files_in_dir >= dir_budget {
             // Directories form an 8-ary tree in creation order: dir i hangs under dir (i-1)/8.
@@ -172,12 +190,41 @@ pub fn create(
             dir_budget = rng.random_range(shape.files_per_dir.0..=shape.files_per_dir.1);
             files_in_dir = 0;
         }
-        let drawn = sizes.sample(&mut rng).round() as u64;
-        let size = drawn
-            .clamp(shape.min_bytes, shape.max_bytes)
-            .min(request.size - written);
         let path = dirs[dirs.len() - 1].join(format!("file-{files:07}.dat"));
-        write_file(&path, size, &mut data, &mut buffer).map_err(io_error(&path))?;
+        let size = match &request.like {
+            Some(like) => {
+                let drawn = draw_size(&like.percentiles, &mut rng);
+                let bucket = drawn.max(1).next_power_of_two();
+                let size = drawn.min(request.size - written);
+                // A copy of an earlier file of its size class while the tree has fewer
+                // duplicate bytes than the ratio asks.
+                let behind = (unique as f64) > (written + size) as f64 / like.dedup_ratio;
+                let earlier = copies
+                    .get(&bucket)
+                    .filter(|_| behind)
+                    .and_then(|files| files.get(rng.random_range(0..files.len().max(1))).cloned());
+                match earlier {
+                    Some((original, original_size)) if original_size <= request.size - written => {
+                        std::fs::copy(&original, &path).map_err(io_error(&path))?;
+                        original_size
+                    }
+                    _ => {
+                        write_file(&path, size, &mut data, &mut buffer).map_err(io_error(&path))?;
+                        unique += size;
+                        copies.entry(bucket).or_default().push((path.clone(), size));
+                        size
+                    }
+                }
+            }
+            None => {
+                let drawn = sizes.sample(&mut rng).round() as u64;
+                let size = drawn
+                    .clamp(shape.min_bytes, shape.max_bytes)
+                    .min(request.size - written);
+                write_file(&path, size, &mut data, &mut buffer).map_err(io_error(&path))?;
+                size
+            }
+        };
         written += size;
         files += 1;
         files_in_dir += 1;
@@ -195,6 +242,26 @@ pub fn create(
         seconds: started.elapsed().as_secs_f64(),
         units: request.dedup.map(|_| data.tally()),
     })
+}
+
+/// A file size drawn from a tree's percentiles: a point between two of them at random, on a
+/// log scale between their sizes (sizes of 0 and 1 byte drawn as they are).
+fn draw_size(percentiles: &[u64], rng: &mut ChaCha8Rng) -> u64 {
+    if percentiles.len() < 2 {
+        return percentiles.first().copied().unwrap_or(1);
+    }
+    let at = rng.random_range(0.0..(percentiles.len() - 1) as f64);
+    let index = at.floor() as usize;
+    let (low, high) = (percentiles[index], percentiles[index + 1]);
+    if low <= 1 || high <= low {
+        return if rng.random_bool(at.fract()) {
+            high
+        } else {
+            low
+        };
+    }
+    let (low_ln, high_ln) = ((low as f64).ln(), (high as f64).ln());
+    (low_ln + at.fract() * (high_ln - low_ln)).exp().round() as u64
 }
 
 fn write_file(path: &Path, size: u64, data: &mut UnitStream, buffer: &mut [u8]) -> io::Result<()> {

@@ -109,6 +109,7 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
     };
 
     let skipped = Skipped::default();
+    let made = reduction::UnitsMade::default();
     let source_ratio = source_ratio(plan);
     let cpu_before = CpuSnapshot::take();
     let mut tallies = Vec::new();
@@ -127,7 +128,8 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
             outcome
         })
     } else {
-        build_job(plan, settings, &skipped, source_ratio).map(|job| pipeline::run(job, control))
+        build_job(plan, settings, &skipped, &made, source_ratio)
+            .map(|job| pipeline::run(job, control))
     };
     let cpu = cpu_before.usage_until(&CpuSnapshot::take());
     warnings.extend(skipped.warning());
@@ -139,6 +141,7 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
         cache_resident_pct,
         warnings,
         data_compress_ratio: source_ratio,
+        generated_dedup: generated_dedup(plan, made.tally()),
         restore: restore_figures,
         ..RunResult::failed(plan.test, params.clone(), String::new())
     };
@@ -386,6 +389,7 @@ fn build_job<'a>(
     plan: &'a RunPlan,
     settings: &EngineSettings,
     skipped: &'a Skipped,
+    made: &'a reduction::UnitsMade,
     source_ratio: Option<f64>,
 ) -> Result<Job<'a>, EngineError> {
     let params = &plan.params;
@@ -407,18 +411,20 @@ fn build_job<'a>(
                 size,
                 compress_ratio,
                 repeat,
+                dedup,
             },
             _,
-        ) => Some((*size, *compress_ratio, *repeat)),
+        ) => Some((*size, *compress_ratio, *repeat, *dedup)),
         (SourcePlan::Paths(_), TestKind::TapeWrite) => Some((
             params.size.unwrap_or(DEFAULT_GENERATED_SIZE),
             source_ratio.unwrap_or(params.compress_ratio),
             false,
+            None,
         )),
         (SourcePlan::Paths(_), _) => None,
     };
     let readers: Vec<Box<dyn StreamSource + 'a>> = match (generated, &plan.source) {
-        (Some((size, compress_ratio, repeat)), _) => {
+        (Some((size, compress_ratio, repeat, dedup)), _) => {
             // Generated data never runs out: a time-based run ends at its duration, or at an
             // explicit size.
             if !params.time_based {
@@ -437,12 +443,16 @@ fn build_job<'a>(
             };
             (0..streams)
                 .map(|index| {
-                    let stream = GeneratedStream::new(
-                        Arc::clone(&pool),
-                        GENERATED_SEED ^ index as u64,
-                        renewal,
-                    );
-                    Box::new(stream) as Box<dyn StreamSource>
+                    let seed = GENERATED_SEED ^ index as u64;
+                    match dedup {
+                        // Units are made afresh every time: a copy must be its original.
+                        Some(dedup) => Box::new(source::UnitSource::new(
+                            reduction::UnitStream::new(Arc::clone(&pool), dedup, seed),
+                            made,
+                        )) as Box<dyn StreamSource>,
+                        None => Box::new(GeneratedStream::new(Arc::clone(&pool), seed, renewal))
+                            as Box<dyn StreamSource>,
+                    }
                 })
                 .collect()
         }
@@ -569,6 +579,27 @@ fn restore_job(
 /// The source's compressibility, measured for a target test or a restore whose image is to
 /// match it. Below
 /// 1.05:1 the source counts as incompressible.
+/// The dedup ratio a run's generated units achieved, when the source asked for one.
+fn generated_dedup(
+    plan: &RunPlan,
+    made: reduction::UnitTally,
+) -> Option<reduction::GeneratedDedup> {
+    let SourcePlan::Generated {
+        dedup: Some(dedup), ..
+    } = &plan.source
+    else {
+        return None;
+    };
+    let achieved = made.ratio()?;
+    Some(reduction::GeneratedDedup {
+        asked: dedup.ratio,
+        achieved: (achieved * 1000.0).round() / 1000.0,
+        unit: dedup.unit,
+        units: made.units,
+        new_units: made.new_units,
+    })
+}
+
 fn source_ratio(plan: &RunPlan) -> Option<f64> {
     match &plan.source {
         SourcePlan::Paths(paths)

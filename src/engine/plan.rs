@@ -96,6 +96,9 @@ pub enum SourcePlan {
         /// `backlab lmdd` asks for it; a campaign's generated data never repeats.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         repeat: bool,
+        /// Data that repeats itself by a chosen ratio; `None`: nothing repeats.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        dedup: Option<crate::engine::reduction::DedupSettings>,
     },
 }
 

@@ -66,6 +66,10 @@ pub struct RunResult {
     /// source to match it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_compress_ratio: Option<f64>,
+    /// Generated data of a chosen dedup ratio: the ratio its units achieved, counted as they
+    /// were made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generated_dedup: Option<crate::engine::reduction::GeneratedDedup>,
     /// Throughput over the steady part of the run, ramp and tail left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady: Option<SteadyFigures>,
@@ -102,6 +106,7 @@ impl RunResult {
             clients: None,
             partial: false,
             data_compress_ratio: None,
+            generated_dedup: None,
             steady: None,
             validity: None,
         }

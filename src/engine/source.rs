@@ -451,6 +451,50 @@ impl StreamSource for GeneratedStream {
     }
 }
 
+/// Generated data of a chosen dedup ratio: a stream of units, what it makes added to the run's
+/// tally as it goes.
+pub struct UnitSource<'a> {
+    units: crate::engine::reduction::UnitStream,
+    made: &'a crate::engine::reduction::UnitsMade,
+    told: crate::engine::reduction::UnitTally,
+}
+
+impl<'a> UnitSource<'a> {
+    /// A stream of `units`, counted into `made`.
+    pub fn new(
+        units: crate::engine::reduction::UnitStream,
+        made: &'a crate::engine::reduction::UnitsMade,
+    ) -> Self {
+        Self {
+            units,
+            made,
+            told: Default::default(),
+        }
+    }
+}
+
+impl StreamSource for UnitSource<'_> {
+    fn fill(&mut self, buf: &mut AlignedBuf, want: usize) -> Result<usize, EngineError> {
+        let want = want.min(buf.len());
+        self.units.fill(&mut buf.as_mut_slice()[..want]);
+        let now = self.units.tally();
+        self.made.add(
+            now.units - self.told.units,
+            now.new_units - self.told.new_units,
+        );
+        self.told = now;
+        Ok(want)
+    }
+
+    fn files_done(&self) -> u64 {
+        0
+    }
+
+    fn read_latency(&self) -> Option<&LatencyRecorder> {
+        None
+    }
+}
+
 /// Longest single sleep of a throttled stream, so a stop is seen within it.
 const THROTTLE_NAP: Duration = Duration::from_millis(50);
 

@@ -88,13 +88,20 @@ pub struct SourceSpec {
     pub agents: Option<Vec<String>>,
 }
 
-/// Data produced at memory speed: a size and how well it compresses.
+/// Data produced at memory speed: a size, how well it compresses and, when given, how much
+/// it repeats itself (vdbench's `dedupratio` and `dedupunit`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct GeneratedSpec {
     pub size: ByteSize,
     #[serde(default = "default_compress_ratio")]
     pub compress_ratio: f64,
+    /// Units made ÷ distinct units (3.0: one unit in three is new); left out, nothing repeats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedup_ratio: Option<f64>,
+    /// The unit that repeats whole (128K unless given; a multiple of 4K, at most 64M).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedup_unit: Option<ByteSize>,
 }
 
 /// Where the data goes: a kind, the path it writes when it writes one, and the kind's own

@@ -141,6 +141,7 @@ impl CampaignSpec {
                     .compress_ratio
                     .unwrap_or_else(default_compress_ratio),
                 repeat: false,
+                dedup: None,
             }),
             (None, None) => {
                 errors.add("source", "give paths, generated or agents");
@@ -184,11 +185,13 @@ impl CampaignSpec {
                     "source.generated.compress_ratio",
                     generated.compress_ratio,
                 );
-                match (size, ratio_ok) {
-                    (Some(size), true) => Some(SourcePlan::Generated {
+                let dedup = generated_dedup(generated, errors);
+                match (size, ratio_ok, dedup) {
+                    (Some(size), true, Ok(dedup)) => Some(SourcePlan::Generated {
                         size,
                         compress_ratio: generated.compress_ratio,
                         repeat: false,
+                        dedup,
                     }),
                     _ => None,
                 }
@@ -561,5 +564,49 @@ pub(super) fn check_block_size(
             field,
             format!("must be a multiple of {DIRECT_ALIGN} when direct is true (got {block_size})"),
         );
+    }
+}
+
+/// The dedup ratio and unit of generated data, when a ratio is given; `Err` with the problems
+/// recorded.
+fn generated_dedup(
+    generated: &super::GeneratedSpec,
+    errors: &mut FieldErrors,
+) -> Result<Option<crate::engine::reduction::DedupSettings>, ()> {
+    let unit = generated
+        .dedup_unit
+        .as_ref()
+        .map_or(128 << 10, ByteSize::bytes);
+    let unit_ok = unit >= 4096 && unit.is_multiple_of(4096) && unit <= 64 << 20;
+    if !unit_ok {
+        errors.add(
+            "source.generated.dedup_unit",
+            "must be a multiple of 4K, at most 64M",
+        );
+    }
+    let Some(ratio) = generated.dedup_ratio else {
+        if generated.dedup_unit.is_some() {
+            errors.add(
+                "source.generated.dedup_unit",
+                "needs source.generated.dedup_ratio beside it",
+            );
+            return Err(());
+        }
+        return if unit_ok { Ok(None) } else { Err(()) };
+    };
+    let ratio_ok = ratio.is_finite() && (1.0..=100.0).contains(&ratio);
+    if !ratio_ok {
+        errors.add(
+            "source.generated.dedup_ratio",
+            "must be between 1.0 and 100.0",
+        );
+    }
+    if ratio_ok && unit_ok {
+        Ok(Some(crate::engine::reduction::DedupSettings {
+            ratio,
+            unit,
+        }))
+    } else {
+        Err(())
     }
 }

@@ -102,3 +102,55 @@ async fn a_backup_into_a_dedup_store_keeps_a_third_and_restores_through_it() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// Generated data asked for 3:1 dedup and 2:1 compression: its units achieve the ratio as
+/// they are made, and the dedup store finds it within 5 %, for the target write and the full
+/// backup alike.
+#[tokio::test]
+async fn generated_data_of_a_chosen_dedup_ratio_dedups_by_it_in_the_store() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let store_dir = lab.empty_dir("dedup");
+    let spec = json!({
+        "name": "generated dedup",
+        "source": {"generated": {"size": "256M", "compress_ratio": 2.0, "dedup_ratio": 3.0}},
+        "target": {"kind": "dedup", "path": store_dir, "avg_chunk": "16K"},
+        "tests": ["tape_write", "full_backup"],
+        "params": {"buffers": 8, "block_size": "1M", "streams": 2, "time_based": false,
+                   "duration_s": 60}
+    });
+    let id = lab.submit(&spec).await;
+    let campaign = lab
+        .wait_status(&id, &["done", "failed"], Duration::from_secs(300))
+        .await;
+    for run in campaign["runs"].as_array().expect("runs") {
+        assert_eq!(run["status"], "done", "{run}");
+        let result = &run["result"];
+        let made = &result["generated_dedup"];
+        let achieved = made["achieved"].as_f64().unwrap_or(0.0);
+        assert!((achieved - 3.0).abs() / 3.0 <= 0.05, "{made}");
+        assert_eq!(made["unit"], 128 << 10, "{made}");
+        let stored = result["dedup"]["dedup_ratio"].as_f64().unwrap_or(0.0);
+        assert!(
+            (stored - 3.0).abs() / 3.0 <= 0.05,
+            "{}: asked 3:1, stored {stored}:1: {}",
+            result["test"],
+            result["dedup"]
+        );
+    }
+    // A ratio without a unit it can use is refused, naming the field.
+    let bad = json!({
+        "name": "bad",
+        "source": {"generated": {"size": "16M", "dedup_ratio": 0.5, "dedup_unit": "5000"}},
+        "target": {"kind": "null"},
+        "tests": ["tape_write"]
+    });
+    let response = lab.post_json("/api/campaigns", &bad).await;
+    assert_eq!(response.status().as_u16(), 422);
+    let body: serde_json::Value = response.json().await.expect("JSON");
+    for field in [
+        "source.generated.dedup_ratio",
+        "source.generated.dedup_unit",
+    ] {
+        assert!(body["fields"][field].is_string(), "{field}: {body}");
+    }
+}

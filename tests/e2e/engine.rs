@@ -22,6 +22,7 @@ fn generated(size: u64) -> SourcePlan {
         size,
         compress_ratio: 2.0,
         repeat: false,
+        dedup: None,
     }
 }
 
@@ -52,6 +53,7 @@ fn dataset(root: &Path, profile: Profile, size: u64) -> dataset::DatasetSummary 
         seed: 9,
         compress_ratio: 2.0,
         dedup: None,
+        like: None,
     };
     dataset::create(root, &request, &mut |_| {}).expect("dataset")
 }

@@ -7,4 +7,4 @@ pub mod units;
 
 pub use scan::{ChunkSizes, ReductionEstimate, ReductionScan};
 pub use tree::{FileSizes, TreeScan};
-pub use units::{DedupSettings, UnitStream, UnitTally};
+pub use units::{DedupSettings, GeneratedDedup, UnitStream, UnitTally, UnitsMade};

@@ -30,6 +30,9 @@ pub struct FileSizes {
     pub largest: u64,
     /// Files of at most `upper` bytes and more than half of it (the first bucket from 0).
     pub histogram: Vec<SizeBucket>,
+    /// The sizes at 0, 1, … 100 % of the files: what a twin draws its sizes from.
+    #[serde(default)]
+    pub percentiles: Vec<u64>,
 }
 
 /// One bucket of `FileSizes::histogram`.
@@ -64,6 +67,7 @@ impl FileSizes {
             }
         }
         Self {
+            percentiles: (0..=100).map(|p| at(f64::from(p) / 100.0)).collect(),
             median: at(0.5),
             p10: at(0.1),
             p90: at(0.9),

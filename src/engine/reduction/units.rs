@@ -1,9 +1,10 @@
 //! Generated data of a chosen dedup ratio, as vdbench's `dedupratio` and `dedupunit` make it:
 //! a stream of `unit`-byte units, each either new or a copy of a unit the stream made before.
-//! Units come in runs, as a night's backup meets its data: a run of new units, then a run of
-//! copies of consecutive earlier units (an unchanged stretch), each run about 64 units long
-//! (geometric) and a new one whenever the stream has made fewer than 1 ÷ ratio new units so
-//! far, so the ratio holds to within a run from the start rather than on average. A unit's bytes
+//! Units come in runs, as a night's backup meets its data: a run of copies of consecutive
+//! earlier units (an unchanged stretch, up to 64 units on average), then a run of new units
+//! for as long as the stream has made fewer than 1 ÷ ratio new units. A run of copies ends
+//! early once the stream lacks a few new units, so the ratio holds within a few units at any
+//! point, not only on average. A unit's bytes
 //! follow from its number alone: the compressibility pool's chunks from an offset the number
 //! picks, each 4 KiB chunk stamped with the number and its place, so no two units share a chunk
 //! and a copy is byte for byte its original. What was made is counted as it is made.
@@ -16,8 +17,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::data::{DataPool, POOL_CHUNK};
 
-/// Mean units in a run of new units or of copies.
+/// Mean units in a run of copies, unless it ends early (`MAX_DEFICIT`).
 const RUN_UNITS: f64 = 64.0;
+/// New units a stream may lack before a run of copies ends: the ratio made holds within
+/// this many units at any point.
+const MAX_DEFICIT: f64 = 16.0;
 /// Bytes of each 4 KiB chunk a unit's stamp replaces (never more than its random bytes).
 const STAMP: usize = 16;
 
@@ -42,6 +46,41 @@ impl UnitTally {
     pub fn ratio(&self) -> Option<f64> {
         (self.new_units > 0).then(|| self.units as f64 / self.new_units as f64)
     }
+}
+
+/// What every stream of a run made, summed as they make it.
+#[derive(Debug, Default)]
+pub struct UnitsMade(std::sync::Mutex<UnitTally>);
+
+impl UnitsMade {
+    /// Adds a stream's units since it last said.
+    pub fn add(&self, units: u64, new_units: u64) {
+        let mut tally = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        tally.units += units;
+        tally.new_units += new_units;
+    }
+
+    /// The units made so far.
+    pub fn tally(&self) -> UnitTally {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// The dedup ratio generated data achieved, counted as it was made.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct GeneratedDedup {
+    /// The ratio asked for, and the one made: units ÷ new units.
+    pub asked: f64,
+    pub achieved: f64,
+    pub unit: u64,
+    pub units: u64,
+    pub new_units: u64,
 }
 
 /// An endless stream of units; its bytes depend only on the pool, the settings and the seed.
@@ -119,9 +158,17 @@ impl UnitStream {
 
     /// The number of the next unit, new or a copy, counted.
     fn next_unit(&mut self) -> u64 {
-        if self.run.left == 0 {
-            let behind = (self.tally.new_units as f64) < self.new_chance * self.tally.units as f64;
-            let new = self.next_new == 0 || behind;
+        // New units the stream lacks, should this one be a copy.
+        let deficit =
+            self.new_chance * (self.tally.units as f64 + 1.0) - self.tally.new_units as f64;
+        let ends = match self.run.copy_of {
+            // A run of new units lasts while the stream lacks new units.
+            None => deficit <= 1e-9,
+            // A run of copies ends early once the stream lacks a few new units.
+            Some(_) => deficit >= MAX_DEFICIT,
+        };
+        if self.run.left == 0 || ends {
+            let new = self.next_new == 0 || deficit > 1e-9;
             self.run = Run {
                 left: run_length(&mut self.rng),
                 copy_of: (!new).then(|| self.rng.random_range(0..self.next_new)),

@@ -99,6 +99,12 @@ pub struct GeneratedSchema {
     #[serde(default)]
     #[schema(minimum = 1.0, maximum = 100.0, default = 2.0)]
     compress_ratio: f64,
+    /// Units made ÷ distinct units (3.0: one unit in three is new); left out, nothing repeats.
+    #[schema(minimum = 1.0, maximum = 100.0)]
+    dedup_ratio: Option<f64>,
+    /// The unit that repeats whole: a multiple of 4K, at most 64M (default 128K); needs
+    /// `dedup_ratio`.
+    dedup_unit: Option<Size>,
 }
 
 /// Where the data goes. `path` is required with `dir`, `device` and `dedup` and not used
@@ -553,7 +559,8 @@ mod tests {
     fn everything() -> Value {
         json!({
             "name": "all",
-            "source": {"paths": ["/a"], "generated": {"size": "1M", "compress_ratio": 2.0},
+            "source": {"paths": ["/a"], "generated": {"size": "1M", "compress_ratio": 2.0,
+                                         "dedup_ratio": 3.0, "dedup_unit": "128K"},
                        "agents": ["a1"]},
             "target": {"kind": "tape", "path": "/t", "model": "lto-4", "drives": 1,
                        "native_mb_s": 120.0, "min_mb_s": 40.0, "buffer_mb": 128.0,

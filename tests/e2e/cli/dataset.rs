@@ -214,3 +214,63 @@ fn a_tree_copied_beside_itself_scans_as_two_to_one() {
         stderr(&out)
     );
 }
+
+/// A twin of a real tree (this repository's own sources, docs and fixtures): its file sizes,
+/// compressibility and dedup ratio each within 10 % of the original's, as the scan measures
+/// both.
+#[test]
+fn a_twin_of_a_real_tree_reduces_and_spreads_like_it() {
+    let scratch = scratch();
+    let original = scratch.path().join("original");
+    std::fs::create_dir(&original).expect("a directory");
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for part in [
+        "src",
+        "tests",
+        "docs",
+        "templates",
+        "static",
+        "bench",
+        "migrations",
+    ] {
+        let copied = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(repo.join(part))
+            .arg(&original)
+            .status()
+            .expect("cp");
+        assert!(copied.success(), "{part}");
+    }
+    let twin = scratch.path().join("twin");
+    let out = output(
+        backlab()
+            .args(["dataset", "create"])
+            .arg(&twin)
+            .arg("--like")
+            .arg(&original),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (a, b) = (scan(&[&original]), scan(&[&twin]));
+    let near = |what: &str, x: f64, y: f64| {
+        assert!(
+            (x - y).abs() / x <= 0.10,
+            "{what}: the original's {x}, the twin's {y}"
+        );
+    };
+    let figure = |scan: &serde_json::Value, path: &str| {
+        scan.pointer(path)
+            .and_then(serde_json::Value::as_f64)
+            .unwrap_or_else(|| panic!("{path} in {scan}"))
+    };
+    for path in [
+        "/reduction/logical_bytes",
+        "/reduction/compress_ratio",
+        "/reduction/dedup_ratio",
+        "/sizes/median",
+        "/sizes/p10",
+        "/sizes/p90",
+        "/files",
+    ] {
+        near(path, figure(&a, path), figure(&b, path));
+    }
+}

@@ -37,6 +37,7 @@ fn dataset_in(dir: &Path) {
         seed: 3,
         compress_ratio: 2.0,
         dedup: None,
+        like: None,
     };
     dataset::create(dir, &request, &mut |_| {}).expect("dataset");
 }
