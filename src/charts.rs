@@ -753,13 +753,13 @@ impl SweepAxis {
             let first = points.first().map(&value);
             points.iter().any(|p| Some(value(p)) != first)
         };
-        if varies(|p| u64::from(p.clients)) {
+        if varies(|p| u64::from(p.setting.clients)) {
             SweepAxis::Clients
-        } else if varies(|p| p.part_size) {
+        } else if varies(|p| p.setting.part_size) {
             SweepAxis::PartSize
-        } else if varies(|p| u64::from(p.concurrency)) {
+        } else if varies(|p| u64::from(p.setting.concurrency)) {
             SweepAxis::Concurrency
-        } else if !varies(|p| u64::from(p.streams)) && varies(|p| p.block_size) {
+        } else if !varies(|p| u64::from(p.setting.streams)) && varies(|p| p.setting.block_size) {
             SweepAxis::BlockSize
         } else {
             SweepAxis::Streams
@@ -778,21 +778,21 @@ impl SweepAxis {
 
     fn x(self, point: &Drawn) -> f64 {
         match self {
-            SweepAxis::Clients => f64::from(point.clients),
-            SweepAxis::Streams => f64::from(point.streams),
-            SweepAxis::BlockSize => (point.block_size.max(1) as f64).log2(),
-            SweepAxis::PartSize => (point.part_size.max(1) as f64).log2(),
-            SweepAxis::Concurrency => f64::from(point.concurrency),
+            SweepAxis::Clients => f64::from(point.setting.clients),
+            SweepAxis::Streams => f64::from(point.setting.streams),
+            SweepAxis::BlockSize => (point.setting.block_size.max(1) as f64).log2(),
+            SweepAxis::PartSize => (point.setting.part_size.max(1) as f64).log2(),
+            SweepAxis::Concurrency => f64::from(point.setting.concurrency),
         }
     }
 
     /// The other parameters, which make a line of their own.
     fn line(self, point: &Drawn) -> (u32, u64) {
         match self {
-            SweepAxis::BlockSize => (point.buffers, u64::from(point.streams)),
-            SweepAxis::PartSize => (point.concurrency, u64::from(point.streams)),
-            SweepAxis::Concurrency => (point.streams, point.part_size),
-            _ => (point.buffers, point.block_size),
+            SweepAxis::BlockSize => (point.setting.buffers, u64::from(point.setting.streams)),
+            SweepAxis::PartSize => (point.setting.concurrency, u64::from(point.setting.streams)),
+            SweepAxis::Concurrency => (point.setting.streams, point.setting.part_size),
+            _ => (point.setting.buffers, point.setting.block_size),
         }
     }
 
@@ -833,17 +833,10 @@ impl SweepAxis {
     }
 }
 
-/// The sweep's points of one test (none without a test).
 /// A sweep's point as its charts draw it: the setting, the figure and how far to trust it.
 #[derive(Debug, Clone, Copy)]
 struct Drawn {
-    buffers: u32,
-    block_size: u64,
-    streams: u32,
-    clients: u32,
-    /// An object store's part size and parts in flight per stream; 0 for other targets.
-    part_size: u64,
-    concurrency: u32,
+    setting: Setting,
     median: f64,
     min: f64,
     max: f64,
@@ -866,12 +859,7 @@ fn points_of(points: &[Point], test: Option<TestKind>) -> Vec<Drawn> {
         .filter_map(|p| {
             let figure = p.figure.as_ref()?;
             Some(Drawn {
-                buffers: p.params.buffers,
-                block_size: p.params.block_size,
-                streams: p.params.streams,
-                clients: p.clients(),
-                part_size: p.params.part_size.unwrap_or(0),
-                concurrency: p.params.concurrency.unwrap_or(0),
+                setting: setting_of(p),
                 median: figure.mb_per_s,
                 min: figure.min,
                 max: figure.max,
@@ -1018,7 +1006,7 @@ impl Grid {
         let first = points.first();
         let varies =
             |value: fn(&Drawn) -> u64| points.iter().any(|p| Some(value(p)) != first.map(value));
-        if varies(|p| p.part_size) || varies(|p| u64::from(p.concurrency)) {
+        if varies(|p| p.setting.part_size) || varies(|p| u64::from(p.setting.concurrency)) {
             Grid::ConcurrencyByPartSize
         } else {
             Grid::BuffersByBlock
@@ -1094,19 +1082,6 @@ struct Setting {
     concurrency: u32,
 }
 
-impl Drawn {
-    fn setting(&self) -> Setting {
-        Setting {
-            buffers: self.buffers,
-            block_size: self.block_size,
-            streams: self.streams,
-            clients: self.clients,
-            part_size: self.part_size,
-            concurrency: self.concurrency,
-        }
-    }
-}
-
 /// A point's setting as the heat map places it, whether or not it has a figure.
 fn setting_of(point: &Point) -> Setting {
     Setting {
@@ -1130,7 +1105,7 @@ pub fn heatmap_chart(
 ) -> Result<String, ChartError> {
     let shown = points_of(points, test);
     let grid = Grid::of(&shown);
-    let cell_of = |p: &Drawn| grid.cell(p.setting());
+    let cell_of = |p: &Drawn| grid.cell(p.setting);
     let sorted = |mut values: Vec<u64>| {
         values.sort_unstable();
         values.dedup();

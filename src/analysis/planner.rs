@@ -317,42 +317,54 @@ fn capitalized(text: &str) -> String {
 /// campaign swept them: of the valid points of `test` that reached it, the one holding the least
 /// memory in parts. `None` without such a sweep, or when no point reached the rate.
 fn upload_settings(points: &[Point], test: TestKind, needed: f64) -> Option<String> {
-    let swept: Vec<(&Point, u64, u32, f64)> = points
+    /// A measured point's uploads: its pair, the memory it holds in parts, its figure.
+    struct Uploads {
+        part_size: u64,
+        concurrency: u32,
+        memory: u64,
+        mb_per_s: f64,
+    }
+    let swept: Vec<Uploads> = points
         .iter()
         .filter(|point| point.test == test && point.is_valid())
         .filter_map(|point| {
-            let figure = point.figure.as_ref()?;
-            Some((
-                point,
-                point.params.part_size?,
-                point.params.concurrency?,
-                figure.mb_per_s,
-            ))
+            let (part_size, concurrency) = (point.params.part_size?, point.params.concurrency?);
+            Some(Uploads {
+                part_size,
+                concurrency,
+                memory: part_size
+                    .saturating_mul(u64::from(concurrency) + 1)
+                    .saturating_mul(u64::from(point.params.streams)),
+                mb_per_s: point.figure.as_ref()?.mb_per_s,
+            })
         })
         .collect();
-    let settings = |&(_, part, concurrency, _): &(&Point, u64, u32, f64)| (part, concurrency);
+    let pair = |uploads: &Uploads| (uploads.part_size, uploads.concurrency);
     if swept
         .iter()
-        .all(|point| settings(point) == swept.first().map(settings).unwrap_or_default())
+        .all(|uploads| Some(pair(uploads)) == swept.first().map(pair))
     {
         return None;
     }
-    let memory = |&(point, part, concurrency, _): &(&Point, u64, u32, f64)| {
-        part.saturating_mul(u64::from(concurrency) + 1)
-            .saturating_mul(u64::from(point.params.streams))
-    };
-    let (point, part, concurrency, mb_per_s) = swept
+    let chosen = swept
         .iter()
-        .filter(|(.., mb_per_s)| *mb_per_s >= needed)
-        .min_by(|a, b| memory(a).cmp(&memory(b)).then(b.3.total_cmp(&a.3)))?;
+        .filter(|uploads| uploads.mb_per_s >= needed)
+        .min_by(|a, b| {
+            a.memory
+                .cmp(&b.memory)
+                .then(b.mb_per_s.total_cmp(&a.mb_per_s))
+        })?;
     Some(format!(
-        "Upload in {} parts with {concurrency} in flight per stream (target.part_size \"{}\", \
-         target.concurrency {concurrency}): {} measured {mb_per_s:.1} MB/s there, the least \
-         memory in parts ({}) of the points that reach {needed:.1} MB/s.",
-        format_bytes(*part),
-        format_size(*part),
+        "Upload in {} parts with {} in flight per stream (target.part_size \"{}\", \
+         target.concurrency {}): {} measured {:.1} MB/s there, the least memory in parts ({}) \
+         of the points that reach {needed:.1} MB/s.",
+        format_bytes(chosen.part_size),
+        chosen.concurrency,
+        format_size(chosen.part_size),
+        chosen.concurrency,
         test.name(),
-        format_bytes(memory(&(*point, *part, *concurrency, *mb_per_s))),
+        chosen.mb_per_s,
+        format_bytes(chosen.memory),
     ))
 }
 

@@ -225,9 +225,8 @@ impl Target for DedupTarget<'_> {
     fn open(&self, how: &Opening<'_>) -> Result<Vec<Box<dyn Sink>>, EngineError> {
         // One writer, which keeps each stream's bytes apart and in order: chunks are cut as
         // the backup sent each stream, never across two.
-        let _ = how;
         let store = self.store(how.tag)?;
-        Ok(vec![Box::new(DedupSink::new(store, self.0.sizes()))])
+        Ok(vec![Box::new(DedupSink::new(store, self.0.sizes(), false))])
     }
 
     fn restores(&self) -> bool {
@@ -236,7 +235,7 @@ impl Target for DedupTarget<'_> {
 
     fn restore_image(&self, request: &ImageRequest<'_>) -> Result<RestoreImage, EngineError> {
         let store = self.store(request.tag)?;
-        let mut sink = DedupSink::new(Arc::clone(&store), self.0.sizes());
+        let mut sink = DedupSink::new(Arc::clone(&store), self.0.sizes(), true);
         write_image(&mut sink, request, request.bytes)?;
         let recipe = sink.recipe().to_vec();
         drop(sink);

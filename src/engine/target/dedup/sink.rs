@@ -29,16 +29,17 @@ pub struct DedupSink {
     pending: BTreeMap<usize, Vec<u8>>,
     container: Option<(u32, File, u64)>,
     records: Vec<u8>,
-    /// The chunks of this writer's stream in order: what a restore reads back.
-    recipe: Vec<u128>,
+    /// The chunks of the stream in order, kept for a restore image only: what it reads back.
+    recipe: Option<Vec<u128>>,
     figures: DedupFigures,
     /// Added to the store's figures once, when the stream ends.
     reported: bool,
 }
 
 impl DedupSink {
-    /// A writer into `store`, chunking around `sizes`.
-    pub fn new(store: Arc<Store>, sizes: ChunkSizes) -> Self {
+    /// A writer into `store`, chunking around `sizes`; with `recipe`, it keeps the order of
+    /// its chunks for reading the stream back.
+    pub fn new(store: Arc<Store>, sizes: ChunkSizes, recipe: bool) -> Self {
         Self {
             path: store.root().to_path_buf(),
             store,
@@ -46,7 +47,7 @@ impl DedupSink {
             pending: BTreeMap::new(),
             container: None,
             records: Vec::new(),
-            recipe: Vec::new(),
+            recipe: recipe.then(Vec::new),
             figures: DedupFigures::default(),
             reported: false,
         }
@@ -54,7 +55,7 @@ impl DedupSink {
 
     /// The chunks written, in order, for reading the stream back.
     pub fn recipe(&self) -> &[u128] {
-        &self.recipe
+        self.recipe.as_deref().unwrap_or_default()
     }
 
     /// Cuts what `stream` gathered into chunks and stores them; at the end of the stream the
@@ -115,12 +116,14 @@ impl DedupSink {
             offset: *written,
             len: data.len() as u32,
         };
-        let new = self.store.claim(hash, place);
+        let new = self.store.claim(hash, place)?;
         let looked_up = Instant::now();
         self.figures.index_s += (looked_up - hashed).as_secs_f64();
         self.figures.logical_bytes += data.len() as u64;
         self.figures.chunks += 1;
-        self.recipe.push(hash);
+        if let Some(recipe) = self.recipe.as_mut() {
+            recipe.push(hash);
+        }
         if new {
             file.write_all(data)?;
             *written += data.len() as u64;

@@ -24,6 +24,9 @@ use crate::engine::target::files::{
 pub const CONTAINER_BYTES: u64 = 64 << 20;
 /// Bytes of one index record.
 pub const RECORD: usize = 32;
+/// Distinct chunks the index holds at most (about 1 GiB of memory): a run that would store
+/// more fails, saying so, instead of taking the lab's memory.
+pub const MAX_CHUNKS: usize = 1 << 24;
 
 /// Where a stored chunk lies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,14 +130,19 @@ impl Store {
     }
 
     /// Records `place` for `hash` unless the store has the chunk already: true when it is new
-    /// and its bytes must be written there.
-    pub fn claim(&self, hash: u128, place: Place) -> bool {
+    /// and its bytes must be written there. Fails once the index is full (`MAX_CHUNKS`).
+    pub fn claim(&self, hash: u128, place: Place) -> io::Result<bool> {
         let mut index = self.index.lock().unwrap_or_else(PoisonError::into_inner);
+        let full = index.len() >= MAX_CHUNKS;
         match index.entry(hash) {
-            std::collections::hash_map::Entry::Occupied(_) => false,
+            std::collections::hash_map::Entry::Occupied(_) => Ok(false),
+            std::collections::hash_map::Entry::Vacant(_) if full => Err(io::Error::other(format!(
+                "the dedup store's index holds {MAX_CHUNKS} distinct chunks, all it may; give \
+                 target.avg_chunk a larger size or the run a smaller params.size"
+            ))),
             std::collections::hash_map::Entry::Vacant(slot) => {
                 slot.insert(place);
-                true
+                Ok(true)
             }
         }
     }
