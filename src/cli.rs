@@ -94,6 +94,19 @@ struct RunArgs {
     /// Source: generated data of this size (e.g. 4G) instead of paths.
     #[arg(long, value_name = "SIZE")]
     generated: Option<String>,
+    /// Generated data's dedup ratio (3.0 = one unit in three is new).
+    #[arg(long, requires = "generated")]
+    dedup_ratio: Option<f64>,
+    /// The unit of generated data that repeats whole, e.g. 128K.
+    #[arg(long, requires = "dedup_ratio")]
+    dedup_unit: Option<String>,
+    /// Full backups of the generated dataset, one after another: the target tests run once
+    /// per generation.
+    #[arg(long, requires = "generated")]
+    generations: Option<u32>,
+    /// Share of the dataset's distinct units each generation changes (0.05 = 5 %).
+    #[arg(long, requires = "generations")]
+    change_rate: Option<f64>,
     /// Target: a directory, `null`, `device:PATH`, emulated tape `tape:MODEL[:DRIVES]`, or any
     /// kind with its settings, `KIND:NAME=VALUE,…` (`striped:disks=10,stripe_unit=64K`).
     #[arg(
@@ -620,8 +633,13 @@ fn build_spec(args: &RunArgs, flag_errors: &mut FieldErrors) -> Result<CampaignS
             generated: Some(spec::GeneratedSpec {
                 size: size_flag("source.generated.size", size, 1 << 30),
                 compress_ratio: args.compress_ratio.unwrap_or(2.0),
-                dedup_ratio: None,
-                dedup_unit: None,
+                dedup_ratio: args.dedup_ratio,
+                dedup_unit: args
+                    .dedup_unit
+                    .as_ref()
+                    .map(|unit| size_flag("source.generated.dedup_unit", unit, 128 << 10)),
+                generations: args.generations,
+                change_rate: args.change_rate,
             }),
             agents: None,
         };
@@ -973,6 +991,10 @@ mod tests {
     const FLAGS: &[(&str, &[&str])] = &[
         ("--source", &["/a"]),
         ("--generated", &["1G"]),
+        ("--dedup-ratio", &["3"]),
+        ("--dedup-unit", &["64K"]),
+        ("--generations", &["5"]),
+        ("--change-rate", &["0.1"]),
         ("--target", &["tape:lto-4"]),
         ("--tests", &["null_sink"]),
         ("--buffers", &["7"]),
@@ -996,6 +1018,17 @@ mod tests {
         "--s3-store",
         "--s3-credentials",
         "--json",
+    ];
+
+    /// The flags that need others beside them (clap's `requires`), with those others.
+    const NEEDS: &[(&str, &[&str])] = &[
+        ("--dedup-ratio", &["--generated", "1G"]),
+        ("--dedup-unit", &["--generated", "1G", "--dedup-ratio", "3"]),
+        ("--generations", &["--generated", "1G"]),
+        (
+            "--change-rate",
+            &["--generated", "1G", "--generations", "5"],
+        ),
     ];
 
     /// The spec's parameters a flag of `run` does not set, and why.
@@ -1058,12 +1091,17 @@ mod tests {
             .collect();
         assert_eq!(flags, known, "the flags of `backlab run`");
 
-        let base = spec_of(&[]);
         let mut set = BTreeSet::new();
         for (flag, values) in FLAGS {
+            let needs: &[&str] = NEEDS
+                .iter()
+                .find(|(name, _)| name == flag)
+                .map_or(&[], |(_, needs)| needs);
+            let base = spec_of(needs);
             let mut by_flag = BTreeSet::new();
             for value in *values {
-                by_flag.extend(changed(&base, &spec_of(&[flag, value])));
+                let argv: Vec<&str> = needs.iter().copied().chain([*flag, *value]).collect();
+                by_flag.extend(changed(&base, &spec_of(&argv)));
             }
             assert!(!by_flag.is_empty(), "{flag} changes no field of the spec");
             set.extend(by_flag);

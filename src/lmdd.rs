@@ -163,6 +163,7 @@ impl Lmdd {
                 link_mb_s: None,
                 part_size: None,
                 concurrency: None,
+                generation: None,
             },
             source: match &self.input {
                 Some(path) => SourcePlan::Paths(vec![path.clone()]),
@@ -172,6 +173,7 @@ impl Lmdd {
                     compress_ratio: 1.0,
                     repeat: true,
                     dedup: None,
+                    generations: None,
                 },
             },
             target: match &self.output {

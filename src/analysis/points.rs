@@ -230,12 +230,16 @@ impl Point {
             Some(clients) => format!("{}, {clients} clients × {streams}", self.combination()),
             None => format!("{} with {streams}", self.combination()),
         };
-        match (self.params.part_size, self.params.concurrency) {
+        let setting = match (self.params.part_size, self.params.concurrency) {
             (Some(part_size), Some(concurrency)) => format!(
                 "{setting}, {} parts, {concurrency} in flight",
                 format_bytes(part_size)
             ),
             _ => setting,
+        };
+        match self.params.generation {
+            Some(generation) => format!("{setting}, generation {generation}"),
+            None => setting,
         }
     }
 }
@@ -264,6 +268,7 @@ pub fn points(runs: &[RunEntry<'_>]) -> Vec<Point> {
                 p.clients(),
                 p.params.part_size,
                 p.params.concurrency,
+                p.params.generation,
             )
         };
         key(a).cmp(&key(b))
@@ -358,12 +363,21 @@ fn figure_of(runs: &[(usize, &RunResult)], valid: bool) -> Option<Figure> {
 }
 
 /// Marks each test's best point: the highest figure among its valid points (all of them when
-/// none is valid), and whether it beats the runner-up by more than their noise.
+/// none is valid), and whether it beats the runner-up by more than their noise. Where a test
+/// sent several generations of a dataset, only its last generation's points stand for it: the
+/// nightly full once the target holds the nights before, not the first, seeding one.
 pub fn mark_best(points: &mut [Point]) {
     for test in TestKind::ALL {
-        let any_valid = points.iter().any(|p| p.test == test && p.is_valid());
+        let last_generation = points
+            .iter()
+            .filter(|p| p.test == test)
+            .map(|p| p.params.generation)
+            .max()
+            .flatten();
+        let of_test = |p: &Point| p.test == test && p.params.generation == last_generation;
+        let any_valid = points.iter().any(|p| of_test(p) && p.is_valid());
         let candidate =
-            |p: &Point| p.test == test && p.figure.is_some() && (p.is_valid() || !any_valid);
+            |p: &Point| of_test(p) && p.figure.is_some() && (p.is_valid() || !any_valid);
         let mb = |p: &Point| p.figure.as_ref().map_or(0.0, |figure| figure.mb_per_s);
         let Some(best) = points
             .iter()

@@ -53,6 +53,16 @@ pub fn changes(flags: &[FlagCode], run: &RunResult) -> Vec<Change> {
             FlagCode::TooShort | FlagCode::Unsteady | FlagCode::DriveBufferNotFilled => {
                 need(Duration::Auto)
             }
+            // A generation is its dataset whole: a larger dataset is the cure, not a run
+            // that reads it again.
+            FlagCode::DataSmallerThanRun if run.params.generation.is_some() => {
+                let size = crate::size::format_size(dataset_for(run));
+                changes.push(Change {
+                    field: "source.generated.size".to_string(),
+                    value: format!("\"{size}\""),
+                    cli: format!("--generated {size}"),
+                });
+            }
             FlagCode::DataSmallerThanRun => {
                 changes.push(Change::new("time_based", "true", "--time-based".into()));
                 need(Duration::Auto);
@@ -91,6 +101,15 @@ pub fn changes(flags: &[FlagCode], run: &RunResult) -> Vec<Change> {
         None => {}
     }
     changes
+}
+
+/// A dataset large enough that a generation sent at this run's rate lasts half as long again
+/// as a run that ends once steady at the soonest, in whole GiB.
+fn dataset_for(run: &RunResult) -> u64 {
+    let needed_s = 1.5 * crate::engine::expect::AUTO_MIN_S;
+    let rate = run.bytes as f64 / run.seconds.max(1e-3);
+    let gib = (rate * needed_s / (1u64 << 30) as f64).ceil().max(1.0);
+    gib as u64 * (1 << 30)
 }
 
 /// Seconds a run of this shape needs for its drives to stop and restart more than

@@ -128,8 +128,15 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
             outcome
         })
     } else {
-        build_job(plan, settings, &skipped, &made, source_ratio)
-            .map(|job| pipeline::run(job, control))
+        build_job(
+            plan,
+            settings,
+            &skipped,
+            &made,
+            source_ratio,
+            control.cancel,
+        )
+        .map(|job| pipeline::run(job, control))
     };
     let cpu = cpu_before.usage_until(&CpuSnapshot::take());
     warnings.extend(skipped.warning());
@@ -331,7 +338,7 @@ fn run_network(
     let network = settings.network.as_deref().ok_or_else(|| {
         EngineError::Network("this lab was started without network clients".to_string())
     })?;
-    let sinks = target_sinks(plan, settings)?;
+    let sinks = target_sinks(plan, settings, None, control.cancel)?;
     let Connected {
         streams,
         clients,
@@ -391,6 +398,7 @@ fn build_job<'a>(
     skipped: &'a Skipped,
     made: &'a reduction::UnitsMade,
     source_ratio: Option<f64>,
+    cancel: &std::sync::atomic::AtomicBool,
 ) -> Result<Job<'a>, EngineError> {
     let params = &plan.params;
     let streams = match plan.test {
@@ -412,19 +420,22 @@ fn build_job<'a>(
                 compress_ratio,
                 repeat,
                 dedup,
+                generations,
             },
             _,
-        ) => Some((*size, *compress_ratio, *repeat, *dedup)),
+        ) => Some((*size, *compress_ratio, *repeat, *dedup, *generations)),
         (SourcePlan::Paths(_), TestKind::TapeWrite) => Some((
             params.size.unwrap_or(DEFAULT_GENERATED_SIZE),
             source_ratio.unwrap_or(params.compress_ratio),
             false,
             None,
+            None,
         )),
         (SourcePlan::Paths(_), _) => None,
     };
+    let mut dataset = None;
     let readers: Vec<Box<dyn StreamSource + 'a>> = match (generated, &plan.source) {
-        (Some((size, compress_ratio, repeat, dedup)), _) => {
+        (Some((size, compress_ratio, repeat, dedup, generations)), _) => {
             // Generated data never runs out: a time-based run ends at its duration, or at an
             // explicit size.
             if !params.time_based {
@@ -441,20 +452,39 @@ fn build_job<'a>(
             } else {
                 Renewal::Full
             };
-            (0..streams)
-                .map(|index| {
-                    let seed = GENERATED_SEED ^ index as u64;
-                    match dedup {
-                        // Units are made afresh every time: a copy must be its original.
-                        Some(dedup) => Box::new(source::UnitSource::new(
-                            reduction::UnitStream::new(Arc::clone(&pool), dedup, seed),
-                            made,
-                        )) as Box<dyn StreamSource>,
-                        None => Box::new(GeneratedStream::new(Arc::clone(&pool), seed, renewal))
-                            as Box<dyn StreamSource>,
-                    }
-                })
-                .collect()
+            let seeds = (0..streams).map(|index| GENERATED_SEED ^ index as u64);
+            match units_of(dedup, generations, params.generation) {
+                // Units are made afresh every time: a copy must be its original. A dataset of
+                // several generations is split between the streams, each sending its share
+                // of it whole, so every generation is the same data but for its changes.
+                Some((settings, change_rate)) => {
+                    let share_of = generations.map(|_| limits.bytes.unwrap_or(size));
+                    let streams = reduction::DatasetStreams::new(
+                        Arc::clone(&pool),
+                        settings,
+                        seeds,
+                        share_of,
+                        params.generation.unwrap_or(1),
+                        change_rate,
+                    );
+                    let generation = streams.generation();
+                    let readers = (0..streams.len())
+                        .filter_map(|index| streams.stream(index, generation))
+                        .map(|(units, share)| {
+                            Box::new(source::UnitSource::new(units, made, share))
+                                as Box<dyn StreamSource>
+                        })
+                        .collect();
+                    dataset = Some(streams);
+                    readers
+                }
+                None => seeds
+                    .map(|seed| {
+                        Box::new(GeneratedStream::new(Arc::clone(&pool), seed, renewal))
+                            as Box<dyn StreamSource>
+                    })
+                    .collect(),
+            }
         }
         (None, SourcePlan::Paths(paths)) => {
             let (files_tx, files_rx) = bounded::<source::SourceFile>(FILE_QUEUE);
@@ -493,7 +523,9 @@ fn build_job<'a>(
             .collect(),
         None => readers,
     };
-    let sinks = target_sinks(plan, settings)?;
+    // A target that keeps what it was sent takes the dataset's earlier generations in first.
+    let history = dataset.as_ref().filter(|streams| streams.generation() > 1);
+    let sinks = target_sinks(plan, settings, history, cancel)?;
     Ok(Job {
         streams: readers,
         feeders,
@@ -585,18 +617,32 @@ fn generated_dedup(
     made: reduction::UnitTally,
 ) -> Option<reduction::GeneratedDedup> {
     let SourcePlan::Generated {
-        dedup: Some(dedup), ..
+        dedup, generations, ..
     } = &plan.source
     else {
         return None;
     };
+    let (settings, change_rate) = units_of(*dedup, *generations, plan.params.generation)?;
     let achieved = made.ratio()?;
+    let generation = generations
+        .zip(plan.params.generation)
+        .map(|(generations, generation)| reduction::GenerationMade {
+            generation,
+            of: generations.count,
+            change_rate_asked: change_rate,
+            change_rate_achieved: if generation > 1 {
+                (made.changed_units as f64 / made.new_units as f64 * 10_000.0).round() / 10_000.0
+            } else {
+                0.0
+            },
+        });
     Some(reduction::GeneratedDedup {
-        asked: dedup.ratio,
+        asked: settings.ratio,
         achieved: (achieved * 1000.0).round() / 1000.0,
-        unit: dedup.unit,
+        unit: settings.unit,
         units: made.units,
         new_units: made.new_units,
+        generation,
     })
 }
 
@@ -623,6 +669,8 @@ fn source_ratio(plan: &RunPlan) -> Option<f64> {
 fn target_sinks(
     plan: &RunPlan,
     settings: &EngineSettings,
+    history: Option<&reduction::DatasetStreams>,
+    cancel: &std::sync::atomic::AtomicBool,
 ) -> Result<Vec<Box<dyn Sink>>, EngineError> {
     match plan.test {
         TestKind::ReadSingle | TestKind::ReadParallel | TestKind::Restore => Ok(Vec::new()),
@@ -634,8 +682,33 @@ fn target_sinks(
                 params: &plan.params,
                 settings,
                 tag: &run_tag(),
+                history,
+                cancel,
             })
         }
+    }
+}
+
+/// How generated units are made for a run: the dedup settings asked for (every unit new when
+/// only generations are), and the change rate between generations; `None` when the data is
+/// plain generated data.
+fn units_of(
+    dedup: Option<reduction::DedupSettings>,
+    generations: Option<reduction::Generations>,
+    generation: Option<u32>,
+) -> Option<(reduction::DedupSettings, f64)> {
+    let change_rate = generations
+        .filter(|_| generation.is_some())
+        .map(|generations| generations.change_rate);
+    match (dedup, change_rate) {
+        (None, None) => None,
+        (dedup, change_rate) => Some((
+            dedup.unwrap_or(reduction::DedupSettings {
+                ratio: 1.0,
+                unit: reduction::DEFAULT_DEDUP_UNIT,
+            }),
+            change_rate.unwrap_or(0.0),
+        )),
     }
 }
 

@@ -51,6 +51,10 @@ pub struct RunParams {
     /// Object store: parts each stream keeps in flight, when a sweep sets it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<u32>,
+    /// Which full backup of a generated dataset with generations this run sends (1 = the
+    /// first); `None` for a run outside them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<u32>,
 }
 
 #[cfg(test)]
@@ -76,6 +80,7 @@ impl RunParams {
             link_mb_s: None,
             part_size: None,
             concurrency: None,
+            generation: None,
         }
     }
 }
@@ -99,6 +104,10 @@ pub enum SourcePlan {
         /// Data that repeats itself by a chosen ratio; `None`: nothing repeats.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         dedup: Option<crate::engine::reduction::DedupSettings>,
+        /// Successive full backups of the dataset, each changed from the one before; `None`:
+        /// one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        generations: Option<crate::engine::reduction::Generations>,
     },
 }
 

@@ -452,36 +452,48 @@ impl StreamSource for GeneratedStream {
 }
 
 /// Generated data of a chosen dedup ratio: a stream of units, what it makes added to the run's
-/// tally as it goes.
+/// tally as it goes. A stream with a share of a dataset ends once it has given its share.
 pub struct UnitSource<'a> {
     units: crate::engine::reduction::UnitStream,
     made: &'a crate::engine::reduction::UnitsMade,
     told: crate::engine::reduction::UnitTally,
+    /// Bytes left of the stream's share; `None`: endless.
+    left: Option<u64>,
 }
 
 impl<'a> UnitSource<'a> {
-    /// A stream of `units`, counted into `made`.
+    /// A stream of `units`, counted into `made`; with `share`, it ends after that many bytes.
     pub fn new(
         units: crate::engine::reduction::UnitStream,
         made: &'a crate::engine::reduction::UnitsMade,
+        share: Option<u64>,
     ) -> Self {
         Self {
             units,
             made,
             told: Default::default(),
+            left: share,
         }
     }
 }
 
 impl StreamSource for UnitSource<'_> {
     fn fill(&mut self, buf: &mut AlignedBuf, want: usize) -> Result<usize, EngineError> {
-        let want = want.min(buf.len());
+        let mut want = want.min(buf.len());
+        if let Some(left) = self.left {
+            want = want.min(usize::try_from(left).unwrap_or(usize::MAX));
+            self.left = Some(left - want as u64);
+        }
+        if want == 0 {
+            return Ok(0);
+        }
         self.units.fill(&mut buf.as_mut_slice()[..want]);
         let now = self.units.tally();
-        self.made.add(
-            now.units - self.told.units,
-            now.new_units - self.told.new_units,
-        );
+        self.made.add(crate::engine::reduction::UnitTally {
+            units: now.units - self.told.units,
+            new_units: now.new_units - self.told.new_units,
+            changed_units: now.changed_units - self.told.changed_units,
+        });
         self.told = now;
         Ok(want)
     }

@@ -112,6 +112,12 @@ impl TestKind {
             TestKind::TapeWrite | TestKind::FullBackup | TestKind::NetworkBackup
         )
     }
+
+    /// Whether the test runs once per generation of a generated dataset: the local tests
+    /// that send the dataset to the target.
+    pub fn sends_generations(self) -> bool {
+        matches!(self, TestKind::TapeWrite | TestKind::FullBackup)
+    }
 }
 
 impl fmt::Display for TestKind {

@@ -141,8 +141,21 @@ impl CampaignSpec {
                 if !is_network && point.clients.is_some() && point.clients != points[0].clients {
                     continue;
                 }
-                for _ in 0..self.repeat {
+                // The target tests send each generation of a generated dataset in turn.
+                let generations: Vec<Option<u32>> = match &source {
+                    SourcePlan::Generated {
+                        generations: Some(generations),
+                        ..
+                    } if test.sends_generations() => (1..=generations.count).map(Some).collect(),
+                    _ => vec![None],
+                };
+                for (_, generation) in (0..self.repeat).flat_map(|repeat| {
+                    generations
+                        .iter()
+                        .map(move |generation| (repeat, *generation))
+                }) {
                     let mut params = base.clone();
+                    params.generation = generation;
                     if let Some(buffers) = point.buffers {
                         params.buffers = buffers;
                     }

@@ -102,6 +102,14 @@ pub struct GeneratedSpec {
     /// The unit that repeats whole (128K unless given; a multiple of 4K, at most 64M).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedup_unit: Option<ByteSize>,
+    /// Successive full backups of the dataset (1 to 30): the target tests run once per
+    /// generation, each sending the dataset as changed since the one before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generations: Option<u32>,
+    /// The share of the dataset's distinct units each generation after the first changes
+    /// (0.0 to 1.0; 0.05 unless given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_rate: Option<f64>,
 }
 
 /// Where the data goes: a kind, the path it writes when it writes one, and the kind's own

@@ -109,11 +109,18 @@ impl CampaignSpec {
         kinds.sort();
         kinds.dedup();
         // A client sweep repeats only the network runs; the local tests run once per point.
+        // The target tests run once per generation of a generated dataset.
+        let generations = self
+            .source
+            .generated
+            .as_ref()
+            .and_then(|generated| generated.generations)
+            .map_or(1, |count| u64::from(count.max(1)));
         let per_point = kinds.iter().fold(0u64, |sum, &kind| {
-            sum.saturating_add(if kind == TestKind::NetworkBackup {
-                sweep
-            } else {
-                local
+            sum.saturating_add(match kind {
+                TestKind::NetworkBackup => sweep,
+                kind if kind.sends_generations() => local.saturating_mul(generations),
+                _ => local,
             })
         });
         points
@@ -142,6 +149,7 @@ impl CampaignSpec {
                     .unwrap_or_else(default_compress_ratio),
                 repeat: false,
                 dedup: None,
+                generations: None,
             }),
             (None, None) => {
                 errors.add("source", "give paths, generated or agents");
@@ -186,12 +194,14 @@ impl CampaignSpec {
                     generated.compress_ratio,
                 );
                 let dedup = generated_dedup(generated, errors);
-                match (size, ratio_ok, dedup) {
-                    (Some(size), true, Ok(dedup)) => Some(SourcePlan::Generated {
+                let generations = generated_generations(generated, errors);
+                match (size, ratio_ok, dedup, generations) {
+                    (Some(size), true, Ok(dedup), Ok(generations)) => Some(SourcePlan::Generated {
                         size,
                         compress_ratio: generated.compress_ratio,
                         repeat: false,
                         dedup,
+                        generations,
                     }),
                     _ => None,
                 }
@@ -304,6 +314,7 @@ impl CampaignSpec {
             link_mb_s: None,
             part_size: None,
             concurrency: None,
+            generation: None,
         })
     }
 
@@ -567,16 +578,63 @@ pub(super) fn check_block_size(
     }
 }
 
+/// The most generations a generated dataset may have: a month of nightly fulls.
+pub const MAX_GENERATIONS: u32 = 30;
+/// The share of distinct units a generation changes, unless a spec says.
+pub const DEFAULT_CHANGE_RATE: f64 = 0.05;
+
+/// The generations of generated data, when more than one is asked for; `Err` with the
+/// problems recorded.
+fn generated_generations(
+    generated: &super::GeneratedSpec,
+    errors: &mut FieldErrors,
+) -> Result<Option<crate::engine::reduction::Generations>, ()> {
+    let change_rate = generated.change_rate.unwrap_or(DEFAULT_CHANGE_RATE);
+    let rate_ok = change_rate.is_finite() && (0.0..=1.0).contains(&change_rate);
+    if !rate_ok {
+        errors.add(
+            "source.generated.change_rate",
+            "must be between 0.0 and 1.0 (the share of distinct units each generation changes)",
+        );
+    }
+    let count = match generated.generations {
+        None | Some(1) if generated.change_rate.is_some() => {
+            errors.add(
+                "source.generated.change_rate",
+                "needs source.generated.generations of 2 or more beside it",
+            );
+            return Err(());
+        }
+        None | Some(1) => return if rate_ok { Ok(None) } else { Err(()) },
+        Some(count) if !(1..=MAX_GENERATIONS).contains(&count) => {
+            errors.add(
+                "source.generated.generations",
+                format!("must be between 1 and {MAX_GENERATIONS}"),
+            );
+            return Err(());
+        }
+        Some(count) => count,
+    };
+    if rate_ok {
+        Ok(Some(crate::engine::reduction::Generations {
+            count,
+            change_rate,
+        }))
+    } else {
+        Err(())
+    }
+}
+
 /// The dedup ratio and unit of generated data, when a ratio is given; `Err` with the problems
 /// recorded.
 fn generated_dedup(
     generated: &super::GeneratedSpec,
     errors: &mut FieldErrors,
 ) -> Result<Option<crate::engine::reduction::DedupSettings>, ()> {
-    let unit = generated
-        .dedup_unit
-        .as_ref()
-        .map_or(128 << 10, ByteSize::bytes);
+    let unit = generated.dedup_unit.as_ref().map_or(
+        crate::engine::reduction::DEFAULT_DEDUP_UNIT,
+        ByteSize::bytes,
+    );
     let unit_ok = unit >= 4096 && unit.is_multiple_of(4096) && unit <= 64 << 20;
     if !unit_ok {
         errors.add(

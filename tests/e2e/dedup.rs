@@ -154,3 +154,110 @@ async fn generated_data_of_a_chosen_dedup_ratio_dedups_by_it_in_the_store() {
         assert!(body["fields"][field].is_string(), "{field}: {body}");
     }
 }
+
+/// Five nightly fulls of one dataset, each changing 5 % of it: the store takes the first
+/// whole and of each later one only what changed, so generations 2–5 ingest faster than the
+/// first and grow the store by about 5 % each; each run says which generation it sent and
+/// how much of it changed, and the verdict rests on the last.
+#[tokio::test]
+async fn five_generations_at_five_percent_grow_the_store_by_about_five_percent_each() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let store_dir = lab.empty_dir("dedup");
+    let spec = json!({
+        "name": "a week of fulls",
+        "source": {"generated": {"size": "512M", "compress_ratio": 2.0,
+                                 "generations": 5, "change_rate": 0.05}},
+        "target": {"kind": "dedup", "path": store_dir, "avg_chunk": "16K"},
+        "tests": ["full_backup"],
+        "params": {"buffers": 8, "block_size": "1M", "streams": 2, "duration_s": 120}
+    });
+    let id = lab.submit(&spec).await;
+    let campaign = lab
+        .wait_status(&id, &["done", "failed"], Duration::from_secs(600))
+        .await;
+    let runs = campaign["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 5, "one full backup per generation: {campaign}");
+    let mut first: Option<(f64, u64, f64)> = None;
+    let mut later_mb_s = Vec::new();
+    for (index, run) in runs.iter().enumerate() {
+        assert_eq!(run["status"], "done", "{run}");
+        let result = &run["result"];
+        let generation = index as u64 + 1;
+        assert_eq!(result["params"]["generation"], generation, "{result}");
+        let made = &result["generated_dedup"]["generation"];
+        assert_eq!(made["generation"], generation, "{made}");
+        assert_eq!(made["of"], 5, "{made}");
+        let dedup = &result["dedup"];
+        assert_eq!(dedup["logical_bytes"], 512 << 20, "{dedup}");
+        let stored = dedup["stored_bytes"].as_u64().unwrap_or(0);
+        let writing_s = dedup["writing_s"].as_f64().unwrap_or(0.0);
+        let mb_per_s = result["mb_per_s"].as_f64().unwrap_or(0.0);
+        match first {
+            None => {
+                assert_eq!(dedup["held_bytes"].as_u64().unwrap_or(0), 0, "{dedup}");
+                first = Some((mb_per_s, stored, writing_s));
+            }
+            Some((_, first_stored, first_writing_s)) => {
+                let achieved = made["change_rate_achieved"].as_f64().unwrap_or(0.0);
+                assert!((achieved - 0.05).abs() <= 0.005, "{made}");
+                // The store grows by what changed, chunks straddling a change's ends included.
+                let growth = stored as f64 / first_stored as f64;
+                assert!(
+                    (0.04..=0.065).contains(&growth),
+                    "generation {generation} grew the store by {:.1} %: {dedup}",
+                    growth * 100.0
+                );
+                assert!(
+                    dedup["held_bytes"].as_u64().unwrap_or(0) >= first_stored,
+                    "the store held the earlier generations: {dedup}"
+                );
+                assert!(writing_s < first_writing_s, "{dedup}");
+                later_mb_s.push(mb_per_s);
+            }
+        }
+    }
+    let (first_mb_s, _, _) = first.expect("the first generation");
+    later_mb_s.sort_by(f64::total_cmp);
+    let median = (later_mb_s[1] + later_mb_s[2]) / 2.0;
+    assert!(
+        median > first_mb_s,
+        "generations 2–5 ingest at {later_mb_s:?} MB/s, the first at {first_mb_s} MB/s"
+    );
+
+    // The page names each generation; the verdict stands on the last.
+    let page = lab.get_text(&format!("/campaigns/{id}")).await;
+    assert!(
+        page.contains("generation 5"),
+        "the page names the generations"
+    );
+    let report = lab.get_json(&format!("/api/campaigns/{id}")).await;
+    let best: Vec<_> = report["points"]
+        .as_array()
+        .expect("points")
+        .iter()
+        .filter(|point| point["best"] == true)
+        .collect();
+    assert_eq!(best.len(), 1, "{report}");
+    assert_eq!(best[0]["params"]["generation"], 5, "{report}");
+    let left: Vec<_> = std::fs::read_dir(&store_dir)
+        .expect("the target directory")
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+
+    // A change rate without generations, or out of range, is refused by field.
+    let bad = json!({
+        "name": "bad",
+        "source": {"generated": {"size": "16M", "change_rate": 1.5, "generations": 31}},
+        "target": {"kind": "null"},
+        "tests": ["full_backup"]
+    });
+    let response = lab.post_json("/api/campaigns", &bad).await;
+    assert_eq!(response.status().as_u16(), 422);
+    let body: serde_json::Value = response.json().await.expect("JSON");
+    for field in [
+        "source.generated.change_rate",
+        "source.generated.generations",
+    ] {
+        assert!(body["fields"][field].is_string(), "{field}: {body}");
+    }
+}

@@ -23,6 +23,7 @@ fn generated(size: u64) -> SourcePlan {
         compress_ratio: 2.0,
         repeat: false,
         dedup: None,
+        generations: None,
     }
 }
 

@@ -17,6 +17,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::data::{DataPool, POOL_CHUNK};
 
+/// The unit that repeats, unless a spec says.
+pub const DEFAULT_DEDUP_UNIT: u64 = 128 << 10;
+/// Distinct units that change together from one generation to the next: an edit reaches a
+/// stretch of data, not scattered units, so a store's chunks straddling a change's ends are
+/// a small part of what it changed.
+const CHANGE_SPAN: u64 = 8;
 /// Mean units in a run of copies, unless it ends early (`MAX_DEFICIT`).
 const RUN_UNITS: f64 = 64.0;
 /// New units a stream may lack before a run of copies ends: the ratio made holds within
@@ -34,11 +40,23 @@ pub struct DedupSettings {
     pub unit: u64,
 }
 
+/// Successive full backups of one dataset, as a week of nightly fulls reaches a dedup store:
+/// how many, and the share of the dataset's distinct units that changes from one to the next.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Generations {
+    pub count: u32,
+    /// 0.05: one distinct unit in twenty has new contents in each generation after the first.
+    pub change_rate: f64,
+}
+
 /// Units a stream made, and how many of them were new.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UnitTally {
     pub units: u64,
     pub new_units: u64,
+    /// New units whose contents changed in this generation (none in the first).
+    #[serde(default)]
+    pub changed_units: u64,
 }
 
 impl UnitTally {
@@ -54,13 +72,14 @@ pub struct UnitsMade(std::sync::Mutex<UnitTally>);
 
 impl UnitsMade {
     /// Adds a stream's units since it last said.
-    pub fn add(&self, units: u64, new_units: u64) {
+    pub fn add(&self, units: UnitTally) {
         let mut tally = self
             .0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        tally.units += units;
-        tally.new_units += new_units;
+        tally.units += units.units;
+        tally.new_units += units.new_units;
+        tally.changed_units += units.changed_units;
     }
 
     /// The units made so far.
@@ -81,6 +100,19 @@ pub struct GeneratedDedup {
     pub unit: u64,
     pub units: u64,
     pub new_units: u64,
+    /// The generation the data was (1 = the first full backup), when the source has several,
+    /// with the change rate asked for and the one made: changed ÷ new units.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<GenerationMade>,
+}
+
+/// One generation of a dataset as it was made.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct GenerationMade {
+    pub generation: u32,
+    pub of: u32,
+    pub change_rate_asked: f64,
+    pub change_rate_achieved: f64,
 }
 
 /// An endless stream of units; its bytes depend only on the pool, the settings and the seed.
@@ -91,13 +123,19 @@ pub struct UnitStream {
     rng: ChaCha8Rng,
     /// Distinguishes this stream's units from every other stream's.
     tag: u64,
-    /// The unit being given out, and how many of its bytes are out.
+    /// The unit being given out (its number, and the key its bytes follow from: the number
+    /// itself until a generation changes it), and how many of its bytes are out.
     current: u64,
+    content: u64,
     at: usize,
     started: bool,
     next_new: u64,
     run: Run,
     tally: UnitTally,
+    /// Which full backup of the dataset this is (1 = the first), and the share of distinct
+    /// units each later one changes.
+    generation: u32,
+    change_rate: f64,
 }
 
 /// The run the stream is in: units left in it, and for a run of copies the next unit copied.
@@ -124,6 +162,7 @@ impl UnitStream {
             rng: ChaCha8Rng::seed_from_u64(seed),
             tag: mix(seed ^ 0x005e_ed0f_d1ff),
             current: 0,
+            content: 0,
             at: 0,
             started: false,
             next_new: 0,
@@ -132,7 +171,43 @@ impl UnitStream {
                 copy_of: None,
             },
             tally: UnitTally::default(),
+            generation: 1,
+            change_rate: 0.0,
         }
+    }
+
+    /// The same stream as generation `generation` of its dataset: the same units in the same
+    /// order, each distinct unit given new contents in each generation after the first with
+    /// chance `change_rate`, so a generation differs from the one before in that share of its
+    /// distinct units and their copies.
+    pub fn at_generation(mut self, generation: u32, change_rate: f64) -> Self {
+        self.generation = generation.max(1);
+        self.change_rate = if change_rate.is_finite() {
+            change_rate.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        self
+    }
+
+    /// The key a unit's bytes follow from in this generation: its number until the last
+    /// generation that changed it, a key of that generation after; and whether this very
+    /// generation changed it. A generation changes a span of units when a Weyl sequence
+    /// (the golden ratio's steps from an offset of its own) falls below the change rate, so
+    /// any stretch of spans holds the rate's share of changes to within a span or two, not
+    /// only on average.
+    fn content_of(&self, unit: u64) -> (u64, bool) {
+        const GOLDEN: f64 = 0.618_033_988_749_894_9;
+        let span = (unit / CHANGE_SPAN) as f64;
+        for generation in (2..=u64::from(self.generation)).rev() {
+            let offset = (mix(self.tag ^ (generation << 40)) >> 11) as f64 / (1u64 << 53) as f64;
+            if (span * GOLDEN + offset).fract() < self.change_rate {
+                // Numbers of units stay far below 2^63: a changed key never meets one.
+                let key = mix(unit.rotate_left(17) ^ generation) | 1 << 63;
+                return (key, generation == u64::from(self.generation));
+            }
+        }
+        (unit, false)
     }
 
     /// What the stream has made so far (a unit counts once any of it is out).
@@ -146,6 +221,7 @@ impl UnitStream {
         while filled < buf.len() {
             if !self.started || self.at == self.unit {
                 self.current = self.next_unit();
+                self.content = self.content_of(self.current).0;
                 self.at = 0;
                 self.started = true;
             }
@@ -190,7 +266,11 @@ impl UnitStream {
             None => {
                 self.tally.new_units += 1;
                 self.next_new += 1;
-                self.next_new - 1
+                let unit = self.next_new - 1;
+                if self.content_of(unit).1 {
+                    self.tally.changed_units += 1;
+                }
+                unit
             }
         }
     }
@@ -199,7 +279,7 @@ impl UnitStream {
     fn unit_bytes(&self, out: &mut [u8]) {
         let pool = self.pool.bytes();
         let chunks = pool.len() / POOL_CHUNK;
-        let origin = (mix(self.tag ^ self.current) % chunks as u64) as usize * POOL_CHUNK;
+        let origin = (mix(self.tag ^ self.content) % chunks as u64) as usize * POOL_CHUNK;
         let start = (origin + self.at) % pool.len();
         let first = (pool.len() - start).min(out.len());
         out[..first].copy_from_slice(&pool[start..start + first]);
@@ -216,7 +296,7 @@ impl UnitStream {
         while chunk * POOL_CHUNK < end {
             let stamp_start = chunk * POOL_CHUNK;
             let mut stamp = [0u8; STAMP];
-            let key = mix(self.tag ^ self.current.rotate_left(20) ^ chunk as u64);
+            let key = mix(self.tag ^ self.content.rotate_left(20) ^ chunk as u64);
             stamp[..8].copy_from_slice(&key.to_le_bytes());
             stamp[8..].copy_from_slice(&mix(key).to_le_bytes());
             for (i, byte) in stamp[..stamp_len].iter().enumerate() {
@@ -291,5 +371,43 @@ mod tests {
         assert_eq!(a, b);
         stream(2.0, 128 << 10, 6).fill(&mut b);
         assert_ne!(a, b);
+    }
+
+    #[test]
+    fn a_generation_changes_its_share_of_distinct_units_and_keeps_the_rest() {
+        let unit = 64 << 10;
+        let make = |generation| {
+            let mut units = stream(2.0, unit, 3).at_generation(generation, 0.05);
+            let mut data = vec![0u8; 4096 * unit as usize];
+            units.fill(&mut data);
+            (data, units.tally())
+        };
+        let (first, _) = make(1);
+        let (same, _) = {
+            let mut units = stream(2.0, unit, 3);
+            let mut data = vec![0u8; 4096 * unit as usize];
+            units.fill(&mut data);
+            (data, ())
+        };
+        assert_eq!(
+            first, same,
+            "the first generation is the data without generations"
+        );
+        let (second, tally) = make(2);
+        let changed = first
+            .chunks(unit as usize)
+            .zip(second.chunks(unit as usize))
+            .filter(|(a, b)| a != b)
+            .count();
+        // Copies of a changed unit change with it: the share holds over units made too.
+        let share = changed as f64 / tally.units as f64;
+        assert!(
+            (share - 0.05).abs() < 0.01,
+            "{changed} of {} changed",
+            tally.units
+        );
+        let counted = tally.changed_units as f64 / tally.new_units as f64;
+        assert!((counted - 0.05).abs() < 0.005, "{tally:?}");
+        assert_eq!(make(1).1.changed_units, 0);
     }
 }

@@ -193,6 +193,12 @@ pub struct Opening<'a> {
     pub settings: &'a EngineSettings,
     /// A name for the run's files that no other run will pick.
     pub tag: &'a str,
+    /// The generated dataset the run sends, when it is a later generation of it: a target
+    /// that keeps what it was sent (a dedup store) takes the earlier generations in before
+    /// the timed window.
+    pub history: Option<&'a crate::engine::reduction::DatasetStreams>,
+    /// Raised to stop taking the history in.
+    pub cancel: &'a std::sync::atomic::AtomicBool,
 }
 
 /// One kind of target: a new kind is a file with its `Sink` and this, registered in

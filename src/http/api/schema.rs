@@ -105,6 +105,15 @@ pub struct GeneratedSchema {
     /// The unit that repeats whole: a multiple of 4K, at most 64M (default 128K); needs
     /// `dedup_ratio`.
     dedup_unit: Option<Size>,
+    /// Full backups of the dataset, one after another (1 to 30): the target tests
+    /// (`tape_write`, `full_backup`) run once per generation, each generation the one before
+    /// with `change_rate` of its distinct units changed.
+    #[schema(minimum = 1, maximum = 30)]
+    generations: Option<u32>,
+    /// The share of distinct units each generation after the first changes (default 0.05);
+    /// needs `generations` of 2 or more.
+    #[schema(minimum = 0.0, maximum = 1.0)]
+    change_rate: Option<f64>,
 }
 
 /// Where the data goes. `path` is required with `dir`, `device` and `dedup` and not used
@@ -560,7 +569,8 @@ mod tests {
         json!({
             "name": "all",
             "source": {"paths": ["/a"], "generated": {"size": "1M", "compress_ratio": 2.0,
-                                         "dedup_ratio": 3.0, "dedup_unit": "128K"},
+                                         "dedup_ratio": 3.0, "dedup_unit": "128K",
+                                         "generations": 5, "change_rate": 0.05},
                        "agents": ["a1"]},
             "target": {"kind": "tape", "path": "/t", "model": "lto-4", "drives": 1,
                        "native_mb_s": 120.0, "min_mb_s": 40.0, "buffer_mb": 128.0,

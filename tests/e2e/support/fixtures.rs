@@ -35,6 +35,7 @@ pub fn run_params() -> RunParams {
         link_mb_s: None,
         part_size: None,
         concurrency: None,
+        generation: None,
     }
 }
 

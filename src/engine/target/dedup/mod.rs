@@ -13,6 +13,7 @@ use std::fs::File;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
@@ -27,7 +28,7 @@ use crate::engine::cache;
 use crate::engine::error::EngineError;
 use crate::engine::measure::LatencyRecorder;
 use crate::engine::plan::TargetPlan;
-use crate::engine::reduction::ChunkSizes;
+use crate::engine::reduction::{ChunkSizes, DatasetStreams};
 use crate::engine::restore::{ImageRequest, RestoreImage, write_image};
 use crate::engine::result::TargetReport;
 use crate::engine::source::StreamSource;
@@ -106,6 +107,16 @@ pub struct DedupFigures {
     pub hashing_s: f64,
     pub index_s: f64,
     pub writing_s: f64,
+    /// Bytes the store held before the run: the earlier generations of the run's dataset,
+    /// taken in before the timed window.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub held_bytes: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub earlier_generations: u32,
+}
+
+fn is_zero<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 impl DedupFigures {
@@ -124,6 +135,12 @@ impl DedupFigures {
         } else {
             1.0
         };
+    }
+
+    /// How much the run grew the store, % of what it held before; `None` for an empty store.
+    pub fn growth_pct(&self) -> Option<f64> {
+        (self.held_bytes > 0)
+            .then(|| (self.stored_bytes as f64 / self.held_bytes as f64 * 1000.0).round() / 10.0)
     }
 
     /// Sets the physical rate from the run's length.
@@ -168,6 +185,19 @@ impl DedupFigures {
                 self.chunking_s, self.hashing_s, self.index_s, self.writing_s
             ),
         ];
+        if let Some(growth) = self.growth_pct() {
+            figures.push(format!(
+                "the store held {} from {} earlier generation{} of the data; this one added \
+                 {growth:.1} %",
+                format_bytes(self.held_bytes),
+                self.earlier_generations,
+                if self.earlier_generations == 1 {
+                    ""
+                } else {
+                    "s"
+                }
+            ));
+        }
         if let Some((stage, share)) = self.busiest() {
             figures.push(format!("{stage} took {share:.0} % of the store's time"));
         }
@@ -226,6 +256,9 @@ impl Target for DedupTarget<'_> {
         // One writer, which keeps each stream's bytes apart and in order: chunks are cut as
         // the backup sent each stream, never across two.
         let store = self.store(how.tag)?;
+        if let Some(history) = how.history {
+            take_in_history(&store, self.0.sizes(), history, how.cancel)?;
+        }
         Ok(vec![Box::new(DedupSink::new(store, self.0.sizes(), false))])
     }
 
@@ -247,6 +280,50 @@ impl Target for DedupTarget<'_> {
             figures: None,
         })
     }
+}
+
+/// Bytes of a dataset made at a time while the store takes in its earlier generations.
+const HISTORY_PIECE: usize = 1 << 20;
+
+/// Writes every generation of `history`'s dataset before the run's own into `store`, each
+/// stream apart as the run will send it, then starts the run's figures: the timed window
+/// meets a store that holds the nights before.
+fn take_in_history(
+    store: &Arc<Store>,
+    sizes: ChunkSizes,
+    history: &DatasetStreams,
+    cancel: &AtomicBool,
+) -> Result<(), EngineError> {
+    let fail = |source: std::io::Error| EngineError::TargetWrite {
+        path: store.root().to_path_buf(),
+        written: 0,
+        source,
+    };
+    let mut sink = DedupSink::new(Arc::clone(store), sizes, false);
+    let mut piece = vec![0u8; HISTORY_PIECE];
+    for generation in 1..history.generation() {
+        for index in 0..history.len() {
+            let Some((mut units, Some(mut left))) = history.stream(index, generation) else {
+                continue;
+            };
+            while left > 0 {
+                if cancel.load(Ordering::Relaxed) {
+                    return Err(EngineError::Cancelled);
+                }
+                let take =
+                    usize::try_from(left).map_or(HISTORY_PIECE, |left| left.min(HISTORY_PIECE));
+                units.fill(&mut piece[..take]);
+                sink.write_stream_block(index, &piece[..take], cancel)
+                    .map_err(fail)?;
+                left -= take as u64;
+            }
+            sink.end_stream(index).map_err(fail)?;
+        }
+    }
+    sink.finish(false).map_err(fail)?;
+    drop(sink);
+    store.begin_run(history.generation() - 1);
+    Ok(())
 }
 
 /// A backup image read back from a dedup store chunk by chunk, each from its container.

@@ -135,6 +135,13 @@ impl DedupSink {
         Ok(())
     }
 
+    /// Ends `stream`: its last chunk is cut and stored, and what it gathered is let go.
+    pub fn end_stream(&mut self, stream: usize) -> io::Result<()> {
+        self.cut(stream, true)?;
+        self.pending.remove(&stream);
+        Ok(())
+    }
+
     /// Writes the gathered index records to the store's log.
     fn log(&mut self, sync: bool) -> io::Result<()> {
         let started = Instant::now();

@@ -177,6 +177,19 @@ impl Store {
             .add(writer);
     }
 
+    /// Starts the run's own figures once the store holds the earlier generations of its
+    /// dataset: what they left is kept as the store's holding, every count starts again.
+    pub fn begin_run(&self, earlier_generations: u32) {
+        let mut figures = self.figures.lock().unwrap_or_else(PoisonError::into_inner);
+        *figures = DedupFigures {
+            store: std::mem::take(&mut figures.store),
+            avg_chunk: figures.avg_chunk,
+            held_bytes: figures.held_bytes + figures.stored_bytes,
+            earlier_generations,
+            ..DedupFigures::default()
+        };
+    }
+
     /// The figures of every writer that has finished.
     pub fn figures(&self) -> DedupFigures {
         self.figures
