@@ -314,6 +314,11 @@ fn redo(redo: &Redo) -> String {
             FlagCode::SkippedData => {
                 "make the source readable by the lab, or leave the unreadable parts out"
             }
+            // No field cures it: a tree backed up into a dedup store is read once.
+            FlagCode::DataSmallerThanRun if redo.changes.is_empty() => {
+                "back up a larger source, one that lasts several seconds: a dedup store takes \
+                 a tree once, since a second pass would be all duplicates"
+            }
             _ => continue,
         };
         steps.push(step.to_string());

@@ -111,6 +111,11 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
     let skipped = Skipped::default();
     let made = reduction::UnitsMade::default();
     let source_ratio = source_ratio(plan);
+    let source_dedup = source_dedup(plan, &mut warnings);
+    let matched = Matched {
+        compress_ratio: source_ratio,
+        dedup: source_dedup,
+    };
     let cpu_before = CpuSnapshot::take();
     let mut tallies = Vec::new();
     let mut restore_figures = None;
@@ -128,15 +133,8 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
             outcome
         })
     } else {
-        build_job(
-            plan,
-            settings,
-            &skipped,
-            &made,
-            source_ratio,
-            control.cancel,
-        )
-        .map(|job| pipeline::run(job, control))
+        build_job(plan, settings, &skipped, &made, &matched, control.cancel)
+            .map(|job| pipeline::run(job, control))
     };
     let cpu = cpu_before.usage_until(&CpuSnapshot::take());
     warnings.extend(skipped.warning());
@@ -148,7 +146,7 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
         cache_resident_pct,
         warnings,
         data_compress_ratio: source_ratio,
-        generated_dedup: generated_dedup(plan, made.tally()),
+        generated_dedup: generated_dedup(plan, source_dedup, made.tally()),
         restore: restore_figures,
         ..RunResult::failed(plan.test, params.clone(), String::new())
     };
@@ -179,6 +177,7 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
                 capabilities.real_device
             },
             flushes_at_end: plan.test.writes_target() && params.fsync && capabilities.flushes,
+            one_pass: reads_once(plan),
         },
     );
     if result.status == RunStatus::Failed {
@@ -397,7 +396,7 @@ fn build_job<'a>(
     settings: &EngineSettings,
     skipped: &'a Skipped,
     made: &'a reduction::UnitsMade,
-    source_ratio: Option<f64>,
+    matched: &Matched,
     cancel: &std::sync::atomic::AtomicBool,
 ) -> Result<Job<'a>, EngineError> {
     let params = &plan.params;
@@ -426,9 +425,9 @@ fn build_job<'a>(
         ) => Some((*size, *compress_ratio, *repeat, *dedup, *generations)),
         (SourcePlan::Paths(_), TestKind::TapeWrite) => Some((
             params.size.unwrap_or(DEFAULT_GENERATED_SIZE),
-            source_ratio.unwrap_or(params.compress_ratio),
+            matched.compress_ratio.unwrap_or(params.compress_ratio),
             false,
-            None,
+            matched.dedup,
             None,
         )),
         (SourcePlan::Paths(_), _) => None,
@@ -488,8 +487,9 @@ fn build_job<'a>(
         }
         (None, SourcePlan::Paths(paths)) => {
             let (files_tx, files_rx) = bounded::<source::SourceFile>(FILE_QUEUE);
-            // A time-based run reads a source that runs out again until its time is up.
-            let again = params.time_based && limits.duration.is_some();
+            // A time-based run reads a source that runs out again until its time is up, but
+            // into a dedup store, which would take the second pass as duplicates.
+            let again = params.time_based && limits.duration.is_some() && !reads_once(plan);
             for root in paths {
                 let files_tx = files_tx.clone();
                 feeders.push(Box::new(move || {
@@ -614,15 +614,16 @@ fn restore_job(
 /// The dedup ratio a run's generated units achieved, when the source asked for one.
 fn generated_dedup(
     plan: &RunPlan,
+    source_dedup: Option<reduction::DedupSettings>,
     made: reduction::UnitTally,
 ) -> Option<reduction::GeneratedDedup> {
-    let SourcePlan::Generated {
-        dedup, generations, ..
-    } = &plan.source
-    else {
-        return None;
+    let (dedup, generations) = match &plan.source {
+        SourcePlan::Generated {
+            dedup, generations, ..
+        } => (*dedup, *generations),
+        SourcePlan::Paths(_) => (source_dedup, None),
     };
-    let (settings, change_rate) = units_of(*dedup, *generations, plan.params.generation)?;
+    let (settings, change_rate) = units_of(dedup, generations, plan.params.generation)?;
     let achieved = made.ratio()?;
     let generation = generations
         .zip(plan.params.generation)
@@ -643,6 +644,70 @@ fn generated_dedup(
         units: made.units,
         new_units: made.new_units,
         generation,
+    })
+}
+
+/// Whether the run reads its source once whatever its duration: a backup of a tree into a
+/// target that deduplicates, where a second pass would be all duplicates.
+fn reads_once(plan: &RunPlan) -> bool {
+    matches!(plan.source, SourcePlan::Paths(_))
+        && plan.test.reads_source()
+        && plan.test.writes_target()
+        && plan.target.target().dedups_at().is_some()
+}
+
+/// What a target test's generated data matches of the source it stands in for.
+struct Matched {
+    /// The source's compressibility, when measured.
+    compress_ratio: Option<f64>,
+    /// The source's dedup ratio at the target's chunk size, when the target deduplicates.
+    dedup: Option<reduction::DedupSettings>,
+}
+
+/// Below this ratio a source counts as not deduplicating.
+const MIN_SOURCE_DEDUP: f64 = 1.05;
+
+/// The source's dedup ratio, scanned at the target's average chunk before a target test into
+/// a deduplicating target whose data is to match the source: a store that finds the source
+/// reducing 3:1 must be measured taking data that reduces 3:1. The units repeat whole at
+/// eight chunks or more, so the store's chunks straddling their ends cost little of the ratio.
+fn source_dedup(plan: &RunPlan, warnings: &mut Vec<String>) -> Option<reduction::DedupSettings> {
+    let SourcePlan::Paths(paths) = &plan.source else {
+        return None;
+    };
+    if plan.test != TestKind::TapeWrite || !plan.params.match_source {
+        return None;
+    }
+    let avg_chunk = plan.target.target().dedups_at()?;
+    let started = std::time::Instant::now();
+    let scan = match reduction::tree::scan(
+        paths,
+        reduction::ChunkSizes::around(avg_chunk),
+        reduction::scan::DEFAULT_ERROR,
+        &mut |_| {},
+    ) {
+        Ok(scan) => scan,
+        Err(error) => {
+            warnings.push(format!(
+                "the source's dedup ratio could not be scanned ({error}); the target test \
+                 wrote data that does not repeat"
+            ));
+            return None;
+        }
+    };
+    let ratio = scan.reduction.dedup_ratio;
+    warnings.push(format!(
+        "the target test's data was made to dedup {ratio:.2}:1 (±{:.1} %), as a scan of the \
+         source at {} chunks found ({} in {:.1} s, before the timed window)",
+        scan.reduction.dedup_error * 100.0,
+        crate::size::format_bytes(u64::from(avg_chunk)),
+        crate::size::format_bytes(scan.reduction.logical_bytes),
+        started.elapsed().as_secs_f64()
+    ));
+    (ratio >= MIN_SOURCE_DEDUP).then(|| reduction::DedupSettings {
+        ratio: (ratio * 100.0).round() / 100.0,
+        unit: (u64::from(avg_chunk) * 8).clamp(reduction::DEFAULT_DEDUP_UNIT, 8 << 20) / 4096
+            * 4096,
     })
 }
 

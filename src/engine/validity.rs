@@ -226,6 +226,9 @@ pub struct Evidence {
     /// The run writes a file system or device and syncs it at the end: the flush is part of
     /// what the target did.
     pub flushes_at_end: bool,
+    /// The run reads its source once, whatever its duration: a target that deduplicates
+    /// would take a second pass as all duplicates.
+    pub one_pass: bool,
 }
 
 /// Finds the steady window and judges the run. Only finished runs are judged.
@@ -255,11 +258,17 @@ pub fn judge(result: &mut RunResult, evidence: Evidence) {
     // judge that found no steady window is unsteady instead.
     let too_short = result.steady.is_none();
     if too_short && let Some(duration) = ran_out {
+        let why = if evidence.one_pass {
+            " (a dedup store would take a second pass over the source as duplicates, so it is \
+             read once: a larger source gives a steady figure)"
+        } else {
+            ""
+        };
         flag(
             FlagCode::DataSmallerThanRun,
             format!(
                 "the data ran out after {:.1} s of the {duration} s allowed: the figure is \
-                 mostly start-up",
+                 mostly start-up{why}",
                 result.seconds
             ),
         );

@@ -223,6 +223,11 @@ pub trait Target {
     fn open(&self, how: &Opening<'_>) -> Result<Vec<Box<dyn Sink>>, EngineError>;
     /// The target in a few words, for pages and reports: `directory /srv/backup`.
     fn words(&self) -> String;
+    /// The average chunk it deduplicates at, for a target that deduplicates what it is sent:
+    /// its target test's data is then made to dedup as the source does.
+    fn dedups_at(&self) -> Option<u32> {
+        None
+    }
     /// Whether a restore can read a backup image back from it.
     fn restores(&self) -> bool {
         false

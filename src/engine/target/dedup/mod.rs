@@ -262,6 +262,10 @@ impl Target for DedupTarget<'_> {
         Ok(vec![Box::new(DedupSink::new(store, self.0.sizes(), false))])
     }
 
+    fn dedups_at(&self) -> Option<u32> {
+        Some(self.0.avg_chunk)
+    }
+
     fn restores(&self) -> bool {
         true
     }
