@@ -34,10 +34,14 @@ pub fn headline_test(points: &[Point]) -> Option<TestKind> {
 /// answer says that no point stands out, over what range, and `cap`, the component the
 /// verdict names, when there is one. `None` when the test has fewer than two points.
 pub fn best_sentence(points: &[Point], test: TestKind, cap: Option<&str>) -> Option<String> {
-    let any_valid = points.iter().any(|p| p.test == test && p.is_valid());
+    // Of a dataset sent in generations, the last generation's points compete, as for the
+    // verdict.
+    let generation = crate::analysis::points::last_generation(points, test);
+    let at = |p: &Point| p.test == test && p.params.generation == generation;
+    let any_valid = points.iter().any(|p| at(p) && p.is_valid());
     let mut of_test: Vec<&Point> = points
         .iter()
-        .filter(|p| p.test == test && p.figure.is_some() && (p.is_valid() || !any_valid))
+        .filter(|p| at(p) && p.figure.is_some() && (p.is_valid() || !any_valid))
         .collect();
     if of_test.len() < 2 {
         return None;

@@ -209,6 +209,10 @@ pub struct Verdict {
     /// The flags that cannot overturn the finding and the open claims, in words.
     #[serde(default)]
     pub caveats: Vec<String>,
+    /// When the target is a dedup store and the verdict names it: the work that took most
+    /// of its time (hashing, the index or writing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedup_limit: Option<crate::engine::target::dedup::DedupLimit>,
 }
 
 impl Verdict {
@@ -399,6 +403,12 @@ pub fn judge(
         Vec::new()
     };
     let target = target_named(&figures);
+    let component = finding.component().or_else(|| candidate(&finding));
+    let dedup_limit = [TestKind::FullBackup, TestKind::TapeWrite]
+        .into_iter()
+        .find_map(|test| figures.run(test).and_then(|run| run.dedup.as_ref()))
+        .and_then(|dedup| dedup.limit())
+        .filter(|_| component == Some(Component::Target));
     let rows = figures
         .tests
         .iter()
@@ -423,7 +433,8 @@ pub fn judge(
     let summary = words::summary(&figures.tests, f, network, survey, backup_window_s);
     Verdict {
         rows,
-        component: finding.component().or_else(|| candidate(&finding)),
+        component,
+        dedup_limit,
         conclusive,
         verdict: words::finding(
             &finding,
@@ -532,10 +543,8 @@ fn target_named(figures: &Figures<'_>) -> Option<String> {
         [TestKind::FullBackup, TestKind::TapeWrite]
             .into_iter()
             .find_map(|test| figures.run(test).and_then(|run| run.dedup.as_ref()))
-            .map(|dedup| match dedup.busiest() {
-                Some((stage, share)) => {
-                    format!("{}: {stage} took {share:.0} % of its time", dedup.store)
-                }
+            .map(|dedup| match dedup.limit() {
+                Some(limit) => format!("{}: {} of its time", dedup.store, limit.words()),
                 None => dedup.store.clone(),
             })
     };
@@ -1265,6 +1274,7 @@ mod tests {
             dedup_ratio: 2.8,
             hashing_s: 3.0,
             chunking_s: 1.0,
+            writing_s: 1.0,
             ..Default::default()
         });
         let runs = vec![
@@ -1286,11 +1296,20 @@ mod tests {
             ),
             "{plan:?}"
         );
-        // The store's busiest stage is in the verdict's words for the target.
-        let words = verdict(&runs, None).verdict;
+        // The store's hashing, CPU work, took most of its time: the verdict names it, typed
+        // and in words.
+        let judged = verdict(&runs, None);
+        assert_eq!(judged.component, Some(Component::Target), "{judged:?}");
+        let limit = judged.dedup_limit.expect("the store's limit");
+        assert_eq!(limit.work, crate::engine::target::dedup::DedupWork::Hashing);
+        assert_eq!(limit.share_pct, 80.0);
         assert!(
-            words.contains("dedup store /srv (64 KiB chunks): hashing took 75 % of its time"),
-            "{words}"
+            judged.verdict.contains(
+                "dedup store /srv (64 KiB chunks): hashing (cutting chunks 20 %, naming them \
+                 60 %: CPU work, which a faster disk would not speed up) took 80 % of its time"
+            ),
+            "{}",
+            judged.verdict
         );
     }
 

@@ -368,12 +368,7 @@ fn figure_of(runs: &[(usize, &RunResult)], valid: bool) -> Option<Figure> {
 /// nightly full once the target holds the nights before, not the first, seeding one.
 pub fn mark_best(points: &mut [Point]) {
     for test in TestKind::ALL {
-        let last_generation = points
-            .iter()
-            .filter(|p| p.test == test)
-            .map(|p| p.params.generation)
-            .max()
-            .flatten();
+        let last_generation = last_generation(points, test);
         let of_test = |p: &Point| p.test == test && p.params.generation == last_generation;
         let any_valid = points.iter().any(|p| of_test(p) && p.is_valid());
         let candidate =
@@ -401,6 +396,17 @@ pub fn mark_best(points: &mut [Point]) {
             _ => false,
         };
     }
+}
+
+/// The last generation of a dataset `test` sent, when it sent several: the points that stand
+/// for the test (the nightly full once the target holds the nights before).
+pub fn last_generation(points: &[Point], test: TestKind) -> Option<u32> {
+    points
+        .iter()
+        .filter(|p| p.test == test)
+        .map(|p| p.params.generation)
+        .max()
+        .flatten()
 }
 
 /// Each test that ran, in table order, with its best point.

@@ -59,6 +59,8 @@ pub struct CampaignPageView {
     /// The sweep wrote to an object store: its table gives each point's part size and parts
     /// in flight.
     pub sweep_uploads: bool,
+    /// The campaign sent a dataset in generations: its table gives each point's generation.
+    pub sweep_generations: bool,
     pub runs: Vec<RunRow>,
 }
 
@@ -127,6 +129,8 @@ pub struct PointRow {
     pub streams: String,
     /// An object store's part size and parts in flight per stream: `16 MiB × 8`.
     pub uploads: String,
+    /// Which generation of a generated dataset the point sent, when it sent several.
+    pub generation: String,
     pub median: String,
     pub range: String,
     /// The runs at the point by number: `#3, #4`.
@@ -501,6 +505,7 @@ pub fn campaign_page(
         charts: chart_views,
         sweep: sweep.then(|| points.iter().map(point_row).collect()),
         sweep_uploads: sweep && points.iter().any(|point| point.params.part_size.is_some()),
+        sweep_generations: sweep && points.iter().any(|point| point.params.generation.is_some()),
         runs: runs.iter().map(|run| run_row(run, points)).collect(),
     })
 }
@@ -687,6 +692,10 @@ fn point_row(point: &Point) -> PointRow {
             }
             _ => "–".to_string(),
         },
+        generation: point
+            .params
+            .generation
+            .map_or_else(|| "–".to_string(), |generation| generation.to_string()),
         median: point.figure_words(),
         range: match figure {
             Some(figure) if figure.n > 1 => format!("{:.1}–{:.1}", figure.min, figure.max),

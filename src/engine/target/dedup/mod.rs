@@ -150,20 +150,29 @@ impl DedupFigures {
         }
     }
 
-    /// The stage that took most of the store's time, and its share of it (%).
-    pub fn busiest(&self) -> Option<(&'static str, f64)> {
-        let stages = [
-            ("chunking", self.chunking_s),
-            ("hashing", self.hashing_s),
-            ("the index", self.index_s),
-            ("writing", self.writing_s),
-        ];
-        let total: f64 = stages.iter().map(|(_, s)| s).sum();
-        stages
-            .into_iter()
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .filter(|_| total > 0.0)
-            .map(|(stage, seconds)| (stage, (seconds / total * 1000.0).round() / 10.0))
+    /// What took most of the store's time, and its share of it (%): hashing (the rolling hash
+    /// that cuts chunks and the BLAKE3 hash that names them, both CPU work), the index, or
+    /// writing to its disk.
+    pub fn limit(&self) -> Option<DedupLimit> {
+        let hashing = self.chunking_s + self.hashing_s;
+        let total = hashing + self.index_s + self.writing_s;
+        if total <= 0.0 {
+            return None;
+        }
+        let pct = |seconds: f64| (seconds / total * 1000.0).round() / 10.0;
+        let (work, seconds) = [
+            (DedupWork::Hashing, hashing),
+            (DedupWork::Index, self.index_s),
+            (DedupWork::Writing, self.writing_s),
+        ]
+        .into_iter()
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+        Some(DedupLimit {
+            work,
+            share_pct: pct(seconds),
+            chunking_pct: pct(self.chunking_s),
+            fingerprint_pct: pct(self.hashing_s),
+        })
     }
 
     /// The figures as the pages and reports show them.
@@ -198,13 +207,51 @@ impl DedupFigures {
                 }
             ));
         }
-        if let Some((stage, share)) = self.busiest() {
-            figures.push(format!("{stage} took {share:.0} % of the store's time"));
+        if let Some(limit) = self.limit() {
+            figures.push(format!("{} of the store's time", limit.words()));
         }
         TargetReport {
             reporter: self.store.clone(),
             device: self.store.clone(),
             figures,
+        }
+    }
+}
+
+/// What a dedup store spends its time on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DedupWork {
+    /// Cutting chunks (a rolling hash over every byte) and naming them (BLAKE3): the CPU's.
+    Hashing,
+    /// Looking chunks up in the index and logging new ones.
+    Index,
+    /// Writing new chunks to its containers, and the flush: the disk's.
+    Writing,
+}
+
+/// The work that took most of a dedup store's time: what a faster store needs more of.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DedupLimit {
+    pub work: DedupWork,
+    /// Its share of the store's time, %.
+    pub share_pct: f64,
+    /// The two parts of hashing, % of the store's time: cutting chunks and naming them.
+    pub chunking_pct: f64,
+    pub fingerprint_pct: f64,
+}
+
+impl DedupLimit {
+    /// "hashing (chunking 52 %, fingerprints 38 %: CPU work) took 90 %".
+    pub fn words(&self) -> String {
+        match self.work {
+            DedupWork::Hashing => format!(
+                "hashing (cutting chunks {:.0} %, naming them {:.0} %: CPU work, which a faster \
+                 disk would not speed up) took {:.0} %",
+                self.chunking_pct, self.fingerprint_pct, self.share_pct
+            ),
+            DedupWork::Index => format!("the index took {:.0} %", self.share_pct),
+            DedupWork::Writing => format!("writing to its disk took {:.0} %", self.share_pct),
         }
     }
 }

@@ -20,6 +20,10 @@ use crate::engine::target::{Sink, SinkFigures};
 /// more data (or the end) says where it ends.
 const GATHER: usize = 4 << 20;
 
+/// Bytes of new chunks gathered before they are written to their container in one write, as
+/// a store packs chunks before they reach its disk.
+const PACK: usize = 4 << 20;
+
 /// A writer's sink into a shared store.
 pub struct DedupSink {
     store: Arc<Store>,
@@ -27,7 +31,10 @@ pub struct DedupSink {
     sizes: ChunkSizes,
     /// Each stream's bytes not yet cut.
     pending: BTreeMap<usize, Vec<u8>>,
+    /// The container being filled, and its length with the pack counted in.
     container: Option<(u32, File, u64)>,
+    /// New chunks not yet written to the container: they belong at its end.
+    pack: Vec<u8>,
     records: Vec<u8>,
     /// The chunks of the stream in order, kept for a restore image only: what it reads back.
     recipe: Option<Vec<u128>>,
@@ -46,6 +53,7 @@ impl DedupSink {
             sizes,
             pending: BTreeMap::new(),
             container: None,
+            pack: Vec::new(),
             records: Vec::new(),
             recipe: recipe.then(Vec::new),
             figures: DedupFigures::default(),
@@ -104,11 +112,14 @@ impl DedupSink {
             .as_ref()
             .is_none_or(|(_, _, written)| *written >= CONTAINER_BYTES)
         {
+            let started = Instant::now();
+            self.write_pack()?;
+            self.figures.writing_s += started.elapsed().as_secs_f64();
             let (id, file) = self.store.new_container()?;
             self.figures.containers += 1;
             self.container = Some((id, file, 0));
         }
-        let Some((id, file, written)) = self.container.as_mut() else {
+        let Some((id, _, written)) = self.container.as_mut() else {
             return Err(io::Error::other("no container to write to"));
         };
         let place = Place {
@@ -125,13 +136,27 @@ impl DedupSink {
             recipe.push(hash);
         }
         if new {
-            file.write_all(data)?;
             *written += data.len() as u64;
+            self.pack.extend_from_slice(data);
+            if self.pack.len() >= PACK {
+                self.write_pack()?;
+            }
             self.records.extend_from_slice(&record(hash, place));
             self.figures.stored_bytes += data.len() as u64;
             self.figures.new_chunks += 1;
             self.figures.writing_s += looked_up.elapsed().as_secs_f64();
         }
+        Ok(())
+    }
+
+    /// Writes the pack to the end of its container.
+    fn write_pack(&mut self) -> io::Result<()> {
+        if let Some((_, file, _)) = self.container.as_mut()
+            && !self.pack.is_empty()
+        {
+            file.write_all(&self.pack)?;
+        }
+        self.pack.clear();
         Ok(())
     }
 
@@ -182,11 +207,12 @@ impl Sink for DedupSink {
         for stream in streams {
             self.cut(stream, true)?;
         }
+        let started = Instant::now();
+        self.write_pack()?;
         if fsync && let Some((_, file, _)) = self.container.as_ref() {
-            let started = Instant::now();
             file.sync_data()?;
-            self.figures.writing_s += started.elapsed().as_secs_f64();
         }
+        self.figures.writing_s += started.elapsed().as_secs_f64();
         self.log(fsync)?;
         if !self.reported {
             self.store.add(&self.figures);
