@@ -1074,6 +1074,7 @@ mod tests {
             shares_device: false,
             provenance: None,
             target_discards: true,
+            reduction: None,
         };
         let verdict = verdict(&runs, Some(&null));
         assert_eq!(verdict.component, Some(Component::Pipeline), "{verdict:?}");
@@ -1379,6 +1380,7 @@ mod tests {
         assert!(!said(&roomy, None));
         let null = Survey {
             target_discards: true,
+            reduction: None,
             ..Survey::default()
         };
         assert!(!said(&tight, Some(&null)));
@@ -1428,6 +1430,7 @@ mod tests {
             shares_device: false,
             provenance: None,
             target_discards: false,
+            reduction: None,
         };
         let verdict = verdict(&table_one(), Some(&survey));
         assert_eq!(verdict.component, Some(Component::Target));
@@ -1464,6 +1467,7 @@ mod tests {
             shares_device: true,
             provenance: None,
             target_discards: false,
+            reduction: None,
         };
         let verdict = verdict(&runs, Some(&survey));
         assert_eq!(verdict.component, Some(Component::SharedDevice));
@@ -1483,6 +1487,7 @@ mod tests {
             shares_device: false,
             provenance: None,
             target_discards: false,
+            reduction: None,
         };
         let verdict = verdict(&runs, Some(&survey));
         assert_eq!(

@@ -9,6 +9,7 @@ use serde_json::json;
 
 use crate::support::cli::{backlab, output, stderr};
 use crate::support::lab::{Lab, LabOptions};
+use crate::support::wait::wait_until;
 
 #[tokio::test]
 async fn a_backup_into_a_dedup_store_keeps_a_third_and_restores_through_it() {
@@ -94,8 +95,36 @@ async fn a_backup_into_a_dedup_store_keeps_a_third_and_restores_through_it() {
         "{restore}"
     );
 
+    // The survey, taken once the runs are done, estimated how the source reduces, reading
+    // all of it.
+    let reduction = wait_until(
+        "the survey's estimate of the source's reduction",
+        Duration::from_secs(120),
+        Duration::from_millis(200),
+        async || {
+            let report = lab
+                .get_json(&format!("/api/campaigns/{id}/bottleneck"))
+                .await;
+            let reduction = &report["survey"]["reduction"];
+            if reduction.is_object() {
+                Ok(reduction.clone())
+            } else {
+                Err(report.to_string())
+            }
+        },
+    )
+    .await;
+    let surveyed = reduction["estimate"]["dedup_ratio"].as_f64().unwrap_or(0.0);
+    assert!((surveyed - 3.0).abs() / 3.0 <= 0.05, "{reduction}");
+    assert_eq!(reduction["complete"], true, "{reduction}");
+    assert_eq!(reduction["scanned_bytes"], 256 << 20, "{reduction}");
+
     let page = lab.get_text(&format!("/campaigns/{id}")).await;
     assert!(page.contains("dedup store"), "the page names the store");
+    assert!(
+        page.contains("Source reduces"),
+        "the page gives the survey's estimate"
+    );
     assert!(page.contains(" stored ("), "the page gives what was stored");
     let report = lab
         .get_json(&format!("/api/campaigns/{id}/bottleneck"))

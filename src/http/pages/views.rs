@@ -429,6 +429,9 @@ pub fn campaign_page(
         planner: is_final.then(|| PlannerView::of(view, None)),
         spec_lines: {
             let mut lines = spec_lines(&view.spec);
+            if let Some(reduction) = view.survey.as_ref().and_then(|s| s.reduction.as_ref()) {
+                lines.push(("Source reduces".to_string(), reduction.words()));
+            }
             if let Some(provenance) = view.survey.as_ref().and_then(|s| s.provenance.as_ref()) {
                 lines.extend(provenance_lines(provenance));
             }
