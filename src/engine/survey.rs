@@ -152,7 +152,7 @@ fn reduction_of(
                 continue;
             }
             index += 1;
-            if (index - 1) % stride != 0 {
+            if !(index - 1).is_multiple_of(stride) {
                 complete = false;
                 continue;
             }
