@@ -238,17 +238,31 @@ async fn finish(
     {
         let (source, target) = (plan.source.clone(), plan.target.clone());
         let remote = !plan.agents.is_empty();
-        if let Ok(survey) = tokio::task::spawn_blocking(move || {
+        let surveyed = tokio::task::spawn_blocking(move || {
             if remote {
                 survey::lab_side(&target)
             } else {
                 survey::survey(&source, &target)
             }
         })
-        .await
-            && let Err(error) = lab.set_survey(campaign_id, &survey).await
+        .await;
+        // Stored at once, then again with how the source reduces, which reads the source and
+        // takes longer: its size and provenance need not wait for that.
+        if let Ok(survey) = surveyed
+            && store_survey(lab, campaign_id, &survey).await
+            && !remote
         {
-            tracing::warn!(campaign = %campaign_id, %error, "cannot store the survey");
+            let (source, target) = (plan.source.clone(), plan.target.clone());
+            let estimated = tokio::task::spawn_blocking(move || {
+                survey::reduction(&source, &target).map(|reduction| survey::Survey {
+                    reduction: Some(reduction),
+                    ..survey
+                })
+            })
+            .await;
+            if let Ok(Some(survey)) = estimated {
+                store_survey(lab, campaign_id, &survey).await;
+            }
         }
     }
     tracing::info!(campaign = %campaign_id, status = record.status.id(), "campaign finished");
@@ -259,6 +273,17 @@ async fn finish(
             status: record.status,
         },
     );
+}
+
+/// Stores a campaign's survey; false when it could not be stored (said in the log).
+async fn store_survey(lab: &Arc<Lab>, campaign_id: &str, survey: &survey::Survey) -> bool {
+    match lab.set_survey(campaign_id, survey).await {
+        Ok(()) => true,
+        Err(error) => {
+            tracing::warn!(campaign = %campaign_id, %error, "cannot store the survey");
+            false
+        }
+    }
 }
 
 /// First wait before storing a result again, and the longest wait between two tries.

@@ -682,28 +682,21 @@ fn source_dedup(plan: &RunPlan, warnings: &mut Vec<String>) -> Option<reduction:
     }
     let avg_chunk = plan.target.target().dedups_at()?;
     let started = std::time::Instant::now();
-    let scan = match reduction::tree::scan(
-        paths,
-        reduction::ChunkSizes::around(avg_chunk),
-        reduction::scan::DEFAULT_ERROR,
-        &mut |_| {},
-    ) {
-        Ok(scan) => scan,
-        Err(error) => {
-            warnings.push(format!(
-                "the source's dedup ratio could not be scanned ({error}); the target test \
-                 wrote data that does not repeat"
-            ));
-            return None;
-        }
+    let Some(found) =
+        reduction::source_estimate::estimate(paths, avg_chunk, reduction::SOURCE_SCAN_BYTES)
+    else {
+        warnings.push(
+            "the source's dedup ratio could not be estimated (no file could be read); the \
+             target test wrote data that does not repeat"
+                .to_string(),
+        );
+        return None;
     };
-    let ratio = scan.reduction.dedup_ratio;
+    let ratio = found.estimate.dedup_ratio;
     warnings.push(format!(
-        "the target test's data was made to dedup {ratio:.2}:1 (±{:.1} %), as a scan of the \
-         source at {} chunks found ({} in {:.1} s, before the timed window)",
-        scan.reduction.dedup_error * 100.0,
-        crate::size::format_bytes(u64::from(avg_chunk)),
-        crate::size::format_bytes(scan.reduction.logical_bytes),
+        "the target test's data was made to dedup {ratio:.2}:1, as the source does ({}; \
+         {:.1} s, before the timed window)",
+        found.words(),
         started.elapsed().as_secs_f64()
     ));
     (ratio >= MIN_SOURCE_DEDUP).then(|| reduction::DedupSettings {

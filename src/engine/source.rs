@@ -233,6 +233,20 @@ fn walk_once(
 /// path that cannot be opened gives none.
 pub fn list_files(roots: &[PathBuf], limit: usize) -> Vec<SourceFile> {
     let mut files = Vec::new();
+    each_file(roots, |file, _| {
+        if files.len() >= limit {
+            return false;
+        }
+        files.push(file);
+        true
+    });
+    files
+}
+
+/// Hands each regular file under the source paths to `visit` in walk order, with its length
+/// as the walk saw it, until `visit` says stop (false); a source path that cannot be opened
+/// gives none. The files open beneath their source path ([`SourceFile::open`]).
+pub fn each_file(roots: &[PathBuf], mut visit: impl FnMut(SourceFile, u64) -> bool) {
     for root_path in roots {
         let Ok(root) = SourceRoot::open(root_path) else {
             continue;
@@ -242,18 +256,19 @@ pub fn list_files(roots: &[PathBuf], limit: usize) -> Vec<SourceFile> {
             .same_file_system(true)
             .sort_by_file_name();
         for entry in walker.into_iter().flatten() {
-            if files.len() >= limit {
-                return files;
+            if !entry.file_type().is_file() {
+                continue;
             }
-            if entry.file_type().is_file() {
-                files.push(SourceFile {
-                    root: Arc::clone(&root),
-                    path: entry.into_path(),
-                });
+            let len = entry.metadata().map_or(0, |metadata| metadata.len());
+            let file = SourceFile {
+                root: Arc::clone(&root),
+                path: entry.into_path(),
+            };
+            if !visit(file, len) {
+                return;
             }
         }
     }
-    files
 }
 
 struct OpenSourceFile {

@@ -9,8 +9,7 @@ use walkdir::WalkDir;
 
 use super::plan::{SourcePlan, TargetPlan};
 use super::provenance::Provenance;
-use super::reduction::{ChunkSizes, ReductionEstimate, ReductionScan, scan::DEFAULT_ERROR};
-use crate::size::format_bytes;
+use super::reduction::{self, SOURCE_SCAN_BYTES, SourceReduction};
 
 /// The average chunk the survey's estimate cuts at, unless the target deduplicates at its own.
 const SURVEY_AVG_CHUNK: u32 = 64 << 10;
@@ -32,47 +31,9 @@ pub struct Survey {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub target_discards: bool,
     /// How well the source's data reduces (dedup and compression), estimated from its files
-    /// after the runs; none for generated data, whose ratios are asked for.
+    /// after the runs ([`reduction`]); none for generated data, whose ratios are asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reduction: Option<SourceReduction>,
-}
-
-/// The most of a source the survey reads to estimate how it reduces: past it, whole files
-/// spread evenly across the source.
-pub const REDUCTION_SCAN_BYTES: u64 = 4 << 30;
-
-/// How well a campaign's source reduces, and how much of it the estimate read.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct SourceReduction {
-    pub estimate: ReductionEstimate,
-    /// Bytes of the source read, of `source_bytes`.
-    pub scanned_bytes: u64,
-    /// Every file was read. When not, the files read were spread across the source and the
-    /// dedup ratio is a floor: copies between a file read and one not read are not seen.
-    pub complete: bool,
-}
-
-impl SourceReduction {
-    /// "dedup 2.92:1 (±1.0 %) at 16 KiB chunks, LZ4 2.01:1, on all 512 MiB".
-    pub fn words(&self) -> String {
-        let estimate = &self.estimate;
-        let coverage = if self.complete {
-            format!("on all {}", format_bytes(self.scanned_bytes))
-        } else {
-            format!(
-                "on {} of files spread across the source: a floor, since copies between the \
-                 files read and the rest are not seen",
-                format_bytes(self.scanned_bytes)
-            )
-        };
-        format!(
-            "dedup {:.2}:1 (±{:.1} %) at {} chunks, LZ4 {:.2}:1, {coverage}",
-            estimate.dedup_ratio,
-            estimate.dedup_error * 100.0,
-            format_bytes(u64::from(estimate.chunk_sizes.avg)),
-            estimate.compress_ratio
-        )
-    }
 }
 
 /// Walks the source for its size and compares device numbers. Run it after the measurements:
@@ -113,70 +74,28 @@ pub fn survey(source: &SourcePlan, target: &TargetPlan) -> Survey {
             let target_device = target.device_id();
             let shares_device = target_device
                 .is_some_and(|target| paths.iter().any(|path| device_of(path) == Some(target)));
-            let avg_chunk = target.dedups_at().unwrap_or(SURVEY_AVG_CHUNK);
             Survey {
                 source_bytes: bytes,
                 source_files: files,
                 shares_device,
                 provenance,
                 target_discards,
-                reduction: reduction_of(paths, bytes, files, avg_chunk),
+                reduction: None,
             }
         }
     }
 }
 
-/// Estimates how the source reduces from its files, every one when it holds at most
-/// `REDUCTION_SCAN_BYTES`, else every k-th file up to that many bytes. Files are opened
-/// without following links and without blocking; one that cannot be read is passed over.
-fn reduction_of(
-    paths: &[std::path::PathBuf],
-    bytes: u64,
-    files: u64,
-    avg_chunk: u32,
-) -> Option<SourceReduction> {
-    use std::os::unix::fs::OpenOptionsExt;
-    if files == 0 {
+/// How a campaign's source reduces, for its survey: a tree's files read (at most
+/// `SOURCE_SCAN_BYTES` of them) at the target's chunk size, or 64 KiB for a target that does not
+/// deduplicate; `None` for generated data, whose ratios are asked for. It reads the source, so
+/// it is taken apart from the survey's quick facts.
+pub fn reduction(source: &SourcePlan, target: &TargetPlan) -> Option<SourceReduction> {
+    let SourcePlan::Paths(paths) = source else {
         return None;
-    }
-    let stride = bytes.div_ceil(REDUCTION_SCAN_BYTES).max(1);
-    let mut scan = ReductionScan::new(ChunkSizes::around(avg_chunk), DEFAULT_ERROR);
-    let mut index = 0u64;
-    let mut complete = true;
-    'roots: for root in paths {
-        let walker = WalkDir::new(root)
-            .follow_links(false)
-            .same_file_system(true);
-        for entry in walker.into_iter().flatten() {
-            if !entry.file_type().is_file() {
-                continue;
-            }
-            index += 1;
-            if !(index - 1).is_multiple_of(stride) {
-                complete = false;
-                continue;
-            }
-            if scan.logical_bytes() >= REDUCTION_SCAN_BYTES {
-                complete = false;
-                break 'roots;
-            }
-            let opened = std::fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(
-                    (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32,
-                )
-                .open(entry.path());
-            match opened.and_then(|file| scan.read(file)) {
-                Ok(()) => {}
-                Err(_) => complete = false,
-            }
-        }
-    }
-    (scan.logical_bytes() > 0).then(|| SourceReduction {
-        estimate: scan.estimate(),
-        scanned_bytes: scan.logical_bytes(),
-        complete,
-    })
+    };
+    let avg_chunk = target.target().dedups_at().unwrap_or(SURVEY_AVG_CHUNK);
+    reduction::source_estimate::estimate(paths, avg_chunk, SOURCE_SCAN_BYTES)
 }
 
 /// The lab's side of a campaign whose source lies on agents' hosts: where it was measured and

@@ -149,11 +149,9 @@ impl CampaignSpec {
                     } if test.sends_generations() => (1..=generations.count).map(Some).collect(),
                     _ => vec![None],
                 };
-                for (_, generation) in (0..self.repeat).flat_map(|repeat| {
-                    generations
-                        .iter()
-                        .map(move |generation| (repeat, *generation))
-                }) {
+                // Each repeat sends every generation in turn.
+                let repeats = std::iter::repeat_n(&generations, self.repeat as usize);
+                for &generation in repeats.flatten() {
                     let mut params = base.clone();
                     params.generation = generation;
                     if let Some(buffers) = point.buffers {
