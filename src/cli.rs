@@ -285,6 +285,9 @@ struct ServeArgs {
         value_name = "SECONDS"
     )]
     lease_s: f64,
+    /// Where the lab posts, as JSON, each change it finds in a series (an http or https URL).
+    #[arg(long, env = "BACKLAB_WEBHOOK", value_name = "URL")]
+    webhook: Option<url::Url>,
     #[command(flatten)]
     stores: StoreArgs,
 }
@@ -439,6 +442,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         object_stores,
         token: args.token.filter(|token| !token.is_empty()),
         public_url: args.public_url,
+        webhook: args.webhook,
         allow_hosts: args.allow_hosts,
         lanes: args.lanes,
         max_size,
@@ -612,6 +616,7 @@ fn build_spec(args: &RunArgs, flag_errors: &mut FieldErrors) -> Result<CampaignS
             matrix: None,
             repeat: 1,
             host: None,
+            series: None,
         },
     };
     if let Some(host) = &spec.host {
@@ -1123,7 +1128,7 @@ mod tests {
             let covered = set
                 .iter()
                 .any(|path| path.split('.').next() == Some(&field));
-            let campaign_only = ["matrix", "repeat", "host"].contains(&field.as_str());
+            let campaign_only = ["matrix", "repeat", "host", "series"].contains(&field.as_str());
             assert!(
                 covered || campaign_only,
                 "{field} has no flag of `backlab run`"

@@ -2,6 +2,8 @@
 //! deletes them, and keeps the registry of runs executing now. The web layer maps its errors to
 //! status codes; the worker executes what it queues.
 
+mod watch;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -224,6 +226,8 @@ pub struct CampaignSummary {
     /// The lab host it runs on (`None`: stored before hosts were named, any host's).
     pub host: Option<String>,
     pub url: String,
+    /// The series its figures join: `/series/{series}` draws them beside the others'.
+    pub series: Option<String>,
     pub tests: Vec<String>,
     pub runs_total: i64,
     pub runs_finished: i64,
@@ -255,6 +259,9 @@ pub struct HostSettings {
     pub lease: Duration,
     /// Where people reach it (`--public-url`), shown to the other hosts.
     pub url: Option<String>,
+    /// Where this lab posts the changes it finds in a series (`--webhook`), set by its
+    /// operator: never a URL a request gives.
+    pub webhook: Option<url::Url>,
 }
 
 impl HostSettings {
@@ -1105,6 +1112,7 @@ fn summary(record: &CampaignRecord) -> CampaignSummary {
         rerun_of: record.rerun_of.clone(),
         host: record.host.clone(),
         url: campaign_url(&record.id),
+        series: record.series.clone(),
         tests: record.spec.tests.clone(),
         runs_total: record.runs_total,
         runs_finished: record.runs_finished,

@@ -2,6 +2,7 @@
 //! component that limits it, and says what to change.
 
 pub mod analysis;
+pub mod change_points;
 pub mod charts;
 pub mod cli;
 pub mod clock;
@@ -21,6 +22,7 @@ pub mod plain_words;
 pub mod policy;
 pub mod reduction_report;
 pub mod report;
+pub mod series;
 pub mod serve;
 pub mod size;
 pub mod spec;

@@ -57,6 +57,8 @@ pub struct ServeConfig {
     pub token: Option<String>,
     /// The URL people use to reach the lab (`--public-url`), e.g. behind a proxy.
     pub public_url: Option<String>,
+    /// Where changes found in a series are posted (`--webhook`).
+    pub webhook: Option<url::Url>,
     /// More host names the lab answers to (`--allow-host`, `HOST[:PORT]`).
     pub allow_hosts: Vec<String>,
     pub lanes: usize,
@@ -151,6 +153,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
         name: config.host_name.clone(),
         lease: config.lease,
         url: config.public_url.clone(),
+        webhook: config.webhook.clone(),
     };
     let _hold = host::join(&store, &host, &policy, config.token.as_deref())
         .await

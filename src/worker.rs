@@ -267,6 +267,7 @@ async fn finish(
     }
     tracing::info!(campaign = %campaign_id, status = record.status.id(), "campaign finished");
     lab.keep_verdict(campaign_id).await;
+    lab.watch(campaign_id).await;
     lab.publish(
         campaign_id,
         LabEvent::CampaignFinished {

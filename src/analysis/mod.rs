@@ -25,7 +25,7 @@ use findings::{
 };
 pub use headline::Headline;
 use weight::{Basis, OpenClaim};
-pub use words::{capitalize, format_duration};
+pub use words::{capitalize, component_word, format_duration};
 
 /// Share of a ceiling the full backup must reach for that ceiling to be the bottleneck.
 const REACHED: f64 = 0.9;

@@ -1,7 +1,9 @@
-//! The Prometheus text exposition of the queue's figures.
+//! The Prometheus text exposition of the queue's figures and of each series' newest figures.
 
 use std::fmt::Write;
 
+use crate::analysis::points::best_per_test;
+use crate::series::history::Entry;
 use crate::store::{QueueFigures, RunState};
 
 /// Renders runs by status, queue depth, bytes moved and the run-duration histogram.
@@ -51,5 +53,32 @@ pub fn render(figures: &QueueFigures) -> String {
         "backlab_run_duration_seconds_count {}",
         figures.duration_count
     );
+    out
+}
+
+/// Renders the newest figure of each test of each series: what a dashboard draws over time.
+pub fn render_series(latest: &[(String, Entry)]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# HELP backlab_series_mb_per_s The newest campaign's figure of each test in each series \
+         (steady-state MB/s, the median of its best point)."
+    );
+    let _ = writeln!(out, "# TYPE backlab_series_mb_per_s gauge");
+    for (key, entry) in latest {
+        for (test, best) in best_per_test(&entry.judgement.points) {
+            let Some(figure) = best.and_then(|point| point.figure.as_ref()) else {
+                continue;
+            };
+            // Series keys and test ids are letters, digits, '-', '_' and '.': no escaping.
+            let _ = writeln!(
+                out,
+                "backlab_series_mb_per_s{{series=\"{key}\",test=\"{}\",valid=\"{}\"}} {}",
+                test.id(),
+                figure.valid,
+                figure.mb_per_s
+            );
+        }
+    }
     out
 }

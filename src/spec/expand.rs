@@ -20,6 +20,11 @@ impl CampaignSpec {
         {
             errors.add("host", message);
         }
+        if let Some(series) = &self.series
+            && let Err(message) = crate::series::check_series_name(series)
+        {
+            errors.add("series", message);
+        }
         let source = self.source_plan(&mut errors);
         let target = self.target_plan(&mut errors);
         let tests = self.test_kinds(&mut errors);

@@ -71,6 +71,11 @@ pub struct CampaignSpec {
     /// it when not given (and then filled in).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// The series the campaign's figures join: campaigns naming the same series are watched
+    /// as one history even when their specs differ (a schedule whose spec was edited). Without
+    /// it, campaigns of the same spec (name aside) form the series.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<String>,
 }
 
 /// What is backed up: paths (each one "file system") or generated data; for a network backup,

@@ -56,7 +56,7 @@ macro_rules! campaign_select {
     () => {
         concat!(
             "SELECT c.seq, c.id, c.name, c.spec, c.created_ms, c.rerun_of, c.survey, c.verdict,
-                    c.headline, c.host, ",
+                    c.headline, c.host, c.series, ",
             campaign_status!(),
             " AS status,
                 COUNT(*) AS runs_total,
@@ -98,6 +98,7 @@ macro_rules! campaign_seq {
 }
 
 mod hosts;
+mod series;
 
 /// Upper bounds (seconds) of the run-duration histogram in `/metrics`.
 pub const DURATION_BUCKETS: [f64; 8] = [1.0, 5.0, 15.0, 30.0, 60.0, 300.0, 900.0, 3600.0];
@@ -293,7 +294,9 @@ impl Store {
                 Pool::Postgres(pool)
             }
         };
-        Ok(Self { pool, _lock: held })
+        let store = Self { pool, _lock: held };
+        store.key_series().await?;
+        Ok(store)
     }
 
     /// Which kind of database this store speaks to.
@@ -319,8 +322,9 @@ impl Store {
         on_backend!(self, pool => {
             let mut tx = pool.begin_with(begin).await?;
             let seq: i64 = sqlx::query_scalar(
-                "INSERT INTO campaigns (id, name, spec, plan, created_ms, rerun_of, host, checked_by)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                "INSERT INTO campaigns
+                 (id, name, spec, plan, created_ms, rerun_of, host, checked_by, series)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
                  RETURNING seq",
             )
             .bind(&campaign.id)
@@ -331,6 +335,7 @@ impl Store {
             .bind(&campaign.rerun_of)
             .bind(&campaign.host)
             .bind(&campaign.checked_by)
+            .bind(crate::series::key_of(&campaign.spec))
             .fetch_one(&mut *tx)
             .await?;
             for (position, (test, params)) in campaign.runs.iter().enumerate() {
@@ -950,6 +955,7 @@ struct CampaignRow {
     verdict: Option<String>,
     headline: Option<String>,
     host: Option<String>,
+    series: Option<String>,
     status: String,
     runs_total: i64,
     runs_finished: i64,
@@ -975,6 +981,7 @@ impl CampaignRow {
             created_ms: self.created_ms,
             rerun_of: self.rerun_of,
             host: self.host,
+            series: self.series,
             runs_total: self.runs_total,
             runs_finished: self.runs_finished,
             runs_done: self.runs_done,

@@ -101,6 +101,8 @@ pub struct CampaignRecord {
     pub rerun_of: Option<String>,
     /// The lab host it runs on; `None` for a campaign stored before hosts were named.
     pub host: Option<String>,
+    /// The series its figures join ([`crate::series`]).
+    pub series: Option<String>,
     pub runs_total: i64,
     pub runs_finished: i64,
     /// Of the finished runs: how many ended done, cancelled and failed.

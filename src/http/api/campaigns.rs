@@ -5,7 +5,7 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use utoipa::IntoParams;
@@ -219,18 +219,10 @@ async fn get_results_csv(
             format!("cannot write CSV: {error}"),
         )
     })?;
-    let mut headers = HeaderMap::new();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/csv; charset=utf-8"),
-    );
-    if let Ok(value) = HeaderValue::from_str(&format!(
-        "attachment; filename=\"backlab-{}.csv\"",
-        view.campaign.id
-    )) {
-        headers.insert(header::CONTENT_DISPOSITION, value);
-    }
-    Ok((headers, csv).into_response())
+    Ok(super::csv_download(
+        csv,
+        &format!("backlab-{}.csv", view.campaign.id),
+    ))
 }
 
 /// Cancels the queued runs and stops the running one (within a second; its files are removed).

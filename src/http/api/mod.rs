@@ -7,6 +7,7 @@ mod campaigns;
 mod events;
 mod hosts;
 mod schema;
+mod series;
 mod service;
 pub(crate) mod views;
 
@@ -38,5 +39,21 @@ pub fn router() -> OpenApiRouter<AppState> {
     let router = events::routes(router);
     let router = service::routes(router);
     let router = hosts::routes(router);
+    let router = series::routes(router);
     agents::routes(router)
+}
+
+/// A CSV document, offered for download as `filename`.
+fn csv_download(csv: String, filename: &str) -> axum::response::Response {
+    use axum::http::{HeaderMap, HeaderValue, header};
+    use axum::response::IntoResponse;
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/csv; charset=utf-8"),
+    );
+    if let Ok(value) = HeaderValue::from_str(&format!("attachment; filename=\"{filename}\"")) {
+        headers.insert(header::CONTENT_DISPOSITION, value);
+    }
+    (headers, csv).into_response()
 }

@@ -70,6 +70,12 @@ pub struct CampaignSpecSchema {
     // The pattern is NAME_PATTERN, spelled out: the attribute takes a literal.
     #[schema(pattern = "^[A-Za-z0-9._-]{1,64}$")]
     host: Option<String>,
+    /// The series the campaign's figures join (`/api/series/{series}`): campaigns naming the
+    /// same one are watched as one history even when their specs differ. By default campaigns
+    /// of the same spec, name aside, form a series of their own, keyed `spec-…`, a prefix a
+    /// named series may not take.
+    #[schema(pattern = "^[A-Za-z0-9._-]{1,64}$")]
+    series: Option<String>,
 }
 
 /// What is backed up: `paths` (each one a file system) or `generated` data, not both; for a

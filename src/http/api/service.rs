@@ -72,19 +72,21 @@ async fn healthz(State(state): State<AppState>) -> Result<Response, ApiError> {
     Ok((status, body).into_response())
 }
 
-/// Prometheus text: runs by status, queue depth, bytes moved, run durations.
+/// Prometheus text: runs by status, queue depth, bytes moved, run durations, and the newest
+/// figure of each test of each series.
 #[utoipa::path(
     get, path = "/metrics", tag = "service",
     responses((status = 200, description = "Prometheus text format", content_type = "text/plain", body = String))
 )]
 async fn get_metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
     let figures = state.lab.queue_figures().await?;
+    let latest = state.lab.series_latest().await?;
     Ok((
         [(
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
         )],
-        metrics::render(&figures),
+        metrics::render(&figures) + &metrics::render_series(&latest),
     )
         .into_response())
 }

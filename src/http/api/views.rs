@@ -84,6 +84,8 @@ pub struct CampaignSummaryBody<'a> {
     /// The lab host it runs on (`None`: stored before hosts were named, any host's).
     pub host: Option<&'a str>,
     pub url: &'a str,
+    /// The series its figures join: `/api/series/{series}` is their history.
+    pub series: Option<&'a str>,
     pub tests: &'a [String],
     pub runs_total: i64,
     pub runs_finished: i64,
@@ -107,6 +109,7 @@ impl<'a> From<&'a CampaignSummary> for CampaignSummaryBody<'a> {
             rerun_of: summary.rerun_of.as_deref(),
             host: summary.host.as_deref(),
             url: &summary.url,
+            series: summary.series.as_deref(),
             tests: &summary.tests,
             runs_total: summary.runs_total,
             runs_finished: summary.runs_finished,

@@ -52,6 +52,10 @@ pub(super) async fn campaign(
         Ok(previous) => previous,
         Err(error) => return lab_error_page(error),
     };
+    let (series, series_changes) = match state.lab.series_changes_found_by(&id).await {
+        Ok(found) => found,
+        Err(error) => return lab_error_page(error),
+    };
     let needs_token = state.token.is_some();
     // A comparison with a campaign still running changes: such a page is not kept.
     let keep = previous
@@ -64,6 +68,10 @@ pub(super) async fn campaign(
             .as_ref()
             .map(|previous| views::PreviousView::of(previous, view));
         c.needs_token = needs_token;
+        if c.is_final {
+            c.series = series;
+            c.series_changes = series_changes.iter().map(|change| change.words()).collect();
+        }
         let body = (CampaignTemplate {
             standalone: false,
             css: "",

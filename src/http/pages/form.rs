@@ -33,6 +33,8 @@ pub struct CampaignForm {
     pub name: String,
     /// The lab host to run on; empty for the one answering.
     pub host: String,
+    /// The series the campaign joins; empty for its spec's own.
+    pub series: String,
     pub repeat: String,
     pub source_kind: String,
     pub source_paths: String,
@@ -208,6 +210,7 @@ impl CampaignForm {
                 "preset" => form.preset = value,
                 "name" => form.name = value,
                 "host" => form.host = value,
+                "series" => form.series = value,
                 "repeat" => form.repeat = value,
                 "source_kind" => form.source_kind = value,
                 "source_paths" => form.source_paths = value,
@@ -263,6 +266,9 @@ impl CampaignForm {
         spec.insert("name".into(), json!(self.name.trim()));
         if !self.host.trim().is_empty() {
             spec.insert("host".into(), json!(self.host.trim()));
+        }
+        if !self.series.trim().is_empty() {
+            spec.insert("series".into(), json!(self.series.trim()));
         }
         let source = if self.source_kind == "generated" {
             let size = size(&self.generated_size, "source.generated.size", &mut errors)
@@ -477,6 +483,8 @@ fn form_field(path: &str) -> &'static str {
         "name"
     } else if head("host") {
         "host"
+    } else if head("series") {
+        "series"
     } else if head("repeat") {
         "repeat"
     } else if head("matrix.buffers") {

@@ -12,6 +12,7 @@ mod form;
 mod list;
 mod new;
 mod render;
+mod series;
 mod views;
 
 use axum::Router;
@@ -44,6 +45,7 @@ pub fn router() -> Router<AppState> {
         )
         .route("/compare", get(compare::compare_page))
         .route("/agents", get(agents::agents_page))
+        .route("/series/{key}", get(series::series_page))
         .route("/compare/chart.svg", get(compare::compare_chart))
         .route("/static/{file}", get(assets::asset))
 }

@@ -29,6 +29,10 @@ pub struct CampaignPageView {
     pub needs_token: bool,
     /// The newest earlier campaign of the same spec, and how this one's figure changed.
     pub previous: Option<PreviousView>,
+    /// The series the campaign's figures join, once it has finished.
+    pub series: Option<String>,
+    /// The changes in its series that this campaign's figures made stand out, in words.
+    pub series_changes: Vec<String>,
     /// Test ids and their labels as JSON, for the live view to name runs in words.
     pub test_labels: String,
     /// The backup-window planner, once the campaign has finished.
@@ -414,6 +418,8 @@ pub fn campaign_page(
         reruns: Vec::new(),
         needs_token: false,
         previous: None,
+        series: None,
+        series_changes: Vec::new(),
         // Only the live view names runs from events; a finished page carries no script.
         test_labels: if is_final {
             String::new()

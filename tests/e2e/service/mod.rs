@@ -13,3 +13,4 @@ mod report;
 mod restart;
 mod safety;
 mod upgrade;
+mod watch;

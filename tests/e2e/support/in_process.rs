@@ -78,6 +78,7 @@ impl App {
                 name: "in-process".to_string(),
                 lease: std::time::Duration::from_secs(15),
                 url: None,
+                webhook: None,
             },
         ));
         let datalink = DataLink::start("127.0.0.1:0".parse().expect("address"), None)

@@ -1,0 +1,148 @@
+//! The lab's watch over its series: each read as a history, and the changes a finished
+//! campaign brings to light, posted once to the webhook the operator configured.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::{Lab, LabError};
+use crate::series::history::{Change, Entry, History};
+
+/// The most campaigns of a series a history reads: the newest ones.
+pub const SERIES_CAMPAIGNS: u32 = 1000;
+
+/// The most series `/metrics` exports, the most recently measured.
+pub const METRICS_SERIES: u32 = 200;
+
+/// How long a post to the webhook may take before it is given up (and logged).
+const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What the webhook receives when a campaign brings changes to light.
+#[derive(Debug, Serialize)]
+pub struct ChangeAlert {
+    pub series: String,
+    /// The series' page, when the lab knows its public URL.
+    pub series_url: Option<String>,
+    /// The campaign whose figures made the changes stand out.
+    pub campaign: String,
+    pub changes: Vec<AlertedChange>,
+}
+
+/// A change as the webhook gets it: its figures, and in words.
+#[derive(Debug, Serialize)]
+pub struct AlertedChange {
+    #[serde(flatten)]
+    pub change: Change,
+    pub words: String,
+}
+
+impl Lab {
+    /// The history of series `key`.
+    pub async fn series(&self, key: &str) -> Result<History, LabError> {
+        if !crate::series::is_key(key) {
+            return Err(LabError::NotFound(format!("no series {key:?}")));
+        }
+        let entries = self.store.series_entries(key, SERIES_CAMPAIGNS).await?;
+        if entries.is_empty() {
+            return Err(LabError::NotFound(format!(
+                "no series {key:?} (or none of its campaigns has finished)"
+            )));
+        }
+        Ok(History::of(key, &entries))
+    }
+
+    /// The series campaign `id` belongs to.
+    pub async fn series_of(&self, id: &str) -> Result<Option<String>, LabError> {
+        self.check_id(id)?;
+        Ok(self.store.series_of(id).await?)
+    }
+
+    /// The newest judged campaign of each series, for `/metrics`.
+    pub async fn series_latest(&self) -> Result<Vec<(String, Entry)>, LabError> {
+        Ok(self.store.series_latest(METRICS_SERIES).await?)
+    }
+
+    /// The changes finished campaign `id` brought to light in its series, posted to the
+    /// webhook when there are any and one is configured. Failures are logged, never raised:
+    /// the campaign is finished whatever becomes of its alert.
+    pub async fn watch(&self, id: &str) -> Vec<Change> {
+        let found = match self.changes_found_by(id).await {
+            Ok(found) => found,
+            Err(error) => {
+                tracing::warn!(campaign = %id, %error, "cannot test the campaign against its series");
+                return Vec::new();
+            }
+        };
+        if let (Some((key, changes)), Some(webhook)) = (&found, &self.host.webhook)
+            && !changes.is_empty()
+        {
+            let alert = ChangeAlert {
+                series: key.clone(),
+                series_url: self
+                    .host
+                    .url
+                    .as_ref()
+                    .map(|url| format!("{}/series/{key}", url.trim_end_matches('/'))),
+                campaign: id.to_string(),
+                changes: changes
+                    .iter()
+                    .map(|change| AlertedChange {
+                        words: change.words(),
+                        change: change.clone(),
+                    })
+                    .collect(),
+            };
+            post_alert(webhook.clone(), alert).await;
+        }
+        found.map(|(_, changes)| changes).unwrap_or_default()
+    }
+
+    /// The series of campaign `id` and the changes its figures made stand out there (what
+    /// its report tells of); no series for a campaign not yet keyed.
+    pub async fn series_changes_found_by(
+        &self,
+        id: &str,
+    ) -> Result<(Option<String>, Vec<Change>), LabError> {
+        self.check_id(id)?;
+        Ok(match self.changes_found_by(id).await? {
+            Some((key, changes)) => (Some(key), changes),
+            None => (None, Vec::new()),
+        })
+    }
+
+    async fn changes_found_by(&self, id: &str) -> Result<Option<(String, Vec<Change>)>, LabError> {
+        let Some(key) = self.store.series_of(id).await? else {
+            return Ok(None);
+        };
+        let entries = self.store.series_entries(&key, SERIES_CAMPAIGNS).await?;
+        let changes = History::found_by(&key, &entries, id);
+        Ok(Some((key, changes)))
+    }
+}
+
+/// Posts `alert` to `webhook` as JSON, giving up after [`WEBHOOK_TIMEOUT`].
+async fn post_alert(webhook: url::Url, alert: ChangeAlert) {
+    let campaign = alert.campaign.clone();
+    let posted = tokio::task::spawn_blocking(move || {
+        let agent = ureq::Agent::config_builder()
+            .timeout_global(Some(WEBHOOK_TIMEOUT))
+            .max_redirects(0)
+            .build()
+            .new_agent();
+        agent
+            .post(webhook.as_str())
+            .send_json(&alert)
+            .map(|_| ())
+            .map_err(|error| format!("{webhook}: {error}"))
+    })
+    .await;
+    match posted {
+        Ok(Ok(())) => {
+            tracing::info!(campaign = %campaign, "posted the series' changes to the webhook")
+        }
+        Ok(Err(error)) => {
+            tracing::warn!(campaign = %campaign, %error, "the webhook refused the changes")
+        }
+        Err(error) => tracing::warn!(campaign = %campaign, %error, "cannot post to the webhook"),
+    }
+}

@@ -1,0 +1,337 @@
+//! A series' campaigns turned into one line per test, and the changes found in each line.
+//!
+//! Every figure is the one the campaign's own report shows for the test (its best point, from
+//! the judgement kept when the campaign finished), so a point reads the same here as there.
+//! Only valid figures are tested for changes; invalid ones are drawn, marked, and skipped.
+//!
+//! A change is reported when two rules agree: E-divisive means with a t-test on the two sides
+//! ([`crate::change_points`], as Apache Otava finds them) places it, and the rule `/compare`
+//! highlights a change with ([`crate::noise::stands_out`]) finds the campaigns after it differ
+//! from those before it by more than their noise. A change therefore needs a few campaigns on
+//! each side: one slow night is an outlier, not a change. Nor is a shift smaller than
+//! [`MIN_CHANGE_PCT`], however certain: a throttled or emulated path repeats its figure so
+//! closely that a drift of a few tenths of a percent would otherwise test as real.
+
+use serde::Serialize;
+
+use crate::analysis::Component;
+use crate::analysis::Judgement;
+use crate::analysis::points::best_per_test;
+use crate::change_points::Detector;
+use crate::noise::{FAMILY_ALPHA, Side, stands_out};
+use crate::spec::TestKind;
+
+/// The smallest change a series reports, in percent of the figure before it.
+pub const MIN_CHANGE_PCT: f64 = 5.0;
+
+/// The fewest campaigns on each side of a change.
+pub const MIN_CAMPAIGNS_EACH_SIDE: usize = 3;
+
+/// One finished campaign of a series, as the store keeps it.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub id: String,
+    pub name: String,
+    pub created_ms: i64,
+    pub judgement: Judgement,
+}
+
+/// A series as every view shows it: its campaigns, one line per test, the changes found.
+#[derive(Debug, Clone, Serialize)]
+pub struct History {
+    pub key: String,
+    pub campaigns: Vec<CampaignMark>,
+    pub lines: Vec<Line>,
+}
+
+/// A campaign of the series: where its points link to, and what its verdict named.
+#[derive(Debug, Clone, Serialize)]
+pub struct CampaignMark {
+    pub id: String,
+    pub name: String,
+    pub created_ms: i64,
+    /// The component the campaign's verdict names (its leading candidate when inconclusive).
+    pub component: Option<Component>,
+    pub conclusive: bool,
+}
+
+/// One test's figure over the series' campaigns.
+#[derive(Debug, Clone, Serialize)]
+pub struct Line {
+    pub test: TestKind,
+    pub points: Vec<SeriesPoint>,
+    /// Changes found in the valid points, oldest first.
+    pub changes: Vec<Change>,
+}
+
+/// A campaign's figure for one test: its best point's median, range and validity.
+#[derive(Debug, Clone, Serialize)]
+pub struct SeriesPoint {
+    pub campaign: String,
+    /// The campaign's place in the series, from 1.
+    pub number: usize,
+    pub created_ms: i64,
+    pub mb_per_s: f64,
+    pub min: f64,
+    pub max: f64,
+    pub spread_pct: Option<f64>,
+    /// Runs the figure rests on.
+    pub runs: usize,
+    pub valid: bool,
+    /// The point's setting in words (buffers, block, streams …).
+    pub setting: String,
+    #[serde(skip)]
+    noise: Side,
+}
+
+/// A change in one test's figure that stands out of its noise.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    pub test: TestKind,
+    /// The first campaign after the change, and its place in the series (from 1).
+    pub first_campaign: String,
+    pub first_number: usize,
+    /// Medians of the valid figures before (since the previous change) and after (up to the
+    /// next), MB/s.
+    pub before_mb_s: f64,
+    pub after_mb_s: f64,
+    pub change_pct: f64,
+    /// Welch's p of the two sides, as `/compare` computes it.
+    pub p_value: f64,
+    /// Campaigns on each side.
+    pub campaigns_before: usize,
+    pub campaigns_after: usize,
+    /// What the verdicts named most often on each side.
+    pub component_before: Option<Component>,
+    pub component_after: Option<Component>,
+}
+
+impl Change {
+    /// "slower" or "faster".
+    pub fn direction(&self) -> &'static str {
+        if self.after_mb_s < self.before_mb_s {
+            "slower"
+        } else {
+            "faster"
+        }
+    }
+
+    /// The change in one sentence.
+    pub fn words(&self) -> String {
+        let component = |c: Option<Component>| c.map_or("nothing", crate::analysis::component_word);
+        format!(
+            "{} became {:.0} % {} from campaign {} on: {:.1} → {:.1} MB/s (p = {:.2e}, {} \
+             campaigns before, {} after); the verdicts named the {} before and the {} after",
+            self.test.label(),
+            self.change_pct.abs(),
+            self.direction(),
+            self.first_number,
+            self.before_mb_s,
+            self.after_mb_s,
+            self.p_value,
+            self.campaigns_before,
+            self.campaigns_after,
+            component(self.component_before),
+            component(self.component_after),
+        )
+    }
+}
+
+impl History {
+    /// The series of `entries`, oldest first.
+    pub fn of(key: &str, entries: &[Entry]) -> Self {
+        let campaigns: Vec<CampaignMark> = entries
+            .iter()
+            .map(|entry| CampaignMark {
+                id: entry.id.clone(),
+                name: entry.name.clone(),
+                created_ms: entry.created_ms,
+                component: entry.judgement.verdict.component,
+                conclusive: entry.judgement.verdict.conclusive,
+            })
+            .collect();
+        let mut lines: Vec<Line> = Vec::new();
+        for (index, entry) in entries.iter().enumerate() {
+            for (test, best) in best_per_test(&entry.judgement.points) {
+                let Some(point) = best else { continue };
+                let Some(figure) = &point.figure else {
+                    continue;
+                };
+                let at = match lines.iter().position(|line| line.test == test) {
+                    Some(at) => at,
+                    None => {
+                        lines.push(Line {
+                            test,
+                            points: Vec::new(),
+                            changes: Vec::new(),
+                        });
+                        lines.len() - 1
+                    }
+                };
+                lines[at].points.push(SeriesPoint {
+                    campaign: entry.id.clone(),
+                    number: index + 1,
+                    created_ms: entry.created_ms,
+                    mb_per_s: figure.mb_per_s,
+                    min: figure.min,
+                    max: figure.max,
+                    spread_pct: figure.spread_pct,
+                    runs: figure.n,
+                    valid: figure.valid,
+                    setting: point.setting(),
+                    noise: figure.noise,
+                });
+            }
+        }
+        lines.sort_by_key(|line| TestKind::ALL.iter().position(|t| *t == line.test));
+        let alpha = FAMILY_ALPHA / lines.len().max(1) as f64;
+        for line in &mut lines {
+            line.changes = changes(line, &campaigns, alpha);
+        }
+        Self {
+            key: key.to_string(),
+            campaigns,
+            lines,
+        }
+    }
+
+    /// Every change found, by test then age.
+    pub fn changes(&self) -> impl Iterator<Item = &Change> {
+        self.lines.iter().flat_map(|line| line.changes.iter())
+    }
+
+    /// The changes that campaign `id` brought to light: found in the series up to it and not
+    /// in the series up to the campaign before it. These are what an alert tells of, once.
+    pub fn found_by(key: &str, entries: &[Entry], id: &str) -> Vec<Change> {
+        let Some(at) = entries.iter().position(|entry| entry.id == id) else {
+            return Vec::new();
+        };
+        let before = Self::of(key, &entries[..at]);
+        let now = Self::of(key, &entries[..=at]);
+        now.changes()
+            .filter(|change| {
+                !before.changes().any(|old| {
+                    old.test == change.test && old.first_campaign == change.first_campaign
+                })
+            })
+            .cloned()
+            .collect()
+    }
+}
+
+/// The changes in a line's valid points.
+fn changes(line: &Line, campaigns: &[CampaignMark], alpha: f64) -> Vec<Change> {
+    let valid: Vec<&SeriesPoint> = line.points.iter().filter(|p| p.valid).collect();
+    let values: Vec<f64> = valid.iter().map(|p| p.mb_per_s).collect();
+    let detector = Detector {
+        min_change_pct: MIN_CHANGE_PCT,
+        min_segment: MIN_CAMPAIGNS_EACH_SIDE,
+        ..Detector::default()
+    };
+    let found = detector.find(&values);
+    let bounds: Vec<usize> = std::iter::once(0)
+        .chain(found.iter().map(|c| c.index))
+        .chain(std::iter::once(valid.len()))
+        .collect();
+    let mut changes = Vec::new();
+    for (i, point) in found.iter().enumerate() {
+        let before = &valid[bounds[i]..point.index];
+        let after = &valid[point.index..bounds[i + 2]];
+        let side = |points: &[&SeriesPoint]| {
+            Side::of(
+                points
+                    .iter()
+                    .map(|p| (p.mb_per_s, p.noise.variance))
+                    .collect(),
+                true,
+            )
+        };
+        let (a, b) = (side(before), side(after));
+        let (higher, lower) = if b.stat.median < a.stat.median {
+            (&a, &b)
+        } else {
+            (&b, &a)
+        };
+        if !stands_out(higher, lower, alpha) {
+            continue;
+        }
+        let first = valid[point.index];
+        let most_named = |points: &[&SeriesPoint]| {
+            let named: Vec<Component> = points
+                .iter()
+                .filter_map(|p| campaigns.get(p.number - 1)?.component)
+                .collect();
+            named
+                .iter()
+                .copied()
+                .max_by_key(|c| named.iter().filter(|n| *n == c).count())
+        };
+        changes.push(Change {
+            test: line.test,
+            first_campaign: first.campaign.clone(),
+            first_number: first.number,
+            before_mb_s: a.stat.median,
+            after_mb_s: b.stat.median,
+            change_pct: (b.stat.median - a.stat.median) / a.stat.median * 100.0,
+            p_value: crate::noise::welch_p(&a, &b).unwrap_or(1.0),
+            campaigns_before: before.len(),
+            campaigns_after: after.len(),
+            component_before: most_named(before),
+            component_after: most_named(after),
+        });
+    }
+    changes
+}
+
+/// One row of a series' CSV: a campaign's figure for one test.
+#[derive(Serialize)]
+struct CsvRow<'a> {
+    series: &'a str,
+    test: &'a str,
+    number: usize,
+    campaign: &'a str,
+    created: String,
+    mb_per_s: f64,
+    min: f64,
+    max: f64,
+    spread_pct: Option<f64>,
+    runs: usize,
+    valid: bool,
+    setting: &'a str,
+    /// The change that starts at this campaign, in percent, when one does.
+    change_pct: Option<f64>,
+}
+
+impl History {
+    /// The series as CSV: one row per campaign and test, oldest first.
+    pub fn to_csv(&self) -> Result<String, csv::Error> {
+        let mut writer = csv::Writer::from_writer(Vec::new());
+        for line in &self.lines {
+            for point in &line.points {
+                let change = line
+                    .changes
+                    .iter()
+                    .find(|change| change.first_campaign == point.campaign);
+                writer.serialize(CsvRow {
+                    series: &self.key,
+                    test: line.test.id(),
+                    number: point.number,
+                    campaign: &point.campaign,
+                    created: crate::clock::format_ms(point.created_ms),
+                    mb_per_s: point.mb_per_s,
+                    min: point.min,
+                    max: point.max,
+                    spread_pct: point.spread_pct,
+                    runs: point.runs,
+                    valid: point.valid,
+                    setting: &point.setting,
+                    change_pct: change.map(|change| change.change_pct),
+                })?;
+            }
+        }
+        let bytes = writer
+            .into_inner()
+            .map_err(|error| csv::Error::from(error.into_error()))?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}

@@ -1,0 +1,77 @@
+//! A history per spec: the campaigns that measure the same thing, oldest first, each test's
+//! figure over them, and the changes that stand out of their noise.
+//!
+//! A campaign joins the series its spec names (`series`), else the one of every campaign with
+//! the same spec, its name aside. The key is what URLs and the store use for it.
+
+pub mod history;
+
+use sha2::{Digest, Sha256};
+
+use crate::spec::CampaignSpec;
+
+/// Prefix of the keys of series formed by a spec, which named series may not start with.
+const SPEC_PREFIX: &str = "spec-";
+
+/// The series a campaign of `spec` joins.
+pub fn key_of(spec: &CampaignSpec) -> String {
+    if let Some(name) = &spec.series {
+        return name.clone();
+    }
+    let mut measured = spec.clone();
+    measured.name.clear();
+    key_of_text(&serde_json::to_string(&measured).unwrap_or_default())
+}
+
+/// The key of the series of a spec stored as `text`.
+pub fn key_of_text(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
+    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{SPEC_PREFIX}{hex}")
+}
+
+/// Checks a series named by a spec: a name that reads well in a URL and cannot be taken for
+/// the key of a spec's own series.
+pub fn check_series_name(name: &str) -> Result<(), String> {
+    crate::spec::check_name(name)?;
+    if name.starts_with(SPEC_PREFIX) {
+        return Err(format!(
+            "'{name}' starts with '{SPEC_PREFIX}', which keys the series a spec forms by itself"
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `key` can name a series at all (a named one or a spec's): anything else is not
+/// looked up.
+pub fn is_key(key: &str) -> bool {
+    crate::spec::check_name(key).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(json: &str) -> CampaignSpec {
+        crate::spec::parse_json(json).expect("a spec")
+    }
+
+    #[test]
+    fn a_spec_keys_its_series_by_what_it_measures_not_its_name() {
+        let a =
+            spec(r#"{"name":"a","source":{"generated":{"size":"64M"}},"target":{"kind":"null"}}"#);
+        let b =
+            spec(r#"{"name":"b","source":{"generated":{"size":"64M"}},"target":{"kind":"null"}}"#);
+        let c =
+            spec(r#"{"name":"a","source":{"generated":{"size":"32M"}},"target":{"kind":"null"}}"#);
+        assert_eq!(key_of(&a), key_of(&b));
+        assert_ne!(key_of(&a), key_of(&c));
+        assert!(key_of(&a).starts_with(SPEC_PREFIX) && is_key(&key_of(&a)));
+        let named = spec(
+            r#"{"series":"nightly","source":{"generated":{"size":"32M"}},"target":{"kind":"null"}}"#,
+        );
+        assert_eq!(key_of(&named), "nightly");
+        assert!(check_series_name("spec-00").is_err());
+        assert!(check_series_name("a/b").is_err());
+    }
+}

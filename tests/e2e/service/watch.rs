@@ -1,0 +1,180 @@
+//! A series watched over time: campaigns of one series drawn as a history, a step in their
+//! figures found where it began, told on the series page, the report and `/metrics`, and posted
+//! once to the operator's webhook.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::State;
+use axum::routing::post;
+use serde_json::{Value, json};
+
+use crate::support::lab::{Lab, LabOptions};
+use crate::support::wait::wait_until;
+
+/// A local HTTP listener standing in for the operator's webhook: every JSON body posted to
+/// `/hook` is kept.
+async fn webhook_listener() -> (String, Arc<Mutex<Vec<Value>>>) {
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let router = Router::new()
+        .route(
+            "/hook",
+            post(
+                |State(received): State<Arc<Mutex<Vec<Value>>>>, Json(body): Json<Value>| async move {
+                    received.lock().expect("the list of posts").push(body);
+                    "ok"
+                },
+            ),
+        )
+        .with_state(Arc::clone(&received));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port for the webhook");
+    let url = format!(
+        "http://{}/hook",
+        listener.local_addr().expect("its address")
+    );
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    (url, received)
+}
+
+/// Thirty nightly campaigns of one series, the source 30 MB/s for twenty and 20 MB/s after
+/// (a what-if the series' name keeps together): the change is found at the 21st with its size,
+/// the twenty identical ones before it raise nothing, and the webhook hears of it exactly once.
+#[tokio::test]
+async fn a_step_in_a_series_is_found_where_it_began_and_posted_once() {
+    let (hook, received) = webhook_listener().await;
+    let lab = Lab::fresh(&LabOptions {
+        extra: vec!["--webhook".to_string(), hook],
+        ..LabOptions::default()
+    });
+    let spec = |rate: f64| {
+        json!({
+            "name": "nightly",
+            "series": "nightly",
+            "source": {"generated": {"size": "512M"}},
+            "target": {"kind": "null"},
+            "tests": ["null_sink"],
+            "params": {"streams": 1, "duration_s": 4, "source_rate_mb_s": rate}
+        })
+    };
+    let mut ids = Vec::new();
+    for night in 0..30 {
+        ids.push(
+            lab.submit(&spec(if night < 20 { 30.0 } else { 20.0 }))
+                .await,
+        );
+    }
+    for id in &ids {
+        let campaign = lab
+            .wait_status(id, &["done", "failed"], Duration::from_secs(600))
+            .await;
+        assert_eq!(campaign["status"], "done", "{campaign}");
+        assert_eq!(campaign["series"], "nightly", "{campaign}");
+    }
+
+    let series = lab.get_json("/api/series/nightly").await;
+    assert_eq!(
+        series["campaigns"].as_array().map(Vec::len),
+        Some(30),
+        "{series}"
+    );
+    let line = &series["lines"][0];
+    assert_eq!(line["test"], "null_sink", "{series}");
+    let points = line["points"].as_array().expect("points");
+    assert_eq!(points.len(), 30, "{line}");
+    assert!(points.iter().all(|p| p["valid"] == true), "{line}");
+    let changes = line["changes"].as_array().expect("changes");
+    assert_eq!(changes.len(), 1, "one change: {changes:?}");
+    let change = &changes[0];
+    assert_eq!(change["first_number"], 21, "{change}");
+    assert_eq!(change["first_campaign"], ids[20].as_str(), "{change}");
+    let size = change["change_pct"].as_f64().unwrap_or(0.0);
+    assert!((-36.0..=-30.0).contains(&size), "a third slower: {change}");
+    assert_eq!(change["campaigns_before"], 20, "{change}");
+    assert_eq!(change["campaigns_after"], 10, "{change}");
+    assert!(change["component_after"].is_string(), "{change}");
+
+    // Posted once, by the campaign that made it stand out, naming where it began.
+    let posts = wait_until(
+        "the webhook to hear of the change",
+        Duration::from_secs(30),
+        Duration::from_millis(100),
+        async || {
+            let posts = received.lock().expect("the posts").clone();
+            if posts.is_empty() {
+                Err("no post yet".to_string())
+            } else {
+                Ok(posts)
+            }
+        },
+    )
+    .await;
+    assert_eq!(posts.len(), 1, "exactly one alert: {posts:?}");
+    let alert = &posts[0];
+    assert_eq!(alert["series"], "nightly", "{alert}");
+    let by = alert["campaign"].as_str().unwrap_or_default();
+    let found_at = ids
+        .iter()
+        .position(|id| id == by)
+        .expect("a campaign of the series");
+    assert!(
+        found_at >= 22,
+        "found with three campaigns after the step: {alert}"
+    );
+    assert_eq!(
+        alert["changes"][0]["first_campaign"],
+        ids[20].as_str(),
+        "{alert}"
+    );
+    assert!(
+        alert["changes"][0]["words"]
+            .as_str()
+            .is_some_and(|words| words.contains("slower") && words.contains("campaign 21")),
+        "{alert}"
+    );
+
+    // The page draws every point as a link to its campaign and tells the change.
+    let page = lab.get_text("/series/nightly").await;
+    for id in [&ids[0], &ids[20], &ids[29]] {
+        assert!(page.contains(&format!("href=\"/campaigns/{id}\"")), "{id}");
+    }
+    assert!(page.contains("series-change"), "the change in words");
+    assert!(page.contains("change-mark"), "the change on the chart");
+    // The report that found it links to its series and tells the change.
+    let report = lab.get_text(&format!("/campaigns/{by}")).await;
+    assert!(
+        report.contains("href=\"/series/nightly\""),
+        "the report links its series"
+    );
+    assert!(
+        report.contains("campaign 21"),
+        "the report tells the change"
+    );
+    // The CSV has a row per campaign; /metrics the newest figure.
+    let csv = lab.get_text("/api/series/nightly/figures.csv").await;
+    assert_eq!(csv.lines().count(), 31, "{csv}");
+    let metrics = lab.get_text("/metrics").await;
+    let line = metrics
+        .lines()
+        .find(|line| line.starts_with("backlab_series_mb_per_s{series=\"nightly\""))
+        .unwrap_or_else(|| panic!("no series figure in /metrics:\n{metrics}"));
+    let value: f64 = line
+        .rsplit(' ')
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    assert!((value - 20.0).abs() < 1.0, "{line}");
+
+    // A series no campaign belongs to, and a key no series can have, are 404s.
+    assert_eq!(lab.get("/api/series/weekly").await.status(), 404);
+    assert_eq!(lab.get("/series/a%20b").await.status(), 404);
+    let bad = json!({"series": "spec-1", "source": {"generated": {"size": "16M"}},
+                     "target": {"kind": "null"}});
+    let response = lab.post_json("/api/campaigns", &bad).await;
+    assert_eq!(response.status().as_u16(), 422);
+    let body: Value = response.json().await.expect("JSON");
+    assert!(body["fields"]["series"].is_string(), "{body}");
+}
