@@ -2,7 +2,10 @@
 //! deletes them, and keeps the registry of runs executing now. The web layer maps its errors to
 //! status codes; the worker executes what it queues.
 
+mod schedules;
 mod watch;
+
+pub use schedules::{SCHEDULE_TICK, ScheduleView};
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -44,7 +47,7 @@ pub enum LabError {
     #[error("the request is malformed")]
     Malformed(FieldErrors),
     /// The request was read but asks for something impossible or out of limits.
-    #[error("the campaign is not valid")]
+    #[error("the request is not valid")]
     Invalid(FieldErrors),
     /// A path lies outside what the lab was allowed to touch.
     #[error("a path is outside what this lab may use")]

@@ -22,6 +22,7 @@ pub mod plain_words;
 pub mod policy;
 pub mod reduction_report;
 pub mod report;
+pub mod schedule;
 pub mod series;
 pub mod serve;
 pub mod size;

@@ -32,7 +32,8 @@ pub fn headline_test(points: &[Point]) -> Option<TestKind> {
 /// The sweep's answer in a sentence or two. A best point of `test` is named only when it
 /// beats the runner-up by more than their noise (the rule `/compare` uses); otherwise the
 /// answer says that no point stands out, over what range, and `cap`, the component the
-/// verdict names, when there is one. `None` when the test has fewer than two points.
+/// verdict names, when there is one; with a single valid point among others, that nothing is
+/// chosen. `None` when the test has fewer than two points.
 pub fn best_sentence(points: &[Point], test: TestKind, cap: Option<&str>) -> Option<String> {
     // Of a dataset sent in generations, the last generation's points compete, as for the
     // verdict.
@@ -43,6 +44,20 @@ pub fn best_sentence(points: &[Point], test: TestKind, cap: Option<&str>) -> Opt
         .iter()
         .filter(|p| at(p) && p.figure.is_some() && (p.is_valid() || !any_valid))
         .collect();
+    let measured = points
+        .iter()
+        .filter(|p| at(p) && p.figure.is_some())
+        .count();
+    if let [only] = of_test.as_slice()
+        && measured > 1
+    {
+        return Some(format!(
+            "Only one point of the sweep is valid, {} at {:.1} MB/s: the other {} are not, so              nothing is chosen; redo them (see the runs).",
+            only.setting(),
+            mb(only),
+            measured - 1
+        ));
+    }
     if of_test.len() < 2 {
         return None;
     }

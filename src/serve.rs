@@ -263,6 +263,22 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
         }
     });
 
+    // Every lab on the database looks for schedules due; each occurrence goes to one of them.
+    let scheduling_lab = Arc::clone(&lab);
+    let mut scheduling_stop = shutdown_tx.subscribe();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(crate::lab::SCHEDULE_TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {
+                    scheduling_lab.fire_due_schedules().await;
+                }
+                _ = scheduling_stop.changed() => break,
+            }
+        }
+    });
+
     let stop_lab = Arc::clone(&lab);
     listener::serve(
         http_listener,

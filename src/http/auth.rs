@@ -12,17 +12,24 @@ use super::error::ApiError;
 /// Where the new-campaign form posts.
 pub const FORM_PATH: &str = "/campaigns/new";
 
-/// The path of a page action on a campaign (`/campaigns/ID/cancel`, `rerun`, `delete`): the
-/// token middleware lets these through because their handlers check the token in the form
-/// body.
+/// The path of a page action on a campaign (`/campaigns/ID/cancel`, `rerun`, `delete`) or a
+/// schedule (`/schedules/new`, `/schedules/ID/edit`, `pause`, `resume`, `delete`): the token
+/// middleware lets these through because their handlers check the token in the form body.
 pub fn is_action_path(path: &str) -> bool {
-    let Some(rest) = path.strip_prefix("/campaigns/") else {
-        return false;
-    };
-    matches!(
-        rest.split_once('/'),
-        Some((_, "cancel" | "rerun" | "delete"))
-    )
+    if let Some(rest) = path.strip_prefix("/campaigns/") {
+        return matches!(
+            rest.split_once('/'),
+            Some((_, "cancel" | "rerun" | "delete"))
+        );
+    }
+    if let Some(rest) = path.strip_prefix("/schedules/") {
+        return rest == "new"
+            || matches!(
+                rest.split_once('/'),
+                Some((id, "edit" | "pause" | "resume" | "delete")) if !id.contains('/')
+            );
+    }
+    false
 }
 
 /// Middleware that refuses mutating requests without the configured token.
@@ -75,6 +82,10 @@ mod tests {
         assert!(!is_action_path("/campaigns/QkzcB1Twsyjk"));
         assert!(!is_action_path("/campaigns/QkzcB1Twsyjk/report.html"));
         assert!(!is_action_path("/campaigns/a/b/cancel"));
+        assert!(is_action_path("/schedules/new"));
+        assert!(is_action_path("/schedules/QkzcB1Twsyjk/pause"));
+        assert!(!is_action_path("/api/schedules/QkzcB1Twsyjk"));
+        assert!(!is_action_path("/schedules/a/b/delete"));
     }
 
     #[test]

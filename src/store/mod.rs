@@ -31,8 +31,9 @@ pub use hosts::{Beat, HeldRun, HostHold, RelayFeed};
 pub use location::Location;
 pub use lock::LockError;
 pub use model::{
-    CampaignRecord, CampaignStatus, CancelOutcome, ClaimedRun, DeleteOutcome, HostRecord,
-    NewCampaign, QueueFigures, Recovery, RunRecord, RunState, StoredPlan,
+    CampaignRecord, CampaignStatus, CancelOutcome, ClaimedRun, DeleteOutcome, FiringRecord,
+    HostRecord, NewCampaign, QueueFigures, Recovery, RunRecord, RunState, ScheduleRecord,
+    StoredPlan,
 };
 
 /// A campaign's status, from its runs' statuses: the one place that rule is written.
@@ -98,7 +99,10 @@ macro_rules! campaign_seq {
 }
 
 mod hosts;
+mod schedules;
 mod series;
+
+pub use schedules::MAX_SCHEDULES;
 
 /// Upper bounds (seconds) of the run-duration histogram in `/metrics`.
 pub const DURATION_BUCKETS: [f64; 8] = [1.0, 5.0, 15.0, 30.0, 60.0, 300.0, 900.0, 3600.0];

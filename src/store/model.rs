@@ -238,3 +238,35 @@ pub struct HostRecord {
     pub started_ms: i64,
     pub heartbeat_ms: i64,
 }
+
+/// A schedule as stored: a spec queued at the times its cron pattern names.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScheduleRecord {
+    pub id: String,
+    pub name: String,
+    /// The cron pattern (five fields, UTC).
+    pub cron: String,
+    /// The spec each firing queues, as JSON text.
+    pub spec: String,
+    pub paused: bool,
+    pub created_ms: i64,
+    /// The next occurrence, ms since the epoch.
+    pub next_ms: i64,
+    /// Occurrences fired, and passed unfired because no lab saw them in time.
+    pub fired: i64,
+    pub missed: i64,
+    pub last_missed_ms: Option<i64>,
+    /// Why the last firing queued no campaign, if it did not.
+    pub last_error: Option<String>,
+}
+
+/// One occurrence of a schedule, fired.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FiringRecord {
+    pub occurrence_ms: i64,
+    /// The lab host that fired it.
+    pub host: String,
+    pub fired_ms: i64,
+    pub campaign_id: Option<String>,
+    pub error: Option<String>,
+}

@@ -224,6 +224,7 @@ async fn a_part_size_by_concurrency_sweep_is_mapped_and_judged() {
         "Best: 4 × 1 MiB with 1 stream, ",
         "No point stands out: the best, 4 × 1 MiB with 1 stream, ",
         "No run of the sweep is valid: redo it before choosing",
+        "Only one point of the sweep is valid, ",
     ];
     let given: Vec<&&str> = answers.iter().filter(|a| page.contains(**a)).collect();
     assert_eq!(given.len(), 1, "one answer of the sweep: {page}");

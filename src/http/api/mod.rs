@@ -6,6 +6,7 @@ mod agents;
 mod campaigns;
 mod events;
 mod hosts;
+mod schedules;
 mod schema;
 mod series;
 mod service;
@@ -40,6 +41,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     let router = service::routes(router);
     let router = hosts::routes(router);
     let router = series::routes(router);
+    let router = schedules::routes(router);
     agents::routes(router)
 }
 

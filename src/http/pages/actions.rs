@@ -14,7 +14,7 @@ use crate::http::auth::same_secret;
 use super::render::{error_page, html, lab_error_page};
 
 /// The error page when the lab has a token and the form carried none, or a wrong one.
-fn token_refusal(state: &AppState, body: &Bytes) -> Option<Response> {
+pub(super) fn token_refusal(state: &AppState, body: &Bytes) -> Option<Response> {
     let token = state.token.as_deref()?;
     let given = form_urlencoded::parse(body)
         .find(|(key, _)| key == "token")

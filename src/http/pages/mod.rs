@@ -12,6 +12,7 @@ mod form;
 mod list;
 mod new;
 mod render;
+mod schedules;
 mod series;
 mod views;
 
@@ -46,6 +47,12 @@ pub fn router() -> Router<AppState> {
         .route("/compare", get(compare::compare_page))
         .route("/agents", get(agents::agents_page))
         .route("/series/{key}", get(series::series_page))
+        .route("/schedules", get(schedules::schedules_page))
+        .route("/schedules/new", post(schedules::create))
+        .route("/schedules/{id}/edit", post(schedules::edit))
+        .route("/schedules/{id}/pause", post(schedules::pause))
+        .route("/schedules/{id}/resume", post(schedules::resume))
+        .route("/schedules/{id}/delete", post(schedules::delete))
         .route("/compare/chart.svg", get(compare::compare_chart))
         .route("/static/{file}", get(assets::asset))
 }

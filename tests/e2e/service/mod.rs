@@ -12,5 +12,6 @@ mod postgres;
 mod report;
 mod restart;
 mod safety;
+mod schedules;
 mod upgrade;
 mod watch;

@@ -41,8 +41,9 @@ async fn webhook_listener() -> (String, Arc<Mutex<Vec<Value>>>) {
 }
 
 /// Thirty nightly campaigns of one series, the source 30 MB/s for twenty and 20 MB/s after
-/// (a what-if the series' name keeps together): the change is found at the 21st with its size,
-/// the twenty identical ones before it raise nothing, and the webhook hears of it exactly once.
+/// (a what-if the series' name keeps together): the change is found at the 21st (the first
+/// valid one from there) with its size, the twenty identical ones before it raise nothing, and
+/// the webhook hears of it exactly once.
 #[tokio::test]
 async fn a_step_in_a_series_is_found_where_it_began_and_posted_once() {
     let (hook, received) = webhook_listener().await;
@@ -85,16 +86,33 @@ async fn a_step_in_a_series_is_found_where_it_began_and_posted_once() {
     assert_eq!(line["test"], "null_sink", "{series}");
     let points = line["points"].as_array().expect("points");
     assert_eq!(points.len(), 30, "{line}");
-    assert!(points.iter().all(|p| p["valid"] == true), "{line}");
+    // A run the machine's other work made not valid is drawn, hollow, and not tested: the
+    // change begins at the first valid campaign from the 21st on.
+    let valid = |range: std::ops::RangeInclusive<u64>| {
+        points
+            .iter()
+            .filter(|p| p["valid"] == true && range.contains(&p["number"].as_u64().unwrap_or(0)))
+            .count()
+    };
+    let (before, after) = (valid(1..=20), valid(21..=30));
+    assert!(
+        before >= 3 && after >= 3,
+        "too few valid campaigns to test: {line}"
+    );
+    let first = points
+        .iter()
+        .find(|p| p["valid"] == true && p["number"].as_u64().unwrap_or(0) >= 21)
+        .expect("a valid campaign after the step");
+    let first_number = first["number"].as_u64().unwrap_or(0);
     let changes = line["changes"].as_array().expect("changes");
     assert_eq!(changes.len(), 1, "one change: {changes:?}");
     let change = &changes[0];
-    assert_eq!(change["first_number"], 21, "{change}");
-    assert_eq!(change["first_campaign"], ids[20].as_str(), "{change}");
+    assert_eq!(change["first_number"], first_number, "{change}");
+    assert_eq!(change["first_campaign"], first["campaign"], "{change}");
     let size = change["change_pct"].as_f64().unwrap_or(0.0);
     assert!((-36.0..=-30.0).contains(&size), "a third slower: {change}");
-    assert_eq!(change["campaigns_before"], 20, "{change}");
-    assert_eq!(change["campaigns_after"], 10, "{change}");
+    assert_eq!(change["campaigns_before"], before, "{change}");
+    assert_eq!(change["campaigns_after"], after, "{change}");
     assert!(change["component_after"].is_string(), "{change}");
 
     // Posted once, by the campaign that made it stand out, naming where it began.
@@ -138,7 +156,7 @@ async fn a_step_in_a_series_is_found_where_it_began_and_posted_once() {
 
     // The page draws every point as a link to its campaign and tells the change.
     let page = lab.get_text("/series/nightly").await;
-    for id in [&ids[0], &ids[20], &ids[29]] {
+    for id in [&ids[0], &ids[19], &ids[29]] {
         assert!(page.contains(&format!("href=\"/campaigns/{id}\"")), "{id}");
     }
     assert!(page.contains("series-change"), "the change in words");

@@ -1,0 +1,114 @@
+//! `/api/schedules`: specs queued at the times a cron pattern names; created, listed, read,
+//! paused or edited, and deleted.
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::http::AppState;
+use crate::http::error::{ApiError, ErrorBody};
+
+/// Adds this resource's routes.
+pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState> {
+    router
+        .routes(routes!(create_schedule, list_schedules))
+        .routes(routes!(get_schedule, change_schedule, delete_schedule))
+}
+
+/// Creates a schedule: `{"cron": "0 2 * * *", "spec": {…}, "name": …, "paused": false}`.
+/// The pattern has five fields (minute hour day-of-month month day-of-week) in UTC; the spec
+/// is checked as a campaign's, each bad field named under `spec.`. Each occurrence queues the
+/// spec as a campaign, on one lab of the database however many share it; occurrences that
+/// passed while no lab could fire them are counted as missed, never fired late.
+#[utoipa::path(
+    post, path = "/api/schedules", tag = "schedules",
+    request_body(content = serde_json::Value, description = "cron, spec, and optionally name and paused", content_type = "application/json"),
+    responses(
+        (status = 201, description = "Created; `Location` names it", body = serde_json::Value),
+        (status = 400, description = "Malformed JSON, wrong types or unknown fields", body = ErrorBody),
+        (status = 401, description = "Token missing or wrong", body = ErrorBody),
+        (status = 409, description = "The lab keeps as many schedules as it may", body = ErrorBody),
+        (status = 422, description = "A bad pattern or spec, each field named", body = ErrorBody),
+    )
+)]
+async fn create_schedule(
+    State(state): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let schedule = state.lab.create_schedule(&body?).await?;
+    let mut response = (StatusCode::CREATED, Json(&schedule)).into_response();
+    if let Ok(value) = HeaderValue::from_str(&schedule.url) {
+        response.headers_mut().insert(header::LOCATION, value);
+    }
+    Ok(response)
+}
+
+/// Every schedule, oldest first.
+#[utoipa::path(
+    get, path = "/api/schedules", tag = "schedules",
+    responses((status = 200, description = "The schedules", body = serde_json::Value))
+)]
+async fn list_schedules(State(state): State<AppState>) -> Result<Response, ApiError> {
+    Ok(Json(state.lab.schedules().await?).into_response())
+}
+
+/// One schedule, with its newest firings and the campaigns they queued.
+#[utoipa::path(
+    get, path = "/api/schedules/{id}", tag = "schedules",
+    params(("id" = String, Path, description = "Schedule id")),
+    responses(
+        (status = 200, description = "The schedule", body = serde_json::Value),
+        (status = 404, description = "No such schedule", body = ErrorBody),
+    )
+)]
+async fn get_schedule(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    Ok(Json(state.lab.schedule(&id).await?).into_response())
+}
+
+/// Changes any of a schedule's `name`, `cron`, `spec` and `paused`. A resumed or re-timed
+/// schedule next fires at its pattern's first occurrence from now.
+#[utoipa::path(
+    patch, path = "/api/schedules/{id}", tag = "schedules",
+    params(("id" = String, Path, description = "Schedule id")),
+    request_body(content = serde_json::Value, description = "Any of name, cron, spec, paused", content_type = "application/json"),
+    responses(
+        (status = 200, description = "The schedule as changed", body = serde_json::Value),
+        (status = 400, description = "Malformed JSON, wrong types or unknown fields", body = ErrorBody),
+        (status = 401, description = "Token missing or wrong", body = ErrorBody),
+        (status = 404, description = "No such schedule", body = ErrorBody),
+        (status = 422, description = "A bad pattern or spec, each field named", body = ErrorBody),
+    )
+)]
+async fn change_schedule(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    Ok(Json(state.lab.change_schedule(&id, &body?).await?).into_response())
+}
+
+/// Deletes a schedule; the campaigns it queued stay.
+#[utoipa::path(
+    delete, path = "/api/schedules/{id}", tag = "schedules",
+    params(("id" = String, Path, description = "Schedule id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 401, description = "Token missing or wrong", body = ErrorBody),
+        (status = 404, description = "No such schedule", body = ErrorBody),
+    )
+)]
+async fn delete_schedule(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    state.lab.delete_schedule(&id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,362 @@
+//! Schedules as the lab keeps them: created, edited, paused and deleted by request, each spec
+//! checked as a campaign is; and fired by every lab on the database, each occurrence by exactly
+//! one of them, occurrences too long past counted as missed rather than fired.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Lab, LabError, parse_body};
+use crate::clock::{format_ms, now_ms};
+use crate::field_errors::FieldErrors;
+use crate::schedule::{self, Pattern};
+use crate::spec::CampaignSpec;
+use crate::store::{FiringRecord, MAX_SCHEDULES, ScheduleRecord};
+
+/// How often a lab looks for occurrences due.
+pub const SCHEDULE_TICK: Duration = Duration::from_secs(1);
+
+/// A new schedule: a spec and the times to queue it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewSchedule {
+    #[serde(default)]
+    name: Option<String>,
+    cron: String,
+    spec: serde_json::Value,
+    #[serde(default)]
+    paused: bool,
+}
+
+/// A change to a schedule: any of its name, pattern, spec and pause.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScheduleChange {
+    name: Option<String>,
+    cron: Option<String>,
+    spec: Option<serde_json::Value>,
+    paused: Option<bool>,
+}
+
+/// A schedule as the API and the page show it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScheduleView {
+    pub id: String,
+    pub name: String,
+    pub cron: String,
+    pub spec: serde_json::Value,
+    pub paused: bool,
+    pub created: String,
+    /// When it fires next (UTC), unless paused.
+    pub next: String,
+    pub fired: i64,
+    /// Occurrences no lab saw in time (the labs were down): counted, never fired late.
+    pub missed: i64,
+    pub last_missed: Option<String>,
+    pub last_error: Option<String>,
+    pub url: String,
+    /// The newest firings, with the campaigns they queued.
+    pub firings: Vec<FiringRecord>,
+}
+
+impl ScheduleView {
+    fn of(record: ScheduleRecord, firings: Vec<FiringRecord>) -> Self {
+        Self {
+            url: format!("/api/schedules/{}", record.id),
+            spec: serde_json::from_str(&record.spec).unwrap_or(serde_json::Value::Null),
+            created: format_ms(record.created_ms),
+            next: format_ms(record.next_ms),
+            last_missed: record.last_missed_ms.map(format_ms),
+            id: record.id,
+            name: record.name,
+            cron: record.cron,
+            paused: record.paused,
+            fired: record.fired,
+            missed: record.missed,
+            last_error: record.last_error,
+            firings,
+        }
+    }
+}
+
+impl Lab {
+    /// Creates a schedule from a request body; every bad field is named (`cron`, `spec.…`).
+    pub async fn create_schedule(self: &Arc<Self>, body: &[u8]) -> Result<ScheduleView, LabError> {
+        let request: NewSchedule = read_json(body)?;
+        let mut errors = FieldErrors::default();
+        let pattern = checked_pattern(&request.cron, &mut errors);
+        let spec = self.checked_schedule_spec(&request.spec, &mut errors).await;
+        let name = request.name.unwrap_or_default();
+        check_schedule_name(&name, &mut errors);
+        let (Some(pattern), Some(spec), true) = (pattern, spec, errors.is_empty()) else {
+            return Err(LabError::Invalid(errors));
+        };
+        let now = now_ms();
+        let record = ScheduleRecord {
+            id: crate::ids::campaign_id(),
+            name: if name.is_empty() {
+                spec.name.clone()
+            } else {
+                name
+            },
+            cron: request.cron.trim().to_string(),
+            spec: spec_text(&spec)?,
+            paused: request.paused,
+            created_ms: now,
+            next_ms: pattern.next_after(now).unwrap_or(i64::MAX),
+            fired: 0,
+            missed: 0,
+            last_missed_ms: None,
+            last_error: None,
+        };
+        if !self.store.insert_schedule(&record).await? {
+            return Err(LabError::Conflict(format!(
+                "the lab keeps at most {MAX_SCHEDULES} schedules: delete one first"
+            )));
+        }
+        Ok(ScheduleView::of(record, Vec::new()))
+    }
+
+    /// Every schedule, oldest first (without their firings).
+    pub async fn schedules(&self) -> Result<Vec<ScheduleView>, LabError> {
+        Ok(self
+            .store
+            .schedules()
+            .await?
+            .into_iter()
+            .map(|record| ScheduleView::of(record, Vec::new()))
+            .collect())
+    }
+
+    /// One schedule with its newest firings.
+    pub async fn schedule(&self, id: &str) -> Result<ScheduleView, LabError> {
+        let record = self.schedule_record(id).await?;
+        let firings = self.store.firings(id).await?;
+        Ok(ScheduleView::of(record, firings))
+    }
+
+    /// Changes a schedule's name, pattern, spec or pause; a resumed or re-timed schedule
+    /// fires next at the pattern's first occurrence from now (none of those it slept through).
+    pub async fn change_schedule(
+        self: &Arc<Self>,
+        id: &str,
+        body: &[u8],
+    ) -> Result<ScheduleView, LabError> {
+        let mut record = self.schedule_record(id).await?;
+        let change: ScheduleChange = read_json(body)?;
+        let mut errors = FieldErrors::default();
+        let pattern = match &change.cron {
+            Some(cron) => checked_pattern(cron, &mut errors),
+            None => Pattern::parse(&record.cron).ok(),
+        };
+        let spec = match &change.spec {
+            Some(spec) => self.checked_schedule_spec(spec, &mut errors).await,
+            None => None,
+        };
+        if let Some(name) = &change.name {
+            check_schedule_name(name, &mut errors);
+        }
+        if !errors.is_empty() {
+            return Err(LabError::Invalid(errors));
+        }
+        let resumed = record.paused && change.paused == Some(false);
+        if let Some(cron) = &change.cron {
+            record.cron = cron.trim().to_string();
+        }
+        if let Some(spec) = &spec {
+            record.spec = spec_text(spec)?;
+        }
+        if let Some(name) = change.name {
+            record.name = name;
+        }
+        if let Some(paused) = change.paused {
+            record.paused = paused;
+        }
+        if (resumed || change.cron.is_some())
+            && let Some(pattern) = pattern
+        {
+            record.next_ms = pattern.next_after(now_ms()).unwrap_or(i64::MAX);
+        }
+        if !self.store.update_schedule(&record).await? {
+            return Err(no_schedule(id));
+        }
+        self.schedule(id).await
+    }
+
+    /// Deletes a schedule; the campaigns it queued stay.
+    pub async fn delete_schedule(&self, id: &str) -> Result<(), LabError> {
+        if !crate::ids::looks_like_campaign_id(id) || !self.store.delete_schedule(id).await? {
+            return Err(no_schedule(id));
+        }
+        Ok(())
+    }
+
+    /// Fires every occurrence due now that no other lab has taken, and counts as missed those
+    /// too long past. Returns how many campaigns were queued.
+    pub async fn fire_due_schedules(self: &Arc<Self>) -> usize {
+        let now = now_ms();
+        let due = match self.store.schedules_due(now).await {
+            Ok(due) => due,
+            Err(error) => {
+                tracing::warn!(%error, "cannot read the schedules due");
+                return 0;
+            }
+        };
+        let mut queued = 0;
+        for record in due {
+            let Ok(pattern) = Pattern::parse(&record.cron) else {
+                continue;
+            };
+            let Some(due) = schedule::due(&pattern, record.next_ms, now) else {
+                continue;
+            };
+            if !due.is_due() {
+                continue;
+            }
+            let taken = self
+                .store
+                .take_occurrences(
+                    &record.id,
+                    record.next_ms,
+                    due.next_ms,
+                    due.missed,
+                    due.last_missed,
+                    due.fire,
+                    &self.host.name,
+                    now,
+                )
+                .await;
+            match taken {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(error) => {
+                    tracing::warn!(schedule = %record.id, %error, "cannot take the schedule's occurrence");
+                    continue;
+                }
+            }
+            if due.missed > 0 {
+                tracing::warn!(
+                    schedule = %record.id,
+                    missed = due.missed,
+                    last = %due.last_missed.map(format_ms).unwrap_or_default(),
+                    "occurrences passed while no lab could fire them: counted as missed, not fired"
+                );
+            }
+            let Some(occurrence) = due.fire else {
+                continue;
+            };
+            let outcome = self.fire(&record).await;
+            if let Err(error) = &outcome {
+                tracing::warn!(schedule = %record.id, %error, "the schedule's spec could not be queued");
+            }
+            let settled = self
+                .store
+                .settle_firing(
+                    &record.id,
+                    occurrence,
+                    outcome.as_deref().map_err(String::as_str),
+                )
+                .await;
+            if let Err(error) = settled {
+                tracing::warn!(schedule = %record.id, %error, "cannot record the firing");
+            }
+            if outcome.is_ok() {
+                queued += 1;
+            }
+        }
+        queued
+    }
+
+    /// Queues the schedule's spec as a campaign named after the schedule when it has no name.
+    async fn fire(self: &Arc<Self>, record: &ScheduleRecord) -> Result<String, String> {
+        let mut spec = parse_body(record.spec.as_bytes()).map_err(|error| error.to_string())?;
+        if spec.name.is_empty() {
+            spec.name = record.name.clone();
+        }
+        match self.accept(spec, None).await {
+            Ok(submitted) => Ok(submitted.id),
+            Err(
+                LabError::Invalid(errors)
+                | LabError::Malformed(errors)
+                | LabError::Forbidden(errors),
+            ) => Err(errors.to_string()),
+            Err(error) => Err(error.to_string()),
+        }
+    }
+
+    async fn schedule_record(&self, id: &str) -> Result<ScheduleRecord, LabError> {
+        if !crate::ids::looks_like_campaign_id(id) {
+            return Err(no_schedule(id));
+        }
+        self.store
+            .schedule(id)
+            .await?
+            .ok_or_else(|| no_schedule(id))
+    }
+
+    /// The spec of a schedule, checked as a campaign's is; its problems go into `errors`
+    /// under `spec.`.
+    async fn checked_schedule_spec(
+        self: &Arc<Self>,
+        spec: &serde_json::Value,
+        errors: &mut FieldErrors,
+    ) -> Option<CampaignSpec> {
+        let text = spec.to_string();
+        let checked = match parse_body(text.as_bytes()) {
+            Ok(spec) => self.checked(spec).await,
+            Err(error) => Err(error),
+        };
+        match checked {
+            Ok((spec, _)) => Some(spec),
+            Err(
+                LabError::Invalid(found) | LabError::Malformed(found) | LabError::Forbidden(found),
+            ) => {
+                for (path, message) in found.0 {
+                    errors.add(format!("spec.{path}"), message);
+                }
+                None
+            }
+            Err(error) => {
+                errors.add("spec", error.to_string());
+                None
+            }
+        }
+    }
+}
+
+fn checked_pattern(cron: &str, errors: &mut FieldErrors) -> Option<Pattern> {
+    Pattern::parse(cron)
+        .map_err(|message| errors.add("cron", message))
+        .ok()
+}
+
+fn check_schedule_name(name: &str, errors: &mut FieldErrors) {
+    if name.len() > 200 {
+        errors.add("name", "must be at most 200 characters");
+    }
+}
+
+fn spec_text(spec: &CampaignSpec) -> Result<String, LabError> {
+    serde_json::to_string(spec).map_err(|error| LabError::Internal(error.to_string()))
+}
+
+/// A request body read as JSON of type `T`; what cannot be read is named as a field.
+fn read_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, LabError> {
+    let mut reader = serde_json::Deserializer::from_slice(body);
+    serde_path_to_error::deserialize(&mut reader).map_err(|error| {
+        let mut errors = FieldErrors::default();
+        let path = error.path().to_string();
+        let field = if path == "." {
+            "schedule".to_string()
+        } else {
+            path
+        };
+        errors.add(field, error.inner().to_string());
+        LabError::Malformed(errors)
+    })
+}
+
+fn no_schedule(id: &str) -> LabError {
+    LabError::NotFound(format!("no schedule {id:?}"))
+}
