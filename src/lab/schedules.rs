@@ -95,11 +95,11 @@ impl Lab {
         let now = now_ms();
         let record = ScheduleRecord {
             id: crate::ids::campaign_id(),
-            name: if name.is_empty() {
-                spec.name.clone()
-            } else {
-                name
-            },
+            // Unnamed, it goes by its spec's name, else by its pattern.
+            name: [name, spec.name.clone(), request.cron.trim().to_string()]
+                .into_iter()
+                .find(|name| !name.trim().is_empty())
+                .unwrap_or_default(),
             cron: request.cron.trim().to_string(),
             spec: spec_text(&spec)?,
             paused: request.paused,

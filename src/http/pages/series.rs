@@ -142,11 +142,12 @@ fn draw(line: &Line, history: &History) -> LineView {
             valid: p.valid,
         })
         .collect();
-    let ticks = (0..=4)
-        .map(|i| {
-            let value = top / 1.1 * f64::from(i) / 4.0;
-            (y(value), format!("{value:.0}"))
-        })
+    let step = nice_step(top / 4.0);
+    let decimals = (-step.log10().floor()).max(0.0) as usize;
+    let ticks = (0..)
+        .map(|i| f64::from(i) * step)
+        .take_while(|value| *value <= top)
+        .map(|value| (y(value), format!("{value:.decimals$}")))
         .collect();
     let step = (history.campaigns.len() / 10).max(1);
     let numbers = (1..=history.campaigns.len())
@@ -179,4 +180,14 @@ fn draw(line: &Line, history: &History) -> LineView {
         changes,
         invalid: line.points.len() - valid.len(),
     }
+}
+
+/// A round step for an axis' ticks near `rough`: 1, 2 or 5 times a power of ten.
+fn nice_step(rough: f64) -> f64 {
+    let power = 10f64.powf(rough.max(1e-9).log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * power)
+        .find(|step| *step >= rough)
+        .unwrap_or(10.0 * power)
 }
