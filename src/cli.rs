@@ -53,6 +53,33 @@ enum Command {
     /// lmdd's command line on the engine: `backlab lmdd of=FILE bs=7m move=500m direct=1`
     /// prints `497.00 MB in 5.83 secs, 85.29 MB/sec` (lmdd's MB is 2^20 bytes).
     Lmdd(LmddArgs),
+    /// Keep another tool's result beside a campaign on a lab: fio's JSON output
+    /// (--output-format=json) or iperf3's (-J), drawn and compared on the campaign's report.
+    Import(ImportArgs),
+}
+
+#[derive(Args)]
+struct ImportArgs {
+    /// Which tool's output the file is.
+    #[arg(value_enum)]
+    tool: ImportTool,
+    /// The tool's JSON output.
+    file: PathBuf,
+    /// The campaign to keep it beside.
+    #[arg(long)]
+    campaign: String,
+    /// The lab's URL.
+    #[arg(long, env = "BACKLAB_SERVER", default_value = "http://127.0.0.1:8080")]
+    lab: String,
+    /// The lab's token, when it has one.
+    #[arg(long, env = "BACKLAB_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ImportTool {
+    Fio,
+    Iperf3,
 }
 
 #[derive(Args)]
@@ -358,6 +385,7 @@ pub fn main() -> ExitCode {
         Command::Dataset(DatasetCommand::Scan(args)) => scan_dataset(args),
         Command::Agent(args) => agent(args),
         Command::Lmdd(args) => crate::lmdd::main(&args.operands),
+        Command::Import(args) => import(args),
     }
 }
 
@@ -972,6 +1000,63 @@ fn dataset_line(dir: &Path, request: &DatasetRequest, summary: &dataset::Dataset
         },
         summary.seconds
     )
+}
+
+/// `backlab import`: reads the tool's output, checks it here, and posts it to the lab.
+fn import(args: ImportArgs) -> ExitCode {
+    let fail = |message: String| {
+        eprintln!("backlab import: {message}");
+        ExitCode::FAILURE
+    };
+    let text = match std::fs::read_to_string(&args.file) {
+        Ok(text) => text,
+        Err(error) => return fail(format!("cannot read {}: {error}", args.file.display())),
+    };
+    let result: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(result) => result,
+        Err(error) => return fail(format!("{} is not JSON: {error}", args.file.display())),
+    };
+    let (tool, name) = match args.tool {
+        ImportTool::Fio => (crate::reference::Tool::Fio, "fio"),
+        ImportTool::Iperf3 => (crate::reference::Tool::Iperf3, "iperf3"),
+    };
+    if let Err(error) = crate::reference::read(tool, &result) {
+        return fail(format!("{}: {error}", args.file.display()));
+    }
+    let url = format!(
+        "{}/api/campaigns/{}/references",
+        args.lab.trim_end_matches('/'),
+        args.campaign
+    );
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .new_agent();
+    let mut request = agent.post(&url);
+    if let Some(token) = &args.token {
+        request = request.header("Authorization", &format!("Bearer {token}"));
+    }
+    let body = serde_json::json!({ "tool": name, "result": result });
+    let mut response = match request.send_json(&body) {
+        Ok(response) => response,
+        Err(error) => return fail(format!("{url}: {error}")),
+    };
+    let status = response.status();
+    let answer = response.body_mut().read_to_string().unwrap_or_default();
+    if !status.is_success() {
+        return fail(format!("{url} answered {status}: {answer}"));
+    }
+    let references: Vec<crate::reference::Reference> =
+        serde_json::from_str(&answer).unwrap_or_default();
+    println!(
+        "kept beside campaign {}: {} reference figure(s); {}/campaigns/{} shows them",
+        args.campaign,
+        references.len(),
+        args.lab.trim_end_matches('/'),
+        args.campaign
+    );
+    ExitCode::SUCCESS
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! deletes them, and keeps the registry of runs executing now. The web layer maps its errors to
 //! status codes; the worker executes what it queues.
 
+mod references;
 mod schedules;
 mod watch;
 

@@ -21,6 +21,7 @@ pub mod noise;
 pub mod plain_words;
 pub mod policy;
 pub mod reduction_report;
+pub mod reference;
 pub mod report;
 pub mod schedule;
 pub mod series;

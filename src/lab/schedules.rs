@@ -342,7 +342,7 @@ fn spec_text(spec: &CampaignSpec) -> Result<String, LabError> {
 }
 
 /// A request body read as JSON of type `T`; what cannot be read is named as a field.
-fn read_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, LabError> {
+pub(super) fn read_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, LabError> {
     let mut reader = serde_json::Deserializer::from_slice(body);
     serde_path_to_error::deserialize(&mut reader).map_err(|error| {
         let mut errors = FieldErrors::default();

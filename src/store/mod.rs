@@ -99,9 +99,11 @@ macro_rules! campaign_seq {
 }
 
 mod hosts;
+mod references;
 mod schedules;
 mod series;
 
+pub use references::MAX_REFERENCES;
 pub use schedules::MAX_SCHEDULES;
 
 /// Upper bounds (seconds) of the run-duration histogram in `/metrics`.

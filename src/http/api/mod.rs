@@ -6,6 +6,7 @@ mod agents;
 mod campaigns;
 mod events;
 mod hosts;
+mod references;
 mod schedules;
 mod schema;
 mod series;
@@ -42,6 +43,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     let router = hosts::routes(router);
     let router = series::routes(router);
     let router = schedules::routes(router);
+    let router = references::routes(router);
     agents::routes(router)
 }
 

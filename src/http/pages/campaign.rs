@@ -56,6 +56,10 @@ pub(super) async fn campaign(
         Ok(found) => found,
         Err(error) => return lab_error_page(error),
     };
+    let references = match state.lab.references(&id).await {
+        Ok(references) => references,
+        Err(error) => return lab_error_page(error),
+    };
     let needs_token = state.token.is_some();
     // A comparison with a campaign still running changes: such a page is not kept.
     let keep = previous
@@ -68,6 +72,7 @@ pub(super) async fn campaign(
             .as_ref()
             .map(|previous| views::PreviousView::of(previous, view));
         c.needs_token = needs_token;
+        c.references = super::references::rows(&references, &view.verdict);
         if c.is_final {
             c.series = series;
             c.series_changes = series_changes.iter().map(|change| change.words()).collect();

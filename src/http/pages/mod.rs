@@ -11,6 +11,7 @@ mod compare;
 mod form;
 mod list;
 mod new;
+mod references;
 mod render;
 mod schedules;
 mod series;

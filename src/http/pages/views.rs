@@ -33,6 +33,8 @@ pub struct CampaignPageView {
     pub series: Option<String>,
     /// The changes in its series that this campaign's figures made stand out, in words.
     pub series_changes: Vec<String>,
+    /// Other tools' figures imported beside the campaign's.
+    pub references: Vec<super::references::ReferenceRow>,
     /// Test ids and their labels as JSON, for the live view to name runs in words.
     pub test_labels: String,
     /// The backup-window planner, once the campaign has finished.
@@ -420,6 +422,7 @@ pub fn campaign_page(
         previous: None,
         series: None,
         series_changes: Vec::new(),
+        references: Vec::new(),
         // Only the live view names runs from events; a finished page carries no script.
         test_labels: if is_final {
             String::new()

@@ -63,6 +63,8 @@ async fn the_openapi_document_describes_every_route() {
         ("get", "/api/schedules/{id}"),
         ("patch", "/api/schedules/{id}"),
         ("delete", "/api/schedules/{id}"),
+        ("post", "/api/campaigns/{id}/references"),
+        ("get", "/api/campaigns/{id}/references"),
     ];
     for (method, path) in routes {
         let operation = &doc["paths"][path][method];

@@ -9,6 +9,7 @@ mod in_process;
 mod one_model;
 mod pages;
 mod postgres;
+mod references;
 mod report;
 mod restart;
 mod safety;

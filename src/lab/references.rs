@@ -1,0 +1,48 @@
+//! Other tools' results imported beside a campaign's own figures.
+
+use serde::Deserialize;
+
+use super::{Lab, LabError, not_found};
+use crate::clock::now_ms;
+use crate::field_errors::FieldErrors;
+use crate::reference::{self, Reference, Tool};
+use crate::store::MAX_REFERENCES;
+
+/// An import: which tool's output, and the output itself.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Import {
+    tool: Tool,
+    result: serde_json::Value,
+}
+
+impl Lab {
+    /// Reads a tool's result (`{"tool": "fio" | "iperf3", "result": …}`) and keeps its figures
+    /// with campaign `id`; answers every reference the campaign holds.
+    pub async fn import_references(
+        &self,
+        id: &str,
+        body: &[u8],
+    ) -> Result<Vec<Reference>, LabError> {
+        self.check_id(id)?;
+        let import: Import = super::schedules::read_json(body)?;
+        let references = reference::read(import.tool, &import.result).map_err(|error| {
+            let mut errors = FieldErrors::default();
+            errors.add("result", error.to_string());
+            LabError::Invalid(errors)
+        })?;
+        match self.store.add_references(id, &references, now_ms()).await? {
+            None => Err(not_found(id)),
+            Some(false) => Err(LabError::Conflict(format!(
+                "a campaign keeps at most {MAX_REFERENCES} reference figures"
+            ))),
+            Some(true) => self.references(id).await,
+        }
+    }
+
+    /// The reference figures kept with campaign `id`, in the order they were imported.
+    pub async fn references(&self, id: &str) -> Result<Vec<Reference>, LabError> {
+        self.check_id(id)?;
+        Ok(self.store.references(id).await?)
+    }
+}

@@ -1,0 +1,73 @@
+//! Other tools' figures kept with a campaign.
+
+use sqlx::Row;
+
+use super::{Pool, Store, StoreError, to_json};
+use crate::reference::Reference;
+
+/// The most reference figures a campaign keeps.
+pub const MAX_REFERENCES: i64 = 100;
+
+impl Store {
+    /// Adds figures to a campaign's references; `None` when there is no such campaign,
+    /// `Some(false)` when it would then hold more than [`MAX_REFERENCES`].
+    pub async fn add_references(
+        &self,
+        campaign_id: &str,
+        references: &[Reference],
+        now_ms: i64,
+    ) -> Result<Option<bool>, StoreError> {
+        let documents: Vec<String> = references.iter().map(to_json).collect::<Result<_, _>>()?;
+        let begin = self.backend().begin_write();
+        Ok(on_backend!(self, pool => {
+            let mut tx = pool.begin_with(begin).await?;
+            let Some(seq) = campaign_seq!(&mut *tx, campaign_id).await? else {
+                return Ok(None);
+            };
+            let held: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM campaign_references WHERE campaign_seq = $1",
+            )
+            .bind(seq)
+            .fetch_one(&mut *tx)
+            .await?;
+            if held + documents.len() as i64 > MAX_REFERENCES {
+                Some(false)
+            } else {
+                for document in &documents {
+                    sqlx::query(
+                        "INSERT INTO campaign_references (campaign_seq, imported_ms, reference)
+                         VALUES ($1, $2, $3)",
+                    )
+                    .bind(seq)
+                    .bind(now_ms)
+                    .bind(document)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                tx.commit().await?;
+                Some(true)
+            }
+        }))
+    }
+
+    /// A campaign's reference figures, in the order they were imported.
+    pub async fn references(&self, campaign_id: &str) -> Result<Vec<Reference>, StoreError> {
+        let documents: Vec<String> = on_backend!(self, pool => {
+            sqlx::query(
+                "SELECT r.reference FROM campaign_references r
+                 JOIN campaigns c ON c.seq = r.campaign_seq
+                 WHERE c.id = $1 ORDER BY r.imported_ms",
+            )
+            .bind(campaign_id)
+            .fetch_all(pool)
+            .await?
+            .iter()
+            .map(|row| row.get(0))
+            .collect()
+        });
+        Ok(documents
+            .iter()
+            .filter_map(|document| serde_json::from_str(document).ok())
+            .collect())
+    }
+}
