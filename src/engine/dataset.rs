@@ -176,6 +176,7 @@ pub fn create(
     let mut written = 0u64;
     let mut files = 0u64;
     // A twin's files by size class, for copies, and the bytes it wrote afresh.
+    let mut deck = Vec::new();
     let mut copies: std::collections::HashMap<u64, Vec<(PathBuf, u64)>> =
         std::collections::HashMap::new();
     let mut unique = 0u64;
@@ -193,7 +194,7 @@ pub fn create(
         let path = dirs[dirs.len() - 1].join(format!("file-{files:07}.dat"));
         let size = match &request.like {
             Some(like) => {
-                let drawn = draw_size(&like.percentiles, &mut rng);
+                let drawn = draw_size(&like.percentiles, &mut deck, &mut rng);
                 let bucket = drawn.max(1).next_power_of_two();
                 let size = drawn.min(request.size - written);
                 // A copy of an earlier file of its size class while the tree has fewer
@@ -245,13 +246,22 @@ pub fn create(
 }
 
 /// A file size drawn from a tree's percentiles: a point between two of them at random, on a
-/// log scale between their sizes (sizes of 0 and 1 byte drawn as they are).
-fn draw_size(percentiles: &[u64], rng: &mut ChaCha8Rng) -> u64 {
+/// log scale between their sizes (sizes of 0 and 1 byte drawn as they are). The intervals are
+/// dealt from `deck`, each once per round in a shuffled order, so that a twin of a few hundred
+/// files takes as many from the tail as the original has, not what chance gives: its mean
+/// size, and so its file count, then follow the original's.
+fn draw_size(percentiles: &[u64], deck: &mut Vec<usize>, rng: &mut ChaCha8Rng) -> u64 {
     if percentiles.len() < 2 {
         return percentiles.first().copied().unwrap_or(1);
     }
-    let at = rng.random_range(0.0..(percentiles.len() - 1) as f64);
-    let index = at.floor() as usize;
+    if deck.is_empty() {
+        deck.extend(0..percentiles.len() - 1);
+        for i in (1..deck.len()).rev() {
+            deck.swap(i, rng.random_range(0..=i));
+        }
+    }
+    let index = deck.pop().unwrap_or(0);
+    let at = index as f64 + rng.random_range(0.0..1.0);
     let (low, high) = (percentiles[index], percentiles[index + 1]);
     if low <= 1 || high <= low {
         return if rng.random_bool(at.fract()) {

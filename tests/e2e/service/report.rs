@@ -241,7 +241,15 @@ async fn a_finished_report_says_where_it_was_measured_and_how_busy_each_stage_wa
         );
     }
 
-    // The list shows the backup's own figure, named as the full backup's.
+    // The list shows the backup's own figure, named as the full backup's, once the campaign
+    // has been judged (just after its last run: its source's reduction is estimated first).
+    lab.wait_campaign(
+        &id,
+        "the campaign's headline",
+        Duration::from_secs(60),
+        |campaign| campaign["headline"].is_object(),
+    )
+    .await;
     let list = lab.get_text("/").await;
     let row = list
         .split("<tr>")
