@@ -315,6 +315,22 @@ pub struct Lab {
     write_check: Mutex<Option<(std::time::Instant, Result<(), String>)>>,
 }
 
+/// A request body read as JSON of type `T`; what cannot be read is named as a field.
+fn read_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, LabError> {
+    let mut reader = serde_json::Deserializer::from_slice(body);
+    serde_path_to_error::deserialize(&mut reader).map_err(|error| {
+        let mut errors = FieldErrors::default();
+        let path = error.path().to_string();
+        let field = if path == "." {
+            "schedule".to_string()
+        } else {
+            path
+        };
+        errors.add(field, error.inner().to_string());
+        LabError::Malformed(errors)
+    })
+}
+
 /// A submitted spec's text, read: a body that is not UTF-8 or not a spec names the field.
 fn parse_body(body: &[u8]) -> Result<CampaignSpec, LabError> {
     let text = std::str::from_utf8(body).map_err(|_| {

@@ -26,7 +26,7 @@ pub fn is_action_path(path: &str) -> bool {
         return rest == "new"
             || matches!(
                 rest.split_once('/'),
-                Some((id, "edit" | "pause" | "resume" | "delete")) if !id.contains('/')
+                Some((_, "edit" | "pause" | "resume" | "delete"))
             );
     }
     false

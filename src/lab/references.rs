@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 
-use super::{Lab, LabError, not_found};
+use super::{Lab, LabError, not_found, read_json};
 use crate::clock::now_ms;
 use crate::field_errors::FieldErrors;
 use crate::reference::{self, Reference, Tool};
@@ -25,7 +25,7 @@ impl Lab {
         body: &[u8],
     ) -> Result<Vec<Reference>, LabError> {
         self.check_id(id)?;
-        let import: Import = super::schedules::read_json(body)?;
+        let import: Import = read_json(body)?;
         let references = reference::read(import.tool, &import.result).map_err(|error| {
             let mut errors = FieldErrors::default();
             errors.add("result", error.to_string());

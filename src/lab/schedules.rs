@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Lab, LabError, parse_body};
+use super::{Lab, LabError, parse_body, read_json};
 use crate::clock::{format_ms, now_ms};
 use crate::field_errors::FieldErrors;
 use crate::schedule::{self, Pattern};
@@ -339,22 +339,6 @@ fn check_schedule_name(name: &str, errors: &mut FieldErrors) {
 
 fn spec_text(spec: &CampaignSpec) -> Result<String, LabError> {
     serde_json::to_string(spec).map_err(|error| LabError::Internal(error.to_string()))
-}
-
-/// A request body read as JSON of type `T`; what cannot be read is named as a field.
-pub(super) fn read_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, LabError> {
-    let mut reader = serde_json::Deserializer::from_slice(body);
-    serde_path_to_error::deserialize(&mut reader).map_err(|error| {
-        let mut errors = FieldErrors::default();
-        let path = error.path().to_string();
-        let field = if path == "." {
-            "schedule".to_string()
-        } else {
-            path
-        };
-        errors.add(field, error.inner().to_string());
-        LabError::Malformed(errors)
-    })
 }
 
 fn no_schedule(id: &str) -> LabError {
