@@ -11,6 +11,9 @@ use crate::series::history::{Change, Entry, History};
 /// The most campaigns of a series a history reads: the newest ones.
 pub const SERIES_CAMPAIGNS: u32 = 1000;
 
+/// The most other tools' figures a history draws.
+pub const SERIES_REFERENCES: u32 = 1000;
+
 /// The most series `/metrics` exports, the most recently measured.
 pub const METRICS_SERIES: u32 = 200;
 
@@ -48,7 +51,8 @@ impl Lab {
                 "no series {key:?} (or none of its campaigns has finished)"
             )));
         }
-        Ok(History::of(key, &entries))
+        let references = self.store.series_references(key, SERIES_REFERENCES).await?;
+        Ok(History::of(key, &entries).with_references(references))
     }
 
     /// The series campaign `id` belongs to.

@@ -19,6 +19,7 @@ use crate::analysis::Judgement;
 use crate::analysis::points::best_per_test;
 use crate::change_points::Detector;
 use crate::noise::{FAMILY_ALPHA, Side, stands_out};
+use crate::reference::Reference;
 use crate::spec::TestKind;
 
 /// The smallest change a series reports, in percent of the figure before it.
@@ -62,6 +63,19 @@ pub struct Line {
     pub points: Vec<SeriesPoint>,
     /// Changes found in the valid points, oldest first.
     pub changes: Vec<Change>,
+    /// Other tools' figures imported into the series' campaigns that measure what this
+    /// test does, drawn beside its points; never tested for changes.
+    pub references: Vec<ReferenceMark>,
+}
+
+/// Another tool's figure, placed at the campaign it was imported into.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReferenceMark {
+    pub campaign: String,
+    /// The campaign's place in the series, from 1.
+    pub number: usize,
+    #[serde(flatten)]
+    pub reference: Reference,
 }
 
 /// A campaign's figure for one test: its best point's median, range and validity.
@@ -164,6 +178,7 @@ impl History {
                             test,
                             points: Vec::new(),
                             changes: Vec::new(),
+                            references: Vec::new(),
                         });
                         lines.len() - 1
                     }
@@ -193,6 +208,35 @@ impl History {
             campaigns,
             lines,
         }
+    }
+
+    /// Places other tools' figures, each with the campaign it was imported into, on the
+    /// line of the closest test that measures the same thing; a figure of a campaign outside
+    /// the history, or of a workload no line measures, is left out.
+    pub fn with_references(mut self, references: Vec<(String, Reference)>) -> Self {
+        for (campaign, reference) in references {
+            let Some(number) = self
+                .campaigns
+                .iter()
+                .position(|mark| mark.id == campaign)
+                .map(|at| at + 1)
+            else {
+                continue;
+            };
+            let at = reference
+                .workload
+                .tests()
+                .iter()
+                .find_map(|test| self.lines.iter().position(|line| line.test == *test));
+            if let Some(at) = at {
+                self.lines[at].references.push(ReferenceMark {
+                    campaign,
+                    number,
+                    reference,
+                });
+            }
+        }
+        self
     }
 
     /// Every change found, by test then age.
@@ -333,5 +377,89 @@ impl History {
             .into_inner()
             .map_err(|error| csv::Error::from(error.into_error()))?;
         Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+    use rand_distr::{Distribution, Normal};
+
+    /// A line of campaigns at `steps` of (level, count), each campaign the median of three
+    /// runs with 3 % Gaussian noise between them, as a campaign with `repeat: 3` measures it.
+    fn line(seed: u64, steps: &[(f64, usize)]) -> (Line, Vec<CampaignMark>) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut points = Vec::new();
+        for &(level, count) in steps {
+            let noise = Normal::new(level, level * 0.03).expect("a distribution");
+            for _ in 0..count {
+                let runs: Vec<f64> = (0..3).map(|_| noise.sample(&mut rng)).collect();
+                let side = Side::of(runs.iter().map(|v| (*v, 0.0)).collect(), true);
+                let number = points.len() + 1;
+                points.push(SeriesPoint {
+                    campaign: format!("c{number}"),
+                    number,
+                    created_ms: number as i64,
+                    mb_per_s: side.stat.median,
+                    min: side.stat.min,
+                    max: side.stat.max,
+                    spread_pct: Some(side.stat.spread_pct()),
+                    runs: 3,
+                    valid: true,
+                    setting: String::new(),
+                    noise: side,
+                });
+            }
+        }
+        let campaigns = points
+            .iter()
+            .map(|p| CampaignMark {
+                id: p.campaign.clone(),
+                name: String::new(),
+                created_ms: p.created_ms,
+                component: None,
+                conclusive: false,
+            })
+            .collect();
+        let line = Line {
+            test: TestKind::FullBackup,
+            points,
+            changes: Vec::new(),
+            references: Vec::new(),
+        };
+        (line, campaigns)
+    }
+
+    #[test]
+    fn a_step_after_the_twentieth_campaign_is_found_at_the_twenty_first_with_its_size() {
+        for seed in 0..20 {
+            let (line, campaigns) = line(seed, &[(300.0, 20), (200.0, 10)]);
+            let found = changes(&line, &campaigns, FAMILY_ALPHA);
+            assert_eq!(found.len(), 1, "seed {seed}: {found:?}");
+            assert_eq!(found[0].first_number, 21, "seed {seed}: {found:?}");
+            assert!(
+                (found[0].change_pct + 33.3).abs() < 3.0,
+                "seed {seed}: {found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn thirty_identical_campaigns_report_no_change_in_at_least_95_percent_of_series() {
+        let series = 1000;
+        let alarms = (0..series)
+            .filter(|&seed| {
+                let (line, campaigns) = line(seed, &[(300.0, 30)]);
+                !changes(&line, &campaigns, FAMILY_ALPHA).is_empty()
+            })
+            .count();
+        let rate = alarms as f64 / series as f64;
+        println!(
+            "series of 30 identical campaigns with a change reported: {alarms} of {series} ({:.1} %)",
+            rate * 100.0
+        );
+        assert!(rate <= 0.05, "false-alarm rate {rate}");
     }
 }

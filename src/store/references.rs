@@ -70,4 +70,31 @@ impl Store {
             .filter_map(|document| serde_json::from_str(document).ok())
             .collect())
     }
+
+    /// The reference figures of series `key`'s campaigns, with the campaign each belongs to,
+    /// oldest import first; at most `limit`.
+    pub async fn series_references(
+        &self,
+        key: &str,
+        limit: u32,
+    ) -> Result<Vec<(String, Reference)>, StoreError> {
+        let rows: Vec<(String, String)> = on_backend!(self, pool => {
+            sqlx::query(
+                "SELECT c.id, r.reference FROM campaign_references r
+                 JOIN campaigns c ON c.seq = r.campaign_seq
+                 WHERE c.series = $1 ORDER BY r.imported_ms LIMIT $2",
+            )
+            .bind(key)
+            .bind(i64::from(limit))
+            .fetch_all(pool)
+            .await?
+            .iter()
+            .map(|row| (row.get(0), row.get(1)))
+            .collect()
+        });
+        Ok(rows
+            .into_iter()
+            .filter_map(|(id, document)| Some((id, serde_json::from_str(&document).ok()?)))
+            .collect())
+    }
 }

@@ -45,6 +45,15 @@ pub(super) struct LineView {
     numbers: Vec<(f64, usize)>,
     changes: Vec<ChangeMark>,
     invalid: usize,
+    /// Other tools' figures: a diamond at the campaign they were imported into.
+    references: Vec<ReferenceDot>,
+}
+
+pub(super) struct ReferenceDot {
+    /// The diamond's corners.
+    points: String,
+    href: String,
+    title: String,
 }
 
 pub(super) struct Dot {
@@ -103,6 +112,7 @@ fn draw(line: &Line, history: &History) -> LineView {
         .points
         .iter()
         .map(|p| p.max.max(p.mb_per_s))
+        .chain(line.references.iter().map(|r| r.reference.mb_per_s))
         .fold(0.0_f64, f64::max)
         .max(1.0)
         * 1.1;
@@ -168,7 +178,40 @@ fn draw(line: &Line, history: &History) -> LineView {
             },
         })
         .collect();
+    let references = line
+        .references
+        .iter()
+        .map(|mark| {
+            let (cx, cy) = (x(mark.number), y(mark.reference.mb_per_s));
+            let conditions = mark
+                .reference
+                .conditions
+                .iter()
+                .map(|(name, value)| format!("{name} {value}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            ReferenceDot {
+                points: format!(
+                    "{:.1},{:.1} {:.1},{:.1} {:.1},{:.1} {:.1},{:.1}",
+                    cx,
+                    cy - 6.0,
+                    cx + 6.0,
+                    cy,
+                    cx,
+                    cy + 6.0,
+                    cx - 6.0,
+                    cy
+                ),
+                href: format!("/campaigns/{}#references", mark.campaign),
+                title: format!(
+                    "{} ({}) beside campaign {}: {:.1} MB/s; {conditions}",
+                    mark.reference.tool, mark.reference.job, mark.number, mark.reference.mb_per_s
+                ),
+            }
+        })
+        .collect();
     LineView {
+        references,
         label: line.test.label().to_string(),
         width: WIDTH,
         height: HEIGHT,

@@ -95,6 +95,30 @@ async fn a_fio_result_is_drawn_beside_the_campaign_of_the_same_workload() {
     bar("backlab-bar");
     bar("reference-bar");
 
+    // The campaign's series draws fio's figure beside backlab's, on the target write's line.
+    let series = lab.get_json(&format!("/api/campaigns/{id}")).await["series"]
+        .as_str()
+        .expect("a series")
+        .to_string();
+    let history = lab.get_json(&format!("/api/series/{series}")).await;
+    let line = history["lines"]
+        .as_array()
+        .expect("lines")
+        .iter()
+        .find(|line| line["test"] == "tape_write")
+        .expect("the target write's line");
+    assert_eq!(line["references"][0]["campaign"], id.as_str(), "{line}");
+    assert_eq!(
+        line["references"][0]["mb_per_s"], kept[0]["mb_per_s"],
+        "{line}"
+    );
+    let page = lab.get_text(&format!("/series/{series}")).await;
+    assert!(
+        page.contains("class=\"reference-mark\""),
+        "the diamond on the series chart"
+    );
+    assert!(page.contains("fio-"), "named on the series chart");
+
     // Another tool's output under the wrong name, and an unknown campaign, are refused.
     let fio_json: Value = serde_json::from_slice(&fio.stdout).expect("fio JSON");
     let wrong = lab

@@ -1,8 +1,11 @@
 //! Schedules: created, listed, paused, edited and deleted through the API and the page, their
 //! mistakes named by field; and, on a fleet, fired every minute by two labs with each
-//! occurrence queued exactly once.
+//! occurrence queued exactly once; a lab that was down across occurrences counts them as
+//! missed and fires none of them late.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rustix::process::Signal;
 
 use serde_json::{Value, json};
 
@@ -237,4 +240,93 @@ async fn a_schedule_on_two_fleet_hosts_fires_each_minute_once() {
             .await;
         assert_eq!(campaign["status"], "done", "{campaign}");
     }
+}
+
+/// A lab stopped across a minute's occurrence and started again more than a minute after it:
+/// the occurrence it slept through is counted as missed, not fired late, and only the one now
+/// due is fired: no burst.
+#[tokio::test]
+async fn a_lab_that_was_down_counts_the_occurrences_it_missed_and_fires_no_burst() {
+    let root = scratch();
+    let mut lab = Lab::start(root.path(), &LabOptions::default());
+    let request = json!({"name": "while down", "cron": "* * * * *", "spec": quick("")});
+    let (status, created) = send(
+        &lab,
+        reqwest::Method::POST,
+        "/api/schedules",
+        Some(&request),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    let path = format!("/api/schedules/{}", created["id"].as_str().expect("an id"));
+    lab.signal(Signal::TERM);
+    let (_, exit) = lab.wait_exit(Duration::from_secs(30)).await;
+    assert!(exit.success(), "{exit:?}");
+    let stopped_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("a clock after 1970")
+        .as_millis() as u64;
+    drop(lab);
+    // The first occurrence after the stop, and 65 s past it: more than the minute's grace.
+    let first_missed_ms = stopped_ms.div_ceil(60_000) * 60_000;
+    let wake_ms = first_missed_ms + 65_000;
+    tokio::time::sleep(Duration::from_millis(wake_ms - stopped_ms)).await;
+
+    let lab = Lab::start(root.path(), &LabOptions::default());
+    // The occurrence now due is 5 s late, within its grace: fired once the lab ticks.
+    let due_ms = first_missed_ms + 60_000;
+    let occurrences = |schedule: &Value| -> Vec<u64> {
+        schedule["firings"]
+            .as_array()
+            .map(|firings| {
+                firings
+                    .iter()
+                    .filter_map(|f| f["occurrence_ms"].as_u64())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let schedule = wait_until(
+        "the occurrence now due fired",
+        Duration::from_secs(20),
+        Duration::from_millis(200),
+        async || {
+            let schedule = lab.get_json(&path).await;
+            if occurrences(&schedule).contains(&due_ms) {
+                Ok(schedule)
+            } else {
+                Err(schedule)
+            }
+        },
+    )
+    .await;
+    // A stop a moment before the lab ticked may leave the minute before unfired too.
+    let missed = schedule["missed"].as_i64().unwrap_or(0);
+    assert!(
+        (1..=2).contains(&missed),
+        "the minutes slept through: {schedule}"
+    );
+    assert!(schedule["last_missed"].is_string(), "{schedule}");
+    assert!(
+        occurrences(&schedule)
+            .iter()
+            .all(|&at| at < first_missed_ms - 60_000 * (missed as u64 - 1) || at == due_ms),
+        "no missed minute fired late: {schedule}"
+    );
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let schedule = lab.get_json(&path).await;
+    let fired = schedule["fired"].as_i64().unwrap_or(0);
+    assert!(fired <= 2, "no burst of late firings: {schedule}");
+    let listed = lab.get_json("/api/campaigns?limit=200").await;
+    let queued = listed["campaigns"]
+        .as_array()
+        .expect("campaigns")
+        .iter()
+        .filter(|c| c["name"] == "while down")
+        .count();
+    assert_eq!(queued as i64, fired, "one campaign a firing: {listed}");
+    assert!(
+        lab.log().contains("counted as missed"),
+        "the lab says it missed them"
+    );
 }

@@ -212,3 +212,51 @@ async fn a_step_in_a_series_is_found_where_it_began_and_posted_once() {
     let body: Value = response.json().await.expect("JSON");
     assert!(body["fields"]["series"].is_string(), "{body}");
 }
+
+/// Thirty identical campaigns of one series (a source paced at 30 MB/s throughout): drawn, and
+/// no change reported or posted, however their figures wander within their noise.
+#[tokio::test]
+async fn thirty_identical_campaigns_report_no_change() {
+    let (hook, received) = webhook_listener().await;
+    let lab = Lab::fresh(&LabOptions {
+        extra: vec!["--webhook".to_string(), hook],
+        ..LabOptions::default()
+    });
+    let spec = json!({
+        "name": "steady",
+        "series": "steady",
+        "source": {"generated": {"size": "512M"}},
+        "target": {"kind": "null"},
+        "tests": ["null_sink"],
+        "params": {"streams": 1, "duration_s": 2, "source_rate_mb_s": 30.0}
+    });
+    let mut ids = Vec::new();
+    for _ in 0..30 {
+        ids.push(lab.submit(&spec).await);
+    }
+    for id in &ids {
+        let campaign = lab
+            .wait_status(id, &["done", "failed"], Duration::from_secs(600))
+            .await;
+        assert_eq!(campaign["status"], "done", "{campaign}");
+    }
+    let series = lab.get_json("/api/series/steady").await;
+    let line = &series["lines"][0];
+    assert_eq!(
+        line["points"].as_array().map(Vec::len),
+        Some(30),
+        "{series}"
+    );
+    assert_eq!(line["changes"], json!([]), "no change: {series}");
+    let page = lab.get_text("/series/steady").await;
+    assert!(
+        !page.contains("series-change"),
+        "no change told on the page"
+    );
+    // The last alert would have been posted by the worker once the last campaign was kept.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(
+        received.lock().expect("the posts").is_empty(),
+        "no alert for identical campaigns"
+    );
+}
