@@ -3,9 +3,9 @@
 use super::*;
 
 impl CampaignSpec {
-    /// Checks every field and expands the campaign into runs: matrix × tests × repeat.
+    /// Checks every field and expands the campaign into its matrix's points and their runs.
     /// Every bad field is reported, not just the first.
-    pub fn plan(&self) -> Result<Vec<RunPlan>, FieldErrors> {
+    pub fn plan_arms(&self) -> Result<SweepPlan, FieldErrors> {
         // Nothing proportional to the input is built before its size is known to be sane.
         let lengths = self.check_list_lengths();
         if !lengths.is_empty() {
@@ -137,65 +137,185 @@ impl CampaignSpec {
         if !errors.is_empty() {
             return Err(errors);
         }
-        let points = axes.points();
+        let repeat = self.repeat as usize;
+        let arms = build_arms(&axes, &tests, &source, &target, &base, network, &agents, self);
+        let search = self.search_plan(&mut errors, &arms);
+        if !errors.is_empty() {
+            return Err(errors);
+        }
         let mut plans = Vec::with_capacity(usize::try_from(runs).unwrap_or(0));
-        for point in &points {
-            for &test in &tests {
-                let is_network = test == TestKind::NetworkBackup;
-                // A client sweep repeats only the network runs; the local tests run once.
-                if !is_network && point.clients.is_some() && point.clients != points[0].clients {
-                    continue;
-                }
-                // The target tests send each generation of a generated dataset in turn.
-                let generations: Vec<Option<u32>> = match &source {
-                    SourcePlan::Generated {
-                        generations: Some(generations),
-                        ..
-                    } if test.sends_generations() => (1..=generations.count).map(Some).collect(),
-                    _ => vec![None],
-                };
-                // Each repeat sends every generation in turn.
-                let repeats = std::iter::repeat_n(&generations, self.repeat as usize);
-                for &generation in repeats.flatten() {
-                    let mut params = base.clone();
-                    params.generation = generation;
-                    if let Some(buffers) = point.buffers {
-                        params.buffers = buffers;
-                    }
-                    if let Some(block_size) = point.block_size {
-                        params.block_size = block_size;
-                    }
-                    if let Some(streams) = point.streams {
-                        params.streams = streams;
-                    }
-                    // Every run against an object store says how it wrote to it.
-                    if let TargetPlan::S3(config) = &target {
-                        params.part_size = Some(point.part_size.unwrap_or(config.part_size));
-                        params.concurrency = Some(point.concurrency.unwrap_or(config.concurrency));
-                    }
-                    if is_network {
-                        if self.params.streams.is_none() && point.streams.is_none() {
-                            params.streams = DEFAULT_CLIENT_STREAMS;
-                        }
-                        params.clients = Some(point.clients.unwrap_or(network.clients));
-                        params.link_mb_s = self.params.link_mb_s;
-                    }
-                    plans.push(RunPlan {
-                        test,
-                        params,
-                        source: source.clone(),
-                        target: target.clone(),
-                        agents: if is_network {
-                            agents.clone()
-                        } else {
-                            Vec::new()
-                        },
-                    });
+        for arm in &arms {
+            // Each test's runs are repeated in turn, each repeat sending every generation.
+            for group in &arm.groups {
+                for _ in 0..repeat {
+                    plans.extend(group.iter().cloned());
                 }
             }
         }
-        Ok(plans)
+        Ok(SweepPlan { plans, arms, search })
     }
+
+    /// Checks every field and expands the campaign into runs: matrix × tests × repeat.
+    /// Every bad field is reported, not just the first.
+    pub fn plan(&self) -> Result<Vec<RunPlan>, FieldErrors> {
+        self.plan_arms().map(|planned| planned.plans)
+    }
+
+    /// The search a matrix asks for, checked against its points: `None` for a full sweep.
+    fn search_plan(&self, errors: &mut FieldErrors, arms: &[Arm]) -> Option<SearchPlan> {
+        let search = self.matrix.as_ref()?.search.as_ref()?;
+        if search.strategy == SearchStrategy::Full {
+            return None;
+        }
+        if arms.len() < 2 {
+            errors.add(
+                "matrix.search.strategy",
+                "an adaptive search chooses among a matrix's points: list at least two values \
+                 in one of the matrix's lists",
+            );
+        }
+        if self.repeat < 2 {
+            errors.add(
+                "repeat",
+                "an adaptive search repeats its leading points up to `repeat` times to tell \
+                 them from noise: give at least 2",
+            );
+        }
+        let full: usize = arms.iter().map(Arm::runs).sum::<usize>() * self.repeat as usize;
+        let smallest = arms.iter().map(Arm::runs).max().unwrap_or(1) * 2;
+        let budget = search.budget_runs.map_or_else(
+            || ((full as f64 * DEFAULT_SEARCH_SHARE).ceil() as usize).max(smallest),
+            |budget| budget as usize,
+        );
+        if budget < smallest || budget > full {
+            errors.add(
+                "matrix.search.budget_runs",
+                format!(
+                    "must be between {smallest} (two points' runs) and {full} (the full \
+                     sweep's runs)"
+                ),
+            );
+        }
+        Some(SearchPlan {
+            budget_runs: budget,
+            seed: search.seed.unwrap_or(0),
+            full_runs: full,
+            max_repeats: self.repeat as usize,
+        })
+    }
+}
+
+/// A campaign's runs, and the matrix points they come from.
+#[derive(Debug, Clone)]
+pub struct SweepPlan {
+    /// Every run of the full sweep, in queue order.
+    pub plans: Vec<RunPlan>,
+    /// The matrix's points, each with one repeat of its runs.
+    pub arms: Vec<Arm>,
+    /// The adaptive search asked for, if any.
+    pub search: Option<SearchPlan>,
+}
+
+/// A point of a matrix: where it lies on each list, and one repeat of its runs.
+#[derive(Debug, Clone)]
+pub struct Arm {
+    /// Its index in each of the matrix's lists: buffers, block size, streams, part size,
+    /// concurrency, clients (0 for a list left out).
+    pub at: [usize; 6],
+    /// One repeat of its runs, a group per test (each generation a run of its own).
+    pub groups: Vec<Vec<RunPlan>>,
+}
+
+impl Arm {
+    /// Runs one repeat of the point takes.
+    pub fn runs(&self) -> usize {
+        self.groups.iter().map(Vec::len).sum()
+    }
+}
+
+/// An adaptive search's bounds, checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SearchPlan {
+    pub budget_runs: usize,
+    pub seed: u64,
+    /// The runs the full sweep would take.
+    pub full_runs: usize,
+    /// Most repeats of one point: the spec's `repeat`.
+    pub max_repeats: usize,
+}
+
+/// One repeat of each matrix point's runs.
+#[allow(clippy::too_many_arguments)]
+fn build_arms(
+    axes: &MatrixAxes,
+    tests: &[TestKind],
+    source: &SourcePlan,
+    target: &TargetPlan,
+    base: &RunParams,
+    network: NetworkDefaults,
+    agents: &[String],
+    spec: &CampaignSpec,
+) -> Vec<Arm> {
+    let points = axes.points();
+    let mut arms = Vec::with_capacity(points.len());
+    for (point, at) in &points {
+        let mut groups = Vec::new();
+        for &test in tests {
+            let is_network = test == TestKind::NetworkBackup;
+            // A client sweep repeats only the network runs; the local tests run once.
+            if !is_network && point.clients.is_some() && point.clients != points[0].0.clients {
+                continue;
+            }
+            // The target tests send each generation of a generated dataset in turn.
+            let generations: Vec<Option<u32>> = match source {
+                SourcePlan::Generated {
+                    generations: Some(generations),
+                    ..
+                } if test.sends_generations() => (1..=generations.count).map(Some).collect(),
+                _ => vec![None],
+            };
+            let mut group = Vec::with_capacity(generations.len());
+            for generation in generations {
+                let mut params = base.clone();
+                params.generation = generation;
+                if let Some(buffers) = point.buffers {
+                    params.buffers = buffers;
+                }
+                if let Some(block_size) = point.block_size {
+                    params.block_size = block_size;
+                }
+                if let Some(streams) = point.streams {
+                    params.streams = streams;
+                }
+                // Every run against an object store says how it wrote to it.
+                if let TargetPlan::S3(config) = target {
+                    params.part_size = Some(point.part_size.unwrap_or(config.part_size));
+                    params.concurrency = Some(point.concurrency.unwrap_or(config.concurrency));
+                }
+                if is_network {
+                    if spec.params.streams.is_none() && point.streams.is_none() {
+                        params.streams = DEFAULT_CLIENT_STREAMS;
+                    }
+                    params.clients = Some(point.clients.unwrap_or(network.clients));
+                    params.link_mb_s = spec.params.link_mb_s;
+                }
+                group.push(RunPlan {
+                    test,
+                    params,
+                    source: source.clone(),
+                    target: target.clone(),
+                    agents: if is_network {
+                        agents.to_vec()
+                    } else {
+                        Vec::new()
+                    },
+                });
+            }
+            groups.push(group);
+        }
+        arms.push(Arm { at: *at, groups });
+    }
+    arms
 }
 
 /// The checked values of each matrix list; `[None]` where the list was left out.
@@ -223,23 +343,25 @@ impl Default for MatrixAxes {
 }
 
 impl MatrixAxes {
-    /// Every combination; only called once the run count is known to be within the limit.
-    pub(super) fn points(&self) -> Vec<MatrixPoint> {
+    /// Every combination with its index in each list; only called once the run count is
+    /// known to be within the limit.
+    pub(super) fn points(&self) -> Vec<(MatrixPoint, [usize; 6])> {
         let mut points = Vec::new();
-        for buffers in &self.buffers {
-            for block_size in &self.block_sizes {
-                for streams in &self.streams {
-                    for part_size in &self.part_sizes {
-                        for concurrency in &self.concurrency {
-                            for clients in &self.clients {
-                                points.push(MatrixPoint {
+        for (i0, buffers) in self.buffers.iter().enumerate() {
+            for (i1, block_size) in self.block_sizes.iter().enumerate() {
+                for (i2, streams) in self.streams.iter().enumerate() {
+                    for (i3, part_size) in self.part_sizes.iter().enumerate() {
+                        for (i4, concurrency) in self.concurrency.iter().enumerate() {
+                            for (i5, clients) in self.clients.iter().enumerate() {
+                                let point = MatrixPoint {
                                     buffers: *buffers,
                                     block_size: *block_size,
                                     streams: *streams,
                                     clients: *clients,
                                     part_size: *part_size,
                                     concurrency: *concurrency,
-                                });
+                                };
+                                points.push((point, [i0, i1, i2, i3, i4, i5]));
                             }
                         }
                     }

@@ -30,6 +30,7 @@ pub use crate::size::*;
 pub use validate::check_name;
 
 use expand::*;
+pub use expand::{Arm, SearchPlan, SweepPlan};
 use validate::*;
 
 /// Largest ring the lab allocates: buffers × block size.
@@ -232,7 +233,39 @@ pub struct MatrixSpec {
     /// Object-store target only: parts in flight per stream to sweep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<Vec<u32>>,
+    /// How the combinations are explored: all of them (the default), or a search that runs
+    /// only those that decide which is best.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchSpec>,
 }
+
+/// How a matrix is explored.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SearchSpec {
+    #[serde(default)]
+    pub strategy: SearchStrategy,
+    /// Most runs the search may queue (all tests, repeats and generations counted); 40 % of
+    /// the full sweep's when not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_runs: Option<u32>,
+    /// Chooses where the search starts: searches of different seeds start at different
+    /// points. 0 when not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+}
+
+/// Every point of the matrix, `repeat` times each; or an adaptive search over them.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchStrategy {
+    #[default]
+    Full,
+    Adaptive,
+}
+
+/// The share of a full sweep's runs an adaptive search may spend unless its spec says.
+pub const DEFAULT_SEARCH_SHARE: f64 = 0.4;
 
 /// Most fields of the wrong type or form one reading of a spec names.
 const MAX_TYPE_ERRORS: usize = 64;

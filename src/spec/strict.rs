@@ -13,12 +13,13 @@ use super::FieldErrors;
 
 /// The sections of a spec that are objects: a list given for one is refused, never read by
 /// position.
-const SECTIONS: [&[&str]; 5] = [
+const SECTIONS: [&[&str]; 6] = [
     &["source"],
     &["source", "generated"],
     &["target"],
     &["params"],
     &["matrix"],
+    &["matrix", "search"],
 ];
 
 /// Records every key given twice in one object of `text`, at its path. `text` is JSON that

@@ -300,6 +300,33 @@ pub struct MatrixSchema {
     /// Object-store target only: parts in flight per stream to sweep.
     #[schema(schema_with = matrix_concurrency_schema)]
     concurrency: Option<Vec<u32>>,
+    /// How the combinations are explored: all of them, or an adaptive search.
+    search: Option<SearchSchema>,
+}
+
+/// How a matrix is explored: `full` runs every point `repeat` times; `adaptive` runs the
+/// points that decide which is best (a coordinate search from a seeded start), repeats the
+/// leaders up to `repeat` times until the best stands out of their noise by the rule
+/// `/compare` uses, and stops then, when none can, or when its budget is spent.
+#[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = SearchSpec)]
+pub struct SearchSchema {
+    strategy: Option<SearchStrategySchema>,
+    /// Most runs the search may queue; 40 % of the full sweep's when not given.
+    #[schema(minimum = 1)]
+    budget_runs: Option<u32>,
+    /// Where the search starts; 0 when not given.
+    seed: Option<u64>,
+}
+
+/// `full` (the default) or `adaptive`.
+#[derive(ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[schema(as = SearchStrategy)]
+pub enum SearchStrategySchema {
+    Full,
+    Adaptive,
 }
 
 /// A size: a byte count, or digits with a binary unit (`64K`, `1M`, `2GiB`, `1T`).
@@ -588,7 +615,8 @@ mod tests {
                        "size": 1024, "duration_s": 1.0, "source_rate_mb_s": 10.0,
                        "clients": 1, "link_mb_s": 10.0},
             "matrix": {"buffers": [1], "block_size": ["4K"], "streams": [1], "clients": [1],
-                       "part_size": ["16M"], "concurrency": [8]},
+                       "part_size": ["16M"], "concurrency": [8],
+                       "search": {"strategy": "full", "budget_runs": 10, "seed": 1}},
             "repeat": 1
         })
     }
@@ -677,6 +705,12 @@ mod tests {
                 names_of::<spec::MatrixSpec>(),
                 parse::<spec::MatrixSpec>,
                 "/matrix",
+            ),
+            (
+                "SearchSpec",
+                names_of::<spec::SearchSpec>(),
+                parse::<spec::SearchSpec>,
+                "/matrix/search",
             ),
         ]
     }

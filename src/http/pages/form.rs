@@ -79,6 +79,10 @@ pub struct CampaignForm {
     pub dedup_avg_chunk: String,
     pub matrix_part_size: String,
     pub matrix_concurrency: String,
+    /// How the matrix is explored: `full` or `adaptive`, its budget of runs and its seed.
+    pub search_strategy: String,
+    pub search_budget_runs: String,
+    pub search_seed: String,
     /// Errors by form field name.
     pub errors: BTreeMap<String, String>,
 }
@@ -250,6 +254,9 @@ impl CampaignForm {
                 "dedup_avg_chunk" => form.dedup_avg_chunk = value,
                 "matrix_part_size" => form.matrix_part_size = value,
                 "matrix_concurrency" => form.matrix_concurrency = value,
+                "search_strategy" => form.search_strategy = value,
+                "search_budget_runs" => form.search_budget_runs = value,
+                "search_seed" => form.search_seed = value,
                 _ => {}
             }
         }
@@ -385,6 +392,19 @@ impl CampaignForm {
                 matrix.insert(key.into(), Value::Array(values));
             }
         }
+        if !matrix.is_empty() && self.search_strategy == "adaptive" {
+            let mut search = Map::new();
+            search.insert("strategy".into(), json!("adaptive"));
+            for (key, text) in [
+                ("budget_runs", &self.search_budget_runs),
+                ("seed", &self.search_seed),
+            ] {
+                if let Some(value) = count(text, &format!("matrix.search.{key}"), &mut errors) {
+                    search.insert(key.into(), value);
+                }
+            }
+            matrix.insert("search".into(), Value::Object(search));
+        }
         if !matrix.is_empty() {
             spec.insert("matrix".into(), Value::Object(matrix));
         }
@@ -499,6 +519,12 @@ fn form_field(path: &str) -> &'static str {
         "matrix_concurrency"
     } else if head("matrix.clients") {
         "matrix_clients"
+    } else if head("matrix.search.budget_runs") {
+        "search_budget_runs"
+    } else if head("matrix.search.seed") {
+        "search_seed"
+    } else if head("matrix.search") {
+        "search_strategy"
     } else if head("matrix") {
         "matrix"
     } else {
