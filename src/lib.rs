@@ -29,4 +29,5 @@ pub mod serve;
 pub mod size;
 pub mod spec;
 pub mod store;
+pub mod tuner;
 pub mod worker;
