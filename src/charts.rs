@@ -6,7 +6,7 @@ use plotters::prelude::*;
 
 use crate::analysis::Verdict;
 use crate::matrix::Point;
-use crate::spec::{TestKind, format_bytes};
+use crate::spec::{RunParams, TestKind, format_bytes};
 use crate::store::{RunRecord, RunState};
 
 /// A report's charts, each served as `/campaigns/{id}/charts/{name}.svg`.
@@ -1084,13 +1084,18 @@ struct Setting {
 
 /// A point's setting as the heat map places it, whether or not it has a figure.
 fn setting_of(point: &Point) -> Setting {
+    setting_of_params(&point.params)
+}
+
+/// The setting of a run's parameters.
+fn setting_of_params(params: &RunParams) -> Setting {
     Setting {
-        buffers: point.params.buffers,
-        block_size: point.params.block_size,
-        streams: point.params.streams,
-        clients: point.clients(),
-        part_size: point.params.part_size.unwrap_or(0),
-        concurrency: point.params.concurrency.unwrap_or(0),
+        buffers: params.buffers,
+        block_size: params.block_size,
+        streams: params.streams,
+        clients: params.clients.unwrap_or(0),
+        part_size: params.part_size.unwrap_or(0),
+        concurrency: params.concurrency.unwrap_or(0),
     }
 }
 
@@ -1098,28 +1103,51 @@ fn setting_of(point: &Point) -> Setting {
 /// rows of buffers, columns of block sizes (rows of parts in flight and columns of part sizes
 /// for an object store's uploads: `Grid`); each cell's shade is its median MB/s on one scale for
 /// all panels, with the figure and the repeats' spread written in it; the best cell outlined.
+/// The settings of `unexplored` (points an adaptive search did not run) get cells of their
+/// own, marked unexplored: neither empty nor zero.
 pub fn heatmap_chart(
     points: &[Point],
     test: Option<TestKind>,
+    unexplored: &[RunParams],
     width: Width,
 ) -> Result<String, ChartError> {
     let shown = points_of(points, test);
     let grid = Grid::of(&shown);
     let cell_of = |p: &Drawn| grid.cell(p.setting);
+    let unexplored: Vec<Cell> = unexplored
+        .iter()
+        .map(|params| grid.cell(setting_of_params(params)))
+        .collect();
     let sorted = |mut values: Vec<u64>| {
         values.sort_unstable();
         values.dedup();
         values
     };
     // A panel per client count and stream count: a network sweep may vary both.
-    let mut panels: Vec<(u32, u32, u32, u64)> = shown.iter().map(|p| cell_of(p).panel).collect();
+    let mut panels: Vec<(u32, u32, u32, u64)> = shown
+        .iter()
+        .map(|p| cell_of(p).panel)
+        .chain(unexplored.iter().map(|cell| cell.panel))
+        .collect();
     panels.sort_unstable();
     panels.dedup();
     let rings_differ = panels
         .iter()
         .any(|panel| (panel.2, panel.3) != (panels[0].2, panels[0].3));
-    let buffers = sorted(shown.iter().map(|p| cell_of(p).row).collect());
-    let blocks = sorted(shown.iter().map(|p| cell_of(p).column).collect());
+    let buffers = sorted(
+        shown
+            .iter()
+            .map(|p| cell_of(p).row)
+            .chain(unexplored.iter().map(|cell| cell.row))
+            .collect(),
+    );
+    let blocks = sorted(
+        shown
+            .iter()
+            .map(|p| cell_of(p).column)
+            .chain(unexplored.iter().map(|cell| cell.column))
+            .collect(),
+    );
     let columns_per_row = panels.len().clamp(1, width.columns(3));
     let panel_rows = panels.len().div_ceil(columns_per_row).max(1);
     const CELL_HEIGHT: i32 = 34;
@@ -1148,7 +1176,15 @@ pub fn heatmap_chart(
         let caption = [
             format!("{}:", test.label()),
             "median steady MB/s of each point's valid runs;".to_string(),
-            grid.caption().to_string(),
+            if unexplored.is_empty() {
+                grid.caption().to_string()
+            } else {
+                format!(
+                    "{}; {} point(s) the adaptive search did not run are marked unexplored",
+                    grid.caption(),
+                    unexplored.len()
+                )
+            },
         ];
         let caption: Vec<String> = match width {
             Width::Wide => vec![caption.join(" ")],
@@ -1255,6 +1291,14 @@ pub fn heatmap_chart(
                     let found = shown.iter().position(|p| cell_of(p) == here);
                     let Some((at, point)) = found.map(|at| (at, &shown[at])) else {
                         root.draw(&Rectangle::new(cell, GREY.mix(0.15).filled()))?;
+                        if unexplored.contains(&here) {
+                            root.draw(&Text::new(
+                                "unexplored",
+                                (x + 4, y + 3),
+                                (FONT, width.font(11)).into_font().color(&GREY),
+                            ))?;
+                            continue;
+                        }
                         // A point measured nothing: why, in the tables' word for it.
                         let why = points
                             .iter()

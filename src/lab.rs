@@ -4,6 +4,8 @@
 
 mod references;
 mod schedules;
+mod search;
+pub use search::{SearchReport, deciding_test, search_report, unexplored};
 mod watch;
 
 pub use schedules::{SCHEDULE_TICK, ScheduleView};
@@ -151,6 +153,8 @@ pub struct CampaignView {
     pub provisional: bool,
     /// The survey taken when it finished: the source's size and where it was measured.
     pub survey: Option<Survey>,
+    /// Its adaptive search, when its matrix has one.
+    pub search: Option<SearchReport>,
 }
 
 /// The runs as the results model takes them: numbered from 1, in plan order.
@@ -708,6 +712,19 @@ impl Lab {
             )));
         }
 
+        // An adaptive search queues its first step; the rest follow as it chooses them.
+        let sweep = spec.plan_arms().map_err(LabError::Invalid)?;
+        let (runs, search) = match search::first_step(&sweep) {
+            Some((runs, state)) => (runs, Some(state)),
+            None => (
+                plans
+                    .iter()
+                    .map(|plan| (plan.test, plan.params.clone()))
+                    .collect(),
+                None,
+            ),
+        };
+        let queued = runs.len();
         let id = ids::campaign_id();
         let campaign = NewCampaign {
             id: id.clone(),
@@ -718,10 +735,8 @@ impl Lab {
             placement: Placement::of(&plans)
                 .ok_or_else(|| LabError::Internal("the campaign expands to no runs".to_string()))?,
             rerun_of,
-            runs: plans
-                .iter()
-                .map(|plan| (plan.test, plan.params.clone()))
-                .collect(),
+            runs,
+            search,
         };
         self.store.insert_campaign(&campaign, now_ms()).await?;
         if host == self.host.name {
@@ -731,11 +746,15 @@ impl Lab {
                 from: self.host.name.clone(),
             });
         }
+        // A search is expected to take at most its budget of runs.
+        let expected = sweep
+            .search
+            .map_or(plans.len(), |search| search.budget_runs.min(plans.len()));
         Ok(Submitted {
             url: campaign_url(&id),
             id,
-            runs: plans.len(),
-            expectation: expectation_of(&plans).await,
+            runs: queued,
+            expectation: expectation_of(&plans[..expected]).await,
         })
     }
 
@@ -817,8 +836,13 @@ impl Lab {
         };
         let judgement =
             kept.unwrap_or_else(|| analysis::Judgement::of(&run_entries(&runs), survey.as_ref()));
+        let search = record
+            .search
+            .as_ref()
+            .map(|state| search_report(&spec, state, runs.len(), &judgement.points));
         Ok(CampaignView {
             campaign: summary(&record),
+            search,
             spec,
             runs,
             points: judgement.points,
@@ -969,6 +993,8 @@ impl Lab {
         self.check_id(id)?;
         let outcome = {
             let _claiming = self.claim_lock.lock().await;
+            // A search chooses nothing more once its campaign is cancelled.
+            self.store.close_search(id).await?;
             let outcome = self
                 .store
                 .cancel_campaign(id, now_ms())

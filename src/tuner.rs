@@ -24,6 +24,20 @@ use crate::noise::{FAMILY_ALPHA, Side, stands_out};
 /// shows no noise, and disks vary this much between runs.
 pub const SCREEN_PCT: f64 = 10.0;
 
+/// A campaign's search as the store keeps it: its bounds, and once it stopped, why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchState {
+    pub budget_runs: usize,
+    pub seed: u64,
+    /// The runs the full sweep would take, and its points.
+    pub full_runs: usize,
+    pub points_total: usize,
+    pub max_repeats: usize,
+    /// Batches of runs queued so far.
+    pub steps: u32,
+    pub stopped: Option<Stopped>,
+}
+
 /// The matrix's points: where each lies on the six lists, and how long each list is.
 #[derive(Debug, Clone)]
 pub struct Space {
@@ -287,7 +301,8 @@ mod tests {
                 .iter()
                 .map(|v| Observed {
                     visits: v.len(),
-                    side: (!v.is_empty()).then(|| Side::of(v.iter().map(|x| (*x, 0.0)).collect(), true)),
+                    side: (!v.is_empty())
+                        .then(|| Side::of(v.iter().map(|x| (*x, 0.0)).collect(), true)),
                 })
                 .collect();
             let bounds = Bounds {
@@ -317,7 +332,9 @@ mod tests {
         let space = cube();
         // Best at 2 buffers-index, 1 block-index, 2 streams-index; others at least 15 % lower.
         let truth = |at: &[usize; 6]| {
-            300.0 - 30.0 * (at[0] as f64 - 2.0).abs() - 45.0 * (at[1] as f64 - 1.0).abs()
+            300.0
+                - 30.0 * (at[0] as f64 - 2.0).abs()
+                - 45.0 * (at[1] as f64 - 1.0).abs()
                 - 25.0 * (at[2] as f64 - 2.0).abs()
         };
         let best = space
@@ -373,6 +390,9 @@ mod tests {
             runs_used: 4,
             max_repeats: 3,
         };
-        assert_eq!(next(&space, &observed, bounds), Step::Stop(Stopped::BudgetSpent));
+        assert_eq!(
+            next(&space, &observed, bounds),
+            Step::Stop(Stopped::BudgetSpent)
+        );
     }
 }

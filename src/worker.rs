@@ -19,6 +19,9 @@ const IDLE_POLL: Duration = Duration::from_secs(2);
 
 /// Starts `lanes` workers; they return once the lab is stopping and their run is saved.
 pub fn spawn_lanes(lab: &Arc<Lab>, lanes: usize) -> Vec<JoinHandle<()>> {
+    // Searches left between two steps when the lab last stopped take their step now.
+    let resuming = Arc::clone(lab);
+    tokio::spawn(async move { resuming.resume_searches().await });
     (0..lanes.max(1))
         .map(|lane| {
             let lab = Arc::clone(lab);
@@ -220,6 +223,10 @@ async fn finish(
     );
     if interrupted {
         return;
+    }
+    // An adaptive search chooses its next runs once this was the last one left.
+    if let Err(error) = lab.advance_search(campaign_id).await {
+        tracing::error!(campaign = %campaign_id, %error, "cannot take the search's next step");
     }
     let record = match lab.stored_campaign(campaign_id).await {
         Ok(Some(record)) => record,

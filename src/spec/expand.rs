@@ -138,7 +138,9 @@ impl CampaignSpec {
             return Err(errors);
         }
         let repeat = self.repeat as usize;
-        let arms = build_arms(&axes, &tests, &source, &target, &base, network, &agents, self);
+        let arms = build_arms(
+            &axes, &tests, &source, &target, &base, network, &agents, self,
+        );
         let search = self.search_plan(&mut errors, &arms);
         if !errors.is_empty() {
             return Err(errors);
@@ -152,7 +154,11 @@ impl CampaignSpec {
                 }
             }
         }
-        Ok(SweepPlan { plans, arms, search })
+        Ok(SweepPlan {
+            plans,
+            arms,
+            search,
+        })
     }
 
     /// Checks every field and expands the campaign into runs: matrix × tests × repeat.

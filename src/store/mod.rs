@@ -44,6 +44,8 @@ macro_rules! campaign_status {
             WHEN COUNT(*) FILTER (WHERE r.status = 'interrupted') > 0 THEN 'interrupted'
             WHEN COUNT(*) FILTER (WHERE r.status = 'queued') = COUNT(*) THEN 'queued'
             WHEN COUNT(*) FILTER (WHERE r.status = 'queued') > 0 THEN 'running'
+            WHEN MAX(c.searching) > 0
+                 AND COUNT(*) FILTER (WHERE r.status = 'cancelled') = 0 THEN 'running'
             WHEN COUNT(*) FILTER (WHERE r.status = 'cancelled') > 0 THEN 'cancelled'
             WHEN COUNT(*) FILTER (WHERE r.status = 'failed') > 0 THEN 'failed'
             ELSE 'done'
@@ -57,7 +59,7 @@ macro_rules! campaign_select {
     () => {
         concat!(
             "SELECT c.seq, c.id, c.name, c.spec, c.created_ms, c.rerun_of, c.survey, c.verdict,
-                    c.headline, c.host, c.series, ",
+                    c.headline, c.host, c.series, c.search, ",
             campaign_status!(),
             " AS status,
                 COUNT(*) AS runs_total,
@@ -101,6 +103,7 @@ macro_rules! campaign_seq {
 mod hosts;
 mod references;
 mod schedules;
+mod search;
 mod series;
 
 pub use references::MAX_REFERENCES;
@@ -329,8 +332,9 @@ impl Store {
             let mut tx = pool.begin_with(begin).await?;
             let seq: i64 = sqlx::query_scalar(
                 "INSERT INTO campaigns
-                 (id, name, spec, plan, created_ms, rerun_of, host, checked_by, series)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                 (id, name, spec, plan, created_ms, rerun_of, host, checked_by, series,
+                  search, searching)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
                  RETURNING seq",
             )
             .bind(&campaign.id)
@@ -342,6 +346,8 @@ impl Store {
             .bind(&campaign.host)
             .bind(&campaign.checked_by)
             .bind(crate::series::key_of(&campaign.spec))
+            .bind(campaign.search.as_ref().map(to_json).transpose()?)
+            .bind(i64::from(campaign.search.is_some()))
             .fetch_one(&mut *tx)
             .await?;
             for (position, (test, params)) in campaign.runs.iter().enumerate() {
@@ -962,6 +968,7 @@ struct CampaignRow {
     headline: Option<String>,
     host: Option<String>,
     series: Option<String>,
+    search: Option<String>,
     status: String,
     runs_total: i64,
     runs_finished: i64,
@@ -988,6 +995,10 @@ impl CampaignRow {
             rerun_of: self.rerun_of,
             host: self.host,
             series: self.series,
+            search: self
+                .search
+                .as_deref()
+                .and_then(|json| serde_json::from_str(json).ok()),
             runs_total: self.runs_total,
             runs_finished: self.runs_finished,
             runs_done: self.runs_done,

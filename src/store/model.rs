@@ -103,6 +103,8 @@ pub struct CampaignRecord {
     pub host: Option<String>,
     /// The series its figures join ([`crate::series`]).
     pub series: Option<String>,
+    /// Its adaptive search, when its matrix has one.
+    pub search: Option<crate::tuner::SearchState>,
     pub runs_total: i64,
     pub runs_finished: i64,
     /// Of the finished runs: how many ended done, cancelled and failed.
@@ -174,7 +176,10 @@ pub struct NewCampaign {
     /// Where every run reads and writes.
     pub placement: Placement,
     pub rerun_of: Option<String>,
+    /// The first runs: all of them, or an adaptive search's first step.
     pub runs: Vec<(TestKind, RunParams)>,
+    /// The adaptive search choosing the rest, if any.
+    pub search: Option<crate::tuner::SearchState>,
 }
 
 /// What a cancel request changed.

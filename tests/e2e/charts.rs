@@ -155,7 +155,7 @@ fn charts_at(runs: &[RunRecord], width: Width) -> Vec<(String, String)> {
         ),
         (
             "heatmap".into(),
-            charts::heatmap_chart(&points, matrix::headline_test(&points), width)
+            charts::heatmap_chart(&points, matrix::headline_test(&points), &[], width)
                 .expect("heatmap chart"),
         ),
     ]
@@ -274,7 +274,7 @@ fn the_heat_map_has_a_panel_per_stream_count_and_outlines_the_best_cell() {
     let runs = many_runs();
     let points = analysis::points::points(&run_entries(&runs));
     let test = matrix::headline_test(&points);
-    let svg = charts::heatmap_chart(&points, test, Width::Wide).expect("heat map");
+    let svg = charts::heatmap_chart(&points, test, &[], Width::Wide).expect("heat map");
     let doc = check_svg("heatmap", &svg);
     let texts: Vec<&str> = doc
         .descendants()
@@ -316,7 +316,7 @@ fn the_heat_map_has_a_panel_per_stream_count_and_outlines_the_best_cell() {
         for point in &mut points {
             point.stands_out = beyond && point.best;
         }
-        charts::heatmap_chart(&points, test, Width::Wide).expect("heat map")
+        charts::heatmap_chart(&points, test, &[], Width::Wide).expect("heat map")
     };
     assert_eq!(outlined(&with(false)), 0, "no cell outlined within noise");
     assert_eq!(outlined(&with(true)), 1, "exactly one best cell");
@@ -361,7 +361,7 @@ fn an_upload_sweep_maps_parts_in_flight_by_part_size() {
     let points = analysis::points::points(&run_entries(&runs));
     assert_eq!(points.len(), 4, "a point per pair");
     let test = matrix::headline_test(&points);
-    let svg = charts::heatmap_chart(&points, test, Width::Wide).expect("heat map");
+    let svg = charts::heatmap_chart(&points, test, &[], Width::Wide).expect("heat map");
     let doc = check_svg("heatmap", &svg);
     let texts: Vec<&str> = doc
         .descendants()

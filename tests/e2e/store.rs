@@ -60,6 +60,7 @@ fn campaign_on(host: &str, id: &str, name: &str, runs: usize) -> NewCampaign {
         placement: placement(),
         rerun_of: None,
         runs: (0..runs).map(|_| (TestKind::NullSink, params())).collect(),
+        search: None,
     }
 }
 

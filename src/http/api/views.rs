@@ -192,6 +192,9 @@ pub struct CampaignBody<'a> {
     pub runs: Vec<RunBody<'a>>,
     /// Each test at each parameter set, with its figure and how many of its runs are valid.
     pub points: &'a [Point],
+    /// Its adaptive search: points and runs spent, why it stopped, how sure it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search: Option<&'a crate::lab::SearchReport>,
 }
 
 impl<'a> From<&'a CampaignView> for CampaignBody<'a> {
@@ -201,6 +204,7 @@ impl<'a> From<&'a CampaignView> for CampaignBody<'a> {
             spec: &view.spec,
             runs: view.runs.iter().map(RunBody::from).collect(),
             points: &view.points,
+            search: view.search.as_ref(),
         }
     }
 }

@@ -67,6 +67,8 @@ pub struct CampaignPageView {
     pub sweep_uploads: bool,
     /// The campaign sent a dataset in generations: its table gives each point's generation.
     pub sweep_generations: bool,
+    /// The adaptive search in words: what it ran and why it stopped, and how sure it is.
+    pub search: Option<(String, String)>,
     pub runs: Vec<RunRow>,
 }
 
@@ -518,6 +520,10 @@ pub fn campaign_page(
         sweep: sweep.then(|| points.iter().map(point_row).collect()),
         sweep_uploads: sweep && points.iter().any(|point| point.params.part_size.is_some()),
         sweep_generations: sweep && points.iter().any(|point| point.params.generation.is_some()),
+        search: view
+            .search
+            .as_ref()
+            .map(|search| (search.words(), search.sureness.clone())),
         runs: runs.iter().map(|run| run_row(run, points)).collect(),
     })
 }
@@ -536,7 +542,14 @@ pub fn render_chart(
         Chart::Stages => charts::stages_chart(runs, points, width),
         Chart::Clients => charts::clients_chart(runs, width),
         Chart::Matrix => charts::matrix_chart(points, sweep_test, width),
-        Chart::Heatmap => charts::heatmap_chart(points, sweep_test, width),
+        Chart::Heatmap => charts::heatmap_chart(
+            points,
+            sweep_test,
+            view.search
+                .as_ref()
+                .map_or(&[][..], |search| &search.unexplored),
+            width,
+        ),
     }
 }
 

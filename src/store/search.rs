@@ -1,0 +1,100 @@
+//! Adaptive searches: a campaign's next runs appended as its search chooses them, and the
+//! searches left waiting for their next step.
+
+use sqlx::Row;
+
+use super::{Pool, Store, StoreError, to_json};
+use crate::spec::{RunParams, TestKind};
+use crate::tuner::SearchState;
+
+impl Store {
+    /// Appends `runs` to campaign `campaign_id` and keeps its search as `state` (closed when
+    /// it has stopped), if the stored search is still `expected` and none of its runs is
+    /// queued or running: of two labs taking the same step, one appends. Returns whether this
+    /// one did.
+    pub async fn extend_search(
+        &self,
+        campaign_id: &str,
+        expected: &SearchState,
+        runs: &[(TestKind, RunParams)],
+        state: &SearchState,
+    ) -> Result<bool, StoreError> {
+        let expected = to_json(expected)?;
+        let document = to_json(state)?;
+        let open = i64::from(state.stopped.is_none());
+        let params: Vec<String> = runs
+            .iter()
+            .map(|(_, params)| to_json(params))
+            .collect::<Result<_, _>>()?;
+        let begin = self.backend().begin_write();
+        Ok(on_backend!(self, pool => {
+            let mut tx = pool.begin_with(begin).await?;
+            let updated = sqlx::query(
+                "UPDATE campaigns SET search = $1, searching = $2
+                 WHERE id = $3 AND search = $4 AND searching = 1
+                   AND NOT EXISTS (SELECT 1 FROM runs WHERE campaign_seq = campaigns.seq
+                                   AND status IN ('queued', 'running', 'interrupted'))
+                 RETURNING seq",
+            )
+            .bind(&document)
+            .bind(open)
+            .bind(campaign_id)
+            .bind(&expected)
+            .fetch_optional(&mut *tx)
+            .await?;
+            match updated {
+                None => false,
+                Some(row) => {
+                    let seq: i64 = row.try_get(0)?;
+                    let next: i64 = sqlx::query_scalar(
+                        "SELECT COALESCE(MAX(position), -1) + 1 FROM runs WHERE campaign_seq = $1",
+                    )
+                    .bind(seq)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                    for (offset, ((test, _), params)) in runs.iter().zip(&params).enumerate() {
+                        sqlx::query(
+                            "INSERT INTO runs (campaign_seq, position, test, params)
+                             VALUES ($1, $2, $3, $4)",
+                        )
+                        .bind(seq)
+                        .bind(next + offset as i64)
+                        .bind(test.id())
+                        .bind(params)
+                        .execute(&mut *tx)
+                        .await?;
+                    }
+                    tx.commit().await?;
+                    true
+                }
+            }
+        }))
+    }
+
+    /// Closes a campaign's search whatever its state (a cancelled campaign's).
+    pub async fn close_search(&self, campaign_id: &str) -> Result<(), StoreError> {
+        on_backend!(self, pool => {
+            sqlx::query("UPDATE campaigns SET searching = 0 WHERE id = $1")
+                .bind(campaign_id)
+                .execute(pool)
+                .await?;
+        });
+        Ok(())
+    }
+
+    /// Campaigns of `host` whose search is open with none of their runs queued or running:
+    /// waiting for their next step (a lab stopped between two).
+    pub async fn idle_searches(&self, host: &str) -> Result<Vec<String>, StoreError> {
+        Ok(on_backend!(self, pool => {
+            sqlx::query_scalar(
+                "SELECT id FROM campaigns AS c WHERE searching = 1 AND host = $1
+                   AND NOT EXISTS (SELECT 1 FROM runs WHERE campaign_seq = c.seq
+                                   AND status IN ('queued', 'running', 'interrupted'))
+                 ORDER BY seq",
+            )
+            .bind(host)
+            .fetch_all(pool)
+            .await?
+        }))
+    }
+}
