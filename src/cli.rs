@@ -56,6 +56,39 @@ enum Command {
     /// Keep another tool's result beside a campaign on a lab: fio's JSON output
     /// (--output-format=json) or iperf3's (-J), drawn and compared on the campaign's report.
     Import(ImportArgs),
+    /// Submit a campaign spec (JSON) to a lab, optionally as an adaptive search over its
+    /// matrix, and wait for its answer.
+    Submit(SubmitArgs),
+}
+
+#[derive(Args)]
+struct SubmitArgs {
+    /// The campaign spec, as `POST /api/campaigns` takes it.
+    file: PathBuf,
+    /// Explore the spec's matrix fully, or adaptively (the points that decide the best).
+    #[arg(long, value_enum)]
+    search: Option<SearchFlag>,
+    /// Most runs an adaptive search may queue (40 % of the full sweep's when not given).
+    #[arg(long)]
+    budget_runs: Option<u32>,
+    /// Where an adaptive search starts.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Wait until the campaign ends and print its answer.
+    #[arg(long)]
+    wait: bool,
+    /// The lab's URL.
+    #[arg(long, env = "BACKLAB_SERVER", default_value = "http://127.0.0.1:8080")]
+    lab: String,
+    /// The lab's token, when it has one.
+    #[arg(long, env = "BACKLAB_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum SearchFlag {
+    Full,
+    Adaptive,
 }
 
 #[derive(Args)]
@@ -386,6 +419,7 @@ pub fn main() -> ExitCode {
         Command::Agent(args) => agent(args),
         Command::Lmdd(args) => crate::lmdd::main(&args.operands),
         Command::Import(args) => import(args),
+        Command::Submit(args) => submit(args),
     }
 }
 
@@ -1057,6 +1091,115 @@ fn import(args: ImportArgs) -> ExitCode {
         args.campaign
     );
     ExitCode::SUCCESS
+}
+
+/// The spec of `args.file` with the search the flags ask for set on its matrix.
+fn submitted_spec(args: &SubmitArgs) -> Result<serde_json::Value, String> {
+    let text = std::fs::read_to_string(&args.file)
+        .map_err(|error| format!("cannot read {}: {error}", args.file.display()))?;
+    let mut spec: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|error| format!("{} is not JSON: {error}", args.file.display()))?;
+    let searching = args.search.is_some() || args.budget_runs.is_some() || args.seed.is_some();
+    if searching {
+        let Some(matrix) = spec.get_mut("matrix").and_then(|m| m.as_object_mut()) else {
+            return Err(format!(
+                "{} has no matrix to search: --search, --budget-runs and --seed explore one",
+                args.file.display()
+            ));
+        };
+        let search = matrix
+            .entry("search")
+            .or_insert_with(|| serde_json::json!({}));
+        let Some(search) = search.as_object_mut() else {
+            return Err("matrix.search must be an object".to_string());
+        };
+        if let Some(strategy) = args.search {
+            let name = match strategy {
+                SearchFlag::Full => "full",
+                SearchFlag::Adaptive => "adaptive",
+            };
+            search.insert("strategy".into(), name.into());
+        }
+        if let Some(budget) = args.budget_runs {
+            search.insert("budget_runs".into(), budget.into());
+        }
+        if let Some(seed) = args.seed {
+            search.insert("seed".into(), seed.into());
+        }
+    }
+    Ok(spec)
+}
+
+fn submit(args: SubmitArgs) -> ExitCode {
+    let fail = |message: String| {
+        eprintln!("backlab submit: {message}");
+        ExitCode::FAILURE
+    };
+    let spec = match submitted_spec(&args) {
+        Ok(spec) => spec,
+        Err(message) => return fail(message),
+    };
+    let lab = args.lab.trim_end_matches('/').to_string();
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .new_agent();
+    let call = |request: ureq::RequestBuilder<ureq::typestate::WithoutBody>| match &args.token {
+        Some(token) => request.header("Authorization", &format!("Bearer {token}")),
+        None => request,
+    };
+    let url = format!("{lab}/api/campaigns");
+    let mut request = agent.post(&url);
+    if let Some(token) = &args.token {
+        request = request.header("Authorization", &format!("Bearer {token}"));
+    }
+    let mut response = match request.send_json(&spec) {
+        Ok(response) => response,
+        Err(error) => return fail(format!("{url}: {error}")),
+    };
+    let status = response.status();
+    let answer = response.body_mut().read_to_string().unwrap_or_default();
+    if !status.is_success() {
+        return fail(format!("{url} answered {status}: {answer}"));
+    }
+    let submitted: serde_json::Value = serde_json::from_str(&answer).unwrap_or_default();
+    let id = submitted["id"].as_str().unwrap_or_default().to_string();
+    println!("queued campaign {id}: {lab}/campaigns/{id}");
+    if !args.wait {
+        return ExitCode::SUCCESS;
+    }
+    let url = format!("{lab}/api/campaigns/{id}");
+    loop {
+        std::thread::sleep(Duration::from_secs(1));
+        let mut response = match call(agent.get(&url)).call() {
+            Ok(response) => response,
+            Err(error) => return fail(format!("{url}: {error}")),
+        };
+        let text = response.body_mut().read_to_string().unwrap_or_default();
+        let campaign: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        let status = campaign["status"].as_str().unwrap_or_default();
+        if !["done", "failed", "cancelled"].contains(&status) {
+            continue;
+        }
+        println!("campaign {id} {status}");
+        if let Some(search) = campaign.get("search") {
+            println!(
+                "search: {} of {} points, {} of the full sweep's {} runs; stopped: {}",
+                search["points_run"],
+                search["points_total"],
+                search["runs"],
+                search["full_runs"],
+                search["why"].as_str().unwrap_or("-")
+            );
+            println!("{}", search["sureness"].as_str().unwrap_or(""));
+        }
+        return if status == "done" {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
+    }
 }
 
 #[cfg(test)]

@@ -14,5 +14,6 @@ mod report;
 mod restart;
 mod safety;
 mod schedules;
+mod search;
 mod upgrade;
 mod watch;
