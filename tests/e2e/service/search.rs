@@ -19,7 +19,7 @@ fn striped_sweep() -> Value {
         "target": {"kind": "striped", "disks": 10, "disk_mb_s": 5, "stripe_unit": "64K",
                    "controllers": 3, "controller_mb_s": 20},
         "tests": ["tape_write"],
-        "params": {"streams": 1, "buffers": 8, "duration_s": 3},
+        "params": {"streams": 1, "buffers": 8, "duration_s": 5},
         "matrix": {"block_size": ["64K", "128K", "256K", "320K", "512K", "640K", "1280K", "2560K"]},
         "repeat": 3
     })
