@@ -160,11 +160,11 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--base", required=True)
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--cases", default="striped,network,tuning")
+    parser.add_argument("--cases", default="tuning,network,striped")
     parser.add_argument("--duration", type=float, default=5.0)
     args = parser.parse_args()
     print(f"each run time-based, {args.duration:g} s (the presets' tuning duration); repeat 3; "
-          f"budget: the lab's default, 40 % of the full sweep's runs, rounded up")
+          f"budget: the lab's default, 40 % of the full sweep's runs, rounded down")
     all_met = True
     for name in args.cases.split(","):
         spec = cases(args.duration)[name]

@@ -9,7 +9,7 @@
 #   CASES=striped SEEDS=3 bench/adaptive.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CASES=${CASES:-"striped,network,tuning"}
+CASES=${CASES:-"tuning,network,striped"}
 SEEDS=${SEEDS:-5}
 
 cargo build --release --quiet

@@ -836,10 +836,10 @@ impl Lab {
         };
         let judgement =
             kept.unwrap_or_else(|| analysis::Judgement::of(&run_entries(&runs), survey.as_ref()));
-        let search = record
-            .search
-            .as_ref()
-            .map(|state| search_report(&spec, state, runs.len(), &judgement.points));
+        let search = record.search.as_ref().map(|state| {
+            let cap = judgement.verdict.cap();
+            search_report(&spec, state, runs.len(), &judgement.points, cap)
+        });
         Ok(CampaignView {
             campaign: summary(&record),
             search,

@@ -226,11 +226,13 @@ pub struct SearchReport {
 }
 
 /// The report of a campaign's search from its judged points.
+/// `cap` is the component the verdict names, told when no point stands out.
 pub fn search_report(
     spec: &CampaignSpec,
     state: &SearchState,
     runs: usize,
     judged: &[Point],
+    cap: Option<String>,
 ) -> SearchReport {
     let test = deciding_test(spec);
     let best = judged
@@ -248,8 +250,13 @@ pub fn search_report(
         ),
         (Some(best), false, Some(Stopped::WithinNoise)) => format!(
             "No point stands out: {best} leads, but the leading points had all {} repeats and \
-             stay within each other's noise; any of them will do.",
-            state.max_repeats
+             stay within each other's noise; any of them will do.{}",
+            state.max_repeats,
+            cap.map(|cap| format!(
+                " {} caps the backup: tuning these settings will not help.",
+                crate::analysis::capitalize(&cap)
+            ))
+            .unwrap_or_default()
         ),
         (Some(best), false, Some(Stopped::BudgetSpent)) => format!(
             "Not settled: {best} leads, but the budget ran out before it could be told from its \

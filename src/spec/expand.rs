@@ -190,7 +190,7 @@ impl CampaignSpec {
         let full: usize = arms.iter().map(Arm::runs).sum::<usize>() * self.repeat as usize;
         let smallest = arms.iter().map(Arm::runs).max().unwrap_or(1) * 2;
         let budget = search.budget_runs.map_or_else(
-            || ((full as f64 * DEFAULT_SEARCH_SHARE).ceil() as usize).max(smallest),
+            || ((full as f64 * DEFAULT_SEARCH_SHARE).floor() as usize).max(smallest),
             |budget| budget as usize,
         );
         if budget < smallest || budget > full {

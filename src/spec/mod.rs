@@ -246,7 +246,7 @@ pub struct SearchSpec {
     #[serde(default)]
     pub strategy: SearchStrategy,
     /// Most runs the search may queue (all tests, repeats and generations counted); 40 % of
-    /// the full sweep's when not given.
+    /// the full sweep's, rounded down, when not given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_runs: Option<u32>,
     /// Chooses where the search starts: searches of different seeds start at different

@@ -412,3 +412,59 @@ fn a_required_field_of_the_wrong_type_is_named_once() {
         "{errors}"
     );
 }
+
+#[test]
+fn an_adaptive_search_sees_every_swept_list_as_an_axis_of_its_points() {
+    let spec = spec(
+        r#"{"source": {"generated": {"size": "1G"}}, "target": {"kind": "null"},
+            "tests": ["null_sink", "network_backup"], "repeat": 2,
+            "matrix": {"streams": [1, 2], "clients": [2, 4, 6],
+                       "search": {"strategy": "adaptive", "seed": 7}}}"#,
+    );
+    let sweep = spec.plan_arms().expect("valid");
+    assert_eq!(sweep.arms.len(), 6);
+    // Streams on the third list, clients on the sixth: each point where both lie.
+    let at: Vec<[usize; 6]> = sweep.arms.iter().map(|arm| arm.at).collect();
+    assert!(at.contains(&[0, 0, 1, 0, 0, 2]), "{at:?}");
+    // The local test runs at the first client count only, as in the full sweep.
+    let runs: Vec<usize> = sweep.arms.iter().map(Arm::runs).collect();
+    assert_eq!(runs, vec![2, 1, 1, 2, 1, 1]);
+    let search = sweep.search.expect("a search");
+    assert_eq!(search.full_runs, sweep.plans.len());
+    assert_eq!(search.full_runs, 16);
+    assert_eq!(search.budget_runs, 6, "40 % of 16, rounded down");
+    assert_eq!((search.seed, search.max_repeats), (7, 2));
+
+    let s3 = spec_with_matrix(
+        r#"{"part_size": ["8M", "16M"], "concurrency": [2, 4, 8],
+            "search": {"strategy": "adaptive"}}"#,
+    );
+    let at: Vec<[usize; 6]> = s3.arms.iter().map(|arm| arm.at).collect();
+    assert!(at.contains(&[0, 0, 0, 1, 2, 0]), "{at:?}");
+}
+
+/// An object store's part-size sweep, planned with the matrix given.
+fn spec_with_matrix(matrix: &str) -> SweepPlan {
+    let text = format!(
+        r#"{{"source": {{"generated": {{"size": "1G"}}}}, "target": {{"kind": "s3",
+             "store": "lab"}}, "tests": ["tape_write"], "repeat": 3, "matrix": {matrix}}}"#
+    );
+    spec(&text).plan_arms().expect("valid")
+}
+
+#[test]
+fn an_adaptive_search_needs_repeats_two_points_and_a_budget_it_can_spend() {
+    let spec = spec(
+        r#"{"source": {"generated": {"size": "1G"}}, "target": {"kind": "null"},
+            "tests": ["null_sink"],
+            "matrix": {"streams": [1], "search": {"strategy": "adaptive", "budget_runs": 1}}}"#,
+    );
+    let errors = spec.plan().expect_err("refused");
+    for field in [
+        "matrix.search.strategy",
+        "repeat",
+        "matrix.search.budget_runs",
+    ] {
+        assert!(errors.0.contains_key(field), "{field}: {errors}");
+    }
+}
