@@ -1062,25 +1062,11 @@ fn import(args: ImportArgs) -> ExitCode {
         args.lab.trim_end_matches('/'),
         args.campaign
     );
-    let agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(30)))
-        .build()
-        .new_agent();
-    let mut request = agent.post(&url);
-    if let Some(token) = &args.token {
-        request = request.header("Authorization", &format!("Bearer {token}"));
-    }
     let body = serde_json::json!({ "tool": name, "result": result });
-    let mut response = match request.send_json(&body) {
-        Ok(response) => response,
-        Err(error) => return fail(format!("{url}: {error}")),
+    let answer = match LabClient::new(args.token.clone()).post(&url, &body) {
+        Ok(answer) => answer,
+        Err(message) => return fail(message),
     };
-    let status = response.status();
-    let answer = response.body_mut().read_to_string().unwrap_or_default();
-    if !status.is_success() {
-        return fail(format!("{url} answered {status}: {answer}"));
-    }
     let references: Vec<crate::reference::Reference> =
         serde_json::from_str(&answer).unwrap_or_default();
     println!(
@@ -1140,29 +1126,11 @@ fn submit(args: SubmitArgs) -> ExitCode {
         Err(message) => return fail(message),
     };
     let lab = args.lab.trim_end_matches('/').to_string();
-    let agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(30)))
-        .build()
-        .new_agent();
-    let call = |request: ureq::RequestBuilder<ureq::typestate::WithoutBody>| match &args.token {
-        Some(token) => request.header("Authorization", &format!("Bearer {token}")),
-        None => request,
+    let client = LabClient::new(args.token.clone());
+    let answer = match client.post(&format!("{lab}/api/campaigns"), &spec) {
+        Ok(answer) => answer,
+        Err(message) => return fail(message),
     };
-    let url = format!("{lab}/api/campaigns");
-    let mut request = agent.post(&url);
-    if let Some(token) = &args.token {
-        request = request.header("Authorization", &format!("Bearer {token}"));
-    }
-    let mut response = match request.send_json(&spec) {
-        Ok(response) => response,
-        Err(error) => return fail(format!("{url}: {error}")),
-    };
-    let status = response.status();
-    let answer = response.body_mut().read_to_string().unwrap_or_default();
-    if !status.is_success() {
-        return fail(format!("{url} answered {status}: {answer}"));
-    }
     let submitted: serde_json::Value = serde_json::from_str(&answer).unwrap_or_default();
     let id = submitted["id"].as_str().unwrap_or_default().to_string();
     println!("queued campaign {id}: {lab}/campaigns/{id}");
@@ -1172,12 +1140,10 @@ fn submit(args: SubmitArgs) -> ExitCode {
     let url = format!("{lab}/api/campaigns/{id}");
     loop {
         std::thread::sleep(Duration::from_secs(1));
-        let mut response = match call(agent.get(&url)).call() {
-            Ok(response) => response,
-            Err(error) => return fail(format!("{url}: {error}")),
+        let campaign: serde_json::Value = match client.get(&url) {
+            Ok(text) => serde_json::from_str(&text).unwrap_or_default(),
+            Err(message) => return fail(message),
         };
-        let text = response.body_mut().read_to_string().unwrap_or_default();
-        let campaign: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
         let status = campaign["status"].as_str().unwrap_or_default();
         if !["done", "failed", "cancelled"].contains(&status) {
             continue;
@@ -1199,6 +1165,56 @@ fn submit(args: SubmitArgs) -> ExitCode {
         } else {
             ExitCode::FAILURE
         };
+    }
+}
+
+/// The commands' way to a lab's API: one agent, the token on every request, and any answer
+/// but a success turned into the message a command prints.
+struct LabClient {
+    agent: ureq::Agent,
+    token: Option<String>,
+}
+
+impl LabClient {
+    fn new(token: Option<String>) -> Self {
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(30)))
+            .build()
+            .new_agent();
+        Self { agent, token }
+    }
+
+    /// The body of the answer to a GET of `url`, or why there is none.
+    fn get(&self, url: &str) -> Result<String, String> {
+        let mut request = self.agent.get(url);
+        if let Some(token) = &self.token {
+            request = request.header("Authorization", &format!("Bearer {token}"));
+        }
+        Self::answer(url, request.call())
+    }
+
+    /// The body of the answer to `body` posted as JSON to `url`, or why there is none.
+    fn post(&self, url: &str, body: &serde_json::Value) -> Result<String, String> {
+        let mut request = self.agent.post(url);
+        if let Some(token) = &self.token {
+            request = request.header("Authorization", &format!("Bearer {token}"));
+        }
+        Self::answer(url, request.send_json(body))
+    }
+
+    fn answer(
+        url: &str,
+        sent: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+    ) -> Result<String, String> {
+        let mut response = sent.map_err(|error| format!("{url}: {error}"))?;
+        let status = response.status();
+        let answer = response.body_mut().read_to_string().unwrap_or_default();
+        if status.is_success() {
+            Ok(answer)
+        } else {
+            Err(format!("{url} answered {status}: {answer}"))
+        }
     }
 }
 

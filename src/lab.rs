@@ -609,10 +609,12 @@ impl Lab {
     /// Checks a spec as `submit` does, queueing nothing: every problem it has, by field, or
     /// the plan it would run, how long it would take and what in it cannot give a valid run.
     pub async fn check(self: &Arc<Self>, body: &[u8]) -> Result<Planned, LabError> {
-        let (_, plans) = self.checked(parse_body(body)?).await?;
+        let (spec, plans) = self.checked(parse_body(body)?).await?;
+        // An adaptive search is expected to spend its budget at most.
+        let expected = search::budget_runs(&spec).map_or(plans.len(), |b| b.min(plans.len()));
         Ok(Planned {
             runs: plans.len(),
-            expectation: expectation_of(&plans).await,
+            expectation: expectation_of(&plans[..expected]).await,
             plan: plans
                 .iter()
                 .map(|plan| PlannedRun {

@@ -27,6 +27,14 @@ pub(super) fn first_step(sweep: &SweepPlan) -> Option<(Vec<(TestKind, RunParams)
     Some((runs_of(&sweep.arms, &batch), state))
 }
 
+/// The most runs a campaign's adaptive search may queue; `None` for a full sweep.
+pub(super) fn budget_runs(spec: &CampaignSpec) -> Option<usize> {
+    spec.plan_arms()
+        .ok()?
+        .search
+        .map(|search| search.budget_runs)
+}
+
 /// The test a search decides on: the full backup when the campaign runs one, else the last
 /// test in table order (the one a sweep's chart shows).
 pub fn deciding_test(spec: &CampaignSpec) -> Option<TestKind> {
