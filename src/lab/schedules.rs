@@ -131,8 +131,7 @@ impl Lab {
 
     /// One schedule with its newest firings.
     pub async fn schedule(&self, id: &str) -> Result<ScheduleView, LabError> {
-        let record = self.schedule_record(id).await?;
-        let firings = self.store.firings(id).await?;
+        let (record, firings) = self.schedule_with_firings(id).await?;
         Ok(ScheduleView::of(record, firings))
     }
 
@@ -143,7 +142,7 @@ impl Lab {
         id: &str,
         body: &[u8],
     ) -> Result<ScheduleView, LabError> {
-        let mut record = self.schedule_record(id).await?;
+        let (mut record, _) = self.schedule_with_firings(id).await?;
         let change: ScheduleChange = read_json(body)?;
         let mut errors = FieldErrors::default();
         let pattern = match &change.cron {
@@ -285,7 +284,10 @@ impl Lab {
         }
     }
 
-    async fn schedule_record(&self, id: &str) -> Result<ScheduleRecord, LabError> {
+    async fn schedule_with_firings(
+        &self,
+        id: &str,
+    ) -> Result<(ScheduleRecord, Vec<FiringRecord>), LabError> {
         if !crate::ids::looks_like_campaign_id(id) {
             return Err(no_schedule(id));
         }

@@ -179,6 +179,15 @@ impl Backend {
         }
     }
 
+    /// How a transaction that only reads, and must see one moment, begins: a SQLite read
+    /// transaction keeps its first read's snapshot; PostgreSQL needs repeatable read for that.
+    fn begin_snapshot(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "BEGIN",
+            Backend::Postgres => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+        }
+    }
+
     /// A campaign's spec without its name (what it measures), for campaigns aliased `alias`;
     /// each backend has an index on it.
     fn spec_key(self, alias: &str) -> String {

@@ -16,6 +16,26 @@ pub const MAX_SCHEDULES: i64 = 1000;
 /// Firings listed with a schedule, newest first.
 const FIRINGS_SHOWN: i64 = 50;
 
+/// A schedule read from a row of [`SCHEDULE_COLUMNS`].
+macro_rules! schedule_of_row {
+    ($row:expr) => {{
+        let row = $row;
+        ScheduleRecord {
+            id: row.get(0),
+            name: row.get(1),
+            cron: row.get(2),
+            spec: row.get(3),
+            paused: row.get::<i64, _>(4) != 0,
+            created_ms: row.get(5),
+            next_ms: row.get(6),
+            fired: row.get(7),
+            missed: row.get(8),
+            last_missed_ms: row.get(9),
+            last_error: row.get(10),
+        }
+    }};
+}
+
 macro_rules! schedule_rows {
     ($store:expr, $sql:expr, $($bind:expr),*) => {{
         let rows: Vec<ScheduleRecord> = on_backend!($store, pool => {
@@ -24,19 +44,7 @@ macro_rules! schedule_rows {
                 .fetch_all(pool)
                 .await?
                 .iter()
-                .map(|row| ScheduleRecord {
-                    id: row.get(0),
-                    name: row.get(1),
-                    cron: row.get(2),
-                    spec: row.get(3),
-                    paused: row.get::<i64, _>(4) != 0,
-                    created_ms: row.get(5),
-                    next_ms: row.get(6),
-                    fired: row.get(7),
-                    missed: row.get(8),
-                    last_missed_ms: row.get(9),
-                    last_error: row.get(10),
-                })
+                .map(|row| schedule_of_row!(row))
                 .collect()
         });
         rows
@@ -74,10 +82,45 @@ impl Store {
         Ok(schedule_rows!(self, sql.as_str(),))
     }
 
-    /// One schedule.
-    pub async fn schedule(&self, id: &str) -> Result<Option<ScheduleRecord>, StoreError> {
+    /// One schedule and its newest firings (newest first), read in one snapshot: a firing is
+    /// never shown beside counters that do not count it yet.
+    pub async fn schedule(
+        &self,
+        id: &str,
+    ) -> Result<Option<(ScheduleRecord, Vec<FiringRecord>)>, StoreError> {
         let sql = format!("SELECT {SCHEDULE_COLUMNS} FROM schedules WHERE id = $1");
-        Ok(schedule_rows!(self, sql.as_str(), id).into_iter().next())
+        let begin = self.backend().begin_snapshot();
+        Ok(on_backend!(self, pool => {
+            let mut tx = pool.begin_with(begin).await?;
+            let record = sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await?
+                .map(|row| schedule_of_row!(&row));
+            let firings = match record {
+                Some(_) => sqlx::query(
+                    "SELECT occurrence_ms, host, fired_ms, campaign_id, error
+                     FROM schedule_firings
+                     WHERE schedule_id = $1 ORDER BY occurrence_ms DESC LIMIT $2",
+                )
+                .bind(id)
+                .bind(FIRINGS_SHOWN)
+                .fetch_all(&mut *tx)
+                .await?
+                .iter()
+                .map(|row| FiringRecord {
+                    occurrence_ms: row.get(0),
+                    host: row.get(1),
+                    fired_ms: row.get(2),
+                    campaign_id: row.get(3),
+                    error: row.get(4),
+                })
+                .collect(),
+                None => Vec::new(),
+            };
+            tx.commit().await?;
+            record.map(|record| (record, firings))
+        }))
     }
 
     /// The schedules not paused whose next occurrence is at or before `now_ms`.
@@ -201,28 +244,5 @@ impl Store {
                 .await?;
         });
         Ok(())
-    }
-
-    /// A schedule's newest firings, newest first.
-    pub async fn firings(&self, id: &str) -> Result<Vec<FiringRecord>, StoreError> {
-        Ok(on_backend!(self, pool => {
-            sqlx::query(
-                "SELECT occurrence_ms, host, fired_ms, campaign_id, error FROM schedule_firings
-                 WHERE schedule_id = $1 ORDER BY occurrence_ms DESC LIMIT $2",
-            )
-            .bind(id)
-            .bind(FIRINGS_SHOWN)
-            .fetch_all(pool)
-            .await?
-            .iter()
-            .map(|row| FiringRecord {
-                occurrence_ms: row.get(0),
-                host: row.get(1),
-                fired_ms: row.get(2),
-                campaign_id: row.get(3),
-                error: row.get(4),
-            })
-            .collect()
-        }))
     }
 }
