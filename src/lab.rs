@@ -996,7 +996,7 @@ impl Lab {
         let outcome = {
             let _claiming = self.claim_lock.lock().await;
             // A search chooses nothing more once its campaign is cancelled.
-            self.store.close_search(id).await?;
+            self.cancel_search(id).await?;
             let outcome = self
                 .store
                 .cancel_campaign(id, now_ms())

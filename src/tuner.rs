@@ -87,7 +87,9 @@ pub enum Stopped {
     BudgetSpent,
     /// No run measured anything.
     NothingMeasured,
-    /// The campaign was cancelled, or a run failed past retrying.
+    /// The campaign was cancelled.
+    Cancelled,
+    /// The campaign names no test whose points could be judged.
     Ended,
 }
 
@@ -105,7 +107,8 @@ impl Stopped {
             }
             Stopped::BudgetSpent => "its budget of runs is spent",
             Stopped::NothingMeasured => "no run measured anything",
-            Stopped::Ended => "the campaign ended before the search did",
+            Stopped::Cancelled => "the campaign was cancelled",
+            Stopped::Ended => "the campaign names no test whose points could be judged",
         }
     }
 }

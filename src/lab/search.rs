@@ -155,12 +155,13 @@ impl Lab {
             .iter()
             .any(|run| run.status == crate::store::RunState::Cancelled);
         let step = match deciding_test(&record.spec) {
-            Some(test) if !cancelled => {
+            _ if cancelled => Step::Stop(Stopped::Cancelled),
+            Some(test) => {
                 let judged = points(&run_entries(&runs));
                 let observed = observed(&sweep.arms, &judged, test);
                 tuner::next(&space(&sweep.arms), &observed, bounds(&state, runs.len()))
             }
-            _ => Step::Stop(Stopped::Ended),
+            None => Step::Stop(Stopped::Ended),
         };
         let (queued, next) = match step {
             Step::Run(batch) => (
@@ -193,6 +194,30 @@ impl Lab {
             }
         }
         Ok(open)
+    }
+
+    /// Closes campaign `id`'s open search as cancelled, so that it chooses nothing more and
+    /// its campaign reads cancelled even when the cancel fell between two steps.
+    pub(crate) async fn cancel_search(&self, id: &str) -> Result<(), LabError> {
+        // A step taken meanwhile changes the stored state: read it again and retry.
+        for _ in 0..3 {
+            let Some(record) = self.store.campaign(id).await? else {
+                return Ok(());
+            };
+            let Some(state) = record.search.filter(|state| state.stopped.is_none()) else {
+                return Ok(());
+            };
+            let cancelled = SearchState {
+                stopped: Some(Stopped::Cancelled),
+                ..state.clone()
+            };
+            if self.store.cancel_search(id, &state, &cancelled).await? {
+                return Ok(());
+            }
+        }
+        Err(LabError::Internal(format!(
+            "campaign {id}'s search kept changing while it was being cancelled"
+        )))
     }
 
     /// Steps every search of this host left waiting (the lab stopped between two steps).

@@ -44,9 +44,10 @@ macro_rules! campaign_status {
             WHEN COUNT(*) FILTER (WHERE r.status = 'interrupted') > 0 THEN 'interrupted'
             WHEN COUNT(*) FILTER (WHERE r.status = 'queued') = COUNT(*) THEN 'queued'
             WHEN COUNT(*) FILTER (WHERE r.status = 'queued') > 0 THEN 'running'
-            WHEN MAX(c.searching) > 0
+            WHEN MAX(c.searching) = 1
                  AND COUNT(*) FILTER (WHERE r.status = 'cancelled') = 0 THEN 'running'
-            WHEN COUNT(*) FILTER (WHERE r.status = 'cancelled') > 0 THEN 'cancelled'
+            WHEN MAX(c.searching) = 2
+                 OR COUNT(*) FILTER (WHERE r.status = 'cancelled') > 0 THEN 'cancelled'
             WHEN COUNT(*) FILTER (WHERE r.status = 'failed') > 0 THEN 'failed'
             ELSE 'done'
         END"
@@ -356,7 +357,7 @@ impl Store {
             .bind(&campaign.checked_by)
             .bind(crate::series::key_of(&campaign.spec))
             .bind(campaign.search.as_ref().map(to_json).transpose()?)
-            .bind(i64::from(campaign.search.is_some()))
+            .bind(if campaign.search.is_some() { search::SEARCH_OPEN } else { 0 })
             .fetch_one(&mut *tx)
             .await?;
             for (position, (test, params)) in campaign.runs.iter().enumerate() {

@@ -7,6 +7,11 @@ use super::{Pool, Store, StoreError, to_json};
 use crate::spec::{RunParams, TestKind};
 use crate::tuner::SearchState;
 
+/// `campaigns.searching` of a search still choosing its points.
+pub(super) const SEARCH_OPEN: i64 = 1;
+/// `campaigns.searching` of a search cut by a cancel (0: no search, or one that stopped).
+const SEARCH_CANCELLED: i64 = 2;
+
 impl Store {
     /// Appends `runs` to campaign `campaign_id` and keeps its search as `state` (closed when
     /// it has stopped), if the stored search is still `expected` and none of its runs is
@@ -71,15 +76,32 @@ impl Store {
         }))
     }
 
-    /// Closes a campaign's search whatever its state (a cancelled campaign's).
-    pub async fn close_search(&self, campaign_id: &str) -> Result<(), StoreError> {
-        on_backend!(self, pool => {
-            sqlx::query("UPDATE campaigns SET searching = 0 WHERE id = $1")
-                .bind(campaign_id)
-                .execute(pool)
-                .await?;
+    /// Closes a campaign's search cut by a cancel, keeping `state` (which says so), if the
+    /// stored search is still `expected` and open; false when a step was taken meanwhile. A
+    /// search so closed marks its campaign cancelled even when none of its runs was.
+    pub async fn cancel_search(
+        &self,
+        campaign_id: &str,
+        expected: &SearchState,
+        state: &SearchState,
+    ) -> Result<bool, StoreError> {
+        let expected = to_json(expected)?;
+        let document = to_json(state)?;
+        let closed = on_backend!(self, pool => {
+            sqlx::query(
+                "UPDATE campaigns SET search = $1, searching = $2
+                 WHERE id = $3 AND search = $4 AND searching = $5",
+            )
+            .bind(&document)
+            .bind(SEARCH_CANCELLED)
+            .bind(campaign_id)
+            .bind(&expected)
+            .bind(SEARCH_OPEN)
+            .execute(pool)
+            .await?
+            .rows_affected()
         });
-        Ok(())
+        Ok(closed == 1)
     }
 
     /// Campaigns of `host` whose search is open with none of their runs queued or running:

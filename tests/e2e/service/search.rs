@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use crate::support::cli::{backlab, output, stderr, stdout};
 use crate::support::lab::{Lab, LabOptions};
+use crate::support::wait::wait_until;
 
 /// Seed 001's example volume: ten 5 MB/s disks with 64 KiB stripe units behind three
 /// controllers; a request fills every disk from 640 KiB on.
@@ -108,5 +109,57 @@ async fn an_adaptive_search_finds_the_plateau_with_fewer_runs_and_says_how_sure_
     assert!(
         body["fields"]["matrix.search.budget_runs"].is_string(),
         "{body}"
+    );
+}
+
+/// A search cancelled part way chooses nothing more: its campaign reads cancelled, its report
+/// says the search stopped because of the cancel, and no run is queued after it.
+#[tokio::test]
+async fn a_cancelled_search_chooses_nothing_more_and_says_so() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let mut spec = striped_sweep();
+    spec["params"]["duration_s"] = json!(2);
+    spec["matrix"]["search"] = json!({"strategy": "adaptive", "seed": 3});
+    let submitted = lab.post_json("/api/campaigns", &spec).await;
+    assert_eq!(submitted.status().as_u16(), 201);
+    let body: Value = submitted.json().await.expect("JSON");
+    let id = body["id"].as_str().expect("an id").to_string();
+    let path = format!("/api/campaigns/{id}");
+    wait_until(
+        "a first run of the search done",
+        Duration::from_secs(120),
+        Duration::from_millis(200),
+        async || {
+            let campaign = lab.get_json(&path).await;
+            let done = campaign["runs"]
+                .as_array()
+                .is_some_and(|runs| runs.iter().any(|run| run["status"] == "done"));
+            if done { Ok(()) } else { Err(campaign) }
+        },
+    )
+    .await;
+    let cancelled = lab.post_json(&format!("{path}/cancel"), &json!({})).await;
+    assert!(cancelled.status().is_success(), "{cancelled:?}");
+    let campaign = lab
+        .wait_status(
+            &id,
+            &["done", "failed", "cancelled"],
+            Duration::from_secs(60),
+        )
+        .await;
+    assert_eq!(campaign["status"], "cancelled", "{campaign}");
+    let campaign = lab.get_json(&path).await;
+    let why = campaign["search"]["why"].as_str().unwrap_or_default();
+    assert!(why.contains("cancelled"), "{}", campaign["search"]);
+    let runs = campaign["runs"].as_array().map_or(0, Vec::len);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let later = lab.get_json(&path).await;
+    assert_eq!(later["status"], "cancelled", "{later}");
+    let runs_later = later["runs"].as_array().map_or(0, Vec::len);
+    assert_eq!(runs_later, runs, "no step taken after the cancel: {later}");
+    let page = lab.get_text(&format!("/campaigns/{id}")).await;
+    assert!(
+        page.contains("stopped: the campaign was cancelled"),
+        "the report says why the search stopped"
     );
 }
