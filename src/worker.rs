@@ -17,6 +17,10 @@ use crate::store::{ClaimedRun, HeldRun, RunState, StoredPlan};
 /// How long an idle lane sleeps before it looks at the queue again without being woken.
 const IDLE_POLL: Duration = Duration::from_secs(2);
 
+/// How often an idle first lane looks for searches left between two steps (a step that could
+/// not be taken when its last run finished, the store being unreachable then).
+const SEARCH_RETRY: Duration = Duration::from_secs(30);
+
 /// Starts `lanes` workers; they return once the lab is stopping and their run is saved.
 pub fn spawn_lanes(lab: &Arc<Lab>, lanes: usize) -> Vec<JoinHandle<()>> {
     // Searches left between two steps when the lab last stopped take their step now.
@@ -31,6 +35,7 @@ pub fn spawn_lanes(lab: &Arc<Lab>, lanes: usize) -> Vec<JoinHandle<()>> {
 }
 
 async fn lane_loop(lab: Arc<Lab>, lane: usize) {
+    let mut searches_looked = tokio::time::Instant::now();
     loop {
         if lab.is_stopping() {
             return;
@@ -41,6 +46,10 @@ async fn lane_loop(lab: Arc<Lab>, lane: usize) {
                 execute(&lab, claimed, switch).await;
             }
             Ok(None) => {
+                if lane == 0 && searches_looked.elapsed() >= SEARCH_RETRY {
+                    searches_looked = tokio::time::Instant::now();
+                    lab.resume_searches().await;
+                }
                 let _ = tokio::time::timeout(IDLE_POLL, woken).await;
             }
             Err(error) => {
