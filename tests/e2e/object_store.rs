@@ -245,6 +245,76 @@ async fn a_part_size_by_concurrency_sweep_is_mapped_and_judged() {
     assert_nothing_left(&server, "after the sweep");
 }
 
+/// An adaptive search over part size × parts in flight: it runs some of the nine pairs, each
+/// run at its own pair, within its budget, says why it stopped, and the heat map marks the
+/// pairs it skipped as unexplored.
+#[tokio::test]
+async fn an_adaptive_search_over_part_size_and_parts_in_flight_stays_in_its_budget() {
+    let server = S3Server::start();
+    let lab = Lab::fresh(&options(&server, true));
+    let spec = json!({
+        "name": "s3 search",
+        "source": {"generated": {"size": "20M"}},
+        "target": {"kind": "s3", "store": "lab", "object_size": "20M"},
+        "tests": ["full_backup"],
+        "params": {"buffers": 4, "block_size": "1M", "streams": 1, "duration_s": 3,
+                   "time_based": true, "source_rate_mb_s": 20},
+        "matrix": {"part_size": ["5M", "10M", "20M"], "concurrency": [1, 2, 4],
+                   "search": {"strategy": "adaptive", "seed": 2}},
+        "repeat": 2
+    });
+    let id = lab.submit(&spec).await;
+    let campaign = lab
+        .wait_status(
+            &id,
+            &["done", "failed", "cancelled"],
+            Duration::from_secs(240),
+        )
+        .await;
+    assert_eq!(campaign["status"], "done", "{campaign}");
+    let campaign = lab.get_json(&format!("/api/campaigns/{id}")).await;
+    let search = &campaign["search"];
+    assert_eq!(search["points_total"], 9, "{search}");
+    assert_eq!(search["full_runs"], 18, "{search}");
+    assert_eq!(
+        search["budget_runs"], 7,
+        "40 % of 18 runs, rounded down: {search}"
+    );
+    assert!(search["why"].is_string(), "{search}");
+    let runs = campaign["runs"].as_array().expect("runs");
+    assert!(runs.len() <= 7, "{} runs past a budget of 7", runs.len());
+    let mut pairs: Vec<(u64, u64)> = Vec::new();
+    for run in runs {
+        assert_eq!(run["status"], "done", "{run}");
+        let s3 = &run["result"]["s3"];
+        let pair = (
+            s3["part_size"].as_u64().unwrap_or(0),
+            s3["concurrency"].as_u64().unwrap_or(0),
+        );
+        let parts = s3["part_uploads"]["requests"].as_u64().unwrap_or(0);
+        let bytes = run["result"]["bytes"].as_u64().unwrap_or(0);
+        assert_eq!(
+            parts,
+            bytes.div_ceil(pair.0),
+            "each run at its own pair: {s3}"
+        );
+        if !pairs.contains(&pair) {
+            pairs.push(pair);
+        }
+    }
+    assert!(pairs.len() >= 2, "more than one pair tried: {pairs:?}");
+    assert!(pairs.len() < 9, "not every pair run: {pairs:?}");
+    assert_eq!(search["points_run"], pairs.len(), "{search}");
+    let heatmap = lab
+        .get_text(&format!("/campaigns/{id}/charts/heatmap.svg"))
+        .await;
+    assert!(
+        heatmap.contains("unexplored"),
+        "skipped pairs marked unexplored"
+    );
+    assert_nothing_left(&server, "after the search");
+}
+
 #[tokio::test]
 async fn a_store_that_cannot_be_used_is_refused_at_submission_naming_the_field() {
     let server = S3Server::start();
