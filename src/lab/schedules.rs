@@ -129,6 +129,21 @@ impl Lab {
             .collect())
     }
 
+    /// Every schedule, oldest first, each with its newest `shown` firings.
+    pub async fn schedules_with_firings(
+        &self,
+        shown: usize,
+    ) -> Result<Vec<ScheduleView>, LabError> {
+        let shown = i64::try_from(shown).unwrap_or(i64::MAX);
+        Ok(self
+            .store
+            .schedules_with_firings(shown)
+            .await?
+            .into_iter()
+            .map(|(record, firings)| ScheduleView::of(record, firings))
+            .collect())
+    }
+
     /// One schedule with its newest firings.
     pub async fn schedule(&self, id: &str) -> Result<ScheduleView, LabError> {
         let (record, firings) = self.schedule_with_firings(id).await?;

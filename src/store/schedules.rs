@@ -36,6 +36,21 @@ macro_rules! schedule_of_row {
     }};
 }
 
+/// A firing read from a row whose columns from `$first` are occurrence_ms, host, fired_ms,
+/// campaign_id and error.
+macro_rules! firing_of_row {
+    ($row:expr, $first:expr) => {{
+        let row = $row;
+        FiringRecord {
+            occurrence_ms: row.get($first),
+            host: row.get($first + 1),
+            fired_ms: row.get($first + 2),
+            campaign_id: row.get($first + 3),
+            error: row.get($first + 4),
+        }
+    }};
+}
+
 macro_rules! schedule_rows {
     ($store:expr, $sql:expr, $($bind:expr),*) => {{
         let rows: Vec<ScheduleRecord> = on_backend!($store, pool => {
@@ -82,6 +97,52 @@ impl Store {
         Ok(schedule_rows!(self, sql.as_str(),))
     }
 
+    /// Every schedule, oldest first, each with its newest `shown` firings (newest first), read
+    /// in one snapshot with two statements whatever the number of schedules.
+    pub async fn schedules_with_firings(
+        &self,
+        shown: i64,
+    ) -> Result<Vec<(ScheduleRecord, Vec<FiringRecord>)>, StoreError> {
+        let sql = format!("SELECT {SCHEDULE_COLUMNS} FROM schedules ORDER BY created_ms, id");
+        let begin = self.backend().begin_snapshot();
+        let (records, firings): (Vec<ScheduleRecord>, Vec<(String, FiringRecord)>) = on_backend!(self, pool => {
+            let mut tx = pool.begin_with(begin).await?;
+            let records = sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
+                .fetch_all(&mut *tx)
+                .await?
+                .iter()
+                .map(|row| schedule_of_row!(row))
+                .collect();
+            let firings = sqlx::query(
+                "SELECT schedule_id, occurrence_ms, host, fired_ms, campaign_id, error
+                     FROM (SELECT f.*, ROW_NUMBER() OVER (PARTITION BY schedule_id
+                                                          ORDER BY occurrence_ms DESC) AS newest
+                           FROM schedule_firings AS f) AS ranked
+                     WHERE newest <= $1 ORDER BY schedule_id, occurrence_ms DESC",
+            )
+            .bind(shown)
+            .fetch_all(&mut *tx)
+            .await?
+            .iter()
+            .map(|row| (row.get(0), firing_of_row!(row, 1)))
+            .collect();
+            tx.commit().await?;
+            (records, firings)
+        });
+        let mut by_schedule: std::collections::HashMap<String, Vec<FiringRecord>> =
+            std::collections::HashMap::new();
+        for (id, firing) in firings {
+            by_schedule.entry(id).or_default().push(firing);
+        }
+        Ok(records
+            .into_iter()
+            .map(|record| {
+                let firings = by_schedule.remove(&record.id).unwrap_or_default();
+                (record, firings)
+            })
+            .collect())
+    }
+
     /// One schedule and its newest firings (newest first), read in one snapshot: a firing is
     /// never shown beside counters that do not count it yet.
     pub async fn schedule(
@@ -108,13 +169,7 @@ impl Store {
                 .fetch_all(&mut *tx)
                 .await?
                 .iter()
-                .map(|row| FiringRecord {
-                    occurrence_ms: row.get(0),
-                    host: row.get(1),
-                    fired_ms: row.get(2),
-                    campaign_id: row.get(3),
-                    error: row.get(4),
-                })
+                .map(|row| firing_of_row!(row, 0))
                 .collect(),
                 None => Vec::new(),
             };

@@ -44,22 +44,10 @@ pub(super) async fn schedules_page(State(state): State<AppState>) -> Response {
 }
 
 async fn render(state: &AppState, refused: Option<Refused>, status: StatusCode) -> Response {
-    let listed = match state.lab.schedules().await {
-        Ok(listed) => listed,
+    let schedules = match state.lab.schedules_with_firings(FIRINGS_SHOWN).await {
+        Ok(schedules) => schedules,
         Err(error) => return lab_error_page(error),
     };
-    let mut schedules = Vec::with_capacity(listed.len());
-    for schedule in listed {
-        match state.lab.schedule(&schedule.id).await {
-            Ok(mut full) => {
-                full.firings.truncate(FIRINGS_SHOWN);
-                schedules.push(full);
-            }
-            // Deleted by another lab since it was listed.
-            Err(LabError::NotFound(_)) => {}
-            Err(error) => return lab_error_page(error),
-        }
-    }
     let mut response = html(SchedulesTemplate {
         standalone: false,
         css: "",

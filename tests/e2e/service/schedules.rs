@@ -225,6 +225,14 @@ async fn a_schedule_on_two_fleet_hosts_fires_each_minute_once() {
     campaigns.sort_unstable();
     campaigns.dedup();
     assert_eq!(campaigns.len(), 5, "none twice: {schedule}");
+    // The page, read from the other host, lists each firing's campaign under its schedule.
+    let page = b.get_text("/schedules").await;
+    for campaign in &campaigns {
+        assert!(
+            page.contains(&format!("href=\"/campaigns/{campaign}\"")),
+            "the page lists the firing that queued {campaign}"
+        );
+    }
     // The campaigns on the shared database: five of the schedule's name, no more.
     let listed = a.get_json("/api/campaigns?limit=200").await;
     let named = listed["campaigns"]
