@@ -293,7 +293,12 @@ pub fn search_report(
         ),
         (Some(best), false, Some(Stopped::BudgetSpent)) => format!(
             "Not settled: {best} leads, but the budget ran out before it could be told from its \
-             contenders; a larger budget_runs repeats them further."
+             contenders; a larger budget_runs repeats them further.{}",
+            cap.map(|cap| format!(
+                " So far none stands out, and {cap} caps the backup: tuning these settings may \
+                 not help."
+            ))
+            .unwrap_or_default()
         ),
         (Some(best), false, _) => format!("{best} leads so far; not yet told from its contenders."),
     };
