@@ -173,6 +173,15 @@ struct CsvRow<'a> {
     data_compress_ratio: Option<f64>,
     size: Option<u64>,
     duration_s: Option<f64>,
+    time_based: bool,
+    until_steady: bool,
+    /// Each stream's read rate cap (a what-if's), MB/s; empty without one.
+    source_rate_mb_s: Option<f64>,
+    /// An object store sweep's part size and parts in flight at this run.
+    part_size: Option<u64>,
+    concurrency: Option<u32>,
+    /// Which full backup of a dataset with generations the run sent (1 = the first).
+    generation: Option<u32>,
     bytes: Option<u64>,
     files: Option<u64>,
     seconds: Option<f64>,
@@ -236,6 +245,12 @@ struct CsvRow<'a> {
     s3_retries: Option<u64>,
     s3_throttled: Option<u64>,
     s3_completing_s: Option<f64>,
+    /// A deduplicating store's figures: bytes sent and written, their ratio, and the rate at
+    /// which the written bytes reached the disk.
+    dedup_logical_bytes: Option<u64>,
+    dedup_stored_bytes: Option<u64>,
+    dedup_ratio: Option<f64>,
+    dedup_physical_mb_s: Option<f64>,
 }
 
 /// The runs of a campaign as CSV, in plan order, numbered from 1 as the pages number them,
@@ -252,6 +267,7 @@ pub fn runs_csv(
         let result = run.result.as_ref();
         let tape = result.and_then(|r| r.tape.as_ref());
         let s3 = result.and_then(|r| r.s3.as_ref());
+        let dedup = result.and_then(|r| r.dedup.as_ref());
         let gets = s3.and_then(|s| s.ranged_gets.as_ref());
         let steady = result.and_then(|r| r.steady);
         let validity = result.and_then(|r| r.validity.as_ref());
@@ -272,6 +288,12 @@ pub fn runs_csv(
             data_compress_ratio: result.and_then(|r| r.data_compress_ratio),
             size: params.size,
             duration_s: params.duration_s,
+            time_based: params.time_based,
+            until_steady: params.until_steady,
+            source_rate_mb_s: params.source_rate_mb_s,
+            part_size: params.part_size,
+            concurrency: params.concurrency,
+            generation: params.generation,
             bytes: result.map(|r| r.bytes),
             files: result.map(|r| r.files),
             seconds: result.map(|r| r.seconds),
@@ -333,6 +355,10 @@ pub fn runs_csv(
             s3_retries: s3.map(|s| s.retries),
             s3_throttled: s3.map(|s| s.throttled),
             s3_completing_s: s3.map(|s| s.completing_s),
+            dedup_logical_bytes: dedup.map(|d| d.logical_bytes),
+            dedup_stored_bytes: dedup.map(|d| d.stored_bytes),
+            dedup_ratio: dedup.map(|d| d.dedup_ratio),
+            dedup_physical_mb_s: dedup.map(|d| d.physical_mb_s),
         })?;
     }
     let bytes = writer

@@ -277,6 +277,30 @@ async fn five_generations_at_five_percent_grow_the_store_by_about_five_percent_e
         .collect();
     assert_eq!(best.len(), 1, "{report}");
     assert_eq!(best[0]["params"]["generation"], 5, "{report}");
+    // The CSV tells the generations apart, with each one's store figures.
+    let csv = lab
+        .get_text(&format!("/api/campaigns/{id}/results.csv"))
+        .await;
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().expect("a header").clone();
+    let column = |name: &str| {
+        header
+            .iter()
+            .position(|c| c == name)
+            .unwrap_or_else(|| panic!("no column {name}: {header:?}"))
+    };
+    let (generation, stored) = (column("generation"), column("dedup_stored_bytes"));
+    for (record, run) in reader.records().zip(runs) {
+        let cells = record.expect("a CSV row");
+        assert_eq!(
+            cells[generation],
+            run["result"]["params"]["generation"].to_string()
+        );
+        assert_eq!(
+            cells[stored],
+            run["result"]["dedup"]["stored_bytes"].to_string()
+        );
+    }
     let left: Vec<_> = std::fs::read_dir(&store_dir)
         .expect("the target directory")
         .collect();

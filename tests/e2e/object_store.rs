@@ -209,6 +209,25 @@ async fn a_part_size_by_concurrency_sweep_is_mapped_and_judged() {
         pairs,
         vec![(5 << 20, 1), (5 << 20, 4), (10 << 20, 1), (10 << 20, 4)]
     );
+    // The CSV gives each run's pair.
+    let csv = lab
+        .get_text(&format!("/api/campaigns/{id}/results.csv"))
+        .await;
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().expect("a header").clone();
+    let column = |name: &str| {
+        header
+            .iter()
+            .position(|c| c == name)
+            .unwrap_or_else(|| panic!("no column {name}: {header:?}"))
+    };
+    let (part_size, concurrency) = (column("part_size"), column("concurrency"));
+    for (record, run) in reader.records().zip(runs) {
+        let cells = record.expect("a CSV row");
+        let s3 = &run["result"]["s3"];
+        assert_eq!(cells[part_size], s3["part_size"].to_string(), "{s3}");
+        assert_eq!(cells[concurrency], s3["concurrency"].to_string(), "{s3}");
+    }
 
     let page = lab.get_text(&format!("/campaigns/{id}")).await;
     assert!(
