@@ -7,7 +7,8 @@ use super::{Pool, Store, StoreError, to_json};
 use crate::spec::{RunParams, TestKind};
 use crate::tuner::SearchState;
 
-/// `campaigns.searching` of a search still choosing its points.
+/// `campaigns.searching` of a search still choosing its points. `campaign_status!` and the
+/// statements below write these values as literals: change them together.
 pub(super) const SEARCH_OPEN: i64 = 1;
 /// `campaigns.searching` of a search cut by a cancel (0: no search, or one that stopped).
 const SEARCH_CANCELLED: i64 = 2;

@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::support::cli::{backlab, output, stderr};
+use crate::support::csv_table::CsvTable;
 use crate::support::lab::{Lab, LabOptions};
 use crate::support::wait::wait_until;
 
@@ -281,17 +282,13 @@ async fn five_generations_at_five_percent_grow_the_store_by_about_five_percent_e
     let csv = lab
         .get_text(&format!("/api/campaigns/{id}/results.csv"))
         .await;
-    let mut reader = csv::Reader::from_reader(csv.as_bytes());
-    let header = reader.headers().expect("a header").clone();
-    let column = |name: &str| {
-        header
-            .iter()
-            .position(|c| c == name)
-            .unwrap_or_else(|| panic!("no column {name}: {header:?}"))
-    };
-    let (generation, stored) = (column("generation"), column("dedup_stored_bytes"));
-    for (record, run) in reader.records().zip(runs) {
-        let cells = record.expect("a CSV row");
+    let table = CsvTable::parse(&csv);
+    assert_eq!(table.rows.len(), runs.len(), "{csv}");
+    let (generation, stored) = (
+        table.column("generation"),
+        table.column("dedup_stored_bytes"),
+    );
+    for (cells, run) in table.rows.iter().zip(runs) {
         assert_eq!(
             cells[generation],
             run["result"]["params"]["generation"].to_string()

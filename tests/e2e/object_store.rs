@@ -8,6 +8,7 @@ use std::time::Duration;
 use rustix::process::Signal;
 use serde_json::{Value, json};
 
+use crate::support::csv_table::CsvTable;
 use crate::support::fixtures::{create_dataset, scratch};
 use crate::support::lab::{Lab, LabOptions};
 use crate::support::s3::{BUCKET, S3Server};
@@ -213,17 +214,10 @@ async fn a_part_size_by_concurrency_sweep_is_mapped_and_judged() {
     let csv = lab
         .get_text(&format!("/api/campaigns/{id}/results.csv"))
         .await;
-    let mut reader = csv::Reader::from_reader(csv.as_bytes());
-    let header = reader.headers().expect("a header").clone();
-    let column = |name: &str| {
-        header
-            .iter()
-            .position(|c| c == name)
-            .unwrap_or_else(|| panic!("no column {name}: {header:?}"))
-    };
-    let (part_size, concurrency) = (column("part_size"), column("concurrency"));
-    for (record, run) in reader.records().zip(runs) {
-        let cells = record.expect("a CSV row");
+    let table = CsvTable::parse(&csv);
+    assert_eq!(table.rows.len(), runs.len(), "{csv}");
+    let (part_size, concurrency) = (table.column("part_size"), table.column("concurrency"));
+    for (cells, run) in table.rows.iter().zip(runs) {
         let s3 = &run["result"]["s3"];
         assert_eq!(cells[part_size], s3["part_size"].to_string(), "{s3}");
         assert_eq!(cells[concurrency], s3["concurrency"].to_string(), "{s3}");

@@ -10,6 +10,7 @@ use std::time::Duration;
 use regex::Regex;
 use serde_json::{Value, json};
 
+use crate::support::csv_table::CsvTable;
 use crate::support::lab::{Lab, LabOptions};
 
 /// Eight full backups at four points: one stream at 10 MB/s runs its whole 3 s and is valid;
@@ -231,29 +232,21 @@ async fn every_view_shows_each_point_with_the_same_figure_count_and_run_numbers(
     let csv = lab
         .get_text(&format!("/api/campaigns/{id}/results.csv"))
         .await;
-    let mut reader = csv::Reader::from_reader(csv.as_bytes());
-    let header = reader.headers().expect("a header").clone();
-    let column = |name: &str| {
-        header
-            .iter()
-            .position(|c| c == name)
-            .unwrap_or_else(|| panic!("no column {name}: {header:?}"))
-    };
+    let table = CsvTable::parse(&csv);
     let (run, figure, valid) = (
-        column("run"),
-        column("point_mb_per_s"),
-        column("point_valid"),
+        table.column("run"),
+        table.column("point_mb_per_s"),
+        table.column("point_valid"),
     );
     let mut csv_runs = Vec::new();
-    for record in reader.records() {
-        let cells = record.expect("a CSV row");
+    for cells in &table.rows {
         let number = format!("#{}", &cells[run]);
         let point = points
             .values()
             .find(|p| p.runs.split(", ").any(|n| n == number))
             .unwrap_or_else(|| panic!("run {number} is at no point"));
-        assert_eq!(&cells[figure], point.figure, "CSV run {number}");
-        assert_eq!(&cells[valid], point.valid, "CSV run {number}");
+        assert_eq!(cells[figure], point.figure, "CSV run {number}");
+        assert_eq!(cells[valid], point.valid, "CSV run {number}");
         csv_runs.push(cells[run].to_string());
     }
     assert_eq!(csv_runs, (1..=8).map(|n| n.to_string()).collect::<Vec<_>>());

@@ -5,6 +5,7 @@
 //! may appear beside them). Campaigns judged before their judgement was kept are judged once,
 //! in the background, when the lab starts.
 
+use crate::support::csv_table::CsvTable;
 use crate::support::fixtures::{fixture, scratch};
 use crate::support::lab::{Lab, LabOptions};
 
@@ -74,30 +75,15 @@ async fn a_database_from_before_run_documents_shows_its_campaigns_unchanged() {
 /// Whether CSV `now` has every column of `then`, with the same cells row by row: columns may
 /// have been added, none lost or changed. The error names the first difference.
 fn csv_shows_as_before(then: &str, now: &str) -> Result<(), String> {
-    let table = |text: &str| -> (Vec<String>, Vec<Vec<String>>) {
-        let mut reader = csv::Reader::from_reader(text.as_bytes());
-        let header = reader
-            .headers()
-            .expect("a header")
-            .iter()
-            .map(str::to_string)
-            .collect();
-        let rows = reader
-            .records()
-            .map(|row| row.expect("a CSV row").iter().map(str::to_string).collect())
-            .collect();
-        (header, rows)
-    };
-    let (then_header, then_rows) = table(then);
-    let (now_header, now_rows) = table(now);
-    if then_rows.len() != now_rows.len() {
-        return Err(format!("{} rows, then {}", now_rows.len(), then_rows.len()));
+    let (then, now) = (CsvTable::parse(then), CsvTable::parse(now));
+    if then.rows.len() != now.rows.len() {
+        return Err(format!("{} rows, then {}", now.rows.len(), then.rows.len()));
     }
-    for (then_at, column) in then_header.iter().enumerate() {
-        let Some(now_at) = now_header.iter().position(|c| c == column) else {
+    for (then_at, column) in then.header.iter().enumerate() {
+        let Some(now_at) = now.position(column) else {
             return Err(format!("column {column} lost"));
         };
-        for (row, (then_row, now_row)) in then_rows.iter().zip(&now_rows).enumerate() {
+        for (row, (then_row, now_row)) in then.rows.iter().zip(&now.rows).enumerate() {
             if then_row[then_at] != now_row[now_at] {
                 return Err(format!(
                     "row {}, {column}: {:?}, then {:?}",

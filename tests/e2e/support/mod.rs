@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod cli;
+pub mod csv_table;
 pub mod events;
 pub mod fixtures;
 pub mod in_process;
