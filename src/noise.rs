@@ -136,7 +136,7 @@ pub fn within_run_variance(result: &RunResult) -> f64 {
     match &result.steady {
         Some(steady) if steady.steady => {
             let buckets = (steady.seconds() / BUCKET_S).max(1.0);
-            (steady.cv_pct / 100.0 * steady.mb_per_s).powi(2) / buckets
+            (steady.cv_pct.unwrap_or(0.0) / 100.0 * steady.mb_per_s).powi(2) / buckets
         }
         _ => 0.0,
     }

@@ -139,11 +139,18 @@ pub fn validity_note(result: &RunResult) -> String {
         Some(steady) if steady.steady && steady.flush_s > 0.0 => format!(
             "steady {:.1} MB/s over {:.1}–{:.1} s (±{:.1}% CV) with the final {:.1} s flush \
              charged",
-            steady.mb_per_s, steady.from_s, steady.to_s, steady.cv_pct, steady.flush_s
+            steady.mb_per_s,
+            steady.from_s,
+            steady.to_s,
+            steady.cv_pct.unwrap_or(0.0),
+            steady.flush_s
         ),
         Some(steady) if steady.steady => format!(
             "steady {:.1} MB/s over {:.1}–{:.1} s (±{:.1}% CV)",
-            steady.mb_per_s, steady.from_s, steady.to_s, steady.cv_pct
+            steady.mb_per_s,
+            steady.from_s,
+            steady.to_s,
+            steady.cv_pct.unwrap_or(0.0)
         ),
         _ => "no steady state".to_string(),
     };
@@ -301,7 +308,7 @@ pub fn runs_csv(
             steady_mb_per_s: steady.filter(|s| s.steady).map(|s| s.mb_per_s),
             steady_from_s: steady.filter(|s| s.steady).map(|s| s.from_s),
             steady_to_s: steady.filter(|s| s.steady).map(|s| s.to_s),
-            steady_cv_pct: steady.map(|s| s.cv_pct),
+            steady_cv_pct: steady.and_then(|s| s.cv_pct),
             valid: validity.map(|v| v.valid),
             flags: validity.map(|v| v.codes()),
             point_mb_per_s: point.map(Point::figure_words).unwrap_or_default(),

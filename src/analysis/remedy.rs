@@ -50,9 +50,10 @@ pub fn changes(flags: &[FlagCode], run: &RunResult) -> Vec<Change> {
     let mut changes = Vec::new();
     for flag in flags {
         match flag {
-            FlagCode::TooShort | FlagCode::Unsteady | FlagCode::DriveBufferNotFilled => {
-                need(Duration::Auto)
-            }
+            FlagCode::TooShort
+            | FlagCode::Unsteady
+            | FlagCode::DriveBufferNotFilled
+            | FlagCode::UndefinedFigure => need(Duration::Auto),
             // A generation is its dataset whole: a larger dataset is the cure, not a run
             // that reads it again.
             FlagCode::DataSmallerThanRun if run.params.generation.is_some() => {

@@ -8,6 +8,7 @@ pub mod data;
 pub mod dataset;
 pub mod error;
 pub mod expect;
+pub mod finite;
 pub mod geometry;
 pub mod measure;
 pub mod pipeline;
@@ -70,6 +71,10 @@ pub struct EngineSettings {
     /// Where the lab notes the uploads and objects it has under way in object stores, for
     /// the sweep after a crash (`None`: not noted; a start-up listing of the bucket is all).
     pub upload_journal: Option<target::s3::journal::Journal>,
+    /// Whose objects a run writes to an object store (their keys start with it): the lab's
+    /// own name, so the sweep after a crash takes only what this lab left, never what another
+    /// lab sharing the bucket is writing.
+    pub object_owner: String,
 }
 
 impl std::fmt::Debug for EngineSettings {
@@ -80,6 +85,7 @@ impl std::fmt::Debug for EngineSettings {
             .field("restore_dir", &self.restore_dir)
             .field("object_stores", &self.object_stores)
             .field("upload_journal", &self.upload_journal)
+            .field("object_owner", &self.object_owner)
             .finish()
     }
 }
@@ -188,6 +194,7 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
         result.mb_per_s = 0.0;
         result.steady = None;
     }
+    finite::keep_finite(&mut result);
     result
 }
 

@@ -23,8 +23,11 @@ pub struct SteadyFigures {
     /// The window, in seconds since the run started.
     pub from_s: f64,
     pub to_s: f64,
-    /// Coefficient of variation of the window's buckets, %.
-    pub cv_pct: f64,
+    /// Coefficient of variation of the window's buckets, %; `None` when the window moved no
+    /// data, so its spread has no meaning (a mean of zero). Stored documents that held a
+    /// non-finite spread as `null` read as `None`.
+    #[serde(default)]
+    pub cv_pct: Option<f64>,
     /// Whether the window meets the tolerance, length and share above; when not, the figures
     /// are those of the run's second half, the best estimate there is.
     pub steady: bool,
@@ -128,7 +131,7 @@ pub fn find(samples: &[Sample], bucket_s: f64) -> Option<SteadyFigures> {
         mb_per_s: round1((mb[j] - mb[i]) / (len[j] - len[i])),
         from_s: round3(start_of(i)),
         to_s: round3(buckets[j - 1].end),
-        cv_pct: round1(cv(i, j)),
+        cv_pct: Some(cv(i, j)).filter(|cv| cv.is_finite()).map(round1),
         steady,
         flush_s: 0.0,
     };
@@ -192,6 +195,24 @@ mod tests {
                 mb_per_s,
             })
             .collect()
+    }
+
+    #[test]
+    fn a_window_that_moved_no_data_has_no_spread_rather_than_an_infinite_one() {
+        // Data in the first half, then a long wait (an object store completing its uploads).
+        let mut rates = vec![100.0; 12];
+        rates.extend(std::iter::repeat_n(0.0, 20));
+        let window = find(&samples(&rates), BUCKET_S).expect("long enough to judge");
+        assert!(!window.steady);
+        assert_eq!(window.mb_per_s, 0.0);
+        assert_eq!(window.cv_pct, None);
+        let json = serde_json::to_string(&window).expect("encodes");
+        let back: SteadyFigures = serde_json::from_str(&json).expect("reads back");
+        assert_eq!(back, window);
+        // As an earlier version stored it: the spread as null.
+        let stored = r#"{"mb_per_s":0.0,"from_s":4.0,"to_s":8.0,"cv_pct":null,"steady":false}"#;
+        let read: SteadyFigures = serde_json::from_str(stored).expect("reads");
+        assert_eq!(read.cv_pct, None);
     }
 
     #[test]

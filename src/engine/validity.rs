@@ -38,11 +38,12 @@ pub enum FlagCode {
     CpuSaturated,
     SkippedData,
     DataSmallerThanRun,
+    UndefinedFigure,
 }
 
 impl FlagCode {
     /// Every code, in the order of `GUIDE`.
-    pub const ALL: [FlagCode; 9] = [
+    pub const ALL: [FlagCode; 10] = [
         FlagCode::TooShort,
         FlagCode::Unsteady,
         FlagCode::CacheResident,
@@ -52,6 +53,7 @@ impl FlagCode {
         FlagCode::CpuSaturated,
         FlagCode::SkippedData,
         FlagCode::DataSmallerThanRun,
+        FlagCode::UndefinedFigure,
     ];
 
     /// The code as results, CSV and the API spell it.
@@ -66,6 +68,7 @@ impl FlagCode {
             FlagCode::CpuSaturated => "cpu_saturated",
             FlagCode::SkippedData => "skipped_data",
             FlagCode::DataSmallerThanRun => "data_smaller_than_run",
+            FlagCode::UndefinedFigure => "undefined_figure",
         }
     }
 
@@ -90,6 +93,9 @@ impl FlagCode {
             }
             FlagCode::SkippedData => {
                 "make the source readable by the lab, or leave the unreadable parts out"
+            }
+            FlagCode::UndefinedFigure => {
+                "run it again for longer: it measured too little to compute every figure"
             }
         }
     }
@@ -118,7 +124,8 @@ impl FlagCode {
             | FlagCode::Unsteady
             | FlagCode::DataSmallerThanRun
             | FlagCode::SkippedData
-            | FlagCode::TooFewDriveCycles => Bias::Either,
+            | FlagCode::TooFewDriveCycles
+            | FlagCode::UndefinedFigure => Bias::Either,
         }
     }
 }
@@ -200,6 +207,10 @@ pub fn guide() -> Vec<GuideRow> {
                      duration (replaces too_short then)",
                     100.0 * DATA_SHARE_OF_DURATION
                 ),
+                FlagCode::UndefinedFigure => "a figure of the run could not be computed \
+                    (infinite or not a number, such as a rate over no time): it is kept as 0 \
+                    and named in the detail"
+                    .to_string(),
             },
         })
         .collect()
@@ -284,11 +295,17 @@ pub fn judge(result: &mut RunResult, evidence: Evidence) {
         ),
         Some(window) if !window.steady => flag(
             FlagCode::Unsteady,
-            format!(
-                "no {MIN_STEADY_S} s window covering half the run held within {STEADY_CV_PCT} %; \
-                 the second half varied {:.0} %",
-                window.cv_pct
-            ),
+            match window.cv_pct {
+                Some(cv_pct) => format!(
+                    "no {MIN_STEADY_S} s window covering half the run held within \
+                     {STEADY_CV_PCT} %; the second half varied {cv_pct:.0} %"
+                ),
+                None => format!(
+                    "no {MIN_STEADY_S} s window covering half the run held within \
+                     {STEADY_CV_PCT} %; no data moved in the second half ({:.1} to {:.1} s)",
+                    window.from_s, window.to_s
+                ),
+            },
         ),
         Some(_) => {}
     }

@@ -408,7 +408,7 @@ fn throughput_panels_shade_the_steady_window_and_name_cut_runs() {
             mb_per_s: 402.0,
             from_s: 2.0,
             to_s: 10.0,
-            cv_pct: 1.0,
+            cv_pct: Some(1.0),
             steady: true,
             flush_s: 0.0,
         });

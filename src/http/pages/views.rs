@@ -842,7 +842,10 @@ fn run_row(run: &RunRecord, points: &[Point]) -> RunRow {
                 };
                 format!(
                     "{:.1} ({:.1}–{:.1}\u{a0}s, ±{:.1}\u{a0}%{flush})",
-                    s.mb_per_s, s.from_s, s.to_s, s.cv_pct
+                    s.mb_per_s,
+                    s.from_s,
+                    s.to_s,
+                    s.cv_pct.unwrap_or(0.0)
                 )
             }),
         // How the run stands at its point, by the rule every count of valid runs uses.

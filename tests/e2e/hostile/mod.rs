@@ -7,6 +7,7 @@ mod data;
 mod faults;
 mod http;
 mod plan;
+mod poison;
 mod spec;
 mod stall;
 mod swap;
