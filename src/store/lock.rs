@@ -1,6 +1,9 @@
-//! One lab per SQLite file: a lab holds an exclusive lock on `<db>.lock` for as long as it
-//! runs, with its process id written in, so a second lab on the same file is refused at start
-//! and told who holds it. The kernel drops the lock when the process ends, however it ends.
+//! One lab per SQLite file, whatever name reaches it: a lab holds an exclusive lock on the
+//! database file itself for as long as it runs, so a second lab that reaches the same file
+//! through a symbolic or a hard link is refused at start as well as one given the same path;
+//! and one on `<db>.lock` beside the file's real path, with its process id written in, so the
+//! second lab is told who holds it. The kernel drops both when the process ends, however it
+//! ends.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
@@ -25,6 +28,26 @@ pub enum LockError {
 #[derive(Debug)]
 pub struct FileLock {
     _file: File,
+    _database: File,
+    /// The database file's real path, its links resolved: the name every connection opens.
+    pub path: PathBuf,
+}
+
+/// `path` with every symbolic link resolved; a file not made yet is named in its directory's
+/// real path.
+fn real_path(path: &Path) -> io::Result<PathBuf> {
+    match std::fs::canonicalize(path) {
+        Ok(real) => Ok(real),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {
+            let name = path.file_name().ok_or(error)?;
+            let parent = match path.parent() {
+                Some(parent) if !parent.as_os_str().is_empty() => parent,
+                _ => Path::new("."),
+            };
+            Ok(std::fs::canonicalize(parent)?.join(name))
+        }
+        Err(error) => Err(error),
+    }
 }
 
 /// Where the lock of `db` lives.
@@ -35,9 +58,14 @@ fn lock_path(db: &Path) -> PathBuf {
 }
 
 impl FileLock {
-    /// Takes the lock of `db` without waiting.
+    /// Takes the lock of `db` without waiting, creating the database file (empty) when it
+    /// is not there yet.
     pub fn take(db: &Path) -> Result<Self, LockError> {
-        let path = lock_path(db);
+        let real = real_path(db).map_err(|source| LockError::Io {
+            lock: db.display().to_string(),
+            source,
+        })?;
+        let path = lock_path(&real);
         let shown = path.display().to_string();
         let io_error = |source| LockError::Io {
             lock: shown.clone(),
@@ -66,10 +94,42 @@ impl FileLock {
             }
             Err(errno) => return Err(io_error(errno.into())),
         }
+        // The file itself, whatever its name: a hard link has a lock file of its own. The
+        // lock is flock's, which SQLite's own (fcntl) locks on the file neither see nor move.
+        let database = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&real)
+            .map_err(|source| LockError::Io {
+                lock: real.display().to_string(),
+                source,
+            })?;
+        match flock(&database, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => {}
+            Err(rustix::io::Errno::WOULDBLOCK) => {
+                return Err(LockError::Held {
+                    holder: "a process that opened this file under another name (a hard link)"
+                        .to_string(),
+                    lock: real.display().to_string(),
+                });
+            }
+            Err(errno) => {
+                return Err(LockError::Io {
+                    lock: real.display().to_string(),
+                    source: errno.into(),
+                });
+            }
+        }
         file.set_len(0).map_err(io_error)?;
         file.rewind().map_err(io_error)?;
         writeln!(file, "{}", std::process::id()).map_err(io_error)?;
         file.flush().map_err(io_error)?;
-        Ok(Self { _file: file })
+        Ok(Self {
+            _file: file,
+            _database: database,
+            path: real,
+        })
     }
 }

@@ -278,13 +278,17 @@ impl Store {
     pub async fn open(location: &Location) -> Result<Self, StoreError> {
         let mut held = None;
         let pool = match location {
-            Location::File(path) => {
-                held = Some(std::sync::Arc::new(lock::FileLock::take(path)?));
-                if std::fs::metadata(path).is_ok_and(|metadata| metadata.len() > 0) {
-                    check_intact(path).await?;
+            Location::File(given) => {
+                let lock = lock::FileLock::take(given)?;
+                // Every connection opens the file by its real path, so its WAL is the one
+                // every name of the file shares.
+                let path = lock.path.clone();
+                held = Some(std::sync::Arc::new(lock));
+                if std::fs::metadata(&path).is_ok_and(|metadata| metadata.len() > 0) {
+                    check_intact(&path).await?;
                 }
                 let options = SqliteConnectOptions::new()
-                    .filename(path)
+                    .filename(&path)
                     .create_if_missing(true)
                     .journal_mode(SqliteJournalMode::Wal)
                     .synchronous(SqliteSynchronous::Normal)
@@ -1057,8 +1061,16 @@ impl RunRow {
         let result = match (status.finished(), &self.result) {
             (None, _) => None,
             (Some(_), Some(json)) => {
-                let mut result: RunResult =
-                    serde_json::from_str(json).map_err(|e| corrupt(&format!("result: {e}")))?;
+                // A result that cannot be read costs its run, not the campaign: the run shows
+                // as failed with the reason, and every other run of the campaign still shows.
+                let mut result = serde_json::from_str::<RunResult>(json).unwrap_or_else(|e| {
+                    tracing::warn!(run = self.id, "stored result cannot be read: {e}");
+                    RunResult::failed(
+                        test,
+                        params.clone(),
+                        format!("its stored result cannot be read ({e}); run it again"),
+                    )
+                });
                 result.samples = samples.clone();
                 Some(result)
             }

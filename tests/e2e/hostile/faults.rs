@@ -180,7 +180,7 @@ fn serve_once(root: &Path, db: &Path) -> (std::process::ExitStatus, String) {
 }
 
 #[tokio::test]
-async fn a_second_lab_on_the_same_file_is_refused_and_the_first_is_undisturbed() {
+async fn a_second_lab_on_the_same_file_by_any_name_is_refused_and_the_first_is_undisturbed() {
     let scratch = scratch();
     let first = Lab::start(scratch.path(), &LabOptions::default());
     let running = first.submit(&short_runs(2)).await;
@@ -194,6 +194,36 @@ async fn a_second_lab_on_the_same_file_is_refused_and_the_first_is_undisturbed()
         said.contains("another lab is using this database")
             && said.contains(&format!("process {}", first.pid())),
         "{said}"
+    );
+    // The same file under other names: a symbolic link, in another directory, and a hard link.
+    let elsewhere = scratch.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("a directory");
+    let symlink = elsewhere.join("linked.db");
+    std::os::unix::fs::symlink(scratch.path().join("lab.db"), &symlink).expect("a symlink");
+    let (status, said) = serve_once(&elsewhere, &symlink);
+    assert!(
+        !status.success(),
+        "a second lab started through a symlink: {said}"
+    );
+    assert!(
+        said.contains("another lab is using this database")
+            && said.contains(&format!("process {}", first.pid())),
+        "{said}"
+    );
+    let hard_link = elsewhere.join("hard.db");
+    std::fs::hard_link(scratch.path().join("lab.db"), &hard_link).expect("a hard link");
+    let (status, said) = serve_once(&elsewhere, &hard_link);
+    assert!(
+        !status.success(),
+        "a second lab started through a hard link: {said}"
+    );
+    assert!(
+        said.contains("another lab is using this database") && said.contains("hard link"),
+        "{said}"
+    );
+    assert!(
+        !elsewhere.join("hard.db-wal").exists(),
+        "the refused lab left a WAL of its own"
     );
     // The first lab goes on as if nothing happened: its runs each run once, here.
     let campaign = first
