@@ -568,6 +568,7 @@ fn run(args: RunArgs) -> ExitCode {
         object_stores,
         // A run from the command line is watched by its operator; Ctrl-C cleans up.
         upload_journal: None,
+        object_owner: crate::engine::target::s3::process_owner(),
     };
     let problems = preflight::check(&plans, &settings);
     if !problems.is_empty() {

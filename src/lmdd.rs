@@ -217,6 +217,7 @@ pub fn main(operands: &[String]) -> std::process::ExitCode {
         restore_dir: PathBuf::from("."),
         object_stores: Default::default(),
         upload_journal: None,
+        object_owner: crate::engine::target::s3::process_owner(),
     };
     let problems = engine::preflight::check(std::slice::from_ref(&plan), &settings);
     if !problems.is_empty() {

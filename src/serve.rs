@@ -5,6 +5,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio::net::TcpListener;
@@ -163,12 +164,20 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
         })?;
     let journal = s3::journal::Journal::open(&data_dir.join(UPLOAD_JOURNAL))
         .map_err(|e| bad_path("--data-dir", &data_dir.join(UPLOAD_JOURNAL), &e))?;
-    recover(
+    let object_owner = format!(
+        "{}-{}",
+        host.name,
+        lab_identity(&data_dir).map_err(|e| bad_path("--data-dir", &data_dir.join(LAB_ID), &e))?
+    );
+    let stores_swept = recover(
         &store,
         &host.name,
         &data_dir,
-        &config.object_stores,
-        &journal,
+        StoreSweep {
+            stores: config.object_stores.clone(),
+            journal: journal.clone(),
+            owner: object_owner.clone(),
+        },
     )
     .await;
 
@@ -189,6 +198,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
             restore_dir: data_dir.clone(),
             object_stores: config.object_stores.clone(),
             upload_journal: Some(journal),
+            object_owner,
         },
         host,
     ));
@@ -249,7 +259,14 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
         let size = config.demo_size;
         tokio::task::spawn_blocking(move || write_demo_dataset(&demo_dir, size));
     }
-    let workers = worker::spawn_lanes(&lab, config.lanes);
+    // Runs start once the object stores are swept of what this lab left (or the sweep's
+    // deadline passed): a sweep must not take a new run's objects for an old run's.
+    let lanes_lab = Arc::clone(&lab);
+    let lanes = config.lanes;
+    let workers = tokio::spawn(async move {
+        let _ = stores_swept.await;
+        worker::spawn_lanes(&lanes_lab, lanes)
+    });
     // Campaigns finished before their judgement was kept, or judged under older rules: judged
     // once now, in the background, so that no page or list read has to write.
     let judging_lab = Arc::clone(&lab);
@@ -293,7 +310,12 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
         },
     )
     .await;
-    let _ = tokio::time::timeout(SHUTDOWN_GRACE, futures_util::future::join_all(workers)).await;
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE, async {
+        if let Ok(lanes) = workers.await {
+            futures_util::future::join_all(lanes).await;
+        }
+    })
+    .await;
     heartbeat.abort();
     datalink.shutdown();
     store.close().await;
@@ -313,13 +335,50 @@ fn announce(line: &str) {
 /// The directory in the data dir where the lab notes its uploads to object stores.
 const UPLOAD_JOURNAL: &str = ".backlab-uploads";
 
+/// The file in the data dir that holds the lab's own identity: with its name, what its
+/// objects in a shared object store carry, so its sweep takes only what it left itself.
+const LAB_ID: &str = ".backlab-lab-id";
+
+/// Longest the start-up sweep of object stores may hold back the lab's runs: a store that
+/// does not answer is given up (what is left stays in the journal for the next start).
+const STORE_SWEEP_DEADLINE: Duration = Duration::from_secs(30);
+
+/// The lab's identity, made once and kept in its data dir: two labs on one machine, even
+/// under one name, have data dirs (and identities) of their own.
+fn lab_identity(data_dir: &Path) -> std::io::Result<String> {
+    let path = data_dir.join(LAB_ID);
+    match std::fs::read_to_string(&path) {
+        Ok(text)
+            if (8..=32).contains(&text.trim().len())
+                && text.trim().bytes().all(|b| b.is_ascii_alphanumeric()) =>
+        {
+            return Ok(text.trim().to_string());
+        }
+        Ok(_) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => return Err(error),
+    }
+    let identity: String = crate::ids::campaign_id().chars().take(10).collect();
+    std::fs::write(&path, format!("{identity}\n"))?;
+    Ok(identity)
+}
+
+/// What the start-up sweep of object stores works from.
+struct StoreSweep {
+    stores: ObjectStores,
+    journal: s3::journal::Journal,
+    owner: String,
+}
+
+/// Queues again the runs the last shutdown left unfinished and removes the files they left
+/// on this machine; the object stores are swept in the background, never holding the start:
+/// the task returned ends when they are swept or their deadline passed.
 async fn recover(
     store: &Store,
     host: &str,
     data_dir: &Path,
-    stores: &ObjectStores,
-    journal: &s3::journal::Journal,
-) {
+    objects: StoreSweep,
+) -> tokio::task::JoinHandle<()> {
     match store.recover(host, crate::clock::now_ms()).await {
         Ok(recovery) => {
             if recovery.requeued > 0 {
@@ -329,22 +388,52 @@ async fn recover(
                 );
             }
             // Looking through target directories is file-system work: off the async workers.
-            let specs = recovery.specs;
+            let specs = Arc::new(recovery.specs);
+            let local_specs = Arc::clone(&specs);
             let data_dir = data_dir.to_path_buf();
-            let stores = stores.clone();
-            let journal = journal.clone();
-            let swept = tokio::task::spawn_blocking(move || {
-                sweep_targets(&specs, &data_dir);
-                sweep_journal(&journal, &stores);
-                sweep_stores(&specs, &stores);
-            })
-            .await;
+            let swept =
+                tokio::task::spawn_blocking(move || sweep_targets(&local_specs, &data_dir)).await;
             if let Err(error) = swept {
                 tracing::warn!(%error, "cannot look for files left by interrupted runs");
             }
+            sweep_stores_in_background(specs, objects)
         }
-        Err(error) => tracing::error!(%error, "cannot recover unfinished runs"),
+        Err(error) => {
+            tracing::error!(%error, "cannot recover unfinished runs");
+            tokio::spawn(async {})
+        }
     }
+}
+
+/// Sweeps the object stores on a thread of its own, given up at [`STORE_SWEEP_DEADLINE`].
+fn sweep_stores_in_background(
+    specs: Arc<Vec<CampaignSpec>>,
+    objects: StoreSweep,
+) -> tokio::task::JoinHandle<()> {
+    let give_up = Arc::new(AtomicBool::new(false));
+    let sweeping = tokio::task::spawn_blocking({
+        let give_up = Arc::clone(&give_up);
+        move || {
+            sweep_journal(&objects.journal, &objects.stores, &give_up);
+            sweep_stores(&specs, &objects.stores, &objects.owner, &give_up);
+        }
+    });
+    tokio::spawn(async move {
+        match tokio::time::timeout(STORE_SWEEP_DEADLINE, sweeping).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
+                tracing::warn!(%error, "cannot look for what interrupted runs left in object stores")
+            }
+            Err(_) => {
+                give_up.store(true, Ordering::Relaxed);
+                tracing::warn!(
+                    deadline_s = STORE_SWEEP_DEADLINE.as_secs(),
+                    "the object stores did not finish the start-up sweep in time: runs start \
+                     now, and what is left stays in the journal for the next start"
+                );
+            }
+        }
+    })
 }
 
 /// Removes lab files left in the directory targets of the given campaign specs, and the
@@ -369,8 +458,8 @@ fn sweep_targets(specs: &[CampaignSpec], data_dir: &Path) {
 }
 
 /// Aborts the uploads and removes the objects the journal says a stopped lab left behind.
-fn sweep_journal(journal: &s3::journal::Journal, stores: &ObjectStores) {
-    let (swept, problems) = s3::sweep::sweep_journal(journal, stores);
+fn sweep_journal(journal: &s3::journal::Journal, stores: &ObjectStores, give_up: &AtomicBool) {
+    let (swept, problems) = s3::sweep::sweep_journal(journal, stores, give_up);
     if swept != s3::sweep::Swept::default() {
         tracing::warn!(
             uploads_aborted = swept.uploads_aborted,
@@ -385,9 +474,12 @@ fn sweep_journal(journal: &s3::journal::Journal, stores: &ObjectStores) {
 
 /// Aborts the uploads and removes the objects that interrupted runs left in the object
 /// stores of the given campaign specs, as far as the stores list them.
-fn sweep_stores(specs: &[CampaignSpec], stores: &ObjectStores) {
+fn sweep_stores(specs: &[CampaignSpec], stores: &ObjectStores, owner: &str, give_up: &AtomicBool) {
     let mut seen = Vec::new();
     for spec in specs {
+        if give_up.load(Ordering::Relaxed) {
+            return;
+        }
         let Some(TargetPlan::S3(config)) = spec.target.plan(&mut FieldErrors::default()) else {
             continue;
         };
@@ -402,7 +494,7 @@ fn sweep_stores(specs: &[CampaignSpec], stores: &ObjectStores) {
             );
             continue;
         };
-        match s3::sweep::sweep(store, &config.prefix) {
+        match s3::sweep::sweep(store, &config.prefix, owner, give_up) {
             Ok(swept) if swept == s3::sweep::Swept::default() => {}
             Ok(swept) => tracing::warn!(
                 store = %config.store,

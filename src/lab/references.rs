@@ -43,6 +43,9 @@ impl Lab {
     /// The reference figures kept with campaign `id`, in the order they were imported.
     pub async fn references(&self, id: &str) -> Result<Vec<Reference>, LabError> {
         self.check_id(id)?;
-        Ok(self.store.references(id).await?)
+        self.store
+            .references(id)
+            .await?
+            .ok_or_else(|| not_found(id))
     }
 }

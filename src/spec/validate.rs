@@ -550,6 +550,11 @@ pub fn check_name(name: &str) -> Result<(), String> {
             "'{name}' may hold only letters, digits, '-', '_' and '.'"
         ));
     }
+    // A name is also a path segment of a page (`/series/NAME`): `.` and `..` would be taken
+    // by every browser for the directory itself or its parent.
+    if !name.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        return Err(format!("'{name}' must begin with a letter or a digit"));
+    }
     Ok(())
 }
 

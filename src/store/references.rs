@@ -51,24 +51,36 @@ impl Store {
     }
 
     /// A campaign's reference figures, in the order they were imported.
-    pub async fn references(&self, campaign_id: &str) -> Result<Vec<Reference>, StoreError> {
-        let documents: Vec<String> = on_backend!(self, pool => {
-            sqlx::query(
-                "SELECT r.reference FROM campaign_references r
-                 JOIN campaigns c ON c.seq = r.campaign_seq
-                 WHERE c.id = $1 ORDER BY r.imported_ms",
-            )
-            .bind(campaign_id)
-            .fetch_all(pool)
-            .await?
-            .iter()
-            .map(|row| row.get(0))
-            .collect()
+    pub async fn references(
+        &self,
+        campaign_id: &str,
+    ) -> Result<Option<Vec<Reference>>, StoreError> {
+        // The campaign and its references in one snapshot: none for a campaign not there.
+        let begin = self.backend().begin_snapshot();
+        let documents: Option<Vec<String>> = on_backend!(self, pool => {
+            let mut tx = pool.begin_with(begin).await?;
+            match campaign_seq!(&mut *tx, campaign_id).await? {
+                None => None,
+                Some(seq) => Some(
+                    sqlx::query(
+                        "SELECT reference FROM campaign_references WHERE campaign_seq = $1
+                         ORDER BY imported_ms",
+                    )
+                    .bind(seq)
+                    .fetch_all(&mut *tx)
+                    .await?
+                    .iter()
+                    .map(|row| row.get(0))
+                    .collect(),
+                ),
+            }
         });
-        Ok(documents
-            .iter()
-            .filter_map(|document| serde_json::from_str(document).ok())
-            .collect())
+        Ok(documents.map(|documents| {
+            documents
+                .iter()
+                .filter_map(|document| serde_json::from_str(document).ok())
+                .collect()
+        }))
     }
 
     /// The reference figures of series `key`'s campaigns, with the campaign each belongs to,

@@ -435,3 +435,101 @@ async fn a_lab_killed_mid_upload_aborts_the_upload_at_restart_and_runs_it_again(
     );
     assert_nothing_left(&server, "after the restart");
 }
+
+/// Two labs on one machine, under the same machine name but with databases and data dirs of
+/// their own, write to one store. The restart of one sweeps only what it left itself: the
+/// objects the other has written so far, in the middle of its run, stay, and its run ends done.
+#[tokio::test]
+async fn a_restarted_lab_sweeps_only_its_own_objects_not_another_labs_on_the_same_machine() {
+    let server = S3Server::start();
+    let (root_a, root_b) = (scratch(), scratch());
+    let lab_a = Lab::start(root_a.path(), &options(&server, true));
+    let mut lab_b = Lab::start(root_b.path(), &options(&server, true));
+    let upload = |object_size: &str, size: &str, duration_s: u32| {
+        json!({
+            "source": {"generated": {"size": size}},
+            "target": {"kind": "s3", "store": "lab", "part_size": "5M", "concurrency": 2,
+                       "object_size": object_size},
+            "tests": ["tape_write"],
+            "params": {"buffers": 4, "block_size": "1M", "streams": 1,
+                       "duration_s": duration_s, "size": size, "time_based": false}
+        })
+    };
+    // Lab B is killed in the middle of an upload: it has something of its own to sweep.
+    let left = lab_b.submit(&upload("4G", "4G", 2)).await;
+    crate::support::wait::wait_until(
+        "lab B's part on the server",
+        Duration::from_secs(60),
+        Duration::from_millis(20),
+        async || {
+            let uploads = server.uploads();
+            if uploads.iter().any(|file| file.contains(".part-")) {
+                Ok(())
+            } else {
+                Err(format!("{uploads:?}"))
+            }
+        },
+    )
+    .await;
+    lab_b.signal(Signal::KILL);
+    let _ = lab_b.wait_exit(Duration::from_secs(5)).await;
+    drop(lab_b);
+    assert_eq!(
+        server.objects(),
+        Vec::<String>::new(),
+        "lab B completed no object"
+    );
+
+    // Lab A writes objects of 16 MiB for a while; lab B comes back and sweeps meanwhile.
+    let going = lab_a.submit(&upload("16M", "16G", 40)).await;
+    crate::support::wait::wait_until(
+        "lab A's first objects",
+        Duration::from_secs(60),
+        Duration::from_millis(50),
+        async || {
+            let objects = server.objects();
+            if objects.len() >= 2 {
+                Ok(())
+            } else {
+                Err(format!("{objects:?}"))
+            }
+        },
+    )
+    .await;
+    let before = server.objects();
+    // Lab B runs its interrupted run again only once its sweep is over.
+    let lab_b = Lab::start(root_b.path(), &options(&server, true));
+    let swept = lab_b
+        .wait_status(&left, &["done", "failed"], Duration::from_secs(120))
+        .await;
+    assert_eq!(swept["runs"][0]["status"], "done", "{swept}");
+    assert!(
+        lab_b
+            .log()
+            .contains("removed what an interrupted run left in object stores"),
+        "{}",
+        lab_b.log()
+    );
+    let written = server.objects();
+    let campaign = lab_a.get_json(&format!("/api/campaigns/{going}")).await;
+    assert_eq!(
+        campaign["status"], "running",
+        "lab A's run must still be going for this to show anything: {campaign}"
+    );
+    // Lab A's objects so far are all there: none was taken by lab B's sweep. (Lab A removes
+    // its own only when its run ends.)
+    let taken: Vec<&String> = before.iter().filter(|key| !written.contains(key)).collect();
+    assert!(
+        taken.is_empty(),
+        "lab B's sweep removed lab A's objects: {taken:?}"
+    );
+    lab_a.cancel(&going).await;
+    lab_a
+        .wait_status(
+            &going,
+            &["cancelled", "done", "failed"],
+            Duration::from_secs(60),
+        )
+        .await;
+    assert_nothing_left(&server, "after both labs' runs");
+}

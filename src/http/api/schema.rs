@@ -32,7 +32,7 @@ pub fn tape_model_pattern() -> String {
 }
 
 /// An agent's or a lab host's name as `spec::check_name` accepts it.
-const NAME_PATTERN: &str = "^[A-Za-z0-9._-]{1,64}$";
+const NAME_PATTERN: &str = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$";
 
 /// A campaign: what is backed up, where to, which tests, with which parameters, and an
 /// optional matrix of parameter values whose every combination runs.
@@ -68,13 +68,13 @@ pub struct CampaignSpecSchema {
     /// The lab host that runs the campaign, one of `GET /api/hosts` that is alive; by default
     /// the one receiving it (and then written into the stored spec).
     // The pattern is NAME_PATTERN, spelled out: the attribute takes a literal.
-    #[schema(pattern = "^[A-Za-z0-9._-]{1,64}$")]
+    #[schema(pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
     host: Option<String>,
     /// The series the campaign's figures join (`/api/series/{series}`): campaigns naming the
     /// same one are watched as one history even when their specs differ. By default campaigns
     /// of the same spec, name aside, form a series of their own, keyed `spec-…`, a prefix a
     /// named series may not take.
-    #[schema(pattern = "^[A-Za-z0-9._-]{1,64}$")]
+    #[schema(pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
     series: Option<String>,
 }
 

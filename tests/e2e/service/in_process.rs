@@ -74,6 +74,48 @@ async fn unknown_campaigns_and_paths_are_404_in_the_kind_asked_for() {
         )
         .await;
     assert_eq!(plan.status, StatusCode::NOT_FOUND);
+    // The references of a campaign that is not there (never was, or was deleted): 404, not
+    // an empty list.
+    let references = app
+        .send("GET", "/api/campaigns/AAAAAAAAAAAA/references", None)
+        .await;
+    assert_eq!(
+        references.status,
+        StatusCode::NOT_FOUND,
+        "{}",
+        references.body
+    );
+}
+
+#[tokio::test]
+async fn a_series_name_a_browser_would_read_as_a_directory_is_refused() {
+    let app = App::new().await;
+    for name in [".", "..", ".hidden", "-dash"] {
+        let body = format!(
+            r#"{{"source": {{"generated": {{"size": "64M"}}}}, "target": {{"kind": "null"}},
+                "series": "{name}"}}"#
+        );
+        let answer = app
+            .send("POST", "/api/campaigns?dry_run=true", Some(&body))
+            .await;
+        assert_eq!(
+            answer.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{name}: {}",
+            answer.body
+        );
+        assert!(
+            answer.json()["fields"]["series"]
+                .as_str()
+                .is_some_and(|said| said.contains("begin with a letter or a digit")),
+            "{name}: {}",
+            answer.body
+        );
+    }
+    for key in ["..", "."] {
+        let page = app.send("GET", &format!("/api/series/{key}"), None).await;
+        assert_ne!(page.status, StatusCode::OK, "{key}");
+    }
 }
 
 #[tokio::test]

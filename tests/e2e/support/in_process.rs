@@ -73,6 +73,7 @@ impl App {
                 restore_dir: data,
                 object_stores: Default::default(),
                 upload_journal: None,
+                object_owner: "in-process".to_string(),
             },
             HostSettings {
                 name: "in-process".to_string(),

@@ -347,19 +347,15 @@ impl S3Client {
                 self.agent.get(url.as_str()).call()
             })?;
             let body = read_text(&mut response, "list", prefix)?;
-            let page = ListObjectsV2::parse_response(&body).map_err(|error| S3Failure {
+            let page = parse_objects(&body).map_err(|error| S3Failure {
                 status: None,
                 code: None,
-                message: format!("listing {prefix}: the store's answer is unreadable: {error}"),
+                message: format!("listing {prefix}: {error}"),
             })?;
-            found.extend(
-                page.contents
-                    .into_iter()
-                    .map(|object| (object.key, object.size)),
-            );
-            match page.next_continuation_token {
-                Some(next) if !next.is_empty() => token = Some(next),
-                _ => return Ok(found),
+            found.extend(page.objects);
+            match page.next {
+                Some(next) => token = Some(next),
+                None => return Ok(found),
             }
         }
     }
@@ -604,6 +600,38 @@ struct UploadsPage {
     next: Option<(String, String)>,
 }
 
+/// One page of a bucket's listing: each key with its size, and the token of the next page.
+struct ObjectsPage {
+    objects: Vec<(String, u64)>,
+    next: Option<String>,
+}
+
+/// Reads a ListObjectsV2 answer for what a listing needs, the keys and sizes: stores differ in
+/// what else they send (some leave out an object's ETag), and none of it is needed here.
+fn parse_objects(body: &str) -> Result<ObjectsPage, String> {
+    let document = roxmltree::Document::parse(body)
+        .map_err(|error| format!("the store's answer is unreadable: {error}"))?;
+    let root = document.root_element();
+    let child_text = |node: roxmltree::Node<'_, '_>, name: &str| {
+        node.children()
+            .find(|child| child.has_tag_name(name))
+            .and_then(|child| child.text())
+            .map(str::to_string)
+    };
+    let objects = root
+        .children()
+        .filter(|node| node.has_tag_name("Contents"))
+        .filter_map(|node| {
+            let size = child_text(node, "Size").and_then(|size| size.parse().ok());
+            Some((child_text(node, "Key")?, size.unwrap_or(0)))
+        })
+        .collect();
+    let truncated = child_text(root, "IsTruncated").is_some_and(|text| text == "true");
+    let next =
+        child_text(root, "NextContinuationToken").filter(|token| truncated && !token.is_empty());
+    Ok(ObjectsPage { objects, next })
+}
+
 fn parse_uploads(body: &str) -> Result<UploadsPage, String> {
     let document = roxmltree::Document::parse(body)
         .map_err(|error| format!("the store's answer is unreadable: {error}"))?;
@@ -639,6 +667,25 @@ fn parse_uploads(body: &str) -> Result<UploadsPage, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_objects_listing_reads_keys_and_sizes_with_or_without_etags() {
+        let body = r#"<?xml version="1.0" encoding="UTF-8"?>
+<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">
+  <Name>b</Name><Prefix>p/</Prefix><KeyCount>2</KeyCount><IsTruncated>true</IsTruncated>
+  <NextContinuationToken>t2</NextContinuationToken>
+  <Contents><Key>p/a</Key><Size>5</Size><ETag>"x"</ETag></Contents>
+  <Contents><Key>p/b</Key><Size>7</Size></Contents>
+</ListBucketResult>"#;
+        let page = parse_objects(body).expect("parses");
+        assert_eq!(
+            page.objects,
+            vec![("p/a".to_string(), 5), ("p/b".to_string(), 7)]
+        );
+        assert_eq!(page.next.as_deref(), Some("t2"));
+        let last = body.replace("<IsTruncated>true", "<IsTruncated>false");
+        assert_eq!(parse_objects(&last).expect("parses").next, None);
+    }
 
     #[test]
     fn an_uploads_listing_reads_its_keys_ids_and_next_page() {

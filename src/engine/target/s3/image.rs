@@ -37,7 +37,7 @@ pub fn lay_down(
     journal: Option<Journal>,
 ) -> Result<RestoreImage, EngineError> {
     let writer = S3Client::new(store, Arc::new(RequestTally::default()));
-    let run = RunKeys::new(config, request.tag);
+    let run = RunKeys::new(config, &request.settings.object_owner, request.tag);
     let mut sink = S3Sink::named(
         writer,
         config,

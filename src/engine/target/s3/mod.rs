@@ -207,27 +207,37 @@ pub fn plan(
     (no_path && errors.0.len() == before).then_some(TargetPlan::S3(config))
 }
 
-/// The name the lab's objects start with under a prefix: this host's, so a sweep never
-/// touches what another lab sharing the bucket is writing.
-pub fn lab_key_start(prefix: &str) -> String {
-    format!("{prefix}{}{}-", super::LAB_FILE_PREFIX, node_name())
+/// The name the lab's objects start with under a prefix: the writing lab's own
+/// (`EngineSettings::object_owner`), so a sweep never touches what another lab sharing the
+/// bucket is writing, even one on the same machine.
+pub fn lab_key_start(prefix: &str, owner: &str) -> String {
+    format!("{prefix}{}{}-", super::LAB_FILE_PREFIX, key_safe(owner))
 }
 
-/// This host's name, in characters safe in a key.
-fn node_name() -> String {
-    let uname = rustix::system::uname();
-    let name: String = uname
-        .nodename()
-        .to_string_lossy()
+/// `name` in characters safe in a key.
+fn key_safe(name: &str) -> String {
+    let name: String = name
         .chars()
         .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
-        .take(63)
+        .take(100)
         .collect();
     if name.is_empty() {
         "host".to_string()
     } else {
         name
     }
+}
+
+/// This machine's name with the process's id: the owner of the objects of a run started from
+/// the command line, which no later sweep looks for (its operator watches it, and an
+/// interrupt cleans up).
+pub fn process_owner() -> String {
+    let uname = rustix::system::uname();
+    format!(
+        "{}-run{}",
+        key_safe(&uname.nodename().to_string_lossy()),
+        std::process::id()
+    )
 }
 
 /// An object store, as a run writes to it.
@@ -283,7 +293,11 @@ impl Target for S3Target<'_> {
         let store = self.store(&how.settings.object_stores)?;
         let config = self.0.at(how.params);
         let tally = Arc::new(RequestTally::default());
-        let run = Arc::new(sink::RunKeys::new(&config, how.tag));
+        let run = Arc::new(sink::RunKeys::new(
+            &config,
+            &how.settings.object_owner,
+            how.tag,
+        ));
         (0..how.params.streams.max(1))
             .map(|stream| {
                 sink::S3Sink::open(

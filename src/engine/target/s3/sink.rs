@@ -26,7 +26,7 @@ const DROP_WAIT: Duration = Duration::from_secs(5);
 /// Never raised: for the requests that clean up after a run, which must not be given up.
 static NEVER: AtomicBool = AtomicBool::new(false);
 
-/// Where one run's objects go: `PREFIX` `backlab-run-HOST-` `TAG/`.
+/// Where one run's objects go: `PREFIX` `backlab-run-OWNER-` `TAG/`.
 #[derive(Debug)]
 pub struct RunKeys {
     pub base: String,
@@ -34,9 +34,9 @@ pub struct RunKeys {
 
 impl RunKeys {
     /// The keys of one run, tagged as no other run's are.
-    pub fn new(config: &S3Config, tag: &str) -> Self {
+    pub fn new(config: &S3Config, owner: &str, tag: &str) -> Self {
         Self {
-            base: format!("{}{tag}/", lab_key_start(&config.prefix)),
+            base: format!("{}{tag}/", lab_key_start(&config.prefix, owner)),
         }
     }
 }

@@ -19,11 +19,17 @@ pub struct Swept {
 
 /// Aborts every upload and removes every object the journal holds, forgetting each once it
 /// is gone; an entry of a store the lab no longer knows is kept, and named.
-pub fn sweep_journal(journal: &Journal, stores: &ObjectStores) -> (Swept, Vec<String>) {
-    let never = AtomicBool::new(false);
+pub fn sweep_journal(
+    journal: &Journal,
+    stores: &ObjectStores,
+    give_up: &AtomicBool,
+) -> (Swept, Vec<String>) {
     let mut swept = Swept::default();
     let mut problems = Vec::new();
     for entry in journal.entries() {
+        if give_up.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
         let Some(store) = stores.get(&entry.store) else {
             problems.push(format!(
                 "{} in store {}: the lab was started without this store",
@@ -39,12 +45,12 @@ pub fn sweep_journal(journal: &Journal, stores: &ObjectStores) -> (Swept, Vec<St
                         key: entry.key.clone(),
                         upload_id: upload_id.clone(),
                     },
-                    &never,
+                    give_up,
                 )
                 .map(|()| swept.uploads_aborted += 1),
             None => Ok(()),
         };
-        let removed = aborted.and_then(|()| client.delete(&entry.key, &never));
+        let removed = aborted.and_then(|()| client.delete(&entry.key, give_up));
         match removed {
             Ok(()) => {
                 if entry.upload_id.is_none() {
@@ -58,27 +64,35 @@ pub fn sweep_journal(journal: &Journal, stores: &ObjectStores) -> (Swept, Vec<St
     (swept, problems)
 }
 
-/// Aborts every upload and removes every object of this host's runs under `prefix`, as far
-/// as the store lists them (not every store lists uploads under way: then objects only).
-pub fn sweep(store: &ObjectStore, prefix: &str) -> Result<Swept, String> {
-    let never = AtomicBool::new(false);
+/// Aborts every upload and removes every object of this lab's runs (`owner`, as its
+/// `EngineSettings::object_owner`) under `prefix`, as far as the store lists them (not every
+/// store lists uploads under way: then objects only).
+pub fn sweep(
+    store: &ObjectStore,
+    prefix: &str,
+    owner: &str,
+    give_up: &AtomicBool,
+) -> Result<Swept, String> {
     let client = S3Client::new(store, Arc::new(RequestTally::default()));
-    let start = lab_key_start(prefix);
+    let start = lab_key_start(prefix, owner);
     let mut swept = Swept::default();
-    let uploads = match client.list_uploads(&start, &never) {
+    let uploads = match client.list_uploads(&start, give_up) {
         Ok(uploads) => uploads,
         Err(failure) if matches!(failure.status, Some(501 | 405 | 403)) => Vec::new(),
         Err(failure) => return Err(failure.message),
     };
     for upload in uploads {
         if upload.key.starts_with(&start) {
-            client.abort(&upload, &never).map_err(|f| f.message)?;
+            client.abort(&upload, give_up).map_err(|f| f.message)?;
             swept.uploads_aborted += 1;
         }
     }
-    for (key, _) in client.list_objects(&start, &never).map_err(|f| f.message)? {
+    for (key, _) in client
+        .list_objects(&start, give_up)
+        .map_err(|f| f.message)?
+    {
         if key.starts_with(&start) {
-            client.delete(&key, &never).map_err(|f| f.message)?;
+            client.delete(&key, give_up).map_err(|f| f.message)?;
             swept.objects_removed += 1;
         }
     }
