@@ -156,13 +156,17 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
         restore: restore_figures,
         ..RunResult::failed(plan.test, params.clone(), String::new())
     };
+    let (drain, remote) = (
+        drain_allowance(plan),
+        plan.target.target().reaches_outside(),
+    );
     match outcome {
         Ok(mut outcome) if plan.test == TestKind::NetworkBackup => {
             let per_client = std::mem::take(&mut outcome.tally_samples);
-            fill_from_outcome(&mut result, outcome);
+            fill_from_outcome(&mut result, outcome, drain, remote);
             fill_clients(&mut result, &tallies, per_client);
         }
-        Ok(outcome) => fill_from_outcome(&mut result, outcome),
+        Ok(outcome) => fill_from_outcome(&mut result, outcome, drain, remote),
         Err(EngineError::Cancelled) => {
             result.status = RunStatus::Cancelled;
             result.error = Some("cancelled".to_string());
@@ -234,7 +238,14 @@ fn stripe_warnings(plan: &RunPlan) -> Vec<String> {
     warnings
 }
 
-fn fill_from_outcome(result: &mut RunResult, outcome: Outcome) {
+/// Fills a result from what the pipeline measured; `drain` is the run's allowance after its
+/// duration and `remote` whether its target lies outside the machine (for the words of a cut).
+fn fill_from_outcome(
+    result: &mut RunResult,
+    outcome: Outcome,
+    drain: Option<Duration>,
+    remote: bool,
+) {
     let wall = outcome.wall;
     result.bytes = outcome.bytes;
     result.files = outcome.files;
@@ -271,24 +282,31 @@ fn fill_from_outcome(result: &mut RunResult, outcome: Outcome) {
             crate::size::format_bytes(tape.tape_bytes)
         ));
     }
-    if let Some(failure) = outcome.failure {
-        result.status = RunStatus::Failed;
-        result.error = Some(failure.to_string());
-    } else if outcome.overran {
-        result.status = RunStatus::Failed;
-        result.error = Some(format!(
-            "the emulated target was still taking the ring's data {:.0} s after the run's \
-             duration, and the run was cut there: its settings are too slow for the data the \
-             ring holds (give it a faster speed, a larger drive buffer, or fewer and smaller \
-             buffers)",
-            drain_after(Duration::from_secs_f64(
-                result.params.duration_s.unwrap_or(0.0)
-            ))
-            .as_secs_f64()
-        ));
-    } else if outcome.cancelled {
+    // A cancel, then a cut at the drain deadline, come first: what failed after them (a
+    // request given up, a sink that stopped taking data) is their consequence.
+    if outcome.cancelled {
         result.status = RunStatus::Cancelled;
         result.error = Some("cancelled".to_string());
+    } else if outcome.overran {
+        result.status = RunStatus::Failed;
+        let after = drain.map_or(0.0, |drain| drain.as_secs_f64());
+        result.error = Some(if remote {
+            format!(
+                "the target was still taking the run's data {after:.0} s after the run's \
+                 duration, and the run was cut there: the store stopped answering, or answers \
+                 far slower than the ring hands it data"
+            )
+        } else {
+            format!(
+                "the emulated target was still taking the ring's data {after:.0} s after the \
+                 run's duration, and the run was cut there: its settings are too slow for the \
+                 data the ring holds (give it a faster speed, a larger drive buffer, or fewer \
+                 and smaller buffers)"
+            )
+        });
+    } else if let Some(failure) = outcome.failure {
+        result.status = RunStatus::Failed;
+        result.error = Some(failure.to_string());
     } else if outcome.bytes == 0 {
         result.status = RunStatus::Failed;
         result.error = Some("the source holds no data to read".to_string());
@@ -378,14 +396,28 @@ fn run_network(
 /// holds and close (a drive writes out its buffer); the allowance is half the duration when
 /// that is longer.
 const MIN_DRAIN: Duration = Duration::from_secs(5);
+/// The least a run into a target outside the machine may take after its duration to complete
+/// what it handed over (an object store's last uploads): a store's completions take seconds.
+const MIN_REMOTE_DRAIN: Duration = Duration::from_secs(30);
 
-/// How long after its duration a run into an emulated target may drain before it is cut: the
-/// target's waits are its model's, and a model with absurd settings must not hold the lane.
-/// `None` for real targets and for runs that write nothing: a real flush is the measurement.
+/// How long after its duration a run into an emulated target, or one outside the machine, may
+/// drain before it is cut: an emulated target's waits are its model's, and a model with absurd
+/// settings must not hold the lane; a store that stops answering must not either. `None` for
+/// the machine's own targets and for runs that write nothing: a real flush is the measurement.
 fn drain_allowance(plan: &RunPlan) -> Option<Duration> {
-    let emulated = plan.target.target().capabilities().emulated;
+    let target = plan.target.target();
     let duration = plan.params.duration_s.map(Duration::from_secs_f64)?;
-    (emulated && plan.test.writes_target()).then(|| drain_after(duration))
+    if !plan.test.writes_target() {
+        return None;
+    }
+    if target.reaches_outside() {
+        Some(MIN_REMOTE_DRAIN.max(drain_after(duration)))
+    } else {
+        target
+            .capabilities()
+            .emulated
+            .then(|| drain_after(duration))
+    }
 }
 
 /// The shortest a run that ends once steady may last: its steady window's minimum, or what its

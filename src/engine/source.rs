@@ -93,12 +93,66 @@ pub struct SourceRoot {
     dir: Option<OwnedFd>,
 }
 
+/// The kernel's pseudo file systems, by their magic numbers: their files are views of the
+/// kernel (`/proc/self/pagemap` reads as many gigabytes, a sysfs file never ends as data
+/// does), not data anyone backs up.
+const PSEUDO_FILE_SYSTEMS: [(i64, &str); 13] = [
+    (0x9fa0, "procfs"),
+    (0x6265_6572, "sysfs"),
+    (0x6462_6720, "debugfs"),
+    (0x7472_6163, "tracefs"),
+    (0x0027_e0eb, "cgroupfs"),
+    (0x6367_7270, "cgroup2"),
+    (0x7363_6673, "securityfs"),
+    (0x1cd1, "devpts"),
+    (0xcafe_4a11, "bpffs"),
+    (0x6265_6570, "configfs"),
+    (0x6165_676c, "pstore"),
+    (0xde5e_81e4, "efivarfs"),
+    (0x6573_5543, "fusectl"),
+];
+
+/// The pseudo file system `fd` lies on, if it does.
+fn pseudo_file_system(fd: &impl rustix::fd::AsFd) -> Option<&'static str> {
+    let statfs = rustix::fs::fstatfs(fd).ok()?;
+    let kind = statfs.f_type as i64;
+    PSEUDO_FILE_SYSTEMS
+        .iter()
+        .find(|(magic, _)| *magic == kind)
+        .map(|(_, name)| *name)
+}
+
+/// Refuses a path on one of the kernel's pseudo file systems (procfs, sysfs, …): reading it
+/// as a tree of data never ends or measures nothing.
+pub fn refuse_pseudo_file_system(path: &Path) -> io::Result<()> {
+    let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let handle = rustix::fs::openat(CWD, path, flags, Mode::empty())?;
+    match pseudo_file_system(&handle) {
+        Some(name) => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{} is on {name}, one of the kernel's pseudo file systems: its files are not data",
+                path.display()
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 impl SourceRoot {
     /// Opens a source path that was checked against the allow-lists (it is not followed if it
-    /// became a link since).
+    /// became a link since); one on a kernel pseudo file system is refused.
     pub fn open(path: &Path) -> io::Result<Arc<Self>> {
         let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let handle = rustix::fs::openat(CWD, path, flags, Mode::empty())?;
+        if let Some(name) = pseudo_file_system(&handle) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "on {name}, one of the kernel's pseudo file systems: its files are not data"
+                ),
+            ));
+        }
         let dir = match FileType::from_raw_mode(rustix::fs::fstat(&handle)?.st_mode) {
             FileType::Directory => Some(handle),
             FileType::RegularFile => None,

@@ -468,3 +468,21 @@ fn an_adaptive_search_needs_repeats_two_points_and_a_budget_it_can_spend() {
         assert!(errors.0.contains_key(field), "{field}: {errors}");
     }
 }
+
+#[test]
+fn an_object_smaller_than_a_part_is_refused_by_its_field() {
+    let spec = spec(
+        r#"{"source": {"generated": {"size": "1G"}},
+            "target": {"kind": "s3", "store": "lab", "part_size": "5M", "object_size": 1},
+            "tests": ["tape_write"]}"#,
+    );
+    let errors = spec.plan().expect_err("refused");
+    let said = errors.0.get("target.object_size").expect("named");
+    assert!(said.contains("one part (5 MiB)"), "{said}");
+    let fits = self::spec(
+        r#"{"source": {"generated": {"size": "1G"}},
+            "target": {"kind": "s3", "store": "lab", "part_size": "5M", "object_size": "5M"},
+            "tests": ["tape_write"]}"#,
+    );
+    assert!(fits.plan().is_ok());
+}

@@ -533,3 +533,69 @@ async fn a_restarted_lab_sweeps_only_its_own_objects_not_another_labs_on_the_sam
         .await;
     assert_nothing_left(&server, "after both labs' runs");
 }
+
+/// A store that stops answering in the middle of a run: the run is cut at its drain deadline
+/// (not the requests' ten minutes) and fails saying why; a cancel while the store hangs ends
+/// the run at once, recorded cancelled; the lab stays healthy.
+#[tokio::test]
+async fn a_store_that_stops_answering_holds_neither_the_run_nor_its_cancel() {
+    let server = S3Server::start();
+    let relay = crate::support::s3::StallingProxy::start(server.addr);
+    let lab = Lab::fresh(&LabOptions {
+        extra: relay.store_flag("lab", BUCKET).to_vec(),
+        env: server.credentials(true),
+        ..LabOptions::default()
+    });
+    let spec = json!({
+        "source": {"generated": {"size": "64G"}},
+        "target": {"kind": "s3", "store": "lab", "part_size": "5M", "concurrency": 2,
+                   "object_size": "20M"},
+        "tests": ["tape_write"],
+        "params": {"buffers": 4, "block_size": "1M", "streams": 1, "duration_s": 4,
+                   "time_based": true}
+    });
+    let hung = lab.submit(&spec).await;
+    lab.wait_status(&hung, &["running"], Duration::from_secs(30))
+        .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    relay.stall();
+    let stalled = std::time::Instant::now();
+    let campaign = lab
+        .wait_status(
+            &hung,
+            &["done", "failed", "cancelled"],
+            Duration::from_secs(120),
+        )
+        .await;
+    let took = stalled.elapsed();
+    let run = &campaign["runs"][0];
+    assert_eq!(run["status"], "failed", "{campaign}");
+    let error = run["result"]["error"].as_str().unwrap_or_default();
+    assert!(error.contains("stopped answering"), "{error}");
+    // Its duration (4 s, 3 of them left) and 30 s to drain, then the clean-up's own deadlines.
+    assert!(
+        took < Duration::from_secs(60),
+        "the hung store held the run {took:?}"
+    );
+
+    relay.resume();
+    let cancelled = lab.submit(&spec).await;
+    lab.wait_status(&cancelled, &["running"], Duration::from_secs(30))
+        .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    relay.stall();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let asked = std::time::Instant::now();
+    lab.cancel(&cancelled).await;
+    let campaign = lab
+        .wait_status(
+            &cancelled,
+            &["done", "failed", "cancelled"],
+            Duration::from_secs(60),
+        )
+        .await;
+    let took = asked.elapsed();
+    assert_eq!(campaign["runs"][0]["status"], "cancelled", "{campaign}");
+    assert!(took < Duration::from_secs(15), "the cancel took {took:?}");
+    assert_eq!(lab.get_json("/healthz").await["status"], "ok");
+}

@@ -94,6 +94,7 @@ pub fn scan(
                 format!("{} does not exist", root.display()),
             ));
         }
+        crate::engine::source::refuse_pseudo_file_system(root)?;
         for entry in WalkDir::new(root)
             .follow_links(false)
             .same_file_system(true)

@@ -232,6 +232,11 @@ pub trait Target {
     fn restores(&self) -> bool {
         false
     }
+    /// Whether it lies outside the machine (an object store): it may stop answering, so a run
+    /// into it that is still handing data over long after its duration is cut there.
+    fn reaches_outside(&self) -> bool {
+        false
+    }
     /// A backup image on the target, laid down before the timed window, and the stream a
     /// restore reads it back with.
     fn restore_image(&self, request: &ImageRequest<'_>) -> Result<RestoreImage, EngineError> {

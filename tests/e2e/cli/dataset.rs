@@ -213,6 +213,32 @@ fn a_tree_copied_beside_itself_scans_as_two_to_one() {
         "{}",
         stderr(&out)
     );
+
+    // The kernel's pseudo file systems are not data: refused at once, scanned or copied, and
+    // no partial twin is left.
+    for path in ["/proc/self", "/sys/kernel"] {
+        let out = output(backlab().args(["dataset", "scan", path]));
+        assert!(!out.status.success(), "{path}");
+        assert!(
+            stderr(&out).contains("pseudo file systems"),
+            "{path}: {}",
+            stderr(&out)
+        );
+    }
+    let twin = scratch.path().join("twin-of-proc");
+    let out = output(backlab().args(["dataset", "create"]).arg(&twin).args([
+        "--like",
+        "/proc/self",
+        "--size",
+        "1M",
+    ]));
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("pseudo file systems"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!twin.exists(), "a refused twin left {}", twin.display());
 }
 
 /// A twin of a real tree (this repository's own sources, docs and fixtures): its file sizes,

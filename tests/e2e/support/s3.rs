@@ -131,3 +131,108 @@ async fn serve(listener: std::net::TcpListener, root: PathBuf) {
         });
     }
 }
+
+/// A TCP relay in front of a server that can be told to stop answering: from then on it
+/// forwards nothing either way and holds every connection open, old and new, as a store that
+/// hangs does; `resume` lets data through again.
+pub struct StallingProxy {
+    pub addr: SocketAddr,
+    stalled: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl StallingProxy {
+    /// Starts a relay to `upstream` on a random loopback port, on a thread of its own.
+    pub fn start(upstream: SocketAddr) -> StallingProxy {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port for the relay");
+        listener
+            .set_nonblocking(true)
+            .expect("non-blocking listener");
+        let addr = listener.local_addr().expect("the relay's address");
+        let stalled = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&stalled);
+        std::thread::Builder::new()
+            .name("s3-relay".into())
+            .spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("a runtime for the relay");
+                runtime.block_on(relay(listener, upstream, flag));
+            })
+            .expect("the relay's thread");
+        StallingProxy { addr, stalled }
+    }
+
+    /// From now on nothing passes, and no connection is closed.
+    pub fn stall(&self) {
+        self.stalled
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Data passes again.
+    pub fn resume(&self) {
+        self.stalled
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// `--s3-store NAME=URL` for a store of `bucket` reached through the relay.
+    pub fn store_flag(&self, name: &str, bucket: &str) -> [String; 2] {
+        [
+            "--s3-store".to_string(),
+            format!("{name}=http://{}/{bucket}", self.addr),
+        ]
+    }
+}
+
+async fn relay(
+    listener: std::net::TcpListener,
+    upstream: SocketAddr,
+    stalled: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) {
+    let listener = tokio::net::TcpListener::from_std(listener).expect("the relay listens");
+    loop {
+        let Ok((client, _)) = listener.accept().await else {
+            continue;
+        };
+        let stalled = std::sync::Arc::clone(&stalled);
+        tokio::spawn(async move {
+            let Ok(server) = tokio::net::TcpStream::connect(upstream).await else {
+                return;
+            };
+            let (client_read, client_write) = client.into_split();
+            let (server_read, server_write) = server.into_split();
+            let there = tokio::spawn(pump(
+                client_read,
+                server_write,
+                std::sync::Arc::clone(&stalled),
+            ));
+            let back = tokio::spawn(pump(server_read, client_write, stalled));
+            let _ = tokio::join!(there, back);
+        });
+    }
+}
+
+/// Copies one direction of a connection, holding whatever it read while the relay is stalled.
+async fn pump(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    stalled: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        while stalled.load(std::sync::atomic::Ordering::SeqCst) {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let read = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(read) => read,
+        };
+        while stalled.load(std::sync::atomic::Ordering::SeqCst) {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        if to.write_all(&buf[..read]).await.is_err() {
+            return;
+        }
+    }
+}

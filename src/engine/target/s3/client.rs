@@ -31,6 +31,22 @@ const NAP: Duration = Duration::from_millis(50);
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
 /// Longest the lab waits for a connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest a store may take to answer a request, or to send the rest of its answer, or to take
+/// a request's head: a store that stops answering is given up here, not at `REQUEST_TIMEOUT`.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
+/// The slowest a part's body may be taken by the store, in bytes per second, beyond
+/// `ANSWER_TIMEOUT`: a part of `B` bytes may take `ANSWER_TIMEOUT + B / SLOWEST_SEND` to send.
+const SLOWEST_SEND: u64 = 1_000_000;
+/// Longest a store may take to complete an upload: it assembles the parts before it answers.
+const COMPLETE_TIMEOUT: Duration = Duration::from_secs(300);
+/// Times a request that timed out is sent in all: a store that has stopped answering is not
+/// asked six times.
+const TIMEOUT_ATTEMPTS: u32 = 2;
+/// Longest a request that cleans up after a run may take (an abort, a delete), and the times
+/// it is sent (once only when it timed out): what is not removed then stays in the journal
+/// for the start-up sweep.
+const CLEANUP_TIMEOUT: Duration = Duration::from_secs(5);
+const CLEANUP_ATTEMPTS: u32 = 2;
 /// Most keys a listing asks for at once.
 const LIST_PAGE: usize = 1000;
 
@@ -63,6 +79,9 @@ pub struct S3Client {
     store: ObjectStore,
     agent: ureq::Agent,
     tally: Arc<RequestTally>,
+    /// Times a request is sent before it fails for good, and times when each timed out.
+    attempts: u32,
+    timeout_attempts: u32,
 }
 
 impl S3Client {
@@ -77,6 +96,9 @@ impl S3Client {
             .http_status_as_error(false)
             .timeout_global(Some(timeout))
             .timeout_connect(Some(CONNECT_TIMEOUT.min(timeout)))
+            .timeout_send_request(Some(ANSWER_TIMEOUT.min(timeout)))
+            .timeout_recv_response(Some(ANSWER_TIMEOUT.min(timeout)))
+            .timeout_recv_body(Some(ANSWER_TIMEOUT.min(timeout)))
             .max_redirects(0)
             .max_idle_connections_per_host(256)
             .build()
@@ -85,7 +107,26 @@ impl S3Client {
             store: store.clone(),
             agent,
             tally,
+            attempts: ATTEMPTS,
+            timeout_attempts: TIMEOUT_ATTEMPTS,
         }
+    }
+
+    /// A client for what cleans up after a run or a crash (aborts, deletes, the sweeps): each
+    /// request gives up after [`CLEANUP_TIMEOUT`] and is sent at most twice, so a store that
+    /// stopped answering cannot hold a cancel, a lane or a start (a request that timed out is
+    /// not sent again); what it leaves stays in the journal.
+    pub fn for_cleanup(store: &ObjectStore, tally: Arc<RequestTally>) -> Self {
+        Self {
+            attempts: CLEANUP_ATTEMPTS,
+            timeout_attempts: 1,
+            ..Self::with_timeout(store, tally, CLEANUP_TIMEOUT)
+        }
+    }
+
+    /// A client of the same store for cleaning up after a run ([`S3Client::for_cleanup`]).
+    pub fn cleanup(&self) -> Self {
+        Self::for_cleanup(&self.store, self.tally())
     }
 
     /// The tally this client's requests are counted in.
@@ -190,7 +231,14 @@ impl S3Client {
                 &upload.upload_id,
             )
             .sign(SIGNED_FOR);
-            self.agent.put(url.as_str()).send(data)
+            // A part's body gets time by its size; a store that stops taking it is given up.
+            let send_body = ANSWER_TIMEOUT + Duration::from_secs(data.len() as u64 / SLOWEST_SEND);
+            self.agent
+                .put(url.as_str())
+                .config()
+                .timeout_send_body(Some(send_body))
+                .build()
+                .send(data)
         })?;
         let etag = response
             .headers()
@@ -228,7 +276,12 @@ impl S3Client {
                 );
                 let url = action.sign(SIGNED_FOR);
                 let body = action.body();
-                self.agent.post(url.as_str()).send(body.as_bytes())
+                self.agent
+                    .post(url.as_str())
+                    .config()
+                    .timeout_recv_response(Some(COMPLETE_TIMEOUT))
+                    .build()
+                    .send(body.as_bytes())
             },
         )?;
         // A store may answer 200 and carry an error in the body while it assembles the parts.
@@ -434,7 +487,8 @@ impl S3Client {
     ) -> Result<Response<ureq::Body>, S3Failure> {
         let mut backoff = FIRST_BACKOFF;
         let mut last = None;
-        for tried in 1..=ATTEMPTS {
+        let mut timed_out = 0;
+        for tried in 1..=self.attempts {
             if give_up.load(Ordering::Relaxed) {
                 break;
             }
@@ -480,14 +534,17 @@ impl S3Client {
                         code: None,
                         message: format!("{what} {key}: {}", describe(&error)),
                     };
-                    if !retryable(&error) {
+                    if matches!(error, ureq::Error::Timeout(_)) {
+                        timed_out += 1;
+                    }
+                    if !retryable(&error) || timed_out >= self.timeout_attempts {
                         return Err(failure);
                     }
                     failure
                 }
             };
             last = Some(failure);
-            if tried < ATTEMPTS {
+            if tried < self.attempts {
                 self.tally.retried();
                 if !nap(backoff, give_up) {
                     break;

@@ -184,15 +184,18 @@ pub fn plan(
         errors,
     );
     let object_size = settings.object_size.map_or(1 << 30, |size| size.bytes());
+    // An object smaller than a part is one upload of one small part: the run would measure
+    // the store's requests per second, not its throughput, and take far longer than asked.
     if let Some(part_size) = part_size
-        && !(1..=MAX_PARTS.saturating_mul(part_size)).contains(&object_size)
+        && !(part_size..=MAX_PARTS.saturating_mul(part_size)).contains(&object_size)
     {
         errors.add(
             "target.object_size",
             format!(
-                "must be at most {} parts of {} ({})",
-                MAX_PARTS,
+                "must be between one part ({}) and {} parts of it ({}): a smaller object is \
+                 one upload of a part smaller than the part size",
                 format_bytes(part_size),
+                MAX_PARTS,
                 format_bytes(MAX_PARTS * part_size)
             ),
         );
@@ -272,6 +275,10 @@ impl Target for S3Target<'_> {
 
     fn words(&self) -> String {
         format!("S3 store {} under {}", self.0.store, self.0.prefix)
+    }
+
+    fn reaches_outside(&self) -> bool {
+        true
     }
 
     fn preflight(&self, _direct: bool, settings: &EngineSettings, errors: &mut FieldErrors) {

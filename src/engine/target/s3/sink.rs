@@ -22,7 +22,7 @@ use crate::engine::target::{Sink, SinkFigures};
 const POLL: Duration = Duration::from_millis(50);
 /// Longest a dropped sink waits for its uploaders' requests under way before it aborts the
 /// upload; stragglers are waited for, and the upload aborted again, on a thread of its own.
-const DROP_WAIT: Duration = Duration::from_secs(5);
+const DROP_WAIT: Duration = Duration::from_secs(2);
 /// Never raised: for the requests that clean up after a run, which must not be given up.
 static NEVER: AtomicBool = AtomicBool::new(false);
 
@@ -235,10 +235,36 @@ impl S3Sink {
         if self.object.is_none() {
             let key = format!("{}o{:04}", self.stream_keys, self.next_object);
             self.next_object += 1;
-            let upload = self
-                .client
-                .create_upload(&key, give_up)
-                .map_err(|failure| io::Error::other(failure.message))?;
+            let client = self.client.clone();
+            let (store, journal) = (self.client.store().name.clone(), self.journal.clone());
+            let cleanup = self.client.cleanup();
+            let answer = interruptible(
+                give_up,
+                move || client.create_upload(&key, &NEVER),
+                // An upload the store started after the run gave up waiting: noted, so the
+                // start-up sweep finds it if this abort does not take.
+                move |late| {
+                    if let Ok(upload) = late {
+                        if let Some(journal) = &journal {
+                            journal.note(&Entry {
+                                store: store.clone(),
+                                key: upload.key.clone(),
+                                upload_id: Some(upload.upload_id.clone()),
+                            });
+                        }
+                        if cleanup.abort(&upload, &NEVER).is_ok()
+                            && let Some(journal) = &journal
+                        {
+                            journal.forget(&store, &upload.key);
+                        }
+                    }
+                },
+            );
+            let Some(answer) = answer else {
+                self.stop.store(true, Ordering::Relaxed);
+                return Err(io::Error::other("cancelled"));
+            };
+            let upload = answer.map_err(|failure| io::Error::other(failure.message))?;
             self.note(&upload.key, Some(&upload.upload_id));
             self.object = Some(InFlight {
                 upload: Arc::new(upload),
@@ -304,9 +330,36 @@ impl S3Sink {
             self.object = Some(object);
             return Err(io::Error::other("a part of the upload has no ETag"));
         };
-        if let Err(failure) = self.client.complete(&object.upload, &etags, give_up) {
-            self.object = Some(object);
-            return Err(io::Error::other(failure.message));
+        let client = self.client.clone();
+        let upload = Arc::clone(&object.upload);
+        let (store, journal) = (self.client.store().name.clone(), self.journal.clone());
+        let cleanup = self.client.cleanup();
+        let key = object.upload.key.clone();
+        let answer = interruptible(
+            give_up,
+            move || client.complete(&upload, &etags, &NEVER),
+            // An object the store completed after the run gave up waiting: removed (the
+            // journal still holds its upload for the start-up sweep if this does not take).
+            move |late| {
+                if late.is_ok()
+                    && cleanup.delete(&key, &NEVER).is_ok()
+                    && let Some(journal) = &journal
+                {
+                    journal.forget(&store, &key);
+                }
+            },
+        );
+        match answer {
+            None => {
+                self.stop.store(true, Ordering::Relaxed);
+                self.object = Some(object);
+                return Err(io::Error::other("cancelled"));
+            }
+            Some(Err(failure)) => {
+                self.object = Some(object);
+                return Err(io::Error::other(failure.message));
+            }
+            Some(Ok(())) => {}
         }
         self.note(&object.upload.key, None);
         self.made.push((object.upload.key.clone(), object.sent));
@@ -389,6 +442,80 @@ impl Sink for S3Sink {
     }
 }
 
+/// An answer handed from a request's own thread to the sink that waits for it.
+struct Handoff<T> {
+    answer: Option<Result<T, S3Failure>>,
+    /// The sink stopped waiting: the answer goes to the request's `late` instead.
+    abandoned: bool,
+}
+
+/// Sends `request` on a thread of its own and waits for its answer, looking at `give_up`
+/// every `POLL`: a store that stopped answering holds the request (until its own deadline),
+/// never the run's writer. `None` when the run gave up first; the answer then goes to `late`
+/// on the request's thread, whenever it comes, to undo what it did.
+fn interruptible<T: Send + 'static>(
+    give_up: &AtomicBool,
+    request: impl FnOnce() -> Result<T, S3Failure> + Send + 'static,
+    late: impl FnOnce(Result<T, S3Failure>) + Send + 'static,
+) -> Option<Result<T, S3Failure>> {
+    let slot = Arc::new((
+        std::sync::Mutex::new(Handoff {
+            answer: None,
+            abandoned: false,
+        }),
+        std::sync::Condvar::new(),
+    ));
+    let theirs = Arc::clone(&slot);
+    let (request, late) = (
+        Arc::new(std::sync::Mutex::new(Some(request))),
+        std::sync::Mutex::new(Some(late)),
+    );
+    let run_request = Arc::clone(&request);
+    let spawned = std::thread::Builder::new()
+        .name("backlab-s3-request".to_string())
+        .spawn(move || {
+            let Some(request) = run_request.lock().ok().and_then(|mut taken| taken.take()) else {
+                return;
+            };
+            let answer = request();
+            let (lock, changed) = &*theirs;
+            let mut handoff = lock
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if handoff.abandoned {
+                drop(handoff);
+                if let Some(late) = late.lock().ok().and_then(|mut taken| taken.take()) {
+                    late(answer);
+                }
+            } else {
+                handoff.answer = Some(answer);
+                changed.notify_all();
+            }
+        });
+    if spawned.is_err() {
+        // No thread to spare: the request is sent here, as it was before it had one.
+        let request = request.lock().ok().and_then(|mut taken| taken.take())?;
+        return Some(request());
+    }
+    let (lock, changed) = &*slot;
+    let mut handoff = lock
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    loop {
+        if let Some(answer) = handoff.answer.take() {
+            return Some(answer);
+        }
+        if give_up.load(Ordering::Relaxed) {
+            handoff.abandoned = true;
+            return None;
+        }
+        handoff = changed
+            .wait_timeout(handoff, POLL)
+            .map(|(guard, _)| guard)
+            .unwrap_or_else(|poisoned| poisoned.into_inner().0);
+    }
+}
+
 impl Drop for S3Sink {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
@@ -398,19 +525,24 @@ impl Drop for S3Sink {
         while workers.iter().any(|worker| !worker.is_finished()) && started.elapsed() < DROP_WAIT {
             std::thread::sleep(Duration::from_millis(5));
         }
+        // Cleaning up has deadlines of its own: a store that stopped answering cannot hold the
+        // run's end; what is not removed stays in the journal for the start-up sweep.
+        let cleanup = self.client.cleanup();
+        let mut answering = true;
         if let Some(object) = self.object.take() {
-            match self.client.abort(&object.upload, &NEVER) {
+            match cleanup.abort(&object.upload, &NEVER) {
                 Ok(()) if workers.iter().all(JoinHandle::is_finished) => {
                     self.forget(&object.upload.key);
                 }
                 Ok(()) => {}
                 Err(failure) => {
+                    answering = failure.status.is_some();
                     tracing::warn!(%failure, "cannot abort an upload; the next start-up sweeps it");
                 }
             }
             if workers.iter().any(|worker| !worker.is_finished()) {
                 // A part still under way may land after the abort: abort again once it has.
-                let client = self.client.clone();
+                let client = cleanup.clone();
                 let journal = self.journal.clone();
                 let _ = std::thread::Builder::new()
                     .name("backlab-s3-abort".to_string())
@@ -428,11 +560,18 @@ impl Drop for S3Sink {
         }
         if !self.keep {
             for (key, _) in &self.made {
-                match self.client.delete(key, &NEVER) {
+                if !answering {
+                    break;
+                }
+                match cleanup.delete(key, &NEVER) {
                     Ok(()) => self.forget(key),
-                    Err(failure) => tracing::warn!(
-                        %failure, "cannot remove an object; the next start-up sweeps it"
-                    ),
+                    Err(failure) => {
+                        // A store that does not answer at all is not asked for each object.
+                        answering = failure.status.is_some();
+                        tracing::warn!(
+                            %failure, "cannot remove an object; the next start-up sweeps it"
+                        )
+                    }
                 }
             }
         }

@@ -37,7 +37,7 @@ pub fn sweep_journal(
             ));
             continue;
         };
-        let client = S3Client::new(store, Arc::new(RequestTally::default()));
+        let client = S3Client::for_cleanup(store, Arc::new(RequestTally::default()));
         let aborted = match &entry.upload_id {
             Some(upload_id) => client
                 .abort(
@@ -73,7 +73,7 @@ pub fn sweep(
     owner: &str,
     give_up: &AtomicBool,
 ) -> Result<Swept, String> {
-    let client = S3Client::new(store, Arc::new(RequestTally::default()));
+    let client = S3Client::for_cleanup(store, Arc::new(RequestTally::default()));
     let start = lab_key_start(prefix, owner);
     let mut swept = Swept::default();
     let uploads = match client.list_uploads(&start, give_up) {
