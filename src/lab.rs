@@ -740,7 +740,18 @@ impl Lab {
             runs,
             search,
         };
-        self.store.insert_campaign(&campaign, now_ms()).await?;
+        // The count above refuses at once; this one, with the insert, holds under submissions
+        // at the same moment.
+        if let Err(waiting) = self
+            .store
+            .insert_campaign_within(&campaign, now_ms(), MAX_QUEUED_RUNS)
+            .await?
+        {
+            return Err(LabError::QueueFull(format!(
+                "the queue holds {waiting} runs waiting and this campaign adds {queued}; at most \
+                 {MAX_QUEUED_RUNS} may wait: submit it once some have run, or cancel campaigns"
+            )));
+        }
         if host == self.host.name {
             self.queue_changed.notify_waiters();
         } else {

@@ -59,12 +59,41 @@ pub enum ReferenceError {
     NotIperf3(&'static str),
 }
 
-/// The figures of a tool's result.
+/// The most characters a text of a reference keeps (a job's name, a condition's value, the
+/// tool's version): what a report shows, not what a file may hold.
+const MAX_TEXT_CHARS: usize = 200;
+/// The fastest figure taken as a measurement, MB/s (10 TB/s): beyond it a result is not one.
+const FASTEST_MB_S: f64 = 1e7;
+
+/// The figures of a tool's result: each a rate from one byte per second to 10 TB/s, its texts
+/// cut to what a report shows.
 pub fn read(tool: Tool, result: &Value) -> Result<Vec<Reference>, ReferenceError> {
-    match tool {
-        Tool::Fio => from_fio(result),
-        Tool::Iperf3 => from_iperf3(result).map(|reference| vec![reference]),
+    let mut references = match tool {
+        Tool::Fio => from_fio(result)?,
+        Tool::Iperf3 => vec![from_iperf3(result)?],
+    };
+    for reference in &mut references {
+        cut(&mut reference.tool);
+        cut(&mut reference.job);
+        for (name, value) in &mut reference.conditions {
+            cut(name);
+            cut(value);
+        }
     }
+    Ok(references)
+}
+
+fn cut(text: &mut String) {
+    if let Some((end, _)) = text.char_indices().nth(MAX_TEXT_CHARS) {
+        text.truncate(end);
+    }
+}
+
+/// Whether `mb_per_s` can be a measured rate: finite, normal, at least a byte per second and
+/// at most [`FASTEST_MB_S`] (a zero, a negative or a subnormal figure would show as nonsense
+/// and make every ratio with it infinite).
+fn a_rate(mb_per_s: f64) -> bool {
+    mb_per_s.is_normal() && (1e-6..=FASTEST_MB_S).contains(&mb_per_s)
 }
 
 /// The fio options shown with a figure, in this order.
@@ -93,7 +122,8 @@ pub fn from_fio(result: &Value) -> Result<Vec<Reference>, ReferenceError> {
             .filter_map(|name| option(name).map(|value| (name.to_string(), value)))
             .collect();
         for (side, workload) in [("write", Workload::Write), ("read", Workload::Read)] {
-            let Some(bytes_per_s) = job[side]["bw_bytes"].as_f64().filter(|bw| *bw > 0.0) else {
+            let Some(bytes_per_s) = job[side]["bw_bytes"].as_f64().filter(|bw| a_rate(bw / 1e6))
+            else {
                 continue;
             };
             references.push(Reference {
@@ -106,7 +136,9 @@ pub fn from_fio(result: &Value) -> Result<Vec<Reference>, ReferenceError> {
         }
     }
     if references.is_empty() {
-        return Err(ReferenceError::NotFio("no job read or wrote anything"));
+        return Err(ReferenceError::NotFio(
+            "no job read or wrote at a rate from a byte per second to 10 TB/s",
+        ));
     }
     Ok(references)
 }
@@ -119,6 +151,11 @@ pub fn from_iperf3(result: &Value) -> Result<Reference, ReferenceError> {
         .ok_or(ReferenceError::NotIperf3(
             "no end.sum_received.bits_per_second",
         ))?;
+    if !a_rate(bits_per_s / 8.0 / 1e6) {
+        return Err(ReferenceError::NotIperf3(
+            "end.sum_received.bits_per_second is not a rate from a byte per second to 10 TB/s",
+        ));
+    }
     let version = start["version"].as_str().unwrap_or("iperf3");
     let test = &start["test_start"];
     let streams = test["num_streams"].as_u64().unwrap_or(1);
@@ -147,6 +184,22 @@ pub fn from_iperf3(result: &Value) -> Result<Reference, ReferenceError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zero_negative_subnormal_and_absurd_rates_are_not_figures() {
+        for bits in [0.0, -8e9, 1e-310, f64::MAX] {
+            let result = serde_json::json!({"start": {"version": "iperf 3.12"},
+                "end": {"sum_received": {"bits_per_second": bits}}});
+            assert!(read(Tool::Iperf3, &result).is_err(), "{bits}");
+            let fio = serde_json::json!({"fio version": "fio-3.33",
+                "jobs": [{"jobname": "j", "write": {"bw_bytes": bits / 8.0}}]});
+            assert!(read(Tool::Fio, &fio).is_err(), "{bits}");
+        }
+        let long = serde_json::json!({"fio version": "fio-3.33",
+            "jobs": [{"jobname": "j".repeat(10_000), "write": {"bw_bytes": 1e9}}]});
+        let kept = read(Tool::Fio, &long).expect("a figure");
+        assert_eq!(kept[0].job.len(), MAX_TEXT_CHARS);
+    }
 
     fn fixture(name: &str) -> Value {
         let path = format!(

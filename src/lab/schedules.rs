@@ -207,7 +207,8 @@ impl Lab {
     }
 
     /// Fires every occurrence due now that no other lab has taken, and counts as missed those
-    /// too long past. Returns how many campaigns were queued.
+    /// too long past. Returns how many occurrences it fired (their campaigns are queued in the
+    /// background).
     pub async fn fire_due_schedules(self: &Arc<Self>) -> usize {
         let now = now_ms();
         let due = match self.store.schedules_due(now).await {
@@ -217,7 +218,7 @@ impl Lab {
                 return 0;
             }
         };
-        let mut queued = 0;
+        let mut fired = 0;
         for record in due {
             let Ok(pattern) = Pattern::parse(&record.cron) else {
                 continue;
@@ -260,26 +261,33 @@ impl Lab {
             let Some(occurrence) = due.fire else {
                 continue;
             };
-            let outcome = self.fire(&record).await;
-            if let Err(error) = &outcome {
-                tracing::warn!(schedule = %record.id, %error, "the schedule's spec could not be queued");
-            }
-            let settled = self
-                .store
-                .settle_firing(
-                    &record.id,
-                    occurrence,
-                    outcome.as_deref().map_err(String::as_str),
-                )
-                .await;
-            if let Err(error) = settled {
-                tracing::warn!(schedule = %record.id, %error, "cannot record the firing");
-            }
-            if outcome.is_ok() {
-                queued += 1;
-            }
+            // The occurrence is taken; queuing its spec (checks that may wait on a store
+            // outside the machine) goes on beside the clock, so no schedule fires late
+            // because another one's checks are slow.
+            let lab = Arc::clone(self);
+            tokio::spawn(async move { lab.fire_and_settle(&record, occurrence).await });
+            fired += 1;
         }
-        queued
+        fired
+    }
+
+    /// Queues an occurrence's campaign and records how it went.
+    async fn fire_and_settle(self: &Arc<Self>, record: &ScheduleRecord, occurrence: i64) {
+        let outcome = self.fire(record).await;
+        if let Err(error) = &outcome {
+            tracing::warn!(schedule = %record.id, %error, "the schedule's spec could not be queued");
+        }
+        let settled = self
+            .store
+            .settle_firing(
+                &record.id,
+                occurrence,
+                outcome.as_deref().map_err(String::as_str),
+            )
+            .await;
+        if let Err(error) = settled {
+            tracing::warn!(schedule = %record.id, %error, "cannot record the firing");
+        }
     }
 
     /// Queues the schedule's spec as a campaign named after the schedule when it has no name.
@@ -342,7 +350,20 @@ impl Lab {
     }
 }
 
+/// The longest cron pattern kept: five fields with lists and ranges fit in far less.
+pub const MAX_CRON_CHARS: usize = 120;
+/// The largest spec a schedule keeps (as stored JSON): every schedule is read for the
+/// schedules page, so a schedule's size bounds what one page view costs.
+pub const MAX_SCHEDULE_SPEC_BYTES: usize = 32 << 10;
+
 fn checked_pattern(cron: &str, errors: &mut FieldErrors) -> Option<Pattern> {
+    if cron.len() > MAX_CRON_CHARS {
+        errors.add(
+            "cron",
+            format!("must be at most {MAX_CRON_CHARS} characters (five fields)"),
+        );
+        return None;
+    }
     Pattern::parse(cron)
         .map_err(|message| errors.add("cron", message))
         .ok()
@@ -355,7 +376,21 @@ fn check_schedule_name(name: &str, errors: &mut FieldErrors) {
 }
 
 fn spec_text(spec: &CampaignSpec) -> Result<String, LabError> {
-    serde_json::to_string(spec).map_err(|error| LabError::Internal(error.to_string()))
+    let text =
+        serde_json::to_string(spec).map_err(|error| LabError::Internal(error.to_string()))?;
+    if text.len() > MAX_SCHEDULE_SPEC_BYTES {
+        let mut errors = FieldErrors::default();
+        errors.add(
+            "spec",
+            format!(
+                "is {} bytes as stored; a schedule keeps a spec of at most {} KiB",
+                text.len(),
+                MAX_SCHEDULE_SPEC_BYTES >> 10
+            ),
+        );
+        return Err(LabError::Invalid(errors));
+    }
+    Ok(text)
 }
 
 fn no_schedule(id: &str) -> LabError {

@@ -19,8 +19,13 @@ impl Store {
     ) -> Result<Option<bool>, StoreError> {
         let documents: Vec<String> = references.iter().map(to_json).collect::<Result<_, _>>()?;
         let begin = self.backend().begin_write();
+        let take_turns = self.backend().take_turns();
         Ok(on_backend!(self, pool => {
             let mut tx = pool.begin_with(begin).await?;
+            // Imports at the same moment count in turn, so together they cannot pass the cap.
+            if let Some(lock) = take_turns {
+                sqlx::query(lock).execute(&mut *tx).await?;
+            }
             let Some(seq) = campaign_seq!(&mut *tx, campaign_id).await? else {
                 return Ok(None);
             };

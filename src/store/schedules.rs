@@ -15,6 +15,8 @@ pub const MAX_SCHEDULES: i64 = 1000;
 
 /// Firings listed with a schedule, newest first.
 const FIRINGS_SHOWN: i64 = 50;
+/// The firings a schedule keeps, its newest: what its page shows, and some history besides.
+pub const FIRINGS_KEPT: i64 = 200;
 
 /// A schedule read from a row of [`SCHEDULE_COLUMNS`].
 macro_rules! schedule_of_row {
@@ -261,6 +263,17 @@ impl Store {
                 .bind(occurrence)
                 .bind(host)
                 .bind(now_ms)
+                .execute(&mut *tx)
+                .await?;
+                // A schedule keeps its newest firings only: an every-minute schedule would
+                // otherwise add 1 440 rows a day, forever.
+                sqlx::query(
+                    "DELETE FROM schedule_firings WHERE schedule_id = $1 AND occurrence_ms <
+                     (SELECT MIN(occurrence_ms) FROM (SELECT occurrence_ms FROM schedule_firings
+                      WHERE schedule_id = $1 ORDER BY occurrence_ms DESC LIMIT $2) AS newest)",
+                )
+                .bind(id)
+                .bind(FIRINGS_KEPT)
                 .execute(&mut *tx)
                 .await?;
             }

@@ -343,6 +343,47 @@ async fn a_campaigns_life(store: &Store) {
         None,
         "a judgement drawn under other rules is judged again"
     );
+
+    // A schedule keeps its newest firings, not every one it ever had.
+    let schedule = backlab::store::ScheduleRecord {
+        id: "s1".to_string(),
+        name: "every minute".to_string(),
+        cron: "* * * * *".to_string(),
+        spec: "{}".to_string(),
+        paused: false,
+        created_ms: 0,
+        next_ms: 60_000,
+        fired: 0,
+        missed: 0,
+        last_missed_ms: None,
+        last_error: None,
+    };
+    assert!(store.insert_schedule(&schedule).await.expect("insert"));
+    let kept = backlab::store::FIRINGS_KEPT;
+    for minute in 1..=kept + 25 {
+        let at = minute * 60_000;
+        let taken = store
+            .take_occurrences("s1", at, at + 60_000, 0, None, Some(at), HOST, at)
+            .await
+            .expect("take");
+        assert!(taken, "minute {minute}");
+    }
+    let listed = store.schedules_with_firings(10_000).await.expect("read");
+    let (record, firings) = listed
+        .iter()
+        .find(|(record, _)| record.id == "s1")
+        .expect("the schedule");
+    assert_eq!(record.fired, kept + 25);
+    assert_eq!(
+        firings.len() as i64,
+        kept,
+        "only the newest firings are kept"
+    );
+    assert_eq!(
+        firings[0].occurrence_ms,
+        (kept + 25) * 60_000,
+        "newest first"
+    );
 }
 
 /// A campaign cancelled while its run executes, and the lab killed before the run stored its

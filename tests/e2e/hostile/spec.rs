@@ -135,3 +135,27 @@ async fn the_queue_takes_at_most_ten_thousand_waiting_runs() {
     let listed = app.send("GET", "/api/campaigns", None).await.json();
     assert_eq!(listed["campaigns"].as_array().map(Vec::len), Some(10));
 }
+
+#[tokio::test]
+async fn submissions_at_the_same_moment_cannot_pass_the_queue_limit_together() {
+    let app = App::new().await;
+    let buffers: Vec<u32> = (1..=40).collect();
+    let wide = json!({"source": generated(), "target": {"kind": "null"},
+                      "tests": ["null_sink"], "params": {"duration_s": 1},
+                      "matrix": {"buffers": buffers, "streams": [1, 2, 3, 4, 5]},
+                      "repeat": 5})
+    .to_string();
+    let answers = futures_util::future::join_all(
+        (0..30).map(|_| app.send("POST", "/api/campaigns", Some(&wide))),
+    )
+    .await;
+    let accepted = answers.iter().filter(|answer| answer.status == 201).count();
+    let refused = answers.iter().filter(|answer| answer.status == 429).count();
+    assert_eq!(accepted + refused, 30, "every answer a 201 or a 429");
+    assert_eq!(
+        accepted, 10,
+        "10 campaigns of 1 000 runs fill the queue of 10 000"
+    );
+    let listed = app.send("GET", "/api/campaigns", None).await.json();
+    assert_eq!(listed["campaigns"].as_array().map(Vec::len), Some(10));
+}

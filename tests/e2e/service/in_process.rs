@@ -128,3 +128,33 @@ async fn the_api_document_and_health_answer() {
     assert_eq!(document.status, StatusCode::OK);
     assert!(document.json()["paths"]["/api/campaigns"].is_object());
 }
+
+#[tokio::test]
+async fn a_schedule_keeps_no_text_larger_than_it_needs() {
+    let app = App::new().await;
+    let minutes: Vec<String> = (0..60).map(|m| m.to_string()).collect();
+    // A valid pattern of every minute spelled out, again and again: 950 KB in the issue.
+    let long = format!("{} * * * *", vec![minutes.join(","); 40].join(","));
+    let body = serde_json::json!({"cron": long,
+        "spec": {"source": {"generated": {"size": "8M"}}, "target": {"kind": "null"}}})
+    .to_string();
+    let answer = app.send("POST", "/api/schedules", Some(&body)).await;
+    assert_eq!(
+        answer.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        answer.body
+    );
+    assert!(
+        answer.json()["fields"]["cron"]
+            .as_str()
+            .is_some_and(|said| said.contains("at most 120 characters")),
+        "{}",
+        answer.body
+    );
+    let fine = serde_json::json!({"cron": "*/5 * * * *",
+        "spec": {"source": {"generated": {"size": "8M"}}, "target": {"kind": "null"}}})
+    .to_string();
+    let answer = app.send("POST", "/api/schedules", Some(&fine)).await;
+    assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.body);
+}
