@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::analysis::Component;
 use crate::analysis::Judgement;
-use crate::analysis::points::best_per_test;
+use crate::analysis::points::{Figure, Point, best_per_test};
 use crate::change_points::Detector;
 use crate::noise::{FAMILY_ALPHA, Side, stands_out};
 use crate::reference::Reference;
@@ -92,10 +92,57 @@ pub struct SeriesPoint {
     /// Runs the figure rests on.
     pub runs: usize,
     pub valid: bool,
+    /// Tested for changes: valid, or not valid only by flags that can have lowered it alone
+    /// (other work on the machine) while it stands at the cap its runs were given (a source
+    /// rate, a link), which such work cannot move it from.
+    pub tested: bool,
     /// The point's setting in words (buffers, block, streams …).
     pub setting: String,
     #[serde(skip)]
     noise: Side,
+}
+
+/// Share of a cap a figure must reach to be set by it.
+const AT_CAP: f64 = 0.95;
+
+/// Whether a point can be tested for a change: valid, or held at a cap its runs were given
+/// with only flags that can lower a figure on it. Other work on the machine slows the lab's
+/// side; a figure at its cap was not slowed, so the flag cannot overturn it (the rule a
+/// verdict uses, `FlagCode::bias`).
+pub fn testable(point: &Point, figure: &Figure) -> bool {
+    if figure.valid {
+        return true;
+    }
+    let only_lowered = !figure.flags.is_empty()
+        && figure
+            .flags
+            .iter()
+            .all(|flag| flag.bias() == crate::engine::validity::Bias::Lowered);
+    only_lowered && cap_mb_s(point).is_some_and(|cap| figure.mb_per_s >= AT_CAP * cap)
+}
+
+/// The most a point's runs could move, by the caps they were given: each stream's source
+/// rate (for tests that read the source) and each client's link.
+fn cap_mb_s(point: &Point) -> Option<f64> {
+    let params = &point.params;
+    let clients = f64::from(params.clients.unwrap_or(1).max(1));
+    let streams = match point.test {
+        TestKind::ReadSingle => 1.0,
+        TestKind::NetworkBackup => f64::from(params.streams.max(1)) * clients,
+        _ => f64::from(params.streams.max(1)),
+    };
+    let source = params
+        .source_rate_mb_s
+        .filter(|_| point.test.reads_source())
+        .map(|rate| rate * streams);
+    let link = params
+        .link_mb_s
+        .filter(|_| point.test == TestKind::NetworkBackup)
+        .map(|rate| rate * clients);
+    match (source, link) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 /// A change in one test's figure that stands out of its noise.
@@ -193,6 +240,7 @@ impl History {
                     spread_pct: figure.spread_pct,
                     runs: figure.n,
                     valid: figure.valid,
+                    tested: testable(point, figure),
                     setting: point.setting(),
                     noise: figure.noise,
                 });
@@ -263,9 +311,9 @@ impl History {
     }
 }
 
-/// The changes in a line's valid points.
+/// The changes in a line's tested points (`SeriesPoint::tested`).
 fn changes(line: &Line, campaigns: &[CampaignMark], alpha: f64) -> Vec<Change> {
-    let valid: Vec<&SeriesPoint> = line.points.iter().filter(|p| p.valid).collect();
+    let valid: Vec<&SeriesPoint> = line.points.iter().filter(|p| p.tested).collect();
     let values: Vec<f64> = valid.iter().map(|p| p.mb_per_s).collect();
     let detector = Detector {
         min_change_pct: MIN_CHANGE_PCT,
@@ -408,6 +456,7 @@ mod tests {
                     spread_pct: Some(side.stat.spread_pct()),
                     runs: 3,
                     valid: true,
+                    tested: true,
                     setting: String::new(),
                     noise: side,
                 });

@@ -6,7 +6,7 @@ use axum::extract::{Path, State};
 use axum::response::Response;
 
 use crate::http::AppState;
-use crate::series::history::{History, Line};
+use crate::series::history::{History, Line, MIN_CAMPAIGNS_EACH_SIDE};
 
 use super::render::{html, lab_error_page};
 use super::views::display_name;
@@ -45,6 +45,11 @@ pub(super) struct LineView {
     numbers: Vec<(f64, usize)>,
     changes: Vec<ChangeMark>,
     invalid: usize,
+    /// Points not valid but tested all the same (`SeriesPoint::tested`).
+    tested_invalid: usize,
+    /// Too few points were tested to find a change: in words, with the count, instead of
+    /// "no change".
+    untested: Option<String>,
     /// Other tools' figures: a diamond at the campaign they were imported into.
     references: Vec<ReferenceDot>,
 }
@@ -222,7 +227,23 @@ fn draw(line: &Line, history: &History) -> LineView {
         numbers,
         changes,
         invalid: line.points.len() - valid.len(),
+        tested_invalid: line.points.iter().filter(|p| p.tested && !p.valid).count(),
+        untested: untested(line),
     }
+}
+
+/// "Not tested: 8 of 8 points not valid": what a line says when too few of its points can be
+/// tested for a change to be found at all (a few on each side of it).
+fn untested(line: &Line) -> Option<String> {
+    let tested = line.points.iter().filter(|p| p.tested).count();
+    (tested < 2 * MIN_CAMPAIGNS_EACH_SIDE).then(|| {
+        let not_valid = line.points.iter().filter(|p| !p.tested).count();
+        format!(
+            "Not tested for changes: {not_valid} of {} point(s) not valid, {tested} tested; a \
+             change needs at least {MIN_CAMPAIGNS_EACH_SIDE} tested campaigns on each side",
+            line.points.len()
+        )
+    })
 }
 
 /// A round step for an axis' ticks near `rough`: 1, 2 or 5 times a power of ten.
