@@ -63,6 +63,22 @@ pub enum OutranCause {
     Unexplained { emulated_target: bool },
 }
 
+/// Why a full backup that reached its ceiling ran a little faster than it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "why", rename_all = "snake_case")]
+pub enum AboveCeiling {
+    /// The target test's data compressed differently on the drive from the backup's.
+    Compressibility { target_test: f64, full_backup: f64 },
+    /// The ceiling's figure is a lower bound: its run's final flush was charged to it.
+    LowerBound { flush_s: f64 },
+    /// The gap is within the spread of the repeated figures.
+    Spread { spread_pct: f64 },
+    /// One run of each: their noise is not known.
+    Unrepeated,
+    /// More than the figures' spread, and nothing else at hand explains it.
+    Unexplained { spread_pct: f64 },
+}
+
 /// What made the full backup slower than every isolated ceiling.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "evidence", rename_all = "snake_case")]
@@ -151,8 +167,14 @@ pub struct NetworkFinding {
 pub enum Finding {
     /// Too few tests finished to name a bottleneck.
     Incomplete { missing: Vec<TestKind> },
-    /// The full backup reaches the lowest ceiling.
-    Limits { ceiling: Ceiling, full_mb_s: f64 },
+    /// The full backup reaches the lowest ceiling; `above` says why, when it ran faster than
+    /// the ceiling (by less than the share that makes it `FullOutranCeiling`).
+    Limits {
+        ceiling: Ceiling,
+        full_mb_s: f64,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        above: Vec<AboveCeiling>,
+    },
     /// The full backup ran faster than a ceiling allows: that ceiling did not measure what
     /// the full backup met.
     FullOutranCeiling {

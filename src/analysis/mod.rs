@@ -18,17 +18,20 @@ use crate::engine::survey::Survey;
 use crate::engine::validity::Bias;
 use crate::spec::TestKind;
 use figures::TestFigure;
-pub use findings::{Advice, Component, Finding, Redo, Side};
 use findings::{
-    Ceiling, Drives, Interference, NetworkFinding, NetworkLimit, OutranCause, Shape, ShoeShine,
-    TargetCeilingFrom,
+    AboveCeiling, Ceiling, Drives, Interference, NetworkFinding, NetworkLimit, OutranCause, Shape,
+    ShoeShine, TargetCeilingFrom,
 };
+pub use findings::{Advice, Component, Finding, Redo, Side};
 pub use headline::Headline;
 use weight::{Basis, OpenClaim};
 pub use words::{capitalize, component_word, format_duration};
 
 /// Share of a ceiling the full backup must reach for that ceiling to be the bottleneck.
 const REACHED: f64 = 0.9;
+/// How far above a ceiling it reached, in percent, a full backup must run before the verdict
+/// says why: closer than this, two measurements of one thing differ by no more than usual.
+const ABOVE_PCT: f64 = 1.0;
 /// Share of a stage's time spent waiting that marks the other side as behind.
 const WAITING: f64 = 50.0;
 /// System CPU above which the pipeline counts as CPU-bound.
@@ -625,6 +628,11 @@ fn finding(figures: &Figures<'_>, survey: Option<&Survey>) -> Finding {
         return Finding::Limits {
             ceiling: lowest,
             full_mb_s: full,
+            above: if full > (1.0 + ABOVE_PCT / 100.0) * lowest.mb_per_s {
+                above_ceiling(figures, &lowest, full)
+            } else {
+                Vec::new()
+            },
         };
     }
     let full_run = figures.run(TestKind::FullBackup);
@@ -715,6 +723,49 @@ fn outran_causes(figures: &Figures<'_>, ceiling: &Ceiling) -> Vec<OutranCause> {
         });
     }
     causes
+}
+
+/// Why a full backup ran a little faster than the ceiling it reached, from the evidence at
+/// hand; the noise of the two figures when nothing else explains it.
+fn above_ceiling(figures: &Figures<'_>, ceiling: &Ceiling, full: f64) -> Vec<AboveCeiling> {
+    let mut why = Vec::new();
+    if ceiling.component == Component::Target
+        && let Some(OutranCause::Compressibility {
+            target_test,
+            full_backup,
+        }) = compressibility_mismatch(figures)
+    {
+        why.push(AboveCeiling::Compressibility {
+            target_test,
+            full_backup,
+        });
+    }
+    let flush_of = |test| {
+        figures
+            .run(test)
+            .and_then(|run| run.steady)
+            .map_or(0.0, |steady| steady.flush_s)
+    };
+    let flush_s = flush_of(ceiling.test);
+    if flush_s > flush_of(TestKind::FullBackup) {
+        why.push(AboveCeiling::LowerBound { flush_s });
+    }
+    let gap_pct = 100.0 * (full / ceiling.mb_per_s - 1.0);
+    let spread = [ceiling.test, TestKind::FullBackup]
+        .into_iter()
+        .filter_map(|test| figures.get(test).and_then(|figure| figure.spread_pct))
+        .reduce(f64::max);
+    match spread {
+        Some(spread_pct) if spread_pct >= gap_pct => {
+            why.push(AboveCeiling::Spread { spread_pct });
+        }
+        None if why.is_empty() => why.push(AboveCeiling::Unrepeated),
+        Some(spread_pct) if why.is_empty() => {
+            why.push(AboveCeiling::Unexplained { spread_pct });
+        }
+        _ => {}
+    }
+    why
 }
 
 /// The target test's data compressed differently on the drive from the full backup's.
@@ -938,7 +989,9 @@ fn advice(figures: &Figures<'_>, finding: &Finding, survey: Option<&Survey>) -> 
                 .map_or(0, |run| run.params.streams),
         });
     }
-    if let Finding::Limits { ceiling, full_mb_s } = finding
+    if let Finding::Limits {
+        ceiling, full_mb_s, ..
+    } = finding
         && ceiling.component == Component::Target
     {
         advice.push(Advice::TargetAtFullSpeed {
@@ -1059,6 +1112,54 @@ mod tests {
             buffer_filled: true,
         });
         run
+    }
+
+    #[test]
+    fn a_backup_a_little_faster_than_its_ceiling_says_why() {
+        let runs = vec![
+            run(TestKind::TapeWrite, 233.7, 10.0),
+            run(TestKind::ReadParallel, 1000.0, 10.0),
+            run(TestKind::NullSink, 900.0, 10.0),
+            run(TestKind::FullBackup, 238.8, 10.0),
+        ];
+        let single = verdict(&runs, None);
+        assert!(
+            matches!(&single.finding, Finding::Limits { above, .. }
+                if above == &vec![AboveCeiling::Unrepeated]),
+            "{:?}",
+            single.finding
+        );
+        assert!(single.conclusive, "{}", single.verdict);
+        assert!(
+            single.verdict.contains("102% of its isolated ceiling")
+                && single.verdict.contains("2.2% faster than that test")
+                && single.verdict.contains("cannot tell from noise"),
+            "{}",
+            single.verdict
+        );
+        // At the ceiling or under it, nothing to explain.
+        let mut under = runs.clone();
+        under[3] = run(TestKind::FullBackup, 230.0, 10.0);
+        assert!(matches!(&verdict(&under, None).finding,
+            Finding::Limits { above, .. } if above.is_empty()));
+        // A target test whose final flush was charged to it is a lower bound.
+        let mut flushed = runs.clone();
+        flushed[0].steady = Some(crate::engine::steady::SteadyFigures {
+            mb_per_s: 233.7,
+            from_s: 0.0,
+            to_s: 1.0,
+            cv_pct: Some(1.0),
+            steady: true,
+            flush_s: 0.6,
+        });
+        let flushed = verdict(&flushed, None);
+        assert!(
+            flushed
+                .verdict
+                .contains("lower bound, its final flush (0.6 s)"),
+            "{}",
+            flushed.verdict
+        );
     }
 
     #[test]

@@ -145,7 +145,9 @@ fn weigh(
 ) -> Weight {
     let bias = flag.bias();
     match finding {
-        Finding::Limits { ceiling, full_mb_s } => {
+        Finding::Limits {
+            ceiling, full_mb_s, ..
+        } => {
             if test == TestKind::FullBackup {
                 full_at_ceiling(run, flag, *full_mb_s)
             } else {

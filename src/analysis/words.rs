@@ -4,8 +4,8 @@
 use super::RestoreLine;
 use super::figures::TestFigure;
 use super::findings::{
-    Advice, Ceiling, Component, Drives, Finding, Interference, NetworkFinding, NetworkLimit,
-    OutranCause, Redo, Shape, ShoeShine, Side, TargetCeilingFrom,
+    AboveCeiling, Advice, Ceiling, Component, Drives, Finding, Interference, NetworkFinding,
+    NetworkLimit, OutranCause, Redo, Shape, ShoeShine, Side, TargetCeilingFrom,
 };
 use super::weight::{Basis, OpenClaim, Weight};
 use crate::engine::result::StageFigures;
@@ -86,12 +86,26 @@ pub fn finding(finding: &Finding, conclusive: bool, redo: bool, target: Option<&
         Finding::Limits {
             ceiling: limit,
             full_mb_s,
+            above,
         } => format!(
             "{} limits the backup: the full backup reached {full_mb_s:.1} MB/s, {:.0}% of its \
-             isolated ceiling ({})",
+             isolated ceiling ({}){}",
             capitalize(&component(limit.component, target)),
             100.0 * full_mb_s / limit.mb_per_s,
-            ceiling(limit)
+            ceiling(limit),
+            if above.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; it ran {:.1}% faster than that test: {}",
+                    100.0 * (full_mb_s / limit.mb_per_s - 1.0),
+                    above
+                        .iter()
+                        .map(above_ceiling)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                )
+            }
         ),
         Finding::FullOutranCeiling {
             ceiling: limit,
@@ -150,6 +164,32 @@ pub fn finding(finding: &Finding, conclusive: bool, redo: bool, target: Option<&
             "Inconclusive: runs it rests on must be redone (see below). What they suggest: {}",
             lower_first(&text)
         )
+    }
+}
+
+fn above_ceiling(why: &AboveCeiling) -> String {
+    match why {
+        AboveCeiling::Compressibility {
+            target_test,
+            full_backup,
+        } => format!(
+            "the target test's data compressed {target_test:.2}:1 on the drive, the backup's \
+             {full_backup:.2}:1"
+        ),
+        AboveCeiling::LowerBound { flush_s } => format!(
+            "that test's figure is a lower bound, its final flush ({flush_s:.1} s) charged to it"
+        ),
+        AboveCeiling::Spread { spread_pct } => {
+            format!("within their spread (±{spread_pct:.1}%)")
+        }
+        AboveCeiling::Unrepeated => "a gap that one run of each cannot tell from noise (repeat \
+             the campaign to measure their spread)"
+            .to_string(),
+        AboveCeiling::Unexplained { spread_pct } => format!(
+            "more than their spread (±{spread_pct:.1}%) and not explained by the data or a flush: \
+             the target test may measure less than the target does (run it longer, or with \
+             direct I/O)"
+        ),
     }
 }
 
