@@ -832,7 +832,7 @@ fn show_progress(bar: &ProgressBar, progress: &Progress) {
     bar.set_message(format!(
         "{:>8.1} MB/s  {:>10}  {:>5.1} s",
         progress.mb_per_s,
-        format_size(progress.bytes),
+        crate::size::format_bytes(progress.bytes),
         progress.elapsed_s
     ));
 }
@@ -843,7 +843,7 @@ fn run_line(index: usize, total: usize, result: &RunResult) -> String {
         RunStatus::Done => format!(
             "{head} {:>8.1} MB/s  {} in {:.2} s, {} files{}; {}",
             result.mb_per_s,
-            format_size(result.bytes),
+            crate::size::format_bytes(result.bytes),
             result.seconds,
             result.files,
             result
@@ -931,8 +931,8 @@ fn create_dataset(args: DatasetArgs) -> ExitCode {
         eprintln!(
             "a twin of {} files, {}: median file {}, compression {:.2}:1, dedup {:.2}:1",
             scan.files,
-            format_size(scan.reduction.logical_bytes),
-            format_size(scan.sizes.median),
+            crate::size::format_bytes(scan.reduction.logical_bytes),
+            crate::size::format_bytes(scan.sizes.median),
             scan.reduction.compress_ratio,
             scan.reduction.dedup_ratio
         );

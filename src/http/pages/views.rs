@@ -629,8 +629,10 @@ fn spec_lines(spec: &CampaignSpec) -> Vec<(String, String)> {
         "{} buffers × {}, {}, direct {}, cold cache {}, fsync {}",
         p.buffers,
         format_bytes(p.block_size.bytes()),
-        p.streams
-            .map_or_else(|| "default streams".to_string(), |s| format!("{s} streams")),
+        p.streams.map_or_else(
+            || "default streams".to_string(),
+            |s| counted(u64::from(s), "stream", "streams"),
+        ),
         yes_no(p.direct),
         yes_no(p.cold_cache),
         yes_no(p.fsync)
@@ -738,20 +740,30 @@ fn point_row(point: &Point) -> PointRow {
     }
 }
 
+/// "1 stream", "4 streams": a count with its noun in the right number.
+fn counted(count: u64, one: &str, many: &str) -> String {
+    if count == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{count} {many}")
+    }
+}
+
 /// The parameters of a run in one short line.
 pub fn params_line(params: &RunParams) -> String {
     let mut line = match params.clients {
         Some(clients) => format!(
-            "{} × {}, {clients} clients × {} streams",
+            "{} × {}, {} × {}",
             params.buffers,
             format_bytes(params.block_size),
-            params.streams
+            counted(u64::from(clients), "client", "clients"),
+            counted(u64::from(params.streams), "stream", "streams")
         ),
         None => format!(
-            "{} × {}, {} streams",
+            "{} × {}, {}",
             params.buffers,
             format_bytes(params.block_size),
-            params.streams
+            counted(u64::from(params.streams), "stream", "streams")
         ),
     };
     if let (Some(part_size), Some(concurrency)) = (params.part_size, params.concurrency) {
