@@ -169,6 +169,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
         host.name,
         lab_identity(&data_dir).map_err(|e| bad_path("--data-dir", &data_dir.join(LAB_ID), &e))?
     );
+    let sweep_give_up = Arc::new(AtomicBool::new(false));
     let stores_swept = recover(
         &store,
         &host.name,
@@ -177,6 +178,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
             stores: config.object_stores.clone(),
             journal: journal.clone(),
             owner: object_owner.clone(),
+            give_up: Arc::clone(&sweep_give_up),
         },
     )
     .await;
@@ -306,6 +308,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
             shutdown_signal().await;
             tracing::info!("shutting down: interrupting the running run, ending live streams");
             stop_lab.stop_all();
+            sweep_give_up.store(true, Ordering::Relaxed);
             let _ = shutdown_tx.send(true);
         },
     )
@@ -368,6 +371,8 @@ struct StoreSweep {
     stores: ObjectStores,
     journal: s3::journal::Journal,
     owner: String,
+    /// Raised at the sweep's deadline, or when the lab shuts down: the sweep stops there.
+    give_up: Arc<AtomicBool>,
 }
 
 /// Queues again the runs the last shutdown left unfinished and removes the files they left
@@ -410,7 +415,16 @@ fn sweep_stores_in_background(
     specs: Arc<Vec<CampaignSpec>>,
     objects: StoreSweep,
 ) -> tokio::task::JoinHandle<()> {
-    let give_up = Arc::new(AtomicBool::new(false));
+    let give_up = Arc::clone(&objects.give_up);
+    // The deadline holds without the async side too: a lab stopping mid-sweep waits for the
+    // sweep's thread no longer than one request past it.
+    let timer = Arc::clone(&give_up);
+    let _ = std::thread::Builder::new()
+        .name("backlab-sweep-deadline".to_string())
+        .spawn(move || {
+            std::thread::sleep(STORE_SWEEP_DEADLINE);
+            timer.store(true, Ordering::Relaxed);
+        });
     let sweeping = tokio::task::spawn_blocking({
         let give_up = Arc::clone(&give_up);
         move || {

@@ -599,3 +599,82 @@ async fn a_store_that_stops_answering_holds_neither_the_run_nor_its_cancel() {
     assert!(took < Duration::from_secs(15), "the cancel took {took:?}");
     assert_eq!(lab.get_json("/healthz").await["status"], "ok");
 }
+
+/// A lab restarted with uploads in its journal and a store that has stopped answering listens
+/// at once, runs what it can once the sweep's deadline passes, and keeps the journal's entries
+/// for a later start.
+#[tokio::test]
+async fn a_start_never_waits_on_a_store_that_does_not_answer() {
+    let server = S3Server::start();
+    let relay = crate::support::s3::StallingProxy::start(server.addr);
+    let root = scratch();
+    let options = LabOptions {
+        extra: relay.store_flag("lab", BUCKET).to_vec(),
+        env: server.credentials(true),
+        ..LabOptions::default()
+    };
+    let mut lab = Lab::start(root.path(), &options);
+    let spec = json!({
+        "source": {"generated": {"size": "4G"}},
+        "target": {"kind": "s3", "store": "lab", "part_size": "5M", "concurrency": 2,
+                   "object_size": "4G"},
+        "tests": ["tape_write"],
+        "params": {"buffers": 4, "block_size": "1M", "streams": 1, "duration_s": 2,
+                   "size": "4G", "time_based": false}
+    });
+    lab.submit(&spec).await;
+    crate::support::wait::wait_until(
+        "a part on the server",
+        Duration::from_secs(60),
+        Duration::from_millis(20),
+        async || {
+            let uploads = server.uploads();
+            if uploads.iter().any(|file| file.contains(".part-")) {
+                Ok(())
+            } else {
+                Err(format!("{uploads:?}"))
+            }
+        },
+    )
+    .await;
+    lab.signal(Signal::KILL);
+    let _ = lab.wait_exit(Duration::from_secs(5)).await;
+    drop(lab);
+    let journal = root.path().join("data/.backlab-uploads");
+    let entries = std::fs::read_dir(&journal).map_or(0, |dir| dir.count());
+    assert!(entries > 0, "the killed lab journaled its upload");
+
+    relay.stall();
+    let started = std::time::Instant::now();
+    let lab = Lab::start(root.path(), &options);
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "the start waited on the store: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(lab.get_json("/healthz").await["status"], "ok");
+    // Each request of the sweep gives up at its own deadline; what it could not remove stays
+    // in the journal for a later start.
+    crate::support::wait::wait_until(
+        "the sweep to give up on the store",
+        Duration::from_secs(60),
+        Duration::from_millis(200),
+        async || {
+            let log = lab.log();
+            if log.contains("cannot remove what an interrupted run left in an object store")
+                || log.contains("did not finish the start-up sweep in time")
+            {
+                Ok(())
+            } else {
+                Err(log)
+            }
+        },
+    )
+    .await;
+    let entries = std::fs::read_dir(&journal).map_or(0, |dir| dir.count());
+    assert!(
+        entries > 0,
+        "the journal keeps what the sweep could not remove"
+    );
+    relay.resume();
+}
