@@ -82,6 +82,42 @@ fn assert_nothing_left(server: &S3Server, when: &str) {
     }
 }
 
+/// A run into the bucket that lasts a while: `size` of generated data written as objects of
+/// `object_size` in 5 MiB parts, two in flight, cut at `duration_s`.
+fn upload_spec(object_size: &str, size: &str, duration_s: u32) -> Value {
+    json!({
+        "source": {"generated": {"size": size}},
+        "target": {"kind": "s3", "store": "lab", "part_size": "5M", "concurrency": 2,
+                   "object_size": object_size},
+        "tests": ["tape_write"],
+        "params": {"buffers": 4, "block_size": "1M", "streams": 1,
+                   "duration_s": duration_s, "size": size, "time_based": false}
+    })
+}
+
+/// Submits `spec` and kills the lab (SIGKILL) once the server holds a part of its upload: the
+/// lab leaves an upload under way that it never aborted. Returns the campaign's id.
+async fn kill_mid_upload(mut lab: Lab, server: &S3Server, spec: &Value) -> String {
+    let id = lab.submit(spec).await;
+    crate::support::wait::wait_until(
+        "a part on the server",
+        Duration::from_secs(60),
+        Duration::from_millis(20),
+        async || {
+            let uploads = server.uploads();
+            if uploads.iter().any(|file| file.contains(".part-")) {
+                Ok(())
+            } else {
+                Err(format!("{uploads:?}"))
+            }
+        },
+    )
+    .await;
+    lab.signal(Signal::KILL);
+    let _ = lab.wait_exit(Duration::from_secs(5)).await;
+    id
+}
+
 #[tokio::test]
 async fn a_campaign_into_an_object_store_writes_backs_up_and_restores_and_leaves_nothing() {
     let server = S3Server::start();
@@ -388,39 +424,12 @@ async fn a_store_that_cannot_be_used_is_refused_at_submission_naming_the_field()
 async fn a_lab_killed_mid_upload_aborts_the_upload_at_restart_and_runs_it_again() {
     let server = S3Server::start();
     let root = scratch();
-    let mut lab = Lab::start(root.path(), &options(&server, true));
-    let spec = json!({
-        "name": "kill",
-        "source": {"generated": {"size": "4G"}},
-        "target": {"kind": "s3", "store": "lab", "part_size": "5M", "concurrency": 2,
-                   "object_size": "4G"},
-        "tests": ["tape_write"],
-        "params": {"buffers": 4, "block_size": "1M", "streams": 1, "duration_s": 2,
-                   "size": "4G", "time_based": false}
-    });
-    let id = lab.submit(&spec).await;
-    // An upload is under way once the server holds its first part.
-    crate::support::wait::wait_until(
-        "a part on the server",
-        Duration::from_secs(60),
-        Duration::from_millis(20),
-        async || {
-            let uploads = server.uploads();
-            if uploads.iter().any(|file| file.contains(".part-")) {
-                Ok(())
-            } else {
-                Err(format!("{uploads:?}"))
-            }
-        },
-    )
-    .await;
-    lab.signal(Signal::KILL);
-    let _ = lab.wait_exit(Duration::from_secs(5)).await;
+    let lab = Lab::start(root.path(), &options(&server, true));
+    let id = kill_mid_upload(lab, &server, &upload_spec("4G", "4G", 2)).await;
     assert!(
         !server.uploads().is_empty(),
         "a killed lab cannot abort its upload"
     );
-    drop(lab);
 
     let lab = Lab::start(root.path(), &options(&server, true));
     let campaign = lab
@@ -444,36 +453,9 @@ async fn a_restarted_lab_sweeps_only_its_own_objects_not_another_labs_on_the_sam
     let server = S3Server::start();
     let (root_a, root_b) = (scratch(), scratch());
     let lab_a = Lab::start(root_a.path(), &options(&server, true));
-    let mut lab_b = Lab::start(root_b.path(), &options(&server, true));
-    let upload = |object_size: &str, size: &str, duration_s: u32| {
-        json!({
-            "source": {"generated": {"size": size}},
-            "target": {"kind": "s3", "store": "lab", "part_size": "5M", "concurrency": 2,
-                       "object_size": object_size},
-            "tests": ["tape_write"],
-            "params": {"buffers": 4, "block_size": "1M", "streams": 1,
-                       "duration_s": duration_s, "size": size, "time_based": false}
-        })
-    };
+    let lab_b = Lab::start(root_b.path(), &options(&server, true));
     // Lab B is killed in the middle of an upload: it has something of its own to sweep.
-    let left = lab_b.submit(&upload("4G", "4G", 2)).await;
-    crate::support::wait::wait_until(
-        "lab B's part on the server",
-        Duration::from_secs(60),
-        Duration::from_millis(20),
-        async || {
-            let uploads = server.uploads();
-            if uploads.iter().any(|file| file.contains(".part-")) {
-                Ok(())
-            } else {
-                Err(format!("{uploads:?}"))
-            }
-        },
-    )
-    .await;
-    lab_b.signal(Signal::KILL);
-    let _ = lab_b.wait_exit(Duration::from_secs(5)).await;
-    drop(lab_b);
+    let left = kill_mid_upload(lab_b, &server, &upload_spec("4G", "4G", 2)).await;
     assert_eq!(
         server.objects(),
         Vec::<String>::new(),
@@ -481,7 +463,7 @@ async fn a_restarted_lab_sweeps_only_its_own_objects_not_another_labs_on_the_sam
     );
 
     // Lab A writes objects of 16 MiB for a while; lab B comes back and sweeps meanwhile.
-    let going = lab_a.submit(&upload("16M", "16G", 40)).await;
+    let going = lab_a.submit(&upload_spec("16M", "16G", 40)).await;
     crate::support::wait::wait_until(
         "lab A's first objects",
         Duration::from_secs(60),
@@ -613,33 +595,8 @@ async fn a_start_never_waits_on_a_store_that_does_not_answer() {
         env: server.credentials(true),
         ..LabOptions::default()
     };
-    let mut lab = Lab::start(root.path(), &options);
-    let spec = json!({
-        "source": {"generated": {"size": "4G"}},
-        "target": {"kind": "s3", "store": "lab", "part_size": "5M", "concurrency": 2,
-                   "object_size": "4G"},
-        "tests": ["tape_write"],
-        "params": {"buffers": 4, "block_size": "1M", "streams": 1, "duration_s": 2,
-                   "size": "4G", "time_based": false}
-    });
-    lab.submit(&spec).await;
-    crate::support::wait::wait_until(
-        "a part on the server",
-        Duration::from_secs(60),
-        Duration::from_millis(20),
-        async || {
-            let uploads = server.uploads();
-            if uploads.iter().any(|file| file.contains(".part-")) {
-                Ok(())
-            } else {
-                Err(format!("{uploads:?}"))
-            }
-        },
-    )
-    .await;
-    lab.signal(Signal::KILL);
-    let _ = lab.wait_exit(Duration::from_secs(5)).await;
-    drop(lab);
+    let lab = Lab::start(root.path(), &options);
+    kill_mid_upload(lab, &server, &upload_spec("4G", "4G", 2)).await;
     let journal = root.path().join("data/.backlab-uploads");
     let entries = std::fs::read_dir(&journal).map_or(0, |dir| dir.count());
     assert!(entries > 0, "the killed lab journaled its upload");

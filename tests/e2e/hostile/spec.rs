@@ -10,6 +10,16 @@ fn generated() -> Value {
     json!({"generated": {"size": "4M"}})
 }
 
+/// A campaign of 1 000 runs (40 × 5 points, 5 repeats), as JSON text.
+fn wide_campaign() -> String {
+    let buffers: Vec<u32> = (1..=40).collect();
+    json!({"source": generated(), "target": {"kind": "null"},
+           "tests": ["null_sink"], "params": {"duration_s": 1},
+           "matrix": {"buffers": buffers, "streams": [1, 2, 3, 4, 5]},
+           "repeat": 5})
+    .to_string()
+}
+
 #[tokio::test]
 async fn a_list_for_a_section_and_a_key_given_twice_are_refused_by_name() {
     let app = App::new().await;
@@ -112,12 +122,7 @@ async fn a_bad_page_cursor_is_a_bad_query_not_a_bad_campaign() {
 #[tokio::test]
 async fn the_queue_takes_at_most_ten_thousand_waiting_runs() {
     let app = App::new().await;
-    let buffers: Vec<u32> = (1..=40).collect();
-    let wide = json!({"source": generated(), "target": {"kind": "null"},
-                      "tests": ["null_sink"], "params": {"duration_s": 1},
-                      "matrix": {"buffers": buffers, "streams": [1, 2, 3, 4, 5]},
-                      "repeat": 5})
-    .to_string();
+    let wide = wide_campaign();
     for _ in 0..10 {
         let answer = app.send("POST", "/api/campaigns", Some(&wide)).await;
         assert_eq!(answer.status, 201, "{}", answer.body);
@@ -139,12 +144,7 @@ async fn the_queue_takes_at_most_ten_thousand_waiting_runs() {
 #[tokio::test]
 async fn submissions_at_the_same_moment_cannot_pass_the_queue_limit_together() {
     let app = App::new().await;
-    let buffers: Vec<u32> = (1..=40).collect();
-    let wide = json!({"source": generated(), "target": {"kind": "null"},
-                      "tests": ["null_sink"], "params": {"duration_s": 1},
-                      "matrix": {"buffers": buffers, "streams": [1, 2, 3, 4, 5]},
-                      "repeat": 5})
-    .to_string();
+    let wide = wide_campaign();
     let answers = futures_util::future::join_all(
         (0..30).map(|_| app.send("POST", "/api/campaigns", Some(&wide))),
     )

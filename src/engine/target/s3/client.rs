@@ -657,6 +657,20 @@ struct UploadsPage {
     next: Option<(String, String)>,
 }
 
+/// A store's XML answer, or why it cannot be read.
+fn read_xml(body: &str) -> Result<roxmltree::Document<'_>, String> {
+    roxmltree::Document::parse(body)
+        .map_err(|error| format!("the store's answer is unreadable: {error}"))
+}
+
+/// The text of `node`'s first child named `name`.
+fn child_text(node: roxmltree::Node<'_, '_>, name: &str) -> Option<String> {
+    node.children()
+        .find(|child| child.has_tag_name(name))
+        .and_then(|child| child.text())
+        .map(str::to_string)
+}
+
 /// One page of a bucket's listing: each key with its size, and the token of the next page.
 struct ObjectsPage {
     objects: Vec<(String, u64)>,
@@ -666,15 +680,8 @@ struct ObjectsPage {
 /// Reads a ListObjectsV2 answer for what a listing needs, the keys and sizes: stores differ in
 /// what else they send (some leave out an object's ETag), and none of it is needed here.
 fn parse_objects(body: &str) -> Result<ObjectsPage, String> {
-    let document = roxmltree::Document::parse(body)
-        .map_err(|error| format!("the store's answer is unreadable: {error}"))?;
+    let document = read_xml(body)?;
     let root = document.root_element();
-    let child_text = |node: roxmltree::Node<'_, '_>, name: &str| {
-        node.children()
-            .find(|child| child.has_tag_name(name))
-            .and_then(|child| child.text())
-            .map(str::to_string)
-    };
     let objects = root
         .children()
         .filter(|node| node.has_tag_name("Contents"))
@@ -690,15 +697,8 @@ fn parse_objects(body: &str) -> Result<ObjectsPage, String> {
 }
 
 fn parse_uploads(body: &str) -> Result<UploadsPage, String> {
-    let document = roxmltree::Document::parse(body)
-        .map_err(|error| format!("the store's answer is unreadable: {error}"))?;
+    let document = read_xml(body)?;
     let root = document.root_element();
-    let child_text = |node: roxmltree::Node<'_, '_>, name: &str| {
-        node.children()
-            .find(|child| child.has_tag_name(name))
-            .and_then(|child| child.text())
-            .map(str::to_string)
-    };
     let uploads = root
         .children()
         .filter(|node| node.has_tag_name("Upload"))
