@@ -76,7 +76,20 @@ async fn a_step_in_a_series_is_found_where_it_began_and_posted_once() {
         assert_eq!(campaign["series"], "nightly", "{campaign}");
     }
 
-    let series = lab.get_json("/api/series/nightly").await;
+    // A campaign's figure joins its series once its judgement is kept, just after it is done.
+    let series = wait_until(
+        "the thirty campaigns in the series",
+        Duration::from_secs(30),
+        Duration::from_millis(100),
+        async || {
+            let series = lab.get_json("/api/series/nightly").await;
+            match series["lines"][0]["points"].as_array().map(Vec::len) {
+                Some(30) => Ok(series),
+                _ => Err(series.to_string()),
+            }
+        },
+    )
+    .await;
     assert_eq!(
         series["campaigns"].as_array().map(Vec::len),
         Some(30),
@@ -305,10 +318,22 @@ async fn a_step_under_a_cap_is_found_on_a_busy_machine() {
         let _ = child.kill();
         let _ = child.wait();
     }
-    let series = lab.get_json("/api/series/capped").await;
+    // A campaign's figure joins its series once its judgement is kept, just after it is done.
+    let series = wait_until(
+        "the eight campaigns' figures in the series",
+        Duration::from_secs(30),
+        Duration::from_millis(100),
+        async || {
+            let series = lab.get_json("/api/series/capped").await;
+            match series["lines"][0]["points"].as_array().map(Vec::len) {
+                Some(8) => Ok(series),
+                _ => Err(series.to_string()),
+            }
+        },
+    )
+    .await;
     let line = &series["lines"][0];
     let points = line["points"].as_array().expect("points");
-    assert_eq!(points.len(), 8, "{line}");
     let busy_points = points.iter().filter(|p| p["valid"] == false).count();
     assert!(
         busy_points >= 4,
