@@ -698,22 +698,6 @@ impl Lab {
     ) -> Result<Submitted, LabError> {
         let (spec, plans) = self.checked(spec).await?;
         let host = spec.host.clone().unwrap_or_else(|| self.host.name.clone());
-        let waiting = self
-            .store
-            .runs_by_status()
-            .await?
-            .into_iter()
-            .filter(|(state, _)| *state == CampaignStatus::Queued)
-            .map(|(_, count)| count.max(0) as u64)
-            .sum::<u64>();
-        if waiting + plans.len() as u64 > MAX_QUEUED_RUNS {
-            return Err(LabError::QueueFull(format!(
-                "the queue holds {waiting} runs waiting and this campaign adds {}; at most \
-                 {MAX_QUEUED_RUNS} may wait: submit it once some have run, or cancel campaigns",
-                plans.len()
-            )));
-        }
-
         // An adaptive search queues its first step; the rest follow as it chooses them.
         let sweep = spec.plan_arms().map_err(LabError::Invalid)?;
         let (runs, search) = match search::first_step(&sweep) {
@@ -740,8 +724,8 @@ impl Lab {
             runs,
             search,
         };
-        // The count above refuses at once; this one, with the insert, holds under submissions
-        // at the same moment.
+        // Counted with the insert, in one transaction: submissions at the same moment cannot
+        // pass the limit together.
         if let Err(waiting) = self
             .store
             .insert_campaign_within(&campaign, now_ms(), MAX_QUEUED_RUNS)

@@ -40,6 +40,24 @@ async fn webhook_listener() -> (String, Arc<Mutex<Vec<Value>>>) {
     (url, received)
 }
 
+/// The series `key` once its first line has `points` points: a campaign reads done a moment
+/// before its judgement is kept, and its figure joins the series then.
+async fn series_with_points(lab: &Lab, key: &str, points: usize) -> Value {
+    wait_until(
+        "every campaign's figure in the series",
+        Duration::from_secs(30),
+        Duration::from_millis(100),
+        async || {
+            let series = lab.get_json(&format!("/api/series/{key}")).await;
+            match series["lines"][0]["points"].as_array().map(Vec::len) {
+                Some(count) if count == points => Ok(series),
+                _ => Err(series.to_string()),
+            }
+        },
+    )
+    .await
+}
+
 /// Thirty nightly campaigns of one series, the source 30 MB/s for twenty and 20 MB/s after
 /// (a what-if the series' name keeps together): the change is found at the 21st (the first
 /// valid one from there) with its size, the twenty identical ones before it raise nothing, and
@@ -76,20 +94,7 @@ async fn a_step_in_a_series_is_found_where_it_began_and_posted_once() {
         assert_eq!(campaign["series"], "nightly", "{campaign}");
     }
 
-    // A campaign's figure joins its series once its judgement is kept, just after it is done.
-    let series = wait_until(
-        "the thirty campaigns in the series",
-        Duration::from_secs(30),
-        Duration::from_millis(100),
-        async || {
-            let series = lab.get_json("/api/series/nightly").await;
-            match series["lines"][0]["points"].as_array().map(Vec::len) {
-                Some(30) => Ok(series),
-                _ => Err(series.to_string()),
-            }
-        },
-    )
-    .await;
+    let series = series_with_points(&lab, "nightly", 30).await;
     assert_eq!(
         series["campaigns"].as_array().map(Vec::len),
         Some(30),
@@ -318,20 +323,7 @@ async fn a_step_under_a_cap_is_found_on_a_busy_machine() {
         let _ = child.kill();
         let _ = child.wait();
     }
-    // A campaign's figure joins its series once its judgement is kept, just after it is done.
-    let series = wait_until(
-        "the eight campaigns' figures in the series",
-        Duration::from_secs(30),
-        Duration::from_millis(100),
-        async || {
-            let series = lab.get_json("/api/series/capped").await;
-            match series["lines"][0]["points"].as_array().map(Vec::len) {
-                Some(8) => Ok(series),
-                _ => Err(series.to_string()),
-            }
-        },
-    )
-    .await;
+    let series = series_with_points(&lab, "capped", 8).await;
     let line = &series["lines"][0];
     let points = line["points"].as_array().expect("points");
     let busy_points = points.iter().filter(|p| p["valid"] == false).count();

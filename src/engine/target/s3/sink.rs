@@ -64,6 +64,8 @@ struct InFlight {
 /// One stream's multipart uploads.
 pub struct S3Sink {
     client: S3Client,
+    /// The same store with clean-up's deadlines (`S3Client::for_cleanup`), made once.
+    cleanup: S3Client,
     config: S3Config,
     /// The start of this stream's keys: `…/s00-`.
     stream_keys: String,
@@ -147,6 +149,7 @@ impl S3Sink {
                 ..S3Figures::default()
             },
             tally,
+            cleanup: client.cleanup(),
             client,
             config: config.clone(),
             stream_keys,
@@ -237,7 +240,7 @@ impl S3Sink {
             self.next_object += 1;
             let client = self.client.clone();
             let (store, journal) = (self.client.store().name.clone(), self.journal.clone());
-            let cleanup = self.client.cleanup();
+            let cleanup = self.cleanup.clone();
             let answer = interruptible(
                 give_up,
                 move || client.create_upload(&key, &NEVER),
@@ -333,7 +336,7 @@ impl S3Sink {
         let client = self.client.clone();
         let upload = Arc::clone(&object.upload);
         let (store, journal) = (self.client.store().name.clone(), self.journal.clone());
-        let cleanup = self.client.cleanup();
+        let cleanup = self.cleanup.clone();
         let key = object.upload.key.clone();
         let answer = interruptible(
             give_up,
@@ -527,7 +530,7 @@ impl Drop for S3Sink {
         }
         // Cleaning up has deadlines of its own: a store that stopped answering cannot hold the
         // run's end; what is not removed stays in the journal for the start-up sweep.
-        let cleanup = self.client.cleanup();
+        let cleanup = self.cleanup.clone();
         let mut answering = true;
         if let Some(object) = self.object.take() {
             match cleanup.abort(&object.upload, &NEVER) {
