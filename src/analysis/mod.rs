@@ -1691,6 +1691,41 @@ mod tests {
         run
     }
 
+    #[test]
+    fn a_backup_at_its_ceiling_is_not_vetoed_by_unsteady_faster_components() {
+        use crate::engine::validity::FlagCode;
+        let runs = vec![
+            run(TestKind::TapeWrite, 233.7, 3.0),
+            flagged(
+                run(TestKind::ReadParallel, 900.0, 9.0),
+                &[FlagCode::Unsteady],
+            ),
+            flagged(
+                run(TestKind::NullSink, 700.0, 18.0),
+                &[FlagCode::TooShort, FlagCode::BusyMachine],
+            ),
+            run(TestKind::FullBackup, 238.8, 13.0),
+        ];
+        let verdict = verdict(&runs, None);
+        assert!(verdict.conclusive, "{}", verdict.verdict);
+        assert_eq!(verdict.component, Some(Component::Target));
+        // The same flags on a backup far below the faster components still stand aside,
+        // while a flag that can lower the named ceiling's rival below it still overturns.
+        let rival = vec![
+            run(TestKind::TapeWrite, 233.7, 3.0),
+            flagged(
+                run(TestKind::ReadParallel, 240.0, 9.0),
+                &[FlagCode::CacheResident],
+            ),
+            run(TestKind::NullSink, 700.0, 18.0),
+            flagged(
+                run(TestKind::FullBackup, 215.0, 13.0),
+                &[FlagCode::CacheResident],
+            ),
+        ];
+        assert!(!super::verdict(&rival, None).conclusive);
+    }
+
     /// Table 1 with an emulated drive that made its feed wait, every run flagged busy.
     fn busy_table_one(drive_paced: bool) -> Vec<RunResult> {
         use crate::engine::validity::FlagCode;

@@ -3,10 +3,16 @@
 //! only when moving its figure that way could flip one of them: other work on the machine can
 //! only slow the lab's side, so a backup that still reached the target's ceiling stays
 //! target-bound.
+//!
+//! The rule is stated once, in [`Bounds`]: a flag's direction gives the range its figure's true
+//! value may lie in, and the evidence around the run narrows it (what the run itself moved, a
+//! cap it ran at, an emulated device that set its pace, a drive's native rate, and what the
+//! full backup delivered through every component on its path). A finding is a few
+//! comparisons; a flag overturns it only when a value inside its figure's range flips one.
 
 use serde::{Deserialize, Serialize};
 
-use super::findings::{Ceiling, Finding, Interference};
+use super::findings::{Finding, Interference, NetworkLimit};
 use super::{Figures, REACHED, Side, stage_attribution};
 use crate::engine::result::RunResult;
 use crate::engine::validity::{Bias, FlagCode};
@@ -35,6 +41,12 @@ pub enum Weight {
     /// The drives shoe-shine for want of data, and the source read on its own (a valid run)
     /// delivers less than they need to stream: no better figure of the backup changes that.
     FeedCannotReach { source_mb_s: f64, needed_mb_s: f64 },
+    /// The full backup itself moved this much through the component: its ceiling is at least
+    /// that, whatever its own isolated test's flags say.
+    BackupDelivered { full_mb_s: f64 },
+    /// The run moved this much data in its wall time: its ceiling is at least that, however
+    /// unsteady or short the run.
+    Moved { mb_s: f64 },
 }
 
 impl Weight {
@@ -135,6 +147,141 @@ pub(super) fn open_claims(figures: &Figures<'_>, basis: &[Basis]) -> Vec<OpenCla
         .collect()
 }
 
+/// Where a figure's true value may lie: at least `floor`, at most `ceiling` MB/s.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Bounds {
+    floor: f64,
+    ceiling: f64,
+}
+
+/// The ranges one flag allows its figure, narrowest last: first what its direction alone
+/// allows, then the same narrowed by each piece of evidence in turn, each with the weight it
+/// gives when it is what keeps the finding.
+fn ranges(
+    figures: &Figures<'_>,
+    test: TestKind,
+    run: &RunResult,
+    flag: FlagCode,
+) -> Vec<(Bounds, Weight)> {
+    let measured = run.figure();
+    let bias = flag.bias();
+    let mut bounds = match bias {
+        Bias::Lowered => Bounds {
+            floor: measured,
+            ceiling: f64::INFINITY,
+        },
+        Bias::Raised => Bounds {
+            floor: 0.0,
+            ceiling: measured,
+        },
+        Bias::Either => Bounds {
+            floor: 0.0,
+            ceiling: f64::INFINITY,
+        },
+    };
+    let mut steps = vec![(
+        bounds,
+        match bias {
+            Bias::Lowered => Weight::OnlyHigher,
+            Bias::Raised => Weight::OnlyLower,
+            Bias::Either => Weight::Overturns,
+        },
+    )];
+    // The emulated device set the pace: other work on the machine did not slow the run.
+    if bias == Bias::Lowered && device_paced(run) {
+        bounds.ceiling = bounds.ceiling.min(measured);
+        steps.push((bounds, Weight::DevicePaced));
+    }
+    // A cap (a source rate, a link) bounds the figure from above, whatever the flag; a run
+    // that reached it moved at its pace.
+    if let Some(cap_mb_s) = cap(run, test) {
+        bounds.ceiling = bounds.ceiling.min(cap_mb_s);
+        if bias != Bias::Raised && measured >= AT_CAP * cap_mb_s {
+            bounds.floor = bounds.floor.max(run.mb_per_s.min(cap_mb_s));
+        }
+        steps.push((bounds, Weight::AtItsCap { cap_mb_s }));
+    }
+    // Whatever the buffer hid, drives take at least their native rate.
+    if let Some(native) = drive_native(run, test, flag) {
+        bounds.floor = bounds.floor.max(native.min(measured));
+        steps.push((
+            bounds,
+            Weight::DriveRateKnown {
+                native_mb_s: native,
+            },
+        ));
+    }
+    // An unsteady or short run still moved what it moved in its wall time.
+    if matches!(
+        flag,
+        FlagCode::TooShort | FlagCode::Unsteady | FlagCode::TooFewDriveCycles
+    ) && run.mb_per_s > bounds.floor
+    {
+        bounds.floor = run.mb_per_s;
+        steps.push((bounds, Weight::Moved { mb_s: run.mb_per_s }));
+    }
+    // The full backup passed through this component and moved this much.
+    if let Some(full_mb_s) = delivered_through(figures, test, run)
+        && full_mb_s > bounds.floor
+    {
+        bounds.floor = full_mb_s;
+        steps.push((bounds, Weight::BackupDelivered { full_mb_s }));
+    }
+    steps
+}
+
+/// The weight of the first range at which the claim `holds`; `Overturns` when none does.
+fn decide(steps: &[(Bounds, Weight)], holds: impl Fn(Bounds) -> bool) -> Weight {
+    steps
+        .iter()
+        .find(|(bounds, _)| holds(*bounds))
+        .map_or(Weight::Overturns, |(_, weight)| *weight)
+}
+
+/// A run within this share of its cap ran at the cap.
+const AT_CAP: f64 = 0.95;
+
+/// The cap a run was given: its source rate times its streams for a run that reads the
+/// source, its links times its clients for a network backup.
+fn cap(run: &RunResult, test: TestKind) -> Option<f64> {
+    let streams = f64::from(run.params.streams.max(1));
+    match test {
+        TestKind::NetworkBackup => {
+            let clients = f64::from(run.params.clients.unwrap_or(1).max(1));
+            let links = run.params.link_mb_s.map(|link| link * clients);
+            let sources = run
+                .params
+                .source_rate_mb_s
+                .map(|rate| rate * streams * clients);
+            [links, sources].into_iter().flatten().reduce(f64::min)
+        }
+        TestKind::ReadSingle => run.params.source_rate_mb_s,
+        TestKind::ReadParallel | TestKind::NullSink | TestKind::FullBackup => {
+            run.params.source_rate_mb_s.map(|rate| rate * streams)
+        }
+        _ => None,
+    }
+}
+
+/// What the full backup moved through the component `test` measures on its own, over its
+/// whole time: the component's ceiling is at least that. Only a full backup whose own figure
+/// cannot be too high counts, only for components on its path, and the target only when its
+/// test wrote data that compresses as the backup's did.
+fn delivered_through(figures: &Figures<'_>, test: TestKind, run: &RunResult) -> Option<f64> {
+    let full = figures.get(TestKind::FullBackup)?;
+    if test == TestKind::FullBackup || full.flags.iter().any(|flag| flag.bias() == Bias::Raised) {
+        return None;
+    }
+    let on_path = match test {
+        TestKind::TapeWrite => super::compressibility_mismatch(figures).is_none(),
+        TestKind::ReadParallel | TestKind::NullSink => {
+            run.params.streams >= full.run.params.streams
+        }
+        _ => false,
+    };
+    on_path.then_some(full.run.mb_per_s)
+}
+
 /// The weight of `flag`, raised on `test`'s figure (measured by `run`), on `finding`.
 fn weigh(
     figures: &Figures<'_>,
@@ -143,19 +290,35 @@ fn weigh(
     run: &RunResult,
     flag: FlagCode,
 ) -> Weight {
-    let bias = flag.bias();
+    let steps = ranges(figures, test, run, flag);
     match finding {
         Finding::Limits {
             ceiling, full_mb_s, ..
         } => {
+            let full = *full_mb_s;
             if test == TestKind::FullBackup {
-                full_at_ceiling(run, flag, *full_mb_s)
+                if flag.bias() == Bias::Raised {
+                    full_at_ceiling(run, flag, full)
+                } else {
+                    // The backup reached the ceiling: it still does at any value it may have.
+                    decide(&steps, |b| b.floor >= REACHED * ceiling.mb_per_s)
+                }
+            } else if test == ceiling.test {
+                // The named ceiling higher could leave the backup short of it.
+                decide(&steps, |b| full >= REACHED * b.ceiling)
             } else {
-                ceiling_stays_lowest(run, test, flag, ceiling, *full_mb_s / REACHED)
+                // Another ceiling lower could become the lowest; one the backup itself
+                // proved at least as fast as what reached the named one cannot.
+                decide(&steps, |b| b.floor >= REACHED * ceiling.mb_per_s.min(full))
             }
         }
         Finding::LowestCeiling { ceiling } => {
-            ceiling_stays_lowest(run, test, flag, ceiling, ceiling.mb_per_s)
+            if test == ceiling.test {
+                let others = lowest_other(figures, ceiling.test);
+                decide(&steps, |b| b.ceiling <= others)
+            } else {
+                decide(&steps, |b| b.floor >= ceiling.mb_per_s)
+            }
         }
         Finding::Interference {
             lowest,
@@ -165,72 +328,109 @@ fn weigh(
         } => {
             if test == TestKind::FullBackup {
                 // Further below every ceiling changes nothing; closer could reach one.
-                match bias {
+                match flag.bias() {
                     Bias::Raised => Weight::OnlyLower,
-                    _ => Weight::Overturns,
+                    _ => decide(&steps, |b| b.ceiling < REACHED * lowest.mb_per_s),
                 }
             } else {
                 let named_by_figures = matches!(evidence, Interference::LowestCeiling);
-                match bias {
-                    // A higher ceiling is further above the backup; it may stop being the
-                    // lowest, which matters only when the lowest is what names the component.
-                    Bias::Lowered if !(named_by_figures && test == lowest.test) => {
-                        Weight::OnlyHigher
-                    }
-                    Bias::Raised => match ceiling_floor(run, test, flag) {
-                        Some(native) if native * REACHED > *full_mb_s => Weight::DriveRateKnown {
-                            native_mb_s: native,
-                        },
-                        _ => Weight::Overturns,
-                    },
-                    _ => Weight::Overturns,
+                if named_by_figures && test == lowest.test {
+                    // The lowest names the component: it must stay the lowest.
+                    let others = lowest_other(figures, test);
+                    decide(&steps, |b| {
+                        b.ceiling <= others && REACHED * b.floor > *full_mb_s
+                    })
+                } else {
+                    // A higher ceiling is further above the backup; a lower one must stay
+                    // clear of it.
+                    decide(&steps, |b| REACHED * b.floor > *full_mb_s)
                 }
             }
         }
-        Finding::ShoeShine(shoe_shine) => match (test, flag, bias) {
+        Finding::ShoeShine(shoe_shine) => match (test, flag) {
             // The drives did stop and start: only how often per minute is open.
-            (TestKind::FullBackup | TestKind::NetworkBackup, FlagCode::TooFewDriveCycles, _) => {
+            (TestKind::FullBackup | TestKind::NetworkBackup, FlagCode::TooFewDriveCycles) => {
                 Weight::Secondary
             }
-            (TestKind::FullBackup | TestKind::NetworkBackup, _, _) => {
-                source_short_of(figures, shoe_shine.needed_mb_s)
+            (TestKind::FullBackup | TestKind::NetworkBackup, _) => {
+                // A feed held below what the drives need by its cap cannot reach it.
+                match decide(&steps, |b| b.ceiling < REACHED * shoe_shine.needed_mb_s) {
+                    Weight::Overturns => source_short_of(figures, shoe_shine.needed_mb_s),
+                    weight => weight,
+                }
             }
-            // The streams' figure sizes the advice, not the finding.
-            (TestKind::ReadParallel, _, Bias::Lowered) => Weight::OnlyHigher,
+            // The streams' figure sizes the advice, not the finding; a bounded one sizes it.
+            (TestKind::ReadParallel, _) => decide(&steps, |b| b.ceiling.is_finite()),
             _ => Weight::Overturns,
         },
-        Finding::Incomplete { .. } | Finding::FullOutranCeiling { .. } | Finding::Network(_) => {
-            Weight::Overturns
+        Finding::Network(network) => {
+            let n = network.mb_per_s;
+            match (&network.limit, test) {
+                (NetworkLimit::Links { total_mb_s, .. }, TestKind::NetworkBackup) => {
+                    decide(&steps, |b| b.floor >= REACHED * total_mb_s)
+                }
+                (NetworkLimit::Links { .. }, TestKind::TapeWrite) => {
+                    // The target stays clear of full.
+                    decide(&steps, |b| REACHED * b.floor > n)
+                }
+                (
+                    NetworkLimit::Target {
+                        ceiling_mb_s: Some(t),
+                        ..
+                    },
+                    TestKind::NetworkBackup,
+                ) => decide(&steps, |b| b.floor >= REACHED * t),
+                (NetworkLimit::Target { .. }, TestKind::TapeWrite) => {
+                    decide(&steps, |b| n >= REACHED * b.ceiling)
+                }
+                _ => Weight::Overturns,
+            }
         }
+        Finding::Incomplete { .. } | Finding::FullOutranCeiling { .. } => Weight::Overturns,
     }
 }
 
+/// The lowest of the ceilings other than `test`'s.
+fn lowest_other(figures: &Figures<'_>, test: TestKind) -> f64 {
+    [
+        TestKind::TapeWrite,
+        TestKind::ReadParallel,
+        TestKind::NullSink,
+    ]
+    .into_iter()
+    .filter(|other| *other != test)
+    .filter_map(|other| figures.mb(other))
+    .fold(f64::INFINITY, f64::min)
+}
+
 /// A flag on the run that fed shoe-shining drives: it cannot change the finding when the
-/// source, read on its own in a valid run, delivers clearly less than the drives need.
+/// source, read on its own, delivers clearly less than the drives need: a valid run's figure,
+/// or the most its flags and its cap allow.
 fn source_short_of(figures: &Figures<'_>, needed_mb_s: f64) -> Weight {
     let Some(source) = figures.get(TestKind::ReadParallel) else {
         return Weight::Overturns;
     };
-    // Valid, or only possibly lower while it read at its cap: it cannot have been faster.
-    let trusted = source.valid
-        || (source.flags.iter().all(|flag| flag.bias() == Bias::Lowered)
-            && read_cap(source.run).is_some());
-    if trusted && source.mb_per_s < REACHED * needed_mb_s {
+    let most = if source.valid {
+        source.mb_per_s
+    } else {
+        source
+            .flags
+            .iter()
+            .map(|flag| {
+                ranges(figures, TestKind::ReadParallel, source.run, *flag)
+                    .last()
+                    .map_or(f64::INFINITY, |(bounds, _)| bounds.ceiling)
+            })
+            .fold(0.0, f64::max)
+    };
+    if most < REACHED * needed_mb_s {
         Weight::FeedCannotReach {
-            source_mb_s: source.mb_per_s,
+            source_mb_s: most,
             needed_mb_s,
         }
     } else {
         Weight::Overturns
     }
-}
-
-/// The cap a read ran at, when it was capped (`source_rate_mb_s`) and reached it: its figure
-/// is the cap's, whatever else ran on the machine.
-fn read_cap(run: &RunResult) -> Option<f64> {
-    let per_stream = run.params.source_rate_mb_s?;
-    let cap = per_stream * f64::from(run.params.streams.max(1));
-    (run.figure() >= 0.95 * cap).then_some(cap)
 }
 
 /// A flag on a full backup that reached the lowest ceiling.
@@ -250,39 +450,6 @@ fn full_at_ceiling(run: &RunResult, flag: FlagCode, full_mb_s: f64) -> Weight {
     }
 }
 
-/// A flag on a ceiling's figure, where `ceiling` is the lowest and `must_stay_above` is the
-/// figure every other ceiling must stay above for it to remain so.
-fn ceiling_stays_lowest(
-    run: &RunResult,
-    test: TestKind,
-    flag: FlagCode,
-    ceiling: &Ceiling,
-    must_stay_above: f64,
-) -> Weight {
-    let named = test == ceiling.test;
-    match (flag.bias(), named) {
-        // The named ceiling lower: it limits all the more.
-        (Bias::Raised, true) => Weight::OnlyLower,
-        // The named ceiling higher: the backup may no longer reach it, unless the emulated
-        // device set its pace.
-        (Bias::Lowered, true) if device_paced(run) => Weight::DevicePaced,
-        (Bias::Lowered, true) if let Some(cap_mb_s) = read_cap(run) => {
-            Weight::AtItsCap { cap_mb_s }
-        }
-        // Another ceiling higher: further above the one named.
-        (Bias::Lowered, false) => Weight::OnlyHigher,
-        // Another ceiling lower: it could become the lowest, unless it is a drive whose
-        // native rate alone stays above.
-        (Bias::Raised, false) => match ceiling_floor(run, test, flag) {
-            Some(native) if native >= must_stay_above => Weight::DriveRateKnown {
-                native_mb_s: native,
-            },
-            _ => Weight::Overturns,
-        },
-        _ => Weight::Overturns,
-    }
-}
-
 /// An emulated target whose host waited for it: the model, not the lab's threads, set the
 /// figure.
 fn device_paced(run: &RunResult) -> bool {
@@ -299,10 +466,4 @@ fn drive_native(run: &RunResult, test: TestKind, flag: FlagCode) -> Option<f64> 
     let writes_drives = matches!(test, TestKind::TapeWrite | TestKind::FullBackup);
     (flag == FlagCode::DriveBufferNotFilled && writes_drives)
         .then(|| tape.native_mb_s * f64::from(tape.drives.max(1)))
-}
-
-/// The least a drive ceiling can really be, for a flag that says its buffers hid its pace:
-/// the figure measured, or the drives' native rate when that is lower.
-fn ceiling_floor(run: &RunResult, test: TestKind, flag: FlagCode) -> Option<f64> {
-    drive_native(run, test, flag).map(|native| native.min(run.figure()))
 }

@@ -669,6 +669,14 @@ fn weight(weight: Weight) -> Option<String> {
         Weight::Secondary => "it leaves the component named; only a secondary figure stays open \
                               (below)"
             .into(),
+        Weight::BackupDelivered { full_mb_s } => format!(
+            "the full backup itself moved {full_mb_s:.1} MB/s through this component, so it \
+             delivers at least that"
+        ),
+        Weight::Moved { mb_s } => format!(
+            "the run itself moved {mb_s:.1} MB/s over its whole time, so the component delivers \
+             at least that"
+        ),
     })
 }
 
