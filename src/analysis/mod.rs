@@ -15,7 +15,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::result::{RunResult, StageFigures, TapeFigures};
 use crate::engine::survey::Survey;
-use crate::engine::validity::Bias;
 use crate::spec::TestKind;
 use figures::TestFigure;
 use findings::{
@@ -906,14 +905,9 @@ pub const LOCAL_OVER_NETWORK: f64 = 2.0;
 fn advice(figures: &Figures<'_>, finding: &Finding, survey: Option<&Survey>) -> Vec<Advice> {
     let mut advice = Vec::new();
     let component = finding.component();
-    // Advice sizes things from the isolated figures: only from those that are valid, or
-    // whose flags can only have made them lower (other work on the machine).
-    let usable = |test: TestKind| {
-        figures
-            .get(test)
-            .filter(|figure| figure.flags.iter().all(|flag| flag.bias() == Bias::Lowered))
-            .map(|figure| figure.mb_per_s)
-    };
+    // Advice sizes things from the isolated figures, each at the least its flags allow it to
+    // be (the figure itself when valid); a figure whose flags leave it no floor is not used.
+    let usable = |test: TestKind| weight::floor_of(figures, test);
     let (t, s1, sp, p) = (
         usable(TestKind::TapeWrite),
         usable(TestKind::ReadSingle),
@@ -1724,6 +1718,55 @@ mod tests {
             ),
         ];
         assert!(!super::verdict(&rival, None).conclusive);
+    }
+
+    /// A feed capped at 2 × 20 MB/s into a target test that ran unsteady far above it: the
+    /// advice sizes the feed from the target's floor (what it moved), not from nothing.
+    #[test]
+    fn advice_uses_a_flagged_figure_at_the_least_its_flags_allow() {
+        use crate::engine::validity::FlagCode;
+        let capped = |test, mb_per_s| {
+            let mut run = run(test, mb_per_s, 5.0);
+            run.params.source_rate_mb_s = Some(20.0);
+            run
+        };
+        let mut target = flagged(
+            run(TestKind::TapeWrite, 13_665.0, 40.0),
+            &[FlagCode::Unsteady],
+        );
+        target.mb_per_s = 12_000.0;
+        let mut single = capped(TestKind::ReadSingle, 20.0);
+        single.params.streams = 1;
+        let runs = vec![
+            target,
+            single,
+            capped(TestKind::ReadParallel, 39.9),
+            capped(TestKind::NullSink, 39.9),
+            capped(TestKind::FullBackup, 39.9),
+        ];
+        let verdict = verdict(&runs, None);
+        assert!(verdict.conclusive, "{}", verdict.verdict);
+        assert_eq!(verdict.component, Some(Component::Source));
+        let bound = verdict.advice.iter().find_map(|advice| match advice {
+            Advice::SourceBound { target_mb_s, .. } => Some(*target_mb_s),
+            _ => None,
+        });
+        assert_eq!(bound, Some(12_000.0), "{:#?}", verdict.advice);
+        // A flag that leaves the target no floor leaves the advice out.
+        let mut runs = runs;
+        runs[0] = flagged(
+            run(TestKind::TapeWrite, 13_665.0, 40.0),
+            &[FlagCode::CacheResident],
+        );
+        let verdict = super::verdict(&runs, None);
+        assert!(
+            !verdict
+                .advice
+                .iter()
+                .any(|advice| matches!(advice, Advice::SourceBound { .. })),
+            "{:#?}",
+            verdict.advice
+        );
     }
 
     /// Table 1 with an emulated drive that made its feed wait, every run flagged busy.

@@ -230,6 +230,20 @@ fn ranges(
     steps
 }
 
+/// The least a test's figure may truly be, by the narrowest range each of its flags allows:
+/// the figure itself when it is valid, `None` when a flag leaves it no floor. Advice sizes
+/// what it says from this, so it never rests on a figure that could be lower than it says.
+pub(super) fn floor_of(figures: &Figures<'_>, test: TestKind) -> Option<f64> {
+    let figure = figures.get(test)?;
+    figure
+        .flags
+        .iter()
+        .try_fold(figure.mb_per_s, |least, flag| {
+            let (bounds, _) = *ranges(figures, test, figure.run, *flag).last()?;
+            (bounds.floor > 0.0).then_some(least.min(bounds.floor))
+        })
+}
+
 /// The weight of the first range at which the claim `holds`; `Overturns` when none does.
 fn decide(steps: &[(Bounds, Weight)], holds: impl Fn(Bounds) -> bool) -> Weight {
     steps
