@@ -1022,16 +1022,15 @@ fn dataset_line(dir: &Path, request: &DatasetRequest, summary: &dataset::Dataset
         request.profile,
         request.seed,
         request.compress_ratio,
-        match (request.dedup, summary.units) {
-            (Some(dedup), Some(units)) => format!(
-                ", dedup ratio {} in {} units ({} of {} new: {:.2}:1)",
+        match request.dedup {
+            Some(dedup) => format!(
+                ", dedup ratio {} in {} units ({} of it new: {:.2}:1)",
                 dedup.ratio,
                 format_size(dedup.unit),
-                units.new_units,
-                units.units,
-                units.ratio().unwrap_or(1.0)
+                format_size(summary.new_bytes),
+                summary.bytes as f64 / summary.new_bytes.max(1) as f64
             ),
-            _ => String::new(),
+            None => String::new(),
         },
         summary.seconds
     )

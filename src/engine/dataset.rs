@@ -1,10 +1,13 @@
 //! Synthetic source trees: deterministic (same seed, byte-identical tree), lognormal file sizes,
-//! directories of realistic fan-out, data of a chosen compressibility and dedup ratio (one
-//! stream of units running through the files in order; 1:1 unless asked).
+//! directories of realistic fan-out, data of a chosen compressibility and dedup ratio (placed
+//! so a per-file chunker finds it, see [`placement`]; 1:1 unless asked).
+
+mod placement;
 
 use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use rand::{RngExt, SeedableRng};
@@ -13,7 +16,8 @@ use rand_distr::{Distribution, LogNormal};
 use serde::Serialize;
 
 use super::data::DataPool;
-use super::reduction::{DedupSettings, UnitStream, UnitTally};
+use super::reduction::{DedupSettings, UnitStream};
+use placement::Placement;
 
 /// Subdirectories per directory.
 const FAN_OUT: usize = 8;
@@ -118,9 +122,9 @@ pub struct DatasetSummary {
     pub dirs: u64,
     pub bytes: u64,
     pub seconds: f64,
-    /// The units written and how many were new, for data of a chosen dedup ratio.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub units: Option<UnitTally>,
+    /// Bytes written new, not copies of data written before: `bytes` ÷ this is the dedup
+    /// ratio a chunker that meets every copy whole finds.
+    pub new_bytes: u64,
 }
 
 /// Why a dataset could not be created.
@@ -167,7 +171,8 @@ pub fn create(
         ratio: 1.0,
         unit: 1 << 20,
     });
-    let mut data = UnitStream::new(pool, dedup, request.seed);
+    let mut data = UnitStream::new(Arc::clone(&pool), dedup, request.seed);
+    let mut placement = Placement::new(pool, dedup, request.seed);
     let mut buffer = vec![0u8; WRITE_CHUNK];
 
     let mut dirs: Vec<PathBuf> = vec![root.to_path_buf()];
@@ -222,8 +227,9 @@ pub fn create(
                 let size = drawn
                     .clamp(shape.min_bytes, shape.max_bytes)
                     .min(request.size - written);
-                write_file(&path, size, &mut data, &mut buffer).map_err(io_error(&path))?;
-                size
+                placement
+                    .write(&path, size, request.size - written, &mut buffer)
+                    .map_err(io_error(&path))?
             }
         };
         written += size;
@@ -241,7 +247,10 @@ pub fn create(
         dirs: dirs.len() as u64,
         bytes: written,
         seconds: started.elapsed().as_secs_f64(),
-        units: request.dedup.map(|_| data.tally()),
+        new_bytes: match request.like {
+            Some(_) => unique,
+            None => placement.made().1,
+        },
     })
 }
 

@@ -136,6 +136,14 @@ pub struct UnitStream {
     /// units each later one changes.
     generation: u32,
     change_rate: f64,
+    /// Bytes made beside the stream that count in its ratio (a tree's small files and file
+    /// tails), and how many of them were new.
+    outside_bytes: u64,
+    outside_new_bytes: u64,
+    /// New bytes the stream may make beyond its ratio before it makes copies.
+    lead: f64,
+    /// The first unit a copy may repeat.
+    copy_floor: u64,
 }
 
 /// The run the stream is in: units left in it, and for a run of copies the next unit copied.
@@ -173,7 +181,58 @@ impl UnitStream {
             tally: UnitTally::default(),
             generation: 1,
             change_rate: 0.0,
+            outside_bytes: 0,
+            outside_new_bytes: 0,
+            lead: 0.0,
+            copy_floor: 0,
         }
+    }
+
+    /// Bytes in a unit.
+    pub fn unit(&self) -> u64 {
+        self.unit as u64
+    }
+
+    /// Counts `bytes` made beside the stream in its ratio, `new` or copies of data made
+    /// before: the stream then makes as many more or fewer new units as it takes for the
+    /// whole to hold the ratio.
+    pub fn count_outside(&mut self, bytes: u64, new: bool) {
+        self.outside_bytes += bytes;
+        if new {
+            self.outside_new_bytes += bytes;
+        }
+    }
+
+    /// Lets the stream make up to `bytes` more new bytes than its ratio asks before it makes
+    /// copies: a tree whose files are copied whole makes its repeats so, and the stream's own
+    /// copies only hold the ratio where whole copies fall short.
+    pub fn set_lead(&mut self, bytes: f64) {
+        self.lead = bytes.max(0.0);
+    }
+
+    /// Copies made from here on repeat only units made from here on: a tree's file repeats
+    /// its own data, so a chunker that starts afresh at each file meets each copied stretch
+    /// as it was written, not stretches of several files run together.
+    pub fn repeat_only_from_here(&mut self) {
+        self.copy_floor = self.next_new;
+        self.run.left = 0;
+    }
+
+    /// Ends the unit being given out: the next byte starts a unit. What was not given out of
+    /// it is never given out, so a stream aligned before each file and given whole units
+    /// only makes whole units.
+    pub fn align(&mut self) {
+        if self.started {
+            self.at = self.unit;
+        }
+    }
+
+    /// New bytes made beyond what the ratio asks of everything made so far (negative: fewer).
+    pub fn new_bytes_ahead(&self) -> f64 {
+        let unit = self.unit as f64;
+        let made = self.tally.units as f64 * unit + self.outside_bytes as f64;
+        let new = self.tally.new_units as f64 * unit + self.outside_new_bytes as f64;
+        new - self.new_chance * made
     }
 
     /// The same stream as generation `generation` of its dataset: the same units in the same
@@ -234,9 +293,8 @@ impl UnitStream {
 
     /// The number of the next unit, new or a copy, counted.
     fn next_unit(&mut self) -> u64 {
-        // New units the stream lacks, should this one be a copy.
-        let deficit =
-            self.new_chance * (self.tally.units as f64 + 1.0) - self.tally.new_units as f64;
+        // New units the stream lacks, should this one be a copy (bytes made beside it count).
+        let deficit = self.new_chance - (self.new_bytes_ahead() - self.lead) / self.unit as f64;
         let ends = match self.run.copy_of {
             // A run of new units lasts while the stream lacks new units.
             None => deficit <= 1e-9,
@@ -244,10 +302,10 @@ impl UnitStream {
             Some(_) => deficit >= MAX_DEFICIT,
         };
         if self.run.left == 0 || ends {
-            let new = self.next_new == 0 || deficit > 1e-9;
+            let new = self.next_new == self.copy_floor || deficit > 1e-9;
             self.run = Run {
                 left: run_length(&mut self.rng),
-                copy_of: (!new).then(|| self.rng.random_range(0..self.next_new)),
+                copy_of: (!new).then(|| self.rng.random_range(self.copy_floor..self.next_new)),
             };
         }
         self.run.left -= 1;
@@ -258,7 +316,7 @@ impl UnitStream {
                 let original = if original < self.next_new {
                     original
                 } else {
-                    0
+                    self.copy_floor
                 };
                 self.run.copy_of = Some(original + 1);
                 original
