@@ -5,7 +5,7 @@
 mod placement;
 
 use std::fs::OpenOptions;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -249,7 +249,7 @@ pub fn create(
         seconds: started.elapsed().as_secs_f64(),
         new_bytes: match request.like {
             Some(_) => unique,
-            None => placement.made().1,
+            None => placement.new_bytes(),
         },
     })
 }
@@ -285,12 +285,5 @@ fn draw_size(percentiles: &[u64], deck: &mut Vec<usize>, rng: &mut ChaCha8Rng) -
 
 fn write_file(path: &Path, size: u64, data: &mut UnitStream, buffer: &mut [u8]) -> io::Result<()> {
     let mut file = OpenOptions::new().write(true).create_new(true).open(path)?;
-    let mut left = size;
-    while left > 0 {
-        let piece = left.min(buffer.len() as u64) as usize;
-        data.fill(&mut buffer[..piece]);
-        file.write_all(&buffer[..piece])?;
-        left -= piece as u64;
-    }
-    Ok(())
+    placement::copy_out(data, size, &mut file, buffer)
 }

@@ -117,16 +117,15 @@ impl Placement {
         Ok(size)
     }
 
-    /// Bytes written, and how many of them were new: the ratio a chunker that meets every
-    /// copy whole finds.
-    pub(super) fn made(&self) -> (u64, u64) {
-        let body_new = self.units.tally().new_units * self.units.unit();
-        (self.written, body_new + self.new_outside)
+    /// Bytes written new: the bytes written over these is the ratio a chunker that meets
+    /// every copy whole finds.
+    pub(super) fn new_bytes(&self) -> u64 {
+        self.units.tally().new_units * self.units.unit() + self.new_outside
     }
 }
 
 /// `bytes` of `data` into `file`, through `buffer`.
-fn copy_out(
+pub(super) fn copy_out(
     data: &mut UnitStream,
     mut bytes: u64,
     file: &mut std::fs::File,
