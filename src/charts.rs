@@ -58,7 +58,8 @@ impl Chart {
     pub fn title(self) -> &'static str {
         match self {
             Chart::Tests => {
-                "Each test's figure: median steady MB/s of the valid runs at its best point; \
+                "Each test's figure: median MB/s (steady, or whole run as the table says) of the \
+                 valid runs at its best point; \
                  the bottleneck in red, the leading candidate of an inconclusive verdict in \
                  orange, a figure whose runs are not valid outlined"
             }
@@ -69,7 +70,8 @@ impl Chart {
                  when only it varies), one line per combination of the others"
             }
             Chart::Heatmap => {
-                "Parameter sweep: median steady MB/s of each buffers × block size, a panel per \
+                "Parameter sweep: median MB/s (steady, or whole run as the table says) of each \
+                 buffers × block size, a panel per \
                  stream count (per client count for a network backup); points that are not \
                  valid hatched, the best outlined only when it beats the runner-up by more \
                  than noise, ± the repeats' spread"
@@ -906,7 +908,7 @@ pub fn matrix_chart(
             .margin(12)
             .caption(
                 format!(
-                    "{} by {} (median steady MB/s; rings: not valid)",
+                    "{} by {} (median MB/s; rings: not valid)",
                     test.label(),
                     axis.name()
                 ),
@@ -1175,7 +1177,7 @@ pub fn heatmap_chart(
         let best = shown.iter().position(|p| p.best && p.stands_out);
         let caption = [
             format!("{}:", test.label()),
-            "median steady MB/s of each point's valid runs;".to_string(),
+            "median MB/s of each point's valid runs;".to_string(),
             if unexplored.is_empty() {
                 grid.caption().to_string()
             } else {

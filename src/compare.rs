@@ -6,10 +6,31 @@
 //! [`FAMILY_ALPHA`] divided by the number of rows tested (Bonferroni), so that comparing many
 //! rows does not make one false highlight likely.
 
-use crate::analysis::points::Point;
+use crate::analysis::points::{Basis, Point};
 use crate::noise::stands_out;
 pub use crate::noise::{FAMILY_ALPHA, Side, Stat, welch_p};
 use crate::spec::{RunParams, TestKind};
+
+/// What a side's figure measures and how many of its point's runs are valid: what a row
+/// prints beside each figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tally {
+    pub basis: Basis,
+    pub runs_valid: usize,
+    pub runs_total: usize,
+}
+
+impl Tally {
+    /// `steady, 3 of 3 valid`.
+    pub fn words(&self) -> String {
+        format!(
+            "{}, {} of {} valid",
+            self.basis.word(),
+            self.runs_valid,
+            self.runs_total
+        )
+    }
+}
 
 /// One matched point.
 #[derive(Debug, Clone)]
@@ -18,6 +39,9 @@ pub struct Row {
     pub params: RunParams,
     pub a: Option<Side>,
     pub b: Option<Side>,
+    /// What each side's figure measures, and its count of valid runs.
+    pub a_tally: Option<Tally>,
+    pub b_tally: Option<Tally>,
     /// The p-value below which this row's change counts as more than noise: [`FAMILY_ALPHA`]
     /// shared among the rows that could be tested.
     pub alpha: f64,
@@ -53,6 +77,9 @@ impl Row {
         let (Some(a), Some(b)) = (self.a, self.b) else {
             return false;
         };
+        if !self.same_basis() {
+            return false;
+        }
         let (better, other) = if b.stat.median >= a.stat.median {
             (b, a)
         } else {
@@ -80,9 +107,21 @@ impl Row {
         Some(format!("{delta:+.1} %, {judged}"))
     }
 
+    /// Whether both sides measure the same thing (both steady, or both whole run); a side
+    /// whose basis is not known is taken to match.
+    pub fn same_basis(&self) -> bool {
+        match (self.a_tally, self.b_tally) {
+            (Some(a), Some(b)) => a.basis == b.basis,
+            _ => true,
+        }
+    }
+
     /// Why a change is not highlighted even though the medians differ, if there is a reason
     /// beyond "within the spread".
     pub fn caveat(&self) -> Option<&'static str> {
+        if self.a.is_some() && self.b.is_some() && !self.same_basis() {
+            return Some("one side steady, the other whole run");
+        }
         match (self.a, self.b) {
             (Some(a), Some(b)) if a.stat.runs < 2 || b.stat.runs < 2 => {
                 Some("measured once: spread unknown")
@@ -116,18 +155,22 @@ pub fn rows(a: &[Point], b: &[Point]) -> Vec<Row> {
     let b_points = group(b);
     let mut rows: Vec<Row> = a_points
         .iter()
-        .map(|(test, params, side)| Row {
-            test: *test,
-            params: params.clone(),
-            a: Some(*side),
-            b: b_points
+        .map(|(test, params, side, tally)| {
+            let b = b_points
                 .iter()
-                .find(|(t, p, _)| t == test && p == params)
-                .map(|(_, _, side)| *side),
-            alpha: FAMILY_ALPHA,
+                .find(|(t, p, _, _)| t == test && p == params);
+            Row {
+                test: *test,
+                params: params.clone(),
+                a: Some(*side),
+                b: b.map(|(_, _, side, _)| *side),
+                a_tally: Some(*tally),
+                b_tally: b.map(|(_, _, _, tally)| *tally),
+                alpha: FAMILY_ALPHA,
+            }
         })
         .collect();
-    for (test, params, side) in &b_points {
+    for (test, params, side, tally) in &b_points {
         if !rows
             .iter()
             .any(|row| row.test == *test && &row.params == params)
@@ -137,6 +180,8 @@ pub fn rows(a: &[Point], b: &[Point]) -> Vec<Row> {
                 params: params.clone(),
                 a: None,
                 b: Some(*side),
+                a_tally: None,
+                b_tally: Some(*tally),
                 alpha: FAMILY_ALPHA,
             });
         }
@@ -148,13 +193,18 @@ pub fn rows(a: &[Point], b: &[Point]) -> Vec<Row> {
     rows
 }
 
-/// Each point with a figure, and that figure's noise side.
-fn group(points: &[Point]) -> Vec<(TestKind, RunParams, Side)> {
+/// Each point with a figure, that figure's noise side, and its tally.
+fn group(points: &[Point]) -> Vec<(TestKind, RunParams, Side, Tally)> {
     points
         .iter()
         .filter_map(|point| {
             let figure = point.figure.as_ref()?;
-            Some((point.test, point.params.clone(), figure.noise))
+            let tally = Tally {
+                basis: figure.basis,
+                runs_valid: point.runs_valid,
+                runs_total: point.runs.len(),
+            };
+            Some((point.test, point.params.clone(), figure.noise, tally))
         })
         .collect()
 }
@@ -169,6 +219,8 @@ mod tests {
             params: RunParams::example(),
             a: Some(Side::of(a.iter().map(|v| (*v, 0.0)).collect(), true)),
             b: Some(Side::of(b.iter().map(|v| (*v, 0.0)).collect(), true)),
+            a_tally: None,
+            b_tally: None,
             alpha: FAMILY_ALPHA / rows_tested as f64,
         }
     }
@@ -238,6 +290,27 @@ mod tests {
         assert!(!r.changed(), "p = {:?}", r.p_value());
         (r.a, r.b) = (paced(227.7), paced(160.0));
         assert!(r.changed(), "p = {:?}", r.p_value());
+    }
+
+    #[test]
+    fn a_steady_figure_is_never_set_against_a_whole_run_one() {
+        let mut r = row(&[300.0, 304.0, 298.0], &[150.0, 152.0, 149.0], 1);
+        let tally = |basis| {
+            Some(Tally {
+                basis,
+                runs_valid: 3,
+                runs_total: 3,
+            })
+        };
+        (r.a_tally, r.b_tally) = (tally(Basis::Steady), tally(Basis::WholeRun));
+        assert!(!r.changed());
+        assert_eq!(r.caveat(), Some("one side steady, the other whole run"));
+        r.b_tally = tally(Basis::Steady);
+        assert!(r.changed());
+        assert_eq!(
+            r.a_tally.map(|t| t.words()).as_deref(),
+            Some("steady, 3 of 3 valid")
+        );
     }
 
     #[test]

@@ -161,6 +161,7 @@ mod tests {
             runs_valid: values.len(),
             figure: Some(Figure {
                 mb_per_s: stat.median,
+                basis: Default::default(),
                 whole_run_mb_per_s: stat.median,
                 min: stat.min,
                 max: stat.max,

@@ -47,11 +47,13 @@ pub fn render_table(report: &CampaignReport) -> String {
         .max(26);
     let _ = writeln!(
         out,
-        "{:<width$}{:>8}{:>8}{:>6}{:>7}  {:<12}Valid?",
-        "Test", "MB/s", "spread", "CPU", "other", "Bottleneck?"
+        "{:<width$}{:>8} {:<10}{:>8}{:>6}{:>7}  {:<12}Valid?",
+        "Test", "MB/s", "over", "spread", "CPU", "other", "Bottleneck?"
     );
     for row in &verdict.rows {
         let mb_per_s = row.figure();
+        // What the figure measures: the steady window, or the whole run.
+        let over = row.basis.map_or("-", |basis| basis.word());
         let spread = match (row.spread_pct, row.repeats) {
             (Some(spread), _) => format!("±{spread:.1}%"),
             (None, 1) => "once".to_string(),
@@ -65,7 +67,7 @@ pub fn render_table(report: &CampaignReport) -> String {
         let bottleneck = row.bottleneck_word();
         let _ = writeln!(
             out,
-            "{:<width$}{mb_per_s:>8}{spread:>8}{cpu:>6}{other:>7}  {bottleneck:<12}{valid}",
+            "{:<width$}{mb_per_s:>8} {over:<10}{spread:>8}{cpu:>6}{other:>7}  {bottleneck:<12}{valid}",
             row.label
         );
     }
@@ -203,8 +205,10 @@ struct CsvRow<'a> {
     valid: Option<bool>,
     flags: Option<String>,
     /// The figure of the run's point (test and parameters), as every page shows it: the
-    /// median steady MB/s of its valid runs; and how many of the point's runs are valid.
+    /// median MB/s of its valid runs; what it measures (`steady`, `whole_run`); and how many
+    /// of the point's runs are valid.
     point_mb_per_s: String,
+    point_basis: Option<&'static str>,
     point_valid: String,
     process_cpu_pct: Option<f64>,
     system_cpu_pct: Option<f64>,
@@ -312,6 +316,9 @@ pub fn runs_csv(
             valid: validity.map(|v| v.valid),
             flags: validity.map(|v| v.codes()),
             point_mb_per_s: point.map(Point::figure_words).unwrap_or_default(),
+            point_basis: point
+                .and_then(|point| point.figure.as_ref())
+                .map(|figure| figure.basis.id()),
             point_valid: point.map(Point::valid_count).unwrap_or_default(),
             process_cpu_pct: result.map(|r| r.cpu.process_pct),
             system_cpu_pct: result.map(|r| r.cpu.system_pct),

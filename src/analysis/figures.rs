@@ -1,7 +1,7 @@
 //! Each test's figure for the verdict: its best point from the results model
 //! ([`super::points`]), with the run that stands for it.
 
-use super::points::{Point, RunEntry, RunStanding};
+use super::points::{Basis, Point, RunEntry, RunStanding};
 use crate::engine::result::RunResult;
 use crate::engine::validity::FlagCode;
 use crate::spec::TestKind;
@@ -10,8 +10,10 @@ use crate::spec::TestKind;
 #[derive(Debug, Clone)]
 pub struct TestFigure<'a> {
     pub test: TestKind,
-    /// The point's figure (median steady-state MB/s of the runs it rests on).
+    /// The point's figure (median MB/s of the runs it rests on).
     pub mb_per_s: f64,
+    /// Whether that figure is steady-state or whole-run MB/s.
+    pub basis: Basis,
     /// Half the runs' range relative to the median, %; `None` when it rests on one run.
     pub spread_pct: Option<f64>,
     /// Runs the figure rests on.
@@ -60,6 +62,7 @@ fn figure_of<'a>(point: &Point, runs: &[RunEntry<'a>]) -> Option<TestFigure<'a>>
     Some(TestFigure {
         test: point.test,
         mb_per_s: figure.mb_per_s,
+        basis: figure.basis,
         spread_pct: figure.spread_pct,
         repeats: figure.n,
         runs_total: point.runs.len(),

@@ -53,8 +53,11 @@ pub struct StageAttribution {
 pub struct VerdictRow {
     pub test: TestKind,
     pub label: String,
-    /// Median steady-state MB/s of the test's repeats at its best point.
+    /// Median MB/s of the test's repeats at its best point.
     pub mb_per_s: Option<f64>,
+    /// Whether that figure is steady-state or whole-run MB/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basis: Option<points::Basis>,
     /// Half the repeats' range, % of the median; `None` when measured once.
     pub spread_pct: Option<f64>,
     /// Runs the figure rests on.
@@ -142,6 +145,17 @@ impl VerdictRow {
             (Some(value), _) => format!("{value:.1}"),
             (None, Some(why)) => why.word().to_string(),
             (None, None) => "–".to_string(),
+        }
+    }
+
+    /// The figure with what it measures, as every table shows it: `239.4 steady`,
+    /// `181.0 whole run`, or why there is none.
+    pub fn figure_labelled(&self) -> String {
+        match (self.mb_per_s, self.basis, self.no_figure) {
+            (Some(value), Some(basis), _) => format!("{value:.1} {}", basis.word()),
+            (Some(value), None, _) => format!("{value:.1}"),
+            (None, _, Some(why)) => why.word().to_string(),
+            (None, _, None) => "–".to_string(),
         }
     }
 
@@ -313,7 +327,7 @@ impl<'a> Figures<'a> {
 }
 
 /// The version of the judging rules: a judgement kept under another version is judged again.
-pub const JUDGEMENT_VERSION: u32 = 1;
+pub const JUDGEMENT_VERSION: u32 = 2;
 
 /// A campaign judged: its points and the verdict drawn from them. Every view of a campaign
 /// (page, report, `/compare`, CSV, JSON, list) reads one judgement.
@@ -477,6 +491,7 @@ fn row(test: TestKind, figure: Option<&TestFigure<'_>>, yes_row: Option<TestKind
             _ => test.label().to_string(),
         },
         mb_per_s: figure.map(|figure| figure.mb_per_s),
+        basis: figure.map(|figure| figure.basis),
         spread_pct: figure.and_then(|figure| figure.spread_pct),
         repeats: figure.map_or(0, |figure| figure.repeats),
         runs_total: figure.map_or(0, |figure| figure.runs_total),

@@ -109,12 +109,66 @@ pub struct PointRun {
     pub standing: RunStanding,
 }
 
-/// A point's figure: the median of its valid runs' figures (steady-state MB/s where the run
-/// found its steady state), or of all its measured runs when none is valid.
+/// What a figure measures: the steady window of every run it rests on, or the whole run (ramp
+/// and tail included). One figure never mixes the two: a median of one run's steady rate and
+/// another's whole-run rate says neither.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// Every run it rests on found its steady state: the median of their steady MB/s.
+    #[default]
+    Steady,
+    /// At least one of them found none (a dedup generation, a run too short to settle): the
+    /// median of every one's whole-run MB/s.
+    WholeRun,
+}
+
+impl Basis {
+    /// The basis of `runs`' figures: steady only when every one of them found its steady state.
+    pub fn of<'a>(runs: impl IntoIterator<Item = &'a RunResult>) -> Self {
+        let steady = |result: &RunResult| result.steady.as_ref().is_some_and(|s| s.steady);
+        if runs.into_iter().all(steady) {
+            Basis::Steady
+        } else {
+            Basis::WholeRun
+        }
+    }
+
+    /// A run's figure on this basis, and its within-run variance (none for a whole run).
+    pub fn figure_of(self, result: &RunResult) -> (f64, f64) {
+        match self {
+            Basis::Steady => (result.figure(), within_run_variance(result)),
+            Basis::WholeRun => (result.mb_per_s, 0.0),
+        }
+    }
+
+    /// The words every view writes beside a figure: `steady`, `whole run`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Basis::Steady => "steady",
+            Basis::WholeRun => "whole run",
+        }
+    }
+
+    /// The id the CSV and the JSON use.
+    pub fn id(self) -> &'static str {
+        match self {
+            Basis::Steady => "steady",
+            Basis::WholeRun => "whole_run",
+        }
+    }
+}
+
+/// A point's figure: the median of its valid runs' figures, or of all its measured runs when
+/// none is valid; steady-state MB/s when every one of those runs found its steady state, else
+/// whole-run MB/s for every one ([`Basis`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Figure {
     /// The median, MB/s, rounded once to 0.1: every view shows this number.
     pub mb_per_s: f64,
+    /// Whether it is a steady or a whole-run figure.
+    #[serde(default)]
+    pub basis: Basis,
     /// The median of the same runs' whole-run MB/s (ramp and tail included), rounded once.
     pub whole_run_mb_per_s: f64,
     /// The lowest and highest of the runs' figures, rounded once.
@@ -139,6 +193,11 @@ impl Figure {
     /// The figure as every view prints it: MB/s to one decimal.
     pub fn words(&self) -> String {
         format!("{:.1}", self.mb_per_s)
+    }
+
+    /// The figure with what it measures: `239.4 steady`, `181.0 whole run`.
+    pub fn labelled(&self) -> String {
+        format!("{} {}", self.words(), self.basis.word())
     }
 }
 
@@ -190,6 +249,15 @@ impl Point {
     pub fn figure_words(&self) -> String {
         match (&self.figure, self.no_figure()) {
             (Some(figure), _) => figure.words(),
+            (None, Some(why)) => why.word().to_string(),
+            (None, None) => "–".to_string(),
+        }
+    }
+
+    /// The point's figure with what it measures (`239.4 steady`), or why it has none.
+    pub fn figure_labelled(&self) -> String {
+        match (&self.figure, self.no_figure()) {
+            (Some(figure), _) => figure.labelled(),
             (None, Some(why)) => why.word().to_string(),
             (None, None) => "–".to_string(),
         }
@@ -318,9 +386,10 @@ fn figure_of(runs: &[(usize, &RunResult)], valid: bool) -> Option<Figure> {
         return None;
     }
     let round = |value: f64| (value * 10.0).round() / 10.0;
+    let basis = Basis::of(runs.iter().map(|(_, result)| *result));
     let mut noise = Side::of(
         runs.iter()
-            .map(|(_, result)| (result.figure(), within_run_variance(result)))
+            .map(|(_, result)| basis.figure_of(result))
             .collect(),
         valid,
     );
@@ -336,7 +405,7 @@ fn figure_of(runs: &[(usize, &RunResult)], valid: bool) -> Option<Figure> {
     // The middle run stands for the point: the median run of an odd count, the higher of
     // the two middle ones of an even count.
     let mut by_figure: Vec<&(usize, &RunResult)> = runs.iter().collect();
-    by_figure.sort_by(|a, b| a.1.figure().total_cmp(&b.1.figure()));
+    by_figure.sort_by(|a, b| basis.figure_of(a.1).0.total_cmp(&basis.figure_of(b.1).0));
     let run = by_figure[by_figure.len() / 2].0;
     let mut flags: Vec<FlagCode> = if valid {
         Vec::new()
@@ -350,6 +419,7 @@ fn figure_of(runs: &[(usize, &RunResult)], valid: bool) -> Option<Figure> {
     flags.dedup();
     Some(Figure {
         mb_per_s: noise.stat.median,
+        basis,
         whole_run_mb_per_s: round(whole.median),
         min: noise.stat.min,
         max: noise.stat.max,
@@ -502,6 +572,41 @@ mod tests {
             sixteen.figure.as_ref().map(|f| f.flags.clone()),
             Some(vec![FlagCode::TooShort])
         );
+    }
+
+    #[test]
+    fn a_figure_is_steady_or_whole_run_never_a_mix_of_the_two() {
+        let steady = |mut result: RunResult, mb_per_s: f64| {
+            result.steady = Some(crate::engine::steady::SteadyFigures {
+                mb_per_s,
+                from_s: 1.0,
+                to_s: 9.0,
+                cv_pct: Some(1.0),
+                steady: true,
+                flush_s: 0.0,
+            });
+            result
+        };
+        let both = vec![
+            steady(run(8, 180.0, true, RunStatus::Done), 200.0),
+            steady(run(8, 170.0, true, RunStatus::Done), 190.0),
+        ];
+        let figure = points(&RunEntry::of_results(&both))[0]
+            .figure
+            .clone()
+            .expect("a figure");
+        assert_eq!((figure.basis, figure.mb_per_s), (Basis::Steady, 195.0));
+        assert_eq!(figure.labelled(), "195.0 steady");
+        // One of the two found no steady state: both are taken over their whole run.
+        let mixed = vec![
+            steady(run(8, 180.0, true, RunStatus::Done), 200.0),
+            run(8, 170.0, true, RunStatus::Done),
+        ];
+        let point = &points(&RunEntry::of_results(&mixed))[0];
+        let figure = point.figure.clone().expect("a figure");
+        assert_eq!((figure.basis, figure.mb_per_s), (Basis::WholeRun, 175.0));
+        assert_eq!(point.figure_labelled(), "175.0 whole run");
+        assert_eq!(point.figure_words(), "175.0");
     }
 
     #[test]

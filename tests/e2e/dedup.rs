@@ -278,6 +278,23 @@ async fn five_generations_at_five_percent_grow_the_store_by_about_five_percent_e
         .collect();
     assert_eq!(best.len(), 1, "{report}");
     assert_eq!(best[0]["params"]["generation"], 5, "{report}");
+    // Each figure says what it measures: steady only when every run it rests on found its
+    // steady state, and the page writes that beside the figure.
+    for point in report["points"].as_array().expect("points") {
+        let figure = &point["figure"];
+        let all_steady = point["runs"].as_array().expect("runs").iter().all(|run| {
+            let number = run["number"].as_u64().unwrap_or(0) as usize;
+            runs[number - 1]["result"]["steady"]["steady"] == true
+        });
+        let (basis, word) = if all_steady {
+            ("steady", "steady")
+        } else {
+            ("whole_run", "whole run")
+        };
+        assert_eq!(figure["basis"], basis, "{point}");
+        let shown = format!("{:.1} {word}", figure["mb_per_s"].as_f64().unwrap_or(0.0));
+        assert!(page.contains(&shown), "the page shows {shown}");
+    }
     // The CSV tells the generations apart, with each one's store figures.
     let csv = lab
         .get_text(&format!("/api/campaigns/{id}/results.csv"))
@@ -288,10 +305,21 @@ async fn five_generations_at_five_percent_grow_the_store_by_about_five_percent_e
         table.column("generation"),
         table.column("dedup_stored_bytes"),
     );
+    let basis = table.column("point_basis");
     for (cells, run) in table.rows.iter().zip(runs) {
         assert_eq!(
             cells[generation],
             run["result"]["params"]["generation"].to_string()
+        );
+        let point = report["points"]
+            .as_array()
+            .expect("points")
+            .iter()
+            .find(|point| point["params"]["generation"] == run["result"]["params"]["generation"])
+            .expect("the run's point");
+        assert_eq!(
+            Some(cells[basis].as_str()),
+            point["figure"]["basis"].as_str()
         );
         assert_eq!(
             cells[stored],

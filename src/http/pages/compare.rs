@@ -12,7 +12,7 @@ use crate::http::AppState;
 use crate::lab::{CampaignView, LabError};
 
 use super::render::{error_page, html, internal, lab_error_page, svg_response};
-use super::views::{display_name, params_line, source_words, target_words};
+use super::views::{display_name, distinct_params_lines, source_words, target_words};
 
 #[derive(Template)]
 #[template(path = "compare.html")]
@@ -96,23 +96,28 @@ pub(super) async fn compare_page(
             Err(error) => return lab_error_page(error),
         };
         let rows = compare::rows(&a.points, &b.points);
-        let fmt = |side: Option<compare::Side>| {
+        let params = distinct_params_lines(
+            &rows
+                .iter()
+                .map(|row| (row.test, &row.params))
+                .collect::<Vec<_>>(),
+        );
+        let fmt = |side: Option<compare::Side>, tally: Option<compare::Tally>| {
             side.map_or_else(
                 || "–".to_string(),
                 |side| {
                     let s = side.stat;
-                    let figure = if s.runs > 1 {
-                        format!(
-                            "{:.1} ({:.1}–{:.1}, {} runs)",
-                            s.median, s.min, s.max, s.runs
-                        )
+                    let range = if s.runs > 1 {
+                        format!(" ({:.1}–{:.1})", s.min, s.max)
                     } else {
-                        format!("{:.1}", s.median)
+                        String::new()
                     };
+                    let tally = tally.map_or_else(String::new, |tally| tally.words());
+                    let figure = format!("{:.1}{range} {tally}", s.median);
                     if side.valid {
                         figure
                     } else {
-                        format!("{figure} not valid")
+                        format!("{figure}, not valid")
                     }
                 },
             )
@@ -126,16 +131,17 @@ pub(super) async fn compare_page(
             b_id: b.campaign.id.clone(),
             rows: rows
                 .iter()
-                .map(|row| CompareRow {
+                .zip(params)
+                .map(|(row, params)| CompareRow {
                     class: match row.direction() {
                         Some("better") => "changed better",
                         Some(_) => "changed worse",
                         None => "",
                     },
                     test: row.test.label().to_string(),
-                    params: params_line(&row.params),
-                    a: fmt(row.a),
-                    b: fmt(row.b),
+                    params,
+                    a: fmt(row.a, row.a_tally),
+                    b: fmt(row.b, row.b_tally),
                     delta: row
                         .delta_pct()
                         .map_or_else(|| "–".to_string(), |d| format!("{d:+.1} %")),
@@ -237,11 +243,19 @@ pub(super) async fn compare_chart(
         Ok(pair) => pair,
         Err(error) => return lab_error_page(error),
     };
-    let rows: Vec<(String, Option<f64>, Option<f64>)> = compare::rows(&a.points, &b.points)
+    let rows = compare::rows(&a.points, &b.points);
+    let params = distinct_params_lines(
+        &rows
+            .iter()
+            .map(|row| (row.test, &row.params))
+            .collect::<Vec<_>>(),
+    );
+    let rows: Vec<(String, Option<f64>, Option<f64>)> = rows
         .iter()
-        .map(|row| {
+        .zip(params)
+        .map(|(row, params)| {
             (
-                format!("{} · {}", row.test.label(), params_line(&row.params)),
+                format!("{} · {params}", row.test.label()),
                 row.a.map(|s| s.stat.median),
                 row.b.map(|s| s.stat.median),
             )

@@ -281,11 +281,12 @@ impl PreviousView {
         let row = crate::compare::headline_row(&before.points, &now.points);
         let change = row.as_ref().and_then(|row| {
             Some(format!(
-                "{} at {}: {:.1} → {:.1} MB/s ({})",
+                "{} at {}: {:.1} → {:.1} MB/s {} ({})",
                 row.test.label(),
                 params_line(&row.params),
                 row.a?.stat.median,
                 row.b?.stat.median,
+                row.b_tally.map_or("", |tally| tally.basis.word()),
                 row.change_words()?
             ))
         });
@@ -497,7 +498,7 @@ pub fn campaign_page(
             .iter()
             .map(|row| TableRow {
                 label: row.label.clone(),
-                mb_per_s: row.figure(),
+                mb_per_s: row.figure_labelled(),
                 cpu: cpu_load(row),
                 bottleneck: row.bottleneck_word().to_string(),
                 is_yes: row.bottleneck == Some(true),
@@ -517,7 +518,28 @@ pub fn campaign_page(
             })
             .collect(),
         charts: chart_views,
-        sweep: sweep.then(|| points.iter().map(point_row).collect()),
+        sweep: sweep.then(|| {
+            // The sweep table's columns show buffers × block, streams, clients, parts and
+            // the generation; anything else that differs is written beside them.
+            let telling = telling_details(
+                &points
+                    .iter()
+                    .map(|point| (point.test, &point.params))
+                    .collect::<Vec<_>>(),
+                |params| {
+                    format!(
+                        "{} {} {:?} {:?} {:?} {:?}",
+                        params.buffers,
+                        params.block_size,
+                        (params.streams, params.clients),
+                        params.part_size,
+                        params.concurrency,
+                        params.generation
+                    )
+                },
+            );
+            points.iter().zip(telling).map(point_row).collect()
+        }),
         sweep_uploads: sweep && points.iter().any(|point| point.params.part_size.is_some()),
         sweep_generations: sweep && points.iter().any(|point| point.params.generation.is_some()),
         search: view
@@ -703,11 +725,17 @@ fn yes_no(value: bool) -> &'static str {
     if value { "on" } else { "off" }
 }
 
-fn point_row(point: &Point) -> PointRow {
+/// A row of the sweep table; `telling` holds the settings that tell it apart from another
+/// point whose columns would read the same.
+fn point_row((point, telling): (&Point, Vec<String>)) -> PointRow {
     let figure = point.figure.as_ref();
     PointRow {
         test: point.test.label().to_string(),
-        combination: point.combination(),
+        combination: if telling.is_empty() {
+            point.combination()
+        } else {
+            format!("{}, {}", point.combination(), telling.join(", "))
+        },
         streams: if point.clients() > 0 {
             format!("{} clients × {}", point.clients(), point.params.streams)
         } else {
@@ -723,7 +751,7 @@ fn point_row(point: &Point) -> PointRow {
             .params
             .generation
             .map_or_else(|| "–".to_string(), |generation| generation.to_string()),
-        median: point.figure_words(),
+        median: point.figure_labelled(),
         range: match figure {
             Some(figure) if figure.n > 1 => format!("{:.1}–{:.1}", figure.min, figure.max),
             _ => "–".to_string(),
@@ -781,7 +809,122 @@ pub fn params_line(params: &RunParams) -> String {
     if !params.fsync {
         line.push_str(", no fsync");
     }
+    if let Some(generation) = params.generation {
+        line.push_str(&format!(", generation {generation}"));
+    }
     line
+}
+
+/// Each setting of a run beyond its buffers, block size, streams, clients, parts and
+/// generation, keyed by the setting: what can tell apart two points that read alike.
+fn param_details(params: &RunParams) -> Vec<(&'static str, String)> {
+    let mut details = Vec::new();
+    details.push((
+        "direct",
+        if params.direct {
+            "direct I/O"
+        } else {
+            "buffered I/O"
+        }
+        .to_string(),
+    ));
+    details.push((
+        "fsync",
+        if params.fsync { "fsync" } else { "no fsync" }.to_string(),
+    ));
+    details.push((
+        "link",
+        params.link_mb_s.map_or_else(
+            || "no emulated link".to_string(),
+            |link| format!("emulated link {link} MB/s per client"),
+        ),
+    ));
+    let length = match (params.size, params.duration_s) {
+        (_, Some(seconds)) if params.until_steady => {
+            format!("until steady, at most {}", format_duration(seconds))
+        }
+        (_, Some(seconds)) if params.time_based => {
+            format!("{} time-based", format_duration(seconds))
+        }
+        (Some(size), Some(seconds)) => {
+            format!("{} or {}", format_size(size), format_duration(seconds))
+        }
+        (Some(size), None) => format_size(size),
+        (None, Some(seconds)) => format_duration(seconds),
+        (None, None) => "the whole source".to_string(),
+    };
+    details.push(("length", length));
+    details.push((
+        "cache",
+        if params.cold_cache {
+            "cold cache"
+        } else {
+            "warm cache"
+        }
+        .to_string(),
+    ));
+    details.push((
+        "data",
+        if params.match_source {
+            "data as compressible as the source's".to_string()
+        } else {
+            format!("{}:1 data", params.compress_ratio)
+        },
+    ));
+    details.push((
+        "source rate",
+        params.source_rate_mb_s.map_or_else(
+            || "source not capped".to_string(),
+            |rate| format!("source capped at {rate} MB/s per stream"),
+        ),
+    ));
+    details
+}
+
+/// The parameter line of each of `rows` (a test and its parameters), with the settings that
+/// tell it apart from another row of the same test whose line would read the same: two rows
+/// never look alike unless they are alike.
+pub fn distinct_params_lines(rows: &[(TestKind, &RunParams)]) -> Vec<String> {
+    rows.iter()
+        .zip(telling_details(rows, params_line))
+        .map(|((_, params), telling)| {
+            let line = params_line(params);
+            if telling.is_empty() {
+                line
+            } else {
+                format!("{line}, {}", telling.join(", "))
+            }
+        })
+        .collect()
+}
+
+/// For each of `rows`, the settings that differ from another row of the same test whose
+/// `shown` words are the same: what tells it apart, empty when nothing needs to.
+fn telling_details(
+    rows: &[(TestKind, &RunParams)],
+    shown: fn(&RunParams) -> String,
+) -> Vec<Vec<String>> {
+    let lines: Vec<String> = rows.iter().map(|(_, params)| shown(params)).collect();
+    let details: Vec<Vec<(&'static str, String)>> = rows
+        .iter()
+        .map(|(_, params)| param_details(params))
+        .collect();
+    rows.iter()
+        .enumerate()
+        .map(|(at, (test, _))| {
+            let alike: Vec<usize> = (0..rows.len())
+                .filter(|other| rows[*other].0 == *test && lines[*other] == lines[at])
+                .collect();
+            details[at]
+                .iter()
+                .enumerate()
+                .filter(|(key, (_, word))| {
+                    alike.iter().any(|other| details[*other][*key].1 != *word)
+                })
+                .map(|(_, (_, word))| word.clone())
+                .collect()
+        })
+        .collect()
 }
 
 fn run_row(run: &RunRecord, points: &[Point]) -> RunRow {
@@ -974,3 +1117,48 @@ fn cpu_load(row: &crate::analysis::VerdictRow) -> String {
 
 /// Other work on the machine below this share of its CPUs is not worth a word.
 const OTHER_WORK_SHOWN_PCT: f64 = 5.0;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_that_would_read_alike_say_what_tells_them_apart() {
+        let short = RunParams {
+            duration_s: Some(30.0),
+            ..RunParams::example()
+        };
+        let long = RunParams {
+            duration_s: Some(60.0),
+            ..RunParams::example()
+        };
+        let lines = distinct_params_lines(&[
+            (TestKind::FullBackup, &short),
+            (TestKind::FullBackup, &long),
+            (TestKind::ReadParallel, &short),
+        ]);
+        assert_eq!(lines[0], "32 × 256 KiB, 4 streams, 30.0 s time-based");
+        assert_eq!(lines[1], "32 × 256 KiB, 4 streams, 1m 00s time-based");
+        assert_eq!(
+            lines[2], "32 × 256 KiB, 4 streams",
+            "nothing to tell apart in a test of its own"
+        );
+        let generations: Vec<RunParams> = (1..=3)
+            .map(|generation| RunParams {
+                generation: Some(generation),
+                ..RunParams::example()
+            })
+            .collect();
+        let lines = distinct_params_lines(
+            &generations
+                .iter()
+                .map(|params| (TestKind::FullBackup, params))
+                .collect::<Vec<_>>(),
+        );
+        assert_eq!(lines[2], "32 × 256 KiB, 4 streams, generation 3");
+        assert_eq!(
+            lines.iter().collect::<std::collections::HashSet<_>>().len(),
+            3
+        );
+    }
+}

@@ -102,6 +102,68 @@ async fn pages_list_report_chart_and_compare_campaigns() {
 }
 
 #[tokio::test]
+async fn compare_rows_say_what_each_figure_is_and_what_tells_them_apart() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let spec = |name: &str, duration_s: u32| {
+        json!({
+            "name": name,
+            "source": {"generated": {"size": "8M"}},
+            "target": {"kind": "null"},
+            "tests": ["null_sink"],
+            "params": {"duration_s": duration_s}
+        })
+    };
+    let a = lab.submit(&spec("two seconds", 2)).await;
+    let b = lab.submit(&spec("three seconds", 3)).await;
+    for id in [&a, &b] {
+        lab.wait_status(id, &["done"], Duration::from_secs(60))
+            .await;
+    }
+    let compare = lab.get_text(&format!("/compare?a={a}&b={b}")).await;
+    let cells = |class: &str| -> Vec<String> {
+        compare
+            .split(&format!("<td class=\"{class}\">"))
+            .skip(1)
+            .filter_map(|cell| cell.split("</td>").next())
+            .map(str::to_string)
+            .collect()
+    };
+    // The two campaigns' points differ only in their length: two rows, each saying which.
+    let params = cells("params");
+    assert_eq!(params.len(), 2, "{compare}");
+    assert_ne!(params[0], params[1], "rows that differ read differently");
+    assert!(params.iter().any(|p| p.contains("2.0 s")), "{params:?}");
+    assert!(params.iter().any(|p| p.contains("3.0 s")), "{params:?}");
+    // Each figure says whether it is steady or whole run, and how many runs are valid.
+    for figure in cells("num").iter().filter(|cell| cell.contains("valid")) {
+        assert!(
+            figure.contains(" steady, ") || figure.contains(" whole run, "),
+            "{figure}"
+        );
+        assert!(figure.contains(" of 1 valid"), "{figure}");
+    }
+    assert_eq!(
+        cells("num")
+            .iter()
+            .filter(|cell| cell.contains("valid"))
+            .count(),
+        2,
+        "{compare}"
+    );
+    // The report's tables say the same of each figure.
+    let report = lab.get_json(&format!("/api/campaigns/{a}")).await;
+    let figure = &report["points"][0]["figure"];
+    let word = if figure["basis"] == "steady" {
+        "steady"
+    } else {
+        "whole run"
+    };
+    let page = lab.get_text(&format!("/campaigns/{a}")).await;
+    let shown = format!("{:.1} {word}", figure["mb_per_s"].as_f64().unwrap_or(0.0));
+    assert!(page.contains(&shown), "the page shows {shown}");
+}
+
+#[tokio::test]
 async fn the_form_works_without_javascript_and_errors_have_pages() {
     let lab = Lab::fresh(&LabOptions::default());
     let form = lab.get_text("/campaigns/new?preset=tuning").await;

@@ -62,7 +62,11 @@ async fn a_database_from_before_run_documents_shows_its_campaigns_unchanged() {
                 |campaign| campaign["headline"].is_object(),
             )
             .await;
-        assert_eq!(campaign["headline"]["version"], 1, "{campaign}");
+        assert_eq!(
+            campaign["headline"]["version"],
+            backlab::analysis::JUDGEMENT_VERSION,
+            "{campaign}"
+        );
     }
     assert!(
         lab.plain_log()
