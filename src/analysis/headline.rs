@@ -17,6 +17,12 @@ pub struct Headline {
     pub backup_mb_per_s: Option<f64>,
     /// Whether that figure rests on valid runs.
     pub backup_valid: Option<bool>,
+    /// What that figure measures: the steady window or the whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backup_basis: Option<super::points::Basis>,
+    /// How many of the runs at that figure's point are valid, of all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backup_runs_valid: Option<(usize, usize)>,
     /// The component the verdict names, in a word or two.
     pub component: Option<String>,
     /// False when the verdict asks for runs to be redone first.
@@ -38,6 +44,8 @@ impl Headline {
             backup_test: backup.map(|row| row.test),
             backup_mb_per_s: backup.and_then(|row| row.mb_per_s),
             backup_valid: backup.and_then(|row| row.valid),
+            backup_basis: backup.and_then(|row| row.basis),
+            backup_runs_valid: backup.map(|row| (row.runs_valid, row.runs_total)),
             component: verdict.component.map(|c| component_word(c).to_string()),
             conclusive: verdict.conclusive,
             version: super::JUDGEMENT_VERSION,

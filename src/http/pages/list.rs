@@ -92,13 +92,17 @@ pub(super) async fn index(
         let headline = summary.headline.as_ref();
         let (backup, backup_note) = match headline {
             Some(headline) => match (headline.backup_test, headline.backup_mb_per_s) {
-                (Some(test), Some(mb_per_s)) => (
-                    format!("{mb_per_s:.1} MB/s"),
-                    match headline.backup_valid {
-                        Some(false) => format!("{}, not valid", test.label().to_lowercase()),
-                        _ => test.label().to_lowercase(),
-                    },
-                ),
+                (Some(test), Some(mb_per_s)) => {
+                    // What the figure is: the test, steady or whole run, and n of m valid.
+                    let mut note = vec![test.label().to_lowercase()];
+                    note.extend(headline.backup_basis.map(|basis| basis.word().to_string()));
+                    match (headline.backup_runs_valid, headline.backup_valid) {
+                        (Some((valid, total)), _) => note.push(format!("{valid} of {total} valid")),
+                        (None, Some(false)) => note.push("not valid".to_string()),
+                        (None, _) => {}
+                    }
+                    (format!("{mb_per_s:.1} MB/s"), note.join(", "))
+                }
                 _ => ("–".to_string(), "no backup measured".to_string()),
             },
             None => ("–".to_string(), String::new()),

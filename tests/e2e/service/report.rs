@@ -258,6 +258,12 @@ async fn a_finished_report_says_where_it_was_measured_and_how_busy_each_stage_wa
     let cell = row.split("backup-cell\">").nth(1).expect("the backup cell");
     assert!(cell.contains(" MB/s"), "{cell}");
     assert!(cell.contains("full backup"), "{cell}");
+    // It says what the figure is: steady or whole run, and how many runs are valid.
+    assert!(
+        cell.contains(", steady, ") || cell.contains(", whole run, "),
+        "{cell}"
+    );
+    assert!(cell.contains(" valid</div>"), "{cell}");
 }
 
 /// Every finished report has a backup-window planner: by default the campaign's own source
