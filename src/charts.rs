@@ -121,13 +121,10 @@ impl Width {
         }
     }
 
-    /// A font size for this width: as given on a desk; on a phone at least
-    /// [`NARROW_FONT_MIN`], so that no label is drawn below 11 px.
+    /// A font size for this width: as given, and at least [`FONT_MIN`] on a desk and on a
+    /// phone alike, so that no label is drawn below 11 px.
     fn font(self, size: u32) -> f64 {
-        match self {
-            Width::Wide => f64::from(size),
-            Width::Narrow => f64::from(size).max(NARROW_FONT_MIN),
-        }
+        f64::from(size).max(FONT_MIN)
     }
 
     fn stage_labels(self) -> u32 {
@@ -146,9 +143,9 @@ const GREEN: RGBColor = RGBColor(60, 138, 69);
 const GREY: RGBColor = RGBColor(150, 150, 150);
 const INK: RGBColor = RGBColor(40, 40, 40);
 const FONT: &str = "sans-serif";
-/// The smallest font size of a chart drawn for a phone: plotters writes a size as
-/// `size / 1.24` px in SVG (and sizes axis text in whole units), so this is 11.3 px.
-const NARROW_FONT_MIN: f64 = 14.0;
+/// The smallest font size of a chart: plotters writes a size as `size / 1.24` px in SVG (and
+/// sizes axis text in whole units), so this is 11.3 px.
+const FONT_MIN: f64 = 14.0;
 /// Width of the column of run labels right of the stage bars.
 const STAGE_LABEL_WIDTH: u32 = 230;
 /// Width of the legend column beside a sweep chart.
@@ -400,9 +397,9 @@ pub fn clients_chart(runs: &[RunRecord], width: Width) -> Result<String, ChartEr
             .fold(0.25f64, f64::max);
         let y_max = below.iter().copied().fold(0.0f64, f64::max);
         let caption = format!(
-            "run #{}: {} clients, stacked",
+            "run #{}: {}, stacked",
             run.position + 1,
-            clients.len()
+            crate::analysis::counted(clients.len() as u64, "client", "clients")
         );
         let mut chart = time_axes(&plot, width, caption, t_max, y_max)?;
         for (index, band) in bands.iter().enumerate() {
@@ -1170,9 +1167,12 @@ pub fn heatmap_chart(
         // The shade spans the valid points (all of them when none is): a point whose runs
         // are not valid is hatched instead, never a colour on the scale.
         let any_valid = shown.iter().any(|p| p.valid);
-        let on_scale = || shown.iter().filter(|p| p.valid || !any_valid);
-        let low = on_scale().map(|p| p.median).fold(f64::MAX, f64::min);
-        let high = on_scale().map(|p| p.median).fold(0.0f64, f64::max);
+        let on_scale: Vec<f64> = shown
+            .iter()
+            .filter(|p| p.valid || !any_valid)
+            .map(|p| p.median)
+            .collect();
+        let (low, high) = heat_scale(&on_scale);
         // The sweep's best point, outlined only when it beats the runner-up by more than noise.
         let best = shown.iter().position(|p| p.best && p.stands_out);
         let caption = [
@@ -1315,7 +1315,7 @@ pub fn heatmap_chart(
                         continue;
                     };
                     let share = if high > low {
-                        (point.median - low) / (high - low)
+                        ((point.median - low) / (high - low)).clamp(0.0, 1.0)
                     } else {
                         1.0
                     };
@@ -1331,10 +1331,11 @@ pub fn heatmap_chart(
                     let shaded = point.valid || !any_valid;
                     let ink = if shaded && share > 0.55 { WHITE } else { INK };
                     root.draw(&Text::new(
+                        // One decimal, as every table shows the point's figure.
                         if shaded {
-                            format!("{:.0}", point.median)
+                            format!("{:.1}", point.median)
                         } else {
-                            format!("{:.0} not valid", point.median)
+                            format!("{:.1} not valid", point.median)
                         },
                         (x + 4, y + 3),
                         (FONT, width.font(12)).into_font().color(&ink),
@@ -1351,6 +1352,35 @@ pub fn heatmap_chart(
         }
         Ok(())
     })
+}
+
+/// The least span of a heat map's shade, as a share of the median figure on it: ±5 % about
+/// the middle of the figures. Repeats of one setting differ by a few percent on a quiet disk,
+/// so figures within that much of each other are drawn in nearly the same shade, and only
+/// differences beyond run-to-run noise show as contrast.
+pub const HEAT_MIN_SPAN_SHARE: f64 = 0.10;
+
+/// The ends of a heat map's shade scale for the figures on it: their range, widened about its
+/// middle to at least [`HEAT_MIN_SPAN_SHARE`] of their median.
+pub fn heat_scale(figures_mb_s: &[f64]) -> (f64, f64) {
+    let mut finite: Vec<f64> = figures_mb_s
+        .iter()
+        .copied()
+        .filter(|f| f.is_finite())
+        .collect();
+    finite.sort_by(f64::total_cmp);
+    if finite.is_empty() {
+        return (0.0, 0.0);
+    }
+    let low = finite.iter().copied().fold(f64::MAX, f64::min);
+    let high = finite.iter().copied().fold(f64::MIN, f64::max);
+    let median = crate::noise::median(&finite);
+    let least = HEAT_MIN_SPAN_SHARE * median.abs();
+    if high - low >= least {
+        return (low, high);
+    }
+    let middle = (low + high) / 2.0;
+    ((middle - least / 2.0).max(0.0), middle + least / 2.0)
 }
 
 /// Diagonal lines across a cell: a point whose runs are not valid.

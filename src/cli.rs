@@ -841,11 +841,11 @@ fn run_line(index: usize, total: usize, result: &RunResult) -> String {
     let head = format!("[{index}/{total}] {:<13}", result.test.id());
     match result.status {
         RunStatus::Done => format!(
-            "{head} {:>8.1} MB/s  {} in {:.2} s, {} files{}; {}",
+            "{head} {:>8.1} MB/s  {} in {:.2} s, {}{}; {}",
             result.mb_per_s,
             crate::size::format_bytes(result.bytes),
             result.seconds,
-            result.files,
+            crate::analysis::counted(result.files, "file", "files"),
             result
                 .data_compress_ratio
                 .map_or_else(String::new, |ratio| format!(
@@ -1017,7 +1017,7 @@ fn dataset_line(dir: &Path, request: &DatasetRequest, summary: &dataset::Dataset
         summary.files,
         summary.dirs,
         dir.display(),
-        format_size(summary.bytes),
+        crate::size::format_bytes(summary.bytes),
         summary.bytes,
         request.profile,
         request.seed,
@@ -1027,7 +1027,7 @@ fn dataset_line(dir: &Path, request: &DatasetRequest, summary: &dataset::Dataset
                 ", dedup ratio {} in {} units ({} of it new: {:.2}:1)",
                 dedup.ratio,
                 format_size(dedup.unit),
-                format_size(summary.new_bytes),
+                crate::size::format_bytes(summary.new_bytes),
                 summary.bytes as f64 / summary.new_bytes.max(1) as f64
             ),
             None => String::new(),

@@ -173,8 +173,12 @@ pub fn run_entries(runs: &[RunRecord]) -> Vec<analysis::points::RunEntry<'_>> {
 /// The plan check of `plans` (see [`expect`]), and, when a buffered read of a source of paths
 /// is not evicted first, whether that source fits in memory: a warning then names
 /// `params.cold_cache`, since every read after the first would measure the page cache.
-async fn expectation_of(plans: &[RunPlan]) -> Expectation {
-    let mut expectation = expect(plans);
+/// An adaptive search (`search`: its likely runs and its budget) is judged on those.
+async fn expectation_of(plans: &[RunPlan], search: Option<(usize, usize)>) -> Expectation {
+    let mut expectation = match search {
+        Some((likely, budget)) => spec::expectation::expect_search(plans, likely, budget),
+        None => expect(plans),
+    };
     let cached = plans.iter().find_map(|plan| match &plan.source {
         spec::SourcePlan::Paths(paths)
             if plan.test.reads_source() && !plan.params.cold_cache && !plan.params.direct =>
@@ -206,20 +210,52 @@ impl CampaignView {
     /// from the stored spec and each run's own parameters, and what in the plan cannot give a
     /// valid run; nothing when the spec no longer expands to its runs.
     pub fn expectation(&self) -> (Vec<f64>, Vec<spec::expectation::PlanWarning>) {
-        let Ok(mut plans) = self.spec.plan() else {
+        let Some(plans) = self.run_plans() else {
             return (Vec::new(), Vec::new());
         };
-        if plans.len() != self.runs.len() {
-            return (Vec::new(), Vec::new());
-        }
-        for (plan, run) in plans.iter_mut().zip(&self.runs) {
-            plan.params = run.params.clone();
-        }
         let by_run = plans
             .iter()
             .map(|plan| crate::engine::expect::expected(plan).seconds)
             .collect();
         (by_run, expect(&plans).warnings)
+    }
+
+    /// The whole campaign's expectation as its submission stated it: the likely time and the
+    /// bound (for an adaptive search, of its likely runs and of its budget), so a page can set
+    /// it against what the campaign took.
+    pub fn expected(&self) -> Option<Expectation> {
+        let sweep = self.spec.plan_arms().ok()?;
+        if let Some((likely, budget)) = search::search_runs(&sweep) {
+            return Some(spec::expectation::expect_search(
+                &sweep.plans,
+                likely,
+                budget,
+            ));
+        }
+        self.run_plans().map(|plans| expect(&plans))
+    }
+
+    /// Each run's plan, from the stored spec with the run's own parameters: by position for a
+    /// full campaign, by test and parameters for an adaptive search's chosen runs; `None`
+    /// when the spec no longer expands to the runs.
+    fn run_plans(&self) -> Option<Vec<RunPlan>> {
+        let plans = self.spec.plan().ok()?;
+        if plans.len() == self.runs.len() {
+            let mut plans = plans;
+            for (plan, run) in plans.iter_mut().zip(&self.runs) {
+                plan.params = run.params.clone();
+            }
+            return Some(plans);
+        }
+        self.runs
+            .iter()
+            .map(|run| {
+                plans
+                    .iter()
+                    .find(|plan| plan.test == run.test && plan.params == run.params)
+                    .cloned()
+            })
+            .collect()
     }
 }
 
@@ -610,11 +646,13 @@ impl Lab {
     /// the plan it would run, how long it would take and what in it cannot give a valid run.
     pub async fn check(self: &Arc<Self>, body: &[u8]) -> Result<Planned, LabError> {
         let (spec, plans) = self.checked(parse_body(body)?).await?;
-        // An adaptive search is expected to spend its budget at most.
-        let expected = search::budget_runs(&spec).map_or(plans.len(), |b| b.min(plans.len()));
         Ok(Planned {
             runs: plans.len(),
-            expectation: expectation_of(&plans[..expected]).await,
+            expectation: expectation_of(
+                &plans,
+                spec.plan_arms().ok().as_ref().and_then(search::search_runs),
+            )
+            .await,
             plan: plans
                 .iter()
                 .map(|plan| PlannedRun {
@@ -743,15 +781,11 @@ impl Lab {
                 from: self.host.name.clone(),
             });
         }
-        // A search is expected to take at most its budget of runs.
-        let expected = sweep
-            .search
-            .map_or(plans.len(), |search| search.budget_runs.min(plans.len()));
         Ok(Submitted {
             url: campaign_url(&id),
             id,
             runs: queued,
-            expectation: expectation_of(&plans[..expected]).await,
+            expectation: expectation_of(&plans, search::search_runs(&sweep)).await,
         })
     }
 

@@ -89,7 +89,9 @@ impl<'de> Deserialize<'de> for ByteSize {
     }
 }
 
-/// Parses `65536`, `64K`, `64KiB`, `64KB`, `1M`, `2G`, `1T`; K/M/G/T are binary multiples.
+/// Parses `65536`, `64K`, `64KiB`, `1M`, `2G`, `1T`, `12TB`: K/M/G/T and KiB/MiB/GiB/TiB are
+/// binary multiples (as fio reads `256K` blocks), KB/MB/GB/TB decimal (a disk's or a data
+/// set's "12 TB" is 12 × 10^12 bytes).
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let trimmed = text.trim();
     let split = trimmed
@@ -101,15 +103,20 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
             "'{text}' is not a size (write e.g. 65536, 64K, 1M, 2G)"
         ));
     }
-    let shift = match unit.trim().to_ascii_uppercase().as_str() {
-        "" | "B" => 0,
-        "K" | "KB" | "KIB" => 10,
-        "M" | "MB" | "MIB" => 20,
-        "G" | "GB" | "GIB" => 30,
-        "T" | "TB" | "TIB" => 40,
+    let scale: u64 = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 1,
+        "K" | "KIB" => 1 << 10,
+        "M" | "MIB" => 1 << 20,
+        "G" | "GIB" => 1 << 30,
+        "T" | "TIB" => 1 << 40,
+        "KB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "TB" => 1_000_000_000_000,
         _ => {
             return Err(format!(
-                "'{text}' has an unknown unit '{}' (use K, M, G or T)",
+                "'{text}' has an unknown unit '{}' (use K, M, G or T for binary multiples, KB, \
+                 MB, GB or TB for decimal ones)",
                 unit.trim()
             ));
         }
@@ -118,7 +125,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .parse()
         .map_err(|_| format!("'{text}' is too large"))?;
     number
-        .checked_mul(1u64 << shift)
+        .checked_mul(scale)
         .ok_or_else(|| format!("'{text}' is too large"))
 }
 
@@ -172,6 +179,22 @@ pub fn format_size(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A size with a B after its decimal prefix is decimal, as a disk's label reads: "12TB"
+    /// is 12 × 10^12 bytes; the binary forms stay binary.
+    #[test]
+    fn decimal_units_are_decimal_and_binary_ones_binary() {
+        assert_eq!(parse_size("12TB"), Ok(12_000_000_000_000));
+        assert_eq!(parse_size("12 tb"), Ok(12_000_000_000_000));
+        assert_eq!(parse_size("500GB"), Ok(500_000_000_000));
+        assert_eq!(parse_size("1MB"), Ok(1_000_000));
+        assert_eq!(parse_size("64KB"), Ok(64_000));
+        assert_eq!(parse_size("12T"), Ok(12 << 40));
+        assert_eq!(parse_size("12TiB"), Ok(12 << 40));
+        assert_eq!(parse_size("64K"), Ok(64 << 10));
+        assert_eq!(parse_size("2GiB"), Ok(2 << 30));
+        assert!(parse_size("99999999TB").is_err());
+    }
 
     #[test]
     fn shown_sizes_use_binary_units_with_a_space() {

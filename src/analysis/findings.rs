@@ -268,6 +268,10 @@ pub enum Advice {
         per_stream_mb_s: f64,
         drives: u32,
         per_drive_mb_s: f64,
+        /// The target's own rate and the streams that reach it at the same per-stream rate,
+        /// by the same rule ([`streams_for`]), when the target was measured alone.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        full_speed: Option<(f64, u64)>,
     },
     /// One stream is slower than the target.
     ParallelStreams {
@@ -317,4 +321,14 @@ pub enum Advice {
         network_mb_s: f64,
         needed_mb_s: f64,
     },
+}
+
+/// Streams of `per_stream_mb_s` each that together deliver `wanted_mb_s`: the one rule every
+/// piece of advice that names a number of streams uses, so two of them cannot disagree.
+pub fn streams_for(wanted_mb_s: f64, per_stream_mb_s: f64) -> u64 {
+    if per_stream_mb_s > 0.0 && wanted_mb_s.is_finite() {
+        (wanted_mb_s / per_stream_mb_s).ceil().max(1.0) as u64
+    } else {
+        0
+    }
 }

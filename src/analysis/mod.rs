@@ -24,7 +24,7 @@ use findings::{
 pub use findings::{Advice, Component, Finding, Redo, Side};
 pub use headline::Headline;
 use weight::{Basis, OpenClaim};
-pub use words::{capitalize, component_word, format_duration};
+pub use words::{capitalize, component_word, counted, format_duration};
 
 /// Share of a ceiling the full backup must reach for that ceiling to be the bottleneck.
 const REACHED: f64 = 0.9;
@@ -170,14 +170,18 @@ impl VerdictRow {
     }
 
     /// The "Bottleneck?" answer every view gives: Yes on the limiting row of a conclusive
-    /// verdict, "candidate" on the leading candidate of an inconclusive one, No on the other
-    /// compared rows, "–" on the full backup and a restore.
-    pub fn bottleneck_word(&self) -> &'static str {
+    /// verdict, "candidate" on the leading candidate of an inconclusive one ("not yet: 0 of 3
+    /// valid" while none of its runs is valid), No on the other compared rows, "–" on the
+    /// full backup and a restore.
+    pub fn bottleneck_word(&self) -> String {
         match (self.bottleneck, self.candidate) {
-            (Some(true), _) => "Yes",
-            (Some(false), true) => "candidate",
-            (Some(false), false) => "No",
-            (None, _) => "–",
+            (Some(true), _) => "Yes".to_string(),
+            (Some(false), true) if self.runs_valid == 0 && self.runs_total > 0 => {
+                format!("not yet: 0 of {} valid", self.runs_total)
+            }
+            (Some(false), true) => "candidate".to_string(),
+            (Some(false), false) => "No".to_string(),
+            (None, _) => "–".to_string(),
         }
     }
 
@@ -431,6 +435,11 @@ pub fn judge(
         .map(|(test, figure)| {
             let mut row = row(*test, figure.as_ref(), yes_row);
             row.candidate = candidate_row == Some(*test) && row.bottleneck.is_some();
+            // A figure none of whose runs is valid is never marked: it stays the candidate.
+            if row.bottleneck == Some(true) && row.runs_valid == 0 {
+                row.bottleneck = Some(false);
+                row.candidate = true;
+            }
             if figure.is_none() {
                 row.no_figure = Some(NoFigure::of(points, *test));
             }
@@ -821,11 +830,7 @@ fn shoe_shine(run: &RunResult) -> Option<ShoeShine> {
         min_step_mb_s: tape.min_mb_s,
         compression: tape.compression,
         per_stream_mb_s: per_stream,
-        streams_needed: if per_stream > 0.0 {
-            (needed / per_stream).ceil() as u64
-        } else {
-            0
-        },
+        streams_needed: findings::streams_for(needed, per_stream),
     })
 }
 
@@ -936,6 +941,9 @@ fn advice(figures: &Figures<'_>, finding: &Finding, survey: Option<&Survey>) -> 
             per_stream_mb_s: shine.per_stream_mb_s,
             drives: shine.drives.count,
             per_drive_mb_s: shine.min_step_mb_s * shine.compression,
+            full_speed: t
+                .filter(|t| *t > shine.needed_mb_s && shine.per_stream_mb_s > 0.0)
+                .map(|t| (t, findings::streams_for(t, shine.per_stream_mb_s))),
         }),
         Finding::Network(network) => {
             match network.limit {
@@ -975,14 +983,16 @@ fn advice(figures: &Figures<'_>, finding: &Finding, survey: Option<&Survey>) -> 
         _ => {}
     }
     let feed_named = matches!(component, Some(Component::Source) | None);
-    // How many streams a backup needs holds whatever limits it.
+    // How many streams a backup needs holds whatever limits it; a drive fed too slowly
+    // already has its count of streams, from the backup's own per-stream rate.
     if let (Some(s1), Some(t)) = (s1, t)
         && s1 < t
+        && !matches!(finding, Finding::ShoeShine(_))
     {
         advice.push(Advice::ParallelStreams {
             single_mb_s: s1,
             target_mb_s: t,
-            streams: (t / s1).ceil().max(2.0) as u32,
+            streams: findings::streams_for(t, s1).max(2) as u32,
         });
     }
     if let (Some(sp), Some(t)) = (sp, t)
@@ -1683,6 +1693,120 @@ mod tests {
             "Redo the target write (too_short): set params.duration_s to \"auto\" \
              (--duration auto)."
         );
+    }
+
+    /// A run that was already `auto` (until steady, capped at 60 s) and ended unsteady at its
+    /// cap is not told to set `auto`: its redo asks for a longer run, twice the cap.
+    #[test]
+    fn a_run_already_auto_is_told_to_run_longer_not_to_set_auto() {
+        use crate::engine::validity::FlagCode;
+        let mut runs = table_one();
+        runs[0] = flagged(runs[0].clone(), &[FlagCode::Unsteady]);
+        runs[0].params.until_steady = true;
+        runs[0].params.time_based = true;
+        runs[0].params.duration_s = Some(60.0);
+        runs[0].seconds = 60.0;
+        let verdict = verdict(&runs, None);
+        let redo = verdict
+            .advice
+            .iter()
+            .find_map(|advice| match advice {
+                Advice::Redo(redo) if redo.test == TestKind::TapeWrite => Some(redo),
+                _ => None,
+            })
+            .expect("the target write is redone");
+        assert_eq!(
+            redo.changes,
+            vec![remedy::Change {
+                field: "params.duration_s".into(),
+                value: "120".into(),
+                cli: "--duration 120".into(),
+            }]
+        );
+        assert!(
+            verdict.recommendations.iter().all(|r| !r.contains("auto")),
+            "{:?}",
+            verdict.recommendations
+        );
+    }
+
+    /// A row none of whose runs is valid is never marked "Yes", whatever the verdict rests
+    /// on: it says how many of its runs are valid instead.
+    #[test]
+    fn a_row_with_no_valid_run_is_not_marked_yes() {
+        use crate::engine::validity::FlagCode;
+        for flag in [FlagCode::DriveBufferNotFilled, FlagCode::TooShort] {
+            let mut runs = table_one();
+            runs[0] = flagged(runs[0].clone(), &[flag]);
+            let verdict = verdict(&runs, None);
+            let target = &verdict.rows[0];
+            assert_eq!(target.test, TestKind::TapeWrite);
+            assert_eq!(target.runs_valid, 0);
+            assert_ne!(
+                target.bottleneck,
+                Some(true),
+                "{flag:?}: {}",
+                verdict.verdict
+            );
+            assert_eq!(
+                target.bottleneck_word(),
+                "not yet: 0 of 1 valid",
+                "{flag:?}: {}",
+                verdict.verdict
+            );
+        }
+    }
+
+    /// A drive fed too slowly (a feed what-if: streams capped at 15 MB/s) gets one count of
+    /// streams, from one rule and one per-stream rate: what keeps the drive streaming and
+    /// what reaches the target's full rate, in one piece of advice, never a second count
+    /// worked out from another figure beside it.
+    #[test]
+    fn a_slow_feed_gets_its_stream_counts_from_one_rule() {
+        let mut full = tape(run(TestKind::FullBackup, 30.0, 5.0), 1);
+        full.seconds = 10.0;
+        if let Some(tape) = full.tape.as_mut() {
+            tape.backhitches = 1;
+            tape.repositioning_s = 2.0;
+        }
+        let runs = vec![
+            tape(run(TestKind::TapeWrite, 240.0, 3.0), 1),
+            run(TestKind::ReadSingle, 15.0, 2.0),
+            run(TestKind::ReadParallel, 30.0, 5.0),
+            full,
+        ];
+        let verdict = verdict(&runs, None);
+        assert!(matches!(verdict.finding, Finding::ShoeShine(_)));
+        assert!(verdict.conclusive, "{}", verdict.verdict);
+        let counts: Vec<(u64, Option<(f64, u64)>)> = verdict
+            .advice
+            .iter()
+            .filter_map(|advice| match advice {
+                Advice::FeedTheDrives {
+                    streams_needed,
+                    full_speed,
+                    ..
+                } => Some((*streams_needed, *full_speed)),
+                _ => None,
+            })
+            .collect();
+        // 2 streams gave 30 MB/s: 15 each; the drive streams from 80 MB/s (40 × 2:1), the
+        // target takes 240.
+        assert_eq!(counts, vec![(6, Some((240.0, 16)))]);
+        assert!(
+            !verdict
+                .advice
+                .iter()
+                .any(|advice| matches!(advice, Advice::ParallelStreams { .. })),
+            "{:?}",
+            verdict.recommendations
+        );
+        let naming: Vec<&String> = verdict
+            .recommendations
+            .iter()
+            .filter(|line| line.contains(" streams"))
+            .collect();
+        assert_eq!(naming.len(), 1, "{naming:?}");
     }
 
     fn flagged(mut run: RunResult, codes: &[crate::engine::validity::FlagCode]) -> RunResult {

@@ -61,6 +61,23 @@ impl PlanQuestion {
     }
 }
 
+/// A needed rate in MB/s as the answer says it: one decimal from 1 MB/s, two below, and never
+/// a figure that reads as nothing ("0.0").
+pub fn rate_text(mb_s: f64) -> String {
+    if mb_s >= 1.0 {
+        format!("{mb_s:.1}")
+    } else if mb_s >= 0.01 {
+        format!("{mb_s:.2}")
+    } else {
+        "under 0.01".to_string()
+    }
+}
+
+/// The least rate the planner's own question (the campaign's source in an 8-hour window)
+/// must need to be asked unprompted, MB/s: below it the answer says nothing a person plans
+/// by, so the planner asks for the data size instead.
+pub const DEFAULT_QUESTION_MIN_MB_S: f64 = 1.0;
+
 /// The longest window the planner takes: a year.
 const MAX_WINDOW_S: f64 = 365.0 * 24.0 * 3600.0;
 
@@ -147,6 +164,7 @@ fn logical_plan(
     survey: Option<&Survey>,
 ) -> Plan {
     let needed = question.needed_mb_s();
+    let needed_text = rate_text(needed);
     let data = format_bytes(question.data_bytes);
     let window = format_duration(question.window_s);
     let row = |test: TestKind| {
@@ -179,7 +197,7 @@ fn logical_plan(
         let mut changes = short_words(&short, needed);
         if changes.is_empty() && !ceilings.is_empty() {
             changes.push(format!(
-                "Every isolated test reached {needed:.1} MB/s; run the full backup to see \
+                "Every isolated test reached {needed_text} MB/s; run the full backup to see \
                  whether they do together."
             ));
         }
@@ -187,7 +205,7 @@ fn logical_plan(
             needed_mb_s: needed,
             measured_mb_s: None,
             answer: format!(
-                "{data} in {window} needs {needed:.1} MB/s; this campaign measured no full \
+                "{data} in {window} needs {needed_text} MB/s; this campaign measured no full \
                  backup to judge it by."
             ),
             changes,
@@ -201,7 +219,7 @@ fn logical_plan(
             needed_mb_s: needed,
             measured_mb_s: Some(measured),
             answer: format!(
-                "{data} in {window} needs {needed:.1} MB/s; the measured backup ({measured:.1} \
+                "{data} in {window} needs {needed_text} MB/s; the measured backup ({measured:.1} \
                  MB/s) does it in {}.",
                 format_duration(question.data_bytes as f64 / (measured * 1e6))
             ),
@@ -239,14 +257,14 @@ fn logical_plan(
     }
     if short.is_empty() && backup_test == TestKind::NetworkBackup {
         changes.push(format!(
-            "The lab's own tests carry {needed:.1} MB/s, and the network delivered \
+            "The lab's own tests carry {needed_text} MB/s, and the network delivered \
              {measured:.1} MB/s: it takes more clients, more streams or faster links (the \
              verdict says which limits it)."
         ));
     } else if short.is_empty() {
         // Every component alone carries the rate: the backup loses it in how they are driven.
         changes.push(format!(
-            "Each component alone carries {needed:.1} MB/s (lowest ceiling {}), so the backup \
+            "Each component alone carries {needed_text} MB/s (lowest ceiling {}), so the backup \
              loses the rate in how they work together: try more streams or buffers.",
             lowest_words(&ceilings)
         ));
@@ -255,12 +273,12 @@ fn logical_plan(
     }
     let answer = if reachable {
         format!(
-            "{data} in {window} needs {needed:.1} MB/s; the backup measured {measured:.1} MB/s, \
+            "{data} in {window} needs {needed_text} MB/s; the backup measured {measured:.1} MB/s, \
              and the measurements show a way there."
         )
     } else {
         format!(
-            "{data} in {window} needs {needed:.1} MB/s; the backup measured {measured:.1} MB/s \
+            "{data} in {window} needs {needed_text} MB/s; the backup measured {measured:.1} MB/s \
              ({} for the data), and no measured change gets there.",
             format_duration(question.data_bytes as f64 / (measured * 1e6))
         )
@@ -278,6 +296,7 @@ fn logical_plan(
 /// A sentence for each component whose own ceiling is under the rate: no change elsewhere
 /// gets past it.
 fn short_words(short: &[&Ceiling], needed: f64) -> Vec<String> {
+    let needed_text = rate_text(needed);
     short
         .iter()
         .map(|ceiling| {
@@ -288,7 +307,7 @@ fn short_words(short: &[&Ceiling], needed: f64) -> Vec<String> {
                 Component::Network | Component::SharedDevice => "a faster component",
             };
             format!(
-                "{} reached {:.1} MB/s alone, under the {needed:.1} MB/s needed: it takes {what}.",
+                "{} reached {:.1} MB/s alone, under the {needed_text} MB/s needed: it takes {what}.",
                 capitalized(ceiling.test.name()),
                 ceiling.mb_per_s
             )
@@ -317,6 +336,7 @@ fn capitalized(text: &str) -> String {
 /// campaign swept them: of the valid points of `test` that reached it, the one holding the least
 /// memory in parts. `None` without such a sweep, or when no point reached the rate.
 fn upload_settings(points: &[Point], test: TestKind, needed: f64) -> Option<String> {
+    let needed_text = rate_text(needed);
     /// A measured point's uploads: its pair, the memory it holds in parts, its figure.
     struct Uploads {
         part_size: u64,
@@ -357,7 +377,7 @@ fn upload_settings(points: &[Point], test: TestKind, needed: f64) -> Option<Stri
     Some(format!(
         "Upload in {} parts with {} in flight per stream (target.part_size \"{}\", \
          target.concurrency {}): {} measured {:.1} MB/s there, the least memory in parts ({}) \
-         of the points that reach {needed:.1} MB/s.",
+         of the points that reach {needed_text} MB/s.",
         format_bytes(chosen.part_size),
         chosen.concurrency,
         format_size(chosen.part_size),
@@ -414,9 +434,23 @@ mod tests {
             PlanQuestion::parse("1G", "2").expect("hours").window_s,
             7200.0
         );
+        // "12TB" is decimal: 12 × 10^12 bytes in 8 h is 416.7 MB/s.
+        let decimal = PlanQuestion::parse("12TB", "8h").expect("valid");
+        assert_eq!(decimal.data_bytes, 12_000_000_000_000);
+        assert!((decimal.needed_mb_s() - 416.7).abs() < 0.1);
         let errors = PlanQuestion::parse("12X", "soon").expect_err("both bad");
         assert_eq!(errors.len(), 2);
         assert_eq!(errors[0].0, "data");
         assert_eq!(errors[1].0, "window");
+    }
+
+    /// A rate that rounds to nothing at one decimal is said with the figures it has.
+    #[test]
+    fn a_small_rate_is_never_said_as_nothing() {
+        assert_eq!(rate_text(458.07), "458.1");
+        assert_eq!(rate_text(0.0093), "under 0.01");
+        assert_eq!(rate_text(0.037), "0.04");
+        let question = PlanQuestion::parse("1G", "8h").expect("valid");
+        assert_ne!(rate_text(question.needed_mb_s()), "0.0");
     }
 }

@@ -91,6 +91,11 @@ pub fn changes(flags: &[FlagCode], run: &RunResult) -> Vec<Change> {
             FlagCode::BusyMachine | FlagCode::SkippedData => {}
         }
     }
+    // A run that was already `auto` and still did not settle reached its cap: `auto` again
+    // would end the same way; only a longer run can settle.
+    if duration == Some(Duration::Auto) && run.params.until_steady {
+        duration = Some(Duration::AtLeast(longer_than_cap_s(run)));
+    }
     match duration {
         Some(Duration::Auto) => changes.push(Change::new(
             "duration_s",
@@ -105,6 +110,17 @@ pub fn changes(flags: &[FlagCode], run: &RunResult) -> Vec<Change> {
         None => {}
     }
     changes
+}
+
+/// A run long enough to settle where an `auto` run reached its cap unsteady: twice that cap,
+/// rounded up to 10 s.
+fn longer_than_cap_s(run: &RunResult) -> f64 {
+    let cap_s = run
+        .params
+        .duration_s
+        .unwrap_or(crate::spec::AUTO_MAX_DURATION_S)
+        .max(run.seconds);
+    ((2.0 * cap_s) / 10.0).ceil() * 10.0
 }
 
 /// A dataset large enough that a generation sent at this run's rate lasts half as long again

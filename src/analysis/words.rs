@@ -381,18 +381,26 @@ pub fn advice(advice: &Advice) -> String {
             per_stream_mb_s,
             drives,
             per_drive_mb_s,
+            full_speed,
         } => {
             let fewer = if *drives > 1 {
                 format!("; fewer drives also help, since each one needs {per_drive_mb_s:.1} MB/s")
             } else {
                 String::new()
             };
+            let full = full_speed.map_or_else(String::new, |(target_mb_s, streams)| {
+                format!(
+                    " ({} for the target's full {target_mb_s:.1} MB/s)",
+                    counted(streams, "stream", "streams")
+                )
+            });
             format!(
                 "Feed the drive{} at least {needed_mb_s:.1} MB/s to keep {} streaming: \
-                 {streams_needed} streams at the measured {per_stream_mb_s:.1} MB/s per stream, \
+                 {} at the measured {per_stream_mb_s:.1} MB/s per stream{full}, \
                  or faster streams{fewer}.",
                 if *drives > 1 { "s" } else { "" },
                 if *drives > 1 { "them" } else { "it" },
+                counted(*streams_needed, "stream", "streams"),
             )
         }
         Advice::ParallelStreams {
@@ -409,9 +417,10 @@ pub fn advice(advice: &Advice) -> String {
             target_mb_s,
             streams,
         } => format!(
-            "The source delivers {source_mb_s:.1} MB/s with {streams} streams, less than the \
-             target's {target_mb_s:.1} MB/s: the backup is source-bound; spread it over more \
-             file systems or faster disks."
+            "The source delivers {source_mb_s:.1} MB/s with {}, less than the target's \
+             {target_mb_s:.1} MB/s: the backup is source-bound; spread it over more file \
+             systems or faster disks.",
+            counted(u64::from(*streams), "stream", "streams")
         ),
         Advice::TargetAtFullSpeed {
             full_mb_s,
@@ -603,6 +612,16 @@ fn and_list<'a>(items: impl Iterator<Item = &'a str>) -> String {
     }
 }
 
+/// "1 stream", "4 streams": a count with its noun in the right number. Every sentence and
+/// table that counts streams, clients or files says it this way.
+pub fn counted(count: u64, one: &str, many: &str) -> String {
+    if count == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{count} {many}")
+    }
+}
+
 /// Seconds as `1h 02m`, `3m 20s` or `12.3 s`.
 pub fn format_duration(seconds: f64) -> String {
     if seconds >= 3600.0 {
@@ -708,4 +727,36 @@ pub fn caveats(basis: &[Basis], open: &[OpenClaim], conclusive: bool) -> Vec<Str
         ),
     }));
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One stream, one client, one file: a count of one is said in the singular, in advice as
+    /// in tables.
+    #[test]
+    fn a_count_of_one_is_singular() {
+        let one = advice(&Advice::SourceBound {
+            source_mb_s: 80.0,
+            target_mb_s: 160.0,
+            streams: 1,
+        });
+        assert!(one.contains("with 1 stream,"), "{one}");
+        let feed = advice(&Advice::FeedTheDrives {
+            needed_mb_s: 40.0,
+            streams_needed: 1,
+            per_stream_mb_s: 50.0,
+            drives: 1,
+            per_drive_mb_s: 40.0,
+            full_speed: Some((160.0, 4)),
+        });
+        assert!(feed.contains(": 1 stream at the measured"), "{feed}");
+        assert!(
+            feed.contains("(4 streams for the target's full 160.0 MB/s)"),
+            "{feed}"
+        );
+        assert_eq!(counted(1, "client", "clients"), "1 client");
+        assert_eq!(counted(0, "file", "files"), "0 files");
+    }
 }

@@ -27,12 +27,12 @@ pub(super) fn first_step(sweep: &SweepPlan) -> Option<(Vec<(TestKind, RunParams)
     Some((runs_of(&sweep.arms, &batch), state))
 }
 
-/// The most runs a campaign's adaptive search may queue; `None` for a full sweep.
-pub(super) fn budget_runs(spec: &CampaignSpec) -> Option<usize> {
-    spec.plan_arms()
-        .ok()?
-        .search
-        .map(|search| search.budget_runs)
+/// The runs a campaign's adaptive search likely takes ([`tuner::likely_runs`]) and the most
+/// its budget allows; `None` for a full sweep.
+pub(super) fn search_runs(sweep: &SweepPlan) -> Option<(usize, usize)> {
+    let search = sweep.search?;
+    let likely = tuner::likely_runs(&space(&sweep.arms), search.max_repeats);
+    Some((likely.min(search.budget_runs), search.budget_runs))
 }
 
 /// The test a search decides on: the full backup when the campaign runs one, else the last

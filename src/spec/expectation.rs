@@ -18,35 +18,69 @@ pub struct PlanWarning {
 /// What a campaign's runs need and how long they take, before any of them runs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Expectation {
-    /// Seconds the whole campaign is expected to take, run after run.
+    /// Seconds the whole campaign is likely to take, run after run (for an adaptive search,
+    /// its likely runs).
     pub expected_s: f64,
     /// Whether some runs end with their data at a rate not known before: the figure is then
     /// the longest they may take.
     pub at_most: bool,
-    /// The longest the campaign may take: every run that ends once steady running to its cap.
+    /// The longest the campaign may take: every run that ends once steady running to its cap
+    /// (for an adaptive search, every run of its budget).
     pub longest_s: f64,
+    /// For an adaptive search: how many runs it likely takes and how many its budget allows,
+    /// since it stops once a point stands out, well before its budget as a rule.
+    #[serde(flatten)]
+    pub search: Option<SearchRuns>,
     /// Each distinct problem once.
     pub warnings: Vec<PlanWarning>,
+}
+
+/// The runs an adaptive search is expected to take: the likely count and its budget's bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SearchRuns {
+    /// Runs it likely takes: one pass along each list through its start and the repeats that
+    /// settle the leader against one contender.
+    pub likely_runs: usize,
+    /// The most runs it may take.
+    pub budget_runs: usize,
 }
 
 impl Expectation {
     /// The expectation in one line, for the CLI and the form: how long `runs` runs take, and
     /// the longest they may.
     pub fn summary(&self, runs: usize) -> String {
-        let format = crate::analysis::format_duration;
-        let mut line = format!(
-            "{runs} run(s), expected to take {}{}",
-            if self.at_most { "at most " } else { "about " },
-            format(self.expected_s)
-        );
-        if self.longest_s > self.expected_s * 1.25 {
-            line.push_str(&format!(
-                " (at most {} if runs that end once steady never settle)",
-                format(self.longest_s)
-            ));
-        }
-        line
+        let count = match self.search {
+            Some(search) => format!(
+                "{} of {runs} runs likely (an adaptive search; its budget allows {})",
+                search.likely_runs, search.budget_runs
+            ),
+            None => format!("{runs} run(s)"),
+        };
+        format!(
+            "{count}, expected to take {}",
+            duration_words(self.expected_s, self.at_most, self.longest_s)
+        )
     }
+}
+
+/// A campaign's length in words, the likely time and its bound: "about 35.0 s, at most 5m 03s
+/// if runs must go on to their cap to settle"; the bound alone when the likely time is not
+/// known before the runs ("at most 1m 00s"). Every view that states an expectation words it
+/// here.
+pub fn duration_words(expected_s: f64, at_most: bool, longest_s: f64) -> String {
+    let format = crate::analysis::format_duration;
+    if at_most {
+        return format!("at most {}", format(longest_s.max(expected_s)));
+    }
+    let mut words = format!("about {}", format(expected_s));
+    // Only a bound that says more than the likely time: a second is within the overheads.
+    if longest_s > expected_s + 1.0 {
+        words.push_str(&format!(
+            ", at most {} if runs must go on to their cap to settle",
+            format(longest_s)
+        ));
+    }
+    words
 }
 
 /// Judges a campaign's runs: the sum of their expected lengths, and a warning for each value
@@ -71,8 +105,24 @@ pub fn expect(plans: &[RunPlan]) -> Expectation {
         expected_s: (expected_s * 10.0).round() / 10.0,
         at_most,
         longest_s: (longest_s * 10.0).round() / 10.0,
+        search: None,
         warnings,
     }
+}
+
+/// Judges an adaptive search's runs: the likely time is that of its `likely_runs` first runs,
+/// the bound that of every run its budget allows, each run at its cap.
+pub fn expect_search(plans: &[RunPlan], likely_runs: usize, budget_runs: usize) -> Expectation {
+    let budget_runs = budget_runs.min(plans.len());
+    let likely_runs = likely_runs.min(budget_runs);
+    let likely = expect(&plans[..likely_runs]);
+    let mut whole = expect(&plans[..budget_runs]);
+    whole.expected_s = likely.expected_s;
+    whole.search = Some(SearchRuns {
+        likely_runs,
+        budget_runs,
+    });
+    whole
 }
 
 fn warnings_of(plan: &RunPlan) -> Vec<PlanWarning> {
@@ -125,4 +175,91 @@ fn warnings_of(plan: &RunPlan) -> Vec<PlanWarning> {
         }
     }
     warnings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::expect::AUTO_MIN_S;
+
+    fn plans(json: &str) -> Vec<RunPlan> {
+        let spec = super::super::parse_json(json).expect("a spec");
+        spec.plan().expect("valid")
+    }
+
+    /// Five runs that end once steady: likely each its shortest steady window, at most each
+    /// its 60 s cap; both are said, in the one line every view shows.
+    #[test]
+    fn the_likely_time_and_the_bound_of_runs_that_end_once_steady() {
+        let plans = plans(
+            r#"{"source": {"paths": ["/srv/a"]}, "target": {"kind": "null"},
+                "params": {"duration_s": "auto", "time_based": true}}"#,
+        );
+        assert_eq!(plans.len(), 5);
+        let expectation = expect(&plans);
+        // Each run: its window, half a second's judging on average, half a second's overhead.
+        let likely_s = 5.0 * (AUTO_MIN_S + 0.5 + 0.5);
+        let bound_s = 5.0 * (60.0 + 0.5);
+        assert!(
+            (expectation.expected_s - likely_s).abs() < 0.05,
+            "{expectation:?}"
+        );
+        assert!(
+            (expectation.longest_s - bound_s).abs() < 0.05,
+            "{expectation:?}"
+        );
+        assert!(!expectation.at_most);
+        assert_eq!(
+            expectation.summary(5),
+            format!(
+                "5 run(s), expected to take about {}, at most 5m 03s if runs must go on to \
+                 their cap to settle",
+                crate::analysis::format_duration(likely_s)
+            )
+        );
+    }
+
+    #[test]
+    fn the_bound_is_said_only_when_it_says_more() {
+        assert_eq!(
+            duration_words(35.0, false, 198.6),
+            "about 35.0 s, at most 3m 19s if runs must go on to their cap to settle"
+        );
+        assert_eq!(duration_words(35.0, false, 35.8), "about 35.0 s");
+        assert_eq!(duration_words(60.0, true, 60.0), "at most 1m 00s");
+    }
+
+    /// An adaptive search: the likely time is its likely runs', the bound its budget's, and
+    /// both counts are given apart.
+    #[test]
+    fn a_search_gives_its_likely_runs_and_its_budget_apart() {
+        let plans = plans(
+            r#"{"source": {"generated": {"size": "1G"}}, "target": {"kind": "null"},
+                "tests": ["tape_write"], "params": {"duration_s": 10, "time_based": true},
+                "repeat": 3, "matrix": {"buffers": [8, 16, 32], "streams": [1, 2, 4]}}"#,
+        );
+        let one_run_s = crate::engine::expect::expected(&plans[0]).seconds;
+        let expectation = expect_search(&plans, 7, 12);
+        assert!((expectation.expected_s - 7.0 * one_run_s).abs() < 0.05);
+        assert!((expectation.longest_s - 12.0 * one_run_s).abs() < 0.05);
+        assert_eq!(
+            expectation.search,
+            Some(SearchRuns {
+                likely_runs: 7,
+                budget_runs: 12
+            })
+        );
+        assert!(
+            expectation
+                .summary(plans.len())
+                .starts_with("7 of 27 runs likely (an adaptive search; its budget allows 12)"),
+            "{}",
+            expectation.summary(plans.len())
+        );
+        // A likely count past the budget is the budget.
+        assert_eq!(
+            expect_search(&plans, 40, 12).search.map(|s| s.likely_runs),
+            Some(12)
+        );
+    }
 }

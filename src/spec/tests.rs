@@ -12,7 +12,7 @@ fn sizes_use_binary_multiples() {
     assert_eq!(parse_size("65536"), Ok(65536));
     assert_eq!(parse_size("64K"), Ok(65536));
     assert_eq!(parse_size("64KiB"), Ok(65536));
-    assert_eq!(parse_size("64kb"), Ok(65536));
+    assert_eq!(parse_size("64kb"), Ok(64_000), "KB is decimal");
     assert_eq!(parse_size("1M"), Ok(1 << 20));
     assert_eq!(parse_size("1MiB"), Ok(1 << 20));
     assert_eq!(parse_size("2G"), Ok(2 << 30));

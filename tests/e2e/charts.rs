@@ -325,10 +325,12 @@ fn the_heat_map_has_a_panel_per_stream_count_and_outlines_the_best_cell() {
         .filter(|p| Some(p.test) == test)
         .max_by(|a, b| matrix::mb(a).total_cmp(&matrix::mb(b)))
         .expect("a best point");
-    let figure = format!("{:.0}", matrix::mb(best));
+    let figure = format!("{:.1}", matrix::mb(best));
     assert!(
-        texts.iter().any(|t| t.starts_with(&figure)),
-        "the best cell shows {figure}"
+        texts
+            .iter()
+            .any(|t| *t == figure || t.starts_with(&format!("{figure} "))),
+        "the best cell shows {figure}: {texts:?}"
     );
 }
 
@@ -377,8 +379,8 @@ fn an_upload_sweep_maps_parts_in_flight_by_part_size() {
     for label in ["8 MiB", "32 MiB", "4 fly", "16 fly", "4 streams"] {
         assert!(texts.contains(&label), "{label}: {texts:?}");
     }
-    // Each pair's median in a cell of its own: 85, 97, 325 and 337 MB/s.
-    for figure in ["85", "97", "325", "337"] {
+    // Each pair's median in a cell of its own: 85, 97, 325 and 337 MB/s, to one decimal.
+    for figure in ["85.0", "97.0", "325.0", "337.0"] {
         assert!(texts.contains(&figure), "cell {figure}: {texts:?}");
     }
 
@@ -441,9 +443,9 @@ fn throughput_panels_shade_the_steady_window_and_name_cut_runs() {
     assert_eq!(shaded, 1, "one steady window");
 }
 
-/// Every chart drawn for a phone labels in 11 px or larger and is no wider than the card of a
-/// 400 px screen, so no label is shown smaller than drawn; the throughput chart gives every
-/// run a panel of its own, the backup's first.
+/// Every chart, for a desk and for a phone, labels in 11 px or larger, and one drawn for a
+/// phone is no wider than the card of a 400 px screen, so no label is shown smaller than
+/// drawn; the throughput chart gives every run a panel of its own, the backup's first.
 #[test]
 fn charts_label_in_11_px_or_more_and_draw_every_run() {
     let runs = many_runs();
@@ -454,10 +456,9 @@ fn charts_label_in_11_px_or_more_and_draw_every_run() {
             .attribute("width")
             .and_then(|w| w.parse().ok())
             .expect("a width");
-        if !name.ends_with(".narrow") {
-            continue;
+        if name.ends_with(".narrow") {
+            assert!(width <= 360.0, "{name}: {width} px");
         }
-        assert!(width <= 360.0, "{name}: {width} px");
         for text in doc.descendants().filter(|n| n.tag_name().name() == "text") {
             let size: f64 = text
                 .attribute("font-size")
@@ -488,4 +489,77 @@ fn charts_label_in_11_px_or_more_and_draw_every_run() {
         assert_eq!(titles.len(), 16, "every run has a panel: {titles:?}");
         assert!(titles[0].starts_with("#16 Full backup"), "{titles:?}");
     }
+}
+
+/// The shades of the heat map's cells, by the figure written in each: the share of the way
+/// from the pale end of the scale to the deep one.
+fn cell_shades(svg: &str) -> Vec<f64> {
+    let doc = check_svg("heatmap", svg);
+    doc.descendants()
+        .filter(|n| n.tag_name().name() == "rect")
+        .filter(|n| {
+            n.attribute("height")
+                .and_then(|h| h.parse::<f64>().ok())
+                .is_some_and(|h| h >= 30.0)
+        })
+        .filter_map(|n| {
+            let fill = n.attribute("fill")?.trim_start_matches('#');
+            let red = u8::from_str_radix(fill.get(0..2)?, 16).ok()?;
+            // The shade runs from rgb(236, 242, 248) to rgb(31, 79, 130).
+            (fill.len() == 6 && red <= 236).then(|| (236.0 - f64::from(red)) / 205.0)
+        })
+        .collect()
+}
+
+/// A sweep whose four points lie within 1 % of each other (237.0 to 239.4 MB/s) is drawn in
+/// nearly one shade, each cell showing its figure to one decimal as the tables do; a sweep
+/// that spreads 30 % still spans the whole scale.
+#[test]
+fn the_heat_map_shades_noise_alike_and_writes_one_decimal() {
+    let sweep = |figures: [f64; 4]| {
+        let mut runs = Vec::new();
+        for repeat in 0..2 {
+            for (index, (buffers, block)) in [
+                (8, 64u64 << 10),
+                (8, 256 << 10),
+                (16, 64 << 10),
+                (16, 256 << 10),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let mut record = run(runs.len(), TestKind::FullBackup, buffers, block, 4);
+                let _ = repeat;
+                if let Some(result) = record.result.as_mut() {
+                    result.mb_per_s = figures[index];
+                    result.bytes = (figures[index] * 10e6) as u64;
+                }
+                runs.push(record);
+            }
+        }
+        let points = analysis::points::points(&run_entries(&runs));
+        let test = matrix::headline_test(&points);
+        charts::heatmap_chart(&points, test, &[], Width::Wide).expect("heat map")
+    };
+    let close = sweep([237.0, 237.8, 238.6, 239.4]);
+    let shades = cell_shades(&close);
+    assert_eq!(shades.len(), 4, "{shades:?}");
+    let spread = |shades: &[f64]| {
+        shades.iter().copied().fold(f64::MIN, f64::max)
+            - shades.iter().copied().fold(f64::MAX, f64::min)
+    };
+    assert!(
+        spread(&shades) < 0.2,
+        "cells within noise look alike: {shades:?}"
+    );
+    let texts: Vec<String> = check_svg("heatmap", &close)
+        .descendants()
+        .filter_map(|n| n.text())
+        .map(|t| t.trim().to_string())
+        .collect();
+    for figure in ["237.0", "237.8", "238.6", "239.4"] {
+        assert!(texts.iter().any(|t| t == figure), "{figure}: {texts:?}");
+    }
+    let apart = cell_shades(&sweep([200.0, 230.0, 260.0, 290.0]));
+    assert!(spread(&apart) > 0.95, "{apart:?}");
 }

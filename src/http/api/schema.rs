@@ -21,7 +21,8 @@ use crate::spec::{MAX_CLIENTS, MAX_CONNECTIONS, MAX_RUNS, TestKind};
 const SPACE: &str =
     r"[\t\n\u000b\u000c\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]";
 
-/// A size as `spec::parse_size` reads it: digits, then an optional binary unit.
+/// A size as `spec::parse_size` reads it: digits, then an optional unit (K/M/G/T and KiB…TiB
+/// binary, KB/MB/GB/TB decimal).
 pub fn size_pattern() -> String {
     format!("^{SPACE}*[0-9]+{SPACE}*(?:[Bb]|[KkMmGgTt](?:[Ii]?[Bb])?)?{SPACE}*$")
 }
@@ -526,13 +527,19 @@ pub struct SubmittedSchema {
     url: String,
     /// Runs queued.
     runs: usize,
-    /// Seconds the campaign is expected to take, run after run.
+    /// Seconds the campaign is likely to take, run after run (an adaptive search: its
+    /// `likely_runs`).
     expected_s: f64,
     /// Whether some runs end with their data at a rate not known before they run: then
     /// `expected_s` is the longest they may take.
     at_most: bool,
-    /// The longest it may take: every run that ends once steady running to its cap.
+    /// The longest it may take: every run that ends once steady running to its cap (an
+    /// adaptive search: every run of its budget).
     longest_s: f64,
+    /// An adaptive search only: the runs it likely takes before a point stands out.
+    likely_runs: Option<usize>,
+    /// An adaptive search only: the most runs its budget allows.
+    budget_runs: Option<usize>,
     /// Values of the spec that cannot give a valid run, each with what it needs.
     warnings: Vec<PlanWarningSchema>,
 }
@@ -559,6 +566,8 @@ pub struct PlannedSchema {
     expected_s: f64,
     at_most: bool,
     longest_s: f64,
+    likely_runs: Option<usize>,
+    budget_runs: Option<usize>,
     warnings: Vec<PlanWarningSchema>,
     /// Each run: its test, its parameters and its expected length.
     plan: Vec<serde_json::Value>,

@@ -3,13 +3,14 @@
 
 use crate::analysis::planner::{self, Plan, PlanQuestion};
 use crate::analysis::points::RunStanding;
-use crate::analysis::{Component, Verdict, format_duration};
+use crate::analysis::{Component, Verdict, counted, format_duration};
 use crate::charts::{self, Chart, Width};
 use crate::engine::provenance::Provenance;
 use crate::engine::result::{RunResult, RunStatus};
 use crate::lab::CampaignView;
 use crate::matrix::{self, Point};
 use crate::spec::TestKind;
+use crate::spec::expectation::Expectation;
 use crate::spec::{CampaignSpec, RunParams, format_bytes, format_size};
 use crate::store::{RunRecord, RunState};
 
@@ -221,6 +222,14 @@ impl PlannerView {
             ),
         };
         let campaign_id = view.campaign.id.clone();
+        // The planner's own question is asked only when its answer is a rate a person plans
+        // by; a small source in 8 hours needs next to nothing, so the form asks instead.
+        let data = match (asked, PlanQuestion::parse(&data, &window)) {
+            (None, Ok(question)) if question.needed_mb_s() < planner::DEFAULT_QUESTION_MIN_MB_S => {
+                String::new()
+            }
+            _ => data,
+        };
         if data.is_empty() {
             return Self {
                 campaign_id,
@@ -298,19 +307,31 @@ impl PreviousView {
     }
 }
 
-/// The campaign's expected length in words, with how long it took once finished; and what
-/// is left while it runs (the runs not yet finished, less what the running one has had).
-fn durations(runs: &[RunRecord], expected: &[f64], is_final: bool) -> (String, String) {
-    if expected.is_empty() {
+/// The campaign's expected length in words (the likely time and its bound, for an adaptive
+/// search its likely runs and its budget), with how long it took once finished; and what is
+/// left while it runs (the runs not yet finished, less what the running one has had).
+fn durations(
+    runs: &[RunRecord],
+    expected: &[f64],
+    whole: Option<&Expectation>,
+    is_final: bool,
+) -> (String, String) {
+    if expected.is_empty() && whole.is_none() {
         return (String::new(), String::new());
     }
     let total: f64 = expected.iter().sum();
-    let mut line = format!("expected to take about {}", format_duration(total));
+    let mut line = match whole {
+        Some(whole) => expected_words(whole),
+        None => format!("expected to take about {}", format_duration(total)),
+    };
     let started = runs.iter().filter_map(|run| run.started_ms).min();
     let ended = runs.iter().filter_map(|run| run.finished_ms).max();
     if is_final && let (Some(started), Some(ended)) = (started, ended) {
         let took = (ended - started).max(0) as f64 / 1000.0;
         line = format!("{line}; took {}", format_duration(took));
+        if whole.is_some_and(|whole| whole.search.is_some()) {
+            line.push_str(&format!(" ({} runs)", runs.len()));
+        }
     }
     if is_final {
         return (line, String::new());
@@ -328,6 +349,20 @@ fn durations(runs: &[RunRecord], expected: &[f64], is_final: bool) -> (String, S
         })
         .sum();
     (line, format!("about {} left", format_duration(left)))
+}
+
+/// "expected to take about 35.0 s, at most 5m 03s if runs must go on to their cap to settle",
+/// led for an adaptive search by its likely runs and its budget.
+fn expected_words(whole: &Expectation) -> String {
+    let time =
+        crate::spec::expectation::duration_words(whole.expected_s, whole.at_most, whole.longest_s);
+    match whole.search {
+        Some(search) => format!(
+            "{} runs likely (an adaptive search; its budget allows {}): expected to take {time}",
+            search.likely_runs, search.budget_runs
+        ),
+        None => format!("expected to take {time}"),
+    }
 }
 
 /// Builds the report view; `inline_charts` embeds the SVG (the self-contained download).
@@ -398,7 +433,8 @@ pub fn campaign_page(
         .map_or_else(String::new, |s| format!("{:.1} MB/s", s.mb_per_s));
 
     let (expected_by_run, plan_warnings) = view.expectation();
-    let (expected, left) = durations(runs, &expected_by_run, is_final);
+    let whole = view.expected();
+    let (expected, left) = durations(runs, &expected_by_run, whole.as_ref(), is_final);
 
     Ok(CampaignPageView {
         plan_warnings: plan_warnings
@@ -737,7 +773,11 @@ fn point_row((point, telling): (&Point, Vec<String>)) -> PointRow {
             format!("{}, {}", point.combination(), telling.join(", "))
         },
         streams: if point.clients() > 0 {
-            format!("{} clients × {}", point.clients(), point.params.streams)
+            format!(
+                "{} × {}",
+                counted(u64::from(point.clients()), "client", "clients"),
+                point.params.streams
+            )
         } else {
             point.params.streams.to_string()
         },
@@ -765,15 +805,6 @@ fn point_row((point, telling): (&Point, Vec<String>)) -> PointRow {
             (true, false) => "fastest, within noise",
             _ => "",
         },
-    }
-}
-
-/// "1 stream", "4 streams": a count with its noun in the right number.
-fn counted(count: u64, one: &str, many: &str) -> String {
-    if count == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{count} {many}")
     }
 }
 
@@ -936,7 +967,11 @@ fn run_row(run: &RunRecord, points: &[Point]) -> RunRow {
     let cut = ran.filter(|r| r.status != RunStatus::Done && (r.bytes > 0 || r.seconds > 0.0));
     let moved = |r: &RunResult| {
         if r.files > 0 {
-            format!("{} in {} files", format_bytes(r.bytes), r.files)
+            format!(
+                "{} in {}",
+                format_bytes(r.bytes),
+                counted(r.files, "file", "files")
+            )
         } else {
             format_bytes(r.bytes)
         }
@@ -1057,9 +1092,9 @@ fn client_line(client: &crate::engine::result::ClientFigures) -> String {
         None => "done".to_string(),
     };
     format!(
-        "client {} ({} streams): {} at {:.1} MB/s, {status}{reported}",
+        "client {} ({}): {} at {:.1} MB/s, {status}{reported}",
         client.name,
-        client.streams,
+        counted(u64::from(client.streams), "stream", "streams"),
         format_bytes(client.bytes),
         client.mb_per_s
     )

@@ -254,7 +254,8 @@ async fn the_readme_rest_example_gives_valid_runs_as_written() {
     if all_valid && !outran {
         assert_eq!(verdict["bottleneck"]["conclusive"], true, "{verdict}");
     }
-    // The page says what was expected and what it took.
+    // The page says what was expected, the likely time and the bound its runs that end once
+    // steady may reach, as the submission said it, and what it took.
     let page = lab.get_text(&format!("/campaigns/{id}")).await;
     let expected = page
         .split("<span id=\"expected\">")
@@ -262,9 +263,14 @@ async fn the_readme_rest_example_gives_valid_runs_as_written() {
         .and_then(|rest| rest.split("</span>").next())
         .unwrap_or_else(|| panic!("no expected duration on the page"));
     assert!(
-        expected.starts_with("expected to take about ") && expected.contains("; took "),
+        expected.starts_with("expected to take about ")
+            && expected.contains(", at most ")
+            && expected.contains(" if runs must go on to their cap to settle; took "),
         "{expected}"
     );
+    // The report to download says the same.
+    let report = lab.get_text(&format!("/campaigns/{id}/report.html")).await;
+    assert!(report.contains(expected), "{expected}");
 }
 
 /// The README's REST example and the form's default fields for the same source and target

@@ -267,9 +267,11 @@ async fn a_finished_report_says_where_it_was_measured_and_how_busy_each_stage_wa
 }
 
 /// Every finished report has a backup-window planner: by default the campaign's own source
-/// in 8 hours; asked (`/campaigns/ID/plan`) for 12 TiB in 8 hours it gives the rate needed
-/// (458.1 MB/s) and what the measurements say of it; a size or window it cannot read is
-/// named, and the page still answers.
+/// in 8 hours, unless that needs next to nothing (64 MiB in 8 hours: it then asks for the
+/// size, never answering "needs 0.0 MB/s"); asked (`/campaigns/ID/plan`) for 12 TiB in 8
+/// hours it gives the rate needed (458.1 MB/s), for 12 TB (decimal) 416.7 MB/s, and what the
+/// measurements say of it; a size or window it cannot read is named, and the page still
+/// answers.
 #[tokio::test]
 async fn the_report_plans_a_backup_window_from_its_measurements() {
     let lab = Lab::fresh(&LabOptions::default());
@@ -287,11 +289,28 @@ async fn the_report_plans_a_backup_window_from_its_measurements() {
 
     let page = lab.get_text(&format!("/campaigns/{id}")).await;
     let planner = &page[page.find("id=\"planner\"").expect("a planner")..];
-    assert!(planner.contains("name=\"data\" value=\"64M\""), "{planner}");
+    assert!(planner.contains("name=\"data\" value=\"\""), "{planner}");
     assert!(planner.contains(&format!("action=\"/campaigns/{id}/plan\"")));
     assert!(planner.contains("name=\"window\" value=\"8h\""));
+    assert!(!planner.contains("needs 0.0 MB/s"), "{planner}");
     assert!(
-        planner.contains("64 MiB in 8h 00m needs 0.0 MB/s; the measured backup"),
+        planner.contains("Give the data size and the window"),
+        "{planner}"
+    );
+    let small = lab
+        .get_text(&format!("/campaigns/{id}/plan?data=1G&window=8h"))
+        .await;
+    let planner = &small[small.find("id=\"planner\"").expect("a planner")..];
+    assert!(
+        planner.contains("1 GiB in 8h 00m needs 0.04 MB/s; the measured backup"),
+        "{planner}"
+    );
+    let decimal = lab
+        .get_text(&format!("/campaigns/{id}/plan?data=12TB&window=8h"))
+        .await;
+    let planner = &decimal[decimal.find("id=\"planner\"").expect("a planner")..];
+    assert!(
+        planner.contains("10.9 TiB in 8h 00m needs 416.7 MB/s;"),
         "{planner}"
     );
 
