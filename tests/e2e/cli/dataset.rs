@@ -345,3 +345,54 @@ fn a_twin_of_a_real_tree_reduces_and_spreads_like_it() {
         percentile(12)
     );
 }
+
+/// A twin whose writing fails part way (here each file capped at 1 MiB by the file-size limit,
+/// which binds root too, so its first large file fails with EFBIG) takes away what it wrote:
+/// the directory it made is gone, and an empty directory it was given is left empty.
+#[test]
+fn a_twin_that_fails_part_way_leaves_nothing_behind() {
+    let scratch = scratch();
+    let original = scratch.path().join("original");
+    std::fs::create_dir(&original).expect("a directory");
+    for index in 0..8 {
+        std::fs::write(
+            original.join(format!("small-{index}")),
+            vec![index as u8; 64 << 10],
+        )
+        .expect("a small file");
+        let large: Vec<u8> = (0..4u32 << 20).map(|at| (at * 7 + index) as u8).collect();
+        std::fs::write(original.join(format!("large-{index}")), large).expect("a large file");
+    }
+    let given = scratch.path().join("given");
+    std::fs::create_dir(&given).expect("an empty directory");
+    for twin in [scratch.path().join("made"), given.clone()] {
+        // `trap '' XFSZ` is inherited through exec: the write fails instead of the signal
+        // ending the process. `ulimit -f` counts 512- or 1024-byte blocks by shell.
+        let out = output(
+            std::process::Command::new("sh")
+                .arg("-c")
+                .arg("trap '' XFSZ; ulimit -f 1024; exec \"$0\" \"$@\"")
+                .arg(env!("CARGO_BIN_EXE_backlab"))
+                .args(["dataset", "create"])
+                .arg(&twin)
+                .arg("--like")
+                .arg(&original),
+        );
+        assert!(
+            !out.status.success(),
+            "the write must fail: {}",
+            stdout(&out)
+        );
+        assert!(
+            stderr(&out).contains("error:"),
+            "the failure is told: {}",
+            stderr(&out)
+        );
+        if twin == given {
+            assert!(twin.is_dir(), "the given directory stays");
+            assert_eq!(entries(&twin), Vec::<String>::new(), "and is empty again");
+        } else {
+            assert!(!twin.exists(), "{} is left behind", twin.display());
+        }
+    }
+}
