@@ -396,3 +396,78 @@ fn a_twin_that_fails_part_way_leaves_nothing_behind() {
         }
     }
 }
+
+/// A sparse file is planned by its data, not its length: an 8 GiB file holding 3 MiB scans as
+/// 3 MiB of data and one sparse file (read in under a minute, not 8 GiB of zeros), and a twin
+/// of it is about 3 MiB of files.
+#[test]
+fn a_sparse_file_is_planned_as_the_data_it_holds() {
+    use std::io::{Seek, SeekFrom, Write};
+    let scratch = scratch();
+    let original = scratch.path().join("original");
+    std::fs::create_dir(&original).expect("a directory");
+    let mut sparse = std::fs::File::create(original.join("sparse.img")).expect("a file");
+    sparse.set_len(8 << 30).expect("an 8 GiB length");
+    for (index, at) in [0u64, 3 << 30, (8 << 30) - (1 << 20)]
+        .into_iter()
+        .enumerate()
+    {
+        sparse.seek(SeekFrom::Start(at)).expect("seek");
+        let data: Vec<u8> = (0..1u32 << 20)
+            .map(|i| (i * 13 + index as u32) as u8)
+            .collect();
+        sparse.write_all(&data).expect("data");
+    }
+    sparse.sync_all().expect("sync");
+    drop(sparse);
+    std::fs::write(original.join("plain"), vec![7u8; 1 << 20]).expect("a plain file");
+
+    let started = std::time::Instant::now();
+    let scanned = scan(&[&original]);
+    let data_bytes = scanned
+        .pointer("/reduction/logical_bytes")
+        .and_then(serde_json::Value::as_u64)
+        .expect("logical bytes");
+    assert_eq!(data_bytes, 4 << 20, "the data alone is read: {scanned}");
+    assert_eq!(scanned["sparse_files"], 1, "{scanned}");
+    assert!(
+        scanned["hole_bytes"].as_u64().expect("hole bytes") >= (8 << 30) - (3 << 20) - (1 << 20),
+        "{scanned}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
+        "the scan took {:?}",
+        started.elapsed()
+    );
+    let out = output(backlab().args(["dataset", "scan"]).arg(&original));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("sparse"),
+        "the table says so: {}",
+        stdout(&out)
+    );
+
+    let twin = scratch.path().join("twin");
+    let out = output(
+        backlab()
+            .args(["dataset", "create"])
+            .arg(&twin)
+            .arg("--like")
+            .arg(&original),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("sparse"),
+        "the twin says so: {}",
+        stderr(&out)
+    );
+    let twin_bytes: u64 = walk(&twin)
+        .iter()
+        .map(|path| std::fs::metadata(path).expect("metadata").len())
+        .sum();
+    assert_eq!(
+        twin_bytes,
+        4 << 20,
+        "the twin holds the data, not the holes"
+    );
+}
