@@ -936,6 +936,13 @@ fn create_dataset(args: DatasetArgs) -> ExitCode {
             scan.reduction.compress_ratio,
             scan.reduction.dedup_ratio
         );
+        if scan.sparse_files > 0 {
+            eprintln!(
+                "{} sparse files: their {} of holes are left out, the twin holds their data",
+                scan.sparse_files,
+                crate::size::format_bytes(scan.hole_bytes)
+            );
+        }
     }
     let bar = ProgressBar::new(size);
     let style =

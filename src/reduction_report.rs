@@ -59,6 +59,15 @@ pub fn scan_table(paths: &[PathBuf], scan: &TreeScan) -> String {
             format_bytes(bucket.bytes)
         );
     }
+    if scan.sparse_files > 0 {
+        let _ = writeln!(
+            out,
+            "sparse           {} files with {} in holes, left out: sizes and ratios are of \
+             their data",
+            scan.sparse_files,
+            format_bytes(scan.hole_bytes)
+        );
+    }
     if scan.skipped > 0 {
         let _ = writeln!(out, "{} files could not be read:", scan.skipped);
         for line in &scan.unreadable {

@@ -137,26 +137,61 @@ pub enum DatasetError {
 }
 
 /// Creates the dataset under `root` (new or empty). `progress` gets the bytes written so far.
-/// Files are flushed at the end so that a cold-cache test can evict them.
+/// Files are flushed at the end so that a cold-cache test can evict them. A create that fails
+/// part way removes what it wrote (and `root` itself when it made it), so a failed dataset
+/// never stands in for a whole one.
 pub fn create(
     root: &Path,
     request: &DatasetRequest,
     progress: &mut dyn FnMut(u64),
 ) -> Result<DatasetSummary, DatasetError> {
-    let io_error = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| DatasetError::Io { path, source }
-    };
     let started = Instant::now();
-    if root.exists() {
+    let made_root = if root.exists() {
         let mut entries = std::fs::read_dir(root).map_err(io_error(root))?;
         if entries.next().is_some() {
             return Err(DatasetError::NotEmpty(root.to_path_buf()));
         }
+        false
     } else {
         std::fs::create_dir_all(root).map_err(io_error(root))?;
+        true
+    };
+    let written = write_tree(root, request, progress, started);
+    if written.is_err() {
+        remove_written(root, made_root);
     }
+    written
+}
 
+fn io_error(path: &Path) -> impl FnOnce(io::Error) -> DatasetError + use<> {
+    let path = path.to_path_buf();
+    move |source| DatasetError::Io { path, source }
+}
+
+/// Takes away a failed create's files: `root` itself when the create made it, else what is
+/// in it (it was empty before). Best effort: the create's own error is the one to tell.
+fn remove_written(root: &Path, made_root: bool) {
+    if made_root {
+        let _ = std::fs::remove_dir_all(root);
+        return;
+    }
+    if let Ok(entries) = std::fs::read_dir(root) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let _ = match entry.file_type() {
+                Ok(kind) if kind.is_dir() => std::fs::remove_dir_all(&path),
+                _ => std::fs::remove_file(&path),
+            };
+        }
+    }
+}
+
+fn write_tree(
+    root: &Path,
+    request: &DatasetRequest,
+    progress: &mut dyn FnMut(u64),
+    started: Instant,
+) -> Result<DatasetSummary, DatasetError> {
     let shape = request.profile.shape();
     let sizes =
         LogNormal::new(shape.median_bytes.ln(), shape.sigma).map_err(|error| DatasetError::Io {

@@ -77,10 +77,16 @@ pub fn write_image(
     len: u64,
 ) -> Result<(), EngineError> {
     let path = sink.path().to_path_buf();
-    let write_error = |written: u64, source| EngineError::TargetWrite {
-        path: path.clone(),
-        written,
-        source,
+    // A write left for a cancel is the cancel, not a failure of the target.
+    let write_error = |written: u64, source| {
+        if request.cancel.load(Ordering::Relaxed) {
+            return EngineError::Cancelled;
+        }
+        EngineError::TargetWrite {
+            path: path.clone(),
+            written,
+            source,
+        }
     };
     let mut generator = DataGenerator::new(DataPool::new(IMAGE_SEED, request.compress_ratio), 1);
     let mut block = AlignedBuf::new(IMAGE_BLOCK);
@@ -92,11 +98,12 @@ pub fn write_image(
         let take = (len - written).min(IMAGE_BLOCK as u64) as usize;
         let data = &mut block.as_mut_slice()[..take];
         generator.fill(data);
-        sink.write_block(data)
+        // A store that stops answering is left at once on a cancel, not at its deadlines.
+        sink.write_block_or_give_up(data, request.cancel)
             .map_err(|source| write_error(written, source))?;
         written += take as u64;
     }
-    sink.finish(true)
+    sink.finish_or_give_up(true, request.cancel)
         .map_err(|source| write_error(written, source))
 }
 

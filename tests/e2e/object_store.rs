@@ -635,3 +635,84 @@ async fn a_start_never_waits_on_a_store_that_does_not_answer() {
     );
     relay.resume();
 }
+
+/// The lab's threads whose name starts with `prefix`, as the kernel lists them.
+fn threads_named(pid: u32, prefix: &str) -> Vec<String> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("comm")).ok())
+        .map(|name| name.trim().to_string())
+        .filter(|name| name.starts_with(prefix))
+        .collect()
+}
+
+/// A store that stops answering in the middle of a restore's ranged reads: a cancel ends the
+/// run at once, recorded cancelled, and the readers have left their reads (none is still
+/// waiting on the store for its minute); the lab stays healthy.
+#[tokio::test]
+async fn a_store_that_stops_answering_mid_restore_holds_neither_the_run_nor_its_readers() {
+    let server = S3Server::start();
+    let relay = crate::support::s3::StallingProxy::start(server.addr);
+    let lab = Lab::fresh(&LabOptions {
+        extra: relay.store_flag("lab", BUCKET).to_vec(),
+        env: server.credentials(true),
+        ..LabOptions::default()
+    });
+    let source = lab.data_dir.join("src");
+    create_dataset(&source, "48M");
+    let spec = json!({
+        "source": {"paths": [source]},
+        "target": {"kind": "s3", "store": "lab", "part_size": "5M", "concurrency": 2,
+                   "object_size": "20M"},
+        "tests": ["restore"],
+        "params": {"buffers": 4, "block_size": "1M", "streams": 1, "size": "48M",
+                   "duration_s": 30, "time_based": false}
+    });
+    // Laying the image down carries little back; the reads carry its bytes: the relay
+    // stalls after the first of them, part way through the second.
+    relay.stall_after_answering(7 << 20);
+    let hung = lab.submit(&spec).await;
+    crate::support::wait::wait_until(
+        "the relay to stall mid-read",
+        Duration::from_secs(120),
+        Duration::from_millis(20),
+        async || {
+            if relay.is_stalled() {
+                Ok(())
+            } else {
+                Err(lab
+                    .get_json(&format!("/api/campaigns/{hung}"))
+                    .await
+                    .to_string())
+            }
+        },
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        lab.get_json(&format!("/api/campaigns/{hung}")).await["status"],
+        "running"
+    );
+    let asked = std::time::Instant::now();
+    lab.cancel(&hung).await;
+    let campaign = lab
+        .wait_status(
+            &hung,
+            &["done", "failed", "cancelled"],
+            Duration::from_secs(120),
+        )
+        .await;
+    let took = asked.elapsed();
+    assert_eq!(campaign["runs"][0]["status"], "cancelled", "{campaign}");
+    assert!(took < Duration::from_secs(15), "the cancel took {took:?}");
+    let readers = threads_named(lab.pid(), "backlab-s3-get");
+    assert!(
+        readers.is_empty(),
+        "readers still wait on the store: {readers:?}"
+    );
+    assert_eq!(lab.get_json("/healthz").await["status"], "ok");
+    relay.resume();
+}

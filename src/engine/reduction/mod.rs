@@ -1,6 +1,7 @@
 //! Data reduction: generated data with a chosen dedup ratio beside its compressibility, and
 //! how well a stream of data dedups and compresses, estimated from a sample of its chunks.
 
+pub mod extents;
 pub mod generation;
 pub mod scan;
 pub mod source_estimate;

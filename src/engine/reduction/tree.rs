@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use walkdir::WalkDir;
 
+use super::extents::DataReader;
 use super::scan::{ChunkSizes, ReductionEstimate, ReductionScan};
 
 /// What a tree holds and how well it reduces.
@@ -17,6 +18,13 @@ pub struct TreeScan {
     /// Files that could not be read (named in `unreadable`, the first few).
     pub skipped: u64,
     pub unreadable: Vec<String>,
+    /// Files holding less data than their length says (holes): each is read and sized by its
+    /// data alone, so `sizes` and `reduction` count what the tree holds.
+    #[serde(default)]
+    pub sparse_files: u64,
+    /// Bytes of the sparse files' lengths that are holes, left out of every figure.
+    #[serde(default)]
+    pub hole_bytes: u64,
     pub sizes: FileSizes,
     pub reduction: ReductionEstimate,
 }
@@ -77,8 +85,8 @@ impl FileSizes {
     }
 }
 
-/// Reads every regular file under `paths` (links not followed, one file system per path),
-/// `progress` told the bytes read so far.
+/// Reads every regular file under `paths` (links not followed, one file system per path; a
+/// sparse file's data extents alone), `progress` told the bytes read so far.
 pub fn scan(
     paths: &[PathBuf],
     chunk_sizes: ChunkSizes,
@@ -87,6 +95,7 @@ pub fn scan(
 ) -> io::Result<TreeScan> {
     let mut reduction = ReductionScan::new(chunk_sizes, error);
     let (mut sizes, mut skipped, mut unreadable) = (Vec::new(), 0u64, Vec::new());
+    let (mut sparse_files, mut hole_bytes) = (0u64, 0u64);
     for root in paths {
         if !root.exists() {
             return Err(io::Error::new(
@@ -115,9 +124,16 @@ pub fn scan(
                 continue;
             }
             let path = entry.path();
-            match File::open(path).and_then(|file| reduction.read(file)) {
-                Ok(()) => {
-                    sizes.push(entry.metadata().map(|m| m.len()).unwrap_or(0));
+            let read = File::open(path)
+                .and_then(DataReader::new)
+                .and_then(|mut reader| reduction.read(&mut reader).map(|()| reader));
+            match read {
+                Ok(reader) => {
+                    sizes.push(reader.data_bytes());
+                    if reader.hole_bytes() > 0 {
+                        sparse_files += 1;
+                        hole_bytes += reader.hole_bytes();
+                    }
                     progress(reduction.logical_bytes());
                 }
                 Err(error) => skip(
@@ -133,6 +149,8 @@ pub fn scan(
         files: sizes.len() as u64,
         skipped,
         unreadable,
+        sparse_files,
+        hole_bytes,
         sizes: FileSizes::of(sizes),
         reduction: reduction.estimate(),
     })

@@ -347,3 +347,129 @@ fn a_twin_of_a_real_tree_reduces_and_spreads_like_it() {
         percentile(12)
     );
 }
+
+/// A twin whose writing fails part way (here each file capped at 1 MiB by the file-size limit,
+/// which binds root too, so its first large file fails with EFBIG) takes away what it wrote:
+/// the directory it made is gone, and an empty directory it was given is left empty.
+#[test]
+fn a_twin_that_fails_part_way_leaves_nothing_behind() {
+    let scratch = scratch();
+    let original = scratch.path().join("original");
+    std::fs::create_dir(&original).expect("a directory");
+    for index in 0..8 {
+        std::fs::write(
+            original.join(format!("small-{index}")),
+            vec![index as u8; 64 << 10],
+        )
+        .expect("a small file");
+        let large: Vec<u8> = (0..4u32 << 20).map(|at| (at * 7 + index) as u8).collect();
+        std::fs::write(original.join(format!("large-{index}")), large).expect("a large file");
+    }
+    let given = scratch.path().join("given");
+    std::fs::create_dir(&given).expect("an empty directory");
+    for twin in [scratch.path().join("made"), given.clone()] {
+        // `trap '' XFSZ` is inherited through exec: the write fails instead of the signal
+        // ending the process. `ulimit -f` counts 512- or 1024-byte blocks by shell.
+        let out = output(
+            std::process::Command::new("sh")
+                .arg("-c")
+                .arg("trap '' XFSZ; ulimit -f 1024; exec \"$0\" \"$@\"")
+                .arg(env!("CARGO_BIN_EXE_backlab"))
+                .args(["dataset", "create"])
+                .arg(&twin)
+                .arg("--like")
+                .arg(&original),
+        );
+        assert!(
+            !out.status.success(),
+            "the write must fail: {}",
+            stdout(&out)
+        );
+        assert!(
+            stderr(&out).contains("error:"),
+            "the failure is told: {}",
+            stderr(&out)
+        );
+        if twin == given {
+            assert!(twin.is_dir(), "the given directory stays");
+            assert_eq!(entries(&twin), Vec::<String>::new(), "and is empty again");
+        } else {
+            assert!(!twin.exists(), "{} is left behind", twin.display());
+        }
+    }
+}
+
+/// A sparse file is planned by its data, not its length: an 8 GiB file holding 3 MiB scans as
+/// 3 MiB of data and one sparse file (read in under a minute, not 8 GiB of zeros), and a twin
+/// of it is about 3 MiB of files.
+#[test]
+fn a_sparse_file_is_planned_as_the_data_it_holds() {
+    use std::io::{Seek, SeekFrom, Write};
+    let scratch = scratch();
+    let original = scratch.path().join("original");
+    std::fs::create_dir(&original).expect("a directory");
+    let mut sparse = std::fs::File::create(original.join("sparse.img")).expect("a file");
+    sparse.set_len(8 << 30).expect("an 8 GiB length");
+    for (index, at) in [0u64, 3 << 30, (8 << 30) - (1 << 20)]
+        .into_iter()
+        .enumerate()
+    {
+        sparse.seek(SeekFrom::Start(at)).expect("seek");
+        let data: Vec<u8> = (0..1u32 << 20)
+            .map(|i| (i * 13 + index as u32) as u8)
+            .collect();
+        sparse.write_all(&data).expect("data");
+    }
+    sparse.sync_all().expect("sync");
+    drop(sparse);
+    std::fs::write(original.join("plain"), vec![7u8; 1 << 20]).expect("a plain file");
+
+    let started = std::time::Instant::now();
+    let scanned = scan(&[&original]);
+    let data_bytes = scanned
+        .pointer("/reduction/logical_bytes")
+        .and_then(serde_json::Value::as_u64)
+        .expect("logical bytes");
+    assert_eq!(data_bytes, 4 << 20, "the data alone is read: {scanned}");
+    assert_eq!(scanned["sparse_files"], 1, "{scanned}");
+    assert!(
+        scanned["hole_bytes"].as_u64().expect("hole bytes") >= (8 << 30) - (3 << 20) - (1 << 20),
+        "{scanned}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
+        "the scan took {:?}",
+        started.elapsed()
+    );
+    let out = output(backlab().args(["dataset", "scan"]).arg(&original));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("sparse"),
+        "the table says so: {}",
+        stdout(&out)
+    );
+
+    let twin = scratch.path().join("twin");
+    let out = output(
+        backlab()
+            .args(["dataset", "create"])
+            .arg(&twin)
+            .arg("--like")
+            .arg(&original),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("sparse"),
+        "the twin says so: {}",
+        stderr(&out)
+    );
+    let twin_bytes: u64 = walk(&twin)
+        .iter()
+        .map(|path| std::fs::metadata(path).expect("metadata").len())
+        .sum();
+    assert_eq!(
+        twin_bytes,
+        4 << 20,
+        "the twin holds the data, not the holes"
+    );
+}

@@ -138,6 +138,9 @@ async fn serve(listener: std::net::TcpListener, root: PathBuf) {
 pub struct StallingProxy {
     pub addr: SocketAddr,
     stalled: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Bytes the server's answers may still carry back before the relay stalls by itself
+    /// (`u64::MAX`: no limit).
+    answers_left: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl StallingProxy {
@@ -150,6 +153,8 @@ impl StallingProxy {
         let addr = listener.local_addr().expect("the relay's address");
         let stalled = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = std::sync::Arc::clone(&stalled);
+        let answers_left = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(u64::MAX));
+        let left = std::sync::Arc::clone(&answers_left);
         std::thread::Builder::new()
             .name("s3-relay".into())
             .spawn(move || {
@@ -157,10 +162,26 @@ impl StallingProxy {
                     .enable_all()
                     .build()
                     .expect("a runtime for the relay");
-                runtime.block_on(relay(listener, upstream, flag));
+                runtime.block_on(relay(listener, upstream, flag, left));
             })
             .expect("the relay's thread");
-        StallingProxy { addr, stalled }
+        StallingProxy {
+            addr,
+            stalled,
+            answers_left,
+        }
+    }
+
+    /// Stalls by itself once the server's answers have carried `bytes` more back (mid-way
+    /// through a read, as a store that hangs while sending does).
+    pub fn stall_after_answering(&self, bytes: u64) {
+        self.answers_left
+            .store(bytes, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Nothing passes now.
+    pub fn is_stalled(&self) -> bool {
+        self.stalled.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// From now on nothing passes, and no connection is closed.
@@ -171,6 +192,8 @@ impl StallingProxy {
 
     /// Data passes again.
     pub fn resume(&self) {
+        self.answers_left
+            .store(u64::MAX, std::sync::atomic::Ordering::SeqCst);
         self.stalled
             .store(false, std::sync::atomic::Ordering::SeqCst);
     }
@@ -188,6 +211,7 @@ async fn relay(
     listener: std::net::TcpListener,
     upstream: SocketAddr,
     stalled: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    answers_left: std::sync::Arc<std::sync::atomic::AtomicU64>,
 ) {
     let listener = tokio::net::TcpListener::from_std(listener).expect("the relay listens");
     loop {
@@ -195,6 +219,7 @@ async fn relay(
             continue;
         };
         let stalled = std::sync::Arc::clone(&stalled);
+        let answers_left = std::sync::Arc::clone(&answers_left);
         tokio::spawn(async move {
             let Ok(server) = tokio::net::TcpStream::connect(upstream).await else {
                 return;
@@ -205,8 +230,9 @@ async fn relay(
                 client_read,
                 server_write,
                 std::sync::Arc::clone(&stalled),
+                None,
             ));
-            let back = tokio::spawn(pump(server_read, client_write, stalled));
+            let back = tokio::spawn(pump(server_read, client_write, stalled, Some(answers_left)));
             let _ = tokio::join!(there, back);
         });
     }
@@ -217,7 +243,9 @@ async fn pump(
     mut from: tokio::net::tcp::OwnedReadHalf,
     mut to: tokio::net::tcp::OwnedWriteHalf,
     stalled: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    budget: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 ) {
+    use std::sync::atomic::Ordering;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut buf = vec![0u8; 64 << 10];
     loop {
@@ -228,6 +256,14 @@ async fn pump(
             Ok(0) | Err(_) => return,
             Ok(read) => read,
         };
+        if let Some(budget) = &budget {
+            let spent = budget.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
+                Some(left.saturating_sub(read as u64))
+            });
+            if spent.is_ok_and(|left| left <= read as u64) {
+                stalled.store(true, Ordering::SeqCst);
+            }
+        }
         while stalled.load(std::sync::atomic::Ordering::SeqCst) {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }

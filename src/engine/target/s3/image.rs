@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use super::client::S3Client;
 use super::figures::RequestTally;
 use super::journal::Journal;
-use super::sink::{RunKeys, S3Sink};
+use super::sink::{RunKeys, S3Sink, interruptible};
 use super::{ObjectStore, S3Config, S3Figures};
 use crate::engine::buffer::AlignedBuf;
 use crate::engine::error::EngineError;
@@ -23,8 +23,10 @@ use crate::engine::target::SinkFigures;
 
 /// Longest wait between looks at the run's give-up flag.
 const POLL: Duration = Duration::from_millis(50);
-/// Longest a dropped reader waits for its fetchers before it removes the image.
-const DROP_WAIT: Duration = Duration::from_secs(5);
+/// Longest a dropped reader waits for its fetchers before it removes the image. A fetcher's
+/// request waits on a thread of its own and the fetcher leaves it at a stop within `POLL`, so
+/// this bounds only a fetcher that could not be given a thread.
+const DROP_WAIT: Duration = Duration::from_secs(2);
 /// Never raised: the image's removal must not be given up.
 static NEVER: AtomicBool = AtomicBool::new(false);
 
@@ -175,8 +177,16 @@ impl RangedReader {
 }
 
 /// A fetcher: takes the next range while it is within `window` of the reader, reads it, and
-/// leaves it for the reader.
-fn fetch(client: &S3Client, ranges: &[Range], keys: &[String], shared: &Shared, window: usize) {
+/// leaves it for the reader. Each read waits on a thread of its own, bounded by the client's
+/// deadlines, and the fetcher leaves it as soon as the reader stops (a cancel, the run's end,
+/// a dropped stream): a store that stopped answering holds the request, never the run.
+fn fetch(
+    client: &S3Client,
+    ranges: &[Range],
+    keys: &[String],
+    shared: &Arc<Shared>,
+    window: usize,
+) {
     loop {
         let (index, mut buffer) = {
             let mut state = shared.state.lock().unwrap_or_else(PoisonError::into_inner);
@@ -199,10 +209,27 @@ fn fetch(client: &S3Client, ranges: &[Range], keys: &[String], shared: &Shared, 
         };
         let range = ranges[index];
         buffer.resize(range.len, 0);
-        let result = client.get_range(&keys[range.object], range.offset, &mut buffer, &shared.stop);
+        let (request_client, key, request_shared) = (
+            client.clone(),
+            keys[range.object].clone(),
+            Arc::clone(shared),
+        );
+        let answer = interruptible(
+            &shared.stop,
+            move || {
+                request_client
+                    .get_range(&key, range.offset, &mut buffer, &request_shared.stop)
+                    .map(|()| buffer)
+            },
+            // A read that answers after the reader stopped is not wanted.
+            drop,
+        );
+        let Some(result) = answer else {
+            return;
+        };
         let mut state = shared.state.lock().unwrap_or_else(PoisonError::into_inner);
         match result {
-            Ok(()) => {
+            Ok(buffer) => {
                 state.ready.insert(index, buffer);
             }
             Err(failure) => state.failure = Some(failure.message),
@@ -271,6 +298,10 @@ impl RangedReader {
                 return Err(EngineError::ObjectStore(failure.clone()));
             }
             if give_up.load(Ordering::Relaxed) {
+                // The fetchers leave their reads too: nothing more is read for this run.
+                state.stop = true;
+                self.shared.stop.store(true, Ordering::Relaxed);
+                self.shared.changed.notify_all();
                 return Err(EngineError::Cancelled);
             }
             state = self

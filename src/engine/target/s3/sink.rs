@@ -456,7 +456,7 @@ struct Handoff<T> {
 /// every `POLL`: a store that stopped answering holds the request (until its own deadline),
 /// never the run's writer. `None` when the run gave up first; the answer then goes to `late`
 /// on the request's thread, whenever it comes, to undo what it did.
-fn interruptible<T: Send + 'static>(
+pub(super) fn interruptible<T: Send + 'static>(
     give_up: &AtomicBool,
     request: impl FnOnce() -> Result<T, S3Failure> + Send + 'static,
     late: impl FnOnce(Result<T, S3Failure>) + Send + 'static,
