@@ -8,7 +8,7 @@ mod search;
 pub use search::{SearchReport, deciding_test, search_report, unexplored};
 mod watch;
 
-pub use schedules::{SCHEDULE_TICK, ScheduleView};
+pub use schedules::{SCHEDULE_TICK, SchedulePage, ScheduleView};
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -36,7 +36,7 @@ use crate::store::{
 /// The demo dataset's directory name under the data dir.
 pub const DEMO_DIR: &str = "demo";
 
-/// The most campaigns one list request returns.
+/// The most items one list request returns (campaigns, schedules, hosts).
 pub const MAX_PAGE: u32 = 200;
 
 /// The most runs that may wait in the queue, all campaigns together (ten campaigns of the
@@ -515,6 +515,30 @@ impl Lab {
             .collect();
         hosts.sort_by_key(|host| !host.alive);
         Ok(hosts)
+    }
+
+    /// A page of the registered lab hosts by name: at most `limit` (clamped to
+    /// 1..=[`MAX_PAGE`]) whose names sort after `after`; the name the next page starts
+    /// after, when more follow.
+    pub async fn hosts_page(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<(Vec<HostView>, Option<String>), LabError> {
+        let limit = limit.clamp(1, MAX_PAGE);
+        let now = now_ms();
+        // One more than the page shows: whether another page follows.
+        let mut records = self.store.hosts_page(after, limit + 1).await?;
+        let more = records.len() > limit as usize;
+        records.truncate(limit as usize);
+        let next_after = more
+            .then(|| records.last().map(|record| record.name.clone()))
+            .flatten();
+        let hosts = records
+            .iter()
+            .map(|record| self.host_view(record, now))
+            .collect();
+        Ok((hosts, next_after))
     }
 
     fn host_view(&self, record: &HostRecord, now: i64) -> HostView {

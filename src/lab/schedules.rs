@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Lab, LabError, parse_body, read_json};
+use super::{Lab, LabError, MAX_PAGE, parse_body, read_json};
 use crate::clock::{format_ms, now_ms};
 use crate::field_errors::FieldErrors;
 use crate::schedule::{self, Pattern};
@@ -80,6 +80,38 @@ impl ScheduleView {
     }
 }
 
+/// A page of schedules, oldest first; `next_after` continues the list (`?after=`).
+#[derive(Debug, Clone)]
+pub struct SchedulePage {
+    pub schedules: Vec<ScheduleView>,
+    /// The last schedule of this page, when more follow.
+    pub next_after: Option<String>,
+}
+
+impl SchedulePage {
+    /// The page of `limit` from `read`, which holds one more when another page follows.
+    fn of(mut read: Vec<ScheduleView>, limit: u32) -> Self {
+        let more = read.len() > limit as usize;
+        read.truncate(limit as usize);
+        Self {
+            next_after: more
+                .then(|| read.last().map(|schedule| schedule.id.clone()))
+                .flatten(),
+            schedules: read,
+        }
+    }
+}
+
+/// The refusal of a cursor that names no schedule.
+fn unknown_after(after: Option<&str>) -> LabError {
+    let mut errors = FieldErrors::default();
+    errors.add(
+        "after",
+        format!("no schedule {:?}", after.unwrap_or_default()),
+    );
+    LabError::BadQuery(errors)
+}
+
 impl Lab {
     /// Creates a schedule from a request body; every bad field is named (`cron`, `spec.…`).
     pub async fn create_schedule(self: &Arc<Self>, body: &[u8]) -> Result<ScheduleView, LabError> {
@@ -118,30 +150,48 @@ impl Lab {
         Ok(ScheduleView::of(record, Vec::new()))
     }
 
-    /// Every schedule, oldest first (without their firings).
-    pub async fn schedules(&self) -> Result<Vec<ScheduleView>, LabError> {
-        Ok(self
-            .store
-            .schedules()
-            .await?
-            .into_iter()
-            .map(|record| ScheduleView::of(record, Vec::new()))
-            .collect())
+    /// A page of schedules, oldest first (without their firings): at most `limit` (clamped to
+    /// 1..=[`MAX_PAGE`]) after the one `after` names.
+    pub async fn schedules(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<SchedulePage, LabError> {
+        let limit = limit.clamp(1, MAX_PAGE);
+        // One more than the page shows: whether another page follows.
+        let records = self.store.schedules(after, limit + 1).await?;
+        let records = records.ok_or_else(|| unknown_after(after))?;
+        Ok(SchedulePage::of(
+            records
+                .into_iter()
+                .map(|record| ScheduleView::of(record, Vec::new()))
+                .collect(),
+            limit,
+        ))
     }
 
-    /// Every schedule, oldest first, each with its newest `shown` firings.
+    /// A page of schedules as [`Lab::schedules`] reads it, each with its newest `shown`
+    /// firings.
     pub async fn schedules_with_firings(
         &self,
+        after: Option<&str>,
+        limit: u32,
         shown: usize,
-    ) -> Result<Vec<ScheduleView>, LabError> {
+    ) -> Result<SchedulePage, LabError> {
+        let limit = limit.clamp(1, MAX_PAGE);
         let shown = i64::try_from(shown).unwrap_or(i64::MAX);
-        Ok(self
+        let records = self
             .store
-            .schedules_with_firings(shown)
+            .schedules_with_firings(after, limit + 1, shown)
             .await?
-            .into_iter()
-            .map(|(record, firings)| ScheduleView::of(record, firings))
-            .collect())
+            .ok_or_else(|| unknown_after(after))?;
+        Ok(SchedulePage::of(
+            records
+                .into_iter()
+                .map(|(record, firings)| ScheduleView::of(record, firings))
+                .collect(),
+            limit,
+        ))
     }
 
     /// One schedule with its newest firings.

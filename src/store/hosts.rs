@@ -189,6 +189,25 @@ impl Store {
         }))
     }
 
+    /// A page of registered hosts by name: at most `limit` whose names sort after `after`
+    /// (from the first without it).
+    pub async fn hosts_page(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<HostRecord>, StoreError> {
+        Ok(on_backend!(self, pool => {
+            sqlx::query_as::<_, HostRecord>(
+                "SELECT name, policy, url, token, started_ms, heartbeat_ms FROM hosts
+                 WHERE name > $1 ORDER BY name LIMIT $2",
+            )
+            .bind(after.unwrap_or_default())
+            .bind(i64::from(limit))
+            .fetch_all(pool)
+            .await?
+        }))
+    }
+
     /// One registered host.
     pub async fn host(&self, name: &str) -> Result<Option<HostRecord>, StoreError> {
         Ok(on_backend!(self, pool => {

@@ -93,23 +93,74 @@ impl Store {
         Ok(inserted == 1)
     }
 
-    /// Every schedule, oldest first.
-    pub async fn schedules(&self) -> Result<Vec<ScheduleRecord>, StoreError> {
-        let sql = format!("SELECT {SCHEDULE_COLUMNS} FROM schedules ORDER BY created_ms, id");
-        Ok(schedule_rows!(self, sql.as_str(),))
+    /// Where a page of schedules starts: after the schedule `after` names (its creation time
+    /// and id, the list's order), or at the first. `Ok(None)` when `after` names none.
+    async fn schedule_cursor(
+        &self,
+        after: Option<&str>,
+    ) -> Result<Option<(i64, String)>, StoreError> {
+        let Some(id) = after else {
+            return Ok(Some((i64::MIN, String::new())));
+        };
+        let created_ms: Option<i64> = on_backend!(self, pool => {
+            sqlx::query_scalar("SELECT created_ms FROM schedules WHERE id = $1")
+                .bind(id)
+                .fetch_optional(pool)
+                .await?
+        });
+        Ok(created_ms.map(|created_ms| (created_ms, id.to_string())))
     }
 
-    /// Every schedule, oldest first, each with its newest `shown` firings (newest first), read
-    /// in one snapshot with two statements whatever the number of schedules.
+    /// A page of schedules, oldest first: at most `limit` after the one `after` names (from
+    /// the first without it). `Ok(None)` when `after` names no schedule.
+    pub async fn schedules(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Option<Vec<ScheduleRecord>>, StoreError> {
+        let Some((after_ms, after_id)) = self.schedule_cursor(after).await? else {
+            return Ok(None);
+        };
+        let sql = format!(
+            "SELECT {SCHEDULE_COLUMNS} FROM schedules
+             WHERE created_ms > $1 OR (created_ms = $1 AND id > $2)
+             ORDER BY created_ms, id LIMIT $3"
+        );
+        Ok(Some(schedule_rows!(
+            self,
+            sql.as_str(),
+            after_ms,
+            &after_id,
+            i64::from(limit)
+        )))
+    }
+
+    /// A page of schedules as [`Store::schedules`] reads it, each with its newest `shown`
+    /// firings (newest first), read in one snapshot with two statements whatever the page's
+    /// size; the firings of other schedules are not read. `Ok(None)` when `after` names no
+    /// schedule.
     pub async fn schedules_with_firings(
         &self,
+        after: Option<&str>,
+        limit: u32,
         shown: i64,
-    ) -> Result<Vec<(ScheduleRecord, Vec<FiringRecord>)>, StoreError> {
-        let sql = format!("SELECT {SCHEDULE_COLUMNS} FROM schedules ORDER BY created_ms, id");
+    ) -> Result<Option<Vec<(ScheduleRecord, Vec<FiringRecord>)>>, StoreError> {
+        let Some((after_ms, after_id)) = self.schedule_cursor(after).await? else {
+            return Ok(None);
+        };
+        let limit = i64::from(limit);
+        let sql = format!(
+            "SELECT {SCHEDULE_COLUMNS} FROM schedules
+             WHERE created_ms > $1 OR (created_ms = $1 AND id > $2)
+             ORDER BY created_ms, id LIMIT $3"
+        );
         let begin = self.backend().begin_snapshot();
         let (records, firings): (Vec<ScheduleRecord>, Vec<(String, FiringRecord)>) = on_backend!(self, pool => {
             let mut tx = pool.begin_with(begin).await?;
             let records = sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
+                .bind(after_ms)
+                .bind(&after_id)
+                .bind(limit)
                 .fetch_all(&mut *tx)
                 .await?
                 .iter()
@@ -119,10 +170,17 @@ impl Store {
                 "SELECT schedule_id, occurrence_ms, host, fired_ms, campaign_id, error
                      FROM (SELECT f.*, ROW_NUMBER() OVER (PARTITION BY schedule_id
                                                           ORDER BY occurrence_ms DESC) AS newest
-                           FROM schedule_firings AS f) AS ranked
+                           FROM schedule_firings AS f
+                           WHERE f.schedule_id IN
+                               (SELECT id FROM schedules
+                                WHERE created_ms > $2 OR (created_ms = $2 AND id > $3)
+                                ORDER BY created_ms, id LIMIT $4)) AS ranked
                      WHERE newest <= $1 ORDER BY schedule_id, occurrence_ms DESC",
             )
             .bind(shown)
+            .bind(after_ms)
+            .bind(&after_id)
+            .bind(limit)
             .fetch_all(&mut *tx)
             .await?
             .iter()
@@ -136,13 +194,15 @@ impl Store {
         for (id, firing) in firings {
             by_schedule.entry(id).or_default().push(firing);
         }
-        Ok(records
-            .into_iter()
-            .map(|record| {
-                let firings = by_schedule.remove(&record.id).unwrap_or_default();
-                (record, firings)
-            })
-            .collect())
+        Ok(Some(
+            records
+                .into_iter()
+                .map(|record| {
+                    let firings = by_schedule.remove(&record.id).unwrap_or_default();
+                    (record, firings)
+                })
+                .collect(),
+        ))
     }
 
     /// One schedule and its newest firings (newest first), read in one snapshot: a firing is

@@ -368,7 +368,11 @@ async fn a_campaigns_life(store: &Store) {
             .expect("take");
         assert!(taken, "minute {minute}");
     }
-    let listed = store.schedules_with_firings(10_000).await.expect("read");
+    let listed = store
+        .schedules_with_firings(None, 200, 10_000)
+        .await
+        .expect("read")
+        .expect("a first page");
     let (record, firings) = listed
         .iter()
         .find(|(record, _)| record.id == "s1")

@@ -16,7 +16,6 @@ use super::schema;
 use super::views::{CampaignBody, CampaignListBody, PlannedBody, SubmittedBody};
 use crate::http::AppState;
 use crate::http::error::{ApiError, ErrorBody};
-use crate::lab::MAX_PAGE;
 use crate::report;
 use crate::store::RunState;
 
@@ -130,21 +129,26 @@ async fn list_campaigns(
             .with_field("status", message)
         })?),
     };
-    if let Some(limit) = query.limit
-        && !(1..=MAX_PAGE).contains(&limit)
-    {
-        let message = format!("must be between 1 and {MAX_PAGE}");
-        return Err(ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            format!("limit: {message}"),
-        )
-        .with_field("limit", message));
-    }
+    let limit = super::page::page_limit(query.limit)?;
     let page = state
         .lab
-        .list(status, query.before.as_deref(), query.limit.unwrap_or(50))
+        .list(status, query.before.as_deref(), limit)
         .await?;
-    Ok(Json(CampaignListBody::from(&page)).into_response())
+    let kept: Vec<(&str, &str)> = query
+        .status
+        .as_deref()
+        .filter(|status| !status.is_empty())
+        .map(|status| ("status", status))
+        .into_iter()
+        .collect();
+    Ok(super::page::link_next(
+        Json(CampaignListBody::from(&page)).into_response(),
+        "/api/campaigns",
+        &kept,
+        limit,
+        "before",
+        page.next_before.as_deref(),
+    ))
 }
 
 /// One campaign with its spec and runs (results included once finished).

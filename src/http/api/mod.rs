@@ -6,6 +6,7 @@ mod agents;
 mod campaigns;
 mod events;
 mod hosts;
+mod page;
 mod references;
 mod schedules;
 mod schema;

@@ -3,10 +3,12 @@
 
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, State};
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -48,13 +50,42 @@ async fn create_schedule(
     Ok(response)
 }
 
-/// Every schedule, oldest first.
+/// Query of the schedule list.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct ListQuery {
+    /// At most this many (1 to 200, default 50).
+    #[param(minimum = 1, maximum = 200)]
+    limit: Option<u32>,
+    /// Only schedules after this schedule id (the one the `Link` to the next page names).
+    #[param(min_length = 1)]
+    after: Option<String>,
+}
+
+/// Schedules, oldest first, in pages: a `Link` header (`rel="next"`) leads to the next.
 #[utoipa::path(
-    get, path = "/api/schedules", tag = "schedules",
-    responses((status = 200, description = "The schedules", body = serde_json::Value))
+    get, path = "/api/schedules", tag = "schedules", params(ListQuery),
+    responses(
+        (status = 200, description = "A page of schedules", body = serde_json::Value),
+        (status = 400, description = "Bad query", body = ErrorBody),
+        (status = 422, description = "A `limit` out of range or an unknown `after`", body = ErrorBody),
+    )
 )]
-async fn list_schedules(State(state): State<AppState>) -> Result<Response, ApiError> {
-    Ok(Json(state.lab.schedules().await?).into_response())
+async fn list_schedules(
+    State(state): State<AppState>,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(query) = query?;
+    let limit = super::page::page_limit(query.limit)?;
+    let page = state.lab.schedules(query.after.as_deref(), limit).await?;
+    Ok(super::page::link_next(
+        Json(&page.schedules).into_response(),
+        "/api/schedules",
+        &[],
+        limit,
+        "after",
+        page.next_after.as_deref(),
+    ))
 }
 
 /// One schedule, with its newest firings and the campaigns they queued.

@@ -4,9 +4,10 @@
 
 use askama::Template;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::http::AppState;
@@ -25,6 +26,8 @@ struct SchedulesTemplate {
     css: &'static str,
     needs_token: bool,
     schedules: Vec<ScheduleView>,
+    /// The link to the next page of schedules, when more follow.
+    next_page: Option<String>,
     /// What a refused form asked for, and why, by field.
     refused: Option<Refused>,
 }
@@ -38,21 +41,53 @@ struct Refused {
     errors: Vec<(String, String)>,
 }
 
-/// Every schedule and the forms that change them.
-pub(super) async fn schedules_page(State(state): State<AppState>) -> Response {
-    render(&state, None, StatusCode::OK).await
+/// Schedules shown on one page; a link leads to the next.
+const SCHEDULES_SHOWN: u32 = 50;
+
+/// Query of the schedules page.
+#[derive(Debug, Deserialize)]
+pub(super) struct PageQuery {
+    /// Only schedules after this schedule id.
+    after: Option<String>,
 }
 
-async fn render(state: &AppState, refused: Option<Refused>, status: StatusCode) -> Response {
-    let schedules = match state.lab.schedules_with_firings(FIRINGS_SHOWN).await {
-        Ok(schedules) => schedules,
+/// A page of schedules and the forms that change them.
+pub(super) async fn schedules_page(
+    State(state): State<AppState>,
+    Query(query): Query<PageQuery>,
+) -> Response {
+    let after = query.after.filter(|after| !after.is_empty());
+    render(&state, after.as_deref(), None, StatusCode::OK).await
+}
+
+async fn render(
+    state: &AppState,
+    after: Option<&str>,
+    refused: Option<Refused>,
+    status: StatusCode,
+) -> Response {
+    let page = match state
+        .lab
+        .schedules_with_firings(after, SCHEDULES_SHOWN, FIRINGS_SHOWN)
+        .await
+    {
+        Ok(page) => page,
         Err(error) => return lab_error_page(error),
     };
+    let next_page = page.next_after.map(|id| {
+        format!(
+            "/schedules?{}",
+            form_urlencoded::Serializer::new(String::new())
+                .append_pair("after", &id)
+                .finish()
+        )
+    });
     let mut response = html(SchedulesTemplate {
         standalone: false,
         css: "",
         needs_token: state.token.is_some(),
-        schedules,
+        schedules: page.schedules,
+        next_page,
         refused,
     });
     *response.status_mut() = status;
@@ -112,7 +147,7 @@ async fn refuse(
         spec,
         errors,
     };
-    render(state, Some(refused), StatusCode::UNPROCESSABLE_ENTITY).await
+    render(state, None, Some(refused), StatusCode::UNPROCESSABLE_ENTITY).await
 }
 
 /// Creates a schedule from the page's form.

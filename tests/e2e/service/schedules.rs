@@ -338,3 +338,185 @@ async fn a_lab_that_was_down_counts_the_occurrences_it_missed_and_fires_no_burst
         "the lab says it missed them"
     );
 }
+
+/// The next page's path from a list answer's `Link` header (`<path>; rel="next"`).
+fn next_link(response: &reqwest::Response) -> Option<String> {
+    let link = response.headers().get("link")?.to_str().ok()?;
+    let path = link.strip_prefix('<')?.split_once(">; rel=\"next\"")?.0;
+    Some(path.to_string())
+}
+
+/// Every list answers one page: more schedules than a page are listed `limit` at a time,
+/// the `Link` to the next page leads through the rest, each once, in creation order, and the
+/// last page has no link; a limit out of range or a cursor naming nothing is refused by field,
+/// as is an oversized text.
+#[tokio::test]
+async fn lists_answer_in_pages_and_oversized_texts_are_refused_by_field() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let mut made = Vec::new();
+    // One more than a page holds, and one more.
+    for index in 0..52 {
+        let request = json!({"name": format!("s{index}"), "cron": "0 2 * * *",
+                             "spec": quick(""), "paused": true});
+        let (status, created) = send(
+            &lab,
+            reqwest::Method::POST,
+            "/api/schedules",
+            Some(&request),
+        )
+        .await;
+        assert_eq!(status, 201, "{created}");
+        made.push(created["id"].as_str().expect("an id").to_string());
+    }
+    let client = reqwest::Client::new();
+    let first = client
+        .get(lab.url("/api/schedules"))
+        .send()
+        .await
+        .expect("the list");
+    assert_eq!(first.status(), 200);
+    assert!(
+        next_link(&first).is_some(),
+        "52 do not fit the default page"
+    );
+    let listed: Value = first.json().await.expect("JSON");
+    assert_eq!(listed.as_array().map(Vec::len), Some(50), "a page of 50");
+    let first_page: Vec<String> = listed
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|schedule| schedule["id"].as_str().unwrap_or_default().to_string())
+        .collect();
+
+    let mut path = Some("/api/schedules?limit=20".to_string());
+    let (mut seen, mut pages) = (Vec::new(), Vec::new());
+    while let Some(at) = path.take() {
+        let response = client.get(lab.url(&at)).send().await.expect("a page");
+        assert_eq!(response.status(), 200, "{at}");
+        path = next_link(&response);
+        let page: Value = response.json().await.expect("JSON");
+        let ids: Vec<String> = page
+            .as_array()
+            .expect("a list")
+            .iter()
+            .map(|schedule| schedule["id"].as_str().unwrap_or_default().to_string())
+            .collect();
+        pages.push(ids.len());
+        seen.extend(ids);
+        assert!(pages.len() <= 3, "the pages end: {pages:?}");
+    }
+    assert_eq!(pages, vec![20, 20, 12]);
+    // Oldest first (those made in one millisecond by id), each once, and the pages in the
+    // order of one list.
+    assert_eq!(seen[..50], first_page[..]);
+    let (mut sorted_seen, mut sorted_made) = (seen.clone(), made.clone());
+    sorted_seen.sort();
+    sorted_made.sort();
+    assert_eq!(sorted_seen, sorted_made, "each schedule once");
+
+    // The page shows a page of them too, and links to the next, which shows the rest.
+    let shown = |page: &str| {
+        made.iter()
+            .filter(|id| page.contains(&format!("action=\"/schedules/{id}/delete\"")))
+            .count()
+    };
+    let page = lab.get_text("/schedules").await;
+    assert_eq!(shown(&page), 50);
+    let next = format!("/schedules?after={}", first_page[49]);
+    assert!(
+        page.contains(&format!("href=\"{next}\"")),
+        "a link to the next page"
+    );
+    let rest = lab.get_text(&next).await;
+    assert_eq!(shown(&rest), 2);
+    assert!(
+        !rest.contains("rel=\"next\""),
+        "the last page links nowhere"
+    );
+
+    for (query, field) in [
+        ("limit=0", "limit"),
+        ("limit=201", "limit"),
+        ("after=nosuchschedule", "after"),
+        ("after=", "after"),
+    ] {
+        let (status, body) = send(
+            &lab,
+            reqwest::Method::GET,
+            &format!("/api/schedules?{query}"),
+            None,
+        )
+        .await;
+        assert_eq!(status, 422, "{query}: {body}");
+        assert!(body["fields"][field].is_string(), "{query}: {body}");
+    }
+
+    // The hosts and the campaigns page the same way.
+    let hosts = client
+        .get(lab.url("/api/hosts?limit=1"))
+        .send()
+        .await
+        .expect("hosts");
+    assert_eq!(hosts.status(), 200);
+    assert!(next_link(&hosts).is_none(), "one host");
+    let (status, body) = send(&lab, reqwest::Method::GET, "/api/hosts?limit=500", None).await;
+    assert_eq!(status, 422, "{body}");
+    assert!(body["fields"]["limit"].is_string(), "{body}");
+    for name in ["c1", "c2"] {
+        let (status, created) = send(
+            &lab,
+            reqwest::Method::POST,
+            "/api/campaigns",
+            Some(&quick(name)),
+        )
+        .await;
+        assert_eq!(status, 201, "{created}");
+    }
+    let campaigns = client
+        .get(lab.url("/api/campaigns?limit=1"))
+        .send()
+        .await
+        .expect("campaigns");
+    let next = next_link(&campaigns).expect("a link to the second campaign");
+    let body: Value = campaigns.json().await.expect("JSON");
+    assert_eq!(body["campaigns"][0]["name"], "c2", "{body}");
+    assert!(
+        next.contains(&format!(
+            "before={}",
+            body["next_before"].as_str().unwrap_or("?")
+        )),
+        "{next}"
+    );
+    let rest = lab.get_json(&next).await;
+    assert_eq!(rest["campaigns"][0]["name"], "c1", "{rest}");
+
+    // Oversized texts are refused, the field named.
+    let long = "x".repeat(201);
+    let (status, body) = send(
+        &lab,
+        reqwest::Method::POST,
+        "/api/schedules",
+        Some(&json!({"name": long, "cron": "0 2 * * *", "spec": quick("")})),
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    assert!(body["fields"]["name"].is_string(), "{body}");
+    let (status, body) = send(
+        &lab,
+        reqwest::Method::POST,
+        "/api/schedules",
+        Some(&json!({"cron": format!("0 2 * * *{}", " ".repeat(200)), "spec": quick("")})),
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    assert!(body["fields"]["cron"].is_string(), "{body}");
+    let (status, body) = send(
+        &lab,
+        reqwest::Method::POST,
+        "/api/campaigns",
+        Some(&quick(&long)),
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    assert!(body["fields"]["name"].is_string(), "{body}");
+}
