@@ -51,11 +51,11 @@ pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState>
                 ("rerun" = (operation_id = "rerun_campaign", parameters(("id" = "$response.body#/id")))),
                 ("delete" = (operation_id = "delete_campaign", parameters(("id" = "$response.body#/id")))),
             )),
-        (status = 400, description = "Malformed JSON, wrong types or unknown fields", body = ErrorBody),
+        (status = 400, description = "The body is not JSON (or not UTF-8)", body = ErrorBody),
         (status = 401, description = "Token missing or wrong", body = ErrorBody),
         (status = 403, description = "A path outside the allowed roots", body = ErrorBody),
         (status = 413, description = "Body larger than 1 MiB", body = ErrorBody),
-        (status = 422, description = "Invalid fields or limits exceeded", body = ErrorBody),
+        (status = 422, description = "Every bad field at once: wrong types, unknown fields or values, rules and limits", body = ErrorBody),
         (status = 429, description = "The queue holds as many runs as it may", body = ErrorBody),
     )
 )]

@@ -370,7 +370,7 @@ impl PartialSchema for Duration {
                 ObjectBuilder::new()
                     .schema_type(Type::Number)
                     .exclusive_minimum(Some(0.0))
-                    .maximum(Some(86_400.0)),
+                    .maximum(Some(crate::spec::bounds::MAX_DURATION_S)),
             )
             .item(
                 ObjectBuilder::new()
@@ -378,7 +378,8 @@ impl PartialSchema for Duration {
                     .enum_values(Some(["auto"])),
             )
             .description(Some(
-                "Seconds, or \"auto\": until the throughput is steady, at most 60 s",
+                "Seconds (at most the lab's `--max-duration`, itself at most a day), or \
+                 \"auto\": until the throughput is steady, at most 60 s",
             ))
             .examples([serde_json::json!(60.0), serde_json::json!("auto")])
             .into()

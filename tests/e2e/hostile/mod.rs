@@ -4,6 +4,7 @@
 
 mod agents;
 mod data;
+mod errors;
 mod faults;
 mod http;
 mod plan;
