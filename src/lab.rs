@@ -8,7 +8,7 @@ mod search;
 pub use search::{SearchReport, deciding_test, search_report, unexplored};
 mod watch;
 
-pub use schedules::{SCHEDULE_TICK, ScheduleView};
+pub use schedules::{MAX_CRON_CHARS, SCHEDULE_TICK, ScheduleView};
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};

@@ -365,7 +365,7 @@ fn checked_pattern(cron: &str, errors: &mut FieldErrors) -> Option<Pattern> {
 }
 
 fn check_schedule_name(name: &str, errors: &mut FieldErrors) {
-    if name.len() > 200 {
+    if name.chars().count() > 200 {
         errors.add("name", "must be at most 200 characters");
     }
 }

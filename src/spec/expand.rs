@@ -12,7 +12,7 @@ impl CampaignSpec {
             return Err(lengths);
         }
         let mut errors = FieldErrors::default();
-        if self.name.len() > 200 {
+        if self.name.chars().count() > 200 {
             errors.add("name", "must be at most 200 characters");
         }
         if let Some(host) = &self.host

@@ -102,7 +102,9 @@ struct ListQuery {
     /// At most this many (1 to 200, default 50).
     #[param(minimum = 1, maximum = 200)]
     limit: Option<u32>,
-    /// Only campaigns older than this campaign id (the `next_before` of the previous page).
+    /// Only campaigns older than this campaign id (the `next_before` of the previous page);
+    /// empty is the same as left out. An id of no campaign is refused (422).
+    #[param(pattern = "^([A-Za-z0-9]{12})?$")]
     before: Option<String>,
 }
 
@@ -142,7 +144,11 @@ async fn list_campaigns(
     }
     let page = state
         .lab
-        .list(status, query.before.as_deref(), query.limit.unwrap_or(50))
+        .list(
+            status,
+            query.before.as_deref().filter(|before| !before.is_empty()),
+            query.limit.unwrap_or(50),
+        )
         .await?;
     Ok(Json(CampaignListBody::from(&page)).into_response())
 }

@@ -25,7 +25,7 @@ pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState>
 #[utoipa::path(
     post, path = "/api/campaigns/{id}/references", tag = "campaigns",
     params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),
-    request_body(content = serde_json::Value, description = "tool and result", content_type = "application/json"),
+    request_body(content = super::schema::ReferenceImport, description = "tool and result", content_type = "application/json"),
     responses(
         (status = 201, description = "The campaign's references", body = serde_json::Value),
         (status = 400, description = "The body is not JSON", body = ErrorBody),

@@ -27,7 +27,7 @@ pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState>
 /// passed while no lab could fire them are counted as missed, never fired late.
 #[utoipa::path(
     post, path = "/api/schedules", tag = "schedules",
-    request_body(content = serde_json::Value, description = "cron, spec, and optionally name and paused", content_type = "application/json"),
+    request_body(content = super::schema::NewScheduleSchema, description = "cron, spec, and optionally name and paused", content_type = "application/json"),
     responses(
         (status = 201, description = "Created; `Location` names it", body = serde_json::Value),
         (status = 400, description = "The body is not JSON (or not UTF-8)", body = ErrorBody),
@@ -78,7 +78,7 @@ async fn get_schedule(
 #[utoipa::path(
     patch, path = "/api/schedules/{id}", tag = "schedules",
     params(("id" = String, Path, description = "Schedule id")),
-    request_body(content = serde_json::Value, description = "Any of name, cron, spec, paused", content_type = "application/json"),
+    request_body(content = super::schema::ScheduleChangeSchema, description = "Any of name, cron, spec, paused", content_type = "application/json"),
     responses(
         (status = 200, description = "The schedule as changed", body = serde_json::Value),
         (status = 400, description = "The body is not JSON (or not UTF-8)", body = ErrorBody),

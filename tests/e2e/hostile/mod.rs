@@ -9,6 +9,7 @@ mod faults;
 mod http;
 mod plan;
 mod poison;
+mod request_schemas;
 mod spec;
 mod stall;
 mod swap;
