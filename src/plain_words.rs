@@ -135,9 +135,10 @@ fn expected_words(expected: &str) -> String {
     }
 }
 
-/// serde's "one of `a`, `b`" as `a, b`.
+/// serde's "one of `a`, `b`, `c`" (or "`a` or `b`" for two) as `a, b, c`.
 fn list_words(list: &str) -> String {
     list.trim_start_matches("one of ")
+        .replace("` or `", "`, `")
         .split(", ")
         .map(unquote)
         .collect::<Vec<_>>()
@@ -175,6 +176,10 @@ mod tests {
             "bufers is not a field here (the fields are: buffers, block_size)"
         );
         assert_eq!(plain_words("missing field `target`"), "target is missing");
+        assert_eq!(
+            plain_words("unknown variant `dd`, expected `fio` or `iperf3`"),
+            "'dd' is not one of: fio, iperf3"
+        );
     }
 
     #[test]
