@@ -462,9 +462,10 @@ fn serve(args: ServeArgs) -> ExitCode {
     let demo_size = spec::parse_size(&args.demo_size)
         .map_err(|e| problems.push(format!("--demo-size: {e}")))
         .unwrap_or(0);
-    if !(args.max_duration_s.is_finite() && args.max_duration_s > 0.0) {
+    if !spec::bounds::duration_within(args.max_duration_s, spec::bounds::MAX_DURATION_S) {
         problems.push(format!(
-            "--max-duration: must be a positive number of seconds (got {})",
+            "--max-duration: must be more than 0 and at most {} seconds (got {})",
+            spec::bounds::MAX_DURATION_S,
             args.max_duration_s
         ));
     }
@@ -814,6 +815,24 @@ fn bad_spec(message: &str) -> ExitCode {
     ExitCode::from(EXIT_BAD_SPEC)
 }
 
+/// A `dataset create` asked for what cannot be made: said as the dataset's problem.
+fn bad_dataset(message: &str) -> ExitCode {
+    bad_arguments("the dataset cannot be made", message)
+}
+
+/// A `dataset scan` asked for what cannot be scanned: said as the scan's problem.
+fn bad_scan(message: &str) -> ExitCode {
+    bad_arguments("the dataset cannot be scanned", message)
+}
+
+fn bad_arguments(what: &str, message: &str) -> ExitCode {
+    eprintln!("error: {what}:");
+    for line in message.lines() {
+        eprintln!("  {line}");
+    }
+    ExitCode::from(EXIT_BAD_SPEC)
+}
+
 fn progress_bar(prefix: String) -> ProgressBar {
     let bar = ProgressBar::new(1000);
     let style = ProgressStyle::with_template("{prefix:<22} [{bar:30}] {msg}")
@@ -873,8 +892,8 @@ fn create_dataset(args: DatasetArgs) -> ExitCode {
                 &mut |_| {},
             ) {
                 Ok(scan) if scan.files > 0 => Some(scan),
-                Ok(_) => return bad_spec(&format!("like: {} holds no files", path.display())),
-                Err(error) => return bad_spec(&format!("like: {error}")),
+                Ok(_) => return bad_dataset(&format!("--like: {} holds no files", path.display())),
+                Err(error) => return bad_dataset(&format!("--like: {error}")),
             }
         }
     };
@@ -884,24 +903,24 @@ fn create_dataset(args: DatasetArgs) -> ExitCode {
         (None, None) => "1G".to_string(),
     };
     let size = match spec::parse_size(&size_text) {
-        Ok(0) => return bad_spec("size: must be greater than 0"),
+        Ok(0) => return bad_dataset("--size: must be greater than 0"),
         Ok(size) => size,
-        Err(message) => return bad_spec(&format!("size: {message}")),
+        Err(message) => return bad_dataset(&format!("--size: {message}")),
     };
     if !(args.compress_ratio.is_finite() && (1.0..=100.0).contains(&args.compress_ratio)) {
-        return bad_spec("compress_ratio: must be between 1.0 and 100.0");
+        return bad_dataset("--compress-ratio: must be between 1.0 and 100.0");
     }
     let dedup = match args.dedup_ratio {
         None => None,
         Some(ratio) if !(ratio.is_finite() && (1.0..=100.0).contains(&ratio)) => {
-            return bad_spec("dedup_ratio: must be between 1.0 and 100.0");
+            return bad_dataset("--dedup-ratio: must be between 1.0 and 100.0");
         }
         Some(ratio) => match spec::parse_size(&args.dedup_unit) {
             Ok(unit) if unit >= 4096 && unit.is_multiple_of(4096) && unit <= 64 << 20 => {
                 Some(DedupSettings { ratio, unit })
             }
-            Ok(_) => return bad_spec("dedup_unit: must be a multiple of 4K, at most 64M"),
-            Err(message) => return bad_spec(&format!("dedup_unit: {message}")),
+            Ok(_) => return bad_dataset("--dedup-unit: must be a multiple of 4K, at most 64M"),
+            Err(message) => return bad_dataset(&format!("--dedup-unit: {message}")),
         },
     };
     let request = match &like {
@@ -968,11 +987,11 @@ fn create_dataset(args: DatasetArgs) -> ExitCode {
 fn scan_dataset(args: ScanArgs) -> ExitCode {
     let avg = match spec::parse_size(&args.avg_chunk) {
         Ok(avg) if (256..=4 << 20).contains(&avg) => avg as u32,
-        Ok(_) => return bad_spec("avg_chunk: must be from 256 bytes to 4M"),
-        Err(message) => return bad_spec(&format!("avg_chunk: {message}")),
+        Ok(_) => return bad_scan("--avg-chunk: must be from 256 bytes to 4M"),
+        Err(message) => return bad_scan(&format!("--avg-chunk: {message}")),
     };
     if !(args.error_pct.is_finite() && (0.1..=50.0).contains(&args.error_pct)) {
-        return bad_spec("error_pct: must be from 0.1 to 50");
+        return bad_scan("--error-pct: must be from 0.1 to 50");
     }
     let bar = ProgressBar::new_spinner();
     bar.set_style(

@@ -8,7 +8,7 @@ mod search;
 pub use search::{SearchReport, deciding_test, search_report, unexplored};
 mod watch;
 
-pub use schedules::{SCHEDULE_TICK, SchedulePage, ScheduleView};
+pub use schedules::{MAX_CRON_CHARS, SCHEDULE_TICK, SchedulePage, ScheduleView};
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -46,15 +46,21 @@ pub const MAX_QUEUED_RUNS: u64 = 10_000;
 /// Why a request to the lab was refused or failed.
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
-    /// The request could not be read: bad JSON, wrong types, unknown fields.
+    /// The request could not be read: its body is not JSON (or not UTF-8 text).
     #[error("the request is malformed")]
     Malformed(FieldErrors),
     /// The request was read but asks for something impossible or out of limits.
     #[error("the request is not valid")]
     Invalid(FieldErrors),
-    /// A path lies outside what the lab was allowed to touch.
+    /// A path lies outside what the lab was allowed to touch; what else is wrong is said
+    /// beside it, apart, so an answer can say how many of each there are.
     #[error("a path is outside what this lab may use")]
-    Forbidden(FieldErrors),
+    Forbidden {
+        /// The paths outside the allowed roots.
+        paths: FieldErrors,
+        /// Every other problem found with them.
+        others: FieldErrors,
+    },
     #[error("{0}")]
     NotFound(String),
     #[error("{0}")]
@@ -69,6 +75,21 @@ pub enum LabError {
     Store(#[from] StoreError),
     #[error("{0}")]
     Internal(String),
+}
+
+impl LabError {
+    /// Every problem by field, for a refusal that names fields; `None` for another error.
+    pub fn field_errors(&self) -> Option<FieldErrors> {
+        match self {
+            LabError::Malformed(fields) | LabError::Invalid(fields) => Some(fields.clone()),
+            LabError::Forbidden { paths, others } => {
+                let mut all = paths.clone();
+                all.extend(others.clone());
+                Some(all)
+            }
+            _ => None,
+        }
+    }
 }
 
 /// Why a running run is being stopped.
@@ -355,8 +376,14 @@ pub struct Lab {
     write_check: Mutex<Option<(std::time::Instant, Result<(), String>)>>,
 }
 
-/// A request body read as JSON of type `T`; what cannot be read is named as a field.
+/// A request body read as JSON of type `T`; what cannot be read is named as a field: a body
+/// that is not JSON is malformed (400), JSON with a bad value is not valid (422).
 fn read_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, LabError> {
+    if let Err(error) = serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+        let mut errors = FieldErrors::default();
+        errors.add("body", crate::plain_words::not_json(&error));
+        return Err(LabError::Malformed(errors));
+    }
     let mut reader = serde_json::Deserializer::from_slice(body);
     serde_path_to_error::deserialize(&mut reader).map_err(|error| {
         let mut errors = FieldErrors::default();
@@ -366,8 +393,11 @@ fn read_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, LabError>
         } else {
             path
         };
-        errors.add(field, error.inner().to_string());
-        LabError::Malformed(errors)
+        errors.add(
+            field,
+            crate::plain_words::plain_words(&error.inner().to_string()),
+        );
+        LabError::Invalid(errors)
     })
 }
 
@@ -378,7 +408,10 @@ fn parse_body(body: &[u8]) -> Result<CampaignSpec, LabError> {
         errors.add("spec", "the body is not UTF-8 text");
         LabError::Malformed(errors)
     })?;
-    let mut spec = spec::parse_json(text).map_err(LabError::Malformed)?;
+    let mut spec = spec::parse_json(text).map_err(|error| match error {
+        spec::SpecError::NotJson(errors) => LabError::Malformed(errors),
+        spec::SpecError::Invalid(errors) => LabError::Invalid(errors),
+    })?;
     spec.settle_defaults();
     Ok(spec)
 }
@@ -842,10 +875,16 @@ impl Lab {
         // answer names every bad field.
         let violations = policy.resolve_paths(&mut spec, reach);
         let mut invalid = violations.invalid;
+        // The lab's own bound on a run's length is the one said for it.
+        invalid.extend(policy.check_duration(&spec));
         let plans = match spec.plan() {
             Ok(plans) => Some(plans),
             Err(errors) => {
-                invalid.extend(errors);
+                for (path, message) in errors.0 {
+                    if path != "params.duration_s" || !invalid.0.contains_key(&path) {
+                        invalid.add(path, message);
+                    }
+                }
                 None
             }
         };
@@ -854,9 +893,10 @@ impl Lab {
         }
         if !violations.forbidden.is_empty() {
             // Nothing outside the allowed roots is looked at further.
-            let mut all = violations.forbidden;
-            all.extend(invalid);
-            return Err(LabError::Forbidden(all));
+            return Err(LabError::Forbidden {
+                paths: violations.forbidden,
+                others: invalid,
+            });
         }
         let Some(plans) = plans else {
             return Err(LabError::Invalid(invalid));

@@ -5,8 +5,8 @@
 use std::path::{Component, Path, PathBuf};
 
 use crate::spec::{
-    CampaignSpec, DedupConfig, FieldErrors, RunPlan, SourcePlan, TargetKind, TargetPlan,
-    format_size,
+    AUTO_MAX_DURATION_S, CampaignSpec, DedupConfig, DurationInput, FieldErrors, RunPlan,
+    SourcePlan, TargetKind, TargetPlan, bounds, format_size,
 };
 
 /// The limits a lab was started with. Registered with the lab's host on a shared database, so
@@ -281,22 +281,38 @@ impl Policy {
                 ),
             );
         }
-        match first.params.duration_s {
-            Some(duration) if duration > self.max_duration_s => errors.add(
-                "params.duration_s",
-                format!(
-                    "{duration} s is longer than this lab allows per run ({} s, --max-duration)",
-                    self.max_duration_s
-                ),
-            ),
+        errors
+    }
+
+    /// Checks a spec's duration against the lab's longest run, the one bound a lab states for
+    /// `params.duration_s` (`--max-duration`, never more than the spec's own ceiling); checked
+    /// before the spec's rules, so their wider ceiling is not said as well.
+    pub fn check_duration(&self, spec: &CampaignSpec) -> FieldErrors {
+        let mut errors = FieldErrors::default();
+        let rule = || {
+            format!(
+                "{} (this lab's limit per run, --max-duration)",
+                bounds::duration_rule(self.max_duration_s)
+            )
+        };
+        match spec.params.duration_s {
+            Some(DurationInput::Seconds(seconds))
+                if !bounds::duration_within(seconds, self.max_duration_s) =>
+            {
+                errors.add("params.duration_s", rule());
+            }
+            Some(DurationInput::Auto(_)) if AUTO_MAX_DURATION_S > self.max_duration_s => {
+                errors.add(
+                    "params.duration_s",
+                    format!(
+                        "\"auto\" lets a run last up to {AUTO_MAX_DURATION_S} s, longer than \
+                         this lab allows per run ({} s, --max-duration): give seconds",
+                        self.max_duration_s
+                    ),
+                );
+            }
             Some(_) => {}
-            None => errors.add(
-                "params.duration_s",
-                format!(
-                    "must be set: this lab limits every run to {} s (--max-duration)",
-                    self.max_duration_s
-                ),
-            ),
+            None => errors.add("params.duration_s", rule()),
         }
         errors
     }

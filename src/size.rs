@@ -71,7 +71,7 @@ impl<'de> Deserialize<'de> for ByteSize {
             fn visit_i64<E: serde::de::Error>(self, value: i64) -> Result<ByteSize, E> {
                 u64::try_from(value)
                     .map(ByteSize::new)
-                    .map_err(|_| E::custom(format!("{value} is not a size (a size is 0 or more)")))
+                    .map_err(|_| E::custom(format!("{value} is not a size: a size is not negative (a whole number of bytes, or e.g. 64K, 1M, 2G)")))
             }
 
             fn visit_f64<E: serde::de::Error>(self, value: f64) -> Result<ByteSize, E> {

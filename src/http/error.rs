@@ -71,7 +71,10 @@ impl From<LabError> for ApiError {
         let (status, fields) = match &error {
             LabError::Malformed(fields) => (StatusCode::BAD_REQUEST, fields.0.clone()),
             LabError::Invalid(fields) => (StatusCode::UNPROCESSABLE_ENTITY, fields.0.clone()),
-            LabError::Forbidden(fields) => (StatusCode::FORBIDDEN, fields.0.clone()),
+            LabError::Forbidden { .. } => (
+                StatusCode::FORBIDDEN,
+                error.field_errors().unwrap_or_default().0,
+            ),
             LabError::NotFound(_) => (StatusCode::NOT_FOUND, BTreeMap::new()),
             LabError::Conflict(_) => (StatusCode::CONFLICT, BTreeMap::new()),
             LabError::BadQuery(fields) => (StatusCode::UNPROCESSABLE_ENTITY, fields.0.clone()),
@@ -89,10 +92,29 @@ impl From<LabError> for ApiError {
                 (StatusCode::INTERNAL_SERVER_ERROR, BTreeMap::new())
             }
         };
-        let message = match fields.iter().next() {
-            Some((path, message)) if fields.len() == 1 => format!("{error}: {path}: {message}"),
-            Some(_) => format!("{error}: {} fields have problems", fields.len()),
-            None => error.to_string(),
+        let message = match (fields.iter().next(), &error) {
+            (Some((path, message)), _) if fields.len() == 1 => {
+                format!("{error}: {path}: {message}")
+            }
+            (Some(_), LabError::Forbidden { paths, others }) => {
+                let outside = match paths.0.len() {
+                    1 => "1 path is outside what this lab may use".to_string(),
+                    count => format!("{count} paths are outside what this lab may use"),
+                };
+                match others.0.len() {
+                    0 => format!("{} fields have problems: {outside}", fields.len()),
+                    1 => format!(
+                        "{} fields have problems: {outside}, 1 is not valid",
+                        fields.len()
+                    ),
+                    count => format!(
+                        "{} fields have problems: {outside}, {count} are not valid",
+                        fields.len()
+                    ),
+                }
+            }
+            (Some(_), _) => format!("{error}: {} fields have problems", fields.len()),
+            (None, _) => error.to_string(),
         };
         Self {
             status,

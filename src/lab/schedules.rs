@@ -348,12 +348,9 @@ impl Lab {
         }
         match self.accept(spec, None).await {
             Ok(submitted) => Ok(submitted.id),
-            Err(
-                LabError::Invalid(errors)
-                | LabError::Malformed(errors)
-                | LabError::Forbidden(errors),
-            ) => Err(errors.to_string()),
-            Err(error) => Err(error.to_string()),
+            Err(error) => Err(error
+                .field_errors()
+                .map_or_else(|| error.to_string(), |errors| errors.to_string())),
         }
     }
 
@@ -384,10 +381,8 @@ impl Lab {
         };
         match checked {
             Ok((spec, _)) => Some(spec),
-            Err(
-                LabError::Invalid(found) | LabError::Malformed(found) | LabError::Forbidden(found),
-            ) => {
-                for (path, message) in found.0 {
+            Err(error) if error.field_errors().is_some() => {
+                for (path, message) in error.field_errors().unwrap_or_default().0 {
                     errors.add(format!("spec.{path}"), message);
                 }
                 None
@@ -420,7 +415,7 @@ fn checked_pattern(cron: &str, errors: &mut FieldErrors) -> Option<Pattern> {
 }
 
 fn check_schedule_name(name: &str, errors: &mut FieldErrors) {
-    if name.len() > 200 {
+    if name.chars().count() > 200 {
         errors.add("name", "must be at most 200 characters");
     }
 }

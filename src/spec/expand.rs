@@ -12,7 +12,7 @@ impl CampaignSpec {
             return Err(lengths);
         }
         let mut errors = FieldErrors::default();
-        if self.name.len() > 200 {
+        if self.name.chars().count() > 200 {
             errors.add("name", "must be at most 200 characters");
         }
         if let Some(host) = &self.host
@@ -28,8 +28,8 @@ impl CampaignSpec {
         let source = self.source_plan(&mut errors);
         let target = self.target_plan(&mut errors);
         let tests = self.test_kinds(&mut errors);
-        if !(1..=100).contains(&self.repeat) {
-            errors.add("repeat", "must be between 1 and 100");
+        if !bounds::REPEAT.contains(u64::from(self.repeat)) {
+            errors.add("repeat", bounds::REPEAT.rule());
         }
         let base = self.base_params(&mut errors, source.as_ref());
         let axes = self.matrix_axes(&mut errors);

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+pub mod bounds;
 mod expand;
 pub mod expectation;
 #[cfg(test)]
@@ -270,23 +271,44 @@ pub const DEFAULT_SEARCH_SHARE: f64 = 0.4;
 /// Most fields of the wrong type or form one reading of a spec names.
 const MAX_TYPE_ERRORS: usize = 64;
 
+/// Why a submitted spec's text cannot be taken.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecError {
+    /// The text is not JSON: nothing in it can be read as fields.
+    #[error("{0}")]
+    NotJson(FieldErrors),
+    /// The text is JSON whose fields have bad values: every one is named.
+    #[error("{0}")]
+    Invalid(FieldErrors),
+}
+
+impl SpecError {
+    /// Every problem, by field.
+    pub fn fields(&self) -> &FieldErrors {
+        match self {
+            SpecError::NotJson(errors) | SpecError::Invalid(errors) => errors,
+        }
+    }
+}
+
 /// Parses a spec from JSON. Every field of the wrong type or form (a size that is not a size,
-/// a count that is text) is named at its path, not only the first: each is set aside in turn
-/// and the rest read again; when the rest then reads, the rules of the fields it has are
-/// checked too, so one answer names every mistake.
-pub fn parse_json(text: &str) -> Result<CampaignSpec, FieldErrors> {
+/// a count that is text, a kind that is not one) is named at its path, not only the first:
+/// each is set aside in turn (a required one replaced by a stand-in) and the rest read again;
+/// the rest is then checked by the rules, whose findings about fields set aside are left out,
+/// so one answer names every mistake.
+pub fn parse_json(text: &str) -> Result<CampaignSpec, SpecError> {
     let mut errors = FieldErrors::default();
     let mut value: serde_json::Value = match serde_json::from_str(text) {
         Ok(value) => value,
         Err(error) => {
-            errors.add("spec", crate::plain_words::plain_words(&error.to_string()));
-            return Err(errors);
+            errors.add("spec", crate::plain_words::not_json(&error));
+            return Err(SpecError::NotJson(errors));
         }
     };
     strict::duplicate_keys(text, &mut errors);
     let mut set_aside_paths = strict::sections_are_not_lists(&mut value, &mut errors);
     if value.is_array() {
-        return Err(errors);
+        return Err(SpecError::Invalid(errors));
     }
     strict::whole_numbers_as_integers(&mut value);
     for _ in 0..MAX_TYPE_ERRORS {
@@ -294,9 +316,13 @@ pub fn parse_json(text: &str) -> Result<CampaignSpec, FieldErrors> {
             Ok(spec) if errors.is_empty() => return Ok(spec),
             Ok(spec) => {
                 if let Err(rules) = spec.plan() {
-                    errors.extend(rules);
+                    for (path, message) in rules.0 {
+                        if !set_aside_paths.iter().any(|aside| related(&path, aside)) {
+                            errors.add(path, message);
+                        }
+                    }
                 }
-                return Err(errors);
+                return Err(SpecError::Invalid(errors));
             }
             Err(error) => {
                 let path = error.path().clone();
@@ -307,7 +333,8 @@ pub fn parse_json(text: &str) -> Result<CampaignSpec, FieldErrors> {
                 } else {
                     shown
                 };
-                // A required field set aside for its own error is now missing: said already.
+                // A required field set aside for its own error is now missing: said already,
+                // and a stand-in lets the rest be read.
                 let missing = message
                     .strip_prefix("missing field `")
                     .and_then(|rest| rest.split('`').next())
@@ -315,18 +342,77 @@ pub fn parse_json(text: &str) -> Result<CampaignSpec, FieldErrors> {
                         "spec" => field.to_string(),
                         parent => format!("{parent}.{field}"),
                     });
-                if missing.is_some_and(|field| set_aside_paths.contains(&field)) {
-                    return Err(errors);
+                if let Some(field) = missing
+                    && set_aside_paths.contains(&field)
+                {
+                    if stand_in(&mut value, &field) {
+                        continue;
+                    }
+                    return Err(SpecError::Invalid(errors));
                 }
-                errors.add(shown, crate::plain_words::plain_words(&message));
+                let range = bounds::whole_range_at(&shown).map(bounds::WholeRange::words);
+                errors.add(
+                    shown,
+                    crate::plain_words::plain_words_expecting(&message, range.as_deref()),
+                );
                 if !set_aside(&mut value, &path) {
-                    return Err(errors);
+                    return Err(SpecError::Invalid(errors));
                 }
                 set_aside_paths.push(field_keys(&path).join("."));
             }
         }
     }
-    Err(errors)
+    Err(SpecError::Invalid(errors))
+}
+
+/// Whether a rule's finding at `path` is about a field set aside at `aside` (the field, what
+/// it holds, or the section holding it), so the stand-in's findings are not reported. A
+/// target's kind decides what every other target field means: a kind set aside sets aside
+/// the target.
+fn related(path: &str, aside: &str) -> bool {
+    let aside = if aside == "target.kind" {
+        "target"
+    } else {
+        aside
+    };
+    let within = |inner: &str, outer: &str| {
+        inner == outer
+            || inner
+                .strip_prefix(outer)
+                .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
+    };
+    within(path, aside) || within(aside, path)
+}
+
+/// Puts a stand-in where a required field was set aside, so the rest of the spec can be read
+/// and checked; false for a field with none. A target's stand-in is of a kind that cannot be
+/// planned without settings of its own, so no rule judges the rest against a target that was
+/// not given.
+fn stand_in(value: &mut serde_json::Value, field: &str) -> bool {
+    let (keys, stand_in): (&[&str], serde_json::Value) = match field {
+        "source" => (&["source"], serde_json::json!({})),
+        "target" => (&["target"], serde_json::json!({"kind": "s3"})),
+        "target.kind" => (&["target", "kind"], serde_json::json!("s3")),
+        "source.generated.size" => (&["source", "generated", "size"], serde_json::json!(1)),
+        _ => return false,
+    };
+    let Some((last, parents)) = keys.split_last() else {
+        return false;
+    };
+    let mut object = value;
+    for key in parents {
+        match object.get_mut(*key) {
+            Some(inner) => object = inner,
+            None => return false,
+        }
+    }
+    match object.as_object_mut() {
+        Some(fields) => {
+            fields.insert((*last).to_string(), stand_in);
+            true
+        }
+        None => false,
+    }
 }
 
 /// The keys down to the field an error at `path` is about: a list item's error is the list's.
@@ -385,6 +471,10 @@ fn default_compress_ratio() -> f64 {
 
 /// The slowest a source what-if may deliver, MB/s: below it a block takes minutes to arrive.
 pub const MIN_SOURCE_RATE_MB_S: f64 = 0.1;
+/// The slowest a client's link what-if may carry, MB/s.
+pub const MIN_LINK_MB_S: f64 = 0.1;
+/// The fastest a source or link what-if may be, MB/s: beyond it the cap caps nothing.
+pub const MAX_RATE_MB_S: f64 = 1_000_000.0;
 
 /// The cap on a run whose data sets its length (a size, or generated data) when the spec gives
 /// no duration.

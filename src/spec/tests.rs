@@ -193,7 +193,7 @@ fn every_bad_field_is_reported() {
             "repeat": 0}"#,
     )
     .expect_err("invalid");
-    let fields: Vec<&str> = errors.0.keys().map(String::as_str).collect();
+    let fields: Vec<&str> = errors.fields().0.keys().map(String::as_str).collect();
     for expected in [
         "source.paths",
         "target.path",
@@ -320,15 +320,15 @@ fn unknown_fields_and_bad_types_name_their_path() {
         r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"}, "params": {"bufers": 3}}"#,
     )
     .expect_err("unknown field");
-    assert!(errors.0.contains_key("params.bufers"), "{errors}");
+    assert!(errors.fields().0.contains_key("params.bufers"), "{errors}");
     let errors = parse_json(
         r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"}, "params": {"buffers": "x"}}"#,
     )
     .expect_err("bad type");
-    assert!(errors.0.contains_key("params.buffers"), "{errors}");
+    assert!(errors.fields().0.contains_key("params.buffers"), "{errors}");
     let errors = parse_json(r#"{"source": {"paths": ["/a"]}, "target": {"kind": "floppy"}}"#)
         .expect_err("bad kind");
-    assert!(errors.0.contains_key("target.kind"), "{errors}");
+    assert!(errors.fields().0.contains_key("target.kind"), "{errors}");
 }
 
 #[test]
@@ -390,6 +390,7 @@ fn a_size_is_parsed_once_when_the_spec_is_read_and_written_back_as_given() {
         let errors = parse_json(&text).expect_err("not a size");
         assert!(
             errors
+                .fields()
                 .0
                 .get("params.block_size")
                 .is_some_and(|m| m.contains(words)),
@@ -407,7 +408,7 @@ fn a_required_field_of_the_wrong_type_is_named_once() {
     // Both are named (a missing field is only found at the end of its object), without a
     // third message that the target set aside is missing.
     assert_eq!(
-        errors.0.keys().collect::<Vec<_>>(),
+        errors.fields().0.keys().collect::<Vec<_>>(),
         ["params.buffers", "target"],
         "{errors}"
     );
@@ -485,4 +486,29 @@ fn an_object_smaller_than_a_part_is_refused_by_its_field() {
             "tests": ["tape_write"]}"#,
     );
     assert!(fits.plan().is_ok());
+}
+
+#[test]
+fn an_unknown_kind_and_a_bad_size_leave_the_other_rules_checked() {
+    let errors = parse_json(
+        r#"{"source": {"paths": ["/a"]}, "target": {"kind": "disk", "path": "/t"},
+            "tests": ["full_backup", "fast_test"], "params": {"block_size": "lots"}}"#,
+    )
+    .expect_err("invalid");
+    let SpecError::Invalid(errors) = errors else {
+        panic!("JSON with bad values is invalid, not unreadable: {errors}");
+    };
+    assert_eq!(
+        errors.0.keys().collect::<Vec<_>>(),
+        ["params.block_size", "target.kind", "tests[1]"],
+        "{errors}"
+    );
+    let errors = parse_json(
+        r#"{"source": {"paths": ["/a"]}, "target": {"kind": "null"}, "params": {"buffers": -4}}"#,
+    )
+    .expect_err("invalid");
+    assert_eq!(
+        errors.fields().0["params.buffers"],
+        "is -4; it must be a whole number from 1 to 1024"
+    );
 }

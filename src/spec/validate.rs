@@ -247,8 +247,8 @@ impl CampaignSpec {
     ) -> Option<RunParams> {
         let params = &self.params;
         let before = errors.0.len();
-        if !(1..=1024).contains(&params.buffers) {
-            errors.add("params.buffers", "must be between 1 and 1024");
+        if !bounds::BUFFERS.contains(u64::from(params.buffers)) {
+            errors.add("params.buffers", bounds::BUFFERS.rule());
         }
         let block_size = params.block_size.bytes();
         check_block_size(errors, "params.block_size", params.direct, block_size);
@@ -259,8 +259,8 @@ impl CampaignSpec {
                 _ => 4,
             },
         };
-        if !(1..=256).contains(&streams) {
-            errors.add("params.streams", "must be between 1 and 256");
+        if !bounds::STREAMS.contains(u64::from(streams)) {
+            errors.add("params.streams", bounds::STREAMS.rule());
         }
         if let Some(ratio) = params.compress_ratio {
             check_ratio(errors, "params.compress_ratio", ratio);
@@ -273,20 +273,20 @@ impl CampaignSpec {
             bytes
         });
         if let Some(DurationInput::Seconds(duration)) = params.duration_s
-            && !(duration > 0.0 && duration <= 86_400.0)
+            && !bounds::duration_within(duration, bounds::MAX_DURATION_S)
         {
             errors.add(
                 "params.duration_s",
-                "must be more than 0 and at most 86400, or \"auto\"",
+                bounds::duration_rule(bounds::MAX_DURATION_S),
             );
         }
         let auto = params.duration_s == Some(DurationInput::Auto(AutoWord::Auto));
         if let Some(rate) = params.source_rate_mb_s
-            && !(rate.is_finite() && (MIN_SOURCE_RATE_MB_S..=1_000_000.0).contains(&rate))
+            && !(rate.is_finite() && (MIN_SOURCE_RATE_MB_S..=MAX_RATE_MB_S).contains(&rate))
         {
             errors.add(
                 "params.source_rate_mb_s",
-                format!("must be between {MIN_SOURCE_RATE_MB_S} and 1000000 MB/s"),
+                format!("must be between {MIN_SOURCE_RATE_MB_S} and {MAX_RATE_MB_S} MB/s"),
             );
         }
         if errors.0.len() != before {
@@ -421,9 +421,12 @@ impl CampaignSpec {
             }
         }
         if let Some(rate) = self.params.link_mb_s
-            && !(rate.is_finite() && (0.1..=1_000_000.0).contains(&rate))
+            && !(rate.is_finite() && (MIN_LINK_MB_S..=MAX_RATE_MB_S).contains(&rate))
         {
-            errors.add("params.link_mb_s", "must be at least 0.1 MB/s");
+            errors.add(
+                "params.link_mb_s",
+                format!("must be between {MIN_LINK_MB_S} and {MAX_RATE_MB_S} MB/s"),
+            );
         }
         if network {
             let streams = self.params.streams.unwrap_or(DEFAULT_CLIENT_STREAMS);
@@ -472,23 +475,17 @@ impl CampaignSpec {
         let buffers = values(errors, "matrix.buffers", &matrix.buffers);
         for (index, value) in buffers.iter().enumerate() {
             if let Some(value) = value
-                && !(1..=1024).contains(value)
+                && !bounds::BUFFERS.contains(u64::from(*value))
             {
-                errors.add(
-                    format!("matrix.buffers[{index}]"),
-                    "must be between 1 and 1024",
-                );
+                errors.add(format!("matrix.buffers[{index}]"), bounds::BUFFERS.rule());
             }
         }
         let streams = values(errors, "matrix.streams", &matrix.streams);
         for (index, value) in streams.iter().enumerate() {
             if let Some(value) = value
-                && !(1..=256).contains(value)
+                && !bounds::STREAMS.contains(u64::from(*value))
             {
-                errors.add(
-                    format!("matrix.streams[{index}]"),
-                    "must be between 1 and 256",
-                );
+                errors.add(format!("matrix.streams[{index}]"), bounds::STREAMS.rule());
             }
         }
         let block_sizes: Vec<Option<u64>> = values(errors, "matrix.block_size", &matrix.block_size)
@@ -611,11 +608,8 @@ fn generated_generations(
             return Err(());
         }
         None | Some(1) => return if rate_ok { Ok(None) } else { Err(()) },
-        Some(count) if !(1..=MAX_GENERATIONS).contains(&count) => {
-            errors.add(
-                "source.generated.generations",
-                format!("must be between 1 and {MAX_GENERATIONS}"),
-            );
+        Some(count) if !bounds::GENERATIONS.contains(u64::from(count)) => {
+            errors.add("source.generated.generations", bounds::GENERATIONS.rule());
             return Err(());
         }
         Some(count) => count,

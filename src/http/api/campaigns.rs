@@ -50,11 +50,11 @@ pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState>
                 ("rerun" = (operation_id = "rerun_campaign", parameters(("id" = "$response.body#/id")))),
                 ("delete" = (operation_id = "delete_campaign", parameters(("id" = "$response.body#/id")))),
             )),
-        (status = 400, description = "Malformed JSON, wrong types or unknown fields", body = ErrorBody),
+        (status = 400, description = "The body is not JSON (or not UTF-8)", body = ErrorBody),
         (status = 401, description = "Token missing or wrong", body = ErrorBody),
         (status = 403, description = "A path outside the allowed roots", body = ErrorBody),
         (status = 413, description = "Body larger than 1 MiB", body = ErrorBody),
-        (status = 422, description = "Invalid fields or limits exceeded", body = ErrorBody),
+        (status = 422, description = "Every bad field at once: wrong types, unknown fields or values, rules and limits", body = ErrorBody),
         (status = 429, description = "The queue holds as many runs as it may", body = ErrorBody),
     )
 )]
@@ -101,7 +101,9 @@ struct ListQuery {
     /// At most this many (1 to 200, default 50).
     #[param(minimum = 1, maximum = 200)]
     limit: Option<u32>,
-    /// Only campaigns older than this campaign id (the `next_before` of the previous page).
+    /// Only campaigns older than this campaign id (the `next_before` of the previous page);
+    /// empty is the same as left out. An id of no campaign is refused (422).
+    #[param(pattern = "^([A-Za-z0-9]{12})?$")]
     before: Option<String>,
 }
 
@@ -132,7 +134,11 @@ async fn list_campaigns(
     let limit = super::page::page_limit(query.limit)?;
     let page = state
         .lab
-        .list(status, query.before.as_deref(), limit)
+        .list(
+            status,
+            query.before.as_deref().filter(|before| !before.is_empty()),
+            limit,
+        )
         .await?;
     let kept: Vec<(&str, &str)> = query
         .status

@@ -25,14 +25,14 @@ pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState>
 #[utoipa::path(
     post, path = "/api/campaigns/{id}/references", tag = "campaigns",
     params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),
-    request_body(content = serde_json::Value, description = "tool and result", content_type = "application/json"),
+    request_body(content = super::schema::ReferenceImport, description = "tool and result", content_type = "application/json"),
     responses(
         (status = 201, description = "The campaign's references", body = serde_json::Value),
-        (status = 400, description = "Malformed JSON or an unknown tool", body = ErrorBody),
+        (status = 400, description = "The body is not JSON", body = ErrorBody),
         (status = 401, description = "Token missing or wrong", body = ErrorBody),
         (status = 404, description = "No such campaign", body = ErrorBody),
         (status = 409, description = "The campaign holds as many references as it may", body = ErrorBody),
-        (status = 422, description = "Not the tool's JSON output", body = ErrorBody),
+        (status = 422, description = "An unknown tool, or not the tool's JSON output", body = ErrorBody),
     )
 )]
 async fn import_references(

@@ -29,10 +29,10 @@ pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState>
 /// passed while no lab could fire them are counted as missed, never fired late.
 #[utoipa::path(
     post, path = "/api/schedules", tag = "schedules",
-    request_body(content = serde_json::Value, description = "cron, spec, and optionally name and paused", content_type = "application/json"),
+    request_body(content = super::schema::NewScheduleSchema, description = "cron, spec, and optionally name and paused", content_type = "application/json"),
     responses(
         (status = 201, description = "Created; `Location` names it", body = serde_json::Value),
-        (status = 400, description = "Malformed JSON, wrong types or unknown fields", body = ErrorBody),
+        (status = 400, description = "The body is not JSON (or not UTF-8)", body = ErrorBody),
         (status = 401, description = "Token missing or wrong", body = ErrorBody),
         (status = 409, description = "The lab keeps as many schedules as it may", body = ErrorBody),
         (status = 422, description = "A bad pattern or spec, each field named", body = ErrorBody),
@@ -109,10 +109,10 @@ async fn get_schedule(
 #[utoipa::path(
     patch, path = "/api/schedules/{id}", tag = "schedules",
     params(("id" = String, Path, description = "Schedule id")),
-    request_body(content = serde_json::Value, description = "Any of name, cron, spec, paused", content_type = "application/json"),
+    request_body(content = super::schema::ScheduleChangeSchema, description = "Any of name, cron, spec, paused", content_type = "application/json"),
     responses(
         (status = 200, description = "The schedule as changed", body = serde_json::Value),
-        (status = 400, description = "Malformed JSON, wrong types or unknown fields", body = ErrorBody),
+        (status = 400, description = "The body is not JSON (or not UTF-8)", body = ErrorBody),
         (status = 401, description = "Token missing or wrong", body = ErrorBody),
         (status = 404, description = "No such schedule", body = ErrorBody),
         (status = 422, description = "A bad pattern or spec, each field named", body = ErrorBody),

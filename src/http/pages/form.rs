@@ -88,7 +88,8 @@ pub struct CampaignForm {
 }
 
 impl CampaignForm {
-    /// The form filled by a preset (an unknown preset gives the bottleneck one).
+    /// The form filled by a preset (an unknown preset gives the bottleneck one; the page
+    /// says so).
     pub fn preset(id: &str) -> Self {
         let mut form = Self {
             preset: "bottleneck".into(),
@@ -576,7 +577,7 @@ impl Kind {
     }
 }
 
-/// A whole number of 0 or more.
+/// A whole number; one out of its field's range is left to the checks, which say the range.
 fn count(text: &str, path: &str, errors: &mut FieldErrors) -> Option<Value> {
     let text = text.trim();
     if text.is_empty() {
@@ -585,10 +586,9 @@ fn count(text: &str, path: &str, errors: &mut FieldErrors) -> Option<Value> {
     match text.parse::<u32>() {
         Ok(value) => Some(json!(value)),
         Err(_) => {
-            errors.add(
-                path,
-                format!("'{text}' is not a whole number of 0 or more (write e.g. 4)"),
-            );
+            let wanted = crate::spec::bounds::whole_range_at(path)
+                .map_or_else(|| "a whole number".to_string(), |range| range.words());
+            errors.add(path, format!("'{text}' is not {wanted} (write e.g. 4)"));
             None
         }
     }
@@ -730,7 +730,7 @@ mod tests {
         );
         assert_eq!(
             errors.0["params.buffers"],
-            "'eight' is not a whole number of 0 or more (write e.g. 4)"
+            "'eight' is not a whole number from 1 to 1024 (write e.g. 4)"
         );
         assert!(spec["target"].get("path").is_none());
         let mut fields = BTreeMap::new();

@@ -85,14 +85,30 @@ pub(super) async fn new_form(
     State(state): State<AppState>,
     Query(query): Query<NewQuery>,
 ) -> Response {
-    let mut form = CampaignForm::preset(query.preset.as_deref().unwrap_or("bottleneck"));
+    let asked = query.preset.as_deref().unwrap_or("bottleneck");
+    let known = PRESETS.iter().any(|(id, _)| *id == asked);
+    let mut form = CampaignForm::preset(if known { asked } else { "bottleneck" });
     form.host = state.lab.host().name.clone();
-    html(new_page(
+    // A preset that is not one is said, with the ones there are, over the default form.
+    let error = (!known).then(|| {
+        let ids: Vec<&str> = PRESETS.iter().map(|(id, _)| *id).collect();
+        format!(
+            "there is no preset '{}'; the presets are {}. The form below is the {} one",
+            asked.chars().take(64).collect::<String>(),
+            ids.join(", "),
+            form.preset
+        )
+    });
+    let mut response = html(new_page(
         form,
-        None,
+        error,
         state.token.is_some(),
         live_hosts(&state).await,
-    ))
+    ));
+    if !known {
+        *response.status_mut() = StatusCode::NOT_FOUND;
+    }
+    response
 }
 
 /// The live lab hosts for the form's choice, this one first; only this one when the others
@@ -236,7 +252,14 @@ fn with_form_errors(error: LabError, form: FieldErrors) -> LabError {
     match error {
         LabError::Malformed(fields) => LabError::Invalid(merge(fields)),
         LabError::Invalid(fields) => LabError::Invalid(merge(fields)),
-        LabError::Forbidden(fields) => LabError::Forbidden(merge(fields)),
+        LabError::Forbidden { paths, others } => {
+            let mut merged = merge(others);
+            merged.0.retain(|path, _| !paths.0.contains_key(path));
+            LabError::Forbidden {
+                paths,
+                others: merged,
+            }
+        }
         other => other,
     }
 }

@@ -135,10 +135,10 @@ async fn refuse(
 ) -> Response {
     let errors = match error {
         Err(errors) => errors,
-        Ok(LabError::Invalid(found) | LabError::Malformed(found) | LabError::Forbidden(found)) => {
-            found.0.into_iter().collect()
-        }
-        Ok(other) => return lab_error_page(other),
+        Ok(error) => match error.field_errors() {
+            Some(found) => found.0.into_iter().collect(),
+            None => return lab_error_page(error),
+        },
     };
     let refused = Refused {
         id,

@@ -4,10 +4,12 @@
 
 mod agents;
 mod data;
+mod errors;
 mod faults;
 mod http;
 mod plan;
 mod poison;
+mod request_schemas;
 mod spec;
 mod stall;
 mod swap;

@@ -26,7 +26,7 @@ async fn a_list_for_a_section_and_a_key_given_twice_are_refused_by_name() {
     let list = r#"{"source": {"generated": {"size": "4M"}}, "target": {"kind": "null"},
                    "tests": ["null_sink"], "params": [1]}"#;
     let answer = app.send("POST", "/api/campaigns", Some(list)).await;
-    assert_eq!(answer.status, 400, "{}", answer.body);
+    assert_eq!(answer.status, 422, "{}", answer.body);
     assert!(
         answer.json()["fields"]["params"]
             .as_str()
@@ -39,7 +39,7 @@ async fn a_list_for_a_section_and_a_key_given_twice_are_refused_by_name() {
                     "tests": ["null_sink"],
                     "params": {"buffers": 8, "duration_s": 5, "buffers": 1024}}"#;
     let answer = app.send("POST", "/api/campaigns", Some(twice)).await;
-    assert_eq!(answer.status, 400, "{}", answer.body);
+    assert_eq!(answer.status, 422, "{}", answer.body);
     assert!(
         answer.json()["fields"]["params.buffers"]
             .as_str()
@@ -52,7 +52,7 @@ async fn a_list_for_a_section_and_a_key_given_twice_are_refused_by_name() {
                     "target": {"kind": "tape", "model": "lto-4", "drives": 1, "drives": 16},
                     "tests": ["tape_write"], "params": {"duration_s": 5}}"#;
     let answer = app.send("POST", "/api/campaigns", Some(twice)).await;
-    assert_eq!(answer.status, 400, "{}", answer.body);
+    assert_eq!(answer.status, 422, "{}", answer.body);
     assert!(answer.json()["fields"]["target.drives"].is_string());
 }
 
@@ -73,7 +73,7 @@ async fn whole_numbers_with_a_fraction_are_read_as_integers() {
     let answer = app
         .send("POST", "/api/campaigns", Some(&spec.to_string()))
         .await;
-    assert_eq!(answer.status, 400, "{}", answer.body);
+    assert_eq!(answer.status, 422, "{}", answer.body);
     assert!(answer.json()["fields"]["repeat"].is_string());
 }
 

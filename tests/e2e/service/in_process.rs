@@ -15,10 +15,10 @@ async fn bad_specs_name_every_field_in_plain_words_and_queue_nothing() {
             Some(r#"{"source": {"paths": ["x"]}, "target": {"kind": "null"}, "params": {"buffers": -4}}"#),
         )
         .await;
-    assert_eq!(typed.status, StatusCode::BAD_REQUEST);
+    assert_eq!(typed.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(
         typed.json()["fields"]["params.buffers"],
-        "is -4; it must be a whole number (0 or more)"
+        "is -4; it must be a whole number from 1 to 1024"
     );
     let rules = app
         .send(

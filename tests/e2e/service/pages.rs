@@ -510,7 +510,7 @@ async fn the_form_names_every_mistake_at_once_in_plain_words() {
         .replace("&#39;", "'")
         .replace("&#x27;", "'");
     for (field, words) in [
-        ("buffers", "'-4' is not a whole number of 0 or more"),
+        ("buffers", "'-4' is not a whole number from 1 to 1024"),
         ("block_size", "'64Q' has an unknown unit 'Q'"),
         (
             "duration_s",

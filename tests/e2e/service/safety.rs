@@ -229,11 +229,11 @@ async fn bad_bodies_get_field_errors_and_never_a_server_error() {
         "{body}"
     );
 
-    // Wrong type, unknown field: the path of the field is named.
+    // Wrong type, unknown field: JSON with bad values, the path of the field is named.
     let body = refused(
         &lab,
         &json!({"source": {"paths": ["src"]}, "target": {"kind": "null"}, "params": {"buffers": "many"}}),
-        400,
+        422,
         "params.buffers",
     )
     .await;
@@ -241,13 +241,13 @@ async fn bad_bodies_get_field_errors_and_never_a_server_error() {
         body["error"]
             .as_str()
             .unwrap_or("")
-            .contains("params.buffers: is \"many\"; it must be a whole number (0 or more)"),
+            .contains("params.buffers: is \"many\"; it must be a whole number from 1 to 1024"),
         "types are said in words: {body}"
     );
     let body = refused(
         &lab,
         &json!({"source": {"paths": ["src"]}, "target": {"kind": "null"}, "params": {"bufers": 8}}),
-        400,
+        422,
         "params.bufers",
     )
     .await;

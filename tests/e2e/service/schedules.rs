@@ -65,7 +65,7 @@ async fn a_schedule_is_created_paused_edited_and_deleted_and_its_mistakes_are_na
         Some(&json!({"cron": "0 2 * * *"})),
     )
     .await;
-    assert_eq!(status, 400, "a missing spec is named: {body}");
+    assert_eq!(status, 422, "a missing spec is named: {body}");
 
     let good = json!({"name": "nightly", "cron": "0 2 * * *", "spec": quick("")});
     let (status, created) = send(&lab, reqwest::Method::POST, "/api/schedules", Some(&good)).await;
