@@ -83,6 +83,20 @@ async fn an_adaptive_search_finds_the_plateau_with_fewer_runs_and_says_how_sure_
         page.contains("id=\"search\""),
         "the report's search section"
     );
+    // The expectation gives the likely runs and the budget's bound apart, against what the
+    // search took.
+    let expected = page
+        .split("<span id=\"expected\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</span>").next())
+        .unwrap_or_else(|| panic!("no expected duration on the page"));
+    assert!(
+        expected
+            .contains(" runs likely (an adaptive search; its budget allows 9): expected to take ")
+            && expected.contains("; took "),
+        "{expected}"
+    );
+    assert!(expected.ends_with(&format!(" ({runs} runs)")), "{expected}");
     assert!(
         page.contains("of the matrix&#39;s 8 points"),
         "points run of the matrix's"
