@@ -205,6 +205,9 @@ pub struct Opening<'a> {
     pub history: Option<&'a crate::engine::reduction::DatasetStreams>,
     /// Raised to stop taking the history in.
     pub cancel: &'a std::sync::atomic::AtomicBool,
+    /// When the run's duration is up: taking the history in counts against it, so a run
+    /// ends within its duration whatever it must do before its timed window.
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// One kind of target: a new kind is a file with its `Sink` and this, registered in
