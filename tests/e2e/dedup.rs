@@ -392,6 +392,53 @@ async fn five_generations_at_five_percent_grow_the_store_by_about_five_percent_e
     .await;
 }
 
+/// A lab that limits every run to 5 s (`--max-duration 5`) holds a campaign of generations into
+/// a dedup store to it: the earlier generations the store takes in before each run's timed
+/// window (8 GiB before the third) count against the run's duration, so every run ends within
+/// it, plus the store's last flush; a run that could not take them in says so.
+#[tokio::test]
+async fn generations_into_a_dedup_store_end_within_the_labs_longest_run() {
+    let lab = Lab::fresh(&LabOptions {
+        extra: vec!["--max-duration".into(), "5".into()],
+        ..LabOptions::default()
+    });
+    let store_dir = lab.empty_dir("dedup");
+    let spec = json!({
+        "name": "nights under a cap",
+        "source": {"generated": {"size": "4G", "compress_ratio": 2.0,
+                                 "generations": 3, "change_rate": 0.05}},
+        "target": {"kind": "dedup", "path": store_dir, "avg_chunk": "64K"},
+        "tests": ["full_backup"],
+        "params": {"buffers": 8, "block_size": "1M", "streams": 2, "fsync": false,
+                   "duration_s": 5}
+    });
+    let id = lab.submit(&spec).await;
+    let campaign = lab
+        .wait_status(&id, &["done", "failed"], Duration::from_secs(300))
+        .await;
+    let runs = campaign["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 3, "{campaign}");
+    for run in runs {
+        let started = run["started_ms"].as_i64().expect("started");
+        let finished = run["finished_ms"].as_i64().expect("finished");
+        let took_ms = finished - started;
+        eprintln!(
+            "generation {}: {took_ms} ms, {}",
+            run["result"]["params"]["generation"], run["status"]
+        );
+        assert!(took_ms <= 8_000, "a run of 5 s took {took_ms} ms: {run}");
+        if run["status"] != "done" {
+            assert_eq!(run["status"], "failed", "{run}");
+            let error = run["result"]["error"].as_str().unwrap_or("");
+            assert!(error.contains("earlier generations"), "{run}");
+        }
+    }
+    let left: Vec<_> = std::fs::read_dir(&store_dir)
+        .expect("the target directory")
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
 /// Generated data that dedups 3:1, sent into a dedup store on a tmpfs of the lab's own: the
 /// store writes little to a disk that costs little, so hashing (cutting and naming chunks) is
 /// its work, and the verdict names it as the limit, typed and in words.
