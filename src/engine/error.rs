@@ -53,6 +53,20 @@ pub enum EngineError {
     RestoreCreate { path: PathBuf, source: io::Error },
     #[error("object store: {0}")]
     ObjectStore(String),
+    #[error(
+        "the dedup store took in {} of the dataset's {generations} earlier generations ({}) \
+         before the run's duration of {duration_s} s was up, and the run ended there: a later \
+         generation needs a duration long enough to take the earlier ones in first (or a smaller \
+         dataset)",
+        format_size(*taken_bytes),
+        format_size(*history_bytes)
+    )]
+    HistoryPastDeadline {
+        taken_bytes: u64,
+        history_bytes: u64,
+        generations: u32,
+        duration_s: f64,
+    },
     #[error("cancelled")]
     Cancelled,
 }

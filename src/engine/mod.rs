@@ -117,7 +117,8 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
     let skipped = Skipped::default();
     let made = reduction::UnitsMade::default();
     let source_ratio = source_ratio(plan);
-    let source_dedup = source_dedup(plan, &mut warnings);
+    // A cancel during the estimate ends it within a read, and the run with it.
+    let source_dedup = source_dedup(plan, control.cancel, &mut warnings);
     let matched = Matched {
         compress_ratio: source_ratio,
         dedup: source_dedup,
@@ -125,7 +126,9 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
     let cpu_before = CpuSnapshot::take();
     let mut tallies = Vec::new();
     let mut restore_figures = None;
-    let outcome = if plan.test == TestKind::NetworkBackup {
+    let outcome = if control.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+        Err(EngineError::Cancelled)
+    } else if plan.test == TestKind::NetworkBackup {
         run_network(plan, settings, control).map(|(outcome, clients)| {
             tallies = clients;
             outcome
@@ -364,7 +367,7 @@ fn run_network(
     let network = settings.network.as_deref().ok_or_else(|| {
         EngineError::Network("this lab was started without network clients".to_string())
     })?;
-    let sinks = target_sinks(plan, settings, None, control.cancel)?;
+    let sinks = target_sinks(plan, settings, None, control.cancel, None)?;
     let Connected {
         streams,
         clients,
@@ -565,8 +568,16 @@ fn build_job<'a>(
         None => readers,
     };
     // A target that keeps what it was sent takes the dataset's earlier generations in first.
+    // It counts against the run's duration: the run ends within it all the same.
     let history = dataset.as_ref().filter(|streams| streams.generation() > 1);
-    let sinks = target_sinks(plan, settings, history, cancel)?;
+    let opened = std::time::Instant::now();
+    let deadline = limits.duration.map(|duration| opened + duration);
+    let sinks = target_sinks(plan, settings, history, cancel, deadline)?;
+    if history.is_some() {
+        limits.duration = limits
+            .duration
+            .map(|duration| duration.saturating_sub(opened.elapsed()));
+    }
     Ok(Job {
         streams: readers,
         feeders,
@@ -712,7 +723,11 @@ const MIN_SOURCE_DEDUP: f64 = 1.05;
 /// a deduplicating target whose data is to match the source: a store that finds the source
 /// reducing 3:1 must be measured taking data that reduces 3:1. The units repeat whole at
 /// eight chunks or more, so the store's chunks straddling their ends cost little of the ratio.
-fn source_dedup(plan: &RunPlan, warnings: &mut Vec<String>) -> Option<reduction::DedupSettings> {
+fn source_dedup(
+    plan: &RunPlan,
+    cancel: &std::sync::atomic::AtomicBool,
+    warnings: &mut Vec<String>,
+) -> Option<reduction::DedupSettings> {
     let SourcePlan::Paths(paths) = &plan.source else {
         return None;
     };
@@ -721,9 +736,16 @@ fn source_dedup(plan: &RunPlan, warnings: &mut Vec<String>) -> Option<reduction:
     }
     let avg_chunk = plan.target.target().dedups_at()?;
     let started = std::time::Instant::now();
-    let Some(found) =
-        reduction::source_estimate::estimate(paths, avg_chunk, reduction::SOURCE_SCAN_BYTES)
-    else {
+    let found = reduction::source_estimate::estimate_until(
+        paths,
+        avg_chunk,
+        reduction::SOURCE_SCAN_BYTES,
+        cancel,
+    );
+    if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+        return None;
+    }
+    let Some(found) = found else {
         warnings.push(
             "the source's dedup ratio could not be estimated (no file could be read); the \
              target test wrote data that does not repeat"
@@ -770,6 +792,7 @@ fn target_sinks(
     settings: &EngineSettings,
     history: Option<&reduction::DatasetStreams>,
     cancel: &std::sync::atomic::AtomicBool,
+    deadline: Option<std::time::Instant>,
 ) -> Result<Vec<Box<dyn Sink>>, EngineError> {
     match plan.test {
         TestKind::ReadSingle | TestKind::ReadParallel | TestKind::Restore => Ok(Vec::new()),
@@ -783,6 +806,7 @@ fn target_sinks(
                 tag: &run_tag(),
                 history,
                 cancel,
+                deadline,
             })
         }
     }

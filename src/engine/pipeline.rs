@@ -178,6 +178,8 @@ struct Block {
     len: usize,
     /// The reader (stream) that filled it.
     stream: usize,
+    /// Where files began within it, as its stream reported them.
+    file_starts: Vec<usize>,
 }
 
 /// Everything one run executes: the streams, the threads that feed them, and the sinks.
@@ -336,6 +338,7 @@ fn ring(buffers: usize, block_size: usize) -> impl Iterator<Item = Block> {
         buf: AlignedBuf::new(block_size),
         len: 0,
         stream: 0,
+        file_starts: Vec::new(),
     })
 }
 
@@ -425,6 +428,10 @@ fn fill_block(
         Ok(count) => {
             shared.budget.release(want - count);
             block.len = count;
+            block.file_starts.clear();
+            block
+                .file_starts
+                .extend(stream.file_starts().iter().filter(|&&at| at < count));
             count > 0
         }
         Err(error) => {
@@ -543,6 +550,9 @@ impl<'s> Writer<'s> {
             &block.buf.as_slice()[..padded]
         };
         let started = Instant::now();
+        if !block.file_starts.is_empty() {
+            self.sink.file_starts(block.stream, &block.file_starts);
+        }
         let result = self
             .sink
             .write_stream_block(block.stream, bytes, &shared.abandon);

@@ -36,6 +36,12 @@ pub trait StreamSource: Send {
         let _ = give_up;
         self.fill(buf, want)
     }
+    /// Where files began within the bytes the last fill placed (offsets into the block, in
+    /// order): a sink that chunks each file's stream apart, as restic and borg do, cuts there.
+    /// Sources of one stream of bytes (generated data, a network stream) report none.
+    fn file_starts(&self) -> &[usize] {
+        &[]
+    }
     /// Files read to their end so far.
     fn files_done(&self) -> u64;
     /// Latency of each read call, if this source makes any.
@@ -341,6 +347,8 @@ pub struct FileStream<'a> {
     direct: bool,
     cold_cache: bool,
     files_done: u64,
+    /// Where files began within the last fill.
+    file_starts: Vec<usize>,
     latency: LatencyRecorder,
     skipped: &'a Skipped,
 }
@@ -359,6 +367,7 @@ impl<'a> FileStream<'a> {
             direct,
             cold_cache,
             files_done: 0,
+            file_starts: Vec::new(),
             latency: LatencyRecorder::new(),
             skipped,
         }
@@ -399,9 +408,13 @@ impl StreamSource for FileStream<'_> {
     fn fill(&mut self, buf: &mut AlignedBuf, want: usize) -> Result<usize, EngineError> {
         let want = want.min(buf.len());
         let mut filled = 0;
+        self.file_starts.clear();
         while filled < want {
-            if self.current.is_none() && !self.open_next() {
-                break;
+            if self.current.is_none() {
+                if !self.open_next() {
+                    break;
+                }
+                self.file_starts.push(filled);
             }
             let Some(open) = self.current.as_mut() else {
                 break;
@@ -451,6 +464,10 @@ impl StreamSource for FileStream<'_> {
             }
         }
         Ok(filled)
+    }
+
+    fn file_starts(&self) -> &[usize] {
+        &self.file_starts
     }
 
     fn files_done(&self) -> u64 {
@@ -624,6 +641,10 @@ impl StreamSource for Throttled<'_> {
             std::thread::sleep(ahead.min(THROTTLE_NAP));
         }
         Ok(filled)
+    }
+
+    fn file_starts(&self) -> &[usize] {
+        self.inner.file_starts()
     }
 
     fn files_done(&self) -> u64 {

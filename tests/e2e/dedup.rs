@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::support::cli::{backlab, output, stderr};
+use crate::support::cli::{backlab, json as json_of, output, stderr, stdout};
 use crate::support::csv_table::CsvTable;
 use crate::support::lab::{Lab, LabOptions};
 use crate::support::wait::wait_until;
@@ -150,6 +150,77 @@ async fn a_backup_into_a_dedup_store_keeps_a_third_and_restores_through_it() {
 /// Generated data asked for 3:1 dedup and 2:1 compression: its units achieve the ratio as
 /// they are made, and the dedup store finds it within 5 %, for the target write and the full
 /// backup alike.
+/// A typical tree made to dedup 3:1, backed up by four streams into a dedup store: the
+/// streams pack several files into a block, yet the store chunks each file apart, as restic and
+/// borg do, so it keeps what a per-file chunker (`dataset scan`) finds at the same chunk size,
+/// chunk for chunk, and the asked ratio holds.
+#[test]
+fn a_typical_tree_backed_up_by_streams_dedups_in_the_store_as_the_scan_reads_it() {
+    let scratch = crate::support::fixtures::scratch();
+    let tree = scratch.path().join("typical");
+    let out = output(backlab().args(["dataset", "create"]).arg(&tree).args([
+        "--profile",
+        "typical",
+        "--size",
+        "256M",
+        "--dedup-ratio",
+        "3",
+        "--seed",
+        "1",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    for avg_chunk in ["16K", "64K"] {
+        let out = output(
+            backlab()
+                .args(["dataset", "scan", "--json", "--avg-chunk", avg_chunk])
+                .arg(&tree),
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        let scanned: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+        let scanned = &scanned["reduction"];
+
+        let store = scratch.path().join(format!("store-{avg_chunk}"));
+        std::fs::create_dir(&store).expect("store dir");
+        let spec = scratch.path().join(format!("spec-{avg_chunk}.json"));
+        let written = serde_json::to_vec(&json!({
+            "name": "typical into a dedup store",
+            "source": {"paths": [tree]},
+            "target": {"kind": "dedup", "path": store, "avg_chunk": avg_chunk},
+            "tests": ["full_backup"],
+            "params": {"buffers": 8, "block_size": "1M", "streams": 4, "cold_cache": false,
+                       "time_based": false, "duration_s": 300}
+        }))
+        .expect("spec");
+        std::fs::write(&spec, written).expect("spec file");
+        let out = output(backlab().args(["run", "--json"]).arg(&spec));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let run = &json_of(&out)["runs"][0];
+        assert_eq!(run["status"], "done", "{run}");
+        let dedup = &run["dedup"];
+        assert_eq!(dedup["logical_bytes"], 256 << 20, "read once: {dedup}");
+        let stored = dedup["dedup_ratio"].as_f64().unwrap_or(0.0);
+        let read = scanned["dedup_ratio"].as_f64().unwrap_or(0.0);
+        // The scan sampled every chunk of so small a tree: its figure is exact.
+        assert_eq!(scanned["dedup_error"].as_f64(), Some(0.0), "{scanned}");
+        assert_eq!(
+            dedup["chunks"], scanned["chunks"],
+            "{dedup} against {scanned}"
+        );
+        assert!(
+            (stored - read).abs() <= 0.01,
+            "{avg_chunk} chunks: the store kept {stored}:1, the per-file scan reads {read}:1"
+        );
+        if avg_chunk == "16K" {
+            assert!(
+                (2.85..=3.15).contains(&stored),
+                "asked 3:1, the store kept {stored}:1: {dedup}"
+            );
+        }
+        let left: Vec<_> = std::fs::read_dir(&store).expect("store dir").collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+}
+
 #[tokio::test]
 async fn generated_data_of_a_chosen_dedup_ratio_dedups_by_it_in_the_store() {
     let lab = Lab::fresh(&LabOptions::default());
@@ -347,6 +418,53 @@ async fn five_generations_at_five_percent_grow_the_store_by_about_five_percent_e
         ],
     )
     .await;
+}
+
+/// A lab that limits every run to 5 s (`--max-duration 5`) holds a campaign of generations into
+/// a dedup store to it: the earlier generations the store takes in before each run's timed
+/// window (8 GiB before the third) count against the run's duration, so every run ends within
+/// it, plus the store's last flush; a run that could not take them in says so.
+#[tokio::test]
+async fn generations_into_a_dedup_store_end_within_the_labs_longest_run() {
+    let lab = Lab::fresh(&LabOptions {
+        extra: vec!["--max-duration".into(), "5".into()],
+        ..LabOptions::default()
+    });
+    let store_dir = lab.empty_dir("dedup");
+    let spec = json!({
+        "name": "nights under a cap",
+        "source": {"generated": {"size": "4G", "compress_ratio": 2.0,
+                                 "generations": 3, "change_rate": 0.05}},
+        "target": {"kind": "dedup", "path": store_dir, "avg_chunk": "64K"},
+        "tests": ["full_backup"],
+        "params": {"buffers": 8, "block_size": "1M", "streams": 2, "fsync": false,
+                   "duration_s": 5}
+    });
+    let id = lab.submit(&spec).await;
+    let campaign = lab
+        .wait_status(&id, &["done", "failed"], Duration::from_secs(300))
+        .await;
+    let runs = campaign["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 3, "{campaign}");
+    for run in runs {
+        let started = run["started_ms"].as_i64().expect("started");
+        let finished = run["finished_ms"].as_i64().expect("finished");
+        let took_ms = finished - started;
+        eprintln!(
+            "generation {}: {took_ms} ms, {}",
+            run["result"]["params"]["generation"], run["status"]
+        );
+        assert!(took_ms <= 8_000, "a run of 5 s took {took_ms} ms: {run}");
+        if run["status"] != "done" {
+            assert_eq!(run["status"], "failed", "{run}");
+            let error = run["result"]["error"].as_str().unwrap_or("");
+            assert!(error.contains("earlier generations"), "{run}");
+        }
+    }
+    let left: Vec<_> = std::fs::read_dir(&store_dir)
+        .expect("the target directory")
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 /// Generated data that dedups 3:1, sent into a dedup store on a tmpfs of the lab's own: the

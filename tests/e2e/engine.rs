@@ -503,3 +503,120 @@ fn a_run_until_steady_ends_once_its_throughput_holds() {
     );
     assert!((90.0..=110.0).contains(&steady.mb_per_s), "{steady:?}");
 }
+
+fn dedup_store(dir: &Path) -> TargetPlan {
+    TargetPlan::Dedup(backlab::engine::target::dedup::DedupConfig {
+        path: dir.to_path_buf(),
+        avg_chunk: 64 << 10,
+    })
+}
+
+/// A target test into a dedup store first reads its source whole to match the source's dedup
+/// ratio (a gigabyte here, seconds of reading); a cancel raised meanwhile ends the read within
+/// one read call, and the run with it, as every other wait of a run does.
+#[test]
+fn a_cancel_during_the_source_dedup_estimate_ends_the_run_at_once() {
+    let root = scratch();
+    let tree = root.path().join("tree");
+    dataset(&tree, Profile::LargeFiles, 1 << 30);
+    let store = root.path().join("store");
+    std::fs::create_dir(&store).expect("store dir");
+    let plan = RunPlan {
+        test: TestKind::TapeWrite,
+        params: RunParams {
+            match_source: true,
+            size: Some(64 << 20),
+            fsync: false,
+            ..run_params()
+        },
+        source: SourcePlan::Paths(vec![tree]),
+        target: dedup_store(&store),
+        agents: Vec::new(),
+    };
+    let cancel = Arc::new(AtomicBool::new(false));
+    let _stop = CancelOnDrop(Arc::clone(&cancel));
+    let runner = {
+        let cancel = Arc::clone(&cancel);
+        std::thread::spawn(move || run_with(&plan, &cancel).0)
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    cancel.store(true, Ordering::Relaxed);
+    let cancelled_at = Instant::now();
+    let result = runner.join().expect("run");
+    let took = cancelled_at.elapsed();
+    eprintln!("cancelled during the estimate: returned after {took:?}");
+    assert_eq!(result.status, RunStatus::Cancelled, "{result:?}");
+    assert!(
+        !result
+            .warnings
+            .iter()
+            .any(|warning| warning.contains("made to dedup")),
+        "the estimate read on past the cancel: {:?}",
+        result.warnings
+    );
+    assert!(took < Duration::from_secs(1), "took {took:?} to stop");
+    assert!(entries_of(&store).is_empty(), "{:?}", entries_of(&store));
+}
+
+fn entries_of(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .expect("list")
+        .flatten()
+        .map(|entry| entry.path())
+        .collect()
+}
+
+/// A later generation into a dedup store takes the earlier ones in before its timed window;
+/// that counts against its duration, so the run ends within it (plus the store's last flush)
+/// however much the earlier generations hold: here 4 GiB against 2 s, which it cannot take
+/// in, so it fails saying so instead of running on.
+#[test]
+fn a_later_generation_into_a_dedup_store_ends_within_its_duration() {
+    let store = scratch();
+    let duration_s = 2.0;
+    let plan = RunPlan {
+        test: TestKind::FullBackup,
+        params: RunParams {
+            duration_s: Some(duration_s),
+            fsync: false,
+            generation: Some(5),
+            ..run_params()
+        },
+        source: SourcePlan::Generated {
+            size: 1 << 30,
+            compress_ratio: 2.0,
+            repeat: false,
+            dedup: None,
+            generations: Some(backlab::engine::reduction::Generations {
+                count: 5,
+                change_rate: 0.05,
+            }),
+        },
+        target: dedup_store(store.path()),
+        agents: Vec::new(),
+    };
+    let started = Instant::now();
+    let result = run(&plan);
+    let took = started.elapsed();
+    eprintln!(
+        "generation 5 of 5 in {duration_s} s: {took:?}, {:?}",
+        result.error
+    );
+    assert!(
+        took < Duration::from_secs_f64(duration_s + 1.5),
+        "a run of {duration_s} s took {took:?}: {result:?}"
+    );
+    match result.status {
+        RunStatus::Failed => assert!(
+            result
+                .error
+                .as_deref()
+                .unwrap_or("")
+                .contains("earlier generations"),
+            "{:?}",
+            result.error
+        ),
+        status => assert_eq!(status, RunStatus::Done, "{result:?}"),
+    }
+    assert!(entries_of(store.path()).is_empty());
+}

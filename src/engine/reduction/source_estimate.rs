@@ -4,6 +4,9 @@
 //! across it up to the cap, and the dedup ratio is then a floor. Files are opened beneath their
 //! source path, without links and without blocking, as every read of a source is.
 
+use std::io::{self, Read};
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use serde::{Deserialize, Serialize};
 
 use super::scan::{ChunkSizes, DEFAULT_ERROR, ReductionEstimate, ReductionScan};
@@ -50,15 +53,30 @@ impl SourceReduction {
 /// Estimates how the files under `paths` reduce at chunks around `avg_chunk`, reading at most
 /// `cap` bytes; `None` when nothing could be read.
 pub fn estimate(paths: &[std::path::PathBuf], avg_chunk: u32, cap: u64) -> Option<SourceReduction> {
+    estimate_until(paths, avg_chunk, cap, &AtomicBool::new(false))
+}
+
+/// [`estimate`] for a run: `stop` (the run's cancel) is looked at before every read and every
+/// file, so a read of gigabytes does not hold a cancel; `None` once it is raised.
+pub fn estimate_until(
+    paths: &[std::path::PathBuf],
+    avg_chunk: u32,
+    cap: u64,
+    stop: &AtomicBool,
+) -> Option<SourceReduction> {
+    let stopped = || stop.load(Ordering::Relaxed);
     let mut total = 0u64;
     source::each_file(paths, |_, len| {
         total += len;
-        true
+        !stopped()
     });
     let stride = total.div_ceil(cap.max(1)).max(1);
     let mut scan = ReductionScan::new(ChunkSizes::around(avg_chunk), DEFAULT_ERROR);
     let (mut index, mut complete) = (0u64, true);
     source::each_file(paths, |file, _| {
+        if stopped() {
+            return false;
+        }
         index += 1;
         if !(index - 1).is_multiple_of(stride) {
             complete = false;
@@ -70,16 +88,64 @@ pub fn estimate(paths: &[std::path::PathBuf], avg_chunk: u32, cap: u64) -> Optio
         }
         if file
             .open(false)
-            .and_then(|opened| scan.read(opened))
+            .and_then(|opened| {
+                scan.read(Stoppable {
+                    inner: opened,
+                    stop,
+                })
+            })
             .is_err()
         {
             complete = false;
         }
         true
     });
-    (scan.logical_bytes() > 0).then(|| SourceReduction {
+    (scan.logical_bytes() > 0 && !stopped()).then(|| SourceReduction {
         estimate: scan.estimate(),
         scanned_bytes: scan.logical_bytes(),
         complete,
     })
+}
+
+/// A file read that fails once `stop` is raised: the chunker reads a buffer at a time, so a
+/// stop is seen within one read.
+struct Stoppable<'a, R> {
+    inner: R,
+    stop: &'a AtomicBool,
+}
+
+impl<R: Read> Read for Stoppable<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Err(io::Error::other("stopped"));
+        }
+        self.inner.read(buf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A raised stop ends the estimate before it reads a byte, however large the source.
+    #[test]
+    fn a_raised_stop_ends_the_estimate_at_once() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let data: Vec<u8> = (0..4u32 << 20)
+            .map(|at| (at.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        for name in ["a", "b"] {
+            std::fs::write(dir.path().join(name), &data).expect("file");
+        }
+        let paths = [dir.path().to_path_buf()];
+        let read = estimate_until(&paths, 16 << 10, SOURCE_SCAN_BYTES, &AtomicBool::new(false));
+        assert_eq!(read.map(|found| found.scanned_bytes), Some(8 << 20));
+        let stop = AtomicBool::new(true);
+        assert!(estimate_until(&paths, 16 << 10, SOURCE_SCAN_BYTES, &stop).is_none());
+        let mut stopped = Stoppable {
+            inner: &data[..],
+            stop: &stop,
+        };
+        assert!(stopped.read(&mut [0u8; 16]).is_err());
+    }
 }

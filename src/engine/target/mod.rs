@@ -62,6 +62,12 @@ pub trait Sink: Send {
         let _ = stream;
         self.write_block_or_give_up(data, give_up)
     }
+    /// Told, before the block `stream` filled is written, where files began within it
+    /// (offsets into the block, in order): a sink that chunks each file's stream apart, as
+    /// restic and borg do (a dedup store), cuts a chunk at each; the others need not know.
+    fn file_starts(&mut self, stream: usize, starts: &[usize]) {
+        let _ = (stream, starts);
+    }
     /// Ends the stream unless `give_up` is raised while waiting for the device.
     fn finish_or_give_up(&mut self, fsync: bool, give_up: &AtomicBool) -> io::Result<()> {
         let _ = give_up;
@@ -199,6 +205,9 @@ pub struct Opening<'a> {
     pub history: Option<&'a crate::engine::reduction::DatasetStreams>,
     /// Raised to stop taking the history in.
     pub cancel: &'a std::sync::atomic::AtomicBool,
+    /// When the run's duration is up: taking the history in counts against it, so a run
+    /// ends within its duration whatever it must do before its timed window.
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// One kind of target: a new kind is a file with its `Sink` and this, registered in

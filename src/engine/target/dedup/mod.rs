@@ -14,6 +14,7 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
@@ -304,7 +305,14 @@ impl Target for DedupTarget<'_> {
         // the backup sent each stream, never across two.
         let store = self.store(how.tag)?;
         if let Some(history) = how.history {
-            take_in_history(&store, self.0.sizes(), history, how.cancel)?;
+            take_in_history(
+                &store,
+                self.0.sizes(),
+                history,
+                how.cancel,
+                how.deadline,
+                how.params.duration_s,
+            )?;
         }
         Ok(vec![Box::new(DedupSink::new(store, self.0.sizes(), false))])
     }
@@ -338,21 +346,34 @@ const HISTORY_PIECE: usize = 1 << 20;
 
 /// Writes every generation of `history`'s dataset before the run's own into `store`, each
 /// stream apart as the run will send it, then starts the run's figures: the timed window
-/// meets a store that holds the nights before.
+/// meets a store that holds the nights before. A cancel stops it within a piece, and so does
+/// the run's `deadline` (`deadline_s` after its start): the run then fails saying how much it
+/// took in.
 fn take_in_history(
     store: &Arc<Store>,
     sizes: ChunkSizes,
     history: &DatasetStreams,
     cancel: &AtomicBool,
+    deadline: Option<Instant>,
+    deadline_s: Option<f64>,
 ) -> Result<(), EngineError> {
     let fail = |source: std::io::Error| EngineError::TargetWrite {
         path: store.root().to_path_buf(),
         written: 0,
         source,
     };
+    let earlier = 1..history.generation();
+    // Every generation is the same streams with the same shares.
+    let generation_bytes: u64 = (0..history.len())
+        .filter_map(|index| history.stream(index, 1))
+        .filter_map(|(_, share)| share)
+        .sum();
+    let history_bytes = generation_bytes * u64::from(history.generation() - 1);
+    let started = Instant::now();
+    let mut taken_bytes = 0u64;
     let mut sink = DedupSink::new(Arc::clone(store), sizes, false);
     let mut piece = vec![0u8; HISTORY_PIECE];
-    for generation in 1..history.generation() {
+    for generation in earlier {
         for index in 0..history.len() {
             let Some((mut units, Some(mut left))) = history.stream(index, generation) else {
                 continue;
@@ -361,12 +382,21 @@ fn take_in_history(
                 if cancel.load(Ordering::Relaxed) {
                     return Err(EngineError::Cancelled);
                 }
+                if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                    return Err(EngineError::HistoryPastDeadline {
+                        taken_bytes,
+                        history_bytes,
+                        generations: history.generation() - 1,
+                        duration_s: deadline_s.unwrap_or_else(|| started.elapsed().as_secs_f64()),
+                    });
+                }
                 let take =
                     usize::try_from(left).map_or(HISTORY_PIECE, |left| left.min(HISTORY_PIECE));
                 units.fill(&mut piece[..take]);
                 sink.write_stream_block(index, &piece[..take], cancel)
                     .map_err(fail)?;
                 left -= take as u64;
+                taken_bytes += take as u64;
             }
             sink.end_stream(index).map_err(fail)?;
         }

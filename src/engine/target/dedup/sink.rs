@@ -1,7 +1,9 @@
 //! The writer into a dedup store: each stream's blocks are gathered apart, in the order the
 //! stream sent them, and cut into content-defined chunks (FastCDC), each named by its BLAKE3
 //! hash and looked up in the store's index; only a chunk the store has not seen is appended to
-//! the writer's container. Its time is kept by stage:
+//! the writer's container. Where the source said a file began, a chunk begins too: each file's
+//! bytes are chunked apart, as restic and borg chunk each file (a stream that says nothing of
+//! files, generated or from the network, is chunked as one). Its time is kept by stage:
 //! chunking, hashing, the index, and writing.
 
 use std::collections::BTreeMap;
@@ -24,13 +26,20 @@ const GATHER: usize = 4 << 20;
 /// a store packs chunks before they reach its disk.
 const PACK: usize = 4 << 20;
 
+/// One stream's bytes not yet cut, and where files began in them.
+struct Gathered {
+    bytes: Vec<u8>,
+    /// Offsets into `bytes` where the source said a file began, in order.
+    file_starts: Vec<usize>,
+}
+
 /// A writer's sink into a shared store.
 pub struct DedupSink {
     store: Arc<Store>,
     path: PathBuf,
     sizes: ChunkSizes,
     /// Each stream's bytes not yet cut.
-    pending: BTreeMap<usize, Vec<u8>>,
+    pending: BTreeMap<usize, Gathered>,
     /// The container being filled, and its length with the pack counted in.
     container: Option<(u32, File, u64)>,
     /// New chunks not yet written to the container: they belong at its end.
@@ -66,19 +75,36 @@ impl DedupSink {
         self.recipe.as_deref().unwrap_or_default()
     }
 
-    /// Cuts what `stream` gathered into chunks and stores them; at the end of the stream the
-    /// last chunk too, else it stays gathered.
+    /// Cuts what `stream` gathered into chunks and stores them, each file's bytes apart; at
+    /// the end of the stream the last chunk too, else it stays gathered.
     fn cut(&mut self, stream: usize, end: bool) -> io::Result<()> {
-        let mut pending = self.pending.remove(&stream).unwrap_or_default();
+        let Some(mut gathered) = self.pending.remove(&stream) else {
+            return Ok(());
+        };
         let started = Instant::now();
-        let mut cuts: Vec<(usize, usize)> = fastcdc::v2020::FastCDC::new(
-            &pending,
-            self.sizes.min as usize,
-            self.sizes.avg as usize,
-            self.sizes.max as usize,
-        )
-        .map(|chunk| (chunk.offset, chunk.length))
-        .collect();
+        let len = gathered.bytes.len();
+        let mut cuts: Vec<(usize, usize)> = Vec::new();
+        let mut from = 0;
+        let file_ends = gathered
+            .file_starts
+            .iter()
+            .copied()
+            .filter(|&at| at > 0 && at < len);
+        for to in file_ends.chain(std::iter::once(len)) {
+            if to <= from {
+                continue;
+            }
+            let piece = fastcdc::v2020::FastCDC::new(
+                &gathered.bytes[from..to],
+                self.sizes.min as usize,
+                self.sizes.avg as usize,
+                self.sizes.max as usize,
+            )
+            .map(|chunk| (from + chunk.offset, chunk.length));
+            cuts.extend(piece);
+            from = to;
+        }
+        // The last chunk may go on in the stream's next block, unless the stream ends here.
         if !end {
             cuts.pop();
         }
@@ -86,14 +112,18 @@ impl DedupSink {
         let mut done = 0;
         let mut result = Ok(());
         for (offset, length) in cuts {
-            if let Err(error) = self.chunk(&pending[offset..offset + length]) {
+            if let Err(error) = self.chunk(&gathered.bytes[offset..offset + length]) {
                 result = Err(error);
                 break;
             }
             done = offset + length;
         }
-        pending.drain(..done);
-        self.pending.insert(stream, pending);
+        gathered.bytes.drain(..done);
+        gathered.file_starts.retain(|&at| at > done);
+        for at in &mut gathered.file_starts {
+            *at -= done;
+        }
+        self.pending.insert(stream, gathered);
         result
     }
 
@@ -160,6 +190,15 @@ impl DedupSink {
         Ok(())
     }
 
+    /// What `stream` has gathered, made room for on its first block.
+    fn gathered(&mut self, stream: usize) -> &mut Gathered {
+        let capacity = GATHER + self.sizes.max as usize;
+        self.pending.entry(stream).or_insert_with(|| Gathered {
+            bytes: Vec::with_capacity(capacity),
+            file_starts: Vec::new(),
+        })
+    }
+
     /// Ends `stream`: its last chunk is cut and stored, and what it gathered is let go.
     pub fn end_stream(&mut self, stream: usize) -> io::Result<()> {
         self.cut(stream, true)?;
@@ -182,18 +221,23 @@ impl Sink for DedupSink {
         self.write_stream_block(0, data, &std::sync::atomic::AtomicBool::new(false))
     }
 
+    fn file_starts(&mut self, stream: usize, starts: &[usize]) {
+        let gathered = self.gathered(stream);
+        let at = gathered.bytes.len();
+        gathered
+            .file_starts
+            .extend(starts.iter().map(|start| at + start));
+    }
+
     fn write_stream_block(
         &mut self,
         stream: usize,
         data: &[u8],
         _give_up: &std::sync::atomic::AtomicBool,
     ) -> io::Result<()> {
-        let pending = self
-            .pending
-            .entry(stream)
-            .or_insert_with(|| Vec::with_capacity(GATHER + self.sizes.max as usize));
-        pending.extend_from_slice(data);
-        if pending.len() >= GATHER + self.sizes.max as usize {
+        let gathered = self.gathered(stream);
+        gathered.bytes.extend_from_slice(data);
+        if gathered.bytes.len() >= GATHER + self.sizes.max as usize {
             self.cut(stream, false)?;
         }
         if self.records.len() >= 4096 * RECORD {
