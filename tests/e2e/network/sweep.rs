@@ -55,7 +55,7 @@ async fn a_client_sweep_draws_the_seed_000_chart() {
     assert!(
         texts
             .iter()
-            .any(|t| t.starts_with("Network backup by clients (median steady MB/s")),
+            .any(|t| t.starts_with("Network backup by clients (median MB/s")),
         "{texts:?}"
     );
     assert!(texts.contains(&"clients"));

@@ -27,12 +27,33 @@ fn sweep() -> Value {
     })
 }
 
-/// What every view must show of a point: its figure, "k of n valid", and its runs' numbers.
+/// What every view must show of a point: its figure, what it measures (steady or whole run),
+/// "k of n valid", and its runs' numbers.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Shown {
     figure: String,
+    basis: String,
     valid: String,
     runs: String,
+}
+
+/// The words a view writes for a figure's basis as the JSON and the CSV name it.
+fn basis_word(id: &str) -> String {
+    match id {
+        "steady" => "steady".to_string(),
+        "whole_run" => "whole run".to_string(),
+        _ => String::new(),
+    }
+}
+
+/// A table cell `239.4 steady` as its figure and its basis.
+fn figure_and_basis(cell: &str) -> (String, String) {
+    match cell.split_once(' ') {
+        Some((figure, basis)) if figure.parse::<f64>().is_ok() => {
+            (figure.to_string(), basis.to_string())
+        }
+        _ => (cell.to_string(), String::new()),
+    }
 }
 
 /// The points as the JSON has them, keyed by their runs' numbers (`#1, #2`).
@@ -54,6 +75,7 @@ fn points_of(campaign: &Value) -> BTreeMap<String, Shown> {
             };
             let shown = Shown {
                 figure,
+                basis: basis_word(point["figure"]["basis"].as_str().unwrap_or_default()),
                 valid: format!(
                     "{} of {} valid",
                     point["runs_valid"],
@@ -91,8 +113,10 @@ fn sweep_table(page: &str) -> BTreeMap<String, Shown> {
     table_rows(page, "points")
         .into_iter()
         .map(|cells| {
+            let (figure, basis) = figure_and_basis(&cells[3]);
             let shown = Shown {
-                figure: cells[3].clone(),
+                figure,
+                basis,
                 valid: cells[4].clone(),
                 runs: cells[7].clone(),
             };
@@ -186,7 +210,12 @@ async fn every_view_shows_each_point_with_the_same_figure_count_and_run_numbers(
         .iter()
         .find(|cells| cells[0].starts_with("Full backup"))
         .expect("a full backup row");
-    assert_eq!(backup[1], best_figure, "{backup:?}");
+    let best_basis = basis_word(best["figure"]["basis"].as_str().unwrap_or_default());
+    assert_eq!(
+        figure_and_basis(&backup[1]),
+        (best_figure.clone(), best_basis.clone()),
+        "{backup:?}"
+    );
     assert!(
         backup[3].starts_with(&best_count),
         "{backup:?} vs {best_count}"
@@ -205,6 +234,10 @@ async fn every_view_shows_each_point_with_the_same_figure_count_and_run_numbers(
     assert_eq!(
         format!("{} of {} valid", row["runs_valid"], row["runs_total"]),
         best_count
+    );
+    assert_eq!(
+        basis_word(row["basis"].as_str().unwrap_or_default()),
+        best_basis
     );
     assert_eq!(verdict["points"], campaign["points"], "the report's points");
     let list = lab.get_json("/api/campaigns").await;
@@ -233,9 +266,10 @@ async fn every_view_shows_each_point_with_the_same_figure_count_and_run_numbers(
         .get_text(&format!("/api/campaigns/{id}/results.csv"))
         .await;
     let table = CsvTable::parse(&csv);
-    let (run, figure, valid) = (
+    let (run, figure, basis, valid) = (
         table.column("run"),
         table.column("point_mb_per_s"),
+        table.column("point_basis"),
         table.column("point_valid"),
     );
     let mut csv_runs = Vec::new();
@@ -246,6 +280,7 @@ async fn every_view_shows_each_point_with_the_same_figure_count_and_run_numbers(
             .find(|p| p.runs.split(", ").any(|n| n == number))
             .unwrap_or_else(|| panic!("run {number} is at no point"));
         assert_eq!(cells[figure], point.figure, "CSV run {number}");
+        assert_eq!(basis_word(&cells[basis]), point.basis, "CSV run {number}");
         assert_eq!(cells[valid], point.valid, "CSV run {number}");
         csv_runs.push(cells[run].to_string());
     }

@@ -586,7 +586,7 @@ async fn a_report_links_to_the_previous_campaign_of_its_spec_and_compare_says_wh
     );
     assert!(
         line.contains("Backup to null, parallel at ")
-            && line.contains(" MB/s (")
+            && (line.contains(" MB/s steady (") || line.contains(" MB/s whole run ("))
             && line.contains(" %, "),
         "with its change: {line}"
     );
