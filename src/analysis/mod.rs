@@ -4,6 +4,7 @@
 
 pub mod figures;
 pub mod findings;
+pub mod follow_up;
 mod headline;
 pub mod planner;
 pub mod points;
@@ -2117,6 +2118,36 @@ mod tests {
             "{}",
             verdict.verdict
         );
+    }
+
+    #[test]
+    fn a_backup_that_outran_a_ceiling_measured_once_is_measured_again_in_turn() {
+        use super::follow_up::{FOLLOW_UP_RUNS, FollowUp};
+        let mut runs = table_one();
+        runs[4].mb_per_s = 200.0;
+        let outran = verdict(&runs, None);
+        let follow_up = FollowUp::of(&outran).expect("a follow-up");
+        assert_eq!(follow_up.tests, [TestKind::TapeWrite, TestKind::FullBackup]);
+        assert_eq!(follow_up.rounds, FOLLOW_UP_RUNS - 1);
+        assert_eq!(
+            follow_up.words(),
+            "measuring the target write and the full backup twice more each, in turn, so \
+             both meet the same conditions"
+        );
+        // Measured in turn: the medians tell the two apart, and no further step is asked.
+        for _ in 0..follow_up.rounds {
+            runs.push(run(TestKind::TapeWrite, 154.0, 3.0));
+            runs.push(run(TestKind::FullBackup, 150.0, 13.0));
+        }
+        let again = verdict(&runs, None);
+        assert!(
+            matches!(again.finding, Finding::Limits { .. }),
+            "{:?}",
+            again.finding
+        );
+        assert_eq!(FollowUp::of(&again), None);
+        // A verdict that stands asks for nothing.
+        assert_eq!(FollowUp::of(&verdict(&table_one(), None)), None);
     }
 
     #[test]
