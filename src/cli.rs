@@ -409,9 +409,9 @@ struct DatasetArgs {
     /// Dedup ratio of the file data (3.0 = 3:1): units repeat so that one in three is new.
     #[arg(long)]
     dedup_ratio: Option<f64>,
-    /// The unit that repeats whole (a multiple of 4K). The default, 512K, is eight of the
-    /// dedup target's 64K chunks, so the chunks straddling a unit's ends cost little.
-    #[arg(long, default_value = "512K")]
+    /// The unit that repeats whole, e.g. 128K (a multiple of 4K); for chunks of 64K, 512K
+    /// keeps the ratio (the chunks straddling a unit's ends cost little).
+    #[arg(long, default_value = "128K")]
     dedup_unit: String,
 }
 
@@ -1364,6 +1364,7 @@ mod tests {
         "--s3-store",
         "--s3-credentials",
         "--json",
+        "--no-follow-up",
     ];
 
     /// The flags that need others beside them (clap's `requires`), with those others.

@@ -155,7 +155,7 @@ fn generated_data_dedups_and_compresses_as_asked() {
     ]));
     assert!(out.status.success(), "{}", stderr(&out));
     let line = stdout(&out);
-    assert!(line.contains("dedup ratio 3 in 512K units"), "{line}");
+    assert!(line.contains("dedup ratio 3 in 128K units"), "{line}");
     // Bytes written are said as every view says bytes, not as a spec's size ("512M").
     assert!(line.contains(": 512 MiB (536870912 bytes)"), "{line}");
 
