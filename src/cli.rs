@@ -599,16 +599,12 @@ fn run(args: RunArgs) -> ExitCode {
         if cancel.load(Ordering::Relaxed) {
             break;
         }
-        let bar = progress_bar(format!("[{}/{}] {}", index + 1, plans.len(), plan.test));
-        let report = |progress: &Progress| show_progress(&bar, progress);
-        let control = RunControl {
-            cancel: &cancel,
-            progress: &report,
-        };
-        let result = engine::execute(plan, &settings, &control);
-        bar.finish_and_clear();
-        eprintln!("{}", run_line(index + 1, plans.len(), &result));
-        runs.push(result);
+        runs.push(execute_shown(
+            plan,
+            &settings,
+            &cancel,
+            (index + 1, plans.len()),
+        ));
     }
 
     let survey = plans
@@ -635,23 +631,12 @@ fn run(args: RunArgs) -> ExitCode {
                 follow_up.words(),
                 expected.summary(again.len())
             );
+            let of = plans.len() + again.len();
             for (index, plan) in again.iter().enumerate() {
                 if cancel.load(Ordering::Relaxed) {
                     break;
                 }
-                let number = runs.len() + 1;
-                let bar = progress_bar(format!("[{number}] {}", plan.test));
-                let report = |progress: &Progress| show_progress(&bar, progress);
-                let control = RunControl {
-                    cancel: &cancel,
-                    progress: &report,
-                };
-                let result = engine::execute(plan, &settings, &control);
-                bar.finish_and_clear();
-                eprintln!(
-                    "{}",
-                    run_line(plans.len() + index + 1, plans.len() + again.len(), &result)
-                );
+                let result = execute_shown(plan, &settings, &cancel, (plans.len() + index + 1, of));
                 all_done &= result.status == RunStatus::Done;
                 runs.push(result);
             }
@@ -688,6 +673,26 @@ fn run(args: RunArgs) -> ExitCode {
     } else {
         ExitCode::from(EXIT_RUN_FAILED)
     }
+}
+
+/// Runs `plan` as run `number` of `of`, with a progress bar while it runs and its line once
+/// it ends.
+fn execute_shown(
+    plan: &RunPlan,
+    settings: &EngineSettings,
+    cancel: &AtomicBool,
+    (number, of): (usize, usize),
+) -> RunResult {
+    let bar = progress_bar(format!("[{number}/{of}] {}", plan.test));
+    let report = |progress: &Progress| show_progress(&bar, progress);
+    let control = RunControl {
+        cancel,
+        progress: &report,
+    };
+    let result = engine::execute(plan, settings, &control);
+    bar.finish_and_clear();
+    eprintln!("{}", run_line(number, of, &result));
+    result
 }
 
 /// The runs of a follow-up, in turn: for each round, each of its tests at the parameters of

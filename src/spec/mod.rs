@@ -396,23 +396,27 @@ fn stand_in(value: &mut serde_json::Value, field: &str) -> bool {
         "source.generated.size" => (&["source", "generated", "size"], serde_json::json!(1)),
         _ => return false,
     };
-    let Some((last, parents)) = keys.split_last() else {
-        return false;
-    };
-    let mut object = value;
-    for key in parents {
-        match object.get_mut(*key) {
-            Some(inner) => object = inner,
-            None => return false,
-        }
-    }
-    match object.as_object_mut() {
-        Some(fields) => {
-            fields.insert((*last).to_string(), stand_in);
+    match parent_fields(value, keys) {
+        Some((fields, last)) => {
+            fields.insert(last.to_string(), stand_in);
             true
         }
         None => false,
     }
+}
+
+/// The object holding the field at `keys`, and that field's own key; `None` when a key on the
+/// way is missing or the holder is not an object.
+fn parent_fields<'v, 'k>(
+    value: &'v mut serde_json::Value,
+    keys: &[&'k str],
+) -> Option<(&'v mut serde_json::Map<String, serde_json::Value>, &'k str)> {
+    let (last, parents) = keys.split_last()?;
+    let mut object = value;
+    for key in parents {
+        object = object.get_mut(*key)?;
+    }
+    Some((object.as_object_mut()?, last))
 }
 
 /// The keys down to the field an error at `path` is about: a list item's error is the list's.
@@ -430,20 +434,8 @@ fn field_keys(path: &serde_path_to_error::Path) -> Vec<&str> {
 /// rest of the spec can be read; false when there is no such field to remove (the error is
 /// about the spec as a whole, or a field that is missing).
 fn set_aside(value: &mut serde_json::Value, path: &serde_path_to_error::Path) -> bool {
-    let keys = field_keys(path);
-    let Some((last, parents)) = keys.split_last() else {
-        return false;
-    };
-    let mut object = value;
-    for key in parents {
-        match object.get_mut(*key) {
-            Some(inner) => object = inner,
-            None => return false,
-        }
-    }
-    object
-        .as_object_mut()
-        .and_then(|fields| fields.remove(*last))
+    parent_fields(value, &field_keys(path))
+        .and_then(|(fields, last)| fields.remove(last))
         .is_some()
 }
 

@@ -96,12 +96,7 @@ pub(super) async fn compare_page(
             Err(error) => return lab_error_page(error),
         };
         let rows = compare::rows(&a.points, &b.points);
-        let params = distinct_params_lines(
-            &rows
-                .iter()
-                .map(|row| (row.test, &row.params))
-                .collect::<Vec<_>>(),
-        );
+        let params = params_lines(&rows);
         let fmt = |side: Option<compare::Side>, tally: Option<compare::Tally>| {
             side.map_or_else(
                 || "–".to_string(),
@@ -219,6 +214,16 @@ fn differences(a: &CampaignView, b: &CampaignView) -> Vec<String> {
     differences
 }
 
+/// Each row's parameters, with what tells it apart from a row that would read the same.
+fn params_lines(rows: &[compare::Row]) -> Vec<String> {
+    distinct_params_lines(
+        &rows
+            .iter()
+            .map(|row| (row.test, &row.params))
+            .collect::<Vec<_>>(),
+    )
+}
+
 /// The two campaigns of a comparison.
 pub(super) async fn load_pair(
     state: &AppState,
@@ -244,12 +249,7 @@ pub(super) async fn compare_chart(
         Err(error) => return lab_error_page(error),
     };
     let rows = compare::rows(&a.points, &b.points);
-    let params = distinct_params_lines(
-        &rows
-            .iter()
-            .map(|row| (row.test, &row.params))
-            .collect::<Vec<_>>(),
-    );
+    let params = params_lines(&rows);
     let rows: Vec<(String, Option<f64>, Option<f64>)> = rows
         .iter()
         .zip(params)
