@@ -2,11 +2,14 @@
 //! deletes them, and keeps the registry of runs executing now. The web layer maps its errors to
 //! status codes; the worker executes what it queues.
 
+pub mod events;
+pub mod host;
 mod references;
 mod schedules;
 mod search;
 pub use search::{SearchReport, deciding_test, search_report, unexplored};
 mod watch;
+pub mod worker;
 
 pub use schedules::{MAX_CRON_CHARS, SCHEDULE_TICK, SchedulePage, ScheduleView};
 
@@ -22,8 +25,8 @@ use crate::clock::{format_ms, now_ms};
 use crate::engine::result::{RunResult, Sample};
 use crate::engine::survey::Survey;
 use crate::engine::{EngineSettings, preflight};
-use crate::events::{EventHub, LabEvent, RelayMessage, RunBrief};
 use crate::ids;
+use crate::lab::events::{EventHub, LabEvent, RelayMessage, RunBrief};
 use crate::policy::{Policy, Reach};
 use crate::report::{CampaignHeader, CampaignReport};
 use crate::spec::expectation::{Expectation, expect};
@@ -658,7 +661,7 @@ impl Lab {
     }
 
     /// Every event of every campaign from now on.
-    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<crate::events::Envelope> {
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<crate::lab::events::Envelope> {
         self.events.subscribe()
     }
 

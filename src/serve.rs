@@ -17,16 +17,16 @@ use crate::engine::plan::TargetPlan;
 use crate::engine::target::s3::{self, ObjectStores};
 use crate::engine::target::sweep_lab_files;
 use crate::field_errors::FieldErrors;
-use crate::host::{self, JoinError};
 use crate::http::origin::{SiteFlagError, SiteFlags, SitePolicy};
 use crate::http::{self, AppState, listener};
+use crate::lab::host::{self, JoinError};
+use crate::lab::worker;
 use crate::lab::{DEMO_DIR, HostSettings, Lab};
 use crate::net::Clients;
 use crate::net::listener::{AgentGateway, DataLink};
 use crate::policy::Policy;
 use crate::spec::{CampaignSpec, TargetKind, format_size};
 use crate::store::{Location, Store, StoreError};
-use crate::worker;
 
 /// How long a shutdown waits for the running run to stop and save.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);

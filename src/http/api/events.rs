@@ -11,9 +11,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::schema;
-use crate::events::LabEvent;
 use crate::http::AppState;
 use crate::http::error::{ApiError, ErrorBody};
+use crate::lab::events::LabEvent;
 
 /// Adds this resource's routes.
 pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState> {

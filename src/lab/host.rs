@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::clock::now_ms;
-use crate::events::RelayMessage;
+use crate::lab::events::RelayMessage;
 use crate::lab::{HostSettings, Lab};
 use crate::policy::Policy;
 use crate::store::{HostHold, Store, StoreError};

@@ -9,7 +9,7 @@ use tokio::task::JoinHandle;
 
 use crate::engine::result::{Progress, RunResult, RunStatus, Sample};
 use crate::engine::{self, RunControl, preflight, survey};
-use crate::events::LabEvent;
+use crate::lab::events::LabEvent;
 use crate::lab::{Lab, RunSwitch, StopReason};
 use crate::spec::{FieldErrors, RunPlan};
 use crate::store::{ClaimedRun, HeldRun, RunState, StoredPlan};
