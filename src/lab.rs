@@ -1,7 +1,17 @@
 //! The lab as a service, apart from HTTP: accepts campaigns, answers for them, cancels and
-//! deletes them, and keeps the registry of runs executing now. The web layer maps its errors to
-//! status codes; the worker executes what it queues.
+//! deletes them, and keeps the registry of runs executing now. The web layer asks it for
+//! everything and maps its errors to status codes.
+//!
+//! Its parts: the lanes that execute what it queues (`worker`); what follows when a run or a
+//! campaign ends, in one order (`ended`); live events (`events`); its place on the database
+//! and the relay between hosts (`host`); the agents it knows (`agents`); its series and their
+//! alerts (`watch`), schedules (`schedules`), adaptive searches (`search`) and reference
+//! figures (`references`).
 
+mod agents;
+pub use agents::{AgentView, AgentsView};
+mod ended;
+pub use ended::{Ending, KeptAnswers};
 pub mod events;
 pub mod host;
 mod references;
@@ -27,6 +37,7 @@ use crate::engine::survey::Survey;
 use crate::engine::{EngineSettings, preflight};
 use crate::ids;
 use crate::lab::events::{EventHub, LabEvent, RelayMessage, RunBrief};
+use crate::net::listener::DataLink;
 use crate::policy::{Policy, Reach};
 use crate::report::{CampaignHeader, CampaignReport};
 use crate::spec::expectation::{Expectation, expect};
@@ -377,6 +388,10 @@ pub struct Lab {
     stopping: AtomicBool,
     /// The last probe of whether the database can be written, and when it was made.
     write_check: Mutex<Option<(std::time::Instant, Result<(), String>)>>,
+    /// The campaigns whose end is being taken, and who keeps answers to tell (`ended.rs`).
+    endings: ended::Endings,
+    /// The data listener: network-backup streams and the agents' registry.
+    data_link: Arc<DataLink>,
 }
 
 /// A request body read as JSON of type `T`; what cannot be read is named as a field: a body
@@ -420,8 +435,14 @@ fn parse_body(body: &[u8]) -> Result<CampaignSpec, LabError> {
 }
 
 impl Lab {
-    /// A lab over an open store.
-    pub fn new(store: Store, policy: Policy, engine: EngineSettings, host: HostSettings) -> Self {
+    /// A lab over an open store, its agents registering with `data_link`.
+    pub fn new(
+        store: Store,
+        policy: Policy,
+        engine: EngineSettings,
+        host: HostSettings,
+        data_link: Arc<DataLink>,
+    ) -> Self {
         Self {
             store,
             policy,
@@ -434,6 +455,8 @@ impl Lab {
             running: Mutex::new(HashMap::new()),
             write_check: Mutex::new(None),
             stopping: AtomicBool::new(false),
+            endings: ended::Endings::default(),
+            data_link,
         }
     }
 
@@ -1115,13 +1138,10 @@ impl Lab {
             outcome
         };
         let record = self.record(id).await?;
+        // A run executing ends the campaign when it stops; with none, the cancel did.
         if outcome.running.is_empty() && outcome.cancelled_queued > 0 {
-            self.events.publish(
-                id,
-                LabEvent::CampaignFinished {
-                    status: record.status,
-                },
-            );
+            self.campaign_ended(id, record.status, Ending::CancelledIdle)
+                .await;
         }
         Ok(record.status)
     }

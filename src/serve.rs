@@ -203,6 +203,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
             object_owner,
         },
         host,
+        Arc::clone(&datalink),
     ));
     if let Err(error) = host::start_relay(&lab).await {
         tracing::warn!(%error, "cannot relay live events between hosts: followers on other hosts see runs only when they finish");
@@ -210,14 +211,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
     let heartbeat = host::spawn_heartbeat(&lab);
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let (api_router, openapi) = http::api().map_err(ServeError::OpenApi)?;
-    let state = AppState {
-        lab: Arc::clone(&lab),
-        openapi: Arc::new(openapi),
-        token,
-        shutdown: shutdown_rx,
-        datalink: Arc::clone(&datalink),
-        pages: Arc::default(),
-    };
+    let state = AppState::new(Arc::clone(&lab), openapi, token, shutdown_rx);
     let http_listener =
         TcpListener::bind(config.bind)
             .await

@@ -155,6 +155,15 @@ impl PageCache {
     }
 }
 
+/// A campaign judged just now may be shown, or compared with, in any kept answer (a later
+/// campaign's report compares itself with the previous one of its spec): all are dropped.
+/// Finished campaigns end seldom; their answers are rendered again when next asked for.
+impl crate::lab::KeptAnswers for PageCache {
+    fn judged(&self, _id: &str) {
+        self.clear();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

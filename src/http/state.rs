@@ -5,8 +5,7 @@ use std::sync::Arc;
 use tokio::sync::watch;
 
 use super::cache::PageCache;
-use crate::lab::{Lab, LabError, Submitted};
-use crate::net::listener::DataLink;
+use crate::lab::{KeptAnswers, Lab, LabError, Submitted};
 
 /// The lab, its API description and the switches the handlers need.
 #[derive(Clone)]
@@ -16,13 +15,30 @@ pub struct AppState {
     pub token: Option<Arc<str>>,
     /// Turns true when the lab shuts down; live streams end.
     pub shutdown: watch::Receiver<bool>,
-    /// The data listener: agents and network-backup streams.
-    pub datalink: Arc<DataLink>,
     /// Rendered pages and charts of finished campaigns.
     pub pages: Arc<PageCache>,
 }
 
 impl AppState {
+    /// The handlers' state over `lab`, with an empty page cache the lab tells when a
+    /// campaign's judgement is kept.
+    pub fn new(
+        lab: Arc<Lab>,
+        openapi: String,
+        token: Option<Arc<str>>,
+        shutdown: watch::Receiver<bool>,
+    ) -> Self {
+        let pages = Arc::new(PageCache::default());
+        lab.keep_answers_in(Arc::clone(&pages) as Arc<dyn KeptAnswers>);
+        Self {
+            lab,
+            openapi: Arc::new(openapi),
+            token,
+            shutdown,
+            pages,
+        }
+    }
+
     /// Queues a rerun of `id`. The original's kept pages list its reruns, so they are
     /// rendered again.
     pub async fn rerun(&self, id: &str) -> Result<Submitted, LabError> {

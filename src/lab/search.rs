@@ -220,7 +220,8 @@ impl Lab {
         )))
     }
 
-    /// Steps every search of this host left waiting (the lab stopped between two steps).
+    /// Steps every search of this host left waiting (the lab stopped between two steps), and
+    /// ends the campaigns whose search stops there.
     pub async fn resume_searches(&self) {
         let idle = match self.store.idle_searches(&self.host.name).await {
             Ok(idle) => idle,
@@ -230,9 +231,7 @@ impl Lab {
             }
         };
         for id in idle {
-            if let Err(error) = self.advance_search(&id).await {
-                tracing::warn!(campaign = %id, %error, "cannot take the search's next step");
-            }
+            self.step_or_end(&id, None).await;
         }
     }
 }

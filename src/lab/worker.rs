@@ -1,5 +1,6 @@
 //! Workers: each lane takes the oldest queued run, executes it through the engine on OS
-//! threads, and reports progress to the store (samples) and to live subscribers.
+//! threads, reports progress to the store (samples) and to live subscribers, and hands what
+//! became of it to [`Lab::run_ended`], which does everything that follows.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,12 +8,12 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::engine::result::{Progress, RunResult, RunStatus, Sample};
-use crate::engine::{self, RunControl, preflight, survey};
+use crate::engine::result::{Progress, RunResult, Sample};
+use crate::engine::{self, RunControl, preflight};
 use crate::lab::events::LabEvent;
-use crate::lab::{Lab, RunSwitch, StopReason};
+use crate::lab::{Lab, RunSwitch};
 use crate::spec::{FieldErrors, RunPlan};
-use crate::store::{ClaimedRun, HeldRun, RunState, StoredPlan};
+use crate::store::{ClaimedRun, StoredPlan};
 
 /// How long an idle lane sleeps before it looks at the queue again without being woken.
 const IDLE_POLL: Duration = Duration::from_secs(2);
@@ -68,7 +69,7 @@ async fn execute(lab: &Arc<Lab>, claimed: ClaimedRun, switch: Arc<RunSwitch>) {
         Err(message) => {
             tracing::error!(run_id, %message, "stored campaign cannot be planned");
             let result = failed_result(&claimed, message);
-            finish(lab, &claimed, &switch, result, None).await;
+            lab.run_ended(&claimed, &switch, result, None).await;
             return;
         }
     };
@@ -110,14 +111,14 @@ async fn execute(lab: &Arc<Lab>, claimed: ClaimedRun, switch: Arc<RunSwitch>) {
         Err(error) => {
             let message = format!("the run's paths could not be checked: {error}");
             let result = failed_result(&claimed, message);
-            finish(lab, &claimed, &switch, result, None).await;
+            lab.run_ended(&claimed, &switch, result, None).await;
             return;
         }
     };
     if let Some(message) = refusal {
         tracing::warn!(run_id, %message, "run refused at start");
         let result = failed_result(&claimed, message);
-        finish(lab, &claimed, &switch, result, None).await;
+        lab.run_ended(&claimed, &switch, result, None).await;
         return;
     }
     tracing::info!(campaign = %campaign_id, run_id, test = %plan.test, "run started");
@@ -173,172 +174,7 @@ async fn execute(lab: &Arc<Lab>, claimed: ClaimedRun, switch: Arc<RunSwitch>) {
             format!("the run's thread ended abnormally: {error}"),
         ),
     };
-    finish(lab, &claimed, &switch, result, Some(&plan)).await;
-}
-
-async fn finish(
-    lab: &Arc<Lab>,
-    claimed: &ClaimedRun,
-    switch: &RunSwitch,
-    mut result: RunResult,
-    plan: Option<&RunPlan>,
-) {
-    let run_id = claimed.run_id;
-    let campaign_id = &claimed.campaign_id;
-    let held = HeldRun {
-        run_id,
-        attempt: claimed.attempt,
-    };
-    let stopped_by = switch
-        .reason()
-        .filter(|_| result.status == RunStatus::Cancelled);
-    let interrupted = stopped_by == Some(StopReason::Shutdown);
-    if result.status == RunStatus::Cancelled
-        && result.error.is_none()
-        && stopped_by != Some(StopReason::Shutdown)
-    {
-        result.error = Some("cancelled by request".to_string());
-    }
-    let saved = save(lab, held, stopped_by, &result).await;
-    lab.unregister(held);
-    match saved {
-        Ok(true) => {}
-        Ok(false) => {
-            tracing::warn!(
-                run_id,
-                attempt = claimed.attempt,
-                "the run was taken back after its lease lapsed: this attempt's result is not kept"
-            );
-            return;
-        }
-        Err(error) => tracing::error!(run_id, %error, "cannot save the run's result"),
-    }
-    let status = if interrupted {
-        RunState::Interrupted
-    } else {
-        RunState::from(result.status)
-    };
-    tracing::info!(campaign = %campaign_id, run_id, status = status.id(), mb_per_s = result.mb_per_s, "run finished");
-    lab.publish(
-        campaign_id,
-        LabEvent::RunFinished {
-            run_id,
-            position: claimed.position,
-            test: result.test.id().to_string(),
-            status,
-            mb_per_s: result.mb_per_s,
-            error: result.error.clone(),
-        },
-    );
-    if interrupted {
-        return;
-    }
-    // An adaptive search chooses its next runs once this was the last one left.
-    if let Err(error) = lab.advance_search(campaign_id).await {
-        tracing::error!(campaign = %campaign_id, %error, "cannot take the search's next step");
-    }
-    let record = match lab.stored_campaign(campaign_id).await {
-        Ok(Some(record)) => record,
-        Ok(None) => return,
-        Err(error) => {
-            tracing::error!(campaign = %campaign_id, %error, "cannot read the campaign back");
-            return;
-        }
-    };
-    if !record.status.is_final() {
-        return;
-    }
-    // An agent's paths are on its own host: only the lab's side is surveyed then.
-    if record.survey.is_none()
-        && let Some(plan) = plan
-    {
-        let (source, target) = (plan.source.clone(), plan.target.clone());
-        let remote = !plan.agents.is_empty();
-        let surveyed = tokio::task::spawn_blocking(move || {
-            if remote {
-                survey::lab_side(&target)
-            } else {
-                survey::survey(&source, &target)
-            }
-        })
-        .await;
-        // Stored at once, then again with how the source reduces, which reads the source and
-        // takes longer: its size and provenance need not wait for that.
-        if let Ok(survey) = surveyed
-            && store_survey(lab, campaign_id, &survey).await
-            && !remote
-        {
-            let (source, target) = (plan.source.clone(), plan.target.clone());
-            let estimated = tokio::task::spawn_blocking(move || {
-                survey::reduction(&source, &target).map(|reduction| survey::Survey {
-                    reduction: Some(reduction),
-                    ..survey
-                })
-            })
-            .await;
-            if let Ok(Some(survey)) = estimated {
-                store_survey(lab, campaign_id, &survey).await;
-            }
-        }
-    }
-    tracing::info!(campaign = %campaign_id, status = record.status.id(), "campaign finished");
-    lab.keep_verdict(campaign_id).await;
-    lab.watch(campaign_id).await;
-    lab.publish(
-        campaign_id,
-        LabEvent::CampaignFinished {
-            status: record.status,
-        },
-    );
-}
-
-/// Stores a campaign's survey; false when it could not be stored (said in the log).
-async fn store_survey(lab: &Arc<Lab>, campaign_id: &str, survey: &survey::Survey) -> bool {
-    match lab.set_survey(campaign_id, survey).await {
-        Ok(()) => true,
-        Err(error) => {
-            tracing::warn!(campaign = %campaign_id, %error, "cannot store the survey");
-            false
-        }
-    }
-}
-
-/// First wait before storing a result again, and the longest wait between two tries.
-const SAVE_RETRY_FIRST: Duration = Duration::from_millis(250);
-const SAVE_RETRY_MAX: Duration = Duration::from_secs(5);
-
-/// Stores what became of a run, trying again while the database cannot be written (a full
-/// disk): the result is kept and the lane waits, so the run is never executed again for want
-/// of a write. A lab stopping gives up after its last try; the run is then queued again at
-/// the next start.
-async fn save(
-    lab: &Arc<Lab>,
-    held: HeldRun,
-    stopped_by: Option<StopReason>,
-    result: &RunResult,
-) -> Result<bool, crate::store::StoreError> {
-    let mut wait = SAVE_RETRY_FIRST;
-    loop {
-        let saved = match stopped_by {
-            Some(StopReason::Shutdown) => lab.interrupt_run(held).await.map(|()| true),
-            // Queued again when its lease lapsed: the next attempt's result is the run's.
-            Some(StopReason::LeaseLost) => Ok(false),
-            Some(StopReason::Cancelled) | None => lab.finish_run(held, result).await,
-        };
-        match saved {
-            Err(error) if !lab.is_stopping() => {
-                tracing::error!(
-                    run_id = held.run_id,
-                    %error,
-                    retry_in_ms = wait.as_millis() as u64,
-                    "cannot store the run's result; trying again"
-                );
-                tokio::time::sleep(wait).await;
-                wait = (wait * 2).min(SAVE_RETRY_MAX);
-            }
-            saved => return saved,
-        }
-    }
+    lab.run_ended(&claimed, &switch, result, Some(&plan)).await;
 }
 
 /// The run's plan: its own stored test and parameters at the campaign's stored placement. A

@@ -6,6 +6,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::http::AppState;
+use crate::lab::{AgentView, AgentsView};
 
 /// Adds this resource's routes.
 pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState> {
@@ -19,7 +20,7 @@ pub struct AgentsBody {
     pub data_port: u16,
     /// The listener's address when it is bound to one; otherwise agents use the lab's host.
     pub data_host: Option<String>,
-    pub agents: Vec<crate::net::registry::AgentInfo>,
+    pub agents: Vec<AgentView>,
 }
 
 /// Lists the agents connected now and those that left in the last 10 minutes (at most 256 of
@@ -34,10 +35,14 @@ async fn list_agents(State(state): State<AppState>) -> Json<AgentsBody> {
 
 /// What `GET /api/agents` answers; the agents page shows the same.
 pub fn agents_body(state: &AppState) -> AgentsBody {
-    let addr = state.datalink.addr();
+    let AgentsView {
+        data_port,
+        data_host,
+        agents,
+    } = state.lab.agents();
     AgentsBody {
-        data_port: addr.port(),
-        data_host: (!addr.ip().is_unspecified()).then(|| addr.ip().to_string()),
-        agents: state.datalink.registry().list(),
+        data_port,
+        data_host,
+        agents,
     }
 }

@@ -64,6 +64,8 @@ impl App {
             max_size: 1 << 30,
             max_duration_s: 600.0,
         };
+        let datalink = DataLink::start("127.0.0.1:0".parse().expect("address"), None)
+            .expect("the data listener starts");
         let lab = Arc::new(Lab::new(
             store,
             policy,
@@ -81,19 +83,11 @@ impl App {
                 url: None,
                 webhook: None,
             },
+            datalink,
         ));
-        let datalink = DataLink::start("127.0.0.1:0".parse().expect("address"), None)
-            .expect("the data listener starts");
         let (shutdown_tx, shutdown) = watch::channel(false);
         let (api, openapi) = http::api().expect("the API document");
-        let state = AppState {
-            lab,
-            openapi: Arc::new(openapi),
-            token: None,
-            shutdown,
-            datalink,
-            pages: Arc::default(),
-        };
+        let state = AppState::new(lab, openapi, None, shutdown);
         let bound: SocketAddr = BOUND.parse().expect("address");
         let flags = SiteFlags::parse(None, &[]).expect("no site flags");
         let router = http::app(api, state, Arc::new(SitePolicy::new(bound, &flags)));
