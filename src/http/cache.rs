@@ -210,4 +210,19 @@ mod tests {
         assert!(cache.get("c11", "page").is_none() && cache.get("c11", "tests.svg").is_none());
         assert!(cache.get("c10", "page").is_some());
     }
+
+    #[test]
+    fn a_judgement_kept_drops_the_answers_that_may_show_or_compare_with_it() {
+        use crate::lab::KeptAnswers;
+        let cache = PageCache::default();
+        for campaign in ["judged", "later"] {
+            cache.put(campaign, "page", CachedPage::new("<p/>", "text/html", None));
+        }
+        cache.judged("judged");
+        assert!(cache.get("judged", "page").is_none());
+        assert!(
+            cache.get("later", "page").is_none(),
+            "a later campaign's page compares itself with the one judged"
+        );
+    }
 }

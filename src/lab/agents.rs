@@ -19,7 +19,7 @@ pub struct AgentsView {
     pub agents: Vec<AgentView>,
 }
 
-/// An agent as the lab shows it.
+/// An agent as `GET /api/agents` shows it.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[schema(as = AgentInfo)]
 pub struct AgentView {
