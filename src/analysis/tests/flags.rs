@@ -87,7 +87,7 @@ fn advice_uses_a_flagged_figure_at_the_least_its_flags_allow() {
 }
 
 /// Table 1 with an emulated drive that made its feed wait, every run flagged busy.
-fn busy_table_one(drive_paced: bool) -> Vec<RunResult> {
+pub(super) fn busy_table_one(drive_paced: bool) -> Vec<RunResult> {
     use crate::engine::validity::FlagCode;
     table_one()
         .into_iter()

@@ -3,6 +3,7 @@
 
 mod flags;
 mod plans;
+mod said;
 
 use super::*;
 use crate::engine::result::{CpuFigures, RunStatus, StageFigures, TapeFigures};
