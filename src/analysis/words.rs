@@ -369,7 +369,8 @@ fn redo(redo: &Redo) -> String {
     )
 }
 
-/// One piece of advice as a sentence.
+/// One piece of advice as a sentence: one arm per kind of advice, each sentence beside the
+/// figures it says (the match is long because the advice is many, not because an arm is).
 pub fn advice(advice: &Advice) -> String {
     match advice {
         Advice::Redo(r) => redo(r),
