@@ -381,39 +381,6 @@ async fn a_campaigns_life(store: &Store) {
         Some(&judgement)
     );
 
-    // The lab shows a judgement kept under today's rules as it was kept, and judges the runs
-    // again when it was kept under others; a series shows only the first kind.
-    let lab = lab_over(store);
-    let key = second.series.clone().expect("a series key");
-    assert_eq!(key, backlab::series::key_of(&second.spec));
-    let mut as_kept = judgement.clone();
-    as_kept.verdict.verdict = "as it was kept".to_string();
-    store
-        .set_verdict("c2", "as it was kept", &keep(&as_kept), &kept_headline)
-        .await
-        .expect("verdict");
-    assert!(second.status.is_final(), "{:?}", second.status);
-    let view = lab.campaign("c2").await.expect("c2");
-    assert_eq!(view.verdict.verdict, "as it was kept");
-    let history = lab.series(&key).await.expect("a series");
-    let ids: Vec<&str> = history.campaigns.iter().map(|c| c.id.as_str()).collect();
-    assert_eq!(ids, ["c2"]);
-    as_kept.version += 1;
-    store
-        .set_verdict("c2", "as it was kept", &keep(&as_kept), &kept_headline)
-        .await
-        .expect("verdict");
-    let view = lab.campaign("c2").await.expect("c2");
-    let judged_now = Judgement::of(&backlab::lab::run_entries(&runs), Some(&survey));
-    assert_eq!(
-        view.verdict, judged_now.verdict,
-        "a judgement kept under other rules is judged again"
-    );
-    assert!(
-        lab.series(&key).await.is_err(),
-        "a series leaves out a judgement kept under other rules"
-    );
-
     // A schedule keeps its newest firings, not every one it ever had.
     let schedule = backlab::store::ScheduleRecord {
         id: "s1".to_string(),
@@ -520,6 +487,73 @@ async fn a_cancel_outlives_a_crash_on_postgres() {
         .await
         .expect("open");
     a_cancel_outlives_a_crash(&store).await;
+    store.close().await;
+}
+
+/// The lab shows a judgement kept under today's rules as it was kept, and judges the runs
+/// again when it was kept under others; a series shows only the first kind.
+#[tokio::test]
+async fn a_judgement_kept_under_other_rules_is_judged_again_by_the_lab() {
+    let dir = scratch();
+    let store = Store::open(&Location::File(dir.path().join("lab.db")))
+        .await
+        .expect("open");
+    // An id as the lab gives one: the lab answers for no other.
+    let id = backlab::ids::campaign_id();
+    store
+        .insert_campaign(&campaign(&id, "judged", 1), 1_000)
+        .await
+        .expect("insert");
+    let claimed = store
+        .claim_next(HOST, 2_000, FOREVER)
+        .await
+        .expect("claim")
+        .expect("a run");
+    store
+        .finish_run(held(&claimed), &done(420.5), 3_000)
+        .await
+        .expect("finish");
+    let record = store
+        .campaign(&id)
+        .await
+        .expect("read")
+        .expect("the campaign");
+    assert!(record.status.is_final(), "{:?}", record.status);
+    let key = record.series.clone().expect("a series key");
+    assert_eq!(key, backlab::series::key_of(&record.spec));
+
+    let runs = store.runs(&id).await.expect("runs");
+    let judgement = Judgement::of(&backlab::lab::run_entries(&runs), None);
+    let headline = Document::encode(&Headline::of(&judgement.verdict)).expect("a headline");
+    // Marked, to tell the judgement kept from one drawn anew (the runs have all finished).
+    let mut as_kept = judgement.clone();
+    as_kept.provisional = true;
+    let keep = |judgement: &Judgement| Document::encode(judgement).expect("a judgement document");
+    store
+        .set_verdict(&id, "as it was kept", &keep(&as_kept), &headline)
+        .await
+        .expect("verdict");
+    let lab = lab_over(&store);
+    let view = lab.campaign(&id).await.expect("the campaign");
+    assert!(view.provisional, "the judgement as it was kept");
+    let history = lab.series(&key).await.expect("a series");
+    let ids: Vec<&str> = history.campaigns.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, [id.as_str()]);
+
+    as_kept.version += 1;
+    store
+        .set_verdict(&id, "as it was kept", &keep(&as_kept), &headline)
+        .await
+        .expect("verdict");
+    let view = lab.campaign(&id).await.expect("the campaign");
+    assert!(
+        !view.provisional && view.verdict == judgement.verdict,
+        "a judgement kept under other rules is judged again"
+    );
+    assert!(
+        lab.series(&key).await.is_err(),
+        "a series leaves out a judgement kept under other rules"
+    );
     store.close().await;
 }
 
