@@ -1,5 +1,7 @@
 //! The lab's memory: campaigns, runs and samples, in one SQLite file by default or in a shared
-//! PostgreSQL database. The only module with SQL.
+//! PostgreSQL database. The only module with SQL. It imports nothing above the campaign layer:
+//! what it keeps for the layers above (a judgement, a headline, a search's state, other tools'
+//! figures) is a [`Document`] it neither reads nor checks, and a series key is what it is given.
 //!
 //! Every statement is written once, with `$N` placeholders both backends read, and run on
 //! whichever backend the store has ([`on_backend!`]); the few places where the two speak
