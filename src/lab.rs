@@ -1047,7 +1047,7 @@ impl Lab {
         let kept = match (Document::encode(&judgement), Document::encode(&headline)) {
             (Ok(judged), Ok(headlined)) => {
                 self.store
-                    .set_verdict(id, &judgement.verdict.verdict, &judged, &headlined)
+                    .set_verdict(id, &judgement.verdict.sentence(), &judged, &headlined)
                     .await
             }
             (Err(error), _) | (_, Err(error)) => Err(error),
@@ -1055,7 +1055,7 @@ impl Lab {
         if let Err(error) = kept {
             tracing::warn!(campaign = %id, %error, "cannot keep the verdict");
         }
-        Some((judgement.verdict.verdict, headline))
+        Some((judgement.verdict.sentence(), headline))
     }
 
     /// The campaign's report: the same document `backlab run --json` prints.

@@ -356,7 +356,7 @@ async fn a_campaigns_life(store: &Store) {
     store
         .set_verdict(
             "c2",
-            &judgement.verdict.verdict,
+            &judgement.verdict.sentence(),
             &keep(&judgement),
             &kept_headline,
         )
@@ -370,7 +370,7 @@ async fn a_campaigns_life(store: &Store) {
     let second = store.campaign("c2").await.expect("read").expect("c2");
     assert_eq!(
         second.verdict.as_deref(),
-        Some(judgement.verdict.verdict.as_str())
+        Some(judgement.verdict.sentence().as_str())
     );
     assert_eq!(second.survey.as_ref(), Some(&survey));
     assert_eq!(second.headline.as_ref(), Some(&kept_headline));
