@@ -330,6 +330,34 @@ fn a_backup_that_outran_a_ceiling_measured_once_is_measured_again_in_turn() {
 }
 
 #[test]
+fn a_backup_that_outran_a_ceiling_is_not_repeated_for_a_flag_a_repeat_brings_back() {
+    use super::follow_up::FollowUp;
+    use crate::engine::validity::FlagCode;
+    let outran = |flags: &[FlagCode]| {
+        let mut runs = table_one();
+        runs[4].mb_per_s = 200.0;
+        runs[0] = flagged(run(TestKind::TapeWrite, 154.0, 3.0), flags);
+        verdict(&runs, None)
+    };
+    // Noise may pass: the two are measured again in turn.
+    let unsteady = outran(&[FlagCode::Unsteady]);
+    assert!(
+        matches!(unsteady.finding, Finding::FullOutranCeiling { .. }),
+        "{:?}",
+        unsteady.finding
+    );
+    assert!(FollowUp::of(&unsteady).is_some());
+    // Data smaller than the run comes back on every repeat: the redo says what to change.
+    let small = outran(&[FlagCode::DataSmallerThanRun]);
+    assert!(
+        matches!(small.finding, Finding::FullOutranCeiling { .. }),
+        "{:?}",
+        small.finding
+    );
+    assert_eq!(FollowUp::of(&small), None);
+}
+
+#[test]
 fn repeats_give_the_median_and_its_spread() {
     let mut runs = table_one();
     let mut again = run(TestKind::TapeWrite, 160.0, 3.0);
