@@ -25,13 +25,13 @@ use crate::engine::{EngineSettings, preflight};
 use crate::events::{EventHub, LabEvent, RelayMessage, RunBrief};
 use crate::ids;
 use crate::policy::{Policy, Reach};
-use crate::report::{CampaignHeader, CampaignReport};
 use crate::spec::expectation::{Expectation, expect};
 use crate::spec::{self, CampaignSpec, FieldErrors, Placement, RunPlan};
 use crate::store::{
     CampaignRecord, CampaignStatus, ClaimedRun, DeleteOutcome, HeldRun, HostRecord, Neighbour,
     NewCampaign, QueueFigures, RunRecord, Store, StoreError,
 };
+use crate::views::report::{CampaignHeader, CampaignReport};
 
 /// The demo dataset's directory name under the data dir.
 pub const DEMO_DIR: &str = "demo";

@@ -3,10 +3,8 @@
 
 pub mod analysis;
 pub mod change_points;
-pub mod charts;
 pub mod cli;
 pub mod clock;
-pub mod compare;
 pub mod engine;
 pub mod events;
 pub mod field_errors;
@@ -22,7 +20,6 @@ pub mod plain_words;
 pub mod policy;
 pub mod reduction_report;
 pub mod reference;
-pub mod report;
 pub mod schedule;
 pub mod series;
 pub mod serve;
@@ -30,4 +27,5 @@ pub mod size;
 pub mod spec;
 pub mod store;
 pub mod tuner;
+pub mod views;
 pub mod worker;

@@ -1,7 +1,6 @@
 //! Every chart renders for an empty, a one-run and a 500-run campaign, and is well-formed SVG.
 
 use backlab::analysis;
-use backlab::charts::{self, Width};
 use backlab::engine::result::{
     CpuFigures, LatencyFigures, RunResult, RunStatus, Sample, StageFigures,
 };
@@ -9,6 +8,7 @@ use backlab::lab::run_entries;
 use backlab::matrix;
 use backlab::spec::{RunParams, TestKind};
 use backlab::store::{RunRecord, RunState};
+use backlab::views::charts::{self, Width};
 
 use crate::support::fixtures::run_params;
 

@@ -16,8 +16,8 @@ use super::schema;
 use super::views::{CampaignBody, CampaignListBody, PlannedBody, SubmittedBody};
 use crate::http::AppState;
 use crate::http::error::{ApiError, ErrorBody};
-use crate::report;
 use crate::store::RunState;
+use crate::views::report;
 
 /// Adds this resource's routes.
 pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState> {

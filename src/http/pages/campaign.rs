@@ -6,14 +6,14 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use serde::Deserialize;
 
-use crate::charts::{Chart, Width};
 use crate::http::AppState;
 use crate::http::cache::CachedPage;
 use crate::lab::{CampaignView, LabError};
+use crate::views::charts::{Chart, Width};
 
 use super::assets::STYLE;
 use super::render::{HTML, SVG, error_page, html, internal, lab_error_page};
-use super::views::{self, CampaignPageView};
+use crate::views::page::{self as views, CampaignPageView};
 
 #[derive(Template)]
 #[template(path = "campaign.html")]
@@ -72,7 +72,7 @@ pub(super) async fn campaign(
             .as_ref()
             .map(|previous| views::PreviousView::of(previous, view));
         c.needs_token = needs_token;
-        c.references = super::references::rows(&references, &view.verdict);
+        c.references = crate::views::page::references::rows(&references, &view.verdict);
         if c.is_final {
             c.series = series;
             c.series_changes = series_changes.iter().map(|change| change.words()).collect();

@@ -6,13 +6,13 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Deserialize;
 
-use crate::charts;
-use crate::compare;
 use crate::http::AppState;
 use crate::lab::{CampaignView, LabError};
+use crate::views::charts;
+use crate::views::compare;
 
 use super::render::{error_page, html, internal, lab_error_page, svg_response};
-use super::views::{display_name, distinct_params_lines, source_words, target_words};
+use crate::views::page::{display_name, distinct_params_lines, source_words, target_words};
 
 #[derive(Template)]
 #[template(path = "compare.html")]

@@ -9,7 +9,7 @@ use crate::http::AppState;
 use crate::series::history::{History, Line, MIN_CAMPAIGNS_EACH_SIDE};
 
 use super::render::{html, lab_error_page};
-use super::views::display_name;
+use crate::views::page::display_name;
 
 /// The drawing's size and margins, in SVG units.
 const WIDTH: f64 = 720.0;

@@ -1,10 +1,11 @@
 //! What the pages show, already formatted: numbers with their units, right-aligned by the
 //! templates; the templates only lay it out.
 
+pub mod references;
+
 use crate::analysis::planner::{self, Plan, PlanQuestion};
 use crate::analysis::points::RunStanding;
 use crate::analysis::{Component, Verdict, counted, format_duration};
-use crate::charts::{self, Chart, Width};
 use crate::engine::provenance::Provenance;
 use crate::engine::result::{RunResult, RunStatus};
 use crate::lab::CampaignView;
@@ -13,6 +14,7 @@ use crate::spec::TestKind;
 use crate::spec::expectation::Expectation;
 use crate::spec::{CampaignSpec, RunParams, format_bytes, format_size};
 use crate::store::{RunRecord, RunState};
+use crate::views::charts::{self, Chart, Width};
 
 /// The report of one campaign.
 pub struct CampaignPageView {
@@ -35,7 +37,7 @@ pub struct CampaignPageView {
     /// The changes in its series that this campaign's figures made stand out, in words.
     pub series_changes: Vec<String>,
     /// Other tools' figures imported beside the campaign's.
-    pub references: Vec<super::references::ReferenceRow>,
+    pub references: Vec<references::ReferenceRow>,
     /// Test ids and their labels as JSON, for the live view to name runs in words.
     pub test_labels: String,
     /// The backup-window planner, once the campaign has finished.
@@ -287,7 +289,7 @@ pub struct PreviousView {
 impl PreviousView {
     /// How `now` compares with the earlier campaign `before` of the same spec.
     pub fn of(before: &CampaignView, now: &CampaignView) -> Self {
-        let row = crate::compare::headline_row(&before.points, &now.points);
+        let row = crate::views::compare::headline_row(&before.points, &now.points);
         let change = row.as_ref().and_then(|row| {
             Some(format!(
                 "{} at {}: {:.1} → {:.1} MB/s {} ({})",
