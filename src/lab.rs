@@ -32,6 +32,7 @@ use crate::store::{
     NewCampaign, QueueFigures, RunRecord, Store, StoreError,
 };
 use crate::views::report::{CampaignHeader, CampaignReport};
+use crate::views::{RunPhase, RunView};
 
 /// The demo dataset's directory name under the data dir.
 pub const DEMO_DIR: &str = "demo";
@@ -186,6 +187,31 @@ pub fn run_entries(runs: &[RunRecord]) -> Vec<analysis::points::RunEntry<'_>> {
             test: run.test,
             params: &run.params,
             ended: run.status.finished(),
+            result: run.result.as_ref(),
+        })
+        .collect()
+}
+
+/// The runs as the views take them: the one place a stored run becomes a [`RunView`].
+pub fn run_views(runs: &[RunRecord]) -> Vec<RunView<'_>> {
+    use crate::store::RunState;
+    runs.iter()
+        .map(|run| RunView {
+            number: usize::try_from(run.number).unwrap_or_default(),
+            test: run.test,
+            params: &run.params,
+            phase: match run.status {
+                RunState::Queued => RunPhase::Queued,
+                RunState::Running => RunPhase::Running,
+                RunState::Done => RunPhase::Done,
+                RunState::Failed => RunPhase::Failed,
+                RunState::Cancelled => RunPhase::Cancelled,
+                RunState::Interrupted => RunPhase::Interrupted,
+            },
+            attempts: run.attempts,
+            started_ms: run.started_ms,
+            finished_ms: run.finished_ms,
+            live_samples: &run.samples,
             result: run.result.as_ref(),
         })
         .collect()

@@ -7,3 +7,6 @@ pub mod charts;
 pub mod compare;
 pub mod page;
 pub mod report;
+pub mod run;
+
+pub use run::{RunPhase, RunView};

@@ -4,7 +4,7 @@ use backlab::analysis;
 use backlab::engine::result::{
     CpuFigures, LatencyFigures, RunResult, RunStatus, Sample, StageFigures,
 };
-use backlab::lab::run_entries;
+use backlab::lab::{run_entries, run_views};
 use backlab::matrix;
 use backlab::spec::{RunParams, TestKind};
 use backlab::store::{RunRecord, RunState};
@@ -138,11 +138,11 @@ fn charts_at(runs: &[RunRecord], width: Width) -> Vec<(String, String)> {
         ),
         (
             "throughput".into(),
-            charts::throughput_chart(runs, width).expect("throughput chart"),
+            charts::throughput_chart(&run_views(runs), width).expect("throughput chart"),
         ),
         (
             "stages".into(),
-            charts::stages_chart(runs, &points, width).expect("stages chart"),
+            charts::stages_chart(&run_views(runs), &points, width).expect("stages chart"),
         ),
         (
             "matrix".into(),
@@ -417,7 +417,8 @@ fn throughput_panels_shade_the_steady_window_and_name_cut_runs() {
     }
     let mut cut = run(1, TestKind::ReadParallel, 32, 256 << 10, 4);
     cut.status = RunState::Cancelled;
-    let svg = charts::throughput_chart(&[steady, cut], Width::Wide).expect("throughput");
+    let svg =
+        charts::throughput_chart(&run_views(&[steady, cut]), Width::Wide).expect("throughput");
     let doc = check_svg("throughput", &svg);
     let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).collect();
     assert!(
@@ -475,7 +476,7 @@ fn charts_label_in_11_px_or_more_and_draw_every_run() {
     mixed.extend((1..15).map(|i| run(i, TestKind::ReadParallel, 8, 64 << 10, 1)));
     mixed.push(run(15, TestKind::FullBackup, 8, 64 << 10, 1));
     for width in [Width::Wide, Width::Narrow] {
-        let svg = charts::throughput_chart(&mixed, width).expect("throughput");
+        let svg = charts::throughput_chart(&run_views(&mixed), width).expect("throughput");
         let doc = check_svg("throughput", &svg);
         // A caption is a text node inside its text element: each title once.
         let mut titles: Vec<&str> = doc

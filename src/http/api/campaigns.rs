@@ -223,7 +223,8 @@ async fn get_results_csv(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let view = state.lab.campaign(&id).await?;
-    let csv = report::runs_csv(&view.campaign.id, &view.runs, &view.points).map_err(|error| {
+    let runs = crate::lab::run_views(&view.runs);
+    let csv = report::runs_csv(&view.campaign.id, &runs, &view.points).map_err(|error| {
         ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("cannot write CSV: {error}"),

@@ -7,7 +7,7 @@ use plotters::prelude::*;
 use crate::analysis::Verdict;
 use crate::matrix::Point;
 use crate::spec::{RunParams, TestKind, format_bytes};
-use crate::store::{RunRecord, RunState};
+use crate::views::run::{RunPhase, RunView};
 
 /// A report's charts, each served as `/campaigns/{id}/charts/{name}.svg`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -345,25 +345,24 @@ pub fn tests_chart(
 }
 
 /// The network run whose clients the contribution chart shows: the fastest finished one.
-pub fn clients_run(runs: &[RunRecord]) -> Option<&RunRecord> {
+pub fn clients_run<'r, 'a>(runs: &'r [RunView<'a>]) -> Option<&'r RunView<'a>> {
     runs.iter()
         .filter(|run| {
             run.result
-                .as_ref()
                 .is_some_and(|result| result.clients.as_ref().is_some_and(|c| !c.is_empty()))
         })
         .max_by(|a, b| {
-            let rate = |run: &RunRecord| run.result.as_ref().map_or(0.0, |r| r.mb_per_s);
+            let rate = |run: &RunView<'_>| run.result.map_or(0.0, |r| r.mb_per_s);
             rate(a).total_cmp(&rate(b))
         })
 }
 
 /// A network run's throughput over time, stacked by client: each band is what one client
 /// delivered, and the top edge is the run's total at that moment.
-pub fn clients_chart(runs: &[RunRecord], width: Width) -> Result<String, ChartError> {
+pub fn clients_chart(runs: &[RunView<'_>], width: Width) -> Result<String, ChartError> {
     let run = clients_run(runs);
     let clients = run
-        .and_then(|run| run.result.as_ref())
+        .and_then(|run| run.result)
         .and_then(|result| result.clients.clone())
         .unwrap_or_default();
     svg("clients", width, 340, |root| {
@@ -398,7 +397,7 @@ pub fn clients_chart(runs: &[RunRecord], width: Width) -> Result<String, ChartEr
         let y_max = below.iter().copied().fold(0.0f64, f64::max);
         let caption = format!(
             "run #{}: {}, stacked",
-            run.position + 1,
+            run.number,
             crate::analysis::counted(clients.len() as u64, "client", "clients")
         );
         let mut chart = time_axes(&plot, width, caption, t_max, y_max)?;
@@ -440,7 +439,7 @@ pub fn clients_chart(runs: &[RunRecord], width: Width) -> Result<String, ChartEr
 /// MB/s over time as small multiples: a panel for every run on one MB/s scale, grouped by
 /// test with the full (or network) backup first, each run's steady window shaded; a run too
 /// short for a line shows its samples and its overall figure.
-pub fn throughput_chart(runs: &[RunRecord], width: Width) -> Result<String, ChartError> {
+pub fn throughput_chart(runs: &[RunView<'_>], width: Width) -> Result<String, ChartError> {
     let mut panels: Vec<Panel<'_>> = runs.iter().filter_map(Panel::of).collect();
     // The backup is the run that matters: its panels come first, then the tests in table order.
     let order = |test: TestKind| match test {
@@ -448,7 +447,7 @@ pub fn throughput_chart(runs: &[RunRecord], width: Width) -> Result<String, Char
         TestKind::NetworkBackup => 1,
         other => 2 + TestKind::ALL.iter().position(|t| *t == other).unwrap_or(0),
     };
-    panels.sort_by_key(|panel| (order(panel.run.test), panel.run.position));
+    panels.sort_by_key(|panel| (order(panel.run.test), panel.run.number));
     let columns = panels.len().clamp(1, width.columns(3));
     let rows = panels.len().div_ceil(columns).max(1);
     let panel_height = match width {
@@ -499,7 +498,7 @@ const NARROW_PANEL_HEIGHT: u32 = 130;
 
 /// One run in the throughput chart: its samples, its figure and its steady window.
 struct Panel<'a> {
-    run: &'a RunRecord,
+    run: RunView<'a>,
     points: Vec<(f64, f64)>,
     /// The run's figure: its steady MB/s, or its overall MB/s; 0 while it runs.
     figure: f64,
@@ -509,12 +508,10 @@ struct Panel<'a> {
 }
 
 impl<'a> Panel<'a> {
-    fn of(run: &'a RunRecord) -> Option<Self> {
-        let samples = run
-            .result
-            .as_ref()
-            .map_or(&run.samples, |result| &result.samples);
-        let result = run.result.as_ref();
+    fn of(run: &RunView<'a>) -> Option<Self> {
+        let run = *run;
+        let samples = run.samples();
+        let result = run.result;
         if samples.is_empty() && result.is_none_or(|r| r.seconds <= 0.0 || r.mb_per_s <= 0.0) {
             return None;
         }
@@ -541,17 +538,16 @@ impl<'a> Panel<'a> {
         let not_valid = if self
             .run
             .result
-            .as_ref()
             .is_some_and(|result| !crate::analysis::points::counts_as_valid(result))
         {
             " · not valid"
         } else {
             ""
         };
-        match self.run.status {
-            RunState::Cancelled => format!("{head} · cancelled, not a result"),
-            RunState::Failed => format!("{head} · failed"),
-            RunState::Running | RunState::Queued => format!("{head} · running"),
+        match self.run.phase {
+            RunPhase::Cancelled => format!("{head} · cancelled, not a result"),
+            RunPhase::Failed => format!("{head} · failed"),
+            RunPhase::Running | RunPhase::Queued => format!("{head} · running"),
             _ if self.steady.is_some() => {
                 format!("{head} · {:.1} MB/s steady{not_valid}", self.figure)
             }
@@ -624,14 +620,14 @@ impl<'a> Panel<'a> {
 /// Stage accounting per run: how much of the wall time the readers and the writer were busy
 /// and how much they waited for each other.
 pub fn stages_chart(
-    runs: &[RunRecord],
+    runs: &[RunView<'_>],
     points: &[Point],
     width: Width,
 ) -> Result<String, ChartError> {
-    let per_run: Vec<(&RunRecord, [f64; 4])> = runs
+    let per_run: Vec<(&RunView<'_>, [f64; 4])> = runs
         .iter()
         .filter_map(|run| {
-            let result = run.result.as_ref()?;
+            let result = run.result?;
             // A run cut short or failed has no stage accounting to compare.
             let s = &result.stages;
             if result.status != crate::engine::result::RunStatus::Done {
@@ -660,9 +656,7 @@ pub fn stages_chart(
             .into_iter()
             .filter_map(|(test, point)| {
                 let number = point?.figure.as_ref()?.run;
-                let (run, values) = per_run
-                    .iter()
-                    .find(|(run, _)| usize::try_from(run.number) == Ok(number))?;
+                let (run, values) = per_run.iter().find(|(run, _)| run.number == number)?;
                 Some((
                     format!("#{} {} (its best point)", run.number, test.label()),
                     *values,

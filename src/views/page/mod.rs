@@ -8,13 +8,68 @@ use crate::analysis::points::RunStanding;
 use crate::analysis::{Component, Verdict, counted, format_duration};
 use crate::engine::provenance::Provenance;
 use crate::engine::result::{RunResult, RunStatus};
-use crate::lab::CampaignView;
+use crate::engine::survey::Survey;
 use crate::matrix::{self, Point};
 use crate::spec::TestKind;
 use crate::spec::expectation::Expectation;
+use crate::spec::expectation::PlanWarning;
 use crate::spec::{CampaignSpec, RunParams, format_bytes, format_size};
-use crate::store::{RunRecord, RunState};
 use crate::views::charts::{self, Chart, Width};
+use crate::views::run::{RunPhase, RunView};
+
+/// What a campaign's page is drawn from, in the views' own terms: built by the HTTP layer from
+/// the lab's campaign, its runs as [`RunView`]s.
+pub struct CampaignShown<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    /// Its state's word: `queued`, `running`, `done`, …
+    pub status: &'static str,
+    /// Nothing more will happen to it.
+    pub is_final: bool,
+    /// When it was submitted, as stored (`2026-01-02T03:04:05Z`).
+    pub created: &'a str,
+    pub host: Option<&'a str>,
+    pub rerun_of: Option<&'a str>,
+    pub spec: &'a CampaignSpec,
+    pub runs: Vec<RunView<'a>>,
+    pub points: &'a [Point],
+    pub verdict: &'a Verdict,
+    /// Runs were still to come when it was judged.
+    pub provisional: bool,
+    pub survey: Option<&'a Survey>,
+    /// Its adaptive search, when its matrix has one.
+    pub search: Option<SearchShown<'a>>,
+    /// Each run's expected seconds, by position, and what in the plan cannot give a valid run.
+    pub expected_by_run: Vec<f64>,
+    pub plan_warnings: Vec<PlanWarning>,
+    /// The whole campaign's expectation as its submission stated it.
+    pub expected: Option<Expectation>,
+}
+
+impl<'a> CampaignShown<'a> {
+    /// What its charts are drawn from.
+    pub fn charts(&'a self) -> ChartsShown<'a> {
+        ChartsShown {
+            runs: &self.runs,
+            points: self.points,
+            verdict: self.verdict,
+            unexplored: self
+                .search
+                .as_ref()
+                .map_or(&[][..], |search| search.unexplored),
+        }
+    }
+}
+
+/// An adaptive search as the page tells it.
+pub struct SearchShown<'a> {
+    /// What it ran and why it stopped.
+    pub words: String,
+    /// How sure it is of its best point.
+    pub sureness: &'a str,
+    /// The points it did not run, hatched on the heat map.
+    pub unexplored: &'a [RunParams],
+}
 
 /// The report of one campaign.
 pub struct CampaignPageView {
@@ -156,7 +211,8 @@ pub struct PointRow {
 
 /// One run in the runs table.
 pub struct RunRow {
-    pub position: i64,
+    /// Its number, from 1.
+    pub position: usize,
     pub test: String,
     pub status: String,
     pub attempts: i64,
@@ -197,11 +253,10 @@ pub struct PlannerView {
 impl PlannerView {
     /// The planner for `asked` (data and window as typed), or, when nothing was asked, for the
     /// campaign's own source size in an 8-hour window.
-    pub fn of(view: &CampaignView, asked: Option<(&str, &str)>) -> Self {
-        let verdict = &view.verdict;
+    pub fn of(view: &CampaignShown<'_>, asked: Option<(&str, &str)>) -> Self {
+        let verdict = view.verdict;
         let source_bytes = view
             .survey
-            .as_ref()
             .map(|survey| survey.source_bytes)
             .filter(|bytes| *bytes > 0)
             .or_else(|| {
@@ -223,7 +278,7 @@ impl PlannerView {
                 "8h".to_string(),
             ),
         };
-        let campaign_id = view.campaign.id.clone();
+        let campaign_id = view.id.to_string();
         // The planner's own question is asked only when its answer is a rate a person plans
         // by; a small source in 8 hours needs next to nothing, so the form asks instead.
         let data = match (asked, PlanQuestion::parse(&data, &window)) {
@@ -243,19 +298,15 @@ impl PlannerView {
         }
         match PlanQuestion::parse(&data, &window) {
             Ok(question) => {
-                let runs: Vec<&RunResult> = view
-                    .runs
-                    .iter()
-                    .filter_map(|run| run.result.as_ref())
-                    .collect();
+                let runs: Vec<&RunResult> = view.runs.iter().filter_map(|run| run.result).collect();
                 Self {
                     campaign_id,
                     answer: Some(planner::plan(
                         question,
                         verdict,
-                        &view.points,
+                        view.points,
                         &runs,
-                        view.survey.as_ref(),
+                        view.survey,
                     )),
                     data,
                     window,
@@ -288,8 +339,8 @@ pub struct PreviousView {
 
 impl PreviousView {
     /// How `now` compares with the earlier campaign `before` of the same spec.
-    pub fn of(before: &CampaignView, now: &CampaignView) -> Self {
-        let row = crate::views::compare::headline_row(&before.points, &now.points);
+    pub fn of(before_id: &str, before: &[Point], now: &[Point]) -> Self {
+        let row = crate::views::compare::headline_row(before, now);
         let change = row.as_ref().and_then(|row| {
             Some(format!(
                 "{} at {}: {:.1} → {:.1} MB/s {} ({})",
@@ -302,7 +353,7 @@ impl PreviousView {
             ))
         });
         Self {
-            id: before.campaign.id.clone(),
+            id: before_id.to_string(),
             change: change.unwrap_or_default(),
             direction: row.and_then(|row| row.direction()).unwrap_or(""),
         }
@@ -313,7 +364,7 @@ impl PreviousView {
 /// search its likely runs and its budget), with how long it took once finished; and what is
 /// left while it runs (the runs not yet finished, less what the running one has had).
 fn durations(
-    runs: &[RunRecord],
+    runs: &[RunView<'_>],
     expected: &[f64],
     whole: Option<&Expectation>,
     is_final: bool,
@@ -342,9 +393,9 @@ fn durations(
     let left: f64 = runs
         .iter()
         .zip(expected)
-        .filter(|(run, _)| !run.status.is_final())
-        .map(|(run, seconds)| match (run.status, run.started_ms) {
-            (RunState::Running, Some(started)) => {
+        .filter(|(run, _)| !run.phase.is_final())
+        .map(|(run, seconds)| match (run.phase, run.started_ms) {
+            (RunPhase::Running, Some(started)) => {
                 (seconds - (now - started) as f64 / 1000.0).max(0.0)
             }
             _ => *seconds,
@@ -369,21 +420,20 @@ fn expected_words(whole: &Expectation) -> String {
 
 /// Builds the report view; `inline_charts` embeds the SVG (the self-contained download).
 pub fn campaign_page(
-    view: &CampaignView,
+    view: &CampaignShown<'_>,
     inline_charts: bool,
 ) -> Result<CampaignPageView, charts::ChartError> {
-    let summary = &view.campaign;
     let runs = &view.runs;
-    let verdict = &view.verdict;
-    let is_final = summary.status.is_final();
-    let runs_finished = runs.iter().filter(|r| r.status.is_final()).count();
-    let points = &view.points;
+    let verdict = view.verdict;
+    let is_final = view.is_final;
+    let runs_finished = runs.iter().filter(|r| r.phase.is_final()).count();
+    let points = view.points;
     let sweep = matrix::is_sweep(points);
     let has_results = runs.iter().any(|r| r.result.is_some());
 
-    let has_samples = runs.iter().any(|r| {
-        !r.samples.is_empty() || r.result.as_ref().is_some_and(|res| !res.samples.is_empty())
-    });
+    let has_samples = runs
+        .iter()
+        .any(|r| !r.live_samples.is_empty() || r.result.is_some_and(|res| !res.samples.is_empty()));
     let has_clients = charts::clients_run(runs).is_some();
     let shown = Chart::ALL.into_iter().filter(|chart| match chart {
         Chart::Tests | Chart::Stages => has_results,
@@ -394,7 +444,7 @@ pub fn campaign_page(
     let mut chart_views = Vec::new();
     for chart in shown {
         let svg = if inline_charts {
-            render_chart(chart, view, Width::Wide)?
+            render_chart(chart, &view.charts(), Width::Wide)?
         } else {
             String::new()
         };
@@ -405,59 +455,54 @@ pub fn campaign_page(
             // when the campaign does, instead of showing the image it holds.
             url: format!(
                 "/campaigns/{}/charts/{}.svg?v={}-{runs_finished}",
-                summary.id,
+                view.id,
                 chart.id(),
-                summary.status.id()
+                view.status
             ),
             narrow_url: format!(
                 "/campaigns/{}/charts/{}.narrow.svg?v={}-{runs_finished}",
-                summary.id,
+                view.id,
                 chart.id(),
-                summary.status.id()
+                view.status
             ),
             svg,
         });
     }
 
-    let running = runs.iter().find(|r| r.status == RunState::Running);
+    let running = runs.iter().find(|r| r.phase == RunPhase::Running);
     let live_run = match running {
-        Some(run) => format!(
-            "Run {} of {}: {}",
-            run.position + 1,
-            runs.len(),
-            run.test.label()
-        ),
+        Some(run) => format!("Run {} of {}: {}", run.number, runs.len(), run.test.label()),
         None if is_final => String::new(),
         None => "Waiting for a free lane…".to_string(),
     };
     let live_rate = running
-        .and_then(|run| run.samples.last())
+        .and_then(|run| run.live_samples.last())
         .map_or_else(String::new, |s| format!("{:.1} MB/s", s.mb_per_s));
 
-    let (expected_by_run, plan_warnings) = view.expectation();
-    let whole = view.expected();
-    let (expected, left) = durations(runs, &expected_by_run, whole.as_ref(), is_final);
+    let expected_by_run = &view.expected_by_run;
+    let (expected, left) = durations(runs, expected_by_run, view.expected.as_ref(), is_final);
 
     Ok(CampaignPageView {
-        plan_warnings: plan_warnings
-            .into_iter()
+        plan_warnings: view
+            .plan_warnings
+            .iter()
             .map(|warning| format!("{}: {}", warning.field, warning.message))
             .collect(),
         expected,
         left,
-        expected_json: serde_json::to_string(&expected_by_run).unwrap_or_default(),
-        id: summary.id.clone(),
-        name: display_name(&summary.name),
-        status: summary.status.id().to_string(),
+        expected_json: serde_json::to_string(expected_by_run).unwrap_or_default(),
+        id: view.id.to_string(),
+        name: display_name(view.name),
+        status: view.status.to_string(),
         is_final,
-        created: summary
+        created: view
             .created
             .replace('T', " ")
             .trim_end_matches('Z')
             .to_string()
             + " UTC",
-        host: summary.host.clone(),
-        rerun_of: summary.rerun_of.clone(),
+        host: view.host.map(str::to_string),
+        rerun_of: view.rerun_of.map(str::to_string),
         reruns: Vec::new(),
         needs_token: false,
         previous: None,
@@ -478,11 +523,11 @@ pub fn campaign_page(
         },
         planner: is_final.then(|| PlannerView::of(view, None)),
         spec_lines: {
-            let mut lines = spec_lines(&view.spec);
-            if let Some(reduction) = view.survey.as_ref().and_then(|s| s.reduction.as_ref()) {
+            let mut lines = spec_lines(view.spec);
+            if let Some(reduction) = view.survey.and_then(|s| s.reduction.as_ref()) {
                 lines.push(("Source reduces".to_string(), reduction.words()));
             }
-            if let Some(provenance) = view.survey.as_ref().and_then(|s| s.provenance.as_ref()) {
+            if let Some(provenance) = view.survey.and_then(|s| s.provenance.as_ref()) {
                 lines.extend(provenance_lines(provenance));
             }
             lines
@@ -583,33 +628,35 @@ pub fn campaign_page(
         search: view
             .search
             .as_ref()
-            .map(|search| (search.words(), search.sureness.clone())),
+            .map(|search| (search.words.clone(), search.sureness.to_string())),
         runs: runs.iter().map(|run| run_row(run, points)).collect(),
     })
+}
+
+/// What a campaign's charts are drawn from.
+pub struct ChartsShown<'a> {
+    pub runs: &'a [RunView<'a>],
+    pub points: &'a [Point],
+    pub verdict: &'a Verdict,
+    /// The points an adaptive search did not run, hatched on the heat map.
+    pub unexplored: &'a [RunParams],
 }
 
 /// Renders one chart of a campaign at a width.
 pub fn render_chart(
     chart: Chart,
-    view: &CampaignView,
+    view: &ChartsShown<'_>,
     width: Width,
 ) -> Result<String, charts::ChartError> {
-    let (runs, points) = (&view.runs, &view.points);
+    let (runs, points) = (view.runs, view.points);
     let sweep_test = matrix::headline_test(points);
     match chart {
-        Chart::Tests => charts::tests_chart(&view.verdict, points, width),
+        Chart::Tests => charts::tests_chart(view.verdict, points, width),
         Chart::Throughput => charts::throughput_chart(runs, width),
         Chart::Stages => charts::stages_chart(runs, points, width),
         Chart::Clients => charts::clients_chart(runs, width),
         Chart::Matrix => charts::matrix_chart(points, sweep_test, width),
-        Chart::Heatmap => charts::heatmap_chart(
-            points,
-            sweep_test,
-            view.search
-                .as_ref()
-                .map_or(&[][..], |search| &search.unexplored),
-            width,
-        ),
+        Chart::Heatmap => charts::heatmap_chart(points, sweep_test, view.unexplored, width),
     }
 }
 
@@ -960,11 +1007,11 @@ fn telling_details(
         .collect()
 }
 
-fn run_row(run: &RunRecord, points: &[Point]) -> RunRow {
+fn run_row(run: &RunView<'_>, points: &[Point]) -> RunRow {
     let dash = || "–".to_string();
     // Only a finished run's figures are results; a run that failed or was cancelled part way
     // shows what it moved and for how long, and that it was cut, never its rate.
-    let ran = run.result.as_ref();
+    let ran = run.result;
     let result = ran.filter(|r| r.status == RunStatus::Done);
     let cut = ran.filter(|r| r.status != RunStatus::Done && (r.bytes > 0 || r.seconds > 0.0));
     let moved = |r: &RunResult| {
@@ -980,15 +1027,15 @@ fn run_row(run: &RunRecord, points: &[Point]) -> RunRow {
     };
     let was_cut = cut.is_some_and(|r| r.status == RunStatus::Cancelled);
     RunRow {
-        position: run.position + 1,
+        position: run.number,
         test: run.test.label().to_string(),
         status: if result.is_some_and(|r| r.partial) {
             "partial".to_string()
         } else {
-            run.status.id().to_string()
+            run.phase.id().to_string()
         },
         attempts: run.attempts,
-        params: params_line(&run.params),
+        params: params_line(run.params),
         mb_per_s: if was_cut {
             "cancelled".to_string()
         } else {
@@ -1041,9 +1088,7 @@ fn run_row(run: &RunRecord, points: &[Point]) -> RunRow {
                 )
             }),
         // How the run stands at its point, by the rule every count of valid runs uses.
-        validity: usize::try_from(run.number)
-            .ok()
-            .and_then(|number| crate::analysis::points::standing_of(points, number))
+        validity: crate::analysis::points::standing_of(points, run.number)
             .filter(|standing| matches!(standing, RunStanding::Valid | RunStanding::NotValid))
             .map_or_else(dash, |standing| standing.word().to_string()),
         flags: result
