@@ -1,9 +1,18 @@
 //! What the pages show, already formatted: numbers with their units, right-aligned by the
 //! templates; the templates only lay it out.
 
+mod params;
+mod planner;
 pub mod references;
+mod runs;
 
-use crate::analysis::planner::{self, Plan, PlanQuestion};
+pub use params::{distinct_params_lines, params_line, source_words, target_words};
+use params::{provenance_lines, spec_lines, telling_details};
+pub use planner::{PlannerView, PreviousView};
+pub use runs::RunRow;
+use runs::run_row;
+
+use crate::analysis::planner::{Plan, PlanQuestion};
 use crate::analysis::points::RunStanding;
 use crate::analysis::{Component, Verdict, counted, format_duration};
 use crate::engine::provenance::Provenance;
@@ -209,157 +218,6 @@ pub struct PointRow {
     pub mark: &'static str,
 }
 
-/// One run in the runs table.
-pub struct RunRow {
-    /// Its number, from 1.
-    pub position: usize,
-    pub test: String,
-    pub status: String,
-    pub attempts: i64,
-    pub params: String,
-    pub mb_per_s: String,
-    pub moved: String,
-    pub seconds: String,
-    pub cpu: String,
-    pub readers: String,
-    pub writer: String,
-    pub latency: String,
-    /// Steady-state MB/s and its window, when found.
-    pub steady: String,
-    /// "valid", or "not valid", with a line per flag.
-    pub validity: String,
-    pub flags: Vec<String>,
-    pub warnings: Vec<String>,
-    pub error: Option<String>,
-    /// The target's own figures, when it reports any (emulated drives do).
-    pub target: Option<String>,
-    /// A network backup's clients, one line each.
-    pub clients: Vec<String>,
-}
-
-/// The backup-window planner: the question as the form shows it, and the answer.
-pub struct PlannerView {
-    /// The campaign the planner answers from.
-    pub campaign_id: String,
-    /// The data size and the window as the form shows them.
-    pub data: String,
-    pub window: String,
-    /// The answer, when the question could be read.
-    pub answer: Option<Plan>,
-    /// Why the question cannot be answered: a size or window that cannot be read.
-    pub errors: Vec<String>,
-}
-
-impl PlannerView {
-    /// The planner for `asked` (data and window as typed), or, when nothing was asked, for the
-    /// campaign's own source size in an 8-hour window.
-    pub fn of(view: &CampaignShown<'_>, asked: Option<(&str, &str)>) -> Self {
-        let verdict = view.verdict;
-        let source_bytes = view
-            .survey
-            .map(|survey| survey.source_bytes)
-            .filter(|bytes| *bytes > 0)
-            .or_else(|| {
-                let generated = view.spec.source.generated.as_ref()?;
-                Some(generated.size.bytes())
-            });
-        let (data, window) = match asked {
-            Some((data, window)) => (data.trim().to_string(), window.trim().to_string()),
-            // As the form reads sizes back: a whole number of units (`256M`), else bytes.
-            None => (
-                source_bytes.map_or_else(String::new, |bytes| {
-                    let size = format_size(bytes);
-                    if size.contains('.') {
-                        bytes.to_string()
-                    } else {
-                        size
-                    }
-                }),
-                "8h".to_string(),
-            ),
-        };
-        let campaign_id = view.id.to_string();
-        // The planner's own question is asked only when its answer is a rate a person plans
-        // by; a small source in 8 hours needs next to nothing, so the form asks instead.
-        let data = match (asked, PlanQuestion::parse(&data, &window)) {
-            (None, Ok(question)) if question.needed_mb_s() < planner::DEFAULT_QUESTION_MIN_MB_S => {
-                String::new()
-            }
-            _ => data,
-        };
-        if data.is_empty() {
-            return Self {
-                campaign_id,
-                data,
-                window,
-                answer: None,
-                errors: Vec::new(),
-            };
-        }
-        match PlanQuestion::parse(&data, &window) {
-            Ok(question) => {
-                let runs: Vec<&RunResult> = view.runs.iter().filter_map(|run| run.result).collect();
-                Self {
-                    campaign_id,
-                    answer: Some(planner::plan(
-                        question,
-                        verdict,
-                        view.points,
-                        &runs,
-                        view.survey,
-                    )),
-                    data,
-                    window,
-                    errors: Vec::new(),
-                }
-            }
-            Err(errors) => Self {
-                campaign_id,
-                data,
-                window,
-                answer: None,
-                errors: errors
-                    .into_iter()
-                    .map(|(field, message)| format!("{field}: {message}"))
-                    .collect(),
-            },
-        }
-    }
-}
-
-/// The earlier campaign of the same spec, as the report links to it.
-pub struct PreviousView {
-    pub id: String,
-    /// `Full backup, parallel: 412.0 → 433.1 MB/s (+5.1 %, better, more than noise)`; empty
-    /// when the two share no finished point.
-    pub change: String,
-    /// `better`, `worse` or empty: how the change is coloured.
-    pub direction: &'static str,
-}
-
-impl PreviousView {
-    /// How `now` compares with the earlier campaign `before` of the same spec.
-    pub fn of(before_id: &str, before: &[Point], now: &[Point]) -> Self {
-        let row = crate::views::compare::headline_row(before, now);
-        let change = row.as_ref().and_then(|row| {
-            Some(format!(
-                "{} at {}: {:.1} → {:.1} MB/s {} ({})",
-                row.test.label(),
-                params_line(&row.params),
-                row.a?.stat.median,
-                row.b?.stat.median,
-                row.b_tally.map_or("", |tally| tally.basis.word()),
-                row.change_words()?
-            ))
-        });
-        Self {
-            id: before_id.to_string(),
-            change: change.unwrap_or_default(),
-            direction: row.and_then(|row| row.direction()).unwrap_or(""),
-        }
-    }
-}
-
 /// The campaign's expected length in words (the likely time and its bound, for an adaptive
 /// search its likely runs and its budget), with how long it took once finished; and what is
 /// left while it runs (the runs not yet finished, less what the running one has had).
@@ -429,8 +287,94 @@ pub fn campaign_page(
     let runs_finished = runs.iter().filter(|r| r.phase.is_final()).count();
     let points = view.points;
     let sweep = matrix::is_sweep(points);
-    let has_results = runs.iter().any(|r| r.result.is_some());
+    let chart_views = chart_views(view, runs_finished, inline_charts)?;
 
+    let (live_run, live_rate) = live_lines(&view.runs, is_final);
+    let expected_by_run = &view.expected_by_run;
+    let (expected, left) = durations(runs, expected_by_run, view.expected.as_ref(), is_final);
+
+    Ok(CampaignPageView {
+        plan_warnings: view
+            .plan_warnings
+            .iter()
+            .map(|warning| format!("{}: {}", warning.field, warning.message))
+            .collect(),
+        expected,
+        left,
+        expected_json: serde_json::to_string(expected_by_run).unwrap_or_default(),
+        id: view.id.to_string(),
+        name: display_name(view.name),
+        status: view.status.to_string(),
+        is_final,
+        created: view
+            .created
+            .replace('T', " ")
+            .trim_end_matches('Z')
+            .to_string()
+            + " UTC",
+        host: view.host.map(str::to_string),
+        rerun_of: view.rerun_of.map(str::to_string),
+        reruns: Vec::new(),
+        needs_token: false,
+        previous: None,
+        series: None,
+        series_changes: Vec::new(),
+        references: Vec::new(),
+        // Only the live view names runs from events; a finished page carries no script.
+        test_labels: if is_final {
+            String::new()
+        } else {
+            test_labels()
+        },
+        planner: is_final.then(|| PlannerView::of(view, None)),
+        spec_lines: campaign_lines(view),
+        runs_total: runs.len(),
+        runs_finished,
+        progress_pct: format!(
+            "{:.0}",
+            if runs.is_empty() {
+                0.0
+            } else {
+                runs_finished as f64 / runs.len() as f64 * 100.0
+            }
+        ),
+        live_run,
+        live_rate,
+        provisional: view.provisional.then(|| {
+            format!(
+                "Provisional: drawn from the {runs_finished} of {} runs finished so far; the \
+                 verdict is drawn when the last run ends.",
+                runs.len()
+            )
+        }),
+        verdict: is_final.then(|| verdict_view(verdict, points)),
+        stages: if is_final {
+            stage_bar(verdict)
+        } else {
+            Vec::new()
+        },
+        table: verdict.rows.iter().map(table_row).collect(),
+        charts: chart_views,
+        sweep: sweep.then(|| sweep_rows(points)),
+        sweep_uploads: sweep && points.iter().any(|point| point.params.part_size.is_some()),
+        sweep_generations: sweep && points.iter().any(|point| point.params.generation.is_some()),
+        search: view
+            .search
+            .as_ref()
+            .map(|search| (search.words.clone(), search.sureness.to_string())),
+        runs: runs.iter().map(|run| run_row(run, points)).collect(),
+    })
+}
+
+/// The charts the page shows, by what the campaign has: results, samples, a sweep, clients.
+fn chart_views(
+    view: &CampaignShown<'_>,
+    runs_finished: usize,
+    inline_charts: bool,
+) -> Result<Vec<ChartView>, charts::ChartError> {
+    let runs = &view.runs;
+    let sweep = matrix::is_sweep(view.points);
+    let has_results = runs.iter().any(|r| r.result.is_some());
     let has_samples = runs
         .iter()
         .any(|r| !r.live_samples.is_empty() || r.result.is_some_and(|res| !res.samples.is_empty()));
@@ -469,6 +413,11 @@ pub fn campaign_page(
         });
     }
 
+    Ok(chart_views)
+}
+
+/// The running run and its latest MB/s, for the live view.
+fn live_lines(runs: &[RunView<'_>], is_final: bool) -> (String, String) {
     let running = runs.iter().find(|r| r.phase == RunPhase::Running);
     let live_run = match running {
         Some(run) => format!("Run {} of {}: {}", run.number, runs.len(), run.test.label()),
@@ -479,158 +428,104 @@ pub fn campaign_page(
         .and_then(|run| run.live_samples.last())
         .map_or_else(String::new, |s| format!("{:.1} MB/s", s.mb_per_s));
 
-    let expected_by_run = &view.expected_by_run;
-    let (expected, left) = durations(runs, expected_by_run, view.expected.as_ref(), is_final);
+    (live_run, live_rate)
+}
 
-    Ok(CampaignPageView {
-        plan_warnings: view
-            .plan_warnings
-            .iter()
-            .map(|warning| format!("{}: {}", warning.field, warning.message))
-            .collect(),
-        expected,
-        left,
-        expected_json: serde_json::to_string(expected_by_run).unwrap_or_default(),
-        id: view.id.to_string(),
-        name: display_name(view.name),
-        status: view.status.to_string(),
-        is_final,
-        created: view
-            .created
-            .replace('T', " ")
-            .trim_end_matches('Z')
-            .to_string()
-            + " UTC",
-        host: view.host.map(str::to_string),
-        rerun_of: view.rerun_of.map(str::to_string),
-        reruns: Vec::new(),
-        needs_token: false,
-        previous: None,
-        series: None,
-        series_changes: Vec::new(),
-        references: Vec::new(),
-        // Only the live view names runs from events; a finished page carries no script.
-        test_labels: if is_final {
-            String::new()
-        } else {
-            serde_json::to_string(
-                &TestKind::ALL
-                    .iter()
-                    .map(|test| (test.id(), test.label()))
-                    .collect::<std::collections::BTreeMap<_, _>>(),
-            )
-            .unwrap_or_default()
-        },
-        planner: is_final.then(|| PlannerView::of(view, None)),
-        spec_lines: {
-            let mut lines = spec_lines(view.spec);
-            if let Some(reduction) = view.survey.and_then(|s| s.reduction.as_ref()) {
-                lines.push(("Source reduces".to_string(), reduction.words()));
-            }
-            if let Some(provenance) = view.survey.and_then(|s| s.provenance.as_ref()) {
-                lines.extend(provenance_lines(provenance));
-            }
-            lines
-        },
-        runs_total: runs.len(),
-        runs_finished,
-        progress_pct: format!(
-            "{:.0}",
-            if runs.is_empty() {
-                0.0
-            } else {
-                runs_finished as f64 / runs.len() as f64 * 100.0
-            }
+/// The verdict box. The verdict's sentences are read here and nowhere else on the page.
+fn verdict_view(verdict: &Verdict, points: &[Point]) -> VerdictView {
+    let sweep = matrix::is_sweep(points);
+    VerdictView {
+        component: verdict
+            .component
+            .map_or_else(|| "none".to_string(), |c| format!("{c:?}").to_lowercase()),
+        conclusive: verdict.conclusive,
+        text: verdict.verdict.clone(),
+        summary: verdict.summary.clone(),
+        window: verdict.backup_window_s.map(format_duration),
+        restore: verdict.restore_words.clone(),
+        recommendations: verdict.recommendations.clone(),
+        caveats: verdict.caveats.clone(),
+        sweep_best: sweep
+            .then(|| matrix::headline_test(points))
+            .flatten()
+            .and_then(|test| matrix::best_sentence(points, test, verdict.cap().as_deref())),
+        incomplete: matches!(
+            verdict.finding,
+            crate::analysis::findings::Finding::Incomplete { .. }
         ),
-        live_run,
-        live_rate,
-        provisional: view.provisional.then(|| {
-            format!(
-                "Provisional: drawn from the {runs_finished} of {} runs finished so far; the \
-                 verdict is drawn when the last run ends.",
-                runs.len()
-            )
-        }),
-        verdict: is_final.then(|| VerdictView {
-            component: verdict
-                .component
-                .map_or_else(|| "none".to_string(), |c| format!("{c:?}").to_lowercase()),
-            conclusive: verdict.conclusive,
-            text: verdict.verdict.clone(),
-            summary: verdict.summary.clone(),
-            window: verdict.backup_window_s.map(format_duration),
-            restore: verdict.restore_words.clone(),
-            recommendations: verdict.recommendations.clone(),
-            caveats: verdict.caveats.clone(),
-            sweep_best: sweep
-                .then(|| matrix::headline_test(points))
-                .flatten()
-                .and_then(|test| matrix::best_sentence(points, test, verdict.cap().as_deref())),
-            incomplete: matches!(
-                verdict.finding,
-                crate::analysis::findings::Finding::Incomplete { .. }
-            ),
-        }),
-        stages: if is_final {
-            stage_bar(verdict)
-        } else {
-            Vec::new()
+    }
+}
+
+/// One row of the bottleneck table.
+fn table_row(row: &crate::analysis::VerdictRow) -> TableRow {
+    TableRow {
+        label: row.label.clone(),
+        mb_per_s: row.figure_labelled(),
+        cpu: cpu_load(row),
+        bottleneck: row.bottleneck_word().to_string(),
+        is_yes: row.bottleneck == Some(true),
+        is_candidate: row.candidate,
+        spread: match (row.spread_pct, row.repeats) {
+            (Some(spread), n) => format!("±{spread:.1}\u{a0}% (median of {n})"),
+            (None, 1) if row.runs_total > 1 => "one run".to_string(),
+            (None, 1) => "measured once".to_string(),
+            (None, _) => "–".to_string(),
         },
-        table: verdict
-            .rows
-            .iter()
-            .map(|row| TableRow {
-                label: row.label.clone(),
-                mb_per_s: row.figure_labelled(),
-                cpu: cpu_load(row),
-                bottleneck: row.bottleneck_word().to_string(),
-                is_yes: row.bottleneck == Some(true),
-                is_candidate: row.candidate,
-                spread: match (row.spread_pct, row.repeats) {
-                    (Some(spread), n) => format!("±{spread:.1}\u{a0}% (median of {n})"),
-                    (None, 1) if row.runs_total > 1 => "one run".to_string(),
-                    (None, 1) => "measured once".to_string(),
-                    (None, _) => "–".to_string(),
-                },
-                validity: row.valid_words().unwrap_or_else(|| "–".to_string()),
-                is_valid: row.valid != Some(false),
-                stage: row
-                    .stage
-                    .as_ref()
-                    .map_or_else(String::new, |s| s.reason.clone()),
-            })
-            .collect(),
-        charts: chart_views,
-        sweep: sweep.then(|| {
-            // The sweep table's columns show buffers × block, streams, clients, parts and
-            // the generation; anything else that differs is written beside them.
-            let telling = telling_details(
-                &points
-                    .iter()
-                    .map(|point| (point.test, &point.params))
-                    .collect::<Vec<_>>(),
-                |params| {
-                    format!(
-                        "{} {} {:?} {:?} {:?} {:?}",
-                        params.buffers,
-                        params.block_size,
-                        (params.streams, params.clients),
-                        params.part_size,
-                        params.concurrency,
-                        params.generation
-                    )
-                },
-            );
-            points.iter().zip(telling).map(point_row).collect()
-        }),
-        sweep_uploads: sweep && points.iter().any(|point| point.params.part_size.is_some()),
-        sweep_generations: sweep && points.iter().any(|point| point.params.generation.is_some()),
-        search: view
-            .search
+        validity: row.valid_words().unwrap_or_else(|| "–".to_string()),
+        is_valid: row.valid != Some(false),
+        stage: row
+            .stage
             .as_ref()
-            .map(|search| (search.words.clone(), search.sureness.to_string())),
-        runs: runs.iter().map(|run| run_row(run, points)).collect(),
-    })
+            .map_or_else(String::new, |s| s.reason.clone()),
+    }
+}
+
+/// The sweep table: a row per point.
+fn sweep_rows(points: &[Point]) -> Vec<PointRow> {
+    // The sweep table's columns show buffers × block, streams, clients, parts and
+    // the generation; anything else that differs is written beside them.
+    let telling = telling_details(
+        &points
+            .iter()
+            .map(|point| (point.test, &point.params))
+            .collect::<Vec<_>>(),
+        |params| {
+            format!(
+                "{} {} {:?} {:?} {:?} {:?}",
+                params.buffers,
+                params.block_size,
+                (params.streams, params.clients),
+                params.part_size,
+                params.concurrency,
+                params.generation
+            )
+        },
+    );
+    points.iter().zip(telling).map(point_row).collect()
+}
+
+/// Test ids and their labels as JSON, for the live view to name runs in words.
+fn test_labels() -> String {
+    serde_json::to_string(
+        &TestKind::ALL
+            .iter()
+            .map(|test| (test.id(), test.label()))
+            .collect::<std::collections::BTreeMap<_, _>>(),
+    )
+    .unwrap_or_default()
+}
+
+/// The spec in lines, with what the survey found: how the source reduces, where it was
+/// measured.
+fn campaign_lines(view: &CampaignShown<'_>) -> Vec<(String, String)> {
+    let mut lines = spec_lines(view.spec);
+    if let Some(reduction) = view.survey.and_then(|s| s.reduction.as_ref()) {
+        lines.push(("Source reduces".to_string(), reduction.words()));
+    }
+    if let Some(provenance) = view.survey.and_then(|s| s.provenance.as_ref()) {
+        lines.extend(provenance_lines(provenance));
+    }
+    lines
 }
 
 /// What a campaign's charts are drawn from.
@@ -667,147 +562,6 @@ pub fn display_name(name: &str) -> String {
     } else {
         name.to_string()
     }
-}
-
-/// Where a campaign was measured, as the page's spec list shows it.
-fn provenance_lines(provenance: &Provenance) -> Vec<(String, String)> {
-    let mut host = format!("{} · {}", provenance.hostname, provenance.kernel);
-    match &provenance.cpu_model {
-        Some(model) => host.push_str(&format!(" · {} × {model}", provenance.cpus)),
-        None => host.push_str(&format!(" · {} CPUs", provenance.cpus)),
-    }
-    if let Some(memory) = provenance.memory_bytes {
-        host.push_str(&format!(
-            " · {:.1} GiB memory",
-            memory as f64 / (1u64 << 30) as f64
-        ));
-    }
-    let build = match &provenance.git_commit {
-        Some(commit) => format!("backlab {} ({commit})", provenance.backlab_version),
-        None => format!("backlab {}", provenance.backlab_version),
-    };
-    let mut lines = vec![
-        ("Measured on".to_string(), host),
-        ("Measured with".to_string(), build),
-    ];
-    for place in &provenance.places {
-        let mut storage = vec![match (&place.fs_type, &place.device) {
-            (Some(fs_type), _) => fs_type.clone(),
-            (None, Some(_)) => "block device".to_string(),
-            (None, None) => "unknown file system".to_string(),
-        }];
-        if let Some(device) = &place.device {
-            storage.push(format!("on {device}"));
-        }
-        if let Some(model) = &place.model {
-            storage.push(format!("({model})"));
-        }
-        if let Some(striped) = place.geometry.as_ref().filter(|g| g.stripe().is_some()) {
-            storage.push(format!("· {}", striped.words()));
-        }
-        if let Some(stripe) = &place.fs_stripe {
-            storage.push(format!("· {}", stripe.words()));
-        }
-        let role = if place.role == "target" {
-            "Target storage"
-        } else {
-            "Source storage"
-        };
-        lines.push((
-            role.to_string(),
-            format!("{}: {}", place.path.display(), storage.join(" ")),
-        ));
-    }
-    lines
-}
-
-fn spec_lines(spec: &CampaignSpec) -> Vec<(String, String)> {
-    let mut lines = Vec::new();
-    lines.push(("Source".to_string(), source_words(spec)));
-    lines.push(("Target".to_string(), target_words(spec)));
-    let tests: Vec<&str> = spec
-        .tests
-        .iter()
-        .map(|id| crate::spec::TestKind::from_id(id).map_or(id.as_str(), |test| test.label()))
-        .collect();
-    lines.push(("Tests".to_string(), tests.join(" · ")));
-    let p = &spec.params;
-    let mut params = format!(
-        "{} buffers × {}, {}, direct {}, cold cache {}, fsync {}",
-        p.buffers,
-        format_bytes(p.block_size.bytes()),
-        p.streams.map_or_else(
-            || "default streams".to_string(),
-            |s| counted(u64::from(s), "stream", "streams"),
-        ),
-        yes_no(p.direct),
-        yes_no(p.cold_cache),
-        yes_no(p.fsync)
-    );
-    if let Some(size) = &p.size {
-        params.push_str(&format!(", at most {} per run", format_bytes(size.bytes())));
-    }
-    match p.duration_s {
-        Some(crate::spec::DurationInput::Seconds(duration)) if p.time_based == Some(true) => {
-            params.push_str(&format!(", {duration} s per run (time-based)"))
-        }
-        Some(crate::spec::DurationInput::Seconds(duration)) => {
-            params.push_str(&format!(", at most {duration} s per run"))
-        }
-        Some(crate::spec::DurationInput::Auto(_)) => {
-            params.push_str(", until steady (at most 60 s) per run")
-        }
-        None => {}
-    }
-    lines.push(("Parameters".to_string(), params));
-    if let Some(matrix) = &spec.matrix {
-        let mut parts = Vec::new();
-        if let Some(buffers) = &matrix.buffers {
-            parts.push(format!("buffers {buffers:?}"));
-        }
-        if let Some(sizes) = &matrix.block_size {
-            let sizes: Vec<String> = sizes.iter().map(|s| format_bytes(s.bytes())).collect();
-            parts.push(format!("block size [{}]", sizes.join(", ")));
-        }
-        if let Some(streams) = &matrix.streams {
-            parts.push(format!("streams {streams:?}"));
-        }
-        lines.push(("Matrix".to_string(), parts.join(" × ")));
-    }
-    if spec.repeat > 1 {
-        lines.push(("Repeat".to_string(), format!("{} times", spec.repeat)));
-    }
-    lines
-}
-
-/// What a campaign reads, in a few words: its paths, or generated data, and the agents.
-pub fn source_words(spec: &CampaignSpec) -> String {
-    let source = match (&spec.source.paths, &spec.source.generated) {
-        (Some(paths), _) => paths
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
-        (None, Some(generated)) => format!(
-            "generated, {} at {}:1",
-            format_bytes(generated.size.bytes()),
-            generated.compress_ratio
-        ),
-        (None, None) => "generated data".to_string(),
-    };
-    match &spec.source.agents {
-        Some(agents) => format!("agents {} reading {source}", agents.join(", ")),
-        None => source,
-    }
-}
-
-/// Where a campaign writes, in a few words.
-pub fn target_words(spec: &CampaignSpec) -> String {
-    spec.target.words()
-}
-
-fn yes_no(value: bool) -> &'static str {
-    if value { "on" } else { "off" }
 }
 
 /// A row of the sweep table; `telling` holds the settings that tell it apart from another
@@ -855,296 +609,6 @@ fn point_row((point, telling): (&Point, Vec<String>)) -> PointRow {
             _ => "",
         },
     }
-}
-
-/// The parameters of a run in one short line.
-pub fn params_line(params: &RunParams) -> String {
-    let mut line = match params.clients {
-        Some(clients) => format!(
-            "{} × {}, {} × {}",
-            params.buffers,
-            format_bytes(params.block_size),
-            counted(u64::from(clients), "client", "clients"),
-            counted(u64::from(params.streams), "stream", "streams")
-        ),
-        None => format!(
-            "{} × {}, {}",
-            params.buffers,
-            format_bytes(params.block_size),
-            counted(u64::from(params.streams), "stream", "streams")
-        ),
-    };
-    if let (Some(part_size), Some(concurrency)) = (params.part_size, params.concurrency) {
-        line.push_str(&format!(
-            ", {} parts × {concurrency} in flight",
-            format_bytes(part_size)
-        ));
-    }
-    if let Some(link) = params.link_mb_s {
-        line.push_str(&format!(", emulated link {link} MB/s per client"));
-    }
-    if params.direct {
-        line.push_str(", direct");
-    }
-    if !params.fsync {
-        line.push_str(", no fsync");
-    }
-    if let Some(generation) = params.generation {
-        line.push_str(&format!(", generation {generation}"));
-    }
-    line
-}
-
-/// Each setting of a run beyond its buffers, block size, streams, clients, parts and
-/// generation, keyed by the setting: what can tell apart two points that read alike.
-fn param_details(params: &RunParams) -> Vec<(&'static str, String)> {
-    let mut details = Vec::new();
-    details.push((
-        "direct",
-        if params.direct {
-            "direct I/O"
-        } else {
-            "buffered I/O"
-        }
-        .to_string(),
-    ));
-    details.push((
-        "fsync",
-        if params.fsync { "fsync" } else { "no fsync" }.to_string(),
-    ));
-    details.push((
-        "link",
-        params.link_mb_s.map_or_else(
-            || "no emulated link".to_string(),
-            |link| format!("emulated link {link} MB/s per client"),
-        ),
-    ));
-    let length = match (params.size, params.duration_s) {
-        (_, Some(seconds)) if params.until_steady => {
-            format!("until steady, at most {}", format_duration(seconds))
-        }
-        (_, Some(seconds)) if params.time_based => {
-            format!("{} time-based", format_duration(seconds))
-        }
-        (Some(size), Some(seconds)) => {
-            format!("{} or {}", format_size(size), format_duration(seconds))
-        }
-        (Some(size), None) => format_size(size),
-        (None, Some(seconds)) => format_duration(seconds),
-        (None, None) => "the whole source".to_string(),
-    };
-    details.push(("length", length));
-    details.push((
-        "cache",
-        if params.cold_cache {
-            "cold cache"
-        } else {
-            "warm cache"
-        }
-        .to_string(),
-    ));
-    details.push((
-        "data",
-        if params.match_source {
-            "data as compressible as the source's".to_string()
-        } else {
-            format!("{}:1 data", params.compress_ratio)
-        },
-    ));
-    details.push((
-        "source rate",
-        params.source_rate_mb_s.map_or_else(
-            || "source not capped".to_string(),
-            |rate| format!("source capped at {rate} MB/s per stream"),
-        ),
-    ));
-    details
-}
-
-/// The parameter line of each of `rows` (a test and its parameters), with the settings that
-/// tell it apart from another row of the same test whose line would read the same: two rows
-/// never look alike unless they are alike.
-pub fn distinct_params_lines(rows: &[(TestKind, &RunParams)]) -> Vec<String> {
-    rows.iter()
-        .zip(telling_details(rows, params_line))
-        .map(|((_, params), telling)| {
-            let line = params_line(params);
-            if telling.is_empty() {
-                line
-            } else {
-                format!("{line}, {}", telling.join(", "))
-            }
-        })
-        .collect()
-}
-
-/// For each of `rows`, the settings that differ from another row of the same test whose
-/// `shown` words are the same: what tells it apart, empty when nothing needs to.
-fn telling_details(
-    rows: &[(TestKind, &RunParams)],
-    shown: fn(&RunParams) -> String,
-) -> Vec<Vec<String>> {
-    let lines: Vec<String> = rows.iter().map(|(_, params)| shown(params)).collect();
-    let details: Vec<Vec<(&'static str, String)>> = rows
-        .iter()
-        .map(|(_, params)| param_details(params))
-        .collect();
-    rows.iter()
-        .enumerate()
-        .map(|(at, (test, _))| {
-            let alike: Vec<usize> = (0..rows.len())
-                .filter(|other| rows[*other].0 == *test && lines[*other] == lines[at])
-                .collect();
-            details[at]
-                .iter()
-                .enumerate()
-                .filter(|(key, (_, word))| {
-                    alike.iter().any(|other| details[*other][*key].1 != *word)
-                })
-                .map(|(_, (_, word))| word.clone())
-                .collect()
-        })
-        .collect()
-}
-
-fn run_row(run: &RunView<'_>, points: &[Point]) -> RunRow {
-    let dash = || "–".to_string();
-    // Only a finished run's figures are results; a run that failed or was cancelled part way
-    // shows what it moved and for how long, and that it was cut, never its rate.
-    let ran = run.result;
-    let result = ran.filter(|r| r.status == RunStatus::Done);
-    let cut = ran.filter(|r| r.status != RunStatus::Done && (r.bytes > 0 || r.seconds > 0.0));
-    let moved = |r: &RunResult| {
-        if r.files > 0 {
-            format!(
-                "{} in {}",
-                format_bytes(r.bytes),
-                counted(r.files, "file", "files")
-            )
-        } else {
-            format_bytes(r.bytes)
-        }
-    };
-    let was_cut = cut.is_some_and(|r| r.status == RunStatus::Cancelled);
-    RunRow {
-        position: run.number,
-        test: run.test.label().to_string(),
-        status: if result.is_some_and(|r| r.partial) {
-            "partial".to_string()
-        } else {
-            run.phase.id().to_string()
-        },
-        attempts: run.attempts,
-        params: params_line(run.params),
-        mb_per_s: if was_cut {
-            "cancelled".to_string()
-        } else {
-            result.map_or_else(dash, |r| format!("{:.1}", r.mb_per_s))
-        },
-        moved: result.or(cut).map_or_else(dash, moved),
-        seconds: result
-            .or(cut)
-            .map_or_else(dash, |r| format!("{:.2}\u{a0}s", r.seconds)),
-        cpu: result.map_or_else(dash, |r| {
-            format!(
-                "{:.0}\u{a0}% / {:.0}\u{a0}%",
-                r.cpu.process_pct, r.cpu.system_pct
-            )
-        }),
-        readers: result.map_or_else(dash, |r| {
-            format!(
-                "{:.0}\u{a0}% / {:.0}\u{a0}%",
-                r.stages.reader_busy_pct, r.stages.reader_wait_pct
-            )
-        }),
-        writer: result.map_or_else(dash, |r| {
-            if r.stages.writer_busy_pct == 0.0 && r.stages.writer_waits == 0 {
-                "–".to_string()
-            } else {
-                format!(
-                    "{:.0}\u{a0}% / {:.0}\u{a0}%",
-                    r.stages.writer_busy_pct, r.stages.writer_wait_pct
-                )
-            }
-        }),
-        latency: result
-            .and_then(|r| r.latency_us)
-            .map_or_else(dash, |l| format!("{} / {} µs", l.p50, l.p99)),
-        steady: result
-            .and_then(|r| r.steady)
-            .filter(|s| s.steady)
-            .map_or_else(dash, |s| {
-                let flush = if s.flush_s > 0.0 {
-                    format!(", flush {:.1}\u{a0}s charged", s.flush_s)
-                } else {
-                    String::new()
-                };
-                format!(
-                    "{:.1} ({:.1}–{:.1}\u{a0}s, ±{:.1}\u{a0}%{flush})",
-                    s.mb_per_s,
-                    s.from_s,
-                    s.to_s,
-                    s.cv_pct.unwrap_or(0.0)
-                )
-            }),
-        // How the run stands at its point, by the rule every count of valid runs uses.
-        validity: crate::analysis::points::standing_of(points, run.number)
-            .filter(|standing| matches!(standing, RunStanding::Valid | RunStanding::NotValid))
-            .map_or_else(dash, |standing| standing.word().to_string()),
-        flags: result
-            .and_then(|r| r.validity.as_ref())
-            .map(|v| {
-                v.flags
-                    .iter()
-                    .map(|flag| {
-                        format!(
-                            "{}: {} — {}",
-                            flag.code.id(),
-                            flag.detail,
-                            flag.code.remedy()
-                        )
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
-        warnings: ran.map(|r| r.warnings.clone()).unwrap_or_default(),
-        error: if was_cut {
-            cut.map(|r| {
-                format!(
-                    "cancelled after {:.2} s with {} moved: what it measured is not a result",
-                    r.seconds,
-                    format_bytes(r.bytes)
-                )
-            })
-        } else {
-            ran.and_then(|r| r.error.clone())
-        },
-        target: result
-            .and_then(RunResult::target_report)
-            .map(|report| report.to_string()),
-        clients: result
-            .and_then(|r| r.clients.as_ref())
-            .map(|clients| clients.iter().map(client_line).collect())
-            .unwrap_or_default(),
-    }
-}
-
-/// One client of a network run: what the lab received, and what the client says it sent.
-fn client_line(client: &crate::engine::result::ClientFigures) -> String {
-    let reported = client.reported_bytes.map_or_else(String::new, |bytes| {
-        format!("; the client counted {} sent", format_bytes(bytes))
-    });
-    let status = match &client.error {
-        Some(error) => format!("failed: {error}"),
-        None => "done".to_string(),
-    };
-    format!(
-        "client {} ({}): {} at {:.1} MB/s, {status}{reported}",
-        client.name,
-        counted(u64::from(client.streams), "stream", "streams"),
-        format_bytes(client.bytes),
-        client.mb_per_s
-    )
 }
 
 /// The backup's components and how busy each was in its run: source (or network) reads,
@@ -1199,48 +663,3 @@ fn cpu_load(row: &crate::analysis::VerdictRow) -> String {
 
 /// Other work on the machine below this share of its CPUs is not worth a word.
 const OTHER_WORK_SHOWN_PCT: f64 = 5.0;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rows_that_would_read_alike_say_what_tells_them_apart() {
-        let short = RunParams {
-            duration_s: Some(30.0),
-            ..RunParams::example()
-        };
-        let long = RunParams {
-            duration_s: Some(60.0),
-            ..RunParams::example()
-        };
-        let lines = distinct_params_lines(&[
-            (TestKind::FullBackup, &short),
-            (TestKind::FullBackup, &long),
-            (TestKind::ReadParallel, &short),
-        ]);
-        assert_eq!(lines[0], "32 × 256 KiB, 4 streams, 30.0 s time-based");
-        assert_eq!(lines[1], "32 × 256 KiB, 4 streams, 1m 00s time-based");
-        assert_eq!(
-            lines[2], "32 × 256 KiB, 4 streams",
-            "nothing to tell apart in a test of its own"
-        );
-        let generations: Vec<RunParams> = (1..=3)
-            .map(|generation| RunParams {
-                generation: Some(generation),
-                ..RunParams::example()
-            })
-            .collect();
-        let lines = distinct_params_lines(
-            &generations
-                .iter()
-                .map(|params| (TestKind::FullBackup, params))
-                .collect::<Vec<_>>(),
-        );
-        assert_eq!(lines[2], "32 × 256 KiB, 4 streams, generation 3");
-        assert_eq!(
-            lines.iter().collect::<std::collections::HashSet<_>>().len(),
-            3
-        );
-    }
-}
