@@ -271,6 +271,8 @@ pub fn runs_csv(
     runs: &[RunView<'_>],
     points: &[Point],
 ) -> Result<String, csv::Error> {
+    // Long on purpose: one line per CSV column, in the columns' order, so that a column is
+    // added in one place and read beside its neighbours.
     let mut writer = csv::Writer::from_writer(Vec::new());
     for run in runs {
         let number = run.number;

@@ -103,7 +103,6 @@ pub fn heatmap_chart(
 ) -> Result<String, ChartError> {
     let shown = points_of(points, test);
     let grid = Grid::of(&shown);
-    let cell_of = |p: &Drawn| grid.cell(p.setting);
     let unexplored: Vec<Cell> = unexplored
         .iter()
         .map(|params| grid.cell(setting_of_params(params)))
@@ -113,36 +112,19 @@ pub fn heatmap_chart(
         values.dedup();
         values
     };
-    // A panel per client count and stream count: a network sweep may vary both.
-    let mut panels: Vec<(u32, u32, u32, u64)> = shown
+    let cells: Vec<Cell> = shown
         .iter()
-        .map(|p| cell_of(p).panel)
-        .chain(unexplored.iter().map(|cell| cell.panel))
+        .map(|p| grid.cell(p.setting))
+        .chain(unexplored.iter().copied())
         .collect();
+    // A panel per client count and stream count: a network sweep may vary both.
+    let mut panels: Vec<(u32, u32, u32, u64)> = cells.iter().map(|cell| cell.panel).collect();
     panels.sort_unstable();
     panels.dedup();
-    let rings_differ = panels
-        .iter()
-        .any(|panel| (panel.2, panel.3) != (panels[0].2, panels[0].3));
-    let buffers = sorted(
-        shown
-            .iter()
-            .map(|p| cell_of(p).row)
-            .chain(unexplored.iter().map(|cell| cell.row))
-            .collect(),
-    );
-    let blocks = sorted(
-        shown
-            .iter()
-            .map(|p| cell_of(p).column)
-            .chain(unexplored.iter().map(|cell| cell.column))
-            .collect(),
-    );
+    let buffers = sorted(cells.iter().map(|cell| cell.row).collect());
+    let blocks = sorted(cells.iter().map(|cell| cell.column).collect());
     let columns_per_row = panels.len().clamp(1, width.columns(3));
     let panel_rows = panels.len().div_ceil(columns_per_row).max(1);
-    const CELL_HEIGHT: i32 = 34;
-    const TOP: i32 = 40;
-    const LEFT: i32 = 52;
     // The caption and the legend above the panels (two lines more on a phone).
     let head: i32 = match width {
         Width::Wide => 46,
@@ -164,18 +146,76 @@ pub fn heatmap_chart(
             .map(|p| p.median)
             .collect();
         let (low, high) = heat_scale(&on_scale);
-        // The sweep's best point, outlined only when it beats the runner-up by more than noise.
-        let best = shown.iter().position(|p| p.best && p.stands_out);
+        let heat = Heat {
+            points,
+            shown: &shown,
+            test,
+            grid,
+            unexplored: &unexplored,
+            any_valid,
+            low,
+            high,
+            // The sweep's best point, outlined only when it beats the runner-up by more
+            // than noise.
+            best: shown.iter().position(|p| p.best && p.stands_out),
+            width,
+            buffers: &buffers,
+            blocks: &blocks,
+        };
+        heat.legend(root)?;
+        let panel_width = (width.px() as i32 - 12) / columns_per_row as i32;
+        let cell_width = ((panel_width - LEFT - 12) / blocks.len().max(1) as i32).max(30);
+        let rings_differ = panels
+            .iter()
+            .any(|panel| (panel.2, panel.3) != (panels[0].2, panels[0].3));
+        for (index, panel) in panels.iter().enumerate() {
+            let x0 = 6 + panel_width * (index % columns_per_row) as i32;
+            let y0 = head + panel_height * (index / columns_per_row) as i32;
+            heat.panel(root, *panel, (x0, y0), cell_width, rings_differ)?;
+        }
+        Ok(())
+    })
+}
+
+/// A heat map's rows' height, and its panels' margins above and left of the cells, in px.
+const CELL_HEIGHT: i32 = 34;
+const TOP: i32 = 40;
+const LEFT: i32 = 52;
+
+/// What a heat map's caption, legend and cells are drawn from.
+struct Heat<'a> {
+    points: &'a [Point],
+    shown: &'a [Drawn],
+    test: TestKind,
+    grid: Grid,
+    unexplored: &'a [Cell],
+    any_valid: bool,
+    /// The ends of the shade's scale, MB/s.
+    low: f64,
+    high: f64,
+    /// The point outlined as the best beyond noise.
+    best: Option<usize>,
+    width: Width,
+    /// The rows' and the columns' values, in order.
+    buffers: &'a [u64],
+    blocks: &'a [u64],
+}
+
+impl Heat<'_> {
+    /// The caption, then the shade's scale and what hatching and the outline mean (on a
+    /// phone, on a line of their own).
+    fn legend(&self, root: &Area<'_>) -> Result<(), Box<dyn std::error::Error>> {
+        let (width, low, high) = (self.width, self.low, self.high);
         let caption = [
-            format!("{}:", test.label()),
+            format!("{}:", self.test.label()),
             "median MB/s of each point's valid runs;".to_string(),
-            if unexplored.is_empty() {
-                grid.caption().to_string()
+            if self.unexplored.is_empty() {
+                self.grid.caption().to_string()
             } else {
                 format!(
                     "{}; {} point(s) the adaptive search did not run are marked unexplored",
-                    grid.caption(),
-                    unexplored.len()
+                    self.grid.caption(),
+                    self.unexplored.len()
                 )
             },
         ];
@@ -246,103 +286,127 @@ pub fn heatmap_chart(
             (outline + 18, swatch_y),
             (FONT, width.font(11)).into_font().color(&INK),
         ))?;
-        let panel_width = (width.px() as i32 - 12) / columns_per_row as i32;
-        let cell_width = ((panel_width - LEFT - 12) / blocks.len().max(1) as i32).max(30);
-        for (index, panel) in panels.iter().enumerate() {
-            let x0 = 6 + panel_width * (index % columns_per_row) as i32;
-            let y0 = head + panel_height * (index / columns_per_row) as i32;
+        Ok(())
+    }
+
+    /// One panel at `(x0, y0)`: its title, its columns' and rows' labels and its cells.
+    fn panel(
+        &self,
+        root: &Area<'_>,
+        panel: (u32, u32, u32, u64),
+        (x0, y0): (i32, i32),
+        cell_width: i32,
+        rings_differ: bool,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        root.draw(&Text::new(
+            self.grid.title(panel, rings_differ),
+            (x0 + LEFT, y0 + 2),
+            (FONT, self.width.font(13))
+                .into_font()
+                .style(FontStyle::Bold)
+                .color(&INK),
+        ))?;
+        for (column, block) in self.blocks.iter().enumerate() {
             root.draw(&Text::new(
-                grid.title(*panel, rings_differ),
-                (x0 + LEFT, y0 + 2),
-                (FONT, width.font(13))
-                    .into_font()
-                    .style(FontStyle::Bold)
-                    .color(&INK),
+                format_bytes(*block),
+                (x0 + LEFT + cell_width * column as i32 + 4, y0 + 20),
+                (FONT, self.width.font(12)).into_font().color(&GREY),
             ))?;
-            for (column, block) in blocks.iter().enumerate() {
-                root.draw(&Text::new(
-                    format_bytes(*block),
-                    (x0 + LEFT + cell_width * column as i32 + 4, y0 + 20),
-                    (FONT, width.font(12)).into_font().color(&GREY),
-                ))?;
-            }
-            for (row, count) in buffers.iter().enumerate() {
-                let y = y0 + TOP + CELL_HEIGHT * row as i32;
-                root.draw(&Text::new(
-                    grid.row_label(*count),
-                    (x0 + 4, y + 10),
-                    (FONT, width.font(12)).into_font().color(&GREY),
-                ))?;
-                for (column, block) in blocks.iter().enumerate() {
-                    let x = x0 + LEFT + cell_width * column as i32;
-                    let cell = [(x, y), (x + cell_width - 2, y + CELL_HEIGHT - 2)];
-                    let here = Cell {
-                        panel: *panel,
-                        row: *count,
-                        column: *block,
-                    };
-                    let found = shown.iter().position(|p| cell_of(p) == here);
-                    let Some((at, point)) = found.map(|at| (at, &shown[at])) else {
-                        root.draw(&Rectangle::new(cell, GREY.mix(0.15).filled()))?;
-                        if unexplored.contains(&here) {
-                            root.draw(&Text::new(
-                                "unexplored",
-                                (x + 4, y + 3),
-                                (FONT, width.font(11)).into_font().color(&GREY),
-                            ))?;
-                            continue;
-                        }
-                        // A point measured nothing: why, in the tables' word for it.
-                        let why = points
-                            .iter()
-                            .find(|p| p.test == test && grid.cell(setting_of(p)) == here);
-                        if let Some(why) = why.and_then(Point::no_figure) {
-                            root.draw(&Text::new(
-                                why.word(),
-                                (x + 4, y + 3),
-                                (FONT, width.font(11)).into_font().color(&INK),
-                            ))?;
-                        }
-                        continue;
-                    };
-                    let share = if high > low {
-                        ((point.median - low) / (high - low)).clamp(0.0, 1.0)
-                    } else {
-                        1.0
-                    };
-                    if point.valid || !any_valid {
-                        root.draw(&Rectangle::new(cell, shade(share).filled()))?;
-                    } else {
-                        root.draw(&Rectangle::new(cell, WHITE.filled()))?;
-                        hatch(root, cell)?;
-                    }
-                    if best == Some(at) {
-                        root.draw(&Rectangle::new(cell, RED.stroke_width(3)))?;
-                    }
-                    let shaded = point.valid || !any_valid;
-                    let ink = if shaded && share > 0.55 { WHITE } else { INK };
-                    root.draw(&Text::new(
-                        // One decimal, as every table shows the point's figure.
-                        if shaded {
-                            format!("{:.1}", point.median)
-                        } else {
-                            format!("{:.1} not valid", point.median)
-                        },
-                        (x + 4, y + 3),
-                        (FONT, width.font(12)).into_font().color(&ink),
-                    ))?;
-                    if let Some(spread) = point.spread_pct {
-                        root.draw(&Text::new(
-                            format!("±{spread:.0}%"),
-                            (x + 4, y + 17),
-                            (FONT, width.font(11)).into_font().color(&ink),
-                        ))?;
-                    }
-                }
+        }
+        for (row, count) in self.buffers.iter().enumerate() {
+            let y = y0 + TOP + CELL_HEIGHT * row as i32;
+            root.draw(&Text::new(
+                self.grid.row_label(*count),
+                (x0 + 4, y + 10),
+                (FONT, self.width.font(12)).into_font().color(&GREY),
+            ))?;
+            for (column, block) in self.blocks.iter().enumerate() {
+                let x = x0 + LEFT + cell_width * column as i32;
+                let here = Cell {
+                    panel,
+                    row: *count,
+                    column: *block,
+                };
+                self.cell(
+                    root,
+                    here,
+                    [(x, y), (x + cell_width - 2, y + CELL_HEIGHT - 2)],
+                )?;
             }
         }
         Ok(())
-    })
+    }
+
+    /// One cell: its point's shade (hatched when not valid), figure and spread; or, without a
+    /// point, unexplored or why the point measured nothing.
+    fn cell(
+        &self,
+        root: &Area<'_>,
+        here: Cell,
+        cell: [(i32, i32); 2],
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let (width, low, high, any_valid) = (self.width, self.low, self.high, self.any_valid);
+        let [(x, y), _] = cell;
+        let (points, shown, test, grid) = (self.points, self.shown, self.test, self.grid);
+        let found = shown.iter().position(|p| grid.cell(p.setting) == here);
+        let Some((at, point)) = found.map(|at| (at, &shown[at])) else {
+            root.draw(&Rectangle::new(cell, GREY.mix(0.15).filled()))?;
+            if self.unexplored.contains(&here) {
+                root.draw(&Text::new(
+                    "unexplored",
+                    (x + 4, y + 3),
+                    (FONT, width.font(11)).into_font().color(&GREY),
+                ))?;
+                return Ok(());
+            }
+            // A point measured nothing: why, in the tables' word for it.
+            let why = points
+                .iter()
+                .find(|p| p.test == test && grid.cell(setting_of(p)) == here);
+            if let Some(why) = why.and_then(Point::no_figure) {
+                root.draw(&Text::new(
+                    why.word(),
+                    (x + 4, y + 3),
+                    (FONT, width.font(11)).into_font().color(&INK),
+                ))?;
+            }
+            return Ok(());
+        };
+        let share = if high > low {
+            ((point.median - low) / (high - low)).clamp(0.0, 1.0)
+        } else {
+            1.0
+        };
+        if point.valid || !any_valid {
+            root.draw(&Rectangle::new(cell, shade(share).filled()))?;
+        } else {
+            root.draw(&Rectangle::new(cell, WHITE.filled()))?;
+            hatch(root, cell)?;
+        }
+        if self.best == Some(at) {
+            root.draw(&Rectangle::new(cell, RED.stroke_width(3)))?;
+        }
+        let shaded = point.valid || !any_valid;
+        let ink = if shaded && share > 0.55 { WHITE } else { INK };
+        root.draw(&Text::new(
+            // One decimal, as every table shows the point's figure.
+            if shaded {
+                format!("{:.1}", point.median)
+            } else {
+                format!("{:.1} not valid", point.median)
+            },
+            (x + 4, y + 3),
+            (FONT, width.font(12)).into_font().color(&ink),
+        ))?;
+        if let Some(spread) = point.spread_pct {
+            root.draw(&Text::new(
+                format!("±{spread:.0}%"),
+                (x + 4, y + 17),
+                (FONT, width.font(11)).into_font().color(&ink),
+            ))?;
+        }
+        Ok(())
+    }
 }
 
 /// The least span of a heat map's shade, as a share of the median figure on it: ±5 % about

@@ -190,24 +190,35 @@ pub fn matrix_chart(
                 }
             }
         }
-        for (index, combination) in combinations.iter().enumerate() {
-            let color = Palette99::pick(index).to_rgba();
-            let y = 40 + 16 * index as i32;
-            legend.draw(&PathElement::new(
-                vec![(6, y), (24, y)],
-                color.stroke_width(2),
-            ))?;
-            legend.draw(&Text::new(
-                axis.line_label(*combination),
-                (30, y - 6),
-                (FONT, width.font(12)).into_font().color(&INK),
-            ))?;
-        }
-        legend.draw(&Text::new(
-            axis.legend_title().to_string(),
-            (6, 14),
-            (FONT, width.font(12)).into_font().color(&GREY),
-        ))?;
-        Ok(())
+        legend_column(&legend, width, axis, &combinations)
     })
+}
+
+/// The legend's column beside the plot: a line's colour and its combination, under the title
+/// of what the lines differ in.
+fn legend_column(
+    legend: &Area<'_>,
+    width: Width,
+    axis: SweepAxis,
+    combinations: &[(u32, u64)],
+) -> Result<(), Box<dyn std::error::Error>> {
+    for (index, combination) in combinations.iter().enumerate() {
+        let color = Palette99::pick(index).to_rgba();
+        let y = 40 + 16 * index as i32;
+        legend.draw(&PathElement::new(
+            vec![(6, y), (24, y)],
+            color.stroke_width(2),
+        ))?;
+        legend.draw(&Text::new(
+            axis.line_label(*combination),
+            (30, y - 6),
+            (FONT, width.font(12)).into_font().color(&INK),
+        ))?;
+    }
+    legend.draw(&Text::new(
+        axis.legend_title().to_string(),
+        (6, 14),
+        (FONT, width.font(12)).into_font().color(&GREY),
+    ))?;
+    Ok(())
 }

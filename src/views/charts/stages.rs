@@ -9,46 +9,7 @@ pub fn stages_chart(
     points: &[Point],
     width: Width,
 ) -> Result<String, ChartError> {
-    let per_run: Vec<(&RunView<'_>, [f64; 4])> = runs
-        .iter()
-        .filter_map(|run| {
-            let result = run.result?;
-            // A run cut short or failed has no stage accounting to compare.
-            let s = &result.stages;
-            if result.status != crate::engine::result::RunStatus::Done {
-                return None;
-            }
-            Some((
-                run,
-                [
-                    s.reader_busy_pct,
-                    s.reader_wait_pct,
-                    s.writer_busy_pct,
-                    s.writer_wait_pct,
-                ],
-            ))
-        })
-        .collect();
-    // Many runs: one row per test, for the run that stands for its best point (the run the
-    // verdict's stage accounting reads).
-    let rows: Vec<(String, [f64; 4])> = if per_run.len() <= MAX_STAGE_ROWS {
-        per_run
-            .iter()
-            .map(|(run, values)| (format!("#{} {}", run.number, run.test.label()), *values))
-            .collect()
-    } else {
-        crate::analysis::points::best_per_test(points)
-            .into_iter()
-            .filter_map(|(test, point)| {
-                let number = point?.figure.as_ref()?.run;
-                let (run, values) = per_run.iter().find(|(run, _)| run.number == number)?;
-                Some((
-                    format!("#{} {} (its best point)", run.number, test.label()),
-                    *values,
-                ))
-            })
-            .collect()
-    };
+    let rows = stage_rows(runs, points);
     let height = 120 + 40 * rows.len().max(1) as u32;
     svg("stages", width, height, |root| {
         if rows.is_empty() {
@@ -111,4 +72,50 @@ pub fn stages_chart(
         legend_row(root, width, &parts.map(|(label, color, ..)| (label, color)))?;
         Ok(())
     })
+}
+
+/// The rows of the stage chart, each labelled, with its reader busy and waiting and writer busy
+/// and waiting shares: a row per finished run, or with many runs one per test, for the run
+/// that stands for its best point (the run the verdict's stage accounting reads).
+fn stage_rows(runs: &[RunView<'_>], points: &[Point]) -> Vec<(String, [f64; 4])> {
+    let per_run: Vec<(&RunView<'_>, [f64; 4])> = runs
+        .iter()
+        .filter_map(|run| {
+            let result = run.result?;
+            // A run cut short or failed has no stage accounting to compare.
+            let s = &result.stages;
+            if result.status != crate::engine::result::RunStatus::Done {
+                return None;
+            }
+            Some((
+                run,
+                [
+                    s.reader_busy_pct,
+                    s.reader_wait_pct,
+                    s.writer_busy_pct,
+                    s.writer_wait_pct,
+                ],
+            ))
+        })
+        .collect();
+    // Many runs: one row per test, for the run that stands for its best point (the run the
+    // verdict's stage accounting reads).
+    if per_run.len() <= MAX_STAGE_ROWS {
+        per_run
+            .iter()
+            .map(|(run, values)| (format!("#{} {}", run.number, run.test.label()), *values))
+            .collect()
+    } else {
+        crate::analysis::points::best_per_test(points)
+            .into_iter()
+            .filter_map(|(test, point)| {
+                let number = point?.figure.as_ref()?.run;
+                let (run, values) = per_run.iter().find(|(run, _)| run.number == number)?;
+                Some((
+                    format!("#{} {} (its best point)", run.number, test.label()),
+                    *values,
+                ))
+            })
+            .collect()
+    }
 }

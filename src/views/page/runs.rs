@@ -93,43 +93,12 @@ pub(super) fn run_row(run: &RunView<'_>, points: &[Point]) -> RunRow {
         latency: result
             .and_then(|r| r.latency_us)
             .map_or_else(dash, |l| format!("{} / {} µs", l.p50, l.p99)),
-        steady: result
-            .and_then(|r| r.steady)
-            .filter(|s| s.steady)
-            .map_or_else(dash, |s| {
-                let flush = if s.flush_s > 0.0 {
-                    format!(", flush {:.1}\u{a0}s charged", s.flush_s)
-                } else {
-                    String::new()
-                };
-                format!(
-                    "{:.1} ({:.1}–{:.1}\u{a0}s, ±{:.1}\u{a0}%{flush})",
-                    s.mb_per_s,
-                    s.from_s,
-                    s.to_s,
-                    s.cv_pct.unwrap_or(0.0)
-                )
-            }),
+        steady: result.map_or_else(dash, steady_words),
         // How the run stands at its point, by the rule every count of valid runs uses.
         validity: crate::analysis::points::standing_of(points, run.number)
             .filter(|standing| matches!(standing, RunStanding::Valid | RunStanding::NotValid))
             .map_or_else(dash, |standing| standing.word().to_string()),
-        flags: result
-            .and_then(|r| r.validity.as_ref())
-            .map(|v| {
-                v.flags
-                    .iter()
-                    .map(|flag| {
-                        format!(
-                            "{}: {} — {}",
-                            flag.code.id(),
-                            flag.detail,
-                            flag.code.remedy()
-                        )
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
+        flags: result.map(flag_lines).unwrap_or_default(),
         warnings: ran.map(|r| r.warnings.clone()).unwrap_or_default(),
         error: if was_cut {
             cut.map(|r| {
@@ -168,4 +137,41 @@ pub(super) fn client_line(client: &crate::engine::result::ClientFigures) -> Stri
         format_bytes(client.bytes),
         client.mb_per_s
     )
+}
+
+/// The run's steady MB/s and window, with the spread and any flush charged to it; a dash
+/// when no steady state was found.
+fn steady_words(result: &RunResult) -> String {
+    let Some(steady) = result.steady.filter(|s| s.steady) else {
+        return "–".to_string();
+    };
+    let flush = if steady.flush_s > 0.0 {
+        format!(", flush {:.1}\u{a0}s charged", steady.flush_s)
+    } else {
+        String::new()
+    };
+    format!(
+        "{:.1} ({:.1}–{:.1}\u{a0}s, ±{:.1}\u{a0}%{flush})",
+        steady.mb_per_s,
+        steady.from_s,
+        steady.to_s,
+        steady.cv_pct.unwrap_or(0.0)
+    )
+}
+
+/// A line per validity flag: its code, what was seen, and what to change.
+fn flag_lines(result: &RunResult) -> Vec<String> {
+    result
+        .validity
+        .iter()
+        .flat_map(|validity| &validity.flags)
+        .map(|flag| {
+            format!(
+                "{}: {} — {}",
+                flag.code.id(),
+                flag.detail,
+                flag.code.remedy()
+            )
+        })
+        .collect()
 }
