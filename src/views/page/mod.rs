@@ -1,6 +1,7 @@
 //! What the pages show, already formatted: numbers with their units, right-aligned by the
 //! templates; the templates only lay it out.
 
+pub mod compare;
 mod params;
 mod planner;
 pub mod references;
