@@ -5,6 +5,7 @@ pub mod analysis;
 pub mod change_points;
 pub mod cli;
 pub mod clock;
+pub mod duration;
 pub mod engine;
 pub mod events;
 pub mod field_errors;
