@@ -216,7 +216,7 @@ fn occurrences(schedule: &Value) -> Vec<i64> {
 /// of their calendar: five campaigns, none queued twice, each occurrence fired by one host.
 #[tokio::test]
 async fn a_schedule_on_two_fleet_hosts_fires_each_minute_once() {
-    let cluster = Postgres::start();
+    let cluster = Postgres::database();
     let roots = [scratch(), scratch()];
     let calendar = Calendar::at(MINUTE_ZERO + 30_000);
     let host = |name: &str| LabOptions {
