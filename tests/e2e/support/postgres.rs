@@ -69,10 +69,9 @@ impl Cluster {
     fn start_as(prefix: &str, dies_with_parent: bool) -> Cluster {
         let bin = server_bin()
             .expect("PostgreSQL's server is not installed (apt-get install postgresql)");
-        // Under /tmp, which the server's user can reach (the target dir may not be).
         let dir = tempfile::Builder::new()
             .prefix(prefix)
-            .tempdir_in("/tmp")
+            .tempdir_in(cluster_parent())
             .expect("a temp dir");
         let data = dir.path().join("data");
         if rustix::process::geteuid().is_root() {
@@ -185,6 +184,17 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
+/// Where a cluster's temp dir goes: somewhere the server's user can reach (the target dir may
+/// not be), in memory (`/dev/shm`) when that has room for a test binary's databases, so that
+/// neither the tests nor the cluster's removal wait on the disk; else under /tmp.
+fn cluster_parent() -> &'static str {
+    const ROOM: u64 = 2 << 30;
+    match rustix::fs::statvfs("/dev/shm") {
+        Ok(shm) if shm.f_bavail.saturating_mul(shm.f_frsize) >= ROOM => "/dev/shm",
+        _ => "/tmp",
+    }
+}
+
 /// The prefix of the shared cluster's temp dir.
 const SHARED_PREFIX: &str = "backlab-pg-shared-";
 
@@ -257,9 +267,10 @@ fn create_database(name: &str) -> String {
 /// remove them): each dir is named after the binary's pid (`backlab-pg-shared-PID-…`), so one
 /// another binary is still starting is left alone.
 fn remove_dead_shared_clusters() {
-    let Ok(entries) = std::fs::read_dir("/tmp") else {
-        return;
-    };
+    let entries = ["/dev/shm", "/tmp"]
+        .into_iter()
+        .filter_map(|parent| std::fs::read_dir(parent).ok())
+        .flatten();
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         let Some(rest) = name.strip_prefix(SHARED_PREFIX) else {
