@@ -40,7 +40,7 @@ const CPU_BOUND_PCT: f64 = 80.0;
 const COMPRESSIBILITY_MISMATCH: f64 = 0.15;
 
 /// Which side a run's own stage accounting says held it back.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct StageAttribution {
     pub limited_by: Side,
     pub reader_wait_pct: f64,
@@ -50,7 +50,7 @@ pub struct StageAttribution {
 }
 
 /// One row of the bottleneck table.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct VerdictRow {
     pub test: TestKind,
     pub label: String,
@@ -99,7 +99,7 @@ pub struct VerdictRow {
 }
 
 /// Why a test has no figure.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NoFigure {
     /// A run of it failed.
@@ -197,7 +197,7 @@ impl VerdictRow {
 }
 
 /// The answer to "which component limits the backup, by how much, and what to change".
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Verdict {
     pub rows: Vec<VerdictRow>,
     /// The component named; when the verdict is inconclusive, the leading candidate.
@@ -248,7 +248,7 @@ impl Verdict {
 
 /// A restore's figure as the verdict states it: the time a restore of the data takes, and
 /// the backup it is compared with.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct RestoreLine {
     /// Bytes restored: the source's size when it is known, else what the run moved.
     pub bytes: u64,

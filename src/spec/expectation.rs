@@ -8,7 +8,7 @@ use crate::engine::expect;
 
 /// A value a spec gave that cannot give a valid run, with what it needs: the campaign still
 /// runs as asked.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct PlanWarning {
     /// The field to change, as errors name fields.
     pub field: String,
@@ -16,7 +16,7 @@ pub struct PlanWarning {
 }
 
 /// What a campaign's runs need and how long they take, before any of them runs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Expectation {
     /// Seconds the whole campaign is likely to take, run after run (for an adaptive search,
     /// its likely runs).
@@ -36,7 +36,7 @@ pub struct Expectation {
 }
 
 /// The runs an adaptive search is expected to take: the likely count and its budget's bound.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct SearchRuns {
     /// Runs it likely takes: one pass along each list through its start and the repeats that
     /// settle the leader against one contender.

@@ -4,7 +4,9 @@
 //! API by accident.
 
 use serde::Serialize;
+use utoipa::ToSchema;
 
+use super::wire::SearchBody;
 use crate::analysis::Headline;
 use crate::analysis::points::Point;
 use crate::engine::result::{RunResult, Sample};
@@ -16,7 +18,8 @@ use crate::spec::{CampaignSpec, RunParams, TestKind};
 use crate::store::{CampaignStatus, RunRecord, RunState};
 
 /// A campaign accepted and queued.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Submitted)]
 pub struct SubmittedBody<'a> {
     pub id: &'a str,
     pub url: &'a str,
@@ -38,7 +41,8 @@ impl<'a> From<&'a Submitted> for SubmittedBody<'a> {
 }
 
 /// A dry run's answer: the plan, its expected length and its warnings.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Planned)]
 pub struct PlannedBody<'a> {
     pub runs: usize,
     #[serde(flatten)]
@@ -47,7 +51,8 @@ pub struct PlannedBody<'a> {
 }
 
 /// One run of a dry run's plan.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = PlannedRun)]
 pub struct PlannedRunBody<'a> {
     pub test: TestKind,
     pub params: &'a RunParams,
@@ -74,7 +79,8 @@ impl<'a> From<&'a Planned> for PlannedBody<'a> {
 }
 
 /// A campaign as a list shows it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = CampaignSummary)]
 pub struct CampaignSummaryBody<'a> {
     pub id: &'a str,
     pub name: &'a str,
@@ -123,7 +129,8 @@ impl<'a> From<&'a CampaignSummary> for CampaignSummaryBody<'a> {
 }
 
 /// A page of campaigns, newest first; `next_before` continues the list.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = CampaignList)]
 pub struct CampaignListBody<'a> {
     pub campaigns: Vec<CampaignSummaryBody<'a>>,
     pub next_before: Option<&'a str>,
@@ -143,7 +150,8 @@ impl<'a> From<&'a CampaignPage> for CampaignListBody<'a> {
 }
 
 /// One run: its place and number, its state and, once finished, its result.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Run)]
 pub struct RunBody<'a> {
     pub id: i64,
     /// Its place in the campaign's plan, from 0.
@@ -184,7 +192,8 @@ impl<'a> From<&'a RunRecord> for RunBody<'a> {
 }
 
 /// A campaign with its spec, its runs and its points, as `GET /api/campaigns/{id}` shows it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Campaign)]
 pub struct CampaignBody<'a> {
     #[serde(flatten)]
     pub campaign: CampaignSummaryBody<'a>,
@@ -194,7 +203,7 @@ pub struct CampaignBody<'a> {
     pub points: &'a [Point],
     /// Its adaptive search: points and runs spent, why it stopped, how sure it is.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub search: Option<&'a crate::lab::SearchReport>,
+    pub search: Option<SearchBody<'a>>,
 }
 
 impl<'a> From<&'a CampaignView> for CampaignBody<'a> {
@@ -204,13 +213,13 @@ impl<'a> From<&'a CampaignView> for CampaignBody<'a> {
             spec: &view.spec,
             runs: view.runs.iter().map(RunBody::from).collect(),
             points: &view.points,
-            search: view.search.as_ref(),
+            search: view.search.as_ref().map(SearchBody::from),
         }
     }
 }
 
 /// A lab host as the API shows it.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[schema(as = HostView)]
 pub struct HostBody {
     pub name: String,
