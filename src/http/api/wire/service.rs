@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa::openapi::RefOr;
-use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Schema, Type};
 
 use crate::store::CampaignStatus;
 
@@ -58,6 +58,7 @@ impl utoipa::PartialSchema for OpenApiBody {
             .required("openapi")
             .required("info")
             .required("paths")
+            .additional_properties(Some(AdditionalProperties::FreeForm(true)))
             .description(Some(
                 "An OpenAPI 3.1 document; its parts are the OpenAPI specification's",
             ))
