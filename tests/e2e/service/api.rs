@@ -34,6 +34,22 @@ fn flag_codes(result: &Value) -> Vec<&str> {
         .unwrap_or_default()
 }
 
+/// Every `$ref` in a JSON document.
+fn references(value: &Value, found: &mut Vec<String>) {
+    match value {
+        Value::Object(fields) => {
+            for (key, field) in fields {
+                match (key.as_str(), field.as_str()) {
+                    ("$ref", Some(reference)) => found.push(reference.to_string()),
+                    _ => references(field, found),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| references(item, found)),
+        _ => {}
+    }
+}
+
 #[tokio::test]
 async fn the_openapi_document_describes_every_route() {
     let lab = Lab::fresh(&LabOptions::default());
@@ -89,6 +105,29 @@ async fn the_openapi_document_describes_every_route() {
         routes.len(),
         "every documented route is tested here"
     );
+
+    // Every schema it refers to is in it, and every one it holds is referred to.
+    let mut refs = Vec::new();
+    references(&doc, &mut refs);
+    let schemas = doc["components"]["schemas"]
+        .as_object()
+        .expect("components");
+    for reference in &refs {
+        let name = reference
+            .strip_prefix("#/components/schemas/")
+            .unwrap_or_else(|| panic!("a reference outside the components: {reference}"));
+        assert!(
+            schemas.contains_key(name),
+            "{reference} is not in the document"
+        );
+    }
+    for name in schemas.keys() {
+        let reference = format!("#/components/schemas/{name}");
+        assert!(
+            refs.contains(&reference),
+            "{name} is described but never used"
+        );
+    }
 
     // And every documented route answers (not 404/405) on the real server.
     for (method, path) in routes {
