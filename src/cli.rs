@@ -627,7 +627,7 @@ fn run(args: RunArgs) -> ExitCode {
             let expected = spec::expectation::expect(&again);
             eprintln!(
                 "{}: {}; {}",
-                judgement.verdict.verdict.trim_end_matches('.'),
+                judgement.verdict.sentence().trim_end_matches('.'),
                 follow_up.words(),
                 expected.summary(again.len())
             );

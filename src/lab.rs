@@ -1044,7 +1044,7 @@ impl Lab {
         if let Err(error) = self.store.set_verdict(id, &judgement, &headline).await {
             tracing::warn!(campaign = %id, %error, "cannot keep the verdict");
         }
-        Some((judgement.verdict.verdict, headline))
+        Some((judgement.verdict.sentence(), headline))
     }
 
     /// The campaign's report: the same document `backlab run --json` prints.

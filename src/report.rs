@@ -28,6 +28,8 @@ pub struct CampaignReport {
     /// Each test at each parameter set: the figures the verdict and every view rest on.
     #[serde(default)]
     pub points: Vec<Point>,
+    /// Written with its sentences, rendered from the typed verdict.
+    #[serde(with = "crate::analysis::said::in_words")]
     pub bottleneck: Verdict,
     /// The source's size and whether it shares a device with the target, when surveyed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -71,20 +73,25 @@ pub fn render_table(report: &CampaignReport) -> String {
             row.label
         );
     }
-    let _ = writeln!(out, "Verdict: {}.", verdict.verdict.trim_end_matches('.'));
-    let _ = writeln!(out, "{}", verdict.summary);
+    let _ = writeln!(
+        out,
+        "Verdict: {}.",
+        verdict.sentence().trim_end_matches('.')
+    );
+    let _ = writeln!(out, "{}", verdict.summary());
     if let Some(window) = verdict.backup_window_s {
         let _ = writeln!(out, "Backup window: {}", format_duration(window));
     }
-    if let Some(restore) = &verdict.restore_words {
+    if let Some(restore) = verdict.restore_words() {
         let _ = writeln!(out, "{restore}");
     }
-    for recommendation in &verdict.recommendations {
+    for recommendation in verdict.recommendations() {
         let _ = writeln!(out, "  - {recommendation}");
     }
-    if !verdict.caveats.is_empty() {
+    let caveats = verdict.caveats();
+    if !caveats.is_empty() {
         let _ = writeln!(out, "Flags that do not change it:");
-        for caveat in &verdict.caveats {
+        for caveat in &caveats {
             let _ = writeln!(out, "  - {caveat}");
         }
     }

@@ -22,24 +22,28 @@ pub struct FollowUp {
 }
 
 impl FollowUp {
-    /// The follow-up `verdict` asks for: only when the full backup outran a ceiling and either
-    /// figure rests on fewer than [`FOLLOW_UP_RUNS`] runs; none for any other verdict.
+    /// The follow-up `verdict` asks for: only when the full backup outran a ceiling, either
+    /// figure rests on fewer than [`FOLLOW_UP_RUNS`] runs, and neither carries a flag the same
+    /// settings would raise again (the verdict's redo then says what to change); none for any
+    /// other verdict.
     pub fn of(verdict: &Verdict) -> Option<FollowUp> {
         let Finding::FullOutranCeiling { ceiling, .. } = &verdict.finding else {
             return None;
         };
         let tests = [ceiling.test, TestKind::FullBackup];
-        let fewest = tests
+        let rows: Vec<_> = tests
             .iter()
-            .map(|test| {
-                verdict
-                    .rows
-                    .iter()
-                    .find(|row| row.test == *test)
-                    .map_or(0, |row| row.repeats)
-            })
-            .min()
-            .unwrap_or(0);
+            .filter_map(|test| verdict.rows.iter().find(|row| row.test == *test))
+            .collect();
+        if rows.len() < tests.len()
+            || rows
+                .iter()
+                .flat_map(|row| &row.flags)
+                .any(|flag| !flag.a_repeat_may_clear())
+        {
+            return None;
+        }
+        let fewest = rows.iter().map(|row| row.repeats).min().unwrap_or(0);
         (fewest > 0 && fewest < FOLLOW_UP_RUNS).then(|| FollowUp {
             tests,
             rounds: FOLLOW_UP_RUNS - fewest,

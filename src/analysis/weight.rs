@@ -288,7 +288,7 @@ fn delivered_through(figures: &Figures<'_>, test: TestKind, run: &RunResult) -> 
         return None;
     }
     let on_path = match test {
-        TestKind::TapeWrite => super::compressibility_mismatch(figures).is_none(),
+        TestKind::TapeWrite => super::find::compressibility_mismatch(figures).is_none(),
         TestKind::ReadParallel | TestKind::NullSink => {
             run.params.streams >= full.run.params.streams
         }

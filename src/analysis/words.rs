@@ -1,15 +1,13 @@
-//! The verdict in words: every sentence a page, table or report shows is written here, from
-//! the typed finding and advice, and nowhere else.
+//! The verdict in words: every sentence a page, table, report or JSON answer shows is written
+//! here, from the typed finding and advice, and nowhere else; nothing written here is kept.
 
-use super::RestoreLine;
-use super::figures::TestFigure;
 use super::findings::{
     AboveCeiling, Advice, Ceiling, Component, Drives, Finding, Interference, NetworkFinding,
     NetworkLimit, OutranCause, Redo, Shape, ShoeShine, Side, TargetCeilingFrom,
 };
+use super::verdict::{RestoreLine, TargetName, Verdict};
 use super::weight::{Basis, OpenClaim, Weight};
 use crate::engine::result::StageFigures;
-use crate::engine::survey::Survey;
 use crate::engine::validity::FlagCode;
 use crate::size::format_bytes;
 use crate::spec::TestKind;
@@ -371,7 +369,8 @@ fn redo(redo: &Redo) -> String {
     )
 }
 
-/// One piece of advice as a sentence.
+/// One piece of advice as a sentence: one arm per kind of advice, each sentence beside the
+/// figures it says (the match is long because the advice is many, not because an arm is).
 pub fn advice(advice: &Advice) -> String {
     match advice {
         Advice::Redo(r) => redo(r),
@@ -493,42 +492,43 @@ pub fn advice(advice: &Advice) -> String {
     }
 }
 
-/// The campaign's figures in one paragraph.
-pub fn summary(
-    tests: &[(TestKind, Option<TestFigure<'_>>)],
-    full: Option<f64>,
-    network: Option<&TestFigure<'_>>,
-    survey: Option<&Survey>,
-    window: Option<f64>,
-) -> String {
-    let figures: Vec<String> = tests
+/// The campaign's figures in one paragraph, from the verdict's rows.
+pub fn summary(verdict: &Verdict) -> String {
+    let figure = |test: TestKind| {
+        verdict
+            .rows
+            .iter()
+            .find(|row| row.test == test)
+            .and_then(|row| row.mb_per_s)
+    };
+    let figures: Vec<String> = verdict
+        .rows
         .iter()
-        .filter(|(test, _)| {
+        .filter(|row| {
             !matches!(
-                test,
+                row.test,
                 TestKind::FullBackup | TestKind::NetworkBackup | TestKind::Restore
             )
         })
-        .filter_map(|(test, figure)| {
-            figure
-                .as_ref()
-                .map(|figure| format!("{} {:.1}", test.label().to_lowercase(), figure.mb_per_s))
+        .filter_map(|row| {
+            row.mb_per_s
+                .map(|mb_per_s| format!("{} {mb_per_s:.1}", row.test.label().to_lowercase()))
         })
         .collect();
+    let full = figure(TestKind::FullBackup);
+    let network = figure(TestKind::NetworkBackup).zip(verdict.network_shape);
     let mut text = match (full, network) {
         (Some(full), _) => format!("Full backup {full:.1} MB/s"),
         (None, Some(_)) => String::new(),
         (None, None) => "No full backup".to_string(),
     };
-    if let Some(network) = network {
+    if let Some((mb_per_s, shape)) = network {
         if !text.is_empty() {
             text.push_str("; ");
         }
         text.push_str(&format!(
-            "network backup {:.1} MB/s from {} client(s) × {} stream(s)",
-            network.mb_per_s,
-            network.run.params.clients.unwrap_or(1),
-            network.run.params.streams
+            "network backup {mb_per_s:.1} MB/s from {} client(s) × {} stream(s)",
+            shape.clients, shape.streams
         ));
         if full.is_none() {
             text = capitalize(&text);
@@ -538,14 +538,27 @@ pub fn summary(
         text.push_str(&format!("; ceilings in MB/s: {}", figures.join(", ")));
     }
     text.push('.');
-    if let (Some(window), Some(survey)) = (window, survey) {
+    if let (Some(window), Some(bytes)) = (verdict.backup_window_s, verdict.source_bytes) {
         text.push_str(&format!(
             " Backing up {} takes about {}.",
-            format_bytes(survey.source_bytes),
+            format_bytes(bytes),
             format_duration(window)
         ));
     }
     text
+}
+
+/// What the target is, as the verdict's sentence names it beside the component.
+pub fn target(target: &TargetName) -> String {
+    match target {
+        TargetName::Drives(named) => drives(named),
+        TargetName::ObjectStore { store } => store.clone(),
+        TargetName::DedupStore {
+            store,
+            limit: Some(limit),
+        } => format!("{store}: {} of its time", limit.words()),
+        TargetName::DedupStore { store, limit: None } => store.clone(),
+    }
 }
 
 /// A restore's line: how long a restore of the data takes, beside the backup it restores.

@@ -142,6 +142,18 @@ impl FlagCode {
     }
 }
 
+impl FlagCode {
+    /// Whether running the test again with the same settings may clear the flag: noise
+    /// (an unsteady run, other work on the machine) can pass; a run too short, data too
+    /// small, a resident cache or a drive's unfilled buffer come back the same.
+    pub fn a_repeat_may_clear(self) -> bool {
+        matches!(
+            self,
+            FlagCode::Unsteady | FlagCode::BusyMachine | FlagCode::CpuSaturated
+        )
+    }
+}
+
 /// One reason a figure may mislead, with the evidence.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Flag {

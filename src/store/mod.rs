@@ -671,7 +671,7 @@ impl Store {
             sqlx::query(
                 "UPDATE campaigns SET verdict = $1, headline = $2, judgement = $3 WHERE id = $4",
             )
-            .bind(&judgement.verdict.verdict)
+            .bind(judgement.verdict.sentence())
             .bind(&headline_json)
             .bind(&judgement_json)
             .bind(campaign_id)

@@ -326,7 +326,7 @@ async fn a_campaigns_life(store: &Store) {
     let second = store.campaign("c2").await.expect("read").expect("c2");
     assert_eq!(
         second.verdict.as_deref(),
-        Some(judgement.verdict.verdict.as_str())
+        Some(judgement.verdict.sentence().as_str())
     );
     assert_eq!(second.survey.as_ref(), Some(&survey));
     assert_eq!(

@@ -33,7 +33,7 @@ fn assert_names(name: &str, verdict: &Verdict, component: Component) {
         verdict.component,
         Some(component),
         "{name}: {}\n{:#?}",
-        verdict.verdict,
+        verdict.sentence(),
         verdict.rows
     );
     if !verdict.conclusive {
@@ -44,12 +44,12 @@ fn assert_names(name: &str, verdict: &Verdict, component: Component) {
                     .iter()
                     .all(|r| r.flags.iter().all(|f| environmental(*f))),
             "{name}: inconclusive for a reason of the run's own: {}\n{:#?}",
-            verdict.verdict,
+            verdict.sentence(),
             verdict.rows
         );
         eprintln!(
             "{name}: inconclusive on this busy machine: {}",
-            verdict.verdict
+            verdict.sentence()
         );
     }
 }
@@ -194,7 +194,7 @@ fn a_restore_through_interleaved_streams_is_named_slower_than_the_backup() {
     );
     // The default load and locate times of an LTO drive come before the first byte.
     assert_eq!(line.positioning_s, 65.0);
-    let words = verdict.restore_words.as_deref().unwrap_or_default();
+    let words = verdict.restore_words().unwrap_or_default();
     for part in [
         "× slower than the full backup",
         "interleaves 4 streams",
@@ -229,12 +229,12 @@ fn a_target_test_on_data_unlike_the_source_is_explained_not_trusted() {
     make_dataset(&source);
     let report = run(&alone, "compress_mismatch", &["--source", path(&source)]);
     let verdict = &report.bottleneck;
-    assert!(!verdict.conclusive, "{}", verdict.verdict);
+    assert!(!verdict.conclusive, "{}", verdict.sentence());
     assert_eq!(
         verdict.component,
         Some(Component::Target),
         "{}",
-        verdict.verdict
+        verdict.sentence()
     );
     match &verdict.finding {
         Finding::FullOutranCeiling { causes, .. } => assert!(
@@ -289,7 +289,7 @@ fn the_target_test_matches_the_source_compressibility_by_default() {
     assert!(
         !matches!(report.bottleneck.finding, Finding::FullOutranCeiling { .. }),
         "{}",
-        report.bottleneck.verdict
+        report.bottleneck.sentence()
     );
 }
 
@@ -313,11 +313,11 @@ fn a_too_short_campaign_is_inconclusive_and_says_what_to_redo() {
     let alone = Alone::wait_turn();
     let report = run(&alone, "too_short", &[]);
     let verdict = &report.bottleneck;
-    assert!(!verdict.conclusive, "{}", verdict.verdict);
+    assert!(!verdict.conclusive, "{}", verdict.sentence());
     assert!(
-        verdict.verdict.starts_with("Inconclusive"),
+        verdict.sentence().starts_with("Inconclusive"),
         "{}",
-        verdict.verdict
+        verdict.sentence()
     );
     let redo = redo_of(verdict);
     // 64 MB at memory speed is gone long before the 60 s cap: the data ran out.
@@ -328,11 +328,11 @@ fn a_too_short_campaign_is_inconclusive_and_says_what_to_redo() {
     );
     assert!(
         verdict
-            .recommendations
+            .recommendations()
             .iter()
             .any(|r| r.contains("time_based")),
         "{:?}",
-        verdict.recommendations
+        verdict.recommendations()
     );
     // Nothing but the redo is advised while the figures cannot be trusted.
     assert!(verdict.advice.iter().all(|a| matches!(a, Advice::Redo(_))));
@@ -373,11 +373,11 @@ fn source_and_target_on_one_device_are_named_when_they_compete() {
         Finding::Limits { .. } => {
             eprintln!(
                 "shared_device: this device served reads and writes at once without loss: {}",
-                verdict.verdict
+                verdict.sentence()
             );
             assert!(!has(verdict, |a| matches!(a, Advice::SeparateDevice)));
         }
-        other => panic!("{}: {other:?}", verdict.verdict),
+        other => panic!("{}: {other:?}", verdict.sentence()),
     }
     assert!(
         std::fs::read_dir(&target).expect("target").next().is_none(),

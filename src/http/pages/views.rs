@@ -509,12 +509,12 @@ pub fn campaign_page(
                 .component
                 .map_or_else(|| "none".to_string(), |c| format!("{c:?}").to_lowercase()),
             conclusive: verdict.conclusive,
-            text: verdict.verdict.clone(),
-            summary: verdict.summary.clone(),
+            text: verdict.sentence(),
+            summary: verdict.summary(),
             window: verdict.backup_window_s.map(format_duration),
-            restore: verdict.restore_words.clone(),
-            recommendations: verdict.recommendations.clone(),
-            caveats: verdict.caveats.clone(),
+            restore: verdict.restore_words(),
+            recommendations: verdict.recommendations(),
+            caveats: verdict.caveats(),
             sweep_best: sweep
                 .then(|| matrix::headline_test(points))
                 .flatten()
@@ -547,10 +547,7 @@ pub fn campaign_page(
                 },
                 validity: row.valid_words().unwrap_or_else(|| "–".to_string()),
                 is_valid: row.valid != Some(false),
-                stage: row
-                    .stage
-                    .as_ref()
-                    .map_or_else(String::new, |s| s.reason.clone()),
+                stage: row.stage_reason().unwrap_or_default(),
             })
             .collect(),
         charts: chart_views,

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::analysis::Verdict;
+use crate::analysis::SaidVerdict;
 use crate::analysis::points::Point;
 use crate::engine::result::RunResult;
 use crate::engine::survey::Survey;
@@ -19,8 +19,8 @@ pub struct BottleneckBody<'a> {
     pub runs: &'a [RunResult],
     /// Each test at each parameter set: the figures the verdict and every view rest on.
     pub points: &'a [Point],
-    /// Which component limits the backup, with the table it rests on.
-    pub bottleneck: &'a Verdict,
+    /// Which component limits the backup, with the table it rests on and its sentences.
+    pub bottleneck: SaidVerdict,
     /// The source's size and whether it shares a device with the target, when surveyed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub survey: Option<&'a Survey>,
@@ -43,7 +43,7 @@ impl<'a> From<&'a CampaignReport> for BottleneckBody<'a> {
             },
             runs: &report.runs,
             points: &report.points,
-            bottleneck: &report.bottleneck,
+            bottleneck: report.bottleneck.said(),
             survey: report.survey.as_ref(),
         }
     }

@@ -1,0 +1,259 @@
+//! The verdict put together: the finding, the advice that follows from it, and the table's
+//! rows, from each test's best point.
+
+use super::figures::{self, TestFigure};
+use super::find::{self, drives};
+use super::findings::{Component, Drives, Finding, Redo, Shape, Side};
+use super::verdict::{NoFigure, RestoreLine, StageAttribution, TargetName, Verdict, VerdictRow};
+use super::weight::{self, Basis};
+use super::{Figures, WAITING, advise, points, remedy};
+use crate::engine::result::{RunResult, StageFigures};
+use crate::engine::survey::Survey;
+use crate::spec::TestKind;
+
+/// The restore's line, from its figure and the run behind it.
+fn restore_line(figures: &Figures<'_>, survey: Option<&Survey>) -> Option<RestoreLine> {
+    let figure = figures.get(TestKind::Restore)?;
+    let restore = figure.run.restore.as_ref()?;
+    let bytes = survey
+        .map(|survey| survey.source_bytes)
+        .filter(|&bytes| bytes > 0)
+        .unwrap_or(figure.run.bytes);
+    let mb_per_s = figure.mb_per_s;
+    let backup = [TestKind::FullBackup, TestKind::NetworkBackup]
+        .into_iter()
+        .find_map(|test| figures.mb(test).map(|mb| (test, mb)));
+    Some(RestoreLine {
+        bytes,
+        seconds: restore.positioning_s + bytes as f64 / (mb_per_s * 1e6).max(1.0),
+        mb_per_s,
+        positioning_s: restore.positioning_s,
+        from: restore.from.clone(),
+        interleaved: restore.interleaved,
+        backup,
+        flags: figure.flags.clone(),
+    })
+}
+
+/// What a pipeline run's stage accounting says about which side held it back.
+pub fn stage_attribution(stages: &StageFigures) -> StageAttribution {
+    let (reader, writer) = (stages.reader_wait_pct, stages.writer_wait_pct);
+    let limited_by = if reader >= WAITING && reader > writer {
+        Side::Target
+    } else if writer >= WAITING && writer > reader {
+        Side::Source
+    } else {
+        Side::Balanced
+    };
+    StageAttribution {
+        limited_by,
+        reader_wait_pct: reader,
+        writer_wait_pct: writer,
+    }
+}
+
+/// Builds the verdict from a campaign's points, its runs and the survey of its source.
+pub fn judge(
+    points: &[points::Point],
+    runs: &[points::RunEntry<'_>],
+    survey: Option<&Survey>,
+) -> Verdict {
+    let figures = Figures {
+        tests: figures::per_test(points, runs),
+    };
+    let finding = find::finding(&figures, survey);
+    let basis = weight::basis(&figures, &finding);
+    let redo = redo_list(&figures, &basis);
+    let conclusive = redo.is_empty()
+        && !matches!(
+            finding,
+            Finding::Incomplete { .. } | Finding::FullOutranCeiling { .. }
+        );
+    let advice = if conclusive {
+        advise::advice(&figures, &finding, survey)
+    } else {
+        advise::until_redone(redo, &finding)
+    };
+    let open = if conclusive {
+        weight::open_claims(&figures, &basis)
+    } else {
+        Vec::new()
+    };
+    let component = finding.component().or_else(|| candidate(&finding));
+    let dedup_limit = [TestKind::FullBackup, TestKind::TapeWrite]
+        .into_iter()
+        .find_map(|test| figures.run(test).and_then(|run| run.dedup.as_ref()))
+        .and_then(|dedup| dedup.limit())
+        .filter(|_| component == Some(Component::Target));
+    let backup_window_s = match (figures.mb(TestKind::FullBackup), survey) {
+        (Some(full), Some(survey)) if full > 0.0 && survey.source_bytes > 0 => {
+            Some((survey.source_bytes as f64 / (full * 1e6) * 10.0).round() / 10.0)
+        }
+        _ => None,
+    };
+    Verdict {
+        rows: rows(&figures, points, &finding, conclusive),
+        component,
+        dedup_limit,
+        conclusive,
+        finding,
+        advice,
+        backup_window_s,
+        restore: restore_line(&figures, survey),
+        basis,
+        open,
+        target: target_named(&figures),
+        network_shape: figures.run(TestKind::NetworkBackup).map(|run| Shape {
+            clients: run.params.clients.unwrap_or(1),
+            streams: run.params.streams,
+        }),
+        source_bytes: survey.map(|survey| survey.source_bytes),
+    }
+}
+
+/// The table's rows, one per test. An inconclusive verdict marks no row "Yes": its leading
+/// candidate's row is marked as such instead, on the page, in the charts and in the JSON alike.
+fn rows(
+    figures: &Figures<'_>,
+    points: &[points::Point],
+    finding: &Finding,
+    conclusive: bool,
+) -> Vec<VerdictRow> {
+    let has = |test: TestKind| figures.get(test).is_some();
+    let yes_row = finding.yes_row(has).filter(|_| conclusive);
+    let candidate_row = if conclusive {
+        None
+    } else {
+        finding.yes_row(has).or(match finding {
+            Finding::FullOutranCeiling { ceiling, .. } => Some(ceiling.test),
+            _ => None,
+        })
+    };
+    figures
+        .tests
+        .iter()
+        .map(|(test, figure)| {
+            let mut row = row(*test, figure.as_ref(), yes_row);
+            row.candidate = candidate_row == Some(*test) && row.bottleneck.is_some();
+            // A figure none of whose runs is valid is never marked: it stays the candidate.
+            if row.bottleneck == Some(true) && row.runs_valid == 0 {
+                row.bottleneck = Some(false);
+                row.candidate = true;
+            }
+            if figure.is_none() {
+                row.no_figure = Some(NoFigure::of(points, *test));
+            }
+            row
+        })
+        .collect()
+}
+
+/// The component an open finding points at, for an inconclusive verdict's candidate.
+fn candidate(finding: &Finding) -> Option<Component> {
+    match finding {
+        Finding::FullOutranCeiling { ceiling, .. } => Some(ceiling.component),
+        _ => None,
+    }
+}
+
+fn row(test: TestKind, figure: Option<&TestFigure<'_>>, yes_row: Option<TestKind>) -> VerdictRow {
+    let run = figure.map(|figure| figure.run);
+    VerdictRow {
+        test,
+        label: match (run.and_then(RunResult::target_report), test) {
+            (
+                Some(report),
+                TestKind::TapeWrite | TestKind::FullBackup | TestKind::NetworkBackup,
+            ) => format!("{} ({})", test.label(), report.device),
+            _ => test.label().to_string(),
+        },
+        mb_per_s: figure.map(|figure| figure.mb_per_s),
+        basis: figure.map(|figure| figure.basis),
+        spread_pct: figure.and_then(|figure| figure.spread_pct),
+        repeats: figure.map_or(0, |figure| figure.repeats),
+        runs_total: figure.map_or(0, |figure| figure.runs_total),
+        runs_valid: figure.map_or(0, |figure| figure.runs_valid),
+        valid: figure.map(|figure| figure.valid),
+        flags: figure.map_or_else(Vec::new, |figure| figure.flags.clone()),
+        cpu_pct: run.map(|run| run.cpu.system_pct),
+        lab_cpu_pct: run.map(|run| run.cpu.process_pct),
+        other_cpu_pct: run
+            .map(|run| (10.0 * (run.cpu.system_pct - run.cpu.process_pct).max(0.0)).round() / 10.0),
+        // The full backup is what the others are compared with; a restore is judged on its own.
+        bottleneck: (!matches!(test, TestKind::FullBackup | TestKind::Restore))
+            .then_some(yes_row == Some(test)),
+        stage: run
+            .filter(|run| {
+                matches!(
+                    run.test,
+                    TestKind::NullSink
+                        | TestKind::FullBackup
+                        | TestKind::TapeWrite
+                        | TestKind::NetworkBackup
+                )
+            })
+            .map(|run| stage_attribution(&run.stages)),
+        busy: run.map(|run| run.stages),
+        no_figure: None,
+        candidate: false,
+    }
+}
+
+/// The emulated drives of the run that best shows the target.
+fn drives_of(figures: &Figures<'_>) -> Option<Drives> {
+    [
+        TestKind::FullBackup,
+        TestKind::NetworkBackup,
+        TestKind::TapeWrite,
+    ]
+    .into_iter()
+    .find_map(|test| figures.run(test).and_then(|run| run.tape.as_ref()))
+    .map(drives)
+}
+
+/// What the target is when it is more than a path: the emulated drives, the object store, or
+/// the dedup store and where its time went, of the run that best shows the target.
+fn target_named(figures: &Figures<'_>) -> Option<TargetName> {
+    let store = || {
+        [
+            TestKind::FullBackup,
+            TestKind::NetworkBackup,
+            TestKind::TapeWrite,
+        ]
+        .into_iter()
+        .find_map(|test| figures.run(test).and_then(|run| run.s3.as_ref()))
+        .map(|s3| TargetName::ObjectStore {
+            store: s3.report().device,
+        })
+    };
+    // A dedup store: its busiest stage, which is what a faster store would need more of.
+    let dedup = || {
+        [TestKind::FullBackup, TestKind::TapeWrite]
+            .into_iter()
+            .find_map(|test| figures.run(test).and_then(|run| run.dedup.as_ref()))
+            .map(|dedup| TargetName::DedupStore {
+                store: dedup.store.clone(),
+                limit: dedup.limit(),
+            })
+    };
+    drives_of(figures)
+        .map(TargetName::Drives)
+        .or_else(store)
+        .or_else(dedup)
+}
+
+/// The tests whose flags can overturn the finding, with those flags and what clears them.
+fn redo_list(figures: &Figures<'_>, basis: &[Basis]) -> Vec<Redo> {
+    basis
+        .iter()
+        .filter_map(|basis| {
+            let flags = basis.overturning();
+            let run = figures.run(basis.test)?;
+            (!flags.is_empty()).then(|| Redo {
+                test: basis.test,
+                changes: remedy::changes(&flags, run),
+                flags,
+            })
+        })
+        .collect()
+}
