@@ -245,6 +245,18 @@ async fn every_answer_fits_its_documented_schema() {
     let (status, _) = documented(&lab, &doc, "get", (references.0, &references.1), None).await;
     assert_eq!(status, 200);
     let series = campaign["series"].as_str().expect("a series").to_string();
+    // A campaign reads done a moment before its judgement is kept and its figure joins the
+    // series.
+    wait_until(
+        "the campaign's figure in its series",
+        Duration::from_secs(30),
+        Duration::from_millis(100),
+        async || match lab.get(&format!("/api/series/{series}")).await.status() {
+            reqwest::StatusCode::OK => Ok(()),
+            status => Err(status),
+        },
+    )
+    .await;
     let (status, history) = documented(
         &lab,
         &doc,
