@@ -16,7 +16,7 @@ pub struct PlanWarning {
 }
 
 /// What a campaign's runs need and how long they take, before any of them runs.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Expectation {
     /// Seconds the whole campaign is likely to take, run after run (for an adaptive search,
     /// its likely runs).
@@ -36,7 +36,7 @@ pub struct Expectation {
 }
 
 /// The runs an adaptive search is expected to take: the likely count and its budget's bound.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct SearchRuns {
     /// Runs it likely takes: one pass along each list through its start and the repeats that
     /// settle the leader against one contender.

@@ -13,7 +13,7 @@ use crate::engine::result::{RunResult, Sample};
 use crate::lab::{
     CampaignPage, CampaignSummary, CampaignView, HostView, Planned, PlannedRun, Submitted,
 };
-use crate::spec::expectation::Expectation;
+use crate::spec::expectation::{Expectation, PlanWarning};
 use crate::spec::{CampaignSpec, RunParams, TestKind};
 use crate::store::{CampaignStatus, RunRecord, RunState};
 
@@ -26,7 +26,7 @@ pub struct SubmittedBody<'a> {
     pub runs: usize,
     /// How long it is expected to take, and what in it cannot give a valid run.
     #[serde(flatten)]
-    pub expectation: &'a Expectation,
+    pub expectation: ExpectationBody<'a>,
 }
 
 impl<'a> From<&'a Submitted> for SubmittedBody<'a> {
@@ -35,7 +35,43 @@ impl<'a> From<&'a Submitted> for SubmittedBody<'a> {
             id: &submitted.id,
             url: &submitted.url,
             runs: submitted.runs,
-            expectation: &submitted.expectation,
+            expectation: ExpectationBody::from(&submitted.expectation),
+        }
+    }
+}
+
+/// How long a campaign is expected to take, and what in it cannot give a valid run.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Expectation)]
+pub struct ExpectationBody<'a> {
+    /// Seconds the campaign is likely to take, run after run (an adaptive search: its
+    /// `likely_runs`).
+    pub expected_s: f64,
+    /// Whether some runs end with their data at a rate not known before they run: then
+    /// `expected_s` is the longest they may take.
+    pub at_most: bool,
+    /// The longest it may take: every run that ends once steady running to its cap (an
+    /// adaptive search: every run of its budget).
+    pub longest_s: f64,
+    /// An adaptive search only: the runs it likely takes before a point stands out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub likely_runs: Option<usize>,
+    /// An adaptive search only: the most runs its budget allows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_runs: Option<usize>,
+    /// Values of the spec that cannot give a valid run, each with what it needs.
+    pub warnings: &'a [PlanWarning],
+}
+
+impl<'a> From<&'a Expectation> for ExpectationBody<'a> {
+    fn from(expectation: &'a Expectation) -> Self {
+        Self {
+            expected_s: expectation.expected_s,
+            at_most: expectation.at_most,
+            longest_s: expectation.longest_s,
+            likely_runs: expectation.search.map(|search| search.likely_runs),
+            budget_runs: expectation.search.map(|search| search.budget_runs),
+            warnings: &expectation.warnings,
         }
     }
 }
@@ -46,7 +82,7 @@ impl<'a> From<&'a Submitted> for SubmittedBody<'a> {
 pub struct PlannedBody<'a> {
     pub runs: usize,
     #[serde(flatten)]
-    pub expectation: &'a Expectation,
+    pub expectation: ExpectationBody<'a>,
     pub plan: Vec<PlannedRunBody<'a>>,
 }
 
@@ -64,7 +100,7 @@ impl<'a> From<&'a Planned> for PlannedBody<'a> {
     fn from(planned: &'a Planned) -> Self {
         Self {
             runs: planned.runs,
-            expectation: &planned.expectation,
+            expectation: ExpectationBody::from(&planned.expectation),
             plan: planned
                 .plan
                 .iter()

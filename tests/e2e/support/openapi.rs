@@ -123,7 +123,16 @@ fn check(
         let mut required = Vec::new();
         fields_of(document, schema, &mut properties, &mut required);
         let merged = json!({"type": "object", "properties": properties, "required": required});
-        return check(document, &merged, value, at, strict);
+        if let Some(why) = check(document, &merged, value, at, strict) {
+            return Some(why);
+        }
+        // Each part's own constraints too, its fields apart from the others' open.
+        for part in schema["allOf"].as_array().into_iter().flatten() {
+            if let Some(why) = check(document, part, value, at, false) {
+                return Some(why);
+            }
+        }
+        return None;
     }
     for option in schema["allOf"].as_array().into_iter().flatten() {
         if let Some(why) = check(document, option, value, at, strict) {
