@@ -29,8 +29,8 @@ use crate::report::{CampaignHeader, CampaignReport};
 use crate::spec::expectation::{Expectation, expect};
 use crate::spec::{self, CampaignSpec, FieldErrors, Placement, RunPlan};
 use crate::store::{
-    CampaignRecord, CampaignStatus, ClaimedRun, DeleteOutcome, HeldRun, HostRecord, Neighbour,
-    NewCampaign, QueueFigures, RunRecord, Store, StoreError,
+    CampaignRecord, CampaignStatus, ClaimedRun, DeleteOutcome, Document, HeldRun, HostRecord,
+    Neighbour, NewCampaign, QueueFigures, RunRecord, Store, StoreError,
 };
 
 /// The demo dataset's directory name under the data dir.
@@ -796,7 +796,7 @@ impl Lab {
         // An adaptive search queues its first step; the rest follow as it chooses them.
         let sweep = spec.plan_arms().map_err(LabError::Invalid)?;
         let (runs, search) = match search::first_step(&sweep) {
-            Some((runs, state)) => (runs, Some(state)),
+            Some((runs, state)) => (runs, Some(Document::encode(&state)?)),
             None => (
                 plans
                     .iter()
@@ -816,6 +816,7 @@ impl Lab {
             placement: Placement::of(&plans)
                 .ok_or_else(|| LabError::Internal("the campaign expands to no runs".to_string()))?,
             rerun_of,
+            series: crate::series::key_of(&spec),
             runs,
             search,
         };
@@ -925,15 +926,19 @@ impl Lab {
         let spec = record.spec.clone();
         let survey = survey_of(&record);
         let kept = if record.status.is_final() {
-            self.store.judgement(&record.id).await?
+            self.store
+                .judgement(&record.id)
+                .await?
+                .as_ref()
+                .and_then(current_judgement)
         } else {
             None
         };
         let judgement =
             kept.unwrap_or_else(|| analysis::Judgement::of(&run_entries(&runs), survey.as_ref()));
-        let search = record.search.as_ref().map(|state| {
+        let search = search::state_of(&record).map(|(_, state)| {
             let cap = judgement.verdict.cap();
-            search_report(&spec, state, runs.len(), &judgement.points, cap)
+            search_report(&spec, &state, runs.len(), &judgement.points, cap)
         });
         Ok(CampaignView {
             campaign: summary(&record),
@@ -1009,9 +1014,7 @@ impl Lab {
                 }
             };
             for record in &records {
-                let stale = record
-                    .headline
-                    .as_ref()
+                let stale = headline_of(record)
                     .is_none_or(|headline| headline.version != analysis::JUDGEMENT_VERSION);
                 if record.status.is_final()
                     && stale
@@ -1041,7 +1044,15 @@ impl Lab {
             }
         };
         let headline = analysis::Headline::of(&judgement.verdict);
-        if let Err(error) = self.store.set_verdict(id, &judgement, &headline).await {
+        let kept = match (Document::encode(&judgement), Document::encode(&headline)) {
+            (Ok(judged), Ok(headlined)) => {
+                self.store
+                    .set_verdict(id, &judgement.verdict.sentence(), &judged, &headlined)
+                    .await
+            }
+            (Err(error), _) | (_, Err(error)) => Err(error),
+        };
+        if let Err(error) = kept {
             tracing::warn!(campaign = %id, %error, "cannot keep the verdict");
         }
         Some((judgement.verdict.sentence(), headline))
@@ -1240,6 +1251,21 @@ fn survey_of(record: &CampaignRecord) -> Option<Survey> {
     record.survey.clone()
 }
 
+/// A kept judgement, when it still reads and was drawn under today's judging rules
+/// ([`analysis::JUDGEMENT_VERSION`]); `None` tells the caller to judge the runs again, or to
+/// leave the campaign out of its series until it is.
+fn current_judgement(kept: &Document) -> Option<analysis::Judgement> {
+    kept.decode::<analysis::Judgement>()
+        .ok()
+        .filter(|judgement| judgement.version == analysis::JUDGEMENT_VERSION)
+}
+
+/// The headline kept with a campaign; one kept in an older shape reads as none, and the
+/// campaign is judged again.
+fn headline_of(record: &CampaignRecord) -> Option<analysis::Headline> {
+    record.headline.as_ref().and_then(|kept| kept.decode().ok())
+}
+
 fn not_found(id: &str) -> LabError {
     LabError::NotFound(format!("no campaign {id:?}"))
 }
@@ -1262,6 +1288,6 @@ fn summary(record: &CampaignRecord) -> CampaignSummary {
         runs_failed: record.runs_failed,
         best_mb_per_s: record.best_mb_per_s,
         verdict: record.verdict.clone(),
-        headline: record.headline.clone(),
+        headline: headline_of(record),
     }
 }

@@ -7,6 +7,7 @@ pub mod charts;
 pub mod cli;
 pub mod clock;
 pub mod compare;
+pub mod duration;
 pub mod engine;
 pub mod events;
 pub mod field_errors;

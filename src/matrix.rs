@@ -239,6 +239,39 @@ mod tests {
     }
 
     #[test]
+    fn an_upload_sweep_names_the_part_size_and_parts_in_flight_of_its_best_point() {
+        let upload = |part_mib: u64, in_flight: u32, values: &[f64]| {
+            let mut point = point(32, 256, 2, values);
+            point.params.part_size = Some(part_mib << 20);
+            point.params.concurrency = Some(in_flight);
+            point
+        };
+        let points = marked(vec![
+            upload(8, 4, &[198.0, 200.0, 202.0]),
+            upload(8, 16, &[298.0, 300.0, 302.0]),
+            upload(32, 4, &[308.0, 310.0, 312.0]),
+            upload(32, 16, &[418.0, 420.0, 422.0]),
+        ]);
+        let best = best_sentence(&points, TestKind::FullBackup, None).expect("a sweep");
+        assert!(
+            best.starts_with(
+                "Best: 32 × 256 KiB with 2 streams, 32 MiB parts, 16 in flight at 420.0 MB/s"
+            ),
+            "{best}"
+        );
+        // Within each other's noise, no pair is named.
+        let close = marked(vec![
+            upload(8, 4, &[380.0, 400.0, 420.0]),
+            upload(8, 16, &[385.0, 405.0, 425.0]),
+            upload(32, 4, &[382.0, 402.0, 422.0]),
+            upload(32, 16, &[378.0, 398.0, 418.0]),
+        ]);
+        let sentence = best_sentence(&close, TestKind::FullBackup, None).expect("a sweep");
+        assert!(sentence.starts_with("No point stands out"), "{sentence}");
+        assert!(sentence.contains("parts"), "{sentence}");
+    }
+
+    #[test]
     fn a_fast_point_whose_runs_are_not_valid_is_not_the_best() {
         let mut invalid = point(64, 1024, 8, &[900.0, 910.0]);
         invalidate(&mut invalid);

@@ -144,12 +144,16 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
     {
         std::fs::create_dir_all(parent).map_err(|e| bad_path("--db", path, &e))?;
     }
-    let store = Store::open(&config.db)
-        .await
-        .map_err(|source| ServeError::Store {
-            path: config.db.to_string(),
-            source,
-        })?;
+    // Campaigns stored before series had keys are keyed before anything reads a series.
+    let opened = async {
+        let store = Store::open(&config.db).await?;
+        store.key_series(crate::series::key_of_stored).await?;
+        Ok(store)
+    };
+    let store = opened.await.map_err(|source| ServeError::Store {
+        path: config.db.to_string(),
+        source,
+    })?;
     let host = HostSettings {
         name: config.host_name.clone(),
         lease: config.lease,

@@ -21,6 +21,7 @@ mod words;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::duration::format_duration;
 use crate::engine::result::RunResult;
 use crate::engine::survey::Survey;
 use crate::spec::TestKind;
@@ -32,7 +33,7 @@ pub use headline::Headline;
 pub use judge::{judge, stage_attribution};
 pub use said::{SaidRow, SaidStage, SaidVerdict};
 pub use verdict::{NoFigure, RestoreLine, StageAttribution, TargetName, Verdict, VerdictRow};
-pub use words::{capitalize, component_word, counted, format_duration};
+pub use words::{capitalize, component_word, counted};
 
 /// Share of a ceiling the full backup must reach for that ceiling to be the bottleneck.
 const REACHED: f64 = 0.9;

@@ -7,8 +7,8 @@
 use serde::Serialize;
 
 use super::points::Point;
-use super::words::format_duration;
 use super::{Component, Verdict};
+use crate::duration::format_duration;
 use crate::engine::result::{RunResult, RunStatus};
 use crate::engine::survey::Survey;
 use crate::size::{format_bytes, parse_size};

@@ -7,6 +7,7 @@ use super::findings::{
 };
 use super::verdict::{RestoreLine, TargetName, Verdict};
 use super::weight::{Basis, OpenClaim, Weight};
+use crate::duration::format_duration;
 use crate::engine::result::StageFigures;
 use crate::engine::validity::FlagCode;
 use crate::size::format_bytes;
@@ -632,19 +633,6 @@ pub fn counted(count: u64, one: &str, many: &str) -> String {
         format!("1 {one}")
     } else {
         format!("{count} {many}")
-    }
-}
-
-/// Seconds as `1h 02m`, `3m 20s` or `12.3 s`.
-pub fn format_duration(seconds: f64) -> String {
-    if seconds >= 3600.0 {
-        let minutes = (seconds / 60.0).round() as u64;
-        format!("{}h {:02}m", minutes / 60, minutes % 60)
-    } else if seconds >= 60.0 {
-        let whole = seconds.round() as u64;
-        format!("{}m {:02}s", whole / 60, whole % 60)
-    } else {
-        format!("{seconds:.1} s")
     }
 }
 

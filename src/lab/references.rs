@@ -6,7 +6,7 @@ use super::{Lab, LabError, not_found, read_json};
 use crate::clock::now_ms;
 use crate::field_errors::FieldErrors;
 use crate::reference::{self, Reference, Tool};
-use crate::store::MAX_REFERENCES;
+use crate::store::{Document, MAX_REFERENCES};
 
 /// An import: which tool's output, and the output itself.
 #[derive(Debug, Deserialize)]
@@ -31,7 +31,11 @@ impl Lab {
             errors.add("result", error.to_string());
             LabError::Invalid(errors)
         })?;
-        match self.store.add_references(id, &references, now_ms()).await? {
+        let documents: Vec<Document> = references
+            .iter()
+            .map(Document::encode)
+            .collect::<Result<_, _>>()?;
+        match self.store.add_references(id, &documents, now_ms()).await? {
             None => Err(not_found(id)),
             Some(false) => Err(LabError::Conflict(format!(
                 "a campaign keeps at most {MAX_REFERENCES} reference figures"
@@ -40,12 +44,15 @@ impl Lab {
         }
     }
 
-    /// The reference figures kept with campaign `id`, in the order they were imported.
+    /// The reference figures kept with campaign `id`, in the order they were imported (any
+    /// that no longer reads left out).
     pub async fn references(&self, id: &str) -> Result<Vec<Reference>, LabError> {
         self.check_id(id)?;
-        self.store
+        let kept = self
+            .store
             .references(id)
             .await?
-            .ok_or_else(|| not_found(id))
+            .ok_or_else(|| not_found(id))?;
+        Ok(kept.iter().filter_map(|kept| kept.decode().ok()).collect())
     }
 }

@@ -5,6 +5,7 @@
 use super::{Lab, LabError, run_entries};
 use crate::analysis::points::{Point, points};
 use crate::spec::{Arm, CampaignSpec, RunParams, SweepPlan, TestKind};
+use crate::store::{CampaignRecord, Document};
 use crate::tuner::{self, Bounds, Observed, SearchState, Space, Step, Stopped};
 
 /// A search's first step at submission: the runs to queue, and its state.
@@ -25,6 +26,13 @@ pub(super) fn first_step(sweep: &SweepPlan) -> Option<(Vec<(TestKind, RunParams)
         return None;
     };
     Some((runs_of(&sweep.arms, &batch), state))
+}
+
+/// A campaign's search: its state as kept (what a step compares against) and as read; `None`
+/// for a campaign without a search, or whose kept state no longer reads.
+pub(super) fn state_of(record: &CampaignRecord) -> Option<(&Document, SearchState)> {
+    let kept = record.search.as_ref()?;
+    Some((kept, kept.decode().ok()?))
 }
 
 /// The runs a campaign's adaptive search likely takes ([`tuner::likely_runs`]) and the most
@@ -138,7 +146,7 @@ impl Lab {
     /// search is still open.
     pub async fn advance_search(&self, id: &str) -> Result<bool, LabError> {
         let record = self.record(id).await?;
-        let Some(state) = record.search.clone() else {
+        let Some((kept, state)) = state_of(&record) else {
             return Ok(false);
         };
         if state.stopped.is_some() {
@@ -180,7 +188,12 @@ impl Lab {
             ),
         };
         let open = next.stopped.is_none();
-        if self.store.extend_search(id, &state, &queued, &next).await? {
+        let stepped = Document::encode(&next)?;
+        if self
+            .store
+            .extend_search(id, kept, &queued, &stepped, open)
+            .await?
+        {
             match next.stopped {
                 Some(stopped) => {
                     tracing::info!(campaign = %id, why = stopped.words(), runs = runs.len(), "search stopped")
@@ -204,14 +217,16 @@ impl Lab {
             let Some(record) = self.store.campaign(id).await? else {
                 return Ok(());
             };
-            let Some(state) = record.search.filter(|state| state.stopped.is_none()) else {
+            let Some((kept, state)) =
+                state_of(&record).filter(|(_, state)| state.stopped.is_none())
+            else {
                 return Ok(());
             };
-            let cancelled = SearchState {
+            let cancelled = Document::encode(&SearchState {
                 stopped: Some(Stopped::Cancelled),
-                ..state.clone()
-            };
-            if self.store.cancel_search(id, &state, &cancelled).await? {
+                ..state
+            })?;
+            if self.store.cancel_search(id, kept, &cancelled).await? {
                 return Ok(());
             }
         }

@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::{Lab, LabError};
+use super::{Lab, LabError, current_judgement};
 use crate::series::history::{Change, Entry, History};
+use crate::store::JudgedCampaign;
 
 /// The most campaigns of a series a history reads: the newest ones.
 pub const SERIES_CAMPAIGNS: u32 = 1000;
@@ -45,13 +46,19 @@ impl Lab {
         if !crate::series::is_key(key) {
             return Err(LabError::NotFound(format!("no series {key:?}")));
         }
-        let entries = self.store.series_entries(key, SERIES_CAMPAIGNS).await?;
+        let entries = entries(self.store.series_entries(key, SERIES_CAMPAIGNS).await?);
         if entries.is_empty() {
             return Err(LabError::NotFound(format!(
                 "no series {key:?} (or none of its campaigns has finished)"
             )));
         }
-        let references = self.store.series_references(key, SERIES_REFERENCES).await?;
+        let references = self
+            .store
+            .series_references(key, SERIES_REFERENCES)
+            .await?
+            .into_iter()
+            .filter_map(|(id, kept)| Some((id, kept.decode().ok()?)))
+            .collect();
         Ok(History::of(key, &entries).with_references(references))
     }
 
@@ -63,7 +70,13 @@ impl Lab {
 
     /// The newest judged campaign of each series, for `/metrics`.
     pub async fn series_latest(&self) -> Result<Vec<(String, Entry)>, LabError> {
-        Ok(self.store.series_latest(METRICS_SERIES).await?)
+        Ok(self
+            .store
+            .series_latest(METRICS_SERIES)
+            .await?
+            .into_iter()
+            .filter_map(|(key, judged)| Some((key, entry(judged)?)))
+            .collect())
     }
 
     /// The changes finished campaign `id` brought to light in its series, posted to the
@@ -118,10 +131,26 @@ impl Lab {
         let Some(key) = self.store.series_of(id).await? else {
             return Ok(None);
         };
-        let entries = self.store.series_entries(&key, SERIES_CAMPAIGNS).await?;
+        let entries = entries(self.store.series_entries(&key, SERIES_CAMPAIGNS).await?);
         let changes = History::found_by(&key, &entries, id);
         Ok(Some((key, changes)))
     }
+}
+
+/// A series' campaigns whose kept judgement was drawn under today's rules, in their order.
+fn entries(judged: Vec<JudgedCampaign>) -> Vec<Entry> {
+    judged.into_iter().filter_map(entry).collect()
+}
+
+/// A campaign of a series as its history reads it; `None` when its kept judgement was drawn
+/// under other rules (it joins its history again once judged anew).
+fn entry(judged: JudgedCampaign) -> Option<Entry> {
+    Some(Entry {
+        judgement: current_judgement(&judged.judgement)?,
+        id: judged.id,
+        name: judged.name,
+        created_ms: judged.created_ms,
+    })
 }
 
 /// Posts `alert` to `webhook` as JSON, giving up after [`WEBHOOK_TIMEOUT`].

@@ -8,10 +8,7 @@ pub mod history;
 
 use sha2::{Digest, Sha256};
 
-use crate::spec::CampaignSpec;
-
-/// Prefix of the keys of series formed by a spec, which named series may not start with.
-const SPEC_PREFIX: &str = "spec-";
+use crate::spec::{CampaignSpec, SPEC_SERIES_PREFIX};
 
 /// The series a campaign of `spec` joins.
 pub fn key_of(spec: &CampaignSpec) -> String {
@@ -27,19 +24,16 @@ pub fn key_of(spec: &CampaignSpec) -> String {
 pub fn key_of_text(text: &str) -> String {
     let digest = Sha256::digest(text.as_bytes());
     let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-    format!("{SPEC_PREFIX}{hex}")
+    format!("{SPEC_SERIES_PREFIX}{hex}")
 }
 
-/// Checks a series named by a spec: a name that reads well in a URL and cannot be taken for
-/// the key of a spec's own series.
-pub fn check_series_name(name: &str) -> Result<(), String> {
-    crate::spec::check_name(name)?;
-    if name.starts_with(SPEC_PREFIX) {
-        return Err(format!(
-            "'{name}' starts with '{SPEC_PREFIX}', which keys the series a spec forms by itself"
-        ));
+/// The key of the series of a spec kept as `text`: its spec's, or for a spec that no longer
+/// reads, one of its own text.
+pub fn key_of_stored(text: &str) -> String {
+    match serde_json::from_str::<CampaignSpec>(text) {
+        Ok(spec) => key_of(&spec),
+        Err(_) => key_of_text(text),
     }
-    Ok(())
 }
 
 /// Whether `key` can name a series at all (a named one or a spec's): anything else is not
@@ -66,12 +60,12 @@ mod tests {
             spec(r#"{"name":"a","source":{"generated":{"size":"32M"}},"target":{"kind":"null"}}"#);
         assert_eq!(key_of(&a), key_of(&b));
         assert_ne!(key_of(&a), key_of(&c));
-        assert!(key_of(&a).starts_with(SPEC_PREFIX) && is_key(&key_of(&a)));
+        assert!(key_of(&a).starts_with(SPEC_SERIES_PREFIX) && is_key(&key_of(&a)));
         let named = spec(
             r#"{"series":"nightly","source":{"generated":{"size":"32M"}},"target":{"kind":"null"}}"#,
         );
         assert_eq!(key_of(&named), "nightly");
-        assert!(check_series_name("spec-00").is_err());
-        assert!(check_series_name("a/b").is_err());
+        assert!(crate::spec::check_series_name("spec-00").is_err());
+        assert!(crate::spec::check_series_name("a/b").is_err());
     }
 }

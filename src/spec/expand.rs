@@ -21,7 +21,7 @@ impl CampaignSpec {
             errors.add("host", message);
         }
         if let Some(series) = &self.series
-            && let Err(message) = crate::series::check_series_name(series)
+            && let Err(message) = check_series_name(series)
         {
             errors.add("series", message);
         }

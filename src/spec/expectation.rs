@@ -68,7 +68,7 @@ impl Expectation {
 /// known before the runs ("at most 1m 00s"). Every view that states an expectation words it
 /// here.
 pub fn duration_words(expected_s: f64, at_most: bool, longest_s: f64) -> String {
-    let format = crate::analysis::format_duration;
+    let format = crate::duration::format_duration;
     if at_most {
         return format!("at most {}", format(longest_s.max(expected_s)));
     }
@@ -214,7 +214,7 @@ mod tests {
             format!(
                 "5 run(s), expected to take about {}, at most 5m 03s if runs must go on to \
                  their cap to settle",
-                crate::analysis::format_duration(likely_s)
+                crate::duration::format_duration(likely_s)
             )
         );
     }

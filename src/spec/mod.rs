@@ -30,7 +30,7 @@ pub use crate::engine::target::{Settings as TargetSettings, TargetKind};
 pub use crate::engine::test_kind::*;
 pub use crate::field_errors::*;
 pub use crate::size::*;
-pub use validate::check_name;
+pub use validate::{SPEC_SERIES_PREFIX, check_name, check_series_name};
 
 use expand::*;
 pub use expand::{Arm, SearchPlan, SweepPlan};

@@ -555,6 +555,23 @@ pub fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Prefix of the keys of the series a spec forms by itself (one that names no `series`),
+/// which a named series may not start with.
+pub const SPEC_SERIES_PREFIX: &str = "spec-";
+
+/// Checks a series named by a spec: a name that reads well in a URL and cannot be taken for
+/// the key of a spec's own series.
+pub fn check_series_name(name: &str) -> Result<(), String> {
+    check_name(name)?;
+    if name.starts_with(SPEC_SERIES_PREFIX) {
+        return Err(format!(
+            "'{name}' starts with '{SPEC_SERIES_PREFIX}', which keys the series a spec forms by \
+             itself"
+        ));
+    }
+    Ok(())
+}
+
 pub(super) fn check_ratio(errors: &mut FieldErrors, field: &str, ratio: f64) -> bool {
     let ok = ratio.is_finite() && (1.0..=100.0).contains(&ratio);
     if !ok {

@@ -1,5 +1,7 @@
 //! The lab's memory: campaigns, runs and samples, in one SQLite file by default or in a shared
-//! PostgreSQL database. The only module with SQL.
+//! PostgreSQL database. The only module with SQL. It imports nothing above the campaign layer:
+//! what it keeps for the layers above (a judgement, a headline, a search's state, other tools'
+//! figures) is a [`Document`] it neither reads nor checks, and a series key is what it is given.
 //!
 //! Every statement is written once, with `$N` placeholders both backends read, and run on
 //! whichever backend the store has ([`on_backend!`]); the few places where the two speak
@@ -8,6 +10,7 @@
 //! so two writers never deadlock on a lock upgrade, and WAL mode lets readers run beside the
 //! worker's writes.
 
+mod document;
 mod location;
 mod lock;
 pub mod model;
@@ -22,7 +25,6 @@ use sqlx::sqlite::{
 // Statements built with `format!` only join this module's own fragments, never input.
 use sqlx::{AssertSqlSafe, FromRow, Row};
 
-use crate::analysis::{Headline, JUDGEMENT_VERSION, Judgement};
 use crate::engine::result::{RunResult, Sample};
 use crate::engine::survey::Survey;
 use crate::spec::{RunParams, TestKind};
@@ -107,8 +109,10 @@ mod schedules;
 mod search;
 mod series;
 
+pub use document::Document;
 pub use references::MAX_REFERENCES;
 pub use schedules::{FIRINGS_KEPT, MAX_SCHEDULES};
+pub use series::JudgedCampaign;
 
 /// Upper bounds (seconds) of the run-duration histogram in `/metrics`.
 pub const DURATION_BUCKETS: [f64; 8] = [1.0, 5.0, 15.0, 30.0, 60.0, 300.0, 900.0, 3600.0];
@@ -328,9 +332,7 @@ impl Store {
                 Pool::Postgres(pool)
             }
         };
-        let store = Self { pool, _lock: held };
-        store.key_series().await?;
-        Ok(store)
+        Ok(Self { pool, _lock: held })
     }
 
     /// Which kind of database this store speaks to.
@@ -397,8 +399,8 @@ impl Store {
             .bind(&campaign.rerun_of)
             .bind(&campaign.host)
             .bind(&campaign.checked_by)
-            .bind(crate::series::key_of(&campaign.spec))
-            .bind(campaign.search.as_ref().map(to_json).transpose()?)
+            .bind(&campaign.series)
+            .bind(campaign.search.as_ref().map(Document::as_str))
             .bind(if campaign.search.is_some() { search::SEARCH_OPEN } else { 0 })
             .fetch_one(&mut *tx)
             .await?;
@@ -663,17 +665,17 @@ impl Store {
     pub async fn set_verdict(
         &self,
         campaign_id: &str,
-        judgement: &Judgement,
-        headline: &Headline,
+        verdict: &str,
+        judgement: &Document,
+        headline: &Document,
     ) -> Result<(), StoreError> {
-        let (judgement_json, headline_json) = (to_json(judgement)?, to_json(headline)?);
         on_backend!(self, pool => {
             sqlx::query(
                 "UPDATE campaigns SET verdict = $1, headline = $2, judgement = $3 WHERE id = $4",
             )
-            .bind(judgement.verdict.sentence())
-            .bind(&headline_json)
-            .bind(&judgement_json)
+            .bind(verdict)
+            .bind(headline.as_str())
+            .bind(judgement.as_str())
             .bind(campaign_id)
             .execute(pool)
             .await?;
@@ -681,19 +683,15 @@ impl Store {
         Ok(())
     }
 
-    /// The judgement kept with a finished campaign, when one was kept and can still be read
-    /// under today's judging rules (`JUDGEMENT_VERSION`): `None` tells the caller to judge.
-    pub async fn judgement(&self, campaign_id: &str) -> Result<Option<Judgement>, StoreError> {
-        let json: Option<Option<String>> = on_backend!(self, pool => {
+    /// The judgement kept with a finished campaign, as it was kept; `None` when none was.
+    pub async fn judgement(&self, campaign_id: &str) -> Result<Option<Document>, StoreError> {
+        let kept: Option<Option<String>> = on_backend!(self, pool => {
             sqlx::query_scalar("SELECT judgement FROM campaigns WHERE id = $1")
                 .bind(campaign_id)
                 .fetch_optional(pool)
                 .await?
         });
-        Ok(json
-            .flatten()
-            .and_then(|json| serde_json::from_str::<Judgement>(&json).ok())
-            .filter(|judgement| judgement.version == JUDGEMENT_VERSION))
+        Ok(kept.flatten().map(Document::kept))
     }
 
     /// Records a live sample of a running run.
@@ -1047,27 +1045,21 @@ impl CampaignRow {
             rerun_of: self.rerun_of,
             host: self.host,
             series: self.series,
-            search: self
-                .search
-                .as_deref()
-                .and_then(|json| serde_json::from_str(json).ok()),
+            search: self.search.map(Document::kept),
             runs_total: self.runs_total,
             runs_finished: self.runs_finished,
             runs_done: self.runs_done,
             runs_cancelled: self.runs_cancelled,
             runs_failed: self.runs_failed,
             best_mb_per_s: self.best_mb_per_s,
-            // A survey or headline kept in an older shape reads as none: the campaign is
-            // surveyed or judged again, never refused.
+            // A survey kept in an older shape reads as none: the campaign is surveyed again,
+            // never refused.
             survey: self
                 .survey
                 .as_deref()
                 .and_then(|json| serde_json::from_str(json).ok()),
             verdict: self.verdict,
-            headline: self
-                .headline
-                .as_deref()
-                .and_then(|json| serde_json::from_str(json).ok()),
+            headline: self.headline.map(Document::kept),
         })
     }
 }

@@ -2,11 +2,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::Headline;
 use crate::engine::plan::Placement;
 use crate::engine::result::{RunResult, RunStatus, Sample};
 use crate::engine::survey::Survey;
 use crate::spec::{CampaignSpec, RunParams, TestKind};
+
+use super::Document;
 
 /// Where a run stands. `Interrupted` runs were stopped by a shutdown and are queued again at
 /// the next start.
@@ -101,10 +102,10 @@ pub struct CampaignRecord {
     pub rerun_of: Option<String>,
     /// The lab host it runs on; `None` for a campaign stored before hosts were named.
     pub host: Option<String>,
-    /// The series its figures join ([`crate::series`]).
+    /// The key of the series its figures join, as given when it was stored.
     pub series: Option<String>,
-    /// Its adaptive search, when its matrix has one.
-    pub search: Option<crate::tuner::SearchState>,
+    /// Its adaptive search's state, when its matrix has one, as last kept.
+    pub search: Option<Document>,
     pub runs_total: i64,
     pub runs_finished: i64,
     /// Of the finished runs: how many ended done, cancelled and failed.
@@ -119,7 +120,7 @@ pub struct CampaignRecord {
     /// The verdict in one line, once the campaign has finished and been judged.
     pub verdict: Option<String>,
     /// What the list shows besides the verdict line, once judged.
-    pub headline: Option<Headline>,
+    pub headline: Option<Document>,
 }
 
 /// A run as stored: its place in the campaign, its state and, once finished, its result.
@@ -176,10 +177,12 @@ pub struct NewCampaign {
     /// Where every run reads and writes.
     pub placement: Placement,
     pub rerun_of: Option<String>,
+    /// The key of the series its figures join.
+    pub series: String,
     /// The first runs: all of them, or an adaptive search's first step.
     pub runs: Vec<(TestKind, RunParams)>,
-    /// The adaptive search choosing the rest, if any.
-    pub search: Option<crate::tuner::SearchState>,
+    /// The state of the adaptive search choosing the rest, if any (the search is open).
+    pub search: Option<Document>,
 }
 
 /// What a cancel request changed.

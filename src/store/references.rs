@@ -2,22 +2,20 @@
 
 use sqlx::Row;
 
-use super::{Pool, Store, StoreError, to_json};
-use crate::reference::Reference;
+use super::{Document, Pool, Store, StoreError};
 
 /// The most reference figures a campaign keeps.
 pub const MAX_REFERENCES: i64 = 100;
 
 impl Store {
-    /// Adds figures to a campaign's references; `None` when there is no such campaign,
-    /// `Some(false)` when it would then hold more than [`MAX_REFERENCES`].
+    /// Adds figures (a document each) to a campaign's references; `None` when there is no such
+    /// campaign, `Some(false)` when it would then hold more than [`MAX_REFERENCES`].
     pub async fn add_references(
         &self,
         campaign_id: &str,
-        references: &[Reference],
+        documents: &[Document],
         now_ms: i64,
     ) -> Result<Option<bool>, StoreError> {
-        let documents: Vec<String> = references.iter().map(to_json).collect::<Result<_, _>>()?;
         let begin = self.backend().begin_write();
         let take_turns = self.backend().take_turns();
         Ok(on_backend!(self, pool => {
@@ -38,14 +36,14 @@ impl Store {
             if held + documents.len() as i64 > MAX_REFERENCES {
                 Some(false)
             } else {
-                for document in &documents {
+                for document in documents {
                     sqlx::query(
                         "INSERT INTO campaign_references (campaign_seq, imported_ms, reference)
                          VALUES ($1, $2, $3)",
                     )
                     .bind(seq)
                     .bind(now_ms)
-                    .bind(document)
+                    .bind(document.as_str())
                     .execute(&mut *tx)
                     .await?;
                 }
@@ -55,11 +53,9 @@ impl Store {
         }))
     }
 
-    /// A campaign's reference figures, in the order they were imported.
-    pub async fn references(
-        &self,
-        campaign_id: &str,
-    ) -> Result<Option<Vec<Reference>>, StoreError> {
+    /// A campaign's reference figures, in the order they were imported; `None` when there is
+    /// no such campaign.
+    pub async fn references(&self, campaign_id: &str) -> Result<Option<Vec<Document>>, StoreError> {
         // The campaign and its references in one snapshot: none for a campaign not there.
         let begin = self.backend().begin_snapshot();
         let documents: Option<Vec<String>> = on_backend!(self, pool => {
@@ -80,12 +76,7 @@ impl Store {
                 ),
             }
         });
-        Ok(documents.map(|documents| {
-            documents
-                .iter()
-                .filter_map(|document| serde_json::from_str(document).ok())
-                .collect()
-        }))
+        Ok(documents.map(|documents| documents.into_iter().map(Document::kept).collect()))
     }
 
     /// The reference figures of series `key`'s campaigns, with the campaign each belongs to,
@@ -94,7 +85,7 @@ impl Store {
         &self,
         key: &str,
         limit: u32,
-    ) -> Result<Vec<(String, Reference)>, StoreError> {
+    ) -> Result<Vec<(String, Document)>, StoreError> {
         let rows: Vec<(String, String)> = on_backend!(self, pool => {
             sqlx::query(
                 "SELECT c.id, r.reference FROM campaign_references r
@@ -111,7 +102,7 @@ impl Store {
         });
         Ok(rows
             .into_iter()
-            .filter_map(|(id, document)| Some((id, serde_json::from_str(&document).ok()?)))
+            .map(|(id, document)| (id, Document::kept(document)))
             .collect())
     }
 }

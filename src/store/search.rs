@@ -3,9 +3,8 @@
 
 use sqlx::Row;
 
-use super::{Pool, Store, StoreError, to_json};
+use super::{Document, Pool, Store, StoreError, to_json};
 use crate::spec::{RunParams, TestKind};
-use crate::tuner::SearchState;
 
 /// `campaigns.searching` of a search still choosing its points. `campaign_status!` and the
 /// statements below write these values as literals: change them together.
@@ -14,20 +13,19 @@ pub(super) const SEARCH_OPEN: i64 = 1;
 const SEARCH_CANCELLED: i64 = 2;
 
 impl Store {
-    /// Appends `runs` to campaign `campaign_id` and keeps its search as `state` (closed when
-    /// it has stopped), if the stored search is still `expected` and none of its runs is
-    /// queued or running: of two labs taking the same step, one appends. Returns whether this
-    /// one did.
+    /// Appends `runs` to campaign `campaign_id` and keeps its search's state as `state`, open
+    /// or closed (it has stopped), if the stored state is still `expected` (the document as it
+    /// was read) and none of its runs is queued or running: of two labs taking the same step,
+    /// one appends. Returns whether this one did.
     pub async fn extend_search(
         &self,
         campaign_id: &str,
-        expected: &SearchState,
+        expected: &Document,
         runs: &[(TestKind, RunParams)],
-        state: &SearchState,
+        state: &Document,
+        open: bool,
     ) -> Result<bool, StoreError> {
-        let expected = to_json(expected)?;
-        let document = to_json(state)?;
-        let open = i64::from(state.stopped.is_none());
+        let open = i64::from(open);
         let params: Vec<String> = runs
             .iter()
             .map(|(_, params)| to_json(params))
@@ -42,10 +40,10 @@ impl Store {
                                    AND status IN ('queued', 'running', 'interrupted'))
                  RETURNING seq",
             )
-            .bind(&document)
+            .bind(state.as_str())
             .bind(open)
             .bind(campaign_id)
-            .bind(&expected)
+            .bind(expected.as_str())
             .fetch_optional(&mut *tx)
             .await?;
             match updated {
@@ -78,25 +76,24 @@ impl Store {
     }
 
     /// Closes a campaign's search cut by a cancel, keeping `state` (which says so), if the
-    /// stored search is still `expected` and open; false when a step was taken meanwhile. A
-    /// search so closed marks its campaign cancelled even when none of its runs was.
+    /// stored state is still `expected` (the document as it was read) and open; false when a
+    /// step was taken meanwhile. A search so closed marks its campaign cancelled even when
+    /// none of its runs was.
     pub async fn cancel_search(
         &self,
         campaign_id: &str,
-        expected: &SearchState,
-        state: &SearchState,
+        expected: &Document,
+        state: &Document,
     ) -> Result<bool, StoreError> {
-        let expected = to_json(expected)?;
-        let document = to_json(state)?;
         let closed = on_backend!(self, pool => {
             sqlx::query(
                 "UPDATE campaigns SET search = $1, searching = $2
                  WHERE id = $3 AND search = $4 AND searching = $5",
             )
-            .bind(&document)
+            .bind(state.as_str())
             .bind(SEARCH_CANCELLED)
             .bind(campaign_id)
-            .bind(&expected)
+            .bind(expected.as_str())
             .bind(SEARCH_OPEN)
             .execute(pool)
             .await?

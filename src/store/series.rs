@@ -1,20 +1,26 @@
-//! Campaigns by series: the key each is stored under, its finished campaigns oldest first, and
-//! the newest figure of every series.
+//! Campaigns by series: the key each is stored under, its judged campaigns oldest first, and
+//! the newest judged campaign of every series.
 
 use sqlx::Row;
 
-use super::{Pool, Store, StoreError};
-use crate::analysis::{JUDGEMENT_VERSION, Judgement};
-use crate::series::history::Entry;
-use crate::spec::CampaignSpec;
+use super::{Document, Pool, Store, StoreError};
+
+/// A campaign of a series with the judgement kept when it finished.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JudgedCampaign {
+    pub id: String,
+    pub name: String,
+    pub created_ms: i64,
+    pub judgement: Document,
+}
 
 /// Campaigns keyed per pass when keys are filled in for campaigns stored before series.
 const KEY_BATCH: i64 = 500;
 
 impl Store {
-    /// Gives every campaign stored before series had keys the key of its spec. Returns how
-    /// many were keyed.
-    pub async fn key_series(&self) -> Result<u64, StoreError> {
+    /// Gives every campaign stored before series had keys the key `key_of` finds for its spec
+    /// (given as stored). Returns how many were keyed.
+    pub async fn key_series(&self, key_of: impl Fn(&str) -> String) -> Result<u64, StoreError> {
         let mut keyed = 0;
         loop {
             let rows: Vec<(String, String)> = on_backend!(self, pool => {
@@ -29,11 +35,7 @@ impl Store {
                 return Ok(keyed);
             }
             for (id, spec) in &rows {
-                // A spec that no longer reads keeps a series of its own text.
-                let key = match serde_json::from_str::<CampaignSpec>(spec) {
-                    Ok(spec) => crate::series::key_of(&spec),
-                    Err(_) => crate::series::key_of_text(spec),
-                };
+                let key = key_of(spec);
                 on_backend!(self, pool => {
                     sqlx::query("UPDATE campaigns SET series = $1 WHERE id = $2")
                         .bind(&key)
@@ -57,9 +59,12 @@ impl Store {
         Ok(key.flatten())
     }
 
-    /// The newest `limit` finished campaigns of series `key` that have a judgement under
-    /// today's rules, oldest first.
-    pub async fn series_entries(&self, key: &str, limit: u32) -> Result<Vec<Entry>, StoreError> {
+    /// The newest `limit` campaigns of series `key` that have a judgement kept, oldest first.
+    pub async fn series_entries(
+        &self,
+        key: &str,
+        limit: u32,
+    ) -> Result<Vec<JudgedCampaign>, StoreError> {
         let sql = "SELECT id, name, created_ms, judgement FROM campaigns
                    WHERE series = $1 AND judgement IS NOT NULL
                    ORDER BY seq DESC LIMIT $2";
@@ -76,21 +81,21 @@ impl Store {
         Ok(rows
             .into_iter()
             .rev()
-            .filter_map(|(id, name, created_ms, judgement)| {
-                let judgement = serde_json::from_str::<Judgement>(&judgement).ok()?;
-                (judgement.version == JUDGEMENT_VERSION).then_some(Entry {
-                    id,
-                    name,
-                    created_ms,
-                    judgement,
-                })
+            .map(|(id, name, created_ms, judgement)| JudgedCampaign {
+                id,
+                name,
+                created_ms,
+                judgement: Document::kept(judgement),
             })
             .collect())
     }
 
     /// The newest judged campaign of each series, at most `limit` series, most recently
     /// measured first: what `/metrics` exports.
-    pub async fn series_latest(&self, limit: u32) -> Result<Vec<(String, Entry)>, StoreError> {
+    pub async fn series_latest(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<(String, JudgedCampaign)>, StoreError> {
         let sql = "SELECT c.series, c.id, c.name, c.created_ms, c.judgement FROM campaigns c
                    JOIN (SELECT series, MAX(seq) AS seq FROM campaigns
                          WHERE series IS NOT NULL AND judgement IS NOT NULL GROUP BY series) n
@@ -107,17 +112,14 @@ impl Store {
         });
         Ok(rows
             .into_iter()
-            .filter_map(|(key, id, name, created_ms, judgement)| {
-                let judgement = serde_json::from_str::<Judgement>(&judgement).ok()?;
-                (judgement.version == JUDGEMENT_VERSION).then_some((
-                    key,
-                    Entry {
-                        id,
-                        name,
-                        created_ms,
-                        judgement,
-                    },
-                ))
+            .map(|(key, id, name, created_ms, judgement)| {
+                let campaign = JudgedCampaign {
+                    id,
+                    name,
+                    created_ms,
+                    judgement: Document::kept(judgement),
+                };
+                (key, campaign)
             })
             .collect())
     }

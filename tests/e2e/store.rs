@@ -1,17 +1,22 @@
 //! The store's operations, the same on a SQLite file and on a real PostgreSQL (a throwaway
 //! cluster per test): a campaign's life from submission to deletion, the list and its filters,
-//! the previous campaign of a spec, recovery after a crash, the figures for `/metrics`; and on
-//! PostgreSQL, two stores (two lab hosts) claiming from one queue at once never take a run twice.
+//! the previous campaign of a spec, recovery after a crash, the figures for `/metrics`, the
+//! documents it keeps for the layers above (a judgement, and what the lab makes of one kept
+//! under other rules); and on PostgreSQL, two stores (two lab hosts) claiming from one queue at
+//! once never take a run twice.
 
 use std::collections::HashSet;
 
 use backlab::analysis::{Headline, Judgement};
+use backlab::engine::EngineSettings;
 use backlab::engine::result::{RunResult, RunStatus, Sample};
 use backlab::engine::survey::Survey;
+use backlab::lab::{HostSettings, Lab};
+use backlab::policy::Policy;
 use backlab::spec::{self, CampaignSpec, Placement, RunParams, TestKind};
 use backlab::store::{
-    Backend, CancelOutcome, DeleteOutcome, HeldRun, Location, Neighbour, NewCampaign, RunState,
-    Store,
+    Backend, CancelOutcome, DeleteOutcome, Document, HeldRun, Location, Neighbour, NewCampaign,
+    RunState, Store,
 };
 
 use crate::support::fixtures::{run_params, scratch};
@@ -51,17 +56,49 @@ fn placement() -> Placement {
 }
 
 fn campaign_on(host: &str, id: &str, name: &str, runs: usize) -> NewCampaign {
+    let spec = spec_named(name);
     NewCampaign {
         id: id.to_string(),
         host: host.to_string(),
         checked_by: host.to_string(),
         name: name.to_string(),
-        spec: spec_named(name),
+        series: backlab::series::key_of(&spec),
+        spec,
         placement: placement(),
         rerun_of: None,
         runs: (0..runs).map(|_| (TestKind::NullSink, params())).collect(),
         search: None,
     }
+}
+
+/// A lab over `store`, on host [`HOST`], for what the lab decides of what the store keeps.
+fn lab_over(store: &Store) -> Lab {
+    let here = std::env::temp_dir();
+    Lab::new(
+        store.clone(),
+        Policy {
+            source_roots: Vec::new(),
+            target_roots: Vec::new(),
+            devices: Vec::new(),
+            base_dir: here.clone(),
+            max_size: 1 << 30,
+            max_duration_s: 600.0,
+        },
+        EngineSettings {
+            allow_devices: Vec::new(),
+            network: None,
+            restore_dir: here,
+            object_stores: Default::default(),
+            upload_journal: None,
+            object_owner: HOST.to_string(),
+        },
+        HostSettings {
+            name: HOST.to_string(),
+            lease: std::time::Duration::from_secs(15),
+            url: None,
+            webhook: None,
+        },
+    )
 }
 
 fn held(run: &backlab::store::ClaimedRun) -> HeldRun {
@@ -309,13 +346,20 @@ async fn a_campaigns_life(store: &Store) {
         DeleteOutcome::NotFound
     ));
 
-    // A judgement is kept whole, and read back only under the judging rules it was drawn by.
+    // A judgement and its headline are kept whole and handed back as they were given.
     assert_eq!(store.judgement("c2").await.expect("read"), None);
     let runs = store.runs("c2").await.expect("runs");
-    let mut judgement = Judgement::of(&backlab::lab::run_entries(&runs), None);
+    let judgement = Judgement::of(&backlab::lab::run_entries(&runs), None);
     let headline = Headline::of(&judgement.verdict);
+    let kept_headline = Document::encode(&headline).expect("a headline document");
+    let keep = |judgement: &Judgement| Document::encode(judgement).expect("a judgement document");
     store
-        .set_verdict("c2", &judgement, &headline)
+        .set_verdict(
+            "c2",
+            &judgement.verdict.sentence(),
+            &keep(&judgement),
+            &kept_headline,
+        )
         .await
         .expect("verdict");
     let survey = Survey {
@@ -329,19 +373,12 @@ async fn a_campaigns_life(store: &Store) {
         Some(judgement.verdict.sentence().as_str())
     );
     assert_eq!(second.survey.as_ref(), Some(&survey));
+    assert_eq!(second.headline.as_ref(), Some(&kept_headline));
+    let read_back = store.judgement("c2").await.expect("read").expect("kept");
+    assert_eq!(read_back, keep(&judgement));
     assert_eq!(
-        store.judgement("c2").await.expect("read").as_ref(),
+        read_back.decode::<Judgement>().ok().as_ref(),
         Some(&judgement)
-    );
-    judgement.version += 1;
-    store
-        .set_verdict("c2", &judgement, &headline)
-        .await
-        .expect("verdict");
-    assert_eq!(
-        store.judgement("c2").await.expect("read"),
-        None,
-        "a judgement drawn under other rules is judged again"
     );
 
     // A schedule keeps its newest firings, not every one it ever had.
@@ -450,6 +487,73 @@ async fn a_cancel_outlives_a_crash_on_postgres() {
         .await
         .expect("open");
     a_cancel_outlives_a_crash(&store).await;
+    store.close().await;
+}
+
+/// The lab shows a judgement kept under today's rules as it was kept, and judges the runs
+/// again when it was kept under others; a series shows only the first kind.
+#[tokio::test]
+async fn a_judgement_kept_under_other_rules_is_judged_again_by_the_lab() {
+    let dir = scratch();
+    let store = Store::open(&Location::File(dir.path().join("lab.db")))
+        .await
+        .expect("open");
+    // An id as the lab gives one: the lab answers for no other.
+    let id = backlab::ids::campaign_id();
+    store
+        .insert_campaign(&campaign(&id, "judged", 1), 1_000)
+        .await
+        .expect("insert");
+    let claimed = store
+        .claim_next(HOST, 2_000, FOREVER)
+        .await
+        .expect("claim")
+        .expect("a run");
+    store
+        .finish_run(held(&claimed), &done(420.5), 3_000)
+        .await
+        .expect("finish");
+    let record = store
+        .campaign(&id)
+        .await
+        .expect("read")
+        .expect("the campaign");
+    assert!(record.status.is_final(), "{:?}", record.status);
+    let key = record.series.clone().expect("a series key");
+    assert_eq!(key, backlab::series::key_of(&record.spec));
+
+    let runs = store.runs(&id).await.expect("runs");
+    let judgement = Judgement::of(&backlab::lab::run_entries(&runs), None);
+    let headline = Document::encode(&Headline::of(&judgement.verdict)).expect("a headline");
+    // Marked, to tell the judgement kept from one drawn anew (the runs have all finished).
+    let mut as_kept = judgement.clone();
+    as_kept.provisional = true;
+    let keep = |judgement: &Judgement| Document::encode(judgement).expect("a judgement document");
+    store
+        .set_verdict(&id, "as it was kept", &keep(&as_kept), &headline)
+        .await
+        .expect("verdict");
+    let lab = lab_over(&store);
+    let view = lab.campaign(&id).await.expect("the campaign");
+    assert!(view.provisional, "the judgement as it was kept");
+    let history = lab.series(&key).await.expect("a series");
+    let ids: Vec<&str> = history.campaigns.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, [id.as_str()]);
+
+    as_kept.version += 1;
+    store
+        .set_verdict(&id, "as it was kept", &keep(&as_kept), &headline)
+        .await
+        .expect("verdict");
+    let view = lab.campaign(&id).await.expect("the campaign");
+    assert!(
+        !view.provisional && view.verdict == judgement.verdict,
+        "a judgement kept under other rules is judged again"
+    );
+    assert!(
+        lab.series(&key).await.is_err(),
+        "a series leaves out a judgement kept under other rules"
+    );
     store.close().await;
 }
 

@@ -119,7 +119,7 @@ fn upload_sweep(full: [f64; 4], spread: f64) -> Vec<RunResult> {
 }
 
 #[test]
-fn an_upload_sweep_names_the_store_its_best_pair_and_the_pair_a_window_needs() {
+fn an_upload_sweep_names_the_store_and_the_pair_a_window_needs() {
     let runs = upload_sweep([200.0, 300.0, 310.0, 420.0], 2.0);
     let judgement = Judgement::of(&points::RunEntry::of_results(&runs), None);
     let verdict = &judgement.verdict;
@@ -138,15 +138,6 @@ fn an_upload_sweep_names_the_store_its_best_pair_and_the_pair_a_window_needs() {
         .expect("a full backup row");
     assert!(full.label.contains("S3 store lab"), "{}", full.label);
     assert_eq!(full.mb_per_s, Some(420.0));
-
-    let best = crate::matrix::best_sentence(&judgement.points, TestKind::FullBackup, None)
-        .expect("a sweep");
-    assert!(
-        best.starts_with(
-            "Best: 32 × 256 KiB with 2 streams, 32 MiB parts, 16 in flight at 420.0 MB/s"
-        ),
-        "{best}"
-    );
 
     // 1 TB in an hour needs 277.8 MB/s: three pairs reach it, 8 MiB × 16 with the least
     // memory in parts (8 MiB × 17 × 2 streams = 272 MiB).
@@ -167,14 +158,6 @@ fn an_upload_sweep_names_the_store_its_best_pair_and_the_pair_a_window_needs() {
         "{plan:?}"
     );
     assert!(plan.changes[0].contains("(272 MiB)"), "{plan:?}");
-
-    // Within each other's noise, no pair is named.
-    let close = upload_sweep([400.0, 405.0, 402.0, 398.0], 20.0);
-    let judgement = Judgement::of(&points::RunEntry::of_results(&close), None);
-    let sentence = crate::matrix::best_sentence(&judgement.points, TestKind::FullBackup, None)
-        .expect("a sweep");
-    assert!(sentence.starts_with("No point stands out"), "{sentence}");
-    assert!(sentence.contains("parts"), "{sentence}");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! keeps its value (fields added since may appear beside them), and the CSV keeps every cell
 //! of every column (brought to today's names, see the fixture's README; columns added since
 //! may appear beside them). Campaigns judged before their judgement was kept are judged once,
-//! in the background, when the lab starts.
+//! in the background, when the lab starts; campaigns stored before series had keys are keyed.
 
 use crate::support::csv_table::CsvTable;
 use crate::support::fixtures::{fixture, scratch};
@@ -66,6 +66,19 @@ async fn a_database_from_before_run_documents_shows_its_campaigns_unchanged() {
             campaign["headline"]["version"],
             backlab::analysis::JUDGEMENT_VERSION,
             "{campaign}"
+        );
+        // Stored before series had keys, each is keyed by its spec at start, and its series
+        // reads the judgement kept for it.
+        let key = campaign["series"]
+            .as_str()
+            .unwrap_or_else(|| panic!("campaign {id} has no series key"));
+        assert!(key.starts_with("spec-"), "campaign {id}'s series: {key}");
+        let series = lab.get_json(&format!("/api/series/{key}")).await;
+        assert!(
+            series["campaigns"]
+                .as_array()
+                .is_some_and(|campaigns| campaigns.iter().any(|c| c["id"] == *id)),
+            "{series}"
         );
     }
     assert!(

@@ -1,0 +1,488 @@
+//! The crate's layering, checked over `src/`: every top-level module belongs to one layer of
+//! [`LAYERS`], imports (`crate::<module>`) only from its own layer or those below it, and no
+//! modules import each other in a loop. ARCHITECTURE.md draws the same layers (the highest
+//! first): change both together. The check reads the source text only, so it runs in
+//! milliseconds and builds nothing of the crate.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The layers, the lowest first, each with its top-level modules (`src/<module>.rs` or
+/// `src/<module>/`). A module may import from its own layer and from any layer listed before
+/// it; never from one after it. A module may be listed before it exists.
+const LAYERS: &[(&str, &[&str])] = &[
+    (
+        "foundations",
+        &[
+            "size",
+            "duration",
+            "field_errors",
+            "plain_words",
+            "clock",
+            "ids",
+            "schedule",
+            "change_points",
+        ],
+    ),
+    ("measurement", &["engine"]),
+    ("campaign", &["spec", "policy"]),
+    ("storage", &["store"]),
+    ("network", &["net"]),
+    ("judgement", &["noise", "analysis"]),
+    ("watch, search", &["reference", "series", "tuner"]),
+    (
+        "views",
+        &[
+            "views",
+            "charts",
+            "report",
+            "compare",
+            "matrix",
+            "reduction_report",
+            "lmdd",
+        ],
+    ),
+    ("service", &["lab", "events", "worker", "host"]),
+    ("HTTP", &["http"]),
+    ("process", &["serve"]),
+    ("entry", &["cli"]),
+];
+
+/// Files of `src/` that are no module of the library's.
+const NOT_MODULES: &[&str] = &["lib", "main"];
+
+/// One `crate::<module>` reference: who makes it, and where.
+#[derive(Debug, Clone)]
+struct Import {
+    from: String,
+    to: String,
+    file: PathBuf,
+    line: usize,
+}
+
+#[test]
+fn every_module_imports_only_from_its_own_layer_or_below_and_none_in_a_loop() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let modules = top_level_modules(&src);
+    let mut problems = Vec::new();
+
+    let mut layer_of: BTreeMap<&str, usize> = BTreeMap::new();
+    for (index, (layer, members)) in LAYERS.iter().enumerate() {
+        for &module in *members {
+            if let Some(before) = layer_of.insert(module, index) {
+                problems.push(format!(
+                    "`{module}` is listed in two layers, {} and {layer}",
+                    LAYERS[before].0
+                ));
+            }
+        }
+    }
+    for module in &modules {
+        if !layer_of.contains_key(module.as_str()) {
+            problems.push(format!(
+                "`{module}` (src/{module}) is in no layer: add it to LAYERS in tests/layers.rs \
+                 and to the table in ARCHITECTURE.md"
+            ));
+        }
+    }
+
+    let imports = imports_in(&src, &modules);
+    for import in &imports {
+        let (Some(&from), Some(&to)) = (
+            layer_of.get(import.from.as_str()),
+            layer_of.get(import.to.as_str()),
+        ) else {
+            continue;
+        };
+        if to > from {
+            problems.push(format!(
+                "{}:{}: `{}` ({}) imports crate::{} from a higher layer ({})",
+                import.file.display(),
+                import.line,
+                import.from,
+                LAYERS[from].0,
+                import.to,
+                LAYERS[to].0
+            ));
+        }
+    }
+    for cycle in cycles(&imports) {
+        let hops: Vec<String> = cycle
+            .windows(2)
+            .map(|pair| {
+                let at = imports
+                    .iter()
+                    .find(|import| import.from == pair[0] && import.to == pair[1])
+                    .map(|import| format!("{}:{}", import.file.display(), import.line))
+                    .unwrap_or_default();
+                format!("{} -> {} ({at})", pair[0], pair[1])
+            })
+            .collect();
+        problems.push(format!("an import loop: {}", hops.join(", ")));
+    }
+
+    assert!(
+        problems.is_empty(),
+        "the layering of src/ is broken:\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+#[test]
+fn the_reader_finds_plain_and_grouped_imports_and_skips_comments_and_strings() {
+    let modules: BTreeSet<String> = ["spec", "store", "analysis", "series", "size"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    let text = r##"
+//! Mentions crate::series in a comment.
+use crate::spec::{self, CampaignSpec};
+use crate::{size::format_bytes, store::{Store, model::RunState}};
+/* crate::analysis in a block comment */
+fn f() -> String {
+    let quoted = "crate::analysis in a string";
+    let raw = r#"crate::analysis in a raw string"#;
+    let quote = '"';
+    let _ = crate::series::key_of;
+    format!("{quoted}{raw}{quote}")
+}
+"##;
+    let found: Vec<(String, usize)> = references(text, &modules)
+        .into_iter()
+        .map(|(module, line)| (module.to_string(), line))
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            ("spec".to_string(), 3),
+            ("size".to_string(), 4),
+            ("store".to_string(), 4),
+            ("series".to_string(), 10),
+        ]
+    );
+}
+
+#[test]
+fn a_loop_is_found_and_a_chain_is_not() {
+    let import = |from: &str, to: &str| Import {
+        from: from.to_string(),
+        to: to.to_string(),
+        file: PathBuf::from("src/x.rs"),
+        line: 1,
+    };
+    let chain = [import("a", "b"), import("b", "c")];
+    assert!(cycles(&chain).is_empty());
+    let looped = [import("a", "b"), import("b", "c"), import("c", "a")];
+    assert_eq!(
+        cycles(&looped),
+        vec![vec![
+            "a".to_string(),
+            "b".to_string(),
+            "c".to_string(),
+            "a".to_string()
+        ]]
+    );
+}
+
+/// The library's top-level modules: `src/<name>.rs` and `src/<name>/`.
+fn top_level_modules(src: &Path) -> BTreeSet<String> {
+    fs::read_dir(src)
+        .expect("src/ can be read")
+        .map(|entry| entry.expect("an entry of src/").path())
+        .filter_map(|path| {
+            if path.is_dir() {
+                path.file_name()?.to_str().map(String::from)
+            } else if path.extension()? == "rs" {
+                path.file_stem()?.to_str().map(String::from)
+            } else {
+                None
+            }
+        })
+        .filter(|name| !NOT_MODULES.contains(&name.as_str()))
+        .collect()
+}
+
+/// Every `crate::<module>` reference from one top-level module to another, in every file.
+fn imports_in(src: &Path, modules: &BTreeSet<String>) -> Vec<Import> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut imports = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(src).expect("a file under src/");
+        let first = relative
+            .components()
+            .next()
+            .and_then(|part| part.as_os_str().to_str())
+            .expect("a path under src/");
+        let from = first.strip_suffix(".rs").unwrap_or(first).to_string();
+        if !modules.contains(&from) {
+            continue;
+        }
+        let text = fs::read_to_string(&file).expect("a source file can be read");
+        for (to, line) in references(&text, modules) {
+            if to != from {
+                imports.push(Import {
+                    from: from.clone(),
+                    to: to.to_string(),
+                    file: Path::new("src").join(relative),
+                    line,
+                });
+            }
+        }
+    }
+    imports
+}
+
+fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = fs::read_dir(dir)
+        .expect("a directory of src/ can be read")
+        .map(|entry| entry.expect("an entry").path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            rust_files(&path, into);
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            into.push(path);
+        }
+    }
+}
+
+/// The modules of `modules` that `text` names as `crate::<module>` or inside `crate::{…}`,
+/// with the line of each; comments, strings and character literals are skipped.
+fn references<'m>(text: &str, modules: &'m BTreeSet<String>) -> Vec<(&'m str, usize)> {
+    let code = code_only(text);
+    let mut found = Vec::new();
+    let mut at = 0;
+    while let Some(offset) = code[at..].find("crate::") {
+        let start = at + offset;
+        at = start + "crate::".len();
+        // `crate::` preceded by a letter, digit, `_` or `$` is part of another name.
+        if code[..start]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$')
+        {
+            continue;
+        }
+        let line = code[..start].matches('\n').count() + 1;
+        let rest = &code[at..];
+        let names = if let Some(group) = rest.strip_prefix('{') {
+            group_heads(group)
+        } else {
+            vec![leading_name(rest)]
+        };
+        for name in names {
+            if let Some(module) = modules.get(name) {
+                found.push((module.as_str(), line));
+            }
+        }
+    }
+    found
+}
+
+/// The first path segment of each item of a `{…}` group (its text after the `{`).
+fn group_heads(group: &str) -> Vec<&str> {
+    let mut heads = Vec::new();
+    let mut depth = 0usize;
+    let mut item_start = Some(0);
+    for (index, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => break,
+            '}' => depth -= 1,
+            ',' if depth == 0 => item_start = Some(index + 1),
+            _ => {}
+        }
+        if let Some(start) = item_start
+            && depth == 0
+            && !group[start..=index].trim().is_empty()
+        {
+            heads.push(leading_name(group[start..].trim_start()));
+            item_start = None;
+        }
+    }
+    heads
+}
+
+fn leading_name(text: &str) -> &str {
+    let end = text
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(text.len());
+    &text[..end]
+}
+
+/// `text` with comments, string literals and character literals blanked out (newlines kept,
+/// so line numbers stay true).
+fn code_only(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                out.push(' ');
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    out.push_str("  ");
+                    i += 2;
+                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    out.push_str("  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    out.push(blank(chars[i]));
+                    i += 1;
+                }
+            }
+        } else if c == 'r'
+            && (next == Some('"') || next == Some('#'))
+            && !chars[..i]
+                .last()
+                .is_some_and(|p| p.is_alphanumeric() || *p == '_')
+        {
+            // A raw string: r"…", r#"…"#, …
+            let mut hashes = 0;
+            let mut j = i + 1;
+            while chars.get(j) == Some(&'#') {
+                hashes += 1;
+                j += 1;
+            }
+            if chars.get(j) != Some(&'"') {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            let closing: Vec<char> = std::iter::once('"')
+                .chain(std::iter::repeat_n('#', hashes))
+                .collect();
+            let mut k = j + 1;
+            while k < chars.len() && !chars[k..].starts_with(&closing) {
+                k += 1;
+            }
+            let end = (k + closing.len()).min(chars.len());
+            for &skipped in &chars[i..end] {
+                out.push(blank(skipped));
+            }
+            i = end;
+        } else if c == '"' {
+            out.push(' ');
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                if chars[i] == '\\' {
+                    out.push(' ');
+                    i += 1;
+                }
+                if i < chars.len() {
+                    out.push(blank(chars[i]));
+                    i += 1;
+                }
+            }
+            out.push(' ');
+            i += 1;
+        } else if c == '\'' {
+            // A character literal ('x', '\n', '\u{..}') or a lifetime ('a).
+            let literal_end = if next == Some('\\') {
+                chars
+                    .get(i + 3..)
+                    .and_then(|rest| rest.iter().position(|&c| c == '\''))
+                    .map(|p| i + 3 + p + 1)
+            } else if chars.get(i + 2) == Some(&'\'') {
+                Some(i + 3)
+            } else {
+                None
+            };
+            match literal_end {
+                Some(end) => {
+                    for _ in i..end {
+                        out.push(' ');
+                    }
+                    i = end;
+                }
+                None => {
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The import loops among the modules: for every import that lies on one, the shortest loop
+/// through it, as the modules along it with the first repeated at the end (each loop once).
+fn cycles(imports: &[Import]) -> Vec<Vec<String>> {
+    let mut edges: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for import in imports {
+        edges
+            .entry(import.from.as_str())
+            .or_default()
+            .insert(import.to.as_str());
+    }
+    let mut found: BTreeSet<Vec<String>> = BTreeSet::new();
+    for (&from, tos) in &edges {
+        for &to in tos {
+            let Some(back) = shortest_path(&edges, to, from) else {
+                continue;
+            };
+            // The loop from, to, …, from, turned to begin at its least module so that the
+            // same loop found from each of its imports is kept once.
+            let mut ring: Vec<&str> = std::iter::once(from).chain(back).collect();
+            ring.pop();
+            let least = (0..ring.len()).min_by_key(|&i| ring[i]).unwrap_or(0);
+            ring.rotate_left(least);
+            let mut cycle: Vec<String> = ring.iter().map(|m| m.to_string()).collect();
+            cycle.push(cycle[0].clone());
+            found.insert(cycle);
+        }
+    }
+    found.into_iter().collect()
+}
+
+/// The modules on the shortest way from `start` to `goal`, both included.
+fn shortest_path<'a>(
+    edges: &BTreeMap<&'a str, BTreeSet<&'a str>>,
+    start: &'a str,
+    goal: &'a str,
+) -> Option<Vec<&'a str>> {
+    let mut came_from: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut frontier = vec![start];
+    while !frontier.is_empty() && !came_from.contains_key(goal) && start != goal {
+        let mut next = Vec::new();
+        for node in frontier {
+            for &to in edges.get(node).into_iter().flatten() {
+                if to != start && !came_from.contains_key(to) {
+                    came_from.insert(to, node);
+                    next.push(to);
+                }
+            }
+        }
+        frontier = next;
+    }
+    if start != goal && !came_from.contains_key(goal) {
+        return None;
+    }
+    let mut path = vec![goal];
+    let mut node = goal;
+    while node != start {
+        node = came_from[node];
+        path.push(node);
+    }
+    path.reverse();
+    Some(path)
+}
