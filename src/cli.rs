@@ -18,12 +18,12 @@ use crate::engine::result::{Progress, RunResult, RunStatus};
 use crate::engine::target::s3::{CredentialSources, ObjectStores};
 use crate::engine::{self, EngineSettings, RunControl, preflight, survey};
 use crate::field_errors::FieldErrors;
-use crate::report::{self, CampaignHeader, CampaignReport, render_table};
 use crate::spec::{
     self, ByteSize, CampaignSpec, DedupConfig, RunPlan, SourceSpec, TargetKind, TargetPlan,
     TargetSpec, TestKind, format_size,
 };
 use crate::store::Location;
+use crate::views::report::{self, CampaignHeader, CampaignReport, render_table};
 
 /// Exit status for a spec that does not validate.
 const EXIT_BAD_SPEC: u8 = 2;

@@ -39,13 +39,14 @@ use crate::ids;
 use crate::lab::events::{EventHub, LabEvent, RelayMessage, RunBrief};
 use crate::net::listener::DataLink;
 use crate::policy::{Policy, Reach};
-use crate::report::{CampaignHeader, CampaignReport};
 use crate::spec::expectation::{Expectation, expect};
 use crate::spec::{self, CampaignSpec, FieldErrors, Placement, RunPlan};
 use crate::store::{
     CampaignRecord, CampaignStatus, ClaimedRun, DeleteOutcome, Document, HeldRun, HostRecord,
     Neighbour, NewCampaign, QueueFigures, RunRecord, Store, StoreError,
 };
+use crate::views::report::{CampaignHeader, CampaignReport};
+use crate::views::{RunPhase, RunView};
 
 /// The demo dataset's directory name under the data dir.
 pub const DEMO_DIR: &str = "demo";
@@ -200,6 +201,31 @@ pub fn run_entries(runs: &[RunRecord]) -> Vec<analysis::points::RunEntry<'_>> {
             test: run.test,
             params: &run.params,
             ended: run.status.finished(),
+            result: run.result.as_ref(),
+        })
+        .collect()
+}
+
+/// The runs as the views take them: the one place a stored run becomes a [`RunView`].
+pub fn run_views(runs: &[RunRecord]) -> Vec<RunView<'_>> {
+    use crate::store::RunState;
+    runs.iter()
+        .map(|run| RunView {
+            number: usize::try_from(run.number).unwrap_or_default(),
+            test: run.test,
+            params: &run.params,
+            phase: match run.status {
+                RunState::Queued => RunPhase::Queued,
+                RunState::Running => RunPhase::Running,
+                RunState::Done => RunPhase::Done,
+                RunState::Failed => RunPhase::Failed,
+                RunState::Cancelled => RunPhase::Cancelled,
+                RunState::Interrupted => RunPhase::Interrupted,
+            },
+            attempts: run.attempts,
+            started_ms: run.started_ms,
+            finished_ms: run.finished_ms,
+            live_samples: &run.samples,
             result: run.result.as_ref(),
         })
         .collect()

@@ -3,10 +3,8 @@
 
 pub mod analysis;
 pub mod change_points;
-pub mod charts;
 pub mod cli;
 pub mod clock;
-pub mod compare;
 pub mod duration;
 pub mod engine;
 pub mod field_errors;
@@ -21,7 +19,6 @@ pub mod plain_words;
 pub mod policy;
 pub mod reduction_report;
 pub mod reference;
-pub mod report;
 pub mod schedule;
 pub mod series;
 pub mod serve;
@@ -29,3 +26,4 @@ pub mod size;
 pub mod spec;
 pub mod store;
 pub mod tuner;
+pub mod views;

@@ -7,7 +7,7 @@ use crate::engine::result::RunResult;
 use crate::engine::steady::BUCKET_S;
 
 /// Median and range of repeated measurements of one thing.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct Stat {
     pub median: f64,
     pub min: f64,
@@ -50,7 +50,8 @@ pub fn median(sorted: &[f64]) -> f64 {
 pub const FAMILY_ALPHA: f64 = 0.05;
 
 /// One campaign's measurements of a point.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+#[schema(as = Noise)]
 pub struct Side {
     /// Median, range and count of the figures (steady-state MB/s where found).
     pub stat: Stat,

@@ -7,7 +7,7 @@ use crate::engine::validity::FlagCode;
 use crate::spec::TestKind;
 
 /// A component that can limit a backup.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Component {
     /// The target device or directory (tape_write).
@@ -23,7 +23,7 @@ pub enum Component {
 }
 
 /// Which side of a pipeline run waited for the other.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Side {
     /// Readers waited for empty buffers: the target side is behind.
@@ -35,7 +35,7 @@ pub enum Side {
 }
 
 /// An isolated test's figure that the full backup is measured against.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Ceiling {
     pub component: Component,
     pub test: TestKind,
@@ -43,14 +43,14 @@ pub struct Ceiling {
 }
 
 /// Emulated drives as a verdict names them.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Drives {
     pub model: String,
     pub count: u32,
 }
 
 /// What may explain a full backup that ran faster than an isolated ceiling.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(tag = "cause", rename_all = "snake_case")]
 pub enum OutranCause {
     /// The target test wrote data that compresses differently from the source.
@@ -64,7 +64,7 @@ pub enum OutranCause {
 }
 
 /// Why a full backup that reached its ceiling ran a little faster than it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(tag = "why", rename_all = "snake_case")]
 pub enum AboveCeiling {
     /// The target test's data compressed differently on the drive from the backup's.
@@ -80,7 +80,7 @@ pub enum AboveCeiling {
 }
 
 /// What made the full backup slower than every isolated ceiling.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(tag = "evidence", rename_all = "snake_case")]
 pub enum Interference {
     /// Source and target share a device.
@@ -92,7 +92,7 @@ pub enum Interference {
 }
 
 /// A drive that shoe-shines because the feed is slower than its lowest speed step.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct ShoeShine {
     pub drives: Drives,
     pub backhitches: u64,
@@ -107,14 +107,14 @@ pub struct ShoeShine {
 }
 
 /// Clients × streams of a network run.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Shape {
     pub clients: u32,
     pub streams: u32,
 }
 
 /// Where the target's ceiling for a network run comes from.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TargetCeilingFrom {
     TapeWriteTest,
@@ -122,7 +122,7 @@ pub enum TargetCeilingFrom {
 }
 
 /// What held a network backup back.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(tag = "limit", rename_all = "snake_case")]
 pub enum NetworkLimit {
     /// Neither side waited and no ceiling is known.
@@ -151,7 +151,7 @@ pub enum NetworkLimit {
 }
 
 /// A network backup's finding.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct NetworkFinding {
     pub shape: Shape,
     pub mb_per_s: f64,
@@ -162,7 +162,7 @@ pub struct NetworkFinding {
 }
 
 /// The verdict's one finding.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Finding {
     /// Too few tests finished to name a bottleneck.
@@ -246,7 +246,7 @@ impl Finding {
 }
 
 /// A run to do again before the verdict can stand.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Redo {
     pub test: TestKind,
     pub flags: Vec<FlagCode>,
@@ -256,7 +256,7 @@ pub struct Redo {
 }
 
 /// One piece of advice, derived from the finding and the figures.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(tag = "advice", rename_all = "snake_case")]
 pub enum Advice {
     /// Redo runs that are not valid.

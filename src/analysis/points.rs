@@ -56,7 +56,7 @@ pub fn counts_as_valid(result: &RunResult) -> bool {
 }
 
 /// How one run stands at its point.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStanding {
     /// Measured and valid.
@@ -103,7 +103,7 @@ impl RunStanding {
 }
 
 /// One run at a point: its number and how it stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct PointRun {
     pub number: usize,
     pub standing: RunStanding,
@@ -112,7 +112,7 @@ pub struct PointRun {
 /// What a figure measures: the steady window of every run it rests on, or the whole run (ramp
 /// and tail included). One figure never mixes the two: a median of one run's steady rate and
 /// another's whole-run rate says neither.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Basis {
     /// Every run it rests on found its steady state: the median of their steady MB/s.
@@ -162,7 +162,7 @@ impl Basis {
 /// A point's figure: the median of its valid runs' figures, or of all its measured runs when
 /// none is valid; steady-state MB/s when every one of those runs found its steady state, else
 /// whole-run MB/s for every one ([`Basis`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Figure {
     /// The median, MB/s, rounded once to 0.1: every view shows this number.
     pub mb_per_s: f64,
@@ -202,7 +202,7 @@ impl Figure {
 }
 
 /// One test at one parameter set, with every run measured there.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Point {
     pub test: TestKind,
     pub params: RunParams,

@@ -7,7 +7,7 @@ use crate::engine::result::RunResult;
 use crate::engine::validity::{FlagCode, MIN_DRIVE_CYCLES};
 
 /// One field to set, as JSON in a spec and as a command-line flag.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct Change {
     /// Where it goes in a campaign spec, e.g. `params.duration_s`.
     pub field: String,

@@ -88,7 +88,7 @@ impl VerdictRow {
 
 /// The verdict as the JSON answers show it (`/api/campaigns/{id}/bottleneck`, `backlab run
 /// --json`): the kept verdict's fields, with the sentences rendered from them beside.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct SaidVerdict {
     pub rows: Vec<SaidRow>,
     pub component: Option<Component>,
@@ -146,7 +146,7 @@ impl SaidVerdict {
 
 /// A row of the bottleneck table as the JSON answers show it: the kept row, its stage
 /// accounting with the reason in words.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct SaidRow {
     pub test: TestKind,
     pub label: String,
@@ -228,7 +228,7 @@ impl SaidRow {
 }
 
 /// A row's stage accounting with its reason in words.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct SaidStage {
     #[serde(flatten)]
     pub attribution: StageAttribution,

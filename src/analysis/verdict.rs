@@ -10,7 +10,7 @@ use super::words;
 use crate::spec::TestKind;
 
 /// Which side a run's own stage accounting says held it back.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct StageAttribution {
     pub limited_by: Side,
     pub reader_wait_pct: f64,
@@ -67,7 +67,7 @@ pub struct VerdictRow {
 }
 
 /// Why a test has no figure.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NoFigure {
     /// A run of it failed.
@@ -203,7 +203,7 @@ pub struct Verdict {
 }
 
 /// What the target is, when it is more than a path, from the run that best shows it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TargetName {
     /// Emulated tape drives.
@@ -230,7 +230,7 @@ impl Verdict {
 
 /// A restore's figure as the verdict states it: the time a restore of the data takes, and
 /// the backup it is compared with.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct RestoreLine {
     /// Bytes restored: the source's size when it is known, else what the run moved.
     pub bytes: u64,

@@ -19,7 +19,7 @@ use crate::engine::validity::{Bias, FlagCode};
 use crate::spec::TestKind;
 
 /// Why a flag on a run the finding rests on can or cannot overturn it.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(tag = "weight", rename_all = "snake_case")]
 pub enum Weight {
     /// It can: the run must be redone before the finding stands.
@@ -57,14 +57,15 @@ impl Weight {
 }
 
 /// One flag of a run the finding rests on, with its weight on that finding.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct FlagWeight {
     pub flag: FlagCode,
     pub weight: Weight,
 }
 
 /// A test the finding rests on, and the weight of each flag on its figure.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[schema(as = FindingBasis)]
 pub struct Basis {
     pub test: TestKind,
     pub mb_per_s: f64,
@@ -83,7 +84,7 @@ impl Basis {
 }
 
 /// A secondary claim that stays open while the component named stands.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(tag = "claim", rename_all = "snake_case")]
 pub enum OpenClaim {
     /// How fast the drives start and stop is not known yet: a run of `needs_s` would show it.

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::size::format_bytes;
 
 /// What sysfs says of one block device's layout.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Geometry {
     /// The device's name in sysfs (`md0`, `dm-3`, `sda`).
     pub device: String,
@@ -35,7 +35,7 @@ pub struct Geometry {
 /// The stripe a file system was made for, as it records it in its mount options: XFS's
 /// `sunit`/`swidth` (512-byte units), ext4's `stripe` (file-system blocks). It tells the file
 /// system how to align its allocations; it may disagree with the device beneath it.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct FsStripe {
     /// The stripe unit, when the file system records it (XFS).
     #[serde(default, skip_serializing_if = "Option::is_none")]

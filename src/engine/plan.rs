@@ -13,7 +13,7 @@ use super::target::tape::catalogue::TapeConfig;
 use super::test_kind::TestKind;
 
 /// The parameters of one run, every value resolved to a number.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct RunParams {
     pub buffers: u32,
     pub block_size: u64,

@@ -13,7 +13,7 @@ use super::geometry::{FsStripe, Geometry};
 const GIT_COMMIT: Option<&str> = option_env!("BACKLAB_GIT_COMMIT");
 
 /// The machine and software a campaign was measured with.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Provenance {
     pub hostname: String,
     /// `uname -sr`: the kernel's name and release.
@@ -28,10 +28,11 @@ pub struct Provenance {
 }
 
 /// One path a campaign read or wrote, and the storage under it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Place {
     /// `source` or `target`.
     pub role: String,
+    #[schema(value_type = String)]
     pub path: PathBuf,
     /// The file system type (`ext4`, `xfs`, `tmpfs`), from the mount table.
     pub fs_type: Option<String>,

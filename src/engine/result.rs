@@ -8,7 +8,7 @@ use super::test_kind::TestKind;
 pub use super::validity::{Flag, FlagCode, Validity};
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     Done,
@@ -17,7 +17,7 @@ pub enum RunStatus {
 }
 
 /// The measured result of one run.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct RunResult {
     pub test: TestKind,
     pub params: RunParams,
@@ -123,7 +123,7 @@ impl RunResult {
 }
 
 /// How one client's part of a network backup ended.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ClientStatus {
     Done,
@@ -141,7 +141,7 @@ impl ClientStatus {
 }
 
 /// What one client of a network backup delivered, measured by the lab on the run's clock.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct ClientFigures {
     pub name: String,
     pub streams: u32,
@@ -203,7 +203,7 @@ impl RunResult {
 }
 
 /// What a restore read its image from, and what it cost besides moving the data.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct RestoreFigures {
     /// The medium the image was read from, in a few words: `emulated LTO-4 drive`.
     pub from: String,
@@ -218,7 +218,7 @@ pub struct RestoreFigures {
 }
 
 /// What an emulated striped volume reports about a run: always marked emulated.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct StripedFigures {
     /// Always true: these figures come from a model, not a volume.
     pub emulated: bool,
@@ -242,7 +242,7 @@ pub struct StripedFigures {
 }
 
 /// What emulated tape drives report about a run: always marked emulated.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct TapeFigures {
     /// Always true: these figures come from a model, not a drive.
     pub emulated: bool,
@@ -275,7 +275,7 @@ pub struct TapeFigures {
 }
 
 /// CPU use over the run, both as a percentage of all CPUs of the machine.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct CpuFigures {
     /// This process (getrusage).
     pub process_pct: f64,
@@ -284,7 +284,7 @@ pub struct CpuFigures {
 }
 
 /// Where the pipeline's threads spent their time, as shares of `threads × wall`.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct StageFigures {
     /// Readers inside source I/O.
     pub reader_busy_pct: f64,
@@ -299,7 +299,7 @@ pub struct StageFigures {
 }
 
 /// Percentiles of I/O call latency in microseconds.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct LatencyFigures {
     pub p50: u64,
     pub p99: u64,
@@ -307,7 +307,7 @@ pub struct LatencyFigures {
 }
 
 /// Throughput over one short interval of a run.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Sample {
     /// Seconds since the run started, at the end of the interval.
     pub t: f64,

@@ -16,7 +16,7 @@ pub const MIN_STEADY_SHARE: f64 = 0.5;
 pub const BUCKET_S: f64 = 0.5;
 
 /// The steady part of a run and what it measured.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct SteadyFigures {
     /// Mean throughput over the steady window, MB/s.
     pub mb_per_s: f64,

@@ -15,7 +15,7 @@ use super::reduction::{self, SOURCE_SCAN_BYTES, SourceReduction};
 const SURVEY_AVG_CHUNK: u32 = 64 << 10;
 
 /// How big the source is and whether it shares a device with the target.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Survey {
     /// Bytes in the source's regular files (the generated size for generated data).
     pub source_bytes: u64,

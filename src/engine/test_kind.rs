@@ -6,7 +6,19 @@ use serde::{Deserialize, Serialize};
 
 /// The tests: the five local ones of the bottleneck method, in table order, then the network
 /// backup.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum TestKind {
     /// Generated data into the target: the target's ceiling.

@@ -26,7 +26,19 @@ pub const MIN_DRIVE_CYCLES: f64 = 3.0;
 pub const DRIVE_BUFFERS: f64 = 4.0;
 
 /// Why a figure cannot be trusted.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Serialize,
+    Deserialize,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum FlagCode {
     TooShort,
@@ -143,14 +155,14 @@ impl FlagCode {
 }
 
 /// One reason a figure may mislead, with the evidence.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Flag {
     pub code: FlagCode,
     pub detail: String,
 }
 
 /// The judgement of one run: valid when no flag is raised.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Validity {
     pub valid: bool,
     pub flags: Vec<Flag>,

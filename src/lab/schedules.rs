@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{Lab, LabError, MAX_PAGE, parse_body, read_json};
-use crate::clock::{format_ms, now_ms};
+use crate::clock::{calendar_ms, format_ms};
 use crate::field_errors::FieldErrors;
 use crate::schedule::{self, Pattern};
 use crate::spec::CampaignSpec;
@@ -124,7 +124,7 @@ impl Lab {
         let (Some(pattern), Some(spec), true) = (pattern, spec, errors.is_empty()) else {
             return Err(LabError::Invalid(errors));
         };
-        let now = now_ms();
+        let now = calendar_ms();
         let record = ScheduleRecord {
             id: crate::ids::campaign_id(),
             // Unnamed, it goes by its spec's name, else by its pattern.
@@ -240,7 +240,7 @@ impl Lab {
         if (resumed || change.cron.is_some())
             && let Some(pattern) = pattern
         {
-            record.next_ms = pattern.next_after(now_ms()).unwrap_or(i64::MAX);
+            record.next_ms = pattern.next_after(calendar_ms()).unwrap_or(i64::MAX);
         }
         if !self.store.update_schedule(&record).await? {
             return Err(no_schedule(id));
@@ -260,7 +260,7 @@ impl Lab {
     /// too long past. Returns how many occurrences it fired (their campaigns are queued in the
     /// background).
     pub async fn fire_due_schedules(self: &Arc<Self>) -> usize {
-        let now = now_ms();
+        let now = calendar_ms();
         let due = match self.store.schedules_due(now).await {
             Ok(due) => due,
             Err(error) => {

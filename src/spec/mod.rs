@@ -7,12 +7,14 @@
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 pub mod bounds;
 mod expand;
 pub mod expectation;
 #[cfg(test)]
 pub(crate) mod field_names;
+pub mod schema;
 mod strict;
 
 mod validate;
@@ -53,69 +55,98 @@ pub const DEFAULT_CLIENTS: u32 = 2;
 /// Streams per client of a network backup unless the campaign says (seed 000: two each).
 pub const DEFAULT_CLIENT_STREAMS: u32 = 2;
 
-/// A campaign as submitted: a source, a target, tests, parameters, an optional matrix.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+/// A campaign: what is backed up, where to, which tests, with which parameters, and an
+/// optional matrix of parameter values whose every combination runs.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({
+    "name": "nightly",
+    "source": {"generated": {"size": "8M", "compress_ratio": 2.0}},
+    "target": {"kind": "null"},
+    "params": {"buffers": 16, "block_size": "1M", "duration_s": 1}
+}))]
 pub struct CampaignSpec {
+    /// A name to recognise the campaign by.
     #[serde(default)]
+    #[schema(max_length = 200)]
     pub name: String,
     pub source: SourceSpec,
     pub target: TargetSpec,
+    /// The tests to run; by default the five local tests of the bottleneck method.
     #[serde(default = "bottleneck_test_names")]
+    #[schema(schema_with = schema::tests_schema)]
     pub tests: Vec<String>,
     #[serde(default)]
     pub params: ParamsSpec,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matrix: Option<MatrixSpec>,
+    /// How many times each run is repeated.
     #[serde(default = "one")]
+    #[schema(minimum = 1, maximum = 100, default = 1)]
     pub repeat: u32,
-    /// The lab host that runs the campaign, on a database labs share; the one that received
-    /// it when not given (and then filled in).
+    /// The lab host that runs the campaign, one of `GET /api/hosts` that is alive; by default
+    /// the one receiving it (and then written into the stored spec).
+    // The pattern is schema::NAME_PATTERN, spelled out: the attribute takes a literal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
     pub host: Option<String>,
-    /// The series the campaign's figures join: campaigns naming the same series are watched
-    /// as one history even when their specs differ (a schedule whose spec was edited). Without
-    /// it, campaigns of the same spec (name aside) form the series.
+    /// The series the campaign's figures join (`/api/series/{series}`): campaigns naming the
+    /// same one are watched as one history even when their specs differ. By default campaigns
+    /// of the same spec, name aside, form a series of their own, keyed `spec-…`, a prefix a
+    /// named series may not take.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
     pub series: Option<String>,
 }
 
-/// What is backed up: paths (each one "file system") or generated data; for a network backup,
-/// optionally read by named agents on their own hosts.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+/// What is backed up: `paths` (each one a file system) or `generated` data, not both; for a
+/// network backup, `agents` read it on their own hosts (alone, they send generated data of
+/// `params.size`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SourceSpec {
+    /// Directories or files, under the lab's `--allow-source` roots.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = schema::paths_schema)]
     pub paths: Option<Vec<PathBuf>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generated: Option<GeneratedSpec>,
     /// Agents that send the network backup, each reading `paths` (on its own host) or
     /// generated data. Without agents the lab starts its own clients on loopback.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = schema::agents_schema)]
     pub agents: Option<Vec<String>>,
 }
 
 /// Data produced at memory speed: a size, how well it compresses and, when given, how much
 /// it repeats itself (vdbench's `dedupratio` and `dedupunit`).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GeneratedSpec {
+    /// Greater than 0.
     pub size: ByteSize,
+    /// 1.0 is incompressible.
     #[serde(default = "default_compress_ratio")]
+    #[schema(minimum = 1.0, maximum = 100.0, default = 2.0)]
     pub compress_ratio: f64,
     /// Units made ÷ distinct units (3.0: one unit in three is new); left out, nothing repeats.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1.0, maximum = 100.0)]
     pub dedup_ratio: Option<f64>,
-    /// The unit that repeats whole (128K unless given; a multiple of 4K, at most 64M).
+    /// The unit that repeats whole: a multiple of 4K, at most 64M (default 128K); needs
+    /// `dedup_ratio`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedup_unit: Option<ByteSize>,
-    /// Successive full backups of the dataset (1 to 30): the target tests run once per
-    /// generation, each sending the dataset as changed since the one before.
+    /// Full backups of the dataset, one after another (1 to 30): the target tests
+    /// (`tape_write`, `full_backup`) run once per generation, each generation the one before
+    /// with `change_rate` of its distinct units changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 30)]
     pub generations: Option<u32>,
-    /// The share of the dataset's distinct units each generation after the first changes
-    /// (0.0 to 1.0; 0.05 unless given).
+    /// The share of distinct units each generation after the first changes (default 0.05);
+    /// needs `generations` of 2 or more.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0.0, maximum = 1.0)]
     pub change_rate: Option<f64>,
 }
 
@@ -159,23 +190,43 @@ impl TargetSpec {
     }
 }
 
-/// Parameters as written; every field has a default.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+/// Parameters; every one has a default. `buffers` × `block_size` is at most 4G.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ToSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ParamsSpec {
+    /// Blocks in the ring between readers and writers.
+    #[schema(minimum = 1, maximum = 1024, default = 32)]
     pub buffers: u32,
+    /// 512 bytes to 64M; a multiple of 4096 when `direct` is true.
+    #[schema(default = "256K")]
     pub block_size: ByteSize,
+    /// Parallel streams (per client, for a network backup); by default one per source path,
+    /// at least 4 (2 per client for a network backup).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 256)]
     pub streams: Option<u32>,
+    /// Read and write with O_DIRECT.
+    #[schema(default = false)]
     pub direct: bool,
+    /// Drop the source from the page cache before each run.
+    #[schema(default = true)]
     pub cold_cache: bool,
+    /// Make the target durable before a run's clock stops.
+    #[schema(default = true)]
     pub fsync: bool,
-    /// How well the target test's generated data compresses; left out, the target test
-    /// writes data as compressible as the source's, measured on a sample of it.
+    /// How well the target test's generated data compresses; 1.0 is incompressible. Left
+    /// out, the target test writes data as compressible as the source's (2.0 for a generated
+    /// source).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1.0, maximum = 100.0)]
     pub compress_ratio: Option<f64>,
+    /// Bytes each run moves at most (within the lab's `--max-size`); greater than 0.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<ByteSize>,
+    /// Seconds each run lasts at most (within the lab's `--max-duration`), or `"auto"`: the
+    /// run is time-based and ends once its throughput is steady, after at least 6 s and at
+    /// most 60 s. Left out: `"auto"` for a source of paths or agents without `size`; a 60 s
+    /// cap for a run whose data sets its length (`size`, or generated data).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_s: Option<DurationInput>,
     /// Run for the whole duration, reading a small source again until it is up (fio's
@@ -186,12 +237,15 @@ pub struct ParamsSpec {
     pub time_based: Option<bool>,
     /// What-if: each stream reads at most this fast (MB/s).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0.1, maximum = 1_000_000.0)]
     pub source_rate_mb_s: Option<f64>,
-    /// Network backup: how many clients send at once.
+    /// Network backup: clients sending at once; clients × streams is at most 256.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 64)]
     pub clients: Option<u32>,
     /// Network backup what-if: each client's link carries at most this much (MB/s).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0.1, maximum = 1_000_000.0)]
     pub link_mb_s: Option<f64>,
 }
 
@@ -215,24 +269,31 @@ impl Default for ParamsSpec {
     }
 }
 
-/// Lists of parameter values; the campaign runs every combination.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+/// Lists of parameter values; the campaign runs every combination (at most 1000 runs with
+/// the tests and repeats).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MatrixSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = schema::matrix_buffers_schema)]
     pub buffers: Option<Vec<u32>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = schema::matrix_block_size_schema)]
     pub block_size: Option<Vec<ByteSize>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = schema::matrix_streams_schema)]
     pub streams: Option<Vec<u32>>,
     /// Network backup only: client counts to sweep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = schema::matrix_clients_schema)]
     pub clients: Option<Vec<u32>>,
     /// Object-store target only: part sizes of its multipart uploads to sweep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = schema::matrix_part_size_schema)]
     pub part_size: Option<Vec<ByteSize>>,
     /// Object-store target only: parts in flight per stream to sweep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = schema::matrix_concurrency_schema)]
     pub concurrency: Option<Vec<u32>>,
     /// How the combinations are explored: all of them (the default), or a search that runs
     /// only those that decide which is best.
@@ -240,8 +301,11 @@ pub struct MatrixSpec {
     pub search: Option<SearchSpec>,
 }
 
-/// How a matrix is explored.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+/// How a matrix is explored: `full` runs every point `repeat` times; `adaptive` runs the
+/// points that decide which is best (a coordinate search from a seeded start), repeats the
+/// leaders up to `repeat` times until the best stands out of their noise by the rule
+/// `/compare` uses, and stops then, when none can, or when its budget is spent.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchSpec {
     #[serde(default)]
@@ -249,6 +313,7 @@ pub struct SearchSpec {
     /// Most runs the search may queue (all tests, repeats and generations counted); 40 % of
     /// the full sweep's, rounded down, when not given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1)]
     pub budget_runs: Option<u32>,
     /// Chooses where the search starts: searches of different seeds start at different
     /// points. 0 when not given.
@@ -256,8 +321,9 @@ pub struct SearchSpec {
     pub seed: Option<u64>,
 }
 
-/// Every point of the matrix, `repeat` times each; or an adaptive search over them.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+/// `full` (the default): every point of the matrix, `repeat` times each; or `adaptive`: a
+/// search over them.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SearchStrategy {
     #[default]

@@ -1,14 +1,14 @@
 //! Every chart renders for an empty, a one-run and a 500-run campaign, and is well-formed SVG.
 
 use backlab::analysis;
-use backlab::charts::{self, Width};
 use backlab::engine::result::{
     CpuFigures, LatencyFigures, RunResult, RunStatus, Sample, StageFigures,
 };
-use backlab::lab::run_entries;
+use backlab::lab::{run_entries, run_views};
 use backlab::matrix;
 use backlab::spec::{RunParams, TestKind};
 use backlab::store::{RunRecord, RunState};
+use backlab::views::charts::{self, Width};
 
 use crate::support::fixtures::run_params;
 
@@ -138,11 +138,11 @@ fn charts_at(runs: &[RunRecord], width: Width) -> Vec<(String, String)> {
         ),
         (
             "throughput".into(),
-            charts::throughput_chart(runs, width).expect("throughput chart"),
+            charts::throughput_chart(&run_views(runs), width).expect("throughput chart"),
         ),
         (
             "stages".into(),
-            charts::stages_chart(runs, &points, width).expect("stages chart"),
+            charts::stages_chart(&run_views(runs), &points, width).expect("stages chart"),
         ),
         (
             "matrix".into(),
@@ -417,7 +417,8 @@ fn throughput_panels_shade_the_steady_window_and_name_cut_runs() {
     }
     let mut cut = run(1, TestKind::ReadParallel, 32, 256 << 10, 4);
     cut.status = RunState::Cancelled;
-    let svg = charts::throughput_chart(&[steady, cut], Width::Wide).expect("throughput");
+    let svg =
+        charts::throughput_chart(&run_views(&[steady, cut]), Width::Wide).expect("throughput");
     let doc = check_svg("throughput", &svg);
     let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).collect();
     assert!(
@@ -475,7 +476,7 @@ fn charts_label_in_11_px_or_more_and_draw_every_run() {
     mixed.extend((1..15).map(|i| run(i, TestKind::ReadParallel, 8, 64 << 10, 1)));
     mixed.push(run(15, TestKind::FullBackup, 8, 64 << 10, 1));
     for width in [Width::Wide, Width::Narrow] {
-        let svg = charts::throughput_chart(&mixed, width).expect("throughput");
+        let svg = charts::throughput_chart(&run_views(&mixed), width).expect("throughput");
         let doc = check_svg("throughput", &svg);
         // A caption is a text node inside its text element: each title once.
         let mut titles: Vec<&str> = doc
@@ -562,4 +563,143 @@ fn the_heat_map_shades_noise_alike_and_writes_one_decimal() {
     }
     let apart = cell_shades(&sweep([200.0, 230.0, 260.0, 290.0]));
     assert!(spread(&apart) > 0.95, "{apart:?}");
+}
+
+/// A series line of `n` campaigns at about 200 MB/s, the third not valid.
+fn series_line(n: usize) -> charts::SeriesLine {
+    charts::SeriesLine {
+        label: "Full backup, parallel".into(),
+        campaigns: n,
+        points: (1..=n)
+            .map(|number| {
+                let mb_per_s = if number > n / 2 { 140.0 } else { 200.0 } + number as f64;
+                charts::SeriesMark {
+                    number,
+                    campaign: format!("c{number}"),
+                    mb_per_s,
+                    min: mb_per_s - 5.0,
+                    max: mb_per_s + 5.0,
+                    runs: 3,
+                    valid: number != 3,
+                }
+            })
+            .collect(),
+        changes: vec![charts::ChangeMark {
+            first_number: n / 2 + 1,
+            first_campaign: format!("c{}", n / 2 + 1),
+            slower: true,
+            words: "30 % slower from campaign 6".into(),
+        }],
+        references: vec![charts::ReferenceMark {
+            number: 2,
+            campaign: "c2".into(),
+            tool: "fio".into(),
+            job: "fio-<seq> & \"write\"".into(),
+            mb_per_s: 250.0,
+            conditions: vec!["bs 1M".into()],
+        }],
+    }
+}
+
+/// The series chart is drawn with plotters like the others: every point a link to its
+/// campaign, hollow and classed `invalid` when not valid, higher on the chart when faster;
+/// the change a dashed line linked to where it begins; another tool's figure a diamond whose
+/// name (whatever it holds) stays text.
+#[test]
+fn the_series_chart_links_each_point_and_marks_changes_and_references() {
+    let line = series_line(10);
+    let svg = charts::series_chart(&line).expect("series chart");
+    let doc = check_svg("series", &svg);
+    assert_eq!(
+        doc.root_element().attribute("class"),
+        Some("series-chart"),
+        "{svg}"
+    );
+    let links: Vec<roxmltree::Node<'_, '_>> = doc
+        .descendants()
+        .filter(|n| n.tag_name().name() == "a")
+        .collect();
+    let href = |n: &roxmltree::Node<'_, '_>| n.attribute("href").unwrap_or_default().to_string();
+    for number in 1..=10 {
+        assert!(
+            links
+                .iter()
+                .any(|a| href(a) == format!("/campaigns/c{number}")),
+            "campaign {number} linked"
+        );
+    }
+    let dots: Vec<roxmltree::Node<'_, '_>> = doc
+        .descendants()
+        .filter(|n| n.tag_name().name() == "circle" && n.attribute("class").is_some())
+        .collect();
+    assert_eq!(dots.len(), 10, "a dot per campaign");
+    let invalid: Vec<_> = dots
+        .iter()
+        .filter(|n| n.attribute("class") == Some("invalid"))
+        .collect();
+    assert_eq!(invalid.len(), 1, "the third is not valid");
+    let y = |n: &roxmltree::Node<'_, '_>| {
+        n.attribute("cy")
+            .and_then(|y| y.parse::<f64>().ok())
+            .unwrap_or(f64::NAN)
+    };
+    let x = |n: &roxmltree::Node<'_, '_>| {
+        n.attribute("cx")
+            .and_then(|x| x.parse::<f64>().ok())
+            .unwrap_or(f64::NAN)
+    };
+    // Campaigns left to right; the slower second half lower on the chart.
+    assert!(dots.windows(2).all(|pair| x(&pair[0]) < x(&pair[1])));
+    assert!(y(&dots[9]) > y(&dots[0]), "140 MB/s below 200 MB/s");
+    // The hollow dot plotters drew: white inside, at the invalid point's place.
+    let hollow = doc.descendants().any(|n| {
+        n.tag_name().name() == "circle"
+            && n.attribute("fill") == Some("#FFFFFF")
+            && n.attribute("cx").and_then(|v| v.parse::<f64>().ok()) == Some(x(invalid[0]))
+    });
+    assert!(hollow, "the invalid point drawn hollow: {svg}");
+    let change = doc
+        .descendants()
+        .find(|n| {
+            n.attribute("class")
+                .is_some_and(|c| c.starts_with("change-mark"))
+        })
+        .expect("the change on the chart");
+    assert_eq!(change.attribute("class"), Some("change-mark slower"));
+    assert!(
+        x(&dots[4])
+            < change
+                .attribute("x1")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0.0)
+            && change
+                .attribute("x1")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0.0)
+                < x(&dots[5]),
+        "the change between campaigns 5 and 6"
+    );
+    let reference = doc
+        .descendants()
+        .find(|n| n.attribute("class") == Some("reference-mark"))
+        .expect("the diamond");
+    let title: String = reference.descendants().filter_map(|n| n.text()).collect();
+    assert!(
+        title.contains("fio-<seq> & \"write\"") && title.contains("250.0 MB/s"),
+        "{title}"
+    );
+    // The axes: MB/s up from 0, campaigns 1 to 10 along.
+    let text: Vec<&str> = doc
+        .descendants()
+        .filter_map(|n| n.text())
+        .map(str::trim)
+        .collect();
+    for label in ["MB/s", "0", "200", "1", "10"] {
+        assert!(text.contains(&label), "{label} on an axis: {text:?}");
+    }
+    std::fs::write(
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("series-chart.svg"),
+        &svg,
+    )
+    .expect("the chart kept for a look");
 }

@@ -1,9 +1,9 @@
-//! The store's operations, the same on a SQLite file and on a real PostgreSQL (a throwaway
-//! cluster per test): a campaign's life from submission to deletion, the list and its filters,
-//! the previous campaign of a spec, recovery after a crash, the figures for `/metrics`, the
-//! documents it keeps for the layers above (a judgement, and what the lab makes of one kept
-//! under other rules); and on PostgreSQL, two stores (two lab hosts) claiming from one queue at
-//! once never take a run twice.
+//! The store's operations, the same on a SQLite file and on a real PostgreSQL (a database per
+//! test on the binary's throwaway cluster): a campaign's life from submission to deletion, the
+//! list and its filters, the previous campaign of a spec, recovery after a crash, the figures
+//! for `/metrics`, the documents it keeps for the layers above (a judgement, and what the lab
+//! makes of one kept under other rules); and on PostgreSQL, two stores (two lab hosts) claiming
+//! from one queue at once never take a run twice.
 
 use std::collections::HashSet;
 
@@ -486,7 +486,7 @@ async fn a_cancel_outlives_a_crash_on_sqlite() {
 
 #[tokio::test]
 async fn a_cancel_outlives_a_crash_on_postgres() {
-    let cluster = Postgres::start();
+    let cluster = Postgres::database();
     let store = Store::open(&Location::Postgres(cluster.url.clone()))
         .await
         .expect("open");
@@ -574,7 +574,7 @@ async fn a_campaigns_life_on_sqlite() {
 
 #[tokio::test]
 async fn a_campaigns_life_on_postgres() {
-    let cluster = Postgres::start();
+    let cluster = Postgres::database();
     let location = Location::Postgres(cluster.url.clone());
     let store = Store::open(&location).await.expect("open");
     assert_eq!(store.backend(), Backend::Postgres);
@@ -590,7 +590,7 @@ async fn a_campaigns_life_on_postgres() {
 async fn two_hosts_claiming_at_once_never_take_a_run_twice() {
     const RUNS: usize = 300;
     const HOSTS: [&str; 2] = ["lab-a", "lab-b"];
-    let cluster = Postgres::start();
+    let cluster = Postgres::database();
     let location = Location::Postgres(cluster.url.clone());
     let stores = [
         Store::open(&location).await.expect("host a"),
@@ -644,7 +644,7 @@ async fn two_hosts_claiming_at_once_never_take_a_run_twice() {
 /// and the run's next attempt finishes it.
 #[tokio::test]
 async fn a_lapsed_lease_sends_the_run_back_to_its_own_host() {
-    let cluster = Postgres::start();
+    let cluster = Postgres::database();
     let location = Location::Postgres(cluster.url.clone());
     let (a, b) = (
         Store::open(&location).await.expect("host a"),

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use backlab::analysis::{Advice, Component, Finding, Verdict};
 use backlab::engine::validity::FlagCode;
-use backlab::report::CampaignReport;
 use backlab::spec::TestKind;
+use backlab::views::report::CampaignReport;
 
 use crate::support::{Alone, backlab, scratch};
 

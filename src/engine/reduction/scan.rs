@@ -12,7 +12,7 @@ use std::io::{self, Read};
 use serde::{Deserialize, Serialize};
 
 /// The chunker's sizes: FastCDC's minimum and maximum around an average.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ChunkSizes {
     pub min: u32,
     pub avg: u32,
@@ -51,7 +51,7 @@ pub struct ReductionScan {
 }
 
 /// What a scan found.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ReductionEstimate {
     /// Bytes scanned.
     pub logical_bytes: u64,

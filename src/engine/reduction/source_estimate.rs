@@ -17,7 +17,7 @@ use crate::size::format_bytes;
 pub const SOURCE_SCAN_BYTES: u64 = 4 << 30;
 
 /// How well a source reduces, and how much of it the estimate read.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct SourceReduction {
     pub estimate: ReductionEstimate,
     /// Bytes of the source read.

@@ -92,7 +92,7 @@ impl UnitsMade {
 }
 
 /// The dedup ratio generated data achieved, counted as it was made.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct GeneratedDedup {
     /// The ratio asked for, and the one made: units ÷ new units.
     pub asked: f64,
@@ -107,7 +107,7 @@ pub struct GeneratedDedup {
 }
 
 /// One generation of a dataset as it was made.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct GenerationMade {
     pub generation: u32,
     pub of: u32,

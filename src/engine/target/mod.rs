@@ -262,7 +262,7 @@ pub type Settings = serde_json::Map<String, serde_json::Value>;
 
 /// The kinds of target a campaign may name. Each is one module below; adding one is a
 /// variant here, its line in `plan` and its line in `TargetPlan::target`.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, utoipa::ToSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum TargetKind {
     /// Files the lab creates under a directory and removes afterwards.

@@ -12,12 +12,13 @@ use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::schema;
 use super::views::{CampaignBody, CampaignListBody, PlannedBody, SubmittedBody};
+use super::wire::{BottleneckBody, CancelledBody};
 use crate::http::AppState;
 use crate::http::error::{ApiError, ErrorBody};
-use crate::report;
+use crate::spec::CampaignSpec;
 use crate::store::RunState;
+use crate::views::report;
 
 /// Adds this resource's routes.
 pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState> {
@@ -37,10 +38,10 @@ pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState>
 #[utoipa::path(
     post, path = "/api/campaigns", tag = "campaigns",
     params(CreateQuery),
-    request_body(content = schema::CampaignSpecSchema, description = "A campaign spec", content_type = "application/json"),
+    request_body(content = CampaignSpec, description = "A campaign spec", content_type = "application/json"),
     responses(
-        (status = 200, description = "A dry run: the plan, its expected duration and its warnings; nothing queued", body = schema::PlannedSchema),
-        (status = 201, description = "Queued; `Location` names the campaign", body = schema::SubmittedSchema,
+        (status = 200, description = "A dry run: the plan, its expected duration and its warnings; nothing queued", body = PlannedBody),
+        (status = 201, description = "Queued; `Location` names the campaign", body = SubmittedBody,
             headers(("Location" = String, description = "The campaign's API path")),
             links(
                 ("get" = (operation_id = "get_campaign", parameters(("id" = "$response.body#/id")))),
@@ -111,7 +112,7 @@ struct ListQuery {
 #[utoipa::path(
     get, path = "/api/campaigns", tag = "campaigns", params(ListQuery),
     responses(
-        (status = 200, description = "A page of campaigns", body = serde_json::Value),
+        (status = 200, description = "A page of campaigns", body = CampaignListBody),
         (status = 400, description = "Bad query", body = ErrorBody),
         (status = 422, description = "Unknown status or `before`", body = ErrorBody),
     )
@@ -162,7 +163,7 @@ async fn list_campaigns(
     get, path = "/api/campaigns/{id}", tag = "campaigns",
     params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),
     responses(
-        (status = 200, description = "The campaign", body = serde_json::Value),
+        (status = 200, description = "The campaign", body = CampaignBody),
         (status = 404, description = "No such campaign", body = ErrorBody),
     )
 )]
@@ -198,7 +199,7 @@ async fn delete_campaign(
     get, path = "/api/campaigns/{id}/bottleneck", tag = "campaigns",
     params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),
     responses(
-        (status = 200, description = "Campaign, runs and the `bottleneck` verdict", body = serde_json::Value),
+        (status = 200, description = "Campaign, runs and the `bottleneck` verdict", body = BottleneckBody),
         (status = 404, description = "No such campaign", body = ErrorBody),
     )
 )]
@@ -206,7 +207,8 @@ async fn get_bottleneck(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    Ok(Json(state.lab.report(&id).await?).into_response())
+    let report = state.lab.report(&id).await?;
+    Ok(Json(BottleneckBody::from(&report)).into_response())
 }
 
 /// One row per run, every figure a column.
@@ -223,7 +225,8 @@ async fn get_results_csv(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let view = state.lab.campaign(&id).await?;
-    let csv = report::runs_csv(&view.campaign.id, &view.runs, &view.points).map_err(|error| {
+    let runs = crate::lab::run_views(&view.runs);
+    let csv = report::runs_csv(&view.campaign.id, &runs, &view.points).map_err(|error| {
         ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("cannot write CSV: {error}"),
@@ -240,7 +243,7 @@ async fn get_results_csv(
     post, path = "/api/campaigns/{id}/cancel", tag = "campaigns",
     params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),
     responses(
-        (status = 202, description = "Cancelling; the answer gives the status now", body = serde_json::Value),
+        (status = 202, description = "Cancelling; the answer gives the status now", body = CancelledBody),
         (status = 401, description = "Token missing or wrong", body = ErrorBody),
         (status = 404, description = "No such campaign", body = ErrorBody),
     )
@@ -252,7 +255,7 @@ async fn cancel_campaign(
     let status = state.lab.cancel(&id).await?;
     Ok((
         StatusCode::ACCEPTED,
-        Json(serde_json::json!({ "id": id, "status": status })),
+        Json(CancelledBody { id: &id, status }),
     )
         .into_response())
 }
@@ -262,7 +265,7 @@ async fn cancel_campaign(
     post, path = "/api/campaigns/{id}/rerun", tag = "campaigns",
     params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),
     responses(
-        (status = 201, description = "Queued", body = schema::SubmittedSchema,
+        (status = 201, description = "Queued", body = SubmittedBody,
             headers(("Location" = String, description = "The new campaign's API path")),
             links(
                 ("get" = (operation_id = "get_campaign", parameters(("id" = "$response.body#/id")))),

@@ -10,7 +10,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::schema;
+use super::requests;
 use crate::http::AppState;
 use crate::http::error::{ApiError, ErrorBody};
 use crate::lab::events::LabEvent;
@@ -27,7 +27,7 @@ pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState>
     get, path = "/api/campaigns/{id}/events", tag = "campaigns",
     params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),
     responses(
-        (status = 200, description = "An event stream", content_type = "text/event-stream", body = schema::EventSchema),
+        (status = 200, description = "An event stream", content_type = "text/event-stream", body = requests::EventBody),
         (status = 404, description = "No such campaign", body = ErrorBody),
     )
 )]

@@ -1,6 +1,7 @@
 //! The REST API: one module per resource, each adding its routes; the OpenAPI document is
-//! generated from their `#[utoipa::path]` annotations, the campaign spec's schema described in
-//! `schema`.
+//! generated from their `#[utoipa::path]` annotations and the derives on what they take and
+//! answer: the campaign spec's own types (`crate::spec`), the answers' wire types (`views`,
+//! `wire`) and the few request bodies only the lab reads (`requests`).
 
 mod agents;
 mod campaigns;
@@ -8,11 +9,14 @@ mod events;
 mod hosts;
 mod page;
 mod references;
+mod requests;
 mod schedules;
-mod schema;
 mod series;
 mod service;
+#[cfg(test)]
+mod tests;
 pub(crate) mod views;
+mod wire;
 
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;

@@ -10,6 +10,7 @@ use axum::response::{IntoResponse, Response};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::wire::ReferenceBody;
 use crate::http::AppState;
 use crate::http::error::{ApiError, ErrorBody};
 
@@ -25,9 +26,9 @@ pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState>
 #[utoipa::path(
     post, path = "/api/campaigns/{id}/references", tag = "campaigns",
     params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),
-    request_body(content = super::schema::ReferenceImport, description = "tool and result", content_type = "application/json"),
+    request_body(content = super::requests::ReferenceImport, description = "tool and result", content_type = "application/json"),
     responses(
-        (status = 201, description = "The campaign's references", body = serde_json::Value),
+        (status = 201, description = "The campaign's references", body = Vec<ReferenceBody>),
         (status = 400, description = "The body is not JSON", body = ErrorBody),
         (status = 401, description = "Token missing or wrong", body = ErrorBody),
         (status = 404, description = "No such campaign", body = ErrorBody),
@@ -43,7 +44,8 @@ async fn import_references(
     let references = state.lab.import_references(&id, &body?).await?;
     // The report shows them: a kept page of it is stale now.
     state.pages.forget(&id);
-    Ok((StatusCode::CREATED, Json(references)).into_response())
+    let body: Vec<ReferenceBody> = references.iter().map(ReferenceBody::from).collect();
+    Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 
 /// The reference figures kept with the campaign.
@@ -51,7 +53,7 @@ async fn import_references(
     get, path = "/api/campaigns/{id}/references", tag = "campaigns",
     params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),
     responses(
-        (status = 200, description = "The campaign's references", body = serde_json::Value),
+        (status = 200, description = "The campaign's references", body = Vec<ReferenceBody>),
         (status = 404, description = "No such campaign", body = ErrorBody),
     )
 )]
@@ -59,5 +61,7 @@ async fn list_references(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    Ok(Json(state.lab.references(&id).await?).into_response())
+    let references = state.lab.references(&id).await?;
+    let body: Vec<ReferenceBody> = references.iter().map(ReferenceBody::from).collect();
+    Ok(Json(body).into_response())
 }

@@ -12,6 +12,7 @@ use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::wire::{ScheduleBody, ScheduleListBody};
 use crate::http::AppState;
 use crate::http::error::{ApiError, ErrorBody};
 
@@ -29,9 +30,9 @@ pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState>
 /// passed while no lab could fire them are counted as missed, never fired late.
 #[utoipa::path(
     post, path = "/api/schedules", tag = "schedules",
-    request_body(content = super::schema::NewScheduleSchema, description = "cron, spec, and optionally name and paused", content_type = "application/json"),
+    request_body(content = super::requests::NewScheduleRequest, description = "cron, spec, and optionally name and paused", content_type = "application/json"),
     responses(
-        (status = 201, description = "Created; `Location` names it", body = serde_json::Value),
+        (status = 201, description = "Created; `Location` names it", body = ScheduleBody),
         (status = 400, description = "The body is not JSON (or not UTF-8)", body = ErrorBody),
         (status = 401, description = "Token missing or wrong", body = ErrorBody),
         (status = 409, description = "The lab keeps as many schedules as it may", body = ErrorBody),
@@ -43,7 +44,7 @@ async fn create_schedule(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let schedule = state.lab.create_schedule(&body?).await?;
-    let mut response = (StatusCode::CREATED, Json(&schedule)).into_response();
+    let mut response = (StatusCode::CREATED, Json(ScheduleBody::from(&schedule))).into_response();
     if let Ok(value) = HeaderValue::from_str(&schedule.url) {
         response.headers_mut().insert(header::LOCATION, value);
     }
@@ -66,7 +67,7 @@ struct ListQuery {
 #[utoipa::path(
     get, path = "/api/schedules", tag = "schedules", params(ListQuery),
     responses(
-        (status = 200, description = "A page of schedules", body = serde_json::Value),
+        (status = 200, description = "A page of schedules", body = ScheduleListBody),
         (status = 400, description = "Bad query", body = ErrorBody),
         (status = 422, description = "A `limit` out of range or an unknown `after`", body = ErrorBody),
     )
@@ -79,7 +80,7 @@ async fn list_schedules(
     let limit = super::page::page_limit(query.limit)?;
     let page = state.lab.schedules(query.after.as_deref(), limit).await?;
     Ok(super::page::link_next(
-        Json(&page.schedules).into_response(),
+        Json(ScheduleListBody::from(&page)).into_response(),
         "/api/schedules",
         &[],
         limit,
@@ -93,7 +94,7 @@ async fn list_schedules(
     get, path = "/api/schedules/{id}", tag = "schedules",
     params(("id" = String, Path, description = "Schedule id")),
     responses(
-        (status = 200, description = "The schedule", body = serde_json::Value),
+        (status = 200, description = "The schedule", body = ScheduleBody),
         (status = 404, description = "No such schedule", body = ErrorBody),
     )
 )]
@@ -101,7 +102,8 @@ async fn get_schedule(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    Ok(Json(state.lab.schedule(&id).await?).into_response())
+    let schedule = state.lab.schedule(&id).await?;
+    Ok(Json(ScheduleBody::from(&schedule)).into_response())
 }
 
 /// Changes any of a schedule's `name`, `cron`, `spec` and `paused`. A resumed or re-timed
@@ -109,9 +111,9 @@ async fn get_schedule(
 #[utoipa::path(
     patch, path = "/api/schedules/{id}", tag = "schedules",
     params(("id" = String, Path, description = "Schedule id")),
-    request_body(content = super::schema::ScheduleChangeSchema, description = "Any of name, cron, spec, paused", content_type = "application/json"),
+    request_body(content = super::requests::ScheduleChangeRequest, description = "Any of name, cron, spec, paused", content_type = "application/json"),
     responses(
-        (status = 200, description = "The schedule as changed", body = serde_json::Value),
+        (status = 200, description = "The schedule as changed", body = ScheduleBody),
         (status = 400, description = "The body is not JSON (or not UTF-8)", body = ErrorBody),
         (status = 401, description = "Token missing or wrong", body = ErrorBody),
         (status = 404, description = "No such schedule", body = ErrorBody),
@@ -123,7 +125,8 @@ async fn change_schedule(
     Path(id): Path<String>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    Ok(Json(state.lab.change_schedule(&id, &body?).await?).into_response())
+    let schedule = state.lab.change_schedule(&id, &body?).await?;
+    Ok(Json(ScheduleBody::from(&schedule)).into_response())
 }
 
 /// Deletes a schedule; the campaigns it queued stay.

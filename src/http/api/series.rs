@@ -8,6 +8,7 @@ use axum::response::{IntoResponse, Response};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::wire::SeriesBody;
 use crate::http::AppState;
 use crate::http::error::{ApiError, ErrorBody};
 
@@ -25,7 +26,7 @@ pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState>
     get, path = "/api/series/{key}", tag = "series",
     params(("key" = String, Path, description = "The series: the `series` a campaign shows")),
     responses(
-        (status = 200, description = "The series", body = serde_json::Value),
+        (status = 200, description = "The series", body = SeriesBody),
         (status = 404, description = "No such series", body = ErrorBody),
     )
 )]
@@ -34,7 +35,7 @@ async fn get_series(
     Path(key): Path<String>,
 ) -> Result<Response, ApiError> {
     let history = state.lab.series(&key).await?;
-    Ok(Json(history).into_response())
+    Ok(Json(SeriesBody::from(&history)).into_response())
 }
 
 /// A series as CSV: one row per campaign and test.

@@ -7,6 +7,7 @@ use axum::response::{IntoResponse, Response};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::wire::{HealthBody, HealthStatus, OpenApiBody};
 use crate::http::AppState;
 use crate::http::error::ApiError;
 use crate::http::metrics;
@@ -23,7 +24,7 @@ pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState>
 /// This API's OpenAPI document.
 #[utoipa::path(
     get, path = "/api/openapi.json", tag = "service",
-    responses((status = 200, description = "OpenAPI 3.1", body = serde_json::Value))
+    responses((status = 200, description = "OpenAPI 3.1", body = OpenApiBody))
 )]
 async fn get_openapi(State(state): State<AppState>) -> Response {
     (
@@ -40,8 +41,8 @@ async fn get_openapi(State(state): State<AppState>) -> Response {
 #[utoipa::path(
     get, path = "/healthz", tag = "service",
     responses(
-        (status = 200, description = "The lab is serving and its database can be written", body = serde_json::Value),
-        (status = 503, description = "The lab is serving but its database cannot be written (a full disk, say)", body = serde_json::Value)
+        (status = 200, description = "The lab is serving and its database can be written", body = HealthBody),
+        (status = 503, description = "The lab is serving but its database cannot be written (a full disk, say)", body = HealthBody)
     )
 )]
 async fn healthz(State(state): State<AppState>) -> Result<Response, ApiError> {
@@ -55,15 +56,19 @@ async fn healthz(State(state): State<AppState>) -> Result<Response, ApiError> {
     // A lab whose database cannot be written (a full disk) answers but cannot store a result:
     // it says so, and the status tells a load balancer or a monitor.
     let writable = state.lab.database_writable().await;
-    let body = Json(serde_json::json!({
-        "status": if writable.is_ok() { "ok" } else { "degraded" },
-        "database": match &writable {
+    let body = Json(HealthBody {
+        status: if writable.is_ok() {
+            HealthStatus::Ok
+        } else {
+            HealthStatus::Degraded
+        },
+        database: match &writable {
             Ok(()) => "writable".to_string(),
             Err(why) => format!("cannot be written: {why}"),
         },
-        "queued": count(RunState::Queued),
-        "running": count(RunState::Running),
-    }));
+        queued: count(RunState::Queued),
+        running: count(RunState::Running),
+    });
     let status = if writable.is_ok() {
         StatusCode::OK
     } else {

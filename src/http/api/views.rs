@@ -4,26 +4,29 @@
 //! API by accident.
 
 use serde::Serialize;
+use utoipa::ToSchema;
 
+use super::wire::SearchBody;
 use crate::analysis::Headline;
 use crate::analysis::points::Point;
 use crate::engine::result::{RunResult, Sample};
 use crate::lab::{
     CampaignPage, CampaignSummary, CampaignView, HostView, Planned, PlannedRun, Submitted,
 };
-use crate::spec::expectation::Expectation;
+use crate::spec::expectation::{Expectation, PlanWarning};
 use crate::spec::{CampaignSpec, RunParams, TestKind};
 use crate::store::{CampaignStatus, RunRecord, RunState};
 
 /// A campaign accepted and queued.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Submitted)]
 pub struct SubmittedBody<'a> {
     pub id: &'a str,
     pub url: &'a str,
     pub runs: usize,
     /// How long it is expected to take, and what in it cannot give a valid run.
     #[serde(flatten)]
-    pub expectation: &'a Expectation,
+    pub expectation: ExpectationBody<'a>,
 }
 
 impl<'a> From<&'a Submitted> for SubmittedBody<'a> {
@@ -32,22 +35,60 @@ impl<'a> From<&'a Submitted> for SubmittedBody<'a> {
             id: &submitted.id,
             url: &submitted.url,
             runs: submitted.runs,
-            expectation: &submitted.expectation,
+            expectation: ExpectationBody::from(&submitted.expectation),
+        }
+    }
+}
+
+/// How long a campaign is expected to take, and what in it cannot give a valid run.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Expectation)]
+pub struct ExpectationBody<'a> {
+    /// Seconds the campaign is likely to take, run after run (an adaptive search: its
+    /// `likely_runs`).
+    pub expected_s: f64,
+    /// Whether some runs end with their data at a rate not known before they run: then
+    /// `expected_s` is the longest they may take.
+    pub at_most: bool,
+    /// The longest it may take: every run that ends once steady running to its cap (an
+    /// adaptive search: every run of its budget).
+    pub longest_s: f64,
+    /// An adaptive search only: the runs it likely takes before a point stands out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub likely_runs: Option<usize>,
+    /// An adaptive search only: the most runs its budget allows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_runs: Option<usize>,
+    /// Values of the spec that cannot give a valid run, each with what it needs.
+    pub warnings: &'a [PlanWarning],
+}
+
+impl<'a> From<&'a Expectation> for ExpectationBody<'a> {
+    fn from(expectation: &'a Expectation) -> Self {
+        Self {
+            expected_s: expectation.expected_s,
+            at_most: expectation.at_most,
+            longest_s: expectation.longest_s,
+            likely_runs: expectation.search.map(|search| search.likely_runs),
+            budget_runs: expectation.search.map(|search| search.budget_runs),
+            warnings: &expectation.warnings,
         }
     }
 }
 
 /// A dry run's answer: the plan, its expected length and its warnings.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Planned)]
 pub struct PlannedBody<'a> {
     pub runs: usize,
     #[serde(flatten)]
-    pub expectation: &'a Expectation,
+    pub expectation: ExpectationBody<'a>,
     pub plan: Vec<PlannedRunBody<'a>>,
 }
 
 /// One run of a dry run's plan.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = PlannedRun)]
 pub struct PlannedRunBody<'a> {
     pub test: TestKind,
     pub params: &'a RunParams,
@@ -59,7 +100,7 @@ impl<'a> From<&'a Planned> for PlannedBody<'a> {
     fn from(planned: &'a Planned) -> Self {
         Self {
             runs: planned.runs,
-            expectation: &planned.expectation,
+            expectation: ExpectationBody::from(&planned.expectation),
             plan: planned
                 .plan
                 .iter()
@@ -74,7 +115,8 @@ impl<'a> From<&'a Planned> for PlannedBody<'a> {
 }
 
 /// A campaign as a list shows it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = CampaignSummary)]
 pub struct CampaignSummaryBody<'a> {
     pub id: &'a str,
     pub name: &'a str,
@@ -123,7 +165,8 @@ impl<'a> From<&'a CampaignSummary> for CampaignSummaryBody<'a> {
 }
 
 /// A page of campaigns, newest first; `next_before` continues the list.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = CampaignList)]
 pub struct CampaignListBody<'a> {
     pub campaigns: Vec<CampaignSummaryBody<'a>>,
     pub next_before: Option<&'a str>,
@@ -143,7 +186,8 @@ impl<'a> From<&'a CampaignPage> for CampaignListBody<'a> {
 }
 
 /// One run: its place and number, its state and, once finished, its result.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Run)]
 pub struct RunBody<'a> {
     pub id: i64,
     /// Its place in the campaign's plan, from 0.
@@ -184,7 +228,8 @@ impl<'a> From<&'a RunRecord> for RunBody<'a> {
 }
 
 /// A campaign with its spec, its runs and its points, as `GET /api/campaigns/{id}` shows it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Campaign)]
 pub struct CampaignBody<'a> {
     #[serde(flatten)]
     pub campaign: CampaignSummaryBody<'a>,
@@ -194,7 +239,7 @@ pub struct CampaignBody<'a> {
     pub points: &'a [Point],
     /// Its adaptive search: points and runs spent, why it stopped, how sure it is.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub search: Option<&'a crate::lab::SearchReport>,
+    pub search: Option<SearchBody<'a>>,
 }
 
 impl<'a> From<&'a CampaignView> for CampaignBody<'a> {
@@ -204,13 +249,13 @@ impl<'a> From<&'a CampaignView> for CampaignBody<'a> {
             spec: &view.spec,
             runs: view.runs.iter().map(RunBody::from).collect(),
             points: &view.points,
-            search: view.search.as_ref(),
+            search: view.search.as_ref().map(SearchBody::from),
         }
     }
 }
 
 /// A lab host as the API shows it.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[schema(as = HostView)]
 pub struct HostBody {
     pub name: String,

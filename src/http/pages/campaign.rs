@@ -6,14 +6,16 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use serde::Deserialize;
 
-use crate::charts::{Chart, Width};
 use crate::http::AppState;
 use crate::http::cache::CachedPage;
 use crate::lab::{CampaignView, LabError};
+use crate::views::charts::{Chart, Width};
 
 use super::assets::STYLE;
 use super::render::{HTML, SVG, error_page, html, internal, lab_error_page};
-use super::views::{self, CampaignPageView};
+use crate::views::page::{
+    self as views, CampaignPageView, CampaignShown, ChartsShown, SearchShown,
+};
 
 #[derive(Template)]
 #[template(path = "campaign.html")]
@@ -66,13 +68,13 @@ pub(super) async fn campaign(
         .as_ref()
         .is_none_or(|previous| previous.campaign.status.is_final());
     serve_kept(&state, &id, "page", keep, &request, |view| {
-        let mut c = views::campaign_page(view, false).map_err(|e| e.to_string())?;
+        let mut c = views::campaign_page(&shown(view), false).map_err(|e| e.to_string())?;
         c.reruns = reruns;
-        c.previous = previous
-            .as_ref()
-            .map(|previous| views::PreviousView::of(previous, view));
+        c.previous = previous.as_ref().map(|previous| {
+            views::PreviousView::of(&previous.campaign.id, &previous.points, &view.points)
+        });
         c.needs_token = needs_token;
-        c.references = super::references::rows(&references, &view.verdict);
+        c.references = crate::views::page::references::rows(&references, &view.verdict);
         if c.is_final {
             c.series = series;
             c.series_changes = series_changes.iter().map(|change| change.words()).collect();
@@ -117,7 +119,7 @@ pub(super) async fn plan(
         );
     }
     let planner = views::PlannerView::of(
-        &view,
+        &shown(&view),
         Some((
             plan.data.as_deref().unwrap_or_default(),
             plan.window.as_deref().unwrap_or_default(),
@@ -129,6 +131,34 @@ pub(super) async fn plan(
         name: views::display_name(&view.campaign.name),
         planner,
     })
+}
+
+/// The campaign as its page is drawn from it.
+fn shown(view: &CampaignView) -> CampaignShown<'_> {
+    let (expected_by_run, plan_warnings) = view.expectation();
+    CampaignShown {
+        id: &view.campaign.id,
+        name: &view.campaign.name,
+        status: view.campaign.status.id(),
+        is_final: view.campaign.status.is_final(),
+        created: &view.campaign.created,
+        host: view.campaign.host.as_deref(),
+        rerun_of: view.campaign.rerun_of.as_deref(),
+        spec: &view.spec,
+        runs: crate::lab::run_views(&view.runs),
+        points: &view.points,
+        verdict: &view.verdict,
+        provisional: view.provisional,
+        survey: view.survey.as_ref(),
+        search: view.search.as_ref().map(|search| SearchShown {
+            words: search.words(),
+            sureness: &search.sureness,
+            unexplored: &search.unexplored,
+        }),
+        expected_by_run,
+        plan_warnings,
+        expected: view.expected(),
+    }
 }
 
 /// The newest earlier campaign of the same spec, with its runs.
@@ -145,7 +175,7 @@ pub(super) async fn report_download(
     request: HeaderMap,
 ) -> Response {
     serve_kept(&state, &id, "report.html", true, &request, |view| {
-        let c = views::campaign_page(view, true).map_err(|e| e.to_string())?;
+        let c = views::campaign_page(&shown(view), true).map_err(|e| e.to_string())?;
         let body = (CampaignTemplate {
             standalone: true,
             css: STYLE,
@@ -182,7 +212,17 @@ pub(super) async fn chart(
         );
     };
     serve_kept(&state, &id, &file, true, &request, |view| {
-        let svg = views::render_chart(chart, view, width).map_err(|e| e.to_string())?;
+        let runs = crate::lab::run_views(&view.runs);
+        let charts = ChartsShown {
+            runs: &runs,
+            points: &view.points,
+            verdict: &view.verdict,
+            unexplored: view
+                .search
+                .as_ref()
+                .map_or(&[][..], |search| &search.unexplored),
+        };
+        let svg = views::render_chart(chart, &charts, width).map_err(|e| e.to_string())?;
         Ok(CachedPage::new(svg, SVG, None))
     })
     .await

@@ -6,13 +6,13 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Deserialize;
 
-use crate::charts;
-use crate::compare;
 use crate::http::AppState;
 use crate::lab::{CampaignView, LabError};
+use crate::views::charts;
 
 use super::render::{error_page, html, internal, lab_error_page, svg_response};
-use super::views::{display_name, distinct_params_lines, source_words, target_words};
+use crate::views::page::compare::{CompareSide, ComparisonView, chart_rows};
+use crate::views::page::display_name;
 
 #[derive(Template)]
 #[template(path = "compare.html")]
@@ -25,27 +25,6 @@ pub(super) struct CompareTemplate {
     comparison: Option<ComparisonView>,
     /// Why nothing is compared, when A and B are one campaign.
     note: Option<String>,
-}
-
-pub(super) struct ComparisonView {
-    /// What differs between the two besides what was tuned.
-    differences: Vec<String>,
-    a_id: String,
-    a_name: String,
-    b_id: String,
-    b_name: String,
-    rows: Vec<CompareRow>,
-    chart_url: String,
-}
-
-pub(super) struct CompareRow {
-    class: &'static str,
-    test: String,
-    params: String,
-    a: String,
-    b: String,
-    delta: String,
-    spread: String,
 }
 
 #[derive(Deserialize)]
@@ -95,63 +74,7 @@ pub(super) async fn compare_page(
             Ok(pair) => pair,
             Err(error) => return lab_error_page(error),
         };
-        let rows = compare::rows(&a.points, &b.points);
-        let params = params_lines(&rows);
-        let fmt = |side: Option<compare::Side>, tally: Option<compare::Tally>| {
-            side.map_or_else(
-                || "–".to_string(),
-                |side| {
-                    let s = side.stat;
-                    let range = if s.runs > 1 {
-                        format!(" ({:.1}–{:.1})", s.min, s.max)
-                    } else {
-                        String::new()
-                    };
-                    let tally = tally.map_or_else(String::new, |tally| tally.words());
-                    let figure = format!("{:.1}{range} {tally}", s.median);
-                    if side.valid {
-                        figure
-                    } else {
-                        format!("{figure}, not valid")
-                    }
-                },
-            )
-        };
-        let differences = differences(&a, &b);
-        comparison = Some(ComparisonView {
-            differences,
-            a_name: display_name(&a.campaign.name),
-            b_name: display_name(&b.campaign.name),
-            a_id: a.campaign.id.clone(),
-            b_id: b.campaign.id.clone(),
-            rows: rows
-                .iter()
-                .zip(params)
-                .map(|(row, params)| CompareRow {
-                    class: match row.direction() {
-                        Some("better") => "changed better",
-                        Some(_) => "changed worse",
-                        None => "",
-                    },
-                    test: row.test.label().to_string(),
-                    params,
-                    a: fmt(row.a, row.a_tally),
-                    b: fmt(row.b, row.b_tally),
-                    delta: row
-                        .delta_pct()
-                        .map_or_else(|| "–".to_string(), |d| format!("{d:+.1} %")),
-                    spread: match (row.caveat(), row.spread_pct()) {
-                        (Some(caveat), _) => caveat.to_string(),
-                        (None, Some(spread)) => match row.p_value() {
-                            Some(p) => format!("±{spread:.1} % (p = {p:.2})"),
-                            None => format!("±{spread:.1} %"),
-                        },
-                        (None, None) => "–".to_string(),
-                    },
-                })
-                .collect(),
-            chart_url: format!("/compare/chart.svg?a={}&b={}", a.campaign.id, b.campaign.id),
-        });
+        comparison = Some(ComparisonView::of(&side(&a), &side(&b)));
     }
     html(CompareTemplate {
         standalone: false,
@@ -181,47 +104,19 @@ async fn default_partner(
         .cloned())
 }
 
-/// What differs between two campaigns besides what was tuned, in plain words: a change in
-/// their figures may come from these.
-fn differences(a: &CampaignView, b: &CampaignView) -> Vec<String> {
-    let mut differences = Vec::new();
-    let (a_target, b_target) = (target_words(&a.spec), target_words(&b.spec));
-    if a_target != b_target {
-        differences.push(format!(
-            "The targets differ: A wrote to {a_target}, B to {b_target}. A change may be the \
-             target's."
-        ));
-    }
-    let (a_source, b_source) = (source_words(&a.spec), source_words(&b.spec));
-    if a_source != b_source {
-        differences.push(format!(
-            "The sources differ: A read {a_source}, B {b_source}. A change may be the source's."
-        ));
-    }
-    let host = |view: &CampaignView| {
-        view.survey
+/// A campaign as one side of a comparison.
+fn side(view: &CampaignView) -> CompareSide<'_> {
+    CompareSide {
+        id: &view.campaign.id,
+        name: &view.campaign.name,
+        spec: &view.spec,
+        points: &view.points,
+        host: view
+            .survey
             .as_ref()
             .and_then(|survey| survey.provenance.as_ref())
-            .map(|provenance| provenance.hostname.clone())
-    };
-    if let (Some(a_host), Some(b_host)) = (host(a), host(b))
-        && a_host != b_host
-    {
-        differences.push(format!(
-            "They were measured on different hosts: A on {a_host}, B on {b_host}."
-        ));
+            .map(|provenance| provenance.hostname.as_str()),
     }
-    differences
-}
-
-/// Each row's parameters, with what tells it apart from a row that would read the same.
-fn params_lines(rows: &[compare::Row]) -> Vec<String> {
-    distinct_params_lines(
-        &rows
-            .iter()
-            .map(|row| (row.test, &row.params))
-            .collect::<Vec<_>>(),
-    )
 }
 
 /// The two campaigns of a comparison.
@@ -248,19 +143,7 @@ pub(super) async fn compare_chart(
         Ok(pair) => pair,
         Err(error) => return lab_error_page(error),
     };
-    let rows = compare::rows(&a.points, &b.points);
-    let params = params_lines(&rows);
-    let rows: Vec<(String, Option<f64>, Option<f64>)> = rows
-        .iter()
-        .zip(params)
-        .map(|(row, params)| {
-            (
-                format!("{} · {params}", row.test.label()),
-                row.a.map(|s| s.stat.median),
-                row.b.map(|s| s.stat.median),
-            )
-        })
-        .collect();
+    let rows = chart_rows(&a.points, &b.points);
     match charts::compare_chart(&rows, charts::Width::Wide) {
         Ok(svg) => svg_response(svg),
         Err(error) => internal(&error.to_string()),

@@ -12,7 +12,7 @@ use crate::spec::TestKind;
 use crate::store::RunState;
 
 use super::render::{error_page, html, lab_error_page};
-use super::views::display_name;
+use crate::views::page::display_name;
 
 /// Campaigns per page of the list.
 pub(super) const PAGE_SIZE: u32 = 25;

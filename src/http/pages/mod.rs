@@ -11,11 +11,9 @@ mod compare;
 mod form;
 mod list;
 mod new;
-mod references;
 mod render;
 mod schedules;
 mod series;
-mod views;
 
 use axum::Router;
 use axum::routing::{get, post};

@@ -8,16 +8,11 @@ use axum::response::Response;
 use crate::http::AppState;
 use crate::series::history::{History, Line, MIN_CAMPAIGNS_EACH_SIDE};
 
-use super::render::{html, lab_error_page};
-use super::views::display_name;
-
-/// The drawing's size and margins, in SVG units.
-const WIDTH: f64 = 720.0;
-const HEIGHT: f64 = 220.0;
-const LEFT: f64 = 56.0;
-const RIGHT: f64 = 16.0;
-const TOP: f64 = 12.0;
-const BOTTOM: f64 = 28.0;
+use super::render::{html, internal, lab_error_page};
+use crate::views::charts::{
+    ChangeMark, ChartError, ReferenceMark, SeriesLine, SeriesMark, series_chart,
+};
+use crate::views::page::display_name;
 
 #[derive(Template)]
 #[template(path = "series.html")]
@@ -31,46 +26,24 @@ pub(super) struct SeriesTemplate {
     lines: Vec<LineView>,
 }
 
-/// One test's drawing and its changes.
+/// One test's chart and its changes in words.
 pub(super) struct LineView {
     label: String,
-    width: f64,
-    height: f64,
-    /// Points of the valid figures' polyline.
-    path: String,
-    /// Polygon of the valid figures' min–max range.
-    band: String,
-    dots: Vec<Dot>,
-    ticks: Vec<(f64, String)>,
-    numbers: Vec<(f64, usize)>,
-    changes: Vec<ChangeMark>,
+    /// The chart, drawn by `views::charts::series_chart`.
+    svg: String,
+    changes: Vec<ChangeWords>,
     invalid: usize,
     /// Points not valid but tested all the same (`SeriesPoint::tested`).
     tested_invalid: usize,
     /// Too few points were tested to find a change: in words, with the count, instead of
     /// "no change".
     untested: Option<String>,
-    /// Other tools' figures: a diamond at the campaign they were imported into.
-    references: Vec<ReferenceDot>,
+    /// Other tools' figures drawn as diamonds at the campaign they were imported into.
+    references: usize,
 }
 
-pub(super) struct ReferenceDot {
-    /// The diamond's corners.
-    points: String,
-    href: String,
-    title: String,
-}
-
-pub(super) struct Dot {
-    x: f64,
-    y: f64,
-    href: String,
-    title: String,
-    valid: bool,
-}
-
-pub(super) struct ChangeMark {
-    x: f64,
+/// A change told in words, linked to the campaign it begins at.
+pub(super) struct ChangeWords {
     words: String,
     href: String,
     class: &'static str,
@@ -94,6 +67,15 @@ pub(super) async fn series_page(
         })
         .unwrap_or_default()
     };
+    let lines = match history
+        .lines
+        .iter()
+        .map(|line| draw(line, &history))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(lines) => lines,
+        Err(error) => return internal(&error.to_string()),
+    };
     html(SeriesTemplate {
         standalone: false,
         css: "",
@@ -101,134 +83,77 @@ pub(super) async fn series_page(
         campaigns: history.campaigns.len(),
         first: name(history.campaigns.first()),
         last: name(history.campaigns.last()),
-        lines: history
-            .lines
-            .iter()
-            .map(|line| draw(line, &history))
-            .collect(),
+        lines,
     })
 }
 
-/// Places a line's points on the drawing: campaigns along x by their place in the series,
-/// MB/s up y from zero.
-fn draw(line: &Line, history: &History) -> LineView {
-    let count = history.campaigns.len().max(2) as f64;
-    let top = line
-        .points
-        .iter()
-        .map(|p| p.max.max(p.mb_per_s))
-        .chain(line.references.iter().map(|r| r.reference.mb_per_s))
-        .fold(0.0_f64, f64::max)
-        .max(1.0)
-        * 1.1;
-    let x = |number: usize| LEFT + (number as f64 - 1.0) / (count - 1.0) * (WIDTH - LEFT - RIGHT);
-    let y = |mb_per_s: f64| TOP + (1.0 - mb_per_s / top) * (HEIGHT - TOP - BOTTOM);
-    let valid: Vec<_> = line.points.iter().filter(|p| p.valid).collect();
-    let path = valid
-        .iter()
-        .map(|p| format!("{:.1},{:.1}", x(p.number), y(p.mb_per_s)))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let upper = valid
-        .iter()
-        .map(|p| format!("{:.1},{:.1}", x(p.number), y(p.max)));
-    let lower = valid
-        .iter()
-        .rev()
-        .map(|p| format!("{:.1},{:.1}", x(p.number), y(p.min)));
-    let band = upper.chain(lower).collect::<Vec<_>>().join(" ");
-    let dots = line
-        .points
-        .iter()
-        .map(|p| Dot {
-            x: x(p.number),
-            y: y(p.mb_per_s),
-            href: format!("/campaigns/{}", p.campaign),
-            title: format!(
-                "campaign {} ({}): {:.1} MB/s, {:.1}–{:.1} over {} run(s){}",
-                p.number,
-                p.campaign,
-                p.mb_per_s,
-                p.min,
-                p.max,
-                p.runs,
-                if p.valid { "" } else { "; not valid" }
-            ),
-            valid: p.valid,
-        })
-        .collect();
-    let step = nice_step(top / 4.0);
-    let decimals = (-step.log10().floor()).max(0.0) as usize;
-    let ticks = (0..)
-        .map(|i| f64::from(i) * step)
-        .take_while(|value| *value <= top)
-        .map(|value| (y(value), format!("{value:.decimals$}")))
-        .collect();
-    let step = (history.campaigns.len() / 10).max(1);
-    let numbers = (1..=history.campaigns.len())
-        .filter(|n| (n - 1) % step == 0 || *n == history.campaigns.len())
-        .map(|n| (x(n), n))
-        .collect();
+/// A line's chart and words.
+fn draw(line: &Line, history: &History) -> Result<LineView, ChartError> {
     let changes = line
         .changes
         .iter()
-        .map(|change| ChangeMark {
-            x: x(change.first_number) - (WIDTH - LEFT - RIGHT) / (count - 1.0) / 2.0,
+        .map(|change| ChangeWords {
             words: change.words(),
             href: format!("/campaigns/{}", change.first_campaign),
-            class: if change.after_mb_s < change.before_mb_s {
-                "slower"
-            } else {
-                "faster"
-            },
+            class: change.direction(),
         })
         .collect();
-    let references = line
-        .references
-        .iter()
-        .map(|mark| {
-            let (cx, cy) = (x(mark.number), y(mark.reference.mb_per_s));
-            let conditions = mark
-                .reference
-                .conditions
-                .iter()
-                .map(|(name, value)| format!("{name} {value}"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            ReferenceDot {
-                points: format!(
-                    "{:.1},{:.1} {:.1},{:.1} {:.1},{:.1} {:.1},{:.1}",
-                    cx,
-                    cy - 6.0,
-                    cx + 6.0,
-                    cy,
-                    cx,
-                    cy + 6.0,
-                    cx - 6.0,
-                    cy
-                ),
-                href: format!("/campaigns/{}#references", mark.campaign),
-                title: format!(
-                    "{} ({}) beside campaign {}: {:.1} MB/s; {conditions}",
-                    mark.reference.tool, mark.reference.job, mark.number, mark.reference.mb_per_s
-                ),
-            }
-        })
-        .collect();
-    LineView {
-        references,
+    Ok(LineView {
         label: line.test.label().to_string(),
-        width: WIDTH,
-        height: HEIGHT,
-        path,
-        band,
-        dots,
-        ticks,
-        numbers,
+        svg: series_chart(&shown(line, history))?,
         changes,
-        invalid: line.points.len() - valid.len(),
+        invalid: line.points.iter().filter(|p| !p.valid).count(),
         tested_invalid: line.points.iter().filter(|p| p.tested && !p.valid).count(),
         untested: untested(line),
+        references: line.references.len(),
+    })
+}
+
+/// The line as the chart draws it.
+fn shown(line: &Line, history: &History) -> SeriesLine {
+    SeriesLine {
+        label: line.test.label().to_string(),
+        campaigns: history.campaigns.len(),
+        points: line
+            .points
+            .iter()
+            .map(|p| SeriesMark {
+                number: p.number,
+                campaign: p.campaign.clone(),
+                mb_per_s: p.mb_per_s,
+                min: p.min,
+                max: p.max,
+                runs: p.runs,
+                valid: p.valid,
+            })
+            .collect(),
+        changes: line
+            .changes
+            .iter()
+            .map(|change| ChangeMark {
+                first_number: change.first_number,
+                first_campaign: change.first_campaign.clone(),
+                slower: change.after_mb_s < change.before_mb_s,
+                words: change.words(),
+            })
+            .collect(),
+        references: line
+            .references
+            .iter()
+            .map(|mark| ReferenceMark {
+                number: mark.number,
+                campaign: mark.campaign.clone(),
+                tool: mark.reference.tool.clone(),
+                job: mark.reference.job.clone(),
+                mb_per_s: mark.reference.mb_per_s,
+                conditions: mark
+                    .reference
+                    .conditions
+                    .iter()
+                    .map(|(name, value)| format!("{name} {value}"))
+                    .collect(),
+            })
+            .collect(),
     }
 }
 
@@ -244,14 +169,4 @@ fn untested(line: &Line) -> Option<String> {
             line.points.len()
         )
     })
-}
-
-/// A round step for an axis' ticks near `rough`: 1, 2 or 5 times a power of ten.
-fn nice_step(rough: f64) -> f64 {
-    let power = 10f64.powf(rough.max(1e-9).log10().floor());
-    [1.0, 2.0, 5.0, 10.0]
-        .into_iter()
-        .map(|m| m * power)
-        .find(|step| *step >= rough)
-        .unwrap_or(10.0 * power)
 }

@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::fixtures::{create_dataset, scratch};
+use crate::support::fixtures::{create_dataset, five_tests, fixture, scratch};
 use crate::support::lab::{Lab, LabOptions};
+use crate::support::openapi::{answer_schema, answer_violation};
 use crate::support::wait::wait_until;
 
 /// The dry run's answer to `spec`: its plan, expected duration and warnings.
@@ -31,6 +32,22 @@ fn flag_codes(result: &Value) -> Vec<&str> {
         .as_array()
         .map(|flags| flags.iter().filter_map(|f| f["code"].as_str()).collect())
         .unwrap_or_default()
+}
+
+/// Every `$ref` in a JSON document.
+fn references(value: &Value, found: &mut Vec<String>) {
+    match value {
+        Value::Object(fields) => {
+            for (key, field) in fields {
+                match (key.as_str(), field.as_str()) {
+                    ("$ref", Some(reference)) => found.push(reference.to_string()),
+                    _ => references(field, found),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| references(item, found)),
+        _ => {}
+    }
 }
 
 #[tokio::test]
@@ -89,6 +106,29 @@ async fn the_openapi_document_describes_every_route() {
         "every documented route is tested here"
     );
 
+    // Every schema it refers to is in it, and every one it holds is referred to.
+    let mut refs = Vec::new();
+    references(&doc, &mut refs);
+    let schemas = doc["components"]["schemas"]
+        .as_object()
+        .expect("components");
+    for reference in &refs {
+        let name = reference
+            .strip_prefix("#/components/schemas/")
+            .unwrap_or_else(|| panic!("a reference outside the components: {reference}"));
+        assert!(
+            schemas.contains_key(name),
+            "{reference} is not in the document"
+        );
+    }
+    for name in schemas.keys() {
+        let reference = format!("#/components/schemas/{name}");
+        assert!(
+            refs.contains(&reference),
+            "{name} is described but never used"
+        );
+    }
+
     // And every documented route answers (not 404/405) on the real server.
     for (method, path) in routes {
         let path = path
@@ -109,6 +149,193 @@ async fn the_openapi_document_describes_every_route() {
             assert_ne!(status, 404, "{method} {path}");
         }
         assert!(status < 500, "{method} {path}: {status}");
+    }
+}
+
+/// Sends a request with an optional JSON body and checks its answer against the schema the
+/// document gives for its route, method and status; returns the answer's status and JSON.
+async fn documented(
+    lab: &Lab,
+    document: &Value,
+    method: &str,
+    (route, path): (&str, &str),
+    body: Option<&Value>,
+) -> (u16, Value) {
+    let mut request = lab.client.request(
+        method.to_uppercase().parse().expect("method"),
+        lab.url(path),
+    );
+    if let Some(body) = body {
+        request = request.json(body);
+    }
+    let response = request.send().await.expect("request");
+    let status = response.status().as_u16();
+    let text = response.text().await.expect("body");
+    let answer: Value = serde_json::from_str(&text)
+        .unwrap_or_else(|error| panic!("{method} {path}: {status} is not JSON ({error}): {text}"));
+    let schema = answer_schema(document, route, method, status);
+    assert!(
+        schema.is_object(),
+        "{method} {route}: no JSON schema documented for {status}"
+    );
+    if let Some(why) = answer_violation(document, &schema, &answer) {
+        panic!("{method} {path} answered {status} outside its documented schema: {why}\n{answer}");
+    }
+    (status, answer)
+}
+
+#[tokio::test]
+async fn every_answer_fits_its_documented_schema() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let source = lab.data_dir.join("src");
+    let target = lab.empty_dir("out");
+    create_dataset(&source, "24M");
+    let doc = lab.get_json("/api/openapi.json").await;
+    let spec = five_tests(&source, &target);
+
+    let campaigns = ("/api/campaigns", "/api/campaigns");
+    let (status, _) = documented(
+        &lab,
+        &doc,
+        "post",
+        ("/api/campaigns", "/api/campaigns?dry_run=true"),
+        Some(&spec),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, created) = documented(&lab, &doc, "post", campaigns, Some(&spec)).await;
+    assert_eq!(status, 201);
+    let id = created["id"].as_str().expect("id").to_string();
+    let campaign = lab
+        .wait_status(&id, &["done"], Duration::from_secs(180))
+        .await;
+    let one = |tail: &str| format!("/api/campaigns/{id}{tail}");
+
+    let (status, _) = documented(&lab, &doc, "get", campaigns, None).await;
+    assert_eq!(status, 200);
+    let (status, read) =
+        documented(&lab, &doc, "get", ("/api/campaigns/{id}", &one("")), None).await;
+    assert_eq!(
+        (status, read["runs"].as_array().map(Vec::len)),
+        (200, Some(5))
+    );
+    assert!(read["points"][0]["figure"].is_object(), "{read}");
+    let (status, report) = documented(
+        &lab,
+        &doc,
+        "get",
+        ("/api/campaigns/{id}/bottleneck", &one("/bottleneck")),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(report["bottleneck"]["rows"].is_array(), "{report}");
+    let fio = std::fs::read_to_string(fixture("references/fio-write.json")).expect("fixture");
+    let fio: Value = serde_json::from_str(&fio).expect("fixture JSON");
+    let references = ("/api/campaigns/{id}/references", one("/references"));
+    let (status, imported) = documented(
+        &lab,
+        &doc,
+        "post",
+        (references.0, &references.1),
+        Some(&json!({"tool": "fio", "result": fio})),
+    )
+    .await;
+    assert_eq!((status, imported.as_array().map(Vec::len)), (201, Some(1)));
+    let (status, _) = documented(&lab, &doc, "get", (references.0, &references.1), None).await;
+    assert_eq!(status, 200);
+    let series = campaign["series"].as_str().expect("a series").to_string();
+    // A campaign reads done a moment before its judgement is kept and its figure joins the
+    // series.
+    wait_until(
+        "the campaign's figure in its series",
+        Duration::from_secs(30),
+        Duration::from_millis(100),
+        async || match lab.get(&format!("/api/series/{series}")).await.status() {
+            reqwest::StatusCode::OK => Ok(()),
+            status => Err(status),
+        },
+    )
+    .await;
+    let (status, history) = documented(
+        &lab,
+        &doc,
+        "get",
+        ("/api/series/{key}", &format!("/api/series/{series}")),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(history["lines"][0]["points"][0].is_object(), "{history}");
+    assert!(
+        history["lines"]
+            .as_array()
+            .is_some_and(|lines| lines.iter().any(|line| line["references"][0].is_object())),
+        "{history}"
+    );
+
+    let (status, _) = documented(
+        &lab,
+        &doc,
+        "post",
+        ("/api/campaigns/{id}/cancel", &one("/cancel")),
+        None,
+    )
+    .await;
+    assert_eq!(status, 202);
+    let (status, rerun) = documented(
+        &lab,
+        &doc,
+        "post",
+        ("/api/campaigns/{id}/rerun", &one("/rerun")),
+        None,
+    )
+    .await;
+    assert_eq!(status, 201);
+    lab.cancel(rerun["id"].as_str().expect("the rerun's id"))
+        .await;
+    let (status, _) = documented(
+        &lab,
+        &doc,
+        "get",
+        ("/api/campaigns/{id}", "/api/campaigns/AAAAAAAAAAAA"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 404);
+    let (status, _) = documented(
+        &lab,
+        &doc,
+        "post",
+        campaigns,
+        Some(&json!({"source": {}, "target": {"kind": "nowhere"}})),
+    )
+    .await;
+    assert_eq!(status, 422);
+
+    let schedules = ("/api/schedules", "/api/schedules");
+    let schedule = json!({"cron": "0 2 * * *", "spec": spec, "name": "nightly"});
+    let (status, created) = documented(&lab, &doc, "post", schedules, Some(&schedule)).await;
+    assert_eq!(status, 201);
+    let path = created["url"].as_str().expect("url").to_string();
+    let (status, listed) = documented(&lab, &doc, "get", schedules, None).await;
+    assert_eq!((status, listed.as_array().map(Vec::len)), (200, Some(1)));
+    let (status, _) = documented(&lab, &doc, "get", ("/api/schedules/{id}", &path), None).await;
+    assert_eq!(status, 200);
+    let (status, changed) = documented(
+        &lab,
+        &doc,
+        "patch",
+        ("/api/schedules/{id}", &path),
+        Some(&json!({"paused": true})),
+    )
+    .await;
+    assert_eq!((status, &changed["paused"]), (200, &json!(true)));
+    assert_eq!(changed["spec"]["source"], spec["source"], "{changed}");
+
+    for route in ["/healthz", "/api/openapi.json", "/api/agents", "/api/hosts"] {
+        let (status, _) = documented(&lab, &doc, "get", (route, route), None).await;
+        assert_eq!(status, 200, "{route}");
     }
 }
 

@@ -15,7 +15,7 @@ use crate::support::fixtures::{create_dataset, scratch};
 use crate::support::lab::{Lab, LabOptions};
 use crate::support::postgres::Postgres;
 
-/// A lab host on the cluster's database, with a short lease.
+/// A lab host on the test's database, with a short lease.
 fn host(cluster: &Postgres, name: &str) -> LabOptions {
     LabOptions {
         db: Some(cluster.url.clone()),
@@ -25,10 +25,10 @@ fn host(cluster: &Postgres, name: &str) -> LabOptions {
     }
 }
 
-/// Two lab hosts, lab-a and lab-b, on one new cluster, each with a root of its own. Bound in
-/// this order, the labs stop before their roots go and the cluster stops last.
+/// Two lab hosts, lab-a and lab-b, on one new database, each with a root of its own. Bound in
+/// this order, the labs stop before their roots go.
 fn two_hosts() -> (Postgres, [tempfile::TempDir; 2], Lab, Lab) {
-    let cluster = Postgres::start();
+    let cluster = Postgres::database();
     let roots = [scratch(), scratch()];
     let a = Lab::start(roots[0].path(), &host(&cluster, "lab-a"));
     let b = Lab::start(roots[1].path(), &host(&cluster, "lab-b"));
@@ -61,7 +61,7 @@ fn steady(name: &str, seconds: u32, mb_s: u32) -> Value {
     })
 }
 
-/// `backlab serve` on the cluster's database beside the labs of a test, under `name` and with
+/// `backlab serve` on the test's database beside the labs of a test, under `name` and with
 /// `token`, in a scratch dir of its own: run to its end (a refusal), its output returned.
 fn serve_beside(cluster: &Postgres, name: &str, token: Option<&str>) -> std::process::Output {
     let other = scratch();
@@ -212,7 +212,7 @@ async fn a_campaign_on_one_host_is_followed_live_from_another() {
 
 #[tokio::test]
 async fn a_campaign_for_a_host_is_held_to_that_hosts_roots() {
-    let cluster = Postgres::start();
+    let cluster = Postgres::database();
     let (root_a, root_b) = (scratch(), scratch());
     let a = Lab::start(root_a.path(), &host(&cluster, "lab-a"));
     // lab-b may read a directory of its own that lab-a may not.
@@ -259,7 +259,7 @@ async fn a_campaign_for_a_host_is_held_to_that_hosts_roots() {
 
 #[test]
 fn a_second_lab_cannot_serve_under_a_name_already_serving() {
-    let cluster = Postgres::start();
+    let cluster = Postgres::database();
     let root = scratch();
     let _first = Lab::start(root.path(), &host(&cluster, "lab-a"));
     let out = serve_beside(&cluster, "lab-a", None);
@@ -273,7 +273,7 @@ fn a_second_lab_cannot_serve_under_a_name_already_serving() {
 
 #[test]
 fn a_lab_with_another_token_than_the_fleets_is_refused() {
-    let cluster = Postgres::start();
+    let cluster = Postgres::database();
     let root = scratch();
     let _first = Lab::start(
         root.path(),

@@ -12,7 +12,7 @@ use crate::support::postgres::Postgres;
 
 #[tokio::test]
 async fn a_campaign_on_postgres_is_served_by_every_lab_on_it() {
-    let cluster = Postgres::start();
+    let cluster = Postgres::database();
     let options = LabOptions {
         db: Some(cluster.url.clone()),
         ..LabOptions::default()

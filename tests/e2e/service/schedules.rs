@@ -3,7 +3,7 @@
 //! occurrence queued exactly once; a lab that was down across occurrences counts them as
 //! missed and fires none of them late.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use rustix::process::Signal;
 
@@ -159,16 +159,71 @@ async fn a_schedule_is_created_paused_edited_and_deleted_and_its_mistakes_are_na
     assert_eq!(status, 404);
 }
 
-/// A schedule firing every minute, on two lab hosts sharing one database, for five minutes:
-/// five campaigns, none queued twice, each occurrence fired by one host.
+/// 2030-01-01 00:00:00 UTC: the minute the schedule tests set their labs' calendar by.
+const MINUTE_ZERO: i64 = 1_893_456_000_000;
+const MINUTE: i64 = 60_000;
+
+/// The file a lab's schedules read "now" from (`BACKLAB_TEST_CALENDAR_FILE`): a test moves
+/// the calendar by writing it, rather than waiting minutes for it.
+struct Calendar {
+    dir: tempfile::TempDir,
+}
+
+impl Calendar {
+    /// A calendar that reads `at_ms` until it is set again.
+    fn at(at_ms: i64) -> Calendar {
+        let calendar = Calendar { dir: scratch() };
+        calendar.set(at_ms);
+        calendar
+    }
+
+    fn file(&self) -> std::path::PathBuf {
+        self.dir.path().join("now")
+    }
+
+    /// The environment that points a lab at this calendar.
+    fn env(&self) -> (String, String) {
+        (
+            "BACKLAB_TEST_CALENDAR_FILE".to_string(),
+            self.file().display().to_string(),
+        )
+    }
+
+    /// Sets the time, whole at once: written beside the file, then renamed over it.
+    fn set(&self, at_ms: i64) {
+        let next = self.dir.path().join("now.next");
+        std::fs::write(&next, at_ms.to_string()).expect("the calendar written");
+        std::fs::rename(&next, self.file()).expect("the calendar set");
+    }
+}
+
+/// The occurrences a schedule's firings fired, oldest first.
+fn occurrences(schedule: &Value) -> Vec<i64> {
+    let mut occurrences: Vec<i64> = schedule["firings"]
+        .as_array()
+        .map(|firings| {
+            firings
+                .iter()
+                .filter_map(|f| f["occurrence_ms"].as_i64())
+                .collect()
+        })
+        .unwrap_or_default();
+    occurrences.sort_unstable();
+    occurrences
+}
+
+/// A schedule firing every minute, on two lab hosts sharing one database, through five minutes
+/// of their calendar: five campaigns, none queued twice, each occurrence fired by one host.
 #[tokio::test]
 async fn a_schedule_on_two_fleet_hosts_fires_each_minute_once() {
-    let cluster = Postgres::start();
+    let cluster = Postgres::database();
     let roots = [scratch(), scratch()];
+    let calendar = Calendar::at(MINUTE_ZERO + 30_000);
     let host = |name: &str| LabOptions {
         db: Some(cluster.url.clone()),
         host_name: Some(name.to_string()),
         extra: vec!["--lease".into(), "3".into()],
+        env: vec![calendar.env()],
         ..LabOptions::default()
     };
     let a = Lab::start(roots[0].path(), &host("lab-a"));
@@ -176,22 +231,29 @@ async fn a_schedule_on_two_fleet_hosts_fires_each_minute_once() {
     let request = json!({"name": "every minute", "cron": "* * * * *", "spec": quick("")});
     let (status, created) = send(&a, reqwest::Method::POST, "/api/schedules", Some(&request)).await;
     assert_eq!(status, 201, "{created}");
+    assert_eq!(created["next"], "2030-01-01T00:01:00Z", "{created}");
     let path = format!("/api/schedules/{}", created["id"].as_str().expect("an id"));
 
-    wait_until(
-        "five firings",
-        Duration::from_secs(420),
-        Duration::from_millis(500),
-        async || {
-            let schedule = b.get_json(&path).await;
-            if schedule["fired"].as_i64().unwrap_or(0) >= 5 {
-                Ok(())
-            } else {
-                Err(schedule)
-            }
-        },
-    )
-    .await;
+    // Each minute's occurrence a second after it, the labs ticking every second meanwhile.
+    for minute in 1..=5 {
+        calendar.set(MINUTE_ZERO + minute * MINUTE + 1_000);
+        let schedule = wait_until(
+            &format!("the firing of minute {minute}"),
+            Duration::from_secs(30),
+            Duration::from_millis(200),
+            async || {
+                let schedule = b.get_json(&path).await;
+                if schedule["fired"].as_i64().unwrap_or(0) >= minute {
+                    Ok(schedule)
+                } else {
+                    Err(schedule)
+                }
+            },
+        )
+        .await;
+        assert_eq!(schedule["fired"], minute, "fired once: {schedule}");
+        assert_eq!(schedule["missed"], 0, "{schedule}");
+    }
     let (status, _) = send(
         &b,
         reqwest::Method::PATCH,
@@ -206,14 +268,36 @@ async fn a_schedule_on_two_fleet_hosts_fires_each_minute_once() {
     assert_eq!(schedule["missed"], 0, "{schedule}");
     let firings = schedule["firings"].as_array().expect("firings");
     assert_eq!(firings.len(), 5, "{schedule}");
-    let mut occurrences: Vec<i64> = firings
-        .iter()
-        .map(|f| f["occurrence_ms"].as_i64().unwrap_or(0))
-        .collect();
-    occurrences.sort_unstable();
-    for pair in occurrences.windows(2) {
-        assert_eq!(pair[1] - pair[0], 60_000, "one a minute: {occurrences:?}");
-    }
+    assert_eq!(
+        occurrences(&schedule),
+        (1..=5)
+            .map(|minute| MINUTE_ZERO + minute * MINUTE)
+            .collect::<Vec<_>>(),
+        "one a minute: {schedule}"
+    );
+    assert!(
+        firings
+            .iter()
+            .all(|f| f["host"] == "lab-a" || f["host"] == "lab-b"),
+        "each fired by one of the hosts: {schedule}"
+    );
+    // A firing's campaign is queued beside the clock: wait until each has one.
+    let schedule = wait_until(
+        "a campaign for each firing",
+        Duration::from_secs(30),
+        Duration::from_millis(200),
+        async || {
+            let schedule = a.get_json(&path).await;
+            let firings = schedule["firings"].as_array().cloned().unwrap_or_default();
+            if firings.iter().all(|f| !f["campaign_id"].is_null()) {
+                Ok(schedule)
+            } else {
+                Err(schedule)
+            }
+        },
+    )
+    .await;
+    let firings = schedule["firings"].as_array().expect("firings");
     let mut campaigns: Vec<&str> = firings
         .iter()
         .map(|f| {
@@ -252,11 +336,16 @@ async fn a_schedule_on_two_fleet_hosts_fires_each_minute_once() {
 
 /// A lab stopped across a minute's occurrence and started again more than a minute after it:
 /// the occurrence it slept through is counted as missed, not fired late, and only the one now
-/// due is fired: no burst.
+/// due is fired: no burst. The minute after, it fires again as usual.
 #[tokio::test]
 async fn a_lab_that_was_down_counts_the_occurrences_it_missed_and_fires_no_burst() {
     let root = scratch();
-    let mut lab = Lab::start(root.path(), &LabOptions::default());
+    let calendar = Calendar::at(MINUTE_ZERO + 30_000);
+    let options = LabOptions {
+        env: vec![calendar.env()],
+        ..LabOptions::default()
+    };
+    let mut lab = Lab::start(root.path(), &options);
     let request = json!({"name": "while down", "cron": "* * * * *", "spec": quick("")});
     let (status, created) = send(
         &lab,
@@ -270,61 +359,55 @@ async fn a_lab_that_was_down_counts_the_occurrences_it_missed_and_fires_no_burst
     lab.signal(Signal::TERM);
     let (_, exit) = lab.wait_exit(Duration::from_secs(30)).await;
     assert!(exit.success(), "{exit:?}");
-    let stopped_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("a clock after 1970")
-        .as_millis() as u64;
     drop(lab);
-    // The first occurrence after the stop, and 65 s past it: more than the minute's grace.
-    let first_missed_ms = stopped_ms.div_ceil(60_000) * 60_000;
-    let wake_ms = first_missed_ms + 65_000;
-    tokio::time::sleep(Duration::from_millis(wake_ms - stopped_ms)).await;
+    // While it is down: the first minute passes, and 65 s past it, more than its grace.
+    let missed_ms = MINUTE_ZERO + MINUTE;
+    let due_ms = missed_ms + MINUTE;
+    calendar.set(missed_ms + 65_000);
 
-    let lab = Lab::start(root.path(), &LabOptions::default());
+    let lab = Lab::start(root.path(), &options);
     // The occurrence now due is 5 s late, within its grace: fired once the lab ticks.
-    let due_ms = first_missed_ms + 60_000;
-    let occurrences = |schedule: &Value| -> Vec<u64> {
-        schedule["firings"]
-            .as_array()
-            .map(|firings| {
-                firings
-                    .iter()
-                    .filter_map(|f| f["occurrence_ms"].as_u64())
-                    .collect()
-            })
-            .unwrap_or_default()
+    let fired = async |count: i64| {
+        wait_until(
+            &format!("{count} firing(s) with their campaigns"),
+            Duration::from_secs(30),
+            Duration::from_millis(200),
+            async || {
+                let schedule = lab.get_json(&path).await;
+                let settled = schedule["firings"]
+                    .as_array()
+                    .is_some_and(|firings| firings.iter().all(|f| !f["campaign_id"].is_null()));
+                if schedule["fired"].as_i64().unwrap_or(0) >= count && settled {
+                    Ok(schedule)
+                } else {
+                    Err(schedule)
+                }
+            },
+        )
+        .await
     };
-    let schedule = wait_until(
-        "the occurrence now due fired",
-        Duration::from_secs(20),
-        Duration::from_millis(200),
-        async || {
-            let schedule = lab.get_json(&path).await;
-            if occurrences(&schedule).contains(&due_ms) {
-                Ok(schedule)
-            } else {
-                Err(schedule)
-            }
-        },
-    )
-    .await;
-    // A stop a moment before the lab ticked may leave the minute before unfired too.
-    let missed = schedule["missed"].as_i64().unwrap_or(0);
-    assert!(
-        (1..=2).contains(&missed),
-        "the minutes slept through: {schedule}"
+    let schedule = fired(1).await;
+    assert_eq!(schedule["fired"], 1, "no burst of late firings: {schedule}");
+    assert_eq!(
+        schedule["missed"], 1,
+        "the minute slept through: {schedule}"
     );
-    assert!(schedule["last_missed"].is_string(), "{schedule}");
-    assert!(
-        occurrences(&schedule)
-            .iter()
-            .all(|&at| at < first_missed_ms - 60_000 * (missed as u64 - 1) || at == due_ms),
+    assert_eq!(
+        schedule["last_missed"], "2030-01-01T00:01:00Z",
+        "{schedule}"
+    );
+    assert_eq!(
+        occurrences(&schedule),
+        vec![due_ms],
         "no missed minute fired late: {schedule}"
     );
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let schedule = lab.get_json(&path).await;
-    let fired = schedule["fired"].as_i64().unwrap_or(0);
-    assert!(fired <= 2, "no burst of late firings: {schedule}");
+
+    // The next minute fires as usual, and nothing more is counted missed.
+    calendar.set(due_ms + MINUTE + 1_000);
+    let schedule = fired(2).await;
+    assert_eq!(schedule["fired"], 2, "{schedule}");
+    assert_eq!(schedule["missed"], 1, "{schedule}");
+    assert_eq!(occurrences(&schedule), vec![due_ms, due_ms + MINUTE]);
     let listed = lab.get_json("/api/campaigns?limit=200").await;
     let queued = listed["campaigns"]
         .as_array()
@@ -332,7 +415,7 @@ async fn a_lab_that_was_down_counts_the_occurrences_it_missed_and_fires_no_burst
         .iter()
         .filter(|c| c["name"] == "while down")
         .count();
-    assert_eq!(queued as i64, fired, "one campaign a firing: {listed}");
+    assert_eq!(queued, 2, "one campaign a firing: {listed}");
     assert!(
         lab.log().contains("counted as missed"),
         "the lab says it missed them"

@@ -253,6 +253,10 @@ async fn thirty_identical_campaigns_report_no_change() {
     for _ in 0..30 {
         ids.push(lab.submit(&spec).await);
     }
+    // The last campaign's live events, opened while it waits its turn: the lab runs one at a
+    // time and tests each finished campaign against its series (posting any alert) before it
+    // says `campaign_finished`, so once the last says so, every alert has been sent.
+    let mut last = lab.events(&ids[29]).await;
     for id in &ids {
         let campaign = lab
             .wait_status(id, &["done", "failed"], Duration::from_secs(600))
@@ -272,8 +276,16 @@ async fn thirty_identical_campaigns_report_no_change() {
         !page.contains("series-change"),
         "no change told on the page"
     );
-    // The last alert would have been posted by the worker once the last campaign was kept.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    let finished = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some((name, _)) = last.next().await.expect("the event stream") {
+            if name == "campaign_finished" {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(finished, Ok(true), "the last campaign said it finished");
     assert!(
         received.lock().expect("the posts").is_empty(),
         "no alert for identical campaigns"

@@ -1,16 +1,39 @@
-//! A throwaway PostgreSQL cluster for a test: Debian's server binaries, a data dir in a temp
-//! dir, a random loopback port, fsync off; started as the `postgres` user when the tests run as
-//! root (the server refuses root), and stopped and removed when dropped.
+//! PostgreSQL for the tests: one throwaway cluster per test binary (Debian's server binaries, a
+//! data dir in a temp dir, a random loopback port, fsync off; started as the `postgres` user
+//! when the tests run as root, since the server refuses root), started at first use, and a
+//! database of its own for each test or lab. The cluster is stopped and its temp dir removed
+//! when the test binary exits; one whose binary was killed is removed by the next.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-/// A running cluster with one database, `backlab`, that the user `backlab` owns.
+/// A database of a test's own, `postgres://backlab@127.0.0.1:PORT/NAME`, owned by the user
+/// `backlab`, on the cluster the test binary shares.
 pub struct Postgres {
+    pub url: String,
+}
+
+impl Postgres {
+    /// A new, empty database on the shared cluster (started by the first test that asks).
+    /// Panics with what is missing when the server is not installed (CI installs Debian's
+    /// `postgresql`).
+    pub fn database() -> Postgres {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let name = format!("test_{}", NEXT.fetch_add(1, Ordering::Relaxed));
+        Postgres {
+            url: create_database(&name),
+        }
+    }
+}
+
+/// A running cluster with one database, `backlab`, that the user `backlab` owns.
+struct Cluster {
     server: Option<Child>,
     /// `postgres://backlab@127.0.0.1:PORT/backlab`.
-    pub url: String,
+    url: String,
     _dir: tempfile::TempDir,
 }
 
@@ -40,22 +63,15 @@ fn as_server_user(program: &Path, dies_with_parent: bool) -> Command {
     command
 }
 
-impl Postgres {
-    /// Starts a cluster. Panics with what is missing when the server is not installed (CI
-    /// installs Debian's `postgresql`).
-    pub fn start() -> Postgres {
-        Postgres::start_as("backlab-pg-", false)
-    }
-
+impl Cluster {
     /// Starts a cluster in a temp dir whose name starts with `prefix`; `dies_with_parent`
     /// as for [`as_server_user`].
-    fn start_as(prefix: &str, dies_with_parent: bool) -> Postgres {
+    fn start_as(prefix: &str, dies_with_parent: bool) -> Cluster {
         let bin = server_bin()
             .expect("PostgreSQL's server is not installed (apt-get install postgresql)");
-        // Under /tmp, which the server's user can reach (the target dir may not be).
         let dir = tempfile::Builder::new()
             .prefix(prefix)
-            .tempdir_in("/tmp")
+            .tempdir_in(cluster_parent())
             .expect("a temp dir");
         let data = dir.path().join("data");
         if rustix::process::geteuid().is_root() {
@@ -96,7 +112,7 @@ impl Postgres {
             .stderr(std::fs::File::create(dir.path().join("server.log")).expect("the server's log"))
             .spawn()
             .expect("postgres starts");
-        let mut cluster = Postgres {
+        let mut cluster = Cluster {
             server: Some(server),
             url: format!("postgres://backlab@127.0.0.1:{port}/backlab"),
             _dir: dir,
@@ -147,7 +163,7 @@ impl Postgres {
     }
 }
 
-impl Drop for Postgres {
+impl Drop for Cluster {
     fn drop(&mut self) {
         if let Some(mut server) = self.server.take() {
             // SIGQUIT: the server's immediate shutdown; nothing in it needs keeping.
@@ -168,36 +184,75 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
+/// Where a cluster's temp dir goes: somewhere the server's user can reach (the target dir may
+/// not be), in memory (`/dev/shm`) when that has room for a test binary's databases, so that
+/// neither the tests nor the cluster's removal wait on the disk; else under /tmp.
+fn cluster_parent() -> &'static str {
+    const ROOM: u64 = 2 << 30;
+    match rustix::fs::statvfs("/dev/shm") {
+        Ok(shm) if shm.f_bavail.saturating_mul(shm.f_frsize) >= ROOM => "/dev/shm",
+        _ => "/tmp",
+    }
+}
+
 /// The prefix of the shared cluster's temp dir.
 const SHARED_PREFIX: &str = "backlab-pg-shared-";
 
-/// The URL of a database of its own for the lab kept in `root`, on one cluster that the test
-/// binary shares: created at first use, the same database for a lab started again on `root`.
-/// The cluster is started by a thread that lives as long as the tests, and dies with them.
+/// The URL of a database of its own for the lab kept in `root`, on the cluster the test binary
+/// shares: created at first use, the same database for a lab started again on `root`.
 pub fn database_for(root: &Path) -> String {
-    static SHARED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    let cluster = SHARED.get_or_init(|| {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in root.as_os_str().as_encoded_bytes() {
+        hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+    }
+    create_database(&format!("lab_{hash:016x}"))
+}
+
+/// The shared cluster, once started: stopped by [`stop_shared_cluster`] at exit.
+static SHARED_CLUSTER: Mutex<Option<Cluster>> = Mutex::new(None);
+
+/// The URL of the cluster the test binary shares, started at first use by a thread that stays
+/// its parent as long as the tests run (the server dies with the binary, however it ends).
+fn shared_cluster() -> &'static str {
+    static SHARED: OnceLock<String> = OnceLock::new();
+    SHARED.get_or_init(|| {
         remove_dead_shared_clusters();
         let (sender, receiver) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let cluster = Postgres::start_as(SHARED_PREFIX, true);
-            let _ = sender.send(cluster.url.clone());
-            // Holds the cluster, and stays its parent, until the tests end.
+            let prefix = format!("{SHARED_PREFIX}{}-", std::process::id());
+            let cluster = Cluster::start_as(&prefix, true);
+            let url = cluster.url.clone();
+            if let Ok(mut shared) = SHARED_CLUSTER.lock() {
+                *shared = Some(cluster);
+            }
+            // SAFETY: registers a plain function, once, to run when the process exits.
+            unsafe { libc::atexit(stop_shared_cluster) };
+            let _ = sender.send(url);
             loop {
                 std::thread::park();
             }
         });
         receiver.recv().expect("the shared cluster starts")
-    });
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in root.as_os_str().as_encoded_bytes() {
-        hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
-    }
-    let name = format!("lab_{hash:016x}");
+    })
+}
+
+/// Stops the shared cluster and removes its temp dir, as the test binary exits.
+extern "C" fn stop_shared_cluster() {
+    let cluster = SHARED_CLUSTER
+        .lock()
+        .ok()
+        .and_then(|mut shared| shared.take());
+    drop(cluster);
+}
+
+/// Creates the database `name` on the shared cluster (one already there is kept) and returns
+/// its URL.
+fn create_database(name: &str) -> String {
+    let cluster = shared_cluster();
     let (server, _) = cluster.rsplit_once('/').expect("a database URL");
     let port = server.rsplit_once(':').expect("a port").1;
     let out = Command::new(server_bin().expect("the server binaries").join("createdb"))
-        .args(["-h", "127.0.0.1", "-p", port, "-U", "backlab", &name])
+        .args(["-h", "127.0.0.1", "-p", port, "-U", "backlab", name])
         .output()
         .expect("createdb runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -208,29 +263,26 @@ pub fn database_for(root: &Path) -> String {
     format!("{server}/{name}")
 }
 
-/// Removes the temp dirs of shared clusters whose server is gone (killed with the tests that
-/// started them, so nothing removed them).
+/// Removes the temp dirs of shared clusters whose test binary is gone (killed, so it could not
+/// remove them): each dir is named after the binary's pid (`backlab-pg-shared-PID-…`), so one
+/// another binary is still starting is left alone.
 fn remove_dead_shared_clusters() {
-    let Ok(entries) = std::fs::read_dir("/tmp") else {
-        return;
-    };
+    let entries = ["/dev/shm", "/tmp"]
+        .into_iter()
+        .filter_map(|parent| std::fs::read_dir(parent).ok())
+        .flatten();
     for entry in entries.flatten() {
-        if !entry
-            .file_name()
-            .to_string_lossy()
-            .starts_with(SHARED_PREFIX)
-        {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(SHARED_PREFIX) else {
             continue;
-        }
-        let pid = std::fs::read_to_string(entry.path().join("data/postmaster.pid"))
-            .ok()
-            .and_then(|text| {
-                text.lines()
-                    .next()
-                    .and_then(|line| line.trim().parse::<i32>().ok())
-            });
-        let alive = pid.is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
-        if !alive {
+        };
+        let Some(owner) = rest
+            .split_once('-')
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{owner}")).exists() {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }

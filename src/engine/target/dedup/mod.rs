@@ -89,7 +89,7 @@ pub fn plan(
 
 /// What a dedup store did in a run: what it was sent, what it kept, and where its time went
 /// (summed over its writers).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct DedupFigures {
     /// The store in words: `dedup store /srv/backup (64 KiB chunks)`.
     pub store: String,
@@ -220,7 +220,7 @@ impl DedupFigures {
 }
 
 /// What a dedup store spends its time on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DedupWork {
     /// Cutting chunks (a rolling hash over every byte) and naming them (BLAKE3): the CPU's.
@@ -232,7 +232,7 @@ pub enum DedupWork {
 }
 
 /// The work that took most of a dedup store's time: what a faster store needs more of.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct DedupLimit {
     pub work: DedupWork,
     /// Its share of the store's time, %.

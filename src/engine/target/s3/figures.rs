@@ -26,7 +26,7 @@ pub enum RequestClass {
 }
 
 /// Latency of one kind of request over a run, in milliseconds.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct RequestLatency {
     pub requests: u64,
     pub p50_ms: f64,
@@ -55,7 +55,7 @@ impl RequestLatency {
 }
 
 /// An object store's figures for one run.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct S3Figures {
     /// The store, in words: `S3 store lab (bucket b at 127.0.0.1:9000)`.
     pub store: String,

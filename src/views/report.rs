@@ -11,7 +11,7 @@ use crate::engine::result::{RunResult, RunStatus};
 use crate::engine::survey::Survey;
 use crate::engine::validity::FlagCode;
 use crate::spec::CampaignSpec;
-use crate::store::RunRecord;
+use crate::views::run::RunView;
 
 /// The campaign a report belongs to.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -275,26 +275,28 @@ struct CsvRow<'a> {
 /// each with its point's figure from `points`.
 pub fn runs_csv(
     campaign_id: &str,
-    runs: &[RunRecord],
+    runs: &[RunView<'_>],
     points: &[Point],
 ) -> Result<String, csv::Error> {
+    // Long on purpose: one line per CSV column, in the columns' order, so that a column is
+    // added in one place and read beside its neighbours.
     let mut writer = csv::Writer::from_writer(Vec::new());
     for run in runs {
-        let number = run.position as usize + 1;
+        let number = run.number;
         let point = point_of_run(points, number);
-        let result = run.result.as_ref();
+        let result = run.result;
         let tape = result.and_then(|r| r.tape.as_ref());
         let s3 = result.and_then(|r| r.s3.as_ref());
         let dedup = result.and_then(|r| r.dedup.as_ref());
         let gets = s3.and_then(|s| s.ranged_gets.as_ref());
         let steady = result.and_then(|r| r.steady);
         let validity = result.and_then(|r| r.validity.as_ref());
-        let params = &run.params;
+        let params = run.params;
         writer.serialize(CsvRow {
             campaign: campaign_id,
             run: number,
             test: run.test.id(),
-            status: run.status.id(),
+            status: run.phase.id(),
             attempts: run.attempts,
             buffers: params.buffers,
             block_size: params.block_size,
