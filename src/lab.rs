@@ -1097,11 +1097,7 @@ impl Lab {
         };
         let headline = analysis::Headline::of(&judgement.verdict);
         let kept = match (Document::encode(&judgement), Document::encode(&headline)) {
-            (Ok(judged), Ok(headlined)) => {
-                self.store
-                    .set_verdict(id, &judgement.verdict.sentence(), &judged, &headlined)
-                    .await
-            }
+            (Ok(judged), Ok(headlined)) => self.store.keep_judgement(id, &judged, &headlined).await,
             (Err(error), _) | (_, Err(error)) => Err(error),
         };
         if let Err(error) = kept {
@@ -1336,7 +1332,11 @@ fn summary(record: &CampaignRecord) -> CampaignSummary {
         runs_cancelled: record.runs_cancelled,
         runs_failed: record.runs_failed,
         best_mb_per_s: record.best_mb_per_s,
-        verdict: record.verdict.clone(),
+        verdict: record
+            .judgement
+            .as_ref()
+            .and_then(current_judgement)
+            .map(|judgement| judgement.verdict.sentence()),
         headline: headline_of(record),
     }
 }

@@ -61,7 +61,7 @@ macro_rules! campaign_status {
 macro_rules! campaign_select {
     () => {
         concat!(
-            "SELECT c.seq, c.id, c.name, c.spec, c.created_ms, c.rerun_of, c.survey, c.verdict,
+            "SELECT c.seq, c.id, c.name, c.spec, c.created_ms, c.rerun_of, c.survey, c.judgement,
                     c.headline, c.host, c.series, c.search, ",
             campaign_status!(),
             " AS status,
@@ -661,19 +661,19 @@ impl Store {
         Ok(())
     }
 
-    /// Keeps a finished campaign's judgement, and its verdict line and headline for the list.
-    pub async fn set_verdict(
+    /// Keeps a finished campaign's judgement, and its headline for the list. The `verdict`
+    /// column, where earlier versions kept a verdict line, is emptied: a line is rendered
+    /// from the judgement when shown, never kept.
+    pub async fn keep_judgement(
         &self,
         campaign_id: &str,
-        verdict: &str,
         judgement: &Document,
         headline: &Document,
     ) -> Result<(), StoreError> {
         on_backend!(self, pool => {
             sqlx::query(
-                "UPDATE campaigns SET verdict = $1, headline = $2, judgement = $3 WHERE id = $4",
+                "UPDATE campaigns SET verdict = NULL, headline = $1, judgement = $2 WHERE id = $3",
             )
-            .bind(verdict)
             .bind(headline.as_str())
             .bind(judgement.as_str())
             .bind(campaign_id)
@@ -1014,7 +1014,7 @@ struct CampaignRow {
     created_ms: i64,
     rerun_of: Option<String>,
     survey: Option<String>,
-    verdict: Option<String>,
+    judgement: Option<String>,
     headline: Option<String>,
     host: Option<String>,
     series: Option<String>,
@@ -1058,7 +1058,7 @@ impl CampaignRow {
                 .survey
                 .as_deref()
                 .and_then(|json| serde_json::from_str(json).ok()),
-            verdict: self.verdict,
+            judgement: self.judgement.map(Document::kept),
             headline: self.headline.map(Document::kept),
         })
     }

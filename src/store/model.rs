@@ -117,8 +117,8 @@ pub struct CampaignRecord {
     /// The source survey taken before the first run (`None` too when a stored one can no
     /// longer be read).
     pub survey: Option<Survey>,
-    /// The verdict in one line, once the campaign has finished and been judged.
-    pub verdict: Option<String>,
+    /// The judgement kept once the campaign finished and was judged, as it was kept.
+    pub judgement: Option<Document>,
     /// What the list shows besides the verdict line, once judged.
     pub headline: Option<Document>,
 }

@@ -358,12 +358,7 @@ async fn a_campaigns_life(store: &Store) {
     let kept_headline = Document::encode(&headline).expect("a headline document");
     let keep = |judgement: &Judgement| Document::encode(judgement).expect("a judgement document");
     store
-        .set_verdict(
-            "c2",
-            &judgement.verdict.sentence(),
-            &keep(&judgement),
-            &kept_headline,
-        )
+        .keep_judgement("c2", &keep(&judgement), &kept_headline)
         .await
         .expect("verdict");
     let survey = Survey {
@@ -372,10 +367,7 @@ async fn a_campaigns_life(store: &Store) {
     };
     store.set_survey("c2", &survey).await.expect("survey");
     let second = store.campaign("c2").await.expect("read").expect("c2");
-    assert_eq!(
-        second.verdict.as_deref(),
-        Some(judgement.verdict.sentence().as_str())
-    );
+    assert_eq!(second.judgement.as_ref(), Some(&keep(&judgement)));
     assert_eq!(second.survey.as_ref(), Some(&survey));
     assert_eq!(second.headline.as_ref(), Some(&kept_headline));
     let read_back = store.judgement("c2").await.expect("read").expect("kept");
@@ -534,7 +526,7 @@ async fn a_judgement_kept_under_other_rules_is_judged_again_by_the_lab() {
     as_kept.provisional = true;
     let keep = |judgement: &Judgement| Document::encode(judgement).expect("a judgement document");
     store
-        .set_verdict(&id, "as it was kept", &keep(&as_kept), &headline)
+        .keep_judgement(&id, &keep(&as_kept), &headline)
         .await
         .expect("verdict");
     let lab = lab_over(&store);
@@ -546,7 +538,7 @@ async fn a_judgement_kept_under_other_rules_is_judged_again_by_the_lab() {
 
     as_kept.version += 1;
     store
-        .set_verdict(&id, "as it was kept", &keep(&as_kept), &headline)
+        .keep_judgement(&id, &keep(&as_kept), &headline)
         .await
         .expect("verdict");
     let view = lab.campaign(&id).await.expect("the campaign");

@@ -31,6 +31,13 @@ async fn a_run_that_cannot_be_read_costs_that_run_and_every_view_still_answers()
         c["headline"].is_object()
     })
     .await;
+    let said = lab
+        .get_json(&format!("/api/campaigns/{TAPE}/bottleneck"))
+        .await;
+    let line = said["bottleneck"]["verdict"]
+        .as_str()
+        .expect("the verdict in words")
+        .to_string();
     lab.signal(Signal::TERM);
     lab.wait_exit(Duration::from_secs(10)).await;
 
@@ -51,6 +58,18 @@ async fn a_run_that_cannot_be_read_costs_that_run_and_every_view_still_answers()
     .map(|row| (row.get(0), row.get(1)))
     .collect();
     assert_eq!(documents.len(), 8);
+    // The verdict's words are rendered from the kept judgement when shown, the list's line
+    // too: the line the fixture's version kept is gone, and the judgement kept anew holds
+    // no sentence.
+    let (kept_line, judgement): (Option<String>, String) =
+        sqlx::query("SELECT verdict, judgement FROM campaigns WHERE id = ?1")
+            .bind(TAPE)
+            .fetch_one(&pool)
+            .await
+            .map(|row| (row.get(0), row.get(1)))
+            .expect("the tape campaign");
+    assert_eq!(kept_line, None);
+    assert!(!judgement.contains(&line), "{line} is kept in {judgement}");
     let mut spread: serde_json::Value = serde_json::from_str(&documents[0].1).expect("json");
     spread["steady"]["cv_pct"] = serde_json::Value::Null;
     spread["validity"]["flags"][0]["detail"] =
