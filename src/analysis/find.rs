@@ -6,8 +6,7 @@ use super::findings::{
     self, AboveCeiling, Ceiling, Component, Drives, Finding, Interference, NetworkFinding,
     NetworkLimit, OutranCause, Shape, ShoeShine, Side, TargetCeilingFrom,
 };
-use super::judge::stage_attribution;
-use super::verdict::StageAttribution;
+use super::findings::{StageAttribution, stage_attribution};
 use super::{ABOVE_PCT, COMPRESSIBILITY_MISMATCH, Figures, REACHED};
 use crate::engine::result::{RunResult, TapeFigures};
 use crate::engine::survey::Survey;

@@ -3,8 +3,35 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::WAITING;
+use crate::engine::result::StageFigures;
 use crate::engine::validity::FlagCode;
 use crate::spec::TestKind;
+
+/// Which side a run's own stage accounting says held it back.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct StageAttribution {
+    pub limited_by: Side,
+    pub reader_wait_pct: f64,
+    pub writer_wait_pct: f64,
+}
+
+/// What a pipeline run's stage accounting says about which side held it back.
+pub fn stage_attribution(stages: &StageFigures) -> StageAttribution {
+    let (reader, writer) = (stages.reader_wait_pct, stages.writer_wait_pct);
+    let limited_by = if reader >= WAITING && reader > writer {
+        Side::Target
+    } else if writer >= WAITING && writer > reader {
+        Side::Source
+    } else {
+        Side::Balanced
+    };
+    StageAttribution {
+        limited_by,
+        reader_wait_pct: reader,
+        writer_wait_pct: writer,
+    }
+}
 
 /// A component that can limit a backup.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]

@@ -3,11 +3,12 @@
 
 use super::figures::{self, TestFigure};
 use super::find::{self, drives};
-use super::findings::{Component, Drives, Finding, Redo, Shape, Side};
-use super::verdict::{NoFigure, RestoreLine, StageAttribution, TargetName, Verdict, VerdictRow};
+use super::findings::stage_attribution;
+use super::findings::{Component, Drives, Finding, Redo, Shape};
+use super::verdict::{NoFigure, RestoreLine, TargetName, Verdict, VerdictRow};
 use super::weight::{self, Basis};
-use super::{Figures, WAITING, advise, points, remedy};
-use crate::engine::result::{RunResult, StageFigures};
+use super::{Figures, advise, points, remedy};
+use crate::engine::result::RunResult;
 use crate::engine::survey::Survey;
 use crate::spec::TestKind;
 
@@ -33,23 +34,6 @@ fn restore_line(figures: &Figures<'_>, survey: Option<&Survey>) -> Option<Restor
         backup,
         flags: figure.flags.clone(),
     })
-}
-
-/// What a pipeline run's stage accounting says about which side held it back.
-pub fn stage_attribution(stages: &StageFigures) -> StageAttribution {
-    let (reader, writer) = (stages.reader_wait_pct, stages.writer_wait_pct);
-    let limited_by = if reader >= WAITING && reader > writer {
-        Side::Target
-    } else if writer >= WAITING && writer > reader {
-        Side::Source
-    } else {
-        Side::Balanced
-    };
-    StageAttribution {
-        limited_by,
-        reader_wait_pct: reader,
-        writer_wait_pct: writer,
-    }
 }
 
 /// Builds the verdict from a campaign's points, its runs and the survey of its source.

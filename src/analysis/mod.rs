@@ -28,11 +28,11 @@ use crate::spec::TestKind;
 pub use advise::LOCAL_OVER_NETWORK;
 use figures::TestFigure;
 pub use find::target_component;
-pub use findings::{Advice, Component, Finding, Redo, Side};
+pub use findings::{Advice, Component, Finding, Redo, Side, StageAttribution, stage_attribution};
 pub use headline::Headline;
-pub use judge::{judge, stage_attribution};
+pub use judge::judge;
 pub use said::{SaidRow, SaidStage, SaidVerdict};
-pub use verdict::{NoFigure, RestoreLine, StageAttribution, TargetName, Verdict, VerdictRow};
+pub use verdict::{NoFigure, RestoreLine, TargetName, Verdict, VerdictRow};
 pub use words::{capitalize, component_word, counted};
 
 /// Share of a ceiling the full backup must reach for that ceiling to be the bottleneck.

@@ -5,9 +5,10 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::findings::StageAttribution;
 use super::findings::{Advice, Component, Finding, Shape};
 use super::points::Basis as FigureBasis;
-use super::verdict::{NoFigure, RestoreLine, StageAttribution, TargetName, Verdict, VerdictRow};
+use super::verdict::{NoFigure, RestoreLine, TargetName, Verdict, VerdictRow};
 use super::weight::{Basis, OpenClaim};
 use super::words;
 use crate::engine::result::StageFigures;
@@ -16,6 +17,14 @@ use crate::engine::validity::FlagCode;
 use crate::spec::TestKind;
 
 impl Verdict {
+    /// What caps the backup in a few words ("the target"), when the verdict names it
+    /// conclusively: a sweep that finds no better point says so beside it.
+    pub fn cap(&self) -> Option<String> {
+        self.component
+            .filter(|_| self.conclusive)
+            .map(|component| format!("the {}", words::component_word(component)))
+    }
+
     /// The verdict's sentence: the finding, said inconclusive first when it is, and whether
     /// runs must be redone.
     pub fn sentence(&self) -> String {

@@ -3,19 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::findings::{Advice, Component, Drives, Finding, Shape, Side};
+use super::findings::{Advice, Component, Drives, Finding, Shape, StageAttribution};
 use super::points;
 use super::weight::{Basis, OpenClaim};
-use super::words;
 use crate::spec::TestKind;
-
-/// Which side a run's own stage accounting says held it back.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
-pub struct StageAttribution {
-    pub limited_by: Side,
-    pub reader_wait_pct: f64,
-    pub writer_wait_pct: f64,
-}
 
 /// One row of the bottleneck table.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -216,16 +207,6 @@ pub enum TargetName {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         limit: Option<crate::engine::target::dedup::DedupLimit>,
     },
-}
-
-impl Verdict {
-    /// What caps the backup in a few words ("the target"), when the verdict names it
-    /// conclusively: a sweep that finds no better point says so beside it.
-    pub fn cap(&self) -> Option<String> {
-        self.component
-            .filter(|_| self.conclusive)
-            .map(|component| format!("the {}", words::component_word(component)))
-    }
 }
 
 /// A restore's figure as the verdict states it: the time a restore of the data takes, and
