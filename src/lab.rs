@@ -1071,7 +1071,7 @@ impl Lab {
                 if record.status.is_final()
                     && stale
                     && record.survey.is_some()
-                    && self.keep_verdict(&record.id).await.is_some()
+                    && self.keep_verdict(&record.id).await
                 {
                     judged += 1;
                 }
@@ -1084,15 +1084,14 @@ impl Lab {
         judged
     }
 
-    /// Judges a finished campaign and keeps its judgement, verdict line and headline: pages,
-    /// reports and the list read them from then on. `None` when it cannot be judged (a
-    /// warning is logged).
-    pub async fn keep_verdict(&self, id: &str) -> Option<(String, analysis::Headline)> {
+    /// Judges a finished campaign and keeps its judgement and headline: pages, reports and
+    /// the list read them from then on. False when it cannot be judged (a warning is logged).
+    pub async fn keep_verdict(&self, id: &str) -> bool {
         let judgement = match self.judge(id).await {
             Ok(judgement) => judgement,
             Err(error) => {
                 tracing::warn!(campaign = %id, %error, "cannot judge the campaign");
-                return None;
+                return false;
             }
         };
         let headline = analysis::Headline::of(&judgement.verdict);
@@ -1103,7 +1102,7 @@ impl Lab {
         if let Err(error) = kept {
             tracing::warn!(campaign = %id, %error, "cannot keep the verdict");
         }
-        Some((judgement.verdict.sentence(), headline))
+        true
     }
 
     /// The campaign's report: the same document `backlab run --json` prints.
@@ -1332,10 +1331,12 @@ fn summary(record: &CampaignRecord) -> CampaignSummary {
         runs_cancelled: record.runs_cancelled,
         runs_failed: record.runs_failed,
         best_mb_per_s: record.best_mb_per_s,
+        // Rendered from the kept judgement; one kept under older rules is said as it reads
+        // (it is judged again at start, unless it has no survey to rest on).
         verdict: record
             .judgement
             .as_ref()
-            .and_then(current_judgement)
+            .and_then(|kept| kept.decode::<analysis::Judgement>().ok())
             .map(|judgement| judgement.verdict.sentence()),
         headline: headline_of(record),
     }

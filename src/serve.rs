@@ -244,6 +244,14 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
     } else {
         tracing::info!(hosts = ?site.hosts(), "answering to these hosts only");
     }
+    if let Some(file) = std::env::var_os(crate::clock::TEST_CALENDAR_ENV) {
+        tracing::warn!(
+            file = %std::path::Path::new(&file).display(),
+            "{} is set: the schedules read now from this file, not the clock; it is for \
+             tests only",
+            crate::clock::TEST_CALENDAR_ENV
+        );
+    }
     announce(&format!("backlab listening on http://{addr}"));
     tracing::info!(
         data = %datalink.addr(),

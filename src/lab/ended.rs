@@ -162,7 +162,7 @@ impl Lab {
     ///
     /// 1. **survey** its source and target (when its last run had a plan and no survey was
     ///    taken) and store it: the judgement rests on it (the source's size for the backup window);
-    /// 2. **judge** it once and **keep** the judgement (verdict line and headline): the list,
+    /// 2. **judge** it once and **keep** the judgement and its headline: the list,
     ///    the pages and the series read it from then on;
     /// 3. **invalidate** the answers kept by the web layer, now that the judgement they may
     ///    show or compare with is kept;

@@ -251,9 +251,15 @@ async fn serve_kept(
         Ok(rendered) => rendered,
         Err(error) => return internal(&error),
     };
-    // Final, and judged for good: the verdict line is kept once the survey that the verdict
-    // may rest on has been taken, so a page rendered in between is not kept.
-    if keep && view.campaign.status.is_final() && view.campaign.verdict.is_some() {
+    // Final, and judged for good under today's rules: the judgement is kept once the survey
+    // that the verdict may rest on has been taken, so a page rendered in between, or before
+    // a judgement of older rules is judged again, is not kept.
+    let judged = view
+        .campaign
+        .headline
+        .as_ref()
+        .is_some_and(|headline| headline.version == crate::analysis::JUDGEMENT_VERSION);
+    if keep && view.campaign.status.is_final() && judged {
         state.pages.put(id, page, rendered).respond(request)
     } else {
         rendered.respond(request)
