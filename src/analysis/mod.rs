@@ -21,7 +21,6 @@ mod words;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::duration::format_duration;
 use crate::engine::result::RunResult;
 use crate::engine::survey::Survey;
 use crate::spec::TestKind;

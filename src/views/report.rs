@@ -4,9 +4,10 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::Verdict;
 use crate::analysis::points::{Point, point_of_run};
-use crate::analysis::{Verdict, format_duration};
 use crate::clock::format_ms;
+use crate::duration::format_duration;
 use crate::engine::result::{RunResult, RunStatus};
 use crate::engine::survey::Survey;
 use crate::engine::validity::FlagCode;

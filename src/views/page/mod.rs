@@ -15,7 +15,8 @@ use runs::run_row;
 
 use crate::analysis::planner::{Plan, PlanQuestion};
 use crate::analysis::points::RunStanding;
-use crate::analysis::{Component, Verdict, counted, format_duration};
+use crate::analysis::{Component, Verdict, counted};
+use crate::duration::format_duration;
 use crate::engine::provenance::Provenance;
 use crate::engine::result::{RunResult, RunStatus};
 use crate::engine::survey::Survey;
