@@ -130,8 +130,14 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
     let cpu_before = CpuSnapshot::take();
     let mut tallies = Vec::new();
     let mut restore_figures = None;
+    let mut tool_figures = None;
     let outcome = if control.cancel.load(std::sync::atomic::Ordering::Relaxed) {
         Err(EngineError::Cancelled)
+    } else if plan.test.runs_tool() {
+        tool::run::execute(plan, settings, control).map(|measured| {
+            tool_figures = Some(measured.figures);
+            measured.outcome
+        })
     } else if plan.test == TestKind::NetworkBackup {
         run_network(plan, settings, control).map(|(outcome, clients)| {
             tallies = clients;
@@ -161,6 +167,7 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
         data_compress_ratio: source_ratio,
         generated_dedup: generated_dedup(plan, source_dedup, made.tally()),
         restore: restore_figures,
+        tool: tool_figures,
         ..RunResult::failed(plan.test, params.clone(), String::new())
     };
     let (drain, remote) = (

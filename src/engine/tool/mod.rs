@@ -6,6 +6,10 @@
 pub mod builtin;
 pub mod catalogue;
 pub mod definition;
+pub mod figures;
+pub mod process;
+pub mod run;
+pub mod tree;
 
 use std::collections::BTreeMap;
 
@@ -13,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 pub use catalogue::{AvailableTool, MissingTool, Tools};
 pub use definition::{ParamValue, ToolDefinition, ToolShape};
+pub use figures::ToolFigures;
 
 /// The tool a run uses and the parameters the campaign set for it (the definition's defaults
 /// fill in the rest when the run starts).
