@@ -160,7 +160,8 @@ pub struct TreeTally {
 /// [`RestoreLayout::place`]), so that a tool can back up a copy the lab may change (an
 /// incremental run) or one in a memory file system (the tool's ceiling). Links are never
 /// followed (they are skipped and counted), the walk stays on each root's file system, and
-/// only contents are copied: modes, owners and times are the copy's own. Stops at the next
+/// only contents are copied: modes, owners and times are the copy's own, and a file with
+/// several links becomes one file per link. Stops at the next
 /// chunk of 8 MiB or the next entry once `cancel` is set, leaving a partial copy for
 /// [`remove_tree`].
 pub fn copy_tree(
