@@ -190,6 +190,16 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
             result.error = Some(error.to_string());
         }
     }
+    if plan.test.writes_target()
+        && let Some(room) = target_room(&plan.target)
+        && result.bytes > 0
+        && result.bytes + plan.params.block_size >= room
+    {
+        result.warnings.push(format!(
+            "the target's file system had room for {} more (its free space less a reserve of              1 GiB or a twentieth of it): the run stopped there rather than fill it",
+            crate::size::format_bytes(room)
+        ));
+    }
     let capabilities = plan.target.target().capabilities();
     validity::judge(
         &mut result,
@@ -204,6 +214,7 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
             },
             flushes_at_end: plan.test.writes_target() && params.fsync && capabilities.flushes,
             one_pass: reads_once(plan),
+            whole_job: plan.test.runs_tool(),
         },
     );
     if result.status == RunStatus::Failed {
@@ -589,6 +600,12 @@ fn build_job<'a>(
             .duration
             .map(|duration| duration.saturating_sub(opened.elapsed()));
     }
+    // A run into a file system never fills it: it stops at the room left less a reserve.
+    if plan.test.writes_target()
+        && let Some(room) = target_room(&plan.target)
+    {
+        limits.bytes = Some(limits.bytes.map_or(room, |limit| limit.min(room)));
+    }
     Ok(Job {
         streams: readers,
         feeders,
@@ -599,6 +616,25 @@ fn build_job<'a>(
         limits,
         tallies: Vec::new(),
     })
+}
+
+/// The least a run leaves free on its target's file system: 1 GiB, or a twentieth of it.
+const TARGET_RESERVE_MIN: u64 = 1 << 30;
+
+/// The bytes a run may write into its target's file system (a dir or a dedup store): what
+/// is free to unprivileged writers less a reserve, so that a run on a shared disk never fills
+/// it, for other users or for the lab's own database. `None` for other targets.
+pub fn target_room(target: &plan::TargetPlan) -> Option<u64> {
+    let dir = match target {
+        plan::TargetPlan::Dir(dir) => dir,
+        plan::TargetPlan::Dedup(config) => &config.path,
+        _ => return None,
+    };
+    let stats = rustix::fs::statvfs(dir.as_path()).ok()?;
+    let block = stats.f_frsize.max(1);
+    let free = stats.f_bavail.saturating_mul(block);
+    let size = stats.f_blocks.saturating_mul(block);
+    Some(free.saturating_sub(TARGET_RESERVE_MIN.max(size / 20)))
 }
 
 /// A restore: the target lays down a backup image (before the timed window) and gives the

@@ -158,7 +158,7 @@ impl Context<'_> {
         match &self.plan.target {
             TargetPlan::Dir(dir) => scratch.make(dir.join(self.dir_name())),
             _ if self.definition.shape == ToolShape::Stream => {
-                scratch.make(self.settings.restore_dir.join(format!("{}-kept", self.dir_name())))
+                scratch.make(self.data_dir()?.join(format!("{}-kept", self.dir_name())))
             }
             _ => Err(EngineError::Tool(format!(
                 "{} keeps a repository in a directory: the target must be a dir",
@@ -169,7 +169,18 @@ impl Context<'_> {
 
     /// The run's own directory in the lab's data dir: its home, its restore, its copy.
     fn lab_dir(&self, scratch: &mut Scratch) -> Result<PathBuf, EngineError> {
-        scratch.make(self.settings.restore_dir.join(self.dir_name()))
+        scratch.make(self.data_dir()?.join(self.dir_name()))
+    }
+
+    /// The lab's data dir, absolute: a tool runs in a directory of its own, so every path it
+    /// is given must be.
+    fn data_dir(&self) -> Result<PathBuf, EngineError> {
+        std::path::absolute(&self.settings.restore_dir).map_err(|error| {
+            EngineError::Tool(format!(
+                "{}: {error}",
+                self.settings.restore_dir.display()
+            ))
+        })
     }
 
     fn places(&self, at: &Where, archive: &str) -> Places {
