@@ -24,6 +24,7 @@ pub mod steady;
 pub mod survey;
 pub mod target;
 pub mod test_kind;
+pub mod tool;
 pub mod validity;
 
 use std::path::{Path, PathBuf};
