@@ -107,7 +107,7 @@ fn a_pipeline_hands_its_output_to_the_caller_and_counts_every_stage() {
 #[test]
 fn a_busy_program_uses_cpu_within_what_the_machine_has() {
     let mut launch = launch(
-        &[&["head", "-c", "300000000", "/dev/zero"], &["sha256sum"]],
+        &[&["head", "-c", "200000000", "/dev/zero"], &["sha256sum"]],
         Output::Lines,
     );
     let lines = collect(&mut launch, Stream::Stdout);
@@ -147,7 +147,7 @@ fn a_busy_program_uses_cpu_within_what_the_machine_has() {
     }
     let last = samples.last().expect("final sample");
     assert_eq!(last.cpu_user_s + last.cpu_system_s, cpu_s);
-    assert!(last.rchar >= 600_000_000, "{last:?}");
+    assert!(last.rchar >= 400_000_000, "{last:?}");
     if let Some(pressure) = finished.pressure {
         for pct in [
             pressure.cpu_some_pct,
@@ -396,7 +396,15 @@ fn endless_error_output_is_read_in_bounded_memory() {
     let tail = &finished.stderr_tail;
     assert!(tail.len() <= TAIL_BYTES + TAIL_LINES, "{}", tail.len());
     assert_eq!(tail.lines().count(), TAIL_LINES);
-    assert!(tail.lines().all(|line| line == "0123456789"), "{tail}");
+    // yes may be ended in the middle of a write, cutting its last line short.
+    let (last, before) = tail
+        .lines()
+        .collect::<Vec<_>>()
+        .split_last()
+        .map(|(last, before)| (last.to_string(), before.to_vec()))
+        .expect("lines");
+    assert!(before.iter().all(|line| *line == "0123456789"), "{tail}");
+    assert!("0123456789".starts_with(&last), "{tail}");
     assert_eq!(finished.stage_stderr_tails, std::slice::from_ref(tail));
 }
 
