@@ -55,6 +55,8 @@ pub struct ServeConfig {
     pub allow_devices: Vec<PathBuf>,
     /// The object stores campaigns may write to (`--s3-store`), with their credentials.
     pub object_stores: ObjectStores,
+    /// The backup tools campaigns may run (built in, and `--tools`), found at start.
+    pub tools: crate::engine::tool::Tools,
     pub token: Option<String>,
     /// The URL people use to reach the lab (`--public-url`), e.g. behind a proxy.
     pub public_url: Option<String>,
@@ -205,6 +207,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
             object_stores: config.object_stores.clone(),
             upload_journal: Some(journal),
             object_owner,
+            tools: Arc::new(config.tools.clone()),
         },
         host,
         Arc::clone(&datalink),

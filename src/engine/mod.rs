@@ -76,6 +76,8 @@ pub struct EngineSettings {
     /// own name, so the sweep after a crash takes only what this lab left, never what another
     /// lab sharing the bucket is writing.
     pub object_owner: String,
+    /// The backup tools this lab has (built in and the operator's), found at start.
+    pub tools: Arc<tool::Tools>,
 }
 
 impl std::fmt::Debug for EngineSettings {
@@ -87,6 +89,7 @@ impl std::fmt::Debug for EngineSettings {
             .field("object_stores", &self.object_stores)
             .field("upload_journal", &self.upload_journal)
             .field("object_owner", &self.object_owner)
+            .field("tools", &self.tools.available.len())
             .finish()
     }
 }
@@ -127,8 +130,14 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
     let cpu_before = CpuSnapshot::take();
     let mut tallies = Vec::new();
     let mut restore_figures = None;
+    let mut tool_figures = None;
     let outcome = if control.cancel.load(std::sync::atomic::Ordering::Relaxed) {
         Err(EngineError::Cancelled)
+    } else if plan.test.runs_tool() {
+        tool::run::execute(plan, settings, control).map(|measured| {
+            tool_figures = Some(measured.figures);
+            measured.outcome
+        })
     } else if plan.test == TestKind::NetworkBackup {
         run_network(plan, settings, control).map(|(outcome, clients)| {
             tallies = clients;
@@ -158,6 +167,7 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
         data_compress_ratio: source_ratio,
         generated_dedup: generated_dedup(plan, source_dedup, made.tally()),
         restore: restore_figures,
+        tool: tool_figures,
         ..RunResult::failed(plan.test, params.clone(), String::new())
     };
     let (drain, remote) = (
@@ -796,9 +806,16 @@ fn target_sinks(
     deadline: Option<std::time::Instant>,
 ) -> Result<Vec<Box<dyn Sink>>, EngineError> {
     match plan.test {
-        TestKind::ReadSingle | TestKind::ReadParallel | TestKind::Restore => Ok(Vec::new()),
-        TestKind::NullSink => Ok(vec![Box::new(NullSink)]),
-        TestKind::TapeWrite | TestKind::FullBackup | TestKind::NetworkBackup => {
+        TestKind::ReadSingle
+        | TestKind::ReadParallel
+        | TestKind::Restore
+        | TestKind::ToolRestore => Ok(Vec::new()),
+        TestKind::NullSink | TestKind::ToolCeiling => Ok(vec![Box::new(NullSink)]),
+        TestKind::TapeWrite
+        | TestKind::FullBackup
+        | TestKind::NetworkBackup
+        | TestKind::ToolBackup
+        | TestKind::ToolIncremental => {
             plan.target.target().open(&Opening {
                 direct: plan.params.direct,
                 block_size: plan.params.block_size as usize,

@@ -280,10 +280,18 @@ fn build_arms(
                 } if test.sends_generations() => (1..=generations.count).map(Some).collect(),
                 _ => vec![None],
             };
+            // A tool test runs once per tool compared; the other tests run none.
+            let tools: Vec<Option<ToolRun>> = if test.runs_tool() {
+                spec.tools().into_iter().map(Some).collect()
+            } else {
+                vec![None]
+            };
+            for tool in tools {
             let mut group = Vec::with_capacity(generations.len());
-            for generation in generations {
+            for &generation in &generations {
                 let mut params = base.clone();
                 params.generation = generation;
+                params.tool = tool.clone();
                 if let Some(buffers) = point.buffers {
                     params.buffers = buffers;
                 }
@@ -318,6 +326,7 @@ fn build_arms(
                 });
             }
             groups.push(group);
+            }
         }
         arms.push(Arm { at: *at, groups });
     }
