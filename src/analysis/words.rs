@@ -746,6 +746,29 @@ pub fn caveats(basis: &[Basis], open: &[OpenClaim], conclusive: bool) -> Vec<Str
     lines
 }
 
+/// How a backup tool used the machine, in a sentence: what the verdict adds when the tool
+/// limits ("restic used 1.96 of 2 cores: …").
+pub fn tool_use(tool: &super::findings::ToolUse) -> String {
+    use super::findings::ToolHeldBy;
+    match tool.held_by {
+        ToolHeldBy::AllCores => format!(
+            "{} used {:.2} of {} cores: it is CPU-bound, so a lighter compression or more \
+             cores would help",
+            tool.name, tool.cores_used, tool.cores
+        ),
+        ToolHeldBy::OneThread => format!(
+            "{} kept one thread busy {:.0}% of the time while it used {:.2} of {} cores: one \
+             thread holds it back, so more concurrency would help",
+            tool.name, tool.busiest_thread_pct, tool.cores_used, tool.cores
+        ),
+        ToolHeldBy::Neither => format!(
+            "{} used {:.2} of {} cores and backed up {:.0} files per second: it waited on its \
+             reads and writes rather than on the CPU",
+            tool.name, tool.cores_used, tool.cores, tool.files_per_s
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -775,28 +798,5 @@ mod tests {
         );
         assert_eq!(counted(1, "client", "clients"), "1 client");
         assert_eq!(counted(0, "file", "files"), "0 files");
-    }
-}
-
-/// How a backup tool used the machine, in a sentence: what the verdict adds when the tool
-/// limits ("restic used 1.96 of 2 cores: …").
-pub fn tool_use(tool: &super::findings::ToolUse) -> String {
-    use super::findings::ToolHeldBy;
-    match tool.held_by {
-        ToolHeldBy::AllCores => format!(
-            "{} used {:.2} of {} cores: it is CPU-bound, so a lighter compression or more \
-             cores would help",
-            tool.name, tool.cores_used, tool.cores
-        ),
-        ToolHeldBy::OneThread => format!(
-            "{} kept one thread busy {:.0}% of the time while it used {:.2} of {} cores: one \
-             thread holds it back, so more concurrency would help",
-            tool.name, tool.busiest_thread_pct, tool.cores_used, tool.cores
-        ),
-        ToolHeldBy::Neither => format!(
-            "{} used {:.2} of {} cores and backed up {:.0} files per second: it waited on its \
-             reads and writes rather than on the CPU",
-            tool.name, tool.cores_used, tool.cores, tool.files_per_s
-        ),
     }
 }
