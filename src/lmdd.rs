@@ -164,7 +164,7 @@ impl Lmdd {
                 part_size: None,
                 concurrency: None,
                 generation: None,
-            tool: None,
+                tool: None,
             },
             source: match &self.input {
                 Some(path) => SourcePlan::Paths(vec![path.clone()]),

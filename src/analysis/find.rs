@@ -57,9 +57,9 @@ pub(super) fn finding(figures: &Figures<'_>, survey: Option<&Survey>) -> Finding
     let Some(lowest) = lowest_ceiling(&ceilings) else {
         return Finding::Incomplete {
             missing: [TestKind::TapeWrite, TestKind::ReadParallel, roles.process.1]
-            .into_iter()
-            .filter(|test| figures.mb(*test).is_none())
-            .collect(),
+                .into_iter()
+                .filter(|test| figures.mb(*test).is_none())
+                .collect(),
         };
     };
     let Some(full) = f else {

@@ -53,10 +53,14 @@ fn tool_restore_line(figures: &Figures<'_>, survey: Option<&Survey>) -> Option<R
         seconds: bytes as f64 / (mb_per_s * 1e6).max(1.0),
         mb_per_s,
         positioning_s: 0.0,
-        from: format!("{}'s {}", tool.name, match tool.shape {
-            crate::engine::tool::ToolShape::Repository => "repository",
-            crate::engine::tool::ToolShape::Stream => "stream",
-        }),
+        from: format!(
+            "{}'s {}",
+            tool.name,
+            match tool.shape {
+                crate::engine::tool::ToolShape::Repository => "repository",
+                crate::engine::tool::ToolShape::Stream => "stream",
+            }
+        ),
         interleaved: 1,
         backup: figures
             .mb(TestKind::ToolBackup)

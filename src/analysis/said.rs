@@ -34,8 +34,13 @@ impl Verdict {
             .iter()
             .any(|advice| matches!(advice, Advice::Redo(_)));
         let tool = self.tool.as_ref().map(|tool| tool.name.as_str());
-        let sentence =
-            words::finding(&self.finding, self.conclusive, redo, target.as_deref(), tool);
+        let sentence = words::finding(
+            &self.finding,
+            self.conclusive,
+            redo,
+            target.as_deref(),
+            tool,
+        );
         match &self.tool {
             Some(tool) if self.component == Some(Component::Tool) => {
                 format!("{sentence}. {}", words::capitalize(&words::tool_use(tool)))

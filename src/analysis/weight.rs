@@ -373,9 +373,10 @@ fn weigh(
         }
         Finding::ShoeShine(shoe_shine) => match (test, flag) {
             // The drives did stop and start: only how often per minute is open.
-            (TestKind::FullBackup | TestKind::NetworkBackup | TestKind::ToolBackup, FlagCode::TooFewDriveCycles) => {
-                Weight::Secondary
-            }
+            (
+                TestKind::FullBackup | TestKind::NetworkBackup | TestKind::ToolBackup,
+                FlagCode::TooFewDriveCycles,
+            ) => Weight::Secondary,
             (TestKind::FullBackup | TestKind::NetworkBackup | TestKind::ToolBackup, _) => {
                 // A feed held below what the drives need by its cap cannot reach it.
                 match decide(&steps, |b| b.ceiling < REACHED * shoe_shine.needed_mb_s) {

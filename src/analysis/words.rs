@@ -86,7 +86,10 @@ pub fn finding(
     tool: Option<&str>,
 ) -> String {
     // In a campaign that ran a backup tool, the backup is the tool's and so is the process.
-    let backup = tool.map_or_else(|| "the full backup".to_string(), |tool| format!("{tool}'s backup"));
+    let backup = tool.map_or_else(
+        || "the full backup".to_string(),
+        |tool| format!("{tool}'s backup"),
+    );
     let component = |named: Component, target: Option<&str>| match (named, tool) {
         (Component::Tool, Some(tool)) => tool.to_string(),
         _ => component(named, target),

@@ -851,18 +851,16 @@ fn target_sinks(
         | TestKind::FullBackup
         | TestKind::NetworkBackup
         | TestKind::ToolBackup
-        | TestKind::ToolIncremental => {
-            plan.target.target().open(&Opening {
-                direct: plan.params.direct,
-                block_size: plan.params.block_size as usize,
-                params: &plan.params,
-                settings,
-                tag: &run_tag(),
-                history,
-                cancel,
-                deadline,
-            })
-        }
+        | TestKind::ToolIncremental => plan.target.target().open(&Opening {
+            direct: plan.params.direct,
+            block_size: plan.params.block_size as usize,
+            params: &plan.params,
+            settings,
+            tag: &run_tag(),
+            history,
+            cancel,
+            deadline,
+        }),
     }
 }
 

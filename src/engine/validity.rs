@@ -270,6 +270,10 @@ pub struct Evidence {
     pub whole_job: bool,
 }
 
+/// The shortest job (a backup tool's backup or restore, timed whole) whose figure is more
+/// than the tool's start-up.
+pub const MIN_JOB_S: f64 = 1.0;
+
 /// Finds the steady window and judges the run. Only finished runs are judged.
 pub fn judge(result: &mut RunResult, evidence: Evidence) {
     if result.status != RunStatus::Done {
@@ -298,7 +302,7 @@ pub fn judge(result: &mut RunResult, evidence: Evidence) {
     // judge that found no steady window is unsteady instead. A whole job is too short only
     // when it is over before a steady window could be looked for.
     let too_short = if evidence.whole_job {
-        result.seconds < MIN_STEADY_S
+        result.seconds < MIN_JOB_S
     } else {
         result.steady.is_none()
     };

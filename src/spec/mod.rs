@@ -594,7 +594,10 @@ impl CampaignSpec {
 
     /// The tools the tool tests run: the matrix's list, else the one tool, else none.
     pub fn tools(&self) -> Vec<ToolRun> {
-        match (self.matrix.as_ref().and_then(|m| m.tool.as_ref()), &self.tool) {
+        match (
+            self.matrix.as_ref().and_then(|m| m.tool.as_ref()),
+            &self.tool,
+        ) {
             (Some(list), _) => list.clone(),
             (None, Some(tool)) => vec![tool.clone()],
             (None, None) => Vec::new(),

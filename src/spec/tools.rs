@@ -4,8 +4,8 @@
 //! so none can be given.
 
 use super::{CampaignSpec, FieldErrors, ToolRun};
-use crate::engine::tool::{ToolShape, Tools};
 use crate::engine::target::TargetKind;
+use crate::engine::tool::{ToolShape, Tools};
 
 /// Each tool the campaign names, with the field it is named in.
 pub fn named(spec: &CampaignSpec) -> Vec<(String, &ToolRun)> {

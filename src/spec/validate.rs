@@ -249,9 +249,10 @@ impl CampaignSpec {
     /// run it. Each tool named is checked for its form here, and against the lab's tools by
     /// [`super::tools::check`].
     fn check_tool_tests(&self, errors: &mut FieldErrors, kinds: &[TestKind]) {
-        let first_tool_test = self.tests.iter().position(|name| {
-            TestKind::from_id(name).is_some_and(TestKind::runs_tool)
-        });
+        let first_tool_test = self
+            .tests
+            .iter()
+            .position(|name| TestKind::from_id(name).is_some_and(TestKind::runs_tool));
         if let Some(index) = first_tool_test {
             if !self.names_a_tool() {
                 errors.add(
@@ -270,7 +271,11 @@ impl CampaignSpec {
                 );
             }
         } else if self.names_a_tool() && !kinds.is_empty() {
-            let field = if self.tool.is_some() { "tool" } else { "matrix.tool" };
+            let field = if self.tool.is_some() {
+                "tool"
+            } else {
+                "matrix.tool"
+            };
             errors.add(
                 field,
                 format!(

@@ -123,7 +123,13 @@ fn borg() -> ToolDefinition {
             ("BORG_UNKNOWN_UNENCRYPTED_REPO_ACCESS_IS_OK", "yes"),
             ("BORG_RELOCATED_REPO_ACCESS_IS_OK", "yes"),
         ]),
-        init: vec![words(&["borg", "init", "--encryption", "{encryption}", "{repo}"])],
+        init: vec![words(&[
+            "borg",
+            "init",
+            "--encryption",
+            "{encryption}",
+            "{repo}",
+        ])],
         backup: vec![words(&[
             "borg",
             "create",
@@ -218,10 +224,7 @@ fn tar_gzip() -> ToolDefinition {
         version: vec![words(&["tar", "--version"]), words(&["gzip", "--version"])],
         env: BTreeMap::new(),
         init: Vec::new(),
-        backup: vec![
-            tar_create(),
-            words(&["gzip", "-{level}", "--stdout"]),
-        ],
+        backup: vec![tar_create(), words(&["gzip", "-{level}", "--stdout"])],
         restore: vec![words(&[
             "tar",
             "--extract",

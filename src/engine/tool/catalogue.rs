@@ -93,14 +93,15 @@ impl Tools {
 
     /// The tool of that name, or why it cannot be used.
     pub fn get(&self, name: &str) -> Result<&AvailableTool, String> {
-        if let Some(tool) = self.available.iter().find(|tool| tool.definition.name == name) {
+        if let Some(tool) = self
+            .available
+            .iter()
+            .find(|tool| tool.definition.name == name)
+        {
             return Ok(tool);
         }
         if let Some(missing) = self.missing.iter().find(|tool| tool.name == name) {
-            return Err(format!(
-                "{name} cannot run on this lab: {}",
-                missing.reason
-            ));
+            return Err(format!("{name} cannot run on this lab: {}", missing.reason));
         }
         let known: Vec<&str> = self
             .available
@@ -110,10 +111,7 @@ impl Tools {
         Err(if known.is_empty() {
             format!("unknown tool '{name}': this lab has no backup tool on its PATH")
         } else {
-            format!(
-                "unknown tool '{name}': this lab has {}",
-                known.join(", ")
-            )
+            format!("unknown tool '{name}': this lab has {}", known.join(", "))
         })
     }
 
@@ -150,7 +148,8 @@ impl Tools {
 
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    std::fs::metadata(path)
+        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }
 
 /// The first non-empty line a version command prints (standard output, else standard error),
@@ -200,7 +199,11 @@ fn first_line_of(program: &Path, args: &[String], path: &str) -> Result<String, 
         output.stderr
     };
     let text = String::from_utf8_lossy(&text);
-    let line = text.lines().map(str::trim).find(|line| !line.is_empty()).unwrap_or("");
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .unwrap_or("");
     Ok(line.chars().take(120).collect())
 }
 
@@ -223,7 +226,10 @@ fn read_file(file: &Path) -> Result<Vec<ToolDefinition>, ToolsFileError> {
             .check()
             .map_err(|error| invalid(error.to_string()))?;
         if names.contains(&definition.name.as_str()) {
-            return Err(invalid(format!("tool {} is defined twice", definition.name)));
+            return Err(invalid(format!(
+                "tool {} is defined twice",
+                definition.name
+            )));
         }
         names.push(&definition.name);
     }

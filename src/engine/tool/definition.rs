@@ -290,12 +290,14 @@ impl ToolDefinition {
         let texts = commands
             .flatten()
             .chain(self.env.values())
-            .chain(self.params.iter().flat_map(|param| match param {
-                ParamDef::Choice { values, .. } => values
-                    .iter()
-                    .flat_map(|value| value.args.iter().flatten())
-                    .collect::<Vec<_>>(),
-                ParamDef::Integer { .. } => Vec::new(),
+            .chain(self.params.iter().flat_map(|param| {
+                match param {
+                    ParamDef::Choice { values, .. } => values
+                        .iter()
+                        .flat_map(|value| value.args.iter().flatten())
+                        .collect::<Vec<_>>(),
+                    ParamDef::Integer { .. } => Vec::new(),
+                }
             }));
         for text in texts {
             for name in placeholders(text) {
@@ -371,10 +373,18 @@ impl ToolDefinition {
         for arg in command {
             if let Some(name) = whole_placeholder(arg) {
                 if name == "source" {
-                    out.extend(places.source.iter().map(|path| path.clone().into_os_string()));
+                    out.extend(
+                        places
+                            .source
+                            .iter()
+                            .map(|path| path.clone().into_os_string()),
+                    );
                     continue;
                 }
-                if let Some(ParamDef::Choice { values: choices, .. }) = self.param(name) {
+                if let Some(ParamDef::Choice {
+                    values: choices, ..
+                }) = self.param(name)
+                {
                     let chosen = values.get(name).map(ToString::to_string);
                     if let Some(args) = choices
                         .iter()
@@ -422,7 +432,9 @@ fn placeholders(text: &str) -> Vec<&str> {
 
 /// The name when the whole argument is one placeholder.
 fn whole_placeholder(arg: &str) -> Option<&str> {
-    arg.strip_prefix('{')?.strip_suffix('}').filter(|name| !name.contains(['{', '}']))
+    arg.strip_prefix('{')?
+        .strip_suffix('}')
+        .filter(|name| !name.contains(['{', '}']))
 }
 
 /// A text with each placeholder replaced by its place or parameter value.
@@ -452,7 +464,10 @@ fn fill(text: &str, places: &Places, values: &BTreeMap<String, ParamValue>) -> S
             "password" => places.password.clone(),
             "home" => path(&places.home),
             "cores" => places.cores.to_string(),
-            other => values.get(other).map(ToString::to_string).unwrap_or_default(),
+            other => values
+                .get(other)
+                .map(ToString::to_string)
+                .unwrap_or_default(),
         };
         out.push_str(&value);
         rest = &after[close + 1..];
@@ -510,7 +525,10 @@ mod tests {
             .find(|tool| tool.name == "borg")
             .expect("borg is built in");
         let mut given = BTreeMap::new();
-        given.insert("compression".to_string(), ParamValue::Word("zstd".to_string()));
+        given.insert(
+            "compression".to_string(),
+            ParamValue::Word("zstd".to_string()),
+        );
         given.insert("level".to_string(), ParamValue::Integer(9));
         let args = borg.expand(&borg.backup[0], &places(), &borg.settle(&given));
         let joined = args
@@ -519,7 +537,10 @@ mod tests {
             .collect::<Vec<_>>()
             .join(" ");
         assert!(joined.contains("--compression zstd,9"), "{joined}");
-        given.insert("compression".to_string(), ParamValue::Word("none".to_string()));
+        given.insert(
+            "compression".to_string(),
+            ParamValue::Word("none".to_string()),
+        );
         let args = borg.expand(&borg.backup[0], &places(), &borg.settle(&given));
         let joined = args
             .iter()

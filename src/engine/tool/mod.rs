@@ -21,7 +21,9 @@ pub use figures::ToolFigures;
 
 /// The tool a run uses and the parameters the campaign set for it (the definition's defaults
 /// fill in the rest when the run starts).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash, utoipa::ToSchema)]
+#[derive(
+    Debug, Clone, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash, utoipa::ToSchema,
+)]
 #[serde(deny_unknown_fields)]
 pub struct ToolRun {
     /// A tool of this lab (`GET /api/tools`).

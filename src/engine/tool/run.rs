@@ -8,11 +8,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::AvailableTool;
 use super::definition::{Places, ProgressFrom, ToolDefinition, ToolShape};
 use super::figures::{PressureFigures, ToolFigures};
 use super::process::{Finished, Launch, Output, Running, Stage, Stream};
 use super::tree::{self, RestoreLayout};
-use super::AvailableTool;
 use crate::engine::error::EngineError;
 use crate::engine::measure::{LatencyRecorder, Sampler, StageClock, round1, round3};
 use crate::engine::pipeline::{self, Job, Limits, Outcome, RunControl};
@@ -88,9 +88,9 @@ pub fn execute(
         let param = definition.param(name).ok_or_else(|| {
             EngineError::Tool(format!("{} has no parameter '{name}'", definition.name))
         })?;
-        param
-            .check(value)
-            .map_err(|message| EngineError::Tool(format!("{}.{name} {message}", definition.name)))?;
+        param.check(value).map_err(|message| {
+            EngineError::Tool(format!("{}.{name} {message}", definition.name))
+        })?;
     }
     let values = definition.settle(&run.params);
     let SourcePlan::Paths(roots) = &plan.source else {
@@ -157,9 +157,9 @@ impl Context<'_> {
     fn target_dir(&self, scratch: &mut Scratch) -> Result<PathBuf, EngineError> {
         match &self.plan.target {
             TargetPlan::Dir(dir) => scratch.make(dir.join(self.dir_name())),
-            _ if self.definition.shape == ToolShape::Stream => {
-                scratch.make(self.data_dir()?.join(format!("{}-kept", self.dir_name())))
-            }
+            _ if self.definition.shape == ToolShape::Stream => scratch.make(self.data_dir()?.join(
+                format!("{LAB_FILE_PREFIX}{}-kept{TOOL_DIR_SUFFIX}", self.tag),
+            )),
             _ => Err(EngineError::Tool(format!(
                 "{} keeps a repository in a directory: the target must be a dir",
                 self.definition.name
@@ -176,10 +176,7 @@ impl Context<'_> {
     /// is given must be.
     fn data_dir(&self) -> Result<PathBuf, EngineError> {
         std::path::absolute(&self.settings.restore_dir).map_err(|error| {
-            EngineError::Tool(format!(
-                "{}: {error}",
-                self.settings.restore_dir.display()
-            ))
+            EngineError::Tool(format!("{}: {error}", self.settings.restore_dir.display()))
         })
     }
 
@@ -328,7 +325,11 @@ impl Context<'_> {
 
     /// The same backup with the source copied into memory and the repository there too (a
     /// stream into the null sink): the tool alone.
-    fn ceiling(&self, roots: &[PathBuf], scratch: &mut Scratch) -> Result<ToolOutcome, EngineError> {
+    fn ceiling(
+        &self,
+        roots: &[PathBuf],
+        scratch: &mut Scratch,
+    ) -> Result<ToolOutcome, EngineError> {
         let tally = source_tally(roots);
         // The copy and a repository as large again, at worst.
         let need = tally.1.saturating_mul(2);
@@ -391,8 +392,8 @@ impl Context<'_> {
         let before = stored(&at.repo);
         let mut changed = None;
         for root in &at.roots {
-            let change = tree::change_share(root, INCREMENTAL_CHANGE, CHANGE_SEED)
-                .map_err(tree_error)?;
+            let change =
+                tree::change_share(root, INCREMENTAL_CHANGE, CHANGE_SEED).map_err(tree_error)?;
             let sum = changed.get_or_insert((0u64, 0u64));
             sum.0 += change.files;
             sum.1 += change.bytes;
@@ -414,7 +415,11 @@ impl Context<'_> {
 
     /// A backup, untimed, then the tool's restore of it timed, then the restore checked file
     /// by file against the source.
-    fn restore(&self, roots: &[PathBuf], scratch: &mut Scratch) -> Result<ToolOutcome, EngineError> {
+    fn restore(
+        &self,
+        roots: &[PathBuf],
+        scratch: &mut Scratch,
+    ) -> Result<ToolOutcome, EngineError> {
         let lab = self.lab_dir(scratch)?;
         let kept = self.target_dir(scratch)?;
         let at = Where {
@@ -454,8 +459,13 @@ impl Context<'_> {
             None,
         )?;
         self.fail_unless_succeeded(&finished, "the restore")?;
-        let verified = tree::verify(roots, &at.restore, RestoreLayout::AbsolutePaths, self.control.cancel)
-            .map_err(tree_error)?;
+        let verified = tree::verify(
+            roots,
+            &at.restore,
+            RestoreLayout::AbsolutePaths,
+            self.control.cancel,
+        )
+        .map_err(tree_error)?;
         let _ = started;
         let samples = progress.samples(&finished, false, verified.bytes);
         let mut figures = self.figures(&finished, tally, false);
@@ -484,7 +494,12 @@ impl Context<'_> {
             return Ok(());
         }
         let places = self.places_with(at, "gen1", password);
-        self.untimed(&self.definition.init, &places, &at.home, "making the repository")
+        self.untimed(
+            &self.definition.init,
+            &places,
+            &at.home,
+            "making the repository",
+        )
     }
 
     /// A stream tool's backup written into a file for a restore, untimed.
@@ -504,8 +519,8 @@ impl Context<'_> {
         let finished = std::thread::scope(|scope| -> Result<Finished, EngineError> {
             let (handed, stdout) = std::sync::mpsc::channel();
             let runner = scope.spawn(move || -> Result<Finished, EngineError> {
-                let mut running = Running::spawn(launch)
-                    .map_err(|error| EngineError::Tool(error.to_string()))?;
+                let mut running =
+                    Running::spawn(launch).map_err(|error| EngineError::Tool(error.to_string()))?;
                 let _ = handed.send(running.take_stdout());
                 Ok(running.wait(cancel, Some(deadline)))
             });
@@ -632,9 +647,11 @@ impl Context<'_> {
                     .map_err(|_| EngineError::Tool("the tool's runner failed".to_string()))??;
                 let _ = watcher.join();
                 let outcome = outcome.ok_or_else(|| {
-                    EngineError::Tool(finished.failure().unwrap_or_else(|| {
-                        "the tool gave no stream to read".to_string()
-                    }))
+                    EngineError::Tool(
+                        finished
+                            .failure()
+                            .unwrap_or_else(|| "the tool gave no stream to read".to_string()),
+                    )
                 })?;
                 Ok((finished, outcome, ended))
             },
@@ -704,7 +721,11 @@ fn source_tally(roots: &[PathBuf]) -> (u64, u64) {
 fn copied_roots(roots: &[PathBuf], copy: &Path) -> Result<Vec<PathBuf>, EngineError> {
     roots
         .iter()
-        .map(|root| RestoreLayout::AbsolutePaths.place(root, copy).map_err(tree_error))
+        .map(|root| {
+            RestoreLayout::AbsolutePaths
+                .place(root, copy)
+                .map_err(tree_error)
+        })
         .collect()
 }
 
@@ -765,7 +786,9 @@ impl Progress {
         let from = self.from;
         Box::new(move |stream, line| {
             let bytes = match (from, stream) {
-                (ProgressFrom::ResticJson, Stream::Stdout) => json_number(line, "status", "message_type", "bytes_done"),
+                (ProgressFrom::ResticJson, Stream::Stdout) => {
+                    json_number(line, "status", "message_type", "bytes_done")
+                }
                 (ProgressFrom::BorgJson, Stream::Stderr) => {
                     json_number(line, "archive_progress", "type", "original_size")
                 }
@@ -870,4 +893,36 @@ impl StreamSource for ChildStream {
     fn read_latency(&self) -> Option<&LatencyRecorder> {
         None
     }
+}
+
+/// What a lab stopped by a crash left of its tool runs, taken back at start-up: every process
+/// carrying the lab's marker is killed, and every memory directory whose run's process is gone
+/// is removed (the run directories beside targets and in the data dir go with the lab's other
+/// files, `target::sweep_lab_files`). Returns (processes killed, directories removed).
+pub fn sweep_left_behind(owner: &str) -> (usize, usize) {
+    let killed = super::process::sweep_leftovers(MARKER, &format!("{owner}:"));
+    let mut removed = 0;
+    if let Ok(entries) = std::fs::read_dir(MEMORY_BASE) {
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(rest) = name
+                .to_str()
+                .and_then(|name| name.strip_prefix(tree::MEMORY_DIR_PREFIX))
+            else {
+                continue;
+            };
+            let alive = rest
+                .split('-')
+                .next()
+                .and_then(|pid| pid.parse::<i32>().ok())
+                .is_some_and(|pid| {
+                    rustix::process::Pid::from_raw(pid)
+                        .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok())
+                });
+            if !alive && tree::remove_tree(&entry.path()).is_ok() {
+                removed += 1;
+            }
+        }
+    }
+    (killed, removed)
 }
