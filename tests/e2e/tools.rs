@@ -9,11 +9,14 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use backlab::analysis::points::{Basis, RunEntry};
+use backlab::analysis::tools::compare;
 use backlab::engine::result::{RunResult, RunStatus};
-use backlab::engine::tool::run::{MARKER, TOOL_DIR_SUFFIX};
 use backlab::engine::tool::Tools;
+use backlab::engine::tool::run::{MARKER, TOOL_DIR_SUFFIX};
 use backlab::engine::{EngineSettings, RunControl, execute};
 use backlab::spec::{RunParams, RunPlan, SourcePlan, TargetPlan, TestKind, ToolRun};
+use backlab::views::report::{CampaignReport, render_table};
 use rustix::process::Signal;
 use serde_json::{Value, json};
 
@@ -22,9 +25,9 @@ use crate::support::fixtures::{create_dataset_with, entries, run_params, scratch
 use crate::support::lab::{Lab, LabOptions};
 use crate::support::wait::wait_until;
 
-/// The processes carrying the tool-run marker of the lab (or `backlab run`) of process `pid`,
-/// as (pid, command line): a run's tag starts with its lab's pid, so another test's tools are
-/// not counted.
+/// The processes carrying the tool-run marker of the lab (or `backlab run`) whose process is
+/// `lab_pid`, as (pid, command line): a run's tag starts with its lab's pid, so the tools of
+/// tests running beside this one are not counted.
 fn marked_processes(lab_pid: u32) -> Vec<(u32, String)> {
     let wanted = format!("{MARKER}=");
     let tag = format!(":{lab_pid}-");
@@ -113,7 +116,7 @@ fn restic_from_the_command_line_prints_its_table_and_a_verdict() {
             .arg(&source)
             .arg("--target")
             .arg(&target)
-            .args(["--tool", "restic", "--duration", "2"]),
+            .args(["--tool", "restic", "--size", "16M", "--duration", "60"]),
     );
     let table = stdout(&out);
     assert!(
@@ -147,12 +150,20 @@ fn restic_from_the_command_line_prints_its_table_and_a_verdict() {
     assert!(verdict.len() > 20, "{verdict}");
     // The restore is timed and then verified: its line says so.
     assert!(table.contains("A restore of 16 MiB"), "{table}");
+    // The tool's line: its four figures, what it kept, its verified restore, its version.
+    let line = table
+        .lines()
+        .find(|line| line.starts_with("restic "))
+        .unwrap_or_else(|| panic!("no line for restic in:\n{table}"));
+    assert!(line.contains(" yes "), "{line}");
+    assert!(!line.contains(" - "), "every figure is there: {line}");
+    assert!(table.contains("Versions: restic: restic 0."), "{table}");
     assert!(entries(&target).is_empty(), "{:?}", entries(&target));
     assert!(entries(&restore).is_empty(), "{:?}", entries(&restore));
 }
 
 #[test]
-fn restic_borg_and_tar_zstd_compared_give_a_row_each_with_their_own_figures() {
+fn restic_borg_and_tar_zstd_compared_give_a_line_each_with_their_own_figures() {
     let scratch = scratch();
     let source = scratch.path().join("source");
     let target = scratch.path().join("target");
@@ -170,96 +181,132 @@ fn restic_borg_and_tar_zstd_compared_give_a_row_each_with_their_own_figures() {
             .arg("--target")
             .arg(&target)
             .args(["--tool", "restic", "--tool", "borg", "--tool", "tar-zstd"])
-            .args(["--tests", "tool_backup,tool_restore", "--duration", "5"]),
+            .args(["--tests", "tool_backup,tool_restore", "--duration", "60"]),
     );
     assert!(out.status.success(), "run failed: {}", stderr(&out));
-    let report = json(&out);
-    let runs = report["runs"].as_array().expect("runs");
-    assert_eq!(runs.len(), 6, "two tests for each of three tools: {report}");
+    let document = json(&out);
+    let report: CampaignReport =
+        serde_json::from_value(document.clone()).expect("the report reads back");
+    assert_eq!(report.runs.len(), 6, "two tests for each of three tools");
 
     let tools = ["restic", "borg", "tar-zstd"];
+    let run_of = |test: TestKind, tool: &str| -> &RunResult {
+        let mut found = report.runs.iter().filter(|run| {
+            run.test == test && run.params.tool.as_ref().is_some_and(|run| run.name == tool)
+        });
+        let run = found
+            .next()
+            .unwrap_or_else(|| panic!("no {test} of {tool}"));
+        assert!(found.next().is_none(), "{test} of {tool} ran once");
+        run
+    };
     let mut stored = BTreeSet::new();
-    for run in runs {
-        assert_eq!(run["status"], "done", "{run}");
-        let name = run["params"]["tool"]["name"].as_str().expect("the run's tool");
-        assert!(tools.contains(&name), "{run}");
-        let figures = &run["tool"];
-        assert_eq!(figures["name"], name, "{run}");
-        // The version is the program's own: tar-zstd's begins with tar's.
-        let program = name.split('-').next().unwrap_or(name);
-        let version = figures["version"].as_str().unwrap_or("");
-        assert!(version.to_lowercase().contains(program), "{version}");
-        let cpu_s = figures["cpu_user_s"].as_f64().unwrap_or(0.0)
-            + figures["cpu_system_s"].as_f64().unwrap_or(0.0);
-        assert!(cpu_s > 0.0, "the tool's process tree used CPU: {figures}");
-        assert!(figures["peak_rss_bytes"].as_u64().unwrap_or(0) > 0, "{figures}");
-        assert_eq!(figures["source_files"], files, "{figures}");
-        assert_eq!(figures["source_bytes"], 8 << 20, "{figures}");
-        assert_eq!(run["bytes"], 8 << 20, "{run}");
-        match run["test"].as_str() {
-            Some("tool_backup") => {
-                // The data compresses 2:1 and every tool compresses by default: what each
-                // stored is a figure of its own, below the source's size.
-                let kept = figures["stored_bytes"].as_u64().unwrap_or(0);
-                assert!(kept > 0 && kept < 8 << 20, "{name}: stored {kept}");
-                stored.insert(kept);
-            }
-            Some("tool_restore") => {
-                let verified = &figures["verified"];
-                assert_eq!(verified["files"], files, "{name}: {verified}");
-                assert_eq!(verified["bytes"], 8 << 20, "{name}: {verified}");
-                assert_eq!(verified["missing_count"], 0, "{name}: {verified}");
-                assert_eq!(verified["differ_count"], 0, "{name}: {verified}");
-            }
-            other => panic!("unexpected test {other:?}"),
+    for tool in tools {
+        for test in [TestKind::ToolBackup, TestKind::ToolRestore] {
+            let run = run_of(test, tool);
+            assert_eq!(run.status, RunStatus::Done, "{tool}: {:?}", run.error);
+            assert_eq!(run.bytes, 8 << 20, "{tool} {test}");
+            let figures = run.tool.as_ref().expect("a tool run's figures");
+            assert_eq!(figures.name, tool);
+            // The version is the program's own: tar-zstd's begins with tar's.
+            let program = tool.split('-').next().unwrap_or(tool);
+            assert!(
+                figures.version.to_lowercase().contains(program),
+                "{tool}: {}",
+                figures.version
+            );
+            assert!(
+                figures.cpu_user_s + figures.cpu_system_s > 0.0,
+                "the tool's process tree used CPU: {figures:?}"
+            );
+            assert!(figures.peak_rss_bytes > 0, "{figures:?}");
+            assert_eq!(
+                (figures.source_files, figures.source_bytes),
+                (files, 8 << 20),
+                "{tool} {test}"
+            );
         }
-    }
-    assert_eq!(stored.len(), 3, "three tools, three stored sizes: {stored:?}");
-
-    // One row per tool per test, each showing its own run's figure.
-    let rows = report["bottleneck"]["rows"].as_array().expect("rows");
-    let mut labels = BTreeSet::new();
-    for row in rows {
-        let label = row["label"].as_str().expect("label").to_string();
-        let test = row["test"].as_str().expect("test");
-        let tool = tools
+        // The data compresses 2:1 and every tool compresses by default: what each stored is
+        // a figure of its own, below the source's size.
+        let kept = run_of(TestKind::ToolBackup, tool)
+            .tool
+            .as_ref()
+            .and_then(|figures| figures.stored_bytes)
+            .expect("the backup's stored size");
+        assert!(kept > 0 && kept < 8 << 20, "{tool}: stored {kept}");
+        stored.insert(kept);
+        let verified = run_of(TestKind::ToolRestore, tool)
+            .tool
+            .as_ref()
+            .and_then(|figures| figures.verified.as_ref())
+            .expect("the restore was verified");
+        assert!(verified.ok(), "{tool}: {verified:?}");
+        assert_eq!((verified.files, verified.bytes), (files, 8 << 20), "{tool}");
+        // The JSON says the same.
+        let restored = document["runs"]
+            .as_array()
+            .expect("runs")
             .iter()
-            .find(|tool| label.ends_with(&format!("({tool})")))
-            .unwrap_or_else(|| panic!("the row names no tool: {row}"));
-        let run = runs
-            .iter()
-            .find(|run| run["test"] == test && run["params"]["tool"]["name"] == *tool)
-            .unwrap_or_else(|| panic!("no run for {label}"));
-        let own = if row["basis"] == "steady" {
-            run["steady"]["mb_per_s"].as_f64()
-        } else {
-            run["mb_per_s"].as_f64()
-        }
-        .expect("the run's figure");
-        let shown = row["mb_per_s"].as_f64().expect("the row's figure");
-        assert!(
-            (shown - own).abs() < 0.051,
-            "{label}: row {shown}, run {own}"
-        );
-        assert!(labels.insert(label), "a row given twice: {row}");
+            .find(|run| run["test"] == "tool_restore" && run["params"]["tool"]["name"] == tool)
+            .expect("the restore in the JSON");
+        assert_eq!(restored["tool"]["verified"]["files"], files, "{restored}");
     }
-    let expected: BTreeSet<String> = tools
-        .iter()
-        .flat_map(|tool| {
-            [
-                format!("Tool backup ({tool})"),
-                format!("Tool restore, verified ({tool})"),
-            ]
-        })
-        .collect();
-    assert_eq!(labels, expected);
-    assert!(
-        report["bottleneck"]["verdict"]
-            .as_str()
-            .is_some_and(|verdict| verdict.len() > 20),
-        "{}",
-        report["bottleneck"]
+    assert_eq!(
+        stored.len(),
+        3,
+        "three tools, three stored sizes: {stored:?}"
     );
+
+    // The comparison: one line per tool, each with its own runs' figures.
+    let entries_of_runs = RunEntry::of_results(&report.runs);
+    let lines = compare(&report.points, &entries_of_runs, report.survey.as_ref());
+    let names: Vec<&str> = lines.iter().map(|line| line.tool.name.as_str()).collect();
+    assert_eq!(names, tools);
+    // A line shows its test's point, and a point of one run is that run's own figure: its
+    // steady one where it found it, else the whole run's.
+    let shown = |figure: Option<f64>, run: &RunResult| {
+        let figure = figure.expect("a figure");
+        let point = report
+            .points
+            .iter()
+            .find(|point| point.test == run.test && point.params == run.params)
+            .and_then(|point| point.figure.as_ref())
+            .expect("the run's point has a figure");
+        assert_eq!(figure, point.mb_per_s, "the line shows the point's figure");
+        let own = match (&run.steady, point.basis) {
+            (Some(steady), Basis::Steady) => steady.mb_per_s,
+            _ => run.mb_per_s,
+        };
+        assert!(
+            (figure - own).abs() < 0.051,
+            "{}: {figure} vs {own}",
+            run.test
+        );
+    };
+    for line in &lines {
+        let tool = line.tool.name.as_str();
+        let backup = run_of(TestKind::ToolBackup, tool);
+        let figures = backup.tool.as_ref().expect("figures");
+        shown(line.backup_mb_s, backup);
+        shown(line.restore_mb_s, run_of(TestKind::ToolRestore, tool));
+        assert_eq!(line.stored_bytes, figures.stored_bytes, "{tool}");
+        assert_eq!(line.peak_rss_bytes, Some(figures.peak_rss_bytes), "{tool}");
+        assert_eq!(line.restore_verified, Some(true), "{tool}");
+        assert_eq!(line.version.as_deref(), Some(figures.version.as_str()));
+        assert!(line.cpu_s_per_gib.is_some_and(|cpu| cpu > 0.0), "{line:?}");
+        assert_eq!(line.ceiling_mb_s, None, "no tool ran alone");
+    }
+    // The table the command line prints from this report sets them side by side.
+    let table = render_table(&report);
+    for tool in tools {
+        assert!(
+            table
+                .lines()
+                .any(|row| row.starts_with(tool) && row.contains("yes")),
+            "no line for {tool}:\n{table}"
+        );
+    }
+    assert!(table.contains("Versions: restic: restic 0.1"), "{table}");
     assert!(entries(&target).is_empty(), "{:?}", entries(&target));
     assert!(entries(&restore).is_empty(), "{:?}", entries(&restore));
 }
@@ -289,7 +336,9 @@ fn a_stream_tool_feeds_an_emulated_tape_drive_through_the_pipeline() {
     assert_eq!(tape["model"], "LTO-3", "{run}");
     // The drive took the stream zstd wrote: what the tool stored is what reached the drive,
     // less what the drive's own compression saved.
-    let stream = run["tool"]["stored_bytes"].as_u64().expect("the stream's bytes");
+    let stream = run["tool"]["stored_bytes"]
+        .as_u64()
+        .expect("the stream's bytes");
     let on_tape = tape["tape_bytes"].as_u64().expect("tape bytes");
     assert!(stream > 0 && stream < 16 << 20, "zstd compressed: {stream}");
     assert!(on_tape > 0 && on_tape <= stream, "{on_tape} of {stream}");
@@ -323,10 +372,6 @@ async fn a_restic_campaign_through_the_api_runs_to_a_verdict() {
     create_dataset_with(&source, "typical", "8M", 24);
     let target = lab.empty_dir("out");
 
-    // The lab offers restic with its version.
-    let tools = lab.get_json("/api/tools").await;
-    assert!(tools.to_string().contains("restic 0.1"), "{tools}");
-
     let id = lab.submit(&restic_campaign(&source, &target)).await;
     let campaign = lab
         .wait_status(&id, &["done", "failed"], Duration::from_secs(180))
@@ -345,11 +390,14 @@ async fn a_restic_campaign_through_the_api_runs_to_a_verdict() {
     assert_eq!(restored["bytes"], 8 << 20, "{restored}");
     assert_eq!(restored["files"], files_beneath(&source), "{restored}");
 
-    let verdict = lab
+    let answer = lab
         .get_json(&format!("/api/campaigns/{id}/bottleneck"))
         .await;
+    let verdict = &answer["bottleneck"];
     assert!(
-        verdict["verdict"].as_str().is_some_and(|words| words.len() > 20),
+        verdict["verdict"]
+            .as_str()
+            .is_some_and(|words| words.len() > 20),
         "{verdict}"
     );
     let labels: Vec<&str> = verdict["rows"]
@@ -362,8 +410,20 @@ async fn a_restic_campaign_through_the_api_runs_to_a_verdict() {
         labels,
         ["Tool backup (restic)", "Tool restore, verified (restic)"]
     );
+    // The verdict names the tool and its version, as its provenance.
+    assert_eq!(verdict["tool"]["name"], "restic", "{verdict}");
+    assert!(
+        verdict["tool"]["version"]
+            .as_str()
+            .is_some_and(|version| version.starts_with("restic 0.")),
+        "{verdict}"
+    );
     assert!(entries(&target).is_empty(), "{:?}", entries(&target));
-    assert!(tool_dirs(&lab.data_dir).is_empty(), "{:?}", entries(&lab.data_dir));
+    assert!(
+        tool_dirs(&lab.data_dir).is_empty(),
+        "{:?}",
+        entries(&lab.data_dir)
+    );
 }
 
 #[tokio::test]
@@ -373,6 +433,7 @@ async fn requests_that_give_a_command_or_a_bad_tool_are_refused_naming_the_field
     create_dataset_with(&source, "typical", "1M", 25);
     let target = lab.empty_dir("out");
     let good = restic_campaign(&source, &target);
+    // The good spec with the value at `path` set (or, for null, the key taken out).
     let with = |path: &[&str], value: Value| {
         let mut spec = good.clone();
         let (last, parents) = path.split_last().expect("a path");
@@ -380,74 +441,76 @@ async fn requests_that_give_a_command_or_a_bad_tool_are_refused_naming_the_field
         for key in parents {
             at = &mut at[*key];
         }
-        at[*last] = value;
+        match at.as_object_mut() {
+            Some(object) if value.is_null() => {
+                object.remove(*last);
+            }
+            _ => at[*last] = value,
+        }
         spec
     };
+    let mut compared = with(&["tool"], Value::Null);
+    compared["matrix"] = json!({"tool": [
+        {"name": "restic"},
+        {"name": "tar-zstd", "params": {"level": 99}}
+    ]});
+    // Each bad request, the one field its answer names, and what the message says.
     let cases = [
         (
-            with(&["tool", "command"], json!(["sh", "-c", "touch /tmp/owned"])),
-            "tool",
-            "command",
+            with(
+                &["tool", "command"],
+                json!(["sh", "-c", "touch /tmp/owned"]),
+            ),
+            "tool.command",
+            "not a field",
         ),
-        (with(&["tool", "args"], json!(["--insecure"])), "tool", "args"),
+        (
+            with(&["tool", "args"], json!(["--insecure"])),
+            "tool.args",
+            "not a field",
+        ),
         (
             with(&["tool", "env"], json!({"LD_PRELOAD": "/tmp/x.so"})),
-            "tool",
-            "env",
+            "tool.env",
+            "not a field",
         ),
         (
             with(&["tool", "name"], json!("rsync-ng")),
             "tool.name",
-            "rsync-ng",
+            "unknown tool 'rsync-ng'",
         ),
         (
             with(&["tool", "params", "pack_size"], json!(1000)),
             "tool.params.pack_size",
-            "128",
+            "from 4 to 128",
         ),
         (
             with(&["tool", "params", "threads"], json!(4)),
             "tool.params.threads",
-            "pack_size",
+            "restic takes compression, pack_size",
         ),
         (
             with(&["target"], json!({"kind": "null"})),
             "target.kind",
-            "restic",
+            "restic keeps a repository in a directory",
         ),
         (
             with(&["tool"], Value::Null),
             "tool",
-            "tool_backup",
+            "'tool_backup' runs a backup tool",
         ),
-        (
-            with(
-                &["matrix"],
-                json!({"tool": [{"name": "tar-zstd", "params": {"level": 99}}]}),
-            ),
-            "matrix.tool[0].params.level",
-            "19",
-        ),
+        (compared, "matrix.tool[1].params.level", "from 1 to 19"),
     ];
-    for (spec, field, named) in &cases {
-        let mut spec = spec.clone();
-        if spec["tool"].is_null() {
-            spec.as_object_mut().expect("object").remove("tool");
-        }
-        let response = lab.post_json("/api/campaigns", &spec).await;
+    for (spec, field, says) in &cases {
+        let response = lab.post_json("/api/campaigns", spec).await;
         let status = response.status().as_u16();
         let body: Value = response.json().await.expect("the error is JSON");
         assert_eq!(status, 422, "{spec} -> {body}");
         let fields = body["fields"].as_object().expect("fields");
-        let message = fields
-            .iter()
-            .find(|(name, _)| name.as_str() == *field || name.starts_with(&format!("{field}.")))
-            .map(|(_, message)| message.to_string())
-            .unwrap_or_else(|| panic!("the error must name {field}: {body}"));
-        assert!(
-            message.contains(named) || body.to_string().contains(named),
-            "{field}: {message} should mention {named}"
-        );
+        let names: Vec<&String> = fields.keys().collect();
+        assert_eq!(names, [field], "{body}");
+        let message = fields[*field].as_str().unwrap_or("");
+        assert!(message.contains(says), "{field}: {message}");
     }
     let listed = lab.get_json("/api/campaigns").await;
     assert_eq!(
@@ -459,16 +522,16 @@ async fn requests_that_give_a_command_or_a_bad_tool_are_refused_naming_the_field
     assert!(entries(&target).is_empty(), "{:?}", entries(&target));
 }
 
-/// Waits until the lab's restic (or other program) is at its timed backup: a process with the
-/// lab's marker whose command line holds `word`.
-async fn wait_for_tool(lab_pid: u32, word: &str) -> Vec<(u32, String)> {
+/// Waits until a process with the lab's marker runs a command line that starts with `start`
+/// (`restic backup`), and returns the lab's marked processes.
+async fn wait_for_tool(lab_pid: u32, start: &str) -> Vec<(u32, String)> {
     wait_until(
-        &format!("a tool process running `{word}`"),
+        &format!("a tool process running `{start}`"),
         Duration::from_secs(60),
         Duration::from_millis(20),
         async || {
             let found = marked_processes(lab_pid);
-            if found.iter().any(|(_, command)| command.contains(word)) {
+            if found.iter().any(|(_, command)| command.starts_with(start)) {
                 Ok(found)
             } else {
                 Err(format!("{found:?}"))
@@ -510,12 +573,12 @@ async fn a_cancel_during_the_backup_leaves_no_process_and_no_repository() {
     spec["tool"]["params"]["compression"] = json!("max");
     let id = lab.submit(&spec).await;
 
-    let running = wait_for_tool(lab.pid(), "backup").await;
-    assert!(
-        running.iter().any(|(_, command)| command.starts_with("restic")),
-        "{running:?}"
+    wait_for_tool(lab.pid(), "restic backup").await;
+    assert_eq!(
+        tool_dirs(&target).len(),
+        1,
+        "the repository is being written"
     );
-    assert_eq!(tool_dirs(&target).len(), 1, "the repository is being written");
     lab.cancel(&id).await;
     wait_all_gone(lab.pid(), &[&target, &lab.data_dir]).await;
     let campaign = lab
@@ -527,8 +590,9 @@ async fn a_cancel_during_the_backup_leaves_no_process_and_no_repository() {
 
 #[tokio::test]
 async fn a_killed_lab_takes_back_its_tool_runs_at_the_next_start() {
-    // A tool that writes nothing and never ends by itself: only the sweep can end it once its
-    // lab is gone (a tool writing to its lab would die of the broken pipe).
+    // A tool whose program starts one of its own that writes nothing and never ends by
+    // itself: the program dies with its lab, and only the sweep can end what it started (a
+    // tool writing to its lab would die of the broken pipe).
     let root = scratch();
     let tools_file = root.path().join("tools.json");
     std::fs::write(
@@ -537,9 +601,10 @@ async fn a_killed_lab_takes_back_its_tool_runs_at_the_next_start() {
             "name": "sleeper",
             "shape": "repository",
             "version": [["sleep", "--version"]],
-            "backup": [["sleep", "90"]],
+            "backup": [["sleep", "90", "&", "wait"]],
             "restore": [["true"]],
-            "progress": "process_io"
+            "progress": "process_io",
+            "shell": true
         }])
         .to_string(),
     )
@@ -561,7 +626,7 @@ async fn a_killed_lab_takes_back_its_tool_runs_at_the_next_start() {
     });
     let id = lab.submit(&spec).await;
     let first_pid = lab.pid();
-    let running = wait_for_tool(first_pid, "sleep").await;
+    wait_for_tool(first_pid, "sleep 90").await;
     let left_in_target = tool_dirs(&target);
     let left_in_data = tool_dirs(&lab.data_dir);
     assert_eq!(left_in_target.len(), 1, "{:?}", entries(&target));
@@ -570,10 +635,12 @@ async fn a_killed_lab_takes_back_its_tool_runs_at_the_next_start() {
     lab.signal(Signal::KILL);
     let (_, status) = lab.wait_exit(Duration::from_secs(10)).await;
     assert!(!status.success());
-    assert_eq!(
-        marked_processes(first_pid).len(),
-        running.len(),
-        "a killed lab cannot end its tool"
+    let survivors = marked_processes(first_pid);
+    assert!(
+        survivors
+            .iter()
+            .any(|(_, command)| command.starts_with("sleep 90")),
+        "what the tool started outlives a killed lab: {survivors:?}"
     );
     drop(lab);
 
@@ -589,7 +656,11 @@ async fn a_killed_lab_takes_back_its_tool_runs_at_the_next_start() {
                 .chain(tool_dirs(&lab.data_dir))
                 .filter(|name| left_in_target.contains(name) || left_in_data.contains(name))
                 .collect();
-            if still.is_empty() { Ok(()) } else { Err(format!("{still:?}")) }
+            if still.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("{still:?}"))
+            }
         },
     )
     .await;
@@ -668,14 +739,21 @@ fn restic_damaging() -> Value {
     })
 }
 
-/// One restore of `source` by `tool` through the engine, its data dir `data`.
-fn restore_with(tools: &Arc<Tools>, tool: &str, source: &Path, data: &Path) -> RunResult {
+/// One run of `test` by `tool` on `source` through the engine, into a dir target under
+/// `data`, the lab's data dir; afterwards neither holds anything of the run.
+fn run_tool(
+    tools: &Arc<Tools>,
+    (tool, test): (&str, TestKind),
+    source: &Path,
+    data: &Path,
+    duration_s: f64,
+) -> RunResult {
     let target = data.join("target");
     std::fs::create_dir_all(&target).expect("target dir");
     let plan = RunPlan {
-        test: TestKind::ToolRestore,
+        test,
         params: RunParams {
-            duration_s: Some(60.0),
+            duration_s: Some(duration_s),
             tool: Some(ToolRun {
                 name: tool.to_string(),
                 params: BTreeMap::new(),
@@ -697,9 +775,98 @@ fn restore_with(tools: &Arc<Tools>, tool: &str, source: &Path, data: &Path) -> R
         progress: &|_| {},
     };
     let result = execute(&plan, &settings, &control);
-    assert!(entries(&target).is_empty(), "{tool}: {:?}", entries(&target));
+    assert!(
+        entries(&target).is_empty(),
+        "{tool}: {:?}",
+        entries(&target)
+    );
     assert!(tool_dirs(data).is_empty(), "{tool}: {:?}", entries(data));
     result
+}
+
+/// One restore of `source` by `tool`, checked against it.
+fn restore_with(tools: &Arc<Tools>, tool: &str, source: &Path, data: &Path) -> RunResult {
+    run_tool(tools, (tool, TestKind::ToolRestore), source, data, 60.0)
+}
+
+/// Tools defined in a `--tools` file at `file`, each of them found on PATH.
+fn tools_from(file: &Path, definitions: &Value) -> Arc<Tools> {
+    std::fs::write(file, definitions.to_string()).expect("tools file");
+    let tools = Tools::find(Some(file)).expect("the definitions hold");
+    for definition in definitions.as_array().expect("a list") {
+        let name = definition["name"].as_str().expect("a name");
+        if let Err(reason) = tools.get(name) {
+            panic!("{name}: {reason}");
+        }
+    }
+    Arc::new(tools)
+}
+
+#[test]
+fn a_run_s_duration_bounds_the_timed_step_and_not_the_preparation() {
+    let scratch = scratch();
+    let source = scratch.path().join("source");
+    three_files(&source);
+    let data = scratch.path().join("data");
+    std::fs::create_dir(&data).expect("data dir");
+    let tar_create = json!(["tar", "--create", "--file", "-", "{source}"]);
+    let tar_extract = json!([
+        "tar",
+        "--extract",
+        "--file",
+        "{stream}",
+        "--directory",
+        "{restore}"
+    ]);
+    let tools = tools_from(
+        &scratch.path().join("tools.json"),
+        &json!([
+            {
+                "name": "slow-to-start",
+                "shape": "stream",
+                "version": [["tar", "--version"]],
+                "init": [["sleep", "3"]],
+                "backup": [tar_create],
+                "restore": [tar_extract],
+                "progress": "process_io"
+            },
+            {
+                "name": "slow-to-back-up",
+                "shape": "stream",
+                "version": [["tar", "--version"]],
+                "backup": [["sleep", "5", "&&", "tar", "--create", "--file", "-", "{source}"]],
+                "restore": [tar_extract],
+                "progress": "process_io",
+                "shell": true
+            }
+        ]),
+    );
+    // Making the repository is not timed: it may take longer than the run's 2 s.
+    let prepared = run_tool(
+        &tools,
+        ("slow-to-start", TestKind::ToolBackup),
+        &source,
+        &data,
+        2.0,
+    );
+    assert_eq!(prepared.status, RunStatus::Done, "{:?}", prepared.error);
+    assert_eq!(prepared.bytes, 600_000);
+    assert!(
+        prepared.seconds < 3.0,
+        "the 3 s start is not timed: {}",
+        prepared.seconds
+    );
+    // The backup is: past the run's 2 s it is stopped, and the run fails saying so.
+    let stopped = run_tool(
+        &tools,
+        ("slow-to-back-up", TestKind::ToolBackup),
+        &source,
+        &data,
+        2.0,
+    );
+    assert_eq!(stopped.status, RunStatus::Failed, "{stopped:?}");
+    let error = stopped.error.unwrap_or_default();
+    assert!(error.contains("deadline"), "{error}");
 }
 
 #[test]
@@ -709,23 +876,17 @@ fn a_restore_is_verified_file_by_file_and_one_that_differs_fails_naming_the_file
     three_files(&source);
     let data = scratch.path().join("data");
     std::fs::create_dir(&data).expect("data dir");
-    let file = scratch.path().join("tools.json");
-    let definitions = json!([
-        tar_restoring(
-            "tar-garbling",
-            &["printf", "x", ">>", "{restore}{source}/b.txt"]
-        ),
-        tar_restoring("tar-losing", &["rm", "{restore}{source}/sub/c.bin"]),
-        restic_damaging(),
-    ]);
-    std::fs::write(&file, definitions.to_string()).expect("tools file");
-    let tools = Arc::new(Tools::find(Some(&file)).expect("the definitions hold"));
-    for name in ["tar", "tar-garbling", "tar-losing", "restic-damaged"] {
-        tools
-            .get(name)
-            .unwrap_or_else(|reason| panic!("{name}: {reason}"));
-    }
-
+    let tools = tools_from(
+        &scratch.path().join("tools.json"),
+        &json!([
+            tar_restoring(
+                "tar-garbling",
+                &["printf", "x", ">>", "{restore}{source}/b.txt"]
+            ),
+            tar_restoring("tar-losing", &["rm", "{restore}{source}/sub/c.bin"]),
+            restic_damaging(),
+        ]),
+    );
     // Intact: every file, every byte.
     let intact = restore_with(&tools, "tar", &source, &data);
     assert_eq!(intact.status, RunStatus::Done, "{:?}", intact.error);
@@ -734,7 +895,11 @@ fn a_restore_is_verified_file_by_file_and_one_that_differs_fails_naming_the_file
         .as_ref()
         .and_then(|tool| tool.verified.as_ref())
         .expect("the restore was verified");
-    assert_eq!((verified.files, verified.bytes), (3, 600_000), "{verified:?}");
+    assert_eq!(
+        (verified.files, verified.bytes),
+        (3, 600_000),
+        "{verified:?}"
+    );
     assert!(verified.ok(), "{verified:?}");
     assert_eq!(verified.sentence(), "verified: 3 files, 600 000 bytes");
 
@@ -749,14 +914,21 @@ fn a_restore_is_verified_file_by_file_and_one_that_differs_fails_naming_the_file
         .and_then(|tool| tool.verified.as_ref())
         .expect("the restore was verified");
     assert_eq!(verified.differ, ["b.txt"], "{verified:?}");
-    assert_eq!((verified.files, verified.missing_count), (2, 0), "{verified:?}");
+    assert_eq!(
+        (verified.files, verified.missing_count),
+        (2, 0),
+        "{verified:?}"
+    );
     assert_eq!(garbled.mb_per_s, 0.0, "a failed run has no rate");
 
     // One file missing after the restore.
     let lost = restore_with(&tools, "tar-losing", &source, &data);
     assert_eq!(lost.status, RunStatus::Failed, "{lost:?}");
     let error = lost.error.clone().unwrap_or_default();
-    assert!(error.contains("sub/c.bin") && error.contains("missing"), "{error}");
+    assert!(
+        error.contains("sub/c.bin") && error.contains("missing"),
+        "{error}"
+    );
 
     // A damaged repository: restic's own error says which file it could not restore.
     let damaged = restore_with(&tools, "restic-damaged", &source, &data);
