@@ -11,7 +11,7 @@ use super::Document;
 
 /// Where a run stands. `Interrupted` runs were stopped by a shutdown and are queued again at
 /// the next start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunState {
     Queued,
