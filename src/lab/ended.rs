@@ -46,6 +46,22 @@ pub(super) struct Endings {
     kept_answers: OnceLock<Arc<dyn KeptAnswers>>,
 }
 
+/// A campaign's end being taken on this lab: released when dropped, however the taking ends.
+struct TakenEnd<'a> {
+    endings: &'a Endings,
+    id: String,
+}
+
+impl Drop for TakenEnd<'_> {
+    fn drop(&mut self) {
+        self.endings
+            .taking
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.id);
+    }
+}
+
 impl Lab {
     /// Tells `kept` whenever a campaign's judgement is kept from now on.
     pub fn keep_answers_in(&self, kept: Arc<dyn KeptAnswers>) {
@@ -171,14 +187,19 @@ impl Lab {
     /// 5. **publish** `campaign_finished` last, on this host and relayed to the others: a
     ///    follower who reads the campaign on that news finds it as every later reader will.
     ///
-    /// Taken once per campaign on this lab: a second caller while the first is at it returns
-    /// at once (the first publishes). A cancel that found none of its runs executing
-    /// ([`Ending::CancelledIdle`]) takes step 5 alone.
+    /// Taken once per campaign: a second caller while the first is at it returns at once (the
+    /// first publishes), and so does one that comes after it, having read the campaign before
+    /// its judgement was kept: once the end is taken here the campaign is read again, and a
+    /// judgement kept by then means its end was taken already. A cancel that found none of
+    /// its runs executing ([`Ending::CancelledIdle`]) takes step 5 alone.
     pub async fn campaign_ended(&self, id: &str, status: CampaignStatus, ending: Ending<'_>) {
-        if !self.take_end(id) {
+        let Some(_taken) = self.take_end(id) else {
             return;
-        }
+        };
         if let Ending::LastRun { plan } = ending {
+            if self.ended_already(id).await {
+                return;
+            }
             tracing::info!(campaign = %id, status = status.id(), "campaign finished");
             // 1. Survey.
             if let Some(plan) = plan {
@@ -195,20 +216,33 @@ impl Lab {
         }
         // 5. Publish.
         self.publish(id, LabEvent::CampaignFinished { status });
-        self.endings
-            .taking
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(id);
     }
 
-    /// Marks campaign `id`'s end as being taken here; false when it already is.
-    fn take_end(&self, id: &str) -> bool {
+    /// Marks campaign `id`'s end as being taken here until the answer is dropped; `None` when
+    /// it already is.
+    fn take_end(&self, id: &str) -> Option<TakenEnd<'_>> {
         self.endings
             .taking
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id.to_string())
+            .then(|| TakenEnd {
+                endings: &self.endings,
+                id: id.to_string(),
+            })
+    }
+
+    /// Whether campaign `id`'s judgement is kept already, as the record reads now: its end
+    /// was taken by a caller that has since finished (the mark `step_or_end` reads too). A
+    /// campaign that cannot be read is not taken for ended.
+    async fn ended_already(&self, id: &str) -> bool {
+        match self.stored_campaign(id).await {
+            Ok(record) => record.is_some_and(|record| record.headline.is_some()),
+            Err(error) => {
+                tracing::warn!(campaign = %id, %error, "cannot read the campaign back at its end");
+                false
+            }
+        }
     }
 
     /// Surveys a finished campaign's source and target from its last run's plan: stored at
