@@ -269,7 +269,7 @@ pub struct ScheduleRecord {
 }
 
 /// One occurrence of a schedule, fired.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FiringRecord {
     pub occurrence_ms: i64,
     /// The lab host that fired it.
