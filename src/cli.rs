@@ -232,6 +232,13 @@ struct RunArgs {
     restore_to: PathBuf,
     #[command(flatten)]
     stores: StoreArgs,
+    /// A backup tool to measure as its users run it, as NAME or NAME:PARAM=VALUE,… (e.g.
+    /// `restic`, `tar-zstd:level=19`); given more than once, the tools are compared on the
+    /// same data. Without --tests the campaign runs the tool's table.
+    #[arg(long = "tool", value_name = "NAME[:PARAM=VALUE,…]")]
+    tools: Vec<String>,
+    #[command(flatten)]
+    tool_file: ToolFileArgs,
     /// Print the machine-readable result to stdout instead of the table.
     #[arg(long)]
     json: bool,
@@ -261,6 +268,23 @@ impl StoreArgs {
         let credentials = CredentialSources::from_environment(self.s3_credentials.as_deref())
             .map_err(|problem| vec![format!("--s3-credentials: {problem}")])?;
         ObjectStores::parse(&self.s3_stores, &credentials)
+    }
+}
+
+/// The operator's own backup tools, beside the built-in ones.
+#[derive(Args, Clone, Default)]
+struct ToolFileArgs {
+    /// A JSON file of backup tool definitions (docs/tools.md), added to the built-in restic,
+    /// borg, tar, tar-gzip and tar-zstd (a definition of the same name replaces one).
+    #[arg(long = "tools", env = "BACKLAB_TOOLS", value_name = "FILE")]
+    tools_file: Option<PathBuf>,
+}
+
+impl ToolFileArgs {
+    /// The tools this machine has, or why the file cannot be used.
+    fn tools(&self) -> Result<crate::engine::tool::Tools, String> {
+        crate::engine::tool::Tools::find(self.tools_file.as_deref())
+            .map_err(|error| format!("--tools: {error}"))
     }
 }
 
@@ -356,6 +380,8 @@ struct ServeArgs {
     webhook: Option<url::Url>,
     #[command(flatten)]
     stores: StoreArgs,
+    #[command(flatten)]
+    tool_file: ToolFileArgs,
 }
 
 #[derive(Subcommand)]
@@ -487,6 +513,11 @@ fn serve(args: ServeArgs) -> ExitCode {
         .stores()
         .map_err(|found| problems.extend(found))
         .unwrap_or_default();
+    let tools = args
+        .tool_file
+        .tools()
+        .map_err(|problem| problems.push(problem))
+        .unwrap_or_default();
     let host_name = args.host_name.unwrap_or_else(crate::net::agent::hostname);
     if let Err(problem) = spec::check_name(&host_name) {
         problems.push(format!("--host-name: {problem}"));
@@ -510,6 +541,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         allow_targets: args.allow_targets,
         allow_devices: args.allow_devices,
         object_stores,
+        tools,
         token: args.token.filter(|token| !token.is_empty()),
         public_url: args.public_url,
         webhook: args.webhook,
@@ -569,11 +601,20 @@ fn run(args: RunArgs) -> ExitCode {
         Ok(stores) => stores,
         Err(problems) => return bad_spec(&problems.join("\n")),
     };
+    let tools = match args.tool_file.tools() {
+        Ok(tools) => Arc::new(tools),
+        Err(problem) => return bad_spec(&problem),
+    };
+    let tool_errors = spec::tools::check(&spec, &tools);
+    if !tool_errors.is_empty() {
+        return bad_spec(&tool_errors.to_string());
+    }
     let settings = EngineSettings {
         allow_devices: args.allow_devices.clone(),
         network: Some(Arc::new(crate::net::Clients::loopback())),
         restore_dir: args.restore_to.clone(),
         object_stores,
+        tools,
         // A run from the command line is watched by its operator; Ctrl-C cleans up.
         upload_journal: None,
         object_owner: crate::engine::target::s3::process_owner(),
@@ -757,6 +798,7 @@ fn build_spec(args: &RunArgs, flag_errors: &mut FieldErrors) -> Result<CampaignS
             repeat: 1,
             host: None,
             series: None,
+            tool: None,
         },
     };
     if let Some(host) = &spec.host {
@@ -791,6 +833,21 @@ fn build_spec(args: &RunArgs, flag_errors: &mut FieldErrors) -> Result<CampaignS
     }
     if let Some(target) = &args.target {
         spec.target = parse_target(target);
+    }
+    let mut tool_errors = FieldErrors::default();
+    match args.tools.as_slice() {
+        [] => {}
+        [one] => spec.tool = Some(parse_tool(one, "tool", &mut tool_errors)),
+        several => {
+            let tools = several
+                .iter()
+                .enumerate()
+                .map(|(index, text)| {
+                    parse_tool(text, &format!("matrix.tool[{index}]"), &mut tool_errors)
+                })
+                .collect();
+            spec.matrix.get_or_insert_with(Default::default).tool = Some(tools);
+        }
     }
     if let Some(tests) = &args.tests {
         spec.tests = tests.iter().map(|test| test.trim().to_string()).collect();
@@ -838,8 +895,36 @@ fn build_spec(args: &RunArgs, flag_errors: &mut FieldErrors) -> Result<CampaignS
     if args.link_mb_s.is_some() {
         params.link_mb_s = args.link_mb_s;
     }
+    flag_errors.extend(tool_errors);
     spec.settle_defaults();
     Ok(spec)
+}
+
+/// `--tool NAME[:PARAM=VALUE,…]`: a value that reads as a whole number is one, any other a
+/// word; the lab's tools check both. A pair without `=` is named under the spec field.
+fn parse_tool(text: &str, field: &str, flag_errors: &mut FieldErrors) -> spec::ToolRun {
+    let (name, rest) = text.split_once(':').unwrap_or((text, ""));
+    let mut params = std::collections::BTreeMap::new();
+    for pair in rest.split(',').filter(|pair| !pair.trim().is_empty()) {
+        match pair.split_once('=') {
+            Some((param, value)) => {
+                let value = value.trim();
+                let value = value
+                    .parse::<i64>()
+                    .map(crate::engine::tool::ParamValue::Integer)
+                    .unwrap_or_else(|_| crate::engine::tool::ParamValue::Word(value.to_string()));
+                params.insert(param.trim().to_string(), value);
+            }
+            None => flag_errors.add(
+                format!("{field}.params"),
+                format!("'{pair}' is not PARAM=VALUE"),
+            ),
+        }
+    }
+    spec::ToolRun {
+        name: name.trim().to_string(),
+        params,
+    }
 }
 
 fn parse_target(text: &str) -> TargetSpec {

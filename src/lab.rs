@@ -930,6 +930,10 @@ impl Lab {
         let mut invalid = violations.invalid;
         // The lab's own bound on a run's length is the one said for it.
         invalid.extend(policy.check_duration(&spec));
+        // The tools are this lab's; another host checks its own when the runs start there.
+        if reach == Reach::Here {
+            invalid.extend(spec::tools::check(&spec, &self.engine.tools));
+        }
         let plans = match spec.plan() {
             Ok(plans) => Some(plans),
             Err(errors) => {

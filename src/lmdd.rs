@@ -164,6 +164,7 @@ impl Lmdd {
                 part_size: None,
                 concurrency: None,
                 generation: None,
+                tool: None,
             },
             source: match &self.input {
                 Some(path) => SourcePlan::Paths(vec![path.clone()]),
@@ -218,6 +219,7 @@ pub fn main(operands: &[String]) -> std::process::ExitCode {
         object_stores: Default::default(),
         upload_journal: None,
         object_owner: crate::engine::target::s3::process_owner(),
+        tools: Default::default(),
     };
     let problems = engine::preflight::check(std::slice::from_ref(&plan), &settings);
     if !problems.is_empty() {

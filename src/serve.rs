@@ -55,6 +55,8 @@ pub struct ServeConfig {
     pub allow_devices: Vec<PathBuf>,
     /// The object stores campaigns may write to (`--s3-store`), with their credentials.
     pub object_stores: ObjectStores,
+    /// The backup tools campaigns may run (built in, and `--tools`), found at start.
+    pub tools: crate::engine::tool::Tools,
     pub token: Option<String>,
     /// The URL people use to reach the lab (`--public-url`), e.g. behind a proxy.
     pub public_url: Option<String>,
@@ -205,6 +207,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
             object_stores: config.object_stores.clone(),
             upload_journal: Some(journal),
             object_owner,
+            tools: Arc::new(config.tools.clone()),
         },
         host,
         Arc::clone(&datalink),
@@ -402,8 +405,10 @@ async fn recover(
             let specs = Arc::new(recovery.specs);
             let local_specs = Arc::clone(&specs);
             let data_dir = data_dir.to_path_buf();
+            let owner = objects.owner.clone();
             let swept =
-                tokio::task::spawn_blocking(move || sweep_targets(&local_specs, &data_dir)).await;
+                tokio::task::spawn_blocking(move || sweep_targets(&local_specs, &data_dir, &owner))
+                    .await;
             if let Err(error) = swept {
                 tracing::warn!(%error, "cannot look for files left by interrupted runs");
             }
@@ -458,7 +463,15 @@ fn sweep_stores_in_background(
 
 /// Removes lab files left in the directory targets of the given campaign specs, and the
 /// restore directories left in the data dir.
-fn sweep_targets(specs: &[CampaignSpec], data_dir: &Path) {
+fn sweep_targets(specs: &[CampaignSpec], data_dir: &Path, owner: &str) {
+    let (killed, removed) = crate::engine::tool::run::sweep_left_behind(owner);
+    if killed + removed > 0 {
+        tracing::warn!(
+            processes = killed,
+            directories = removed,
+            "ended the backup tool processes and removed the memory directories an interrupted run left"
+        );
+    }
     let targets = specs.iter().filter_map(|spec| {
         matches!(spec.target.kind, TargetKind::Dir | TargetKind::Dedup)
             .then(|| spec.target.path.clone())

@@ -24,15 +24,17 @@ pub fn target_component(survey: Option<&Survey>) -> Component {
 
 /// The one finding of the campaign.
 pub(super) fn finding(figures: &Figures<'_>, survey: Option<&Survey>) -> Finding {
-    let f = figures.mb(TestKind::FullBackup);
+    let roles = Roles::of(figures);
+    let f = figures.mb(roles.backup);
     // The drive a backup fed: a shoe-shining drive names the feed, whatever the ceilings say.
     let fed = figures
-        .run(TestKind::FullBackup)
+        .run(roles.backup)
         .or_else(|| figures.run(TestKind::NetworkBackup).filter(|_| f.is_none()));
     if let Some(shoe_shine) = fed.and_then(shoe_shine) {
         return Finding::ShoeShine(shoe_shine);
     }
     if f.is_none()
+        && roles.backup == TestKind::FullBackup
         && let Some(network) = figures.get(TestKind::NetworkBackup)
     {
         return Finding::Network(network_finding(network, figures));
@@ -41,7 +43,7 @@ pub(super) fn finding(figures: &Figures<'_>, survey: Option<&Survey>) -> Finding
     let ceilings: Vec<Ceiling> = [
         (target_component(survey), TestKind::TapeWrite),
         (Component::Source, TestKind::ReadParallel),
-        (Component::Pipeline, TestKind::NullSink),
+        roles.process,
     ]
     .into_iter()
     .filter_map(|(component, test)| {
@@ -54,14 +56,10 @@ pub(super) fn finding(figures: &Figures<'_>, survey: Option<&Survey>) -> Finding
     .collect();
     let Some(lowest) = lowest_ceiling(&ceilings) else {
         return Finding::Incomplete {
-            missing: [
-                TestKind::TapeWrite,
-                TestKind::ReadParallel,
-                TestKind::NullSink,
-            ]
-            .into_iter()
-            .filter(|test| figures.mb(*test).is_none())
-            .collect(),
+            missing: [TestKind::TapeWrite, TestKind::ReadParallel, roles.process.1]
+                .into_iter()
+                .filter(|test| figures.mb(*test).is_none())
+                .collect(),
         };
     };
     let Some(full) = f else {
@@ -90,7 +88,34 @@ pub(super) fn finding(figures: &Figures<'_>, survey: Option<&Survey>) -> Finding
             },
         };
     }
-    interference(figures, survey, &ceilings, lowest, full)
+    interference(figures, survey, &ceilings, lowest, full, roles.backup)
+}
+
+/// Which tests play the backup and the backup's own process in the table: the lab's full
+/// backup and its pipeline, or, in a campaign that runs a backup tool, the tool's backup and
+/// the tool alone.
+struct Roles {
+    backup: TestKind,
+    process: (Component, TestKind),
+}
+
+impl Roles {
+    fn of(figures: &Figures<'_>) -> Roles {
+        let runs_tool = [TestKind::ToolBackup, TestKind::ToolCeiling]
+            .into_iter()
+            .any(|test| figures.tests.iter().any(|(kind, _)| *kind == test));
+        if runs_tool {
+            Roles {
+                backup: TestKind::ToolBackup,
+                process: (Component::Tool, TestKind::ToolCeiling),
+            }
+        } else {
+            Roles {
+                backup: TestKind::FullBackup,
+                process: (Component::Pipeline, TestKind::NullSink),
+            }
+        }
+    }
 }
 
 /// A full backup well below every ceiling: the components interfere, and the evidence at hand
@@ -101,8 +126,9 @@ fn interference(
     ceilings: &[Ceiling],
     lowest: Ceiling,
     full: f64,
+    backup: TestKind,
 ) -> Finding {
-    let full_run = figures.run(TestKind::FullBackup);
+    let full_run = figures.run(backup);
     let stage = full_run.map(|run| stage_attribution(&run.stages));
     let (component, evidence) = if survey.is_some_and(|survey| survey.shares_device) {
         (Component::SharedDevice, Interference::SharedDevice)

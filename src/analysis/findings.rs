@@ -47,6 +47,8 @@ pub enum Component {
     SharedDevice,
     /// The network between the clients and the lab, with the clients' sending.
     Network,
+    /// The backup tool itself (tool_ceiling): its CPU, its threads, its own way of working.
+    Tool,
 }
 
 /// Which side of a pipeline run waited for the other.
@@ -252,11 +254,13 @@ impl Finding {
                 Component::Target => Some(TestKind::TapeWrite),
                 Component::Source => Some(TestKind::ReadParallel),
                 Component::Pipeline => Some(TestKind::NullSink),
+                Component::Tool => Some(TestKind::ToolCeiling),
                 _ => None,
             }
             .filter(|test| has(*test)),
             Finding::ShoeShine(_) => [
                 TestKind::ReadParallel,
+                TestKind::ToolCeiling,
                 TestKind::ReadSingle,
                 TestKind::NullSink,
             ]
@@ -269,6 +273,65 @@ impl Finding {
             },
             Finding::Incomplete { .. } | Finding::FullOutranCeiling { .. } => None,
         }
+    }
+}
+
+/// How a backup tool used the machine in its backup: what the verdict says of a tool that
+/// limits, and the table shows beside it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct ToolUse {
+    pub name: String,
+    pub version: String,
+    /// CPU seconds of its process tree ÷ wall seconds.
+    pub cores_used: f64,
+    pub cores: u32,
+    /// Its busiest thread's CPU time as a share of the wall time.
+    pub busiest_thread_pct: f64,
+    pub files_per_s: f64,
+    pub held_by: ToolHeldBy,
+}
+
+/// What held a tool back, from how it used the CPU.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolHeldBy {
+    /// It kept (nearly) every core busy: a lighter compression or more cores would help.
+    AllCores,
+    /// One of its threads was busy (nearly) all the time while cores were free: more
+    /// concurrency would help.
+    OneThread,
+    /// Neither: it waited on something else (its reads, its writes, many small files).
+    Neither,
+}
+
+/// Share of the machine's cores (or of the wall time, for one thread) that counts as busy.
+pub const BUSY_SHARE: f64 = 0.85;
+
+impl ToolUse {
+    /// How the tool's run used the machine.
+    pub fn of(run: &crate::engine::result::RunResult) -> Option<ToolUse> {
+        let tool = run.tool.as_ref()?;
+        let cores = tool.cores.max(1);
+        let held_by = if tool.cores_used >= BUSY_SHARE * f64::from(cores) {
+            ToolHeldBy::AllCores
+        } else if tool.busiest_thread_pct >= 100.0 * BUSY_SHARE {
+            ToolHeldBy::OneThread
+        } else {
+            ToolHeldBy::Neither
+        };
+        Some(ToolUse {
+            name: tool.name.clone(),
+            version: tool.version.clone(),
+            cores_used: tool.cores_used,
+            cores,
+            busiest_thread_pct: tool.busiest_thread_pct,
+            files_per_s: if run.seconds > 0.0 {
+                (tool.source_files as f64 / run.seconds * 10.0).round() / 10.0
+            } else {
+                0.0
+            },
+            held_by,
+        })
     }
 }
 

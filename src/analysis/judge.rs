@@ -14,7 +14,9 @@ use crate::spec::TestKind;
 
 /// The restore's line, from its figure and the run behind it.
 fn restore_line(figures: &Figures<'_>, survey: Option<&Survey>) -> Option<RestoreLine> {
-    let figure = figures.get(TestKind::Restore)?;
+    let Some(figure) = figures.get(TestKind::Restore) else {
+        return tool_restore_line(figures, survey);
+    };
     let restore = figure.run.restore.as_ref()?;
     let bytes = survey
         .map(|survey| survey.source_bytes)
@@ -32,6 +34,37 @@ fn restore_line(figures: &Figures<'_>, survey: Option<&Survey>) -> Option<Restor
         from: restore.from.clone(),
         interleaved: restore.interleaved,
         backup,
+        flags: figure.flags.clone(),
+    })
+}
+
+/// A backup tool's restore as the verdict states it: the tool's own restore, verified, and
+/// what the same restore of the whole source takes.
+fn tool_restore_line(figures: &Figures<'_>, survey: Option<&Survey>) -> Option<RestoreLine> {
+    let figure = figures.get(TestKind::ToolRestore)?;
+    let tool = figure.run.tool.as_ref()?;
+    let bytes = survey
+        .map(|survey| survey.source_bytes)
+        .filter(|&bytes| bytes > 0)
+        .unwrap_or(figure.run.bytes);
+    let mb_per_s = figure.mb_per_s;
+    Some(RestoreLine {
+        bytes,
+        seconds: bytes as f64 / (mb_per_s * 1e6).max(1.0),
+        mb_per_s,
+        positioning_s: 0.0,
+        from: format!(
+            "{}'s {}",
+            tool.name,
+            match tool.shape {
+                crate::engine::tool::ToolShape::Repository => "repository",
+                crate::engine::tool::ToolShape::Stream => "stream",
+            }
+        ),
+        interleaved: 1,
+        backup: figures
+            .mb(TestKind::ToolBackup)
+            .map(|mb| (TestKind::ToolBackup, mb)),
         flags: figure.flags.clone(),
     })
 }
@@ -69,7 +102,10 @@ pub fn judge(
         .find_map(|test| figures.run(test).and_then(|run| run.dedup.as_ref()))
         .and_then(|dedup| dedup.limit())
         .filter(|_| component == Some(Component::Target));
-    let backup_window_s = match (figures.mb(TestKind::FullBackup), survey) {
+    let backup_mb = figures
+        .mb(TestKind::FullBackup)
+        .or_else(|| figures.mb(TestKind::ToolBackup));
+    let backup_window_s = match (backup_mb, survey) {
         (Some(full), Some(survey)) if full > 0.0 && survey.source_bytes > 0 => {
             Some((survey.source_bytes as f64 / (full * 1e6) * 10.0).round() / 10.0)
         }
@@ -92,6 +128,10 @@ pub fn judge(
             streams: run.params.streams,
         }),
         source_bytes: survey.map(|survey| survey.source_bytes),
+        tool: figures
+            .run(TestKind::ToolBackup)
+            .or_else(|| figures.run(TestKind::ToolCeiling))
+            .and_then(super::findings::ToolUse::of),
     }
 }
 
@@ -147,8 +187,15 @@ fn row(test: TestKind, figure: Option<&TestFigure<'_>>, yes_row: Option<TestKind
         label: match (run.and_then(RunResult::target_report), test) {
             (
                 Some(report),
-                TestKind::TapeWrite | TestKind::FullBackup | TestKind::NetworkBackup,
+                TestKind::TapeWrite
+                | TestKind::FullBackup
+                | TestKind::NetworkBackup
+                | TestKind::ToolBackup,
             ) => format!("{} ({})", test.label(), report.device),
+            (_, test) if test.runs_tool() => match run.and_then(|run| run.tool.as_ref()) {
+                Some(tool) => format!("{} ({})", test.label(), tool.name),
+                None => test.label().to_string(),
+            },
             _ => test.label().to_string(),
         },
         mb_per_s: figure.map(|figure| figure.mb_per_s),
@@ -164,8 +211,15 @@ fn row(test: TestKind, figure: Option<&TestFigure<'_>>, yes_row: Option<TestKind
         other_cpu_pct: run
             .map(|run| (10.0 * (run.cpu.system_pct - run.cpu.process_pct).max(0.0)).round() / 10.0),
         // The full backup is what the others are compared with; a restore is judged on its own.
-        bottleneck: (!matches!(test, TestKind::FullBackup | TestKind::Restore))
-            .then_some(yes_row == Some(test)),
+        bottleneck: (!matches!(
+            test,
+            TestKind::FullBackup
+                | TestKind::Restore
+                | TestKind::ToolBackup
+                | TestKind::ToolIncremental
+                | TestKind::ToolRestore
+        ))
+        .then_some(yes_row == Some(test)),
         stage: run
             .filter(|run| {
                 matches!(
@@ -187,6 +241,7 @@ fn row(test: TestKind, figure: Option<&TestFigure<'_>>, yes_row: Option<TestKind
 fn drives_of(figures: &Figures<'_>) -> Option<Drives> {
     [
         TestKind::FullBackup,
+        TestKind::ToolBackup,
         TestKind::NetworkBackup,
         TestKind::TapeWrite,
     ]

@@ -304,6 +304,7 @@ fn short_words(short: &[&Ceiling], needed: f64) -> Vec<String> {
                 Component::Target => "a faster target (or more drives)",
                 Component::Source => "faster source storage, or the data spread over more of it",
                 Component::Pipeline => "a faster host: more or faster CPUs for the pipeline",
+                Component::Tool => "a lighter setting of the tool, or more or faster CPUs for it",
                 Component::Network | Component::SharedDevice => "a faster component",
             };
             format!(

@@ -33,7 +33,20 @@ impl Verdict {
             .advice
             .iter()
             .any(|advice| matches!(advice, Advice::Redo(_)));
-        words::finding(&self.finding, self.conclusive, redo, target.as_deref())
+        let tool = self.tool.as_ref().map(|tool| tool.name.as_str());
+        let sentence = words::finding(
+            &self.finding,
+            self.conclusive,
+            redo,
+            target.as_deref(),
+            tool,
+        );
+        match &self.tool {
+            Some(tool) if self.component == Some(Component::Tool) => {
+                format!("{sentence}. {}", words::capitalize(&words::tool_use(tool)))
+            }
+            _ => sentence,
+        }
     }
 
     /// The campaign's figures in one paragraph.
@@ -77,6 +90,7 @@ impl Verdict {
             target: self.target.clone(),
             network_shape: self.network_shape,
             source_bytes: self.source_bytes,
+            tool: self.tool.clone(),
         }
     }
 }
@@ -130,6 +144,8 @@ pub struct SaidVerdict {
     pub network_shape: Option<Shape>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<super::findings::ToolUse>,
 }
 
 impl SaidVerdict {
@@ -149,6 +165,7 @@ impl SaidVerdict {
             target: self.target,
             network_shape: self.network_shape,
             source_bytes: self.source_bytes,
+            tool: self.tool,
         }
     }
 }

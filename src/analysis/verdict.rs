@@ -191,6 +191,9 @@ pub struct Verdict {
     /// The source's size, when it was surveyed: the summary's backup window is of this much.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_bytes: Option<u64>,
+    /// The backup tool the campaign ran, and how its backup used the machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<super::findings::ToolUse>,
 }
 
 /// What the target is, when it is more than a path, from the run that best shows it.

@@ -99,12 +99,15 @@ fn rests_on(finding: &Finding) -> &'static [TestKind] {
             TestKind::FullBackup,
             TestKind::NetworkBackup,
             TestKind::ReadParallel,
+            TestKind::ToolBackup,
         ],
         _ => &[
             TestKind::TapeWrite,
             TestKind::ReadParallel,
             TestKind::NullSink,
             TestKind::FullBackup,
+            TestKind::ToolCeiling,
+            TestKind::ToolBackup,
         ],
     }
 }
@@ -253,6 +256,12 @@ fn decide(steps: &[(Bounds, Weight)], holds: impl Fn(Bounds) -> bool) -> Weight 
         .map_or(Weight::Overturns, |(_, weight)| *weight)
 }
 
+/// Whether the test is the backup the ceilings are compared with: the lab's own full backup,
+/// or a backup tool's.
+fn is_backup(test: TestKind) -> bool {
+    matches!(test, TestKind::FullBackup | TestKind::ToolBackup)
+}
+
 /// A run within this share of its cap ran at the cap.
 const AT_CAP: f64 = 0.95;
 
@@ -311,7 +320,7 @@ fn weigh(
             ceiling, full_mb_s, ..
         } => {
             let full = *full_mb_s;
-            if test == TestKind::FullBackup {
+            if is_backup(test) {
                 if flag.bias() == Bias::Raised {
                     full_at_ceiling(run, flag, full)
                 } else {
@@ -341,7 +350,7 @@ fn weigh(
             evidence,
             ..
         } => {
-            if test == TestKind::FullBackup {
+            if is_backup(test) {
                 // Further below every ceiling changes nothing; closer could reach one.
                 match flag.bias() {
                     Bias::Raised => Weight::OnlyLower,
@@ -364,10 +373,11 @@ fn weigh(
         }
         Finding::ShoeShine(shoe_shine) => match (test, flag) {
             // The drives did stop and start: only how often per minute is open.
-            (TestKind::FullBackup | TestKind::NetworkBackup, FlagCode::TooFewDriveCycles) => {
-                Weight::Secondary
-            }
-            (TestKind::FullBackup | TestKind::NetworkBackup, _) => {
+            (
+                TestKind::FullBackup | TestKind::NetworkBackup | TestKind::ToolBackup,
+                FlagCode::TooFewDriveCycles,
+            ) => Weight::Secondary,
+            (TestKind::FullBackup | TestKind::NetworkBackup | TestKind::ToolBackup, _) => {
                 // A feed held below what the drives need by its cap cannot reach it.
                 match decide(&steps, |b| b.ceiling < REACHED * shoe_shine.needed_mb_s) {
                     Weight::Overturns => source_short_of(figures, shoe_shine.needed_mb_s),

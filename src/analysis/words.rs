@@ -21,6 +21,7 @@ fn component(component: Component, target: Option<&str>) -> String {
         (Component::Pipeline, _) => "the pipeline (CPU and memory copies)".to_string(),
         (Component::SharedDevice, _) => "the device shared by source and target".to_string(),
         (Component::Network, _) => "the network".to_string(),
+        (Component::Tool, _) => "the backup tool".to_string(),
     }
 }
 
@@ -32,6 +33,7 @@ pub fn component_word(component: Component) -> &'static str {
         Component::Pipeline => "pipeline",
         Component::SharedDevice => "shared device",
         Component::Network => "network",
+        Component::Tool => "tool",
     }
 }
 
@@ -76,7 +78,22 @@ pub fn stage(side: Side, stages: &StageFigures) -> String {
 /// The finding as the verdict's sentence; an inconclusive one says so first, and whether runs
 /// must be redone. `target` names what the target is when it is more than a path: the emulated
 /// drives, the object store.
-pub fn finding(finding: &Finding, conclusive: bool, redo: bool, target: Option<&str>) -> String {
+pub fn finding(
+    finding: &Finding,
+    conclusive: bool,
+    redo: bool,
+    target: Option<&str>,
+    tool: Option<&str>,
+) -> String {
+    // In a campaign that ran a backup tool, the backup is the tool's and so is the process.
+    let backup = tool.map_or_else(
+        || "the full backup".to_string(),
+        |tool| format!("{tool}'s backup"),
+    );
+    let component = |named: Component, target: Option<&str>| match (named, tool) {
+        (Component::Tool, Some(tool)) => tool.to_string(),
+        _ => component(named, target),
+    };
     let text = match finding {
         Finding::Incomplete { missing } => format!(
             "Not enough finished tests to name a bottleneck: run {}",
@@ -87,7 +104,7 @@ pub fn finding(finding: &Finding, conclusive: bool, redo: bool, target: Option<&
             full_mb_s,
             above,
         } => format!(
-            "{} limits the backup: the full backup reached {full_mb_s:.1} MB/s, {:.0}% of its \
+            "{} limits the backup: {backup} reached {full_mb_s:.1} MB/s, {:.0}% of its \
              isolated ceiling ({}){}",
             capitalize(&component(limit.component, target)),
             100.0 * full_mb_s / limit.mb_per_s,
@@ -111,8 +128,9 @@ pub fn finding(finding: &Finding, conclusive: bool, redo: bool, target: Option<&
             full_mb_s,
             causes,
         } => format!(
-            "The full backup ({full_mb_s:.1} MB/s) ran faster than the isolated test of {} \
+            "{} ({full_mb_s:.1} MB/s) ran faster than the isolated test of {} \
              ({}), so that test did not measure what the backup met: {}",
+            capitalize(&backup),
             component(limit.component, target),
             ceiling(limit),
             causes
@@ -127,9 +145,10 @@ pub fn finding(finding: &Finding, conclusive: bool, redo: bool, target: Option<&
             full_mb_s,
             evidence,
         } => format!(
-            "{} limits the backup: the components slow each other down when combined. The full \
-             backup ran at {full_mb_s:.1} MB/s, only {:.0}% of the lowest isolated ceiling ({}){}",
+            "{} limits the backup: the components slow each other down when combined. {} ran \
+             at {full_mb_s:.1} MB/s, only {:.0}% of the lowest isolated ceiling ({}){}",
             capitalize(&component(*named, target)),
+            capitalize(&backup),
             100.0 * full_mb_s / lowest.mb_per_s,
             ceiling(lowest),
             match evidence {
@@ -145,7 +164,7 @@ pub fn finding(finding: &Finding, conclusive: bool, redo: bool, target: Option<&
             }
         ),
         Finding::LowestCeiling { ceiling: lowest } => format!(
-            "{} has the lowest ceiling ({}); run the full backup to confirm it limits the backup",
+            "{} has the lowest ceiling ({}); run {backup} to confirm it limits the backup",
             capitalize(&component(lowest.component, target)),
             ceiling(lowest)
         ),
@@ -728,6 +747,29 @@ pub fn caveats(basis: &[Basis], open: &[OpenClaim], conclusive: bool) -> Vec<Str
         ),
     }));
     lines
+}
+
+/// How a backup tool used the machine, in a sentence: what the verdict adds when the tool
+/// limits ("restic used 1.96 of 2 cores: …").
+pub fn tool_use(tool: &super::findings::ToolUse) -> String {
+    use super::findings::ToolHeldBy;
+    match tool.held_by {
+        ToolHeldBy::AllCores => format!(
+            "{} used {:.2} of {} cores: it is CPU-bound, so a lighter compression or more \
+             cores would help",
+            tool.name, tool.cores_used, tool.cores
+        ),
+        ToolHeldBy::OneThread => format!(
+            "{} kept one thread busy {:.0}% of the time while it used {:.2} of {} cores: one \
+             thread holds it back, so more concurrency would help",
+            tool.name, tool.busiest_thread_pct, tool.cores_used, tool.cores
+        ),
+        ToolHeldBy::Neither => format!(
+            "{} used {:.2} of {} cores and backed up {:.0} files per second: it waited on its \
+             reads and writes rather than on the CPU",
+            tool.name, tool.cores_used, tool.cores, tool.files_per_s
+        ),
+    }
 }
 
 #[cfg(test)]

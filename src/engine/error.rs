@@ -8,6 +8,9 @@ use crate::size::format_size;
 /// A failure of the measurement engine.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
+    /// A backup tool failed, or what it needs could not be made: the sentence says which.
+    #[error("{0}")]
+    Tool(String),
     #[error("source {path}: {source}")]
     Source { path: PathBuf, source: io::Error },
     #[error("reading {path} failed: {source}")]

@@ -138,19 +138,24 @@ impl CpuSnapshot {
     }
 }
 
+/// The lab's CPU time: its own threads', and that of the programs it ran and waited for (a
+/// backup tool's processes are the run's work, not other work on the machine).
 fn process_cpu_time() -> Duration {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage writes a complete rusage into the pointer it is given; the struct is
-    // zero-initialised, so it is valid even if the call failed.
-    let usage = unsafe {
-        libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr());
-        usage.assume_init()
+    let of = |who: libc::c_int| {
+        let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+        // SAFETY: getrusage writes a complete rusage into the pointer it is given; the struct
+        // is zero-initialised, so it is valid even if the call failed.
+        let usage = unsafe {
+            libc::getrusage(who, usage.as_mut_ptr());
+            usage.assume_init()
+        };
+        let timeval = |tv: libc::timeval| {
+            Duration::from_secs(tv.tv_sec.max(0) as u64)
+                + Duration::from_micros(tv.tv_usec.max(0) as u64)
+        };
+        timeval(usage.ru_utime) + timeval(usage.ru_stime)
     };
-    let timeval = |tv: libc::timeval| {
-        Duration::from_secs(tv.tv_sec.max(0) as u64)
-            + Duration::from_micros(tv.tv_usec.max(0) as u64)
-    };
-    timeval(usage.ru_utime) + timeval(usage.ru_stime)
+    of(libc::RUSAGE_SELF) + of(libc::RUSAGE_CHILDREN)
 }
 
 /// (busy, total) jiffies over all CPUs from the first line of /proc/stat; idle and iowait are

@@ -24,6 +24,7 @@ pub mod steady;
 pub mod survey;
 pub mod target;
 pub mod test_kind;
+pub mod tool;
 pub mod validity;
 
 use std::path::{Path, PathBuf};
@@ -75,6 +76,8 @@ pub struct EngineSettings {
     /// own name, so the sweep after a crash takes only what this lab left, never what another
     /// lab sharing the bucket is writing.
     pub object_owner: String,
+    /// The backup tools this lab has (built in and the operator's), found at start.
+    pub tools: Arc<tool::Tools>,
 }
 
 impl std::fmt::Debug for EngineSettings {
@@ -86,6 +89,7 @@ impl std::fmt::Debug for EngineSettings {
             .field("object_stores", &self.object_stores)
             .field("upload_journal", &self.upload_journal)
             .field("object_owner", &self.object_owner)
+            .field("tools", &self.tools.available.len())
             .finish()
     }
 }
@@ -126,8 +130,14 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
     let cpu_before = CpuSnapshot::take();
     let mut tallies = Vec::new();
     let mut restore_figures = None;
+    let mut tool_figures = None;
     let outcome = if control.cancel.load(std::sync::atomic::Ordering::Relaxed) {
         Err(EngineError::Cancelled)
+    } else if plan.test.runs_tool() {
+        tool::run::execute(plan, settings, control).map(|measured| {
+            tool_figures = Some(measured.figures);
+            measured.outcome
+        })
     } else if plan.test == TestKind::NetworkBackup {
         run_network(plan, settings, control).map(|(outcome, clients)| {
             tallies = clients;
@@ -157,6 +167,7 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
         data_compress_ratio: source_ratio,
         generated_dedup: generated_dedup(plan, source_dedup, made.tally()),
         restore: restore_figures,
+        tool: tool_figures,
         ..RunResult::failed(plan.test, params.clone(), String::new())
     };
     let (drain, remote) = (
@@ -179,6 +190,16 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
             result.error = Some(error.to_string());
         }
     }
+    if plan.test.writes_target()
+        && let Some(room) = target_room(&plan.target)
+        && result.bytes > 0
+        && result.bytes + plan.params.block_size >= room
+    {
+        result.warnings.push(format!(
+            "the target's file system had room for {} more (its free space less a reserve of              1 GiB or a twentieth of it): the run stopped there rather than fill it",
+            crate::size::format_bytes(room)
+        ));
+    }
     let capabilities = plan.target.target().capabilities();
     validity::judge(
         &mut result,
@@ -193,6 +214,7 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
             },
             flushes_at_end: plan.test.writes_target() && params.fsync && capabilities.flushes,
             one_pass: reads_once(plan),
+            whole_job: plan.test.runs_tool(),
         },
     );
     if result.status == RunStatus::Failed {
@@ -578,6 +600,12 @@ fn build_job<'a>(
             .duration
             .map(|duration| duration.saturating_sub(opened.elapsed()));
     }
+    // A run into a file system never fills it: it stops at the room left less a reserve.
+    if plan.test.writes_target()
+        && let Some(room) = target_room(&plan.target)
+    {
+        limits.bytes = Some(limits.bytes.map_or(room, |limit| limit.min(room)));
+    }
     Ok(Job {
         streams: readers,
         feeders,
@@ -588,6 +616,25 @@ fn build_job<'a>(
         limits,
         tallies: Vec::new(),
     })
+}
+
+/// The least a run leaves free on its target's file system: 1 GiB, or a twentieth of it.
+const TARGET_RESERVE_MIN: u64 = 1 << 30;
+
+/// The bytes a run may write into its target's file system (a dir or a dedup store): what
+/// is free to unprivileged writers less a reserve, so that a run on a shared disk never fills
+/// it, for other users or for the lab's own database. `None` for other targets.
+pub fn target_room(target: &plan::TargetPlan) -> Option<u64> {
+    let dir = match target {
+        plan::TargetPlan::Dir(dir) => dir,
+        plan::TargetPlan::Dedup(config) => &config.path,
+        _ => return None,
+    };
+    let stats = rustix::fs::statvfs(dir.as_path()).ok()?;
+    let block = stats.f_frsize.max(1);
+    let free = stats.f_bavail.saturating_mul(block);
+    let size = stats.f_blocks.saturating_mul(block);
+    Some(free.saturating_sub(TARGET_RESERVE_MIN.max(size / 20)))
 }
 
 /// A restore: the target lays down a backup image (before the timed window) and gives the
@@ -795,20 +842,25 @@ fn target_sinks(
     deadline: Option<std::time::Instant>,
 ) -> Result<Vec<Box<dyn Sink>>, EngineError> {
     match plan.test {
-        TestKind::ReadSingle | TestKind::ReadParallel | TestKind::Restore => Ok(Vec::new()),
-        TestKind::NullSink => Ok(vec![Box::new(NullSink)]),
-        TestKind::TapeWrite | TestKind::FullBackup | TestKind::NetworkBackup => {
-            plan.target.target().open(&Opening {
-                direct: plan.params.direct,
-                block_size: plan.params.block_size as usize,
-                params: &plan.params,
-                settings,
-                tag: &run_tag(),
-                history,
-                cancel,
-                deadline,
-            })
-        }
+        TestKind::ReadSingle
+        | TestKind::ReadParallel
+        | TestKind::Restore
+        | TestKind::ToolRestore => Ok(Vec::new()),
+        TestKind::NullSink | TestKind::ToolCeiling => Ok(vec![Box::new(NullSink)]),
+        TestKind::TapeWrite
+        | TestKind::FullBackup
+        | TestKind::NetworkBackup
+        | TestKind::ToolBackup
+        | TestKind::ToolIncremental => plan.target.target().open(&Opening {
+            direct: plan.params.direct,
+            block_size: plan.params.block_size as usize,
+            params: &plan.params,
+            settings,
+            tag: &run_tag(),
+            history,
+            cancel,
+            deadline,
+        }),
     }
 }
 

@@ -55,6 +55,9 @@ pub struct RunParams {
     /// first); `None` for a run outside them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation: Option<u32>,
+    /// The backup tool a tool test runs, and the parameters the campaign set for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<crate::engine::tool::ToolRun>,
 }
 
 #[cfg(test)]
@@ -81,6 +84,7 @@ impl RunParams {
             part_size: None,
             concurrency: None,
             generation: None,
+            tool: None,
         }
     }
 }

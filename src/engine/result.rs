@@ -56,6 +56,9 @@ pub struct RunResult {
     /// Where a restore read its image from and what it cost besides the transfer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restore: Option<RestoreFigures>,
+    /// A backup tool's own figures, when the run ran one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<crate::engine::tool::ToolFigures>,
     /// A network backup's clients, each on the run's clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clients: Option<Vec<ClientFigures>>,
@@ -103,6 +106,7 @@ impl RunResult {
             s3: None,
             dedup: None,
             restore: None,
+            tool: None,
             clients: None,
             partial: false,
             data_compress_ratio: None,

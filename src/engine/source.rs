@@ -185,6 +185,16 @@ pub struct SourceFile {
 }
 
 impl SourceFile {
+    /// A regular file that a walk of its own found beneath `root` (one that also needs the
+    /// directories and links [`each_file`] leaves out): it opens beneath the root as the
+    /// walkers' files do.
+    pub fn beneath(root: &Arc<SourceRoot>, path: PathBuf) -> Self {
+        Self {
+            root: Arc::clone(root),
+            path,
+        }
+    }
+
     /// Opens the file for reading without following any link and without blocking (a file
     /// swapped for a FIFO or a device is not waited on), beneath its source path, and checks
     /// on the open descriptor that it is still a regular file. With `direct`, O_DIRECT.

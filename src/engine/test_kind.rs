@@ -1,4 +1,5 @@
-//! The tests: the five of the bottleneck method, the network backup, and the restore.
+//! The tests: the five of the bottleneck method, the network backup, the restore, and the
+//! four that run a backup tool (restic, borg, tar, …) the way a user runs it.
 
 use std::fmt;
 
@@ -36,11 +37,24 @@ pub enum TestKind {
     /// A backup image on the target read back into a directory as files shaped like the
     /// source: what a restore of one stream's data takes.
     Restore,
+    /// The campaign's backup tool backs up the source, cold, into a new repository on the
+    /// target (or its stream into the lab's pipeline and target): the figure of the user's
+    /// own full backup.
+    ToolBackup,
+    /// The same tool on the same data with the source and the repository in memory (a
+    /// stream into the null sink): what the tool itself can do on this machine.
+    ToolCeiling,
+    /// A second backup by the tool after a known share of a copy of the source changed: the
+    /// figure of a nightly run.
+    ToolIncremental,
+    /// The tool's latest backup restored into a directory of the lab's, timed, then verified
+    /// file by file against the source.
+    ToolRestore,
 }
 
 impl TestKind {
     /// Every test, in the order of the bottleneck table.
-    pub const ALL: [TestKind; 7] = [
+    pub const ALL: [TestKind; 11] = [
         TestKind::TapeWrite,
         TestKind::ReadSingle,
         TestKind::ReadParallel,
@@ -48,6 +62,22 @@ impl TestKind {
         TestKind::FullBackup,
         TestKind::NetworkBackup,
         TestKind::Restore,
+        TestKind::ToolCeiling,
+        TestKind::ToolBackup,
+        TestKind::ToolIncremental,
+        TestKind::ToolRestore,
+    ];
+
+    /// The table of a campaign that names a backup tool, what it runs by default: the
+    /// target's and the source's ceilings beside the tool's own ceiling, backup, incremental
+    /// and restore.
+    pub const TOOL_TABLE: [TestKind; 6] = [
+        TestKind::TapeWrite,
+        TestKind::ReadParallel,
+        TestKind::ToolCeiling,
+        TestKind::ToolBackup,
+        TestKind::ToolIncremental,
+        TestKind::ToolRestore,
     ];
 
     /// The five local tests of the bottleneck method: what a campaign runs by default.
@@ -69,6 +99,10 @@ impl TestKind {
             TestKind::FullBackup => "full_backup",
             TestKind::NetworkBackup => "network_backup",
             TestKind::Restore => "restore",
+            TestKind::ToolBackup => "tool_backup",
+            TestKind::ToolCeiling => "tool_ceiling",
+            TestKind::ToolIncremental => "tool_incremental",
+            TestKind::ToolRestore => "tool_restore",
         }
     }
 
@@ -82,6 +116,10 @@ impl TestKind {
             TestKind::FullBackup => "Full backup, parallel",
             TestKind::NetworkBackup => "Network backup",
             TestKind::Restore => "Restore, one stream",
+            TestKind::ToolBackup => "Tool backup",
+            TestKind::ToolCeiling => "Tool alone, in memory",
+            TestKind::ToolIncremental => "Tool incremental",
+            TestKind::ToolRestore => "Tool restore, verified",
         }
     }
 
@@ -95,6 +133,10 @@ impl TestKind {
             TestKind::FullBackup => "the full backup",
             TestKind::NetworkBackup => "the network backup",
             TestKind::Restore => "the restore",
+            TestKind::ToolBackup => "the tool's backup",
+            TestKind::ToolCeiling => "the tool alone",
+            TestKind::ToolIncremental => "the tool's incremental",
+            TestKind::ToolRestore => "the tool's restore",
         }
     }
 
@@ -105,10 +147,16 @@ impl TestKind {
 
     /// Whether the test reads the campaign's source on this host (and so can be served from
     /// the page cache). A network backup's clients read it.
+    /// A tool's backup reads it cold; its other tests read a copy.
     pub fn reads_source(self) -> bool {
         !matches!(
             self,
-            TestKind::TapeWrite | TestKind::NetworkBackup | TestKind::Restore
+            TestKind::TapeWrite
+                | TestKind::NetworkBackup
+                | TestKind::Restore
+                | TestKind::ToolCeiling
+                | TestKind::ToolIncremental
+                | TestKind::ToolRestore
         )
     }
 
@@ -121,7 +169,22 @@ impl TestKind {
     pub fn writes_target(self) -> bool {
         matches!(
             self,
-            TestKind::TapeWrite | TestKind::FullBackup | TestKind::NetworkBackup
+            TestKind::TapeWrite
+                | TestKind::FullBackup
+                | TestKind::NetworkBackup
+                | TestKind::ToolBackup
+                | TestKind::ToolIncremental
+        )
+    }
+
+    /// Whether the test runs the campaign's backup tool.
+    pub fn runs_tool(self) -> bool {
+        matches!(
+            self,
+            TestKind::ToolBackup
+                | TestKind::ToolCeiling
+                | TestKind::ToolIncremental
+                | TestKind::ToolRestore
         )
     }
 

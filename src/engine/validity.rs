@@ -264,7 +264,15 @@ pub struct Evidence {
     /// The run reads its source once, whatever its duration: a target that deduplicates
     /// would take a second pass as all duplicates.
     pub one_pass: bool,
+    /// The run times a job from its start to its end (a backup tool's backup or restore):
+    /// its whole-run figure is the measurement, so ending before its duration or without a
+    /// steady window says nothing against it; only a job too short to time is flagged.
+    pub whole_job: bool,
 }
+
+/// The shortest job (a backup tool's backup or restore, timed whole) whose figure is more
+/// than the tool's start-up.
+pub const MIN_JOB_S: f64 = 1.0;
 
 /// Finds the steady window and judges the run. Only finished runs are judged.
 pub fn judge(result: &mut RunResult, evidence: Evidence) {
@@ -286,12 +294,18 @@ pub fn judge(result: &mut RunResult, evidence: Evidence) {
     // A run too short to judge because its data ran out long before its duration says so:
     // the cure is to read the data again, not a longer duration.
     let ran_out = result.params.duration_s.filter(|&duration| {
-        result.seconds < DATA_SHARE_OF_DURATION * duration
+        !evidence.whole_job
+            && result.seconds < DATA_SHARE_OF_DURATION * duration
             && !result.tape.as_ref().is_some_and(|tape| tape.end_of_tape)
     });
     // Too short when the samples cover too little time to judge at all; a run long enough to
-    // judge that found no steady window is unsteady instead.
-    let too_short = result.steady.is_none();
+    // judge that found no steady window is unsteady instead. A whole job is too short only
+    // when it is over before a steady window could be looked for.
+    let too_short = if evidence.whole_job {
+        result.seconds < MIN_JOB_S
+    } else {
+        result.steady.is_none()
+    };
     if too_short && let Some(duration) = ran_out {
         let why = if evidence.one_pass {
             " (a dedup store would take a second pass over the source as duplicates, so it is \
@@ -310,6 +324,15 @@ pub fn judge(result: &mut RunResult, evidence: Evidence) {
     }
     match &result.steady {
         _ if too_short && ran_out.is_some() => {}
+        _ if evidence.whole_job && too_short => flag(
+            FlagCode::TooShort,
+            format!(
+                "the job took {:.2} s; under {MIN_JOB_S} s its figure is mostly the tool's \
+                 start-up: give it more data",
+                result.seconds
+            ),
+        ),
+        _ if evidence.whole_job => {}
         None => flag(
             FlagCode::TooShort,
             format!(

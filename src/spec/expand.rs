@@ -280,44 +280,53 @@ fn build_arms(
                 } if test.sends_generations() => (1..=generations.count).map(Some).collect(),
                 _ => vec![None],
             };
-            let mut group = Vec::with_capacity(generations.len());
-            for generation in generations {
-                let mut params = base.clone();
-                params.generation = generation;
-                if let Some(buffers) = point.buffers {
-                    params.buffers = buffers;
-                }
-                if let Some(block_size) = point.block_size {
-                    params.block_size = block_size;
-                }
-                if let Some(streams) = point.streams {
-                    params.streams = streams;
-                }
-                // Every run against an object store says how it wrote to it.
-                if let TargetPlan::S3(config) = target {
-                    params.part_size = Some(point.part_size.unwrap_or(config.part_size));
-                    params.concurrency = Some(point.concurrency.unwrap_or(config.concurrency));
-                }
-                if is_network {
-                    if spec.params.streams.is_none() && point.streams.is_none() {
-                        params.streams = DEFAULT_CLIENT_STREAMS;
+            // A tool test runs once per tool compared; the other tests run none.
+            let tools: Vec<Option<ToolRun>> = if test.runs_tool() {
+                spec.tools().into_iter().map(Some).collect()
+            } else {
+                vec![None]
+            };
+            for tool in tools {
+                let mut group = Vec::with_capacity(generations.len());
+                for &generation in &generations {
+                    let mut params = base.clone();
+                    params.generation = generation;
+                    params.tool = tool.clone();
+                    if let Some(buffers) = point.buffers {
+                        params.buffers = buffers;
                     }
-                    params.clients = Some(point.clients.unwrap_or(network.clients));
-                    params.link_mb_s = spec.params.link_mb_s;
+                    if let Some(block_size) = point.block_size {
+                        params.block_size = block_size;
+                    }
+                    if let Some(streams) = point.streams {
+                        params.streams = streams;
+                    }
+                    // Every run against an object store says how it wrote to it.
+                    if let TargetPlan::S3(config) = target {
+                        params.part_size = Some(point.part_size.unwrap_or(config.part_size));
+                        params.concurrency = Some(point.concurrency.unwrap_or(config.concurrency));
+                    }
+                    if is_network {
+                        if spec.params.streams.is_none() && point.streams.is_none() {
+                            params.streams = DEFAULT_CLIENT_STREAMS;
+                        }
+                        params.clients = Some(point.clients.unwrap_or(network.clients));
+                        params.link_mb_s = spec.params.link_mb_s;
+                    }
+                    group.push(RunPlan {
+                        test,
+                        params,
+                        source: source.clone(),
+                        target: target.clone(),
+                        agents: if is_network {
+                            agents.to_vec()
+                        } else {
+                            Vec::new()
+                        },
+                    });
                 }
-                group.push(RunPlan {
-                    test,
-                    params,
-                    source: source.clone(),
-                    target: target.clone(),
-                    agents: if is_network {
-                        agents.to_vec()
-                    } else {
-                        Vec::new()
-                    },
-                });
+                groups.push(group);
             }
-            groups.push(group);
         }
         arms.push(Arm { at: *at, groups });
     }

@@ -16,6 +16,7 @@ pub mod expectation;
 pub(crate) mod field_names;
 pub mod schema;
 mod strict;
+pub mod tools;
 
 mod validate;
 
@@ -28,6 +29,7 @@ pub use crate::engine::target::s3::{self, S3Config};
 pub use crate::engine::target::tape::catalogue::*;
 pub use crate::engine::target::{Settings as TargetSettings, TargetKind};
 pub use crate::engine::test_kind::*;
+pub use crate::engine::tool::ToolRun;
 pub use crate::field_errors::*;
 pub use crate::size::*;
 pub use validate::{SPEC_SERIES_PREFIX, check_name, check_series_name};
@@ -97,6 +99,11 @@ pub struct CampaignSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
     pub series: Option<String>,
+    /// The backup tool the tool tests run, one of this lab's (`GET /api/tools`), and its
+    /// parameters. A campaign with a tool and no `tests` runs the tool's table: the target's
+    /// and the source's ceilings, and the tool alone, backing up, incremental and restoring.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<ToolRun>,
 }
 
 /// What is backed up: `paths` (each one a file system) or `generated` data, not both; for a
@@ -295,6 +302,11 @@ pub struct MatrixSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(schema_with = schema::matrix_concurrency_schema)]
     pub concurrency: Option<Vec<u32>>,
+    /// Backup tools to compare on the same data: each tool test runs once per tool given
+    /// (the other tests once), so one table sets them side by side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_items = 8)]
+    pub tool: Option<Vec<ToolRun>>,
     /// How the combinations are explored: all of them (the default), or a search that runs
     /// only those that decide which is best.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -563,8 +575,33 @@ impl ParamsSpec {
 
 impl CampaignSpec {
     /// Writes the defaults of a new campaign into the spec ([`ParamsSpec::settle`]).
+    /// A campaign that names a tool and leaves the tests at their default runs the tool's
+    /// table instead ([`TestKind::TOOL_TABLE`]).
     pub fn settle_defaults(&mut self) {
         self.params.settle(&self.source);
+        if self.names_a_tool() && self.tests == bottleneck_test_names() {
+            self.tests = TestKind::TOOL_TABLE
+                .iter()
+                .map(|test| test.id().to_string())
+                .collect();
+        }
+    }
+
+    /// Whether the campaign names a backup tool, alone or in its matrix.
+    pub fn names_a_tool(&self) -> bool {
+        self.tool.is_some() || self.matrix.as_ref().is_some_and(|m| m.tool.is_some())
+    }
+
+    /// The tools the tool tests run: the matrix's list, else the one tool, else none.
+    pub fn tools(&self) -> Vec<ToolRun> {
+        match (
+            self.matrix.as_ref().and_then(|m| m.tool.as_ref()),
+            &self.tool,
+        ) {
+            (Some(list), _) => list.clone(),
+            (None, Some(tool)) => vec![tool.clone()],
+            (None, None) => Vec::new(),
+        }
     }
 }
 

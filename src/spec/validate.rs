@@ -54,6 +54,7 @@ impl CampaignSpec {
                     "matrix.concurrency",
                     matrix.concurrency.as_ref().map(Vec::len),
                 ),
+                ("matrix.tool", matrix.tool.as_ref().map(Vec::len)),
             ];
             for (field, len) in lists {
                 at_most(field, "values", len.unwrap_or(0), MAX_MATRIX_VALUES);
@@ -92,6 +93,8 @@ impl CampaignSpec {
             .saturating_mul(length(matrix.part_size.as_ref().map(Vec::len)))
             .saturating_mul(length(matrix.concurrency.as_ref().map(Vec::len)));
         let sweep = length(matrix.clients.as_ref().map(Vec::len));
+        // The tool tests run once per tool compared.
+        let tools = length(matrix.tool.as_ref().map(Vec::len));
         // The local tests run at the points of the sweep's first client count.
         let local = matrix
             .clients
@@ -119,6 +122,7 @@ impl CampaignSpec {
         let per_point = kinds.iter().fold(0u64, |sum, &kind| {
             sum.saturating_add(match kind {
                 TestKind::NetworkBackup => sweep,
+                kind if kind.runs_tool() => local.saturating_mul(tools),
                 kind if kind.sends_generations() => local.saturating_mul(generations),
                 _ => local,
             })
@@ -236,8 +240,72 @@ impl CampaignSpec {
                 ),
             }
         }
+        self.check_tool_tests(errors, &kinds);
         kinds.sort();
         kinds
+    }
+
+    /// The tool tests need a tool to run and files for it to back up; a tool needs a test to
+    /// run it. Each tool named is checked for its form here, and against the lab's tools by
+    /// [`super::tools::check`].
+    fn check_tool_tests(&self, errors: &mut FieldErrors, kinds: &[TestKind]) {
+        let first_tool_test = self
+            .tests
+            .iter()
+            .position(|name| TestKind::from_id(name).is_some_and(TestKind::runs_tool));
+        if let Some(index) = first_tool_test {
+            if !self.names_a_tool() {
+                errors.add(
+                    "tool",
+                    format!(
+                        "'{}' runs a backup tool: name one, e.g. {{\"name\": \"restic\"}} (GET \
+                         /api/tools lists this lab's)",
+                        self.tests[index]
+                    ),
+                );
+            }
+            if self.source.paths.is_none() {
+                errors.add(
+                    format!("tests[{index}]"),
+                    "a backup tool backs up files: give source.paths",
+                );
+            }
+        } else if self.names_a_tool() && !kinds.is_empty() {
+            let field = if self.tool.is_some() {
+                "tool"
+            } else {
+                "matrix.tool"
+            };
+            errors.add(
+                field,
+                format!(
+                    "no test runs the tool: add {} to tests, or leave tests out for the tool's \
+                     table",
+                    TestKind::TOOL_TABLE
+                        .iter()
+                        .filter(|test| test.runs_tool())
+                        .map(|test| test.id())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            );
+        }
+        if self.tool.is_some() && self.matrix.as_ref().is_some_and(|m| m.tool.is_some()) {
+            errors.add(
+                "tool",
+                "give one tool in `tool` or several in `matrix.tool`, not both",
+            );
+        }
+        if let Some(list) = self.matrix.as_ref().and_then(|m| m.tool.as_ref())
+            && list.is_empty()
+        {
+            errors.add("matrix.tool", "must list at least one tool, or be left out");
+        }
+        for (field, tool) in super::tools::named(self) {
+            if let Err(message) = super::tools::check_name(&tool.name) {
+                errors.add(format!("{field}.name"), message);
+            }
+        }
     }
 
     pub(super) fn base_params(
@@ -315,6 +383,7 @@ impl CampaignSpec {
             part_size: None,
             concurrency: None,
             generation: None,
+            tool: None,
         })
     }
 

@@ -74,6 +74,7 @@ fn run(position: usize, test: TestKind, buffers: u32, block: u64, streams: u32) 
             s3: None,
             dedup: None,
             restore: None,
+            tool: None,
             clients: None,
             partial: false,
             steady: None,

@@ -97,6 +97,7 @@ fn lab_over(store: &Store) -> Lab {
             object_stores: Default::default(),
             upload_journal: None,
             object_owner: HOST.to_string(),
+            tools: Default::default(),
         },
         HostSettings {
             name: HOST.to_string(),

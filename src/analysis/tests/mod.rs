@@ -40,6 +40,7 @@ fn run(test: TestKind, mb_per_s: f64, cpu: f64) -> RunResult {
         s3: None,
         dedup: None,
         restore: None,
+        tool: None,
         clients: None,
         partial: false,
         steady: None,

@@ -223,7 +223,8 @@ pub fn sweep_lab_files(dir: &Path) -> io::Result<usize> {
         let (tag, kind) = match (
             rest.strip_suffix(".img"),
             rest.strip_suffix(".restore")
-                .or_else(|| rest.strip_suffix(".dedup")),
+                .or_else(|| rest.strip_suffix(".dedup"))
+                .or_else(|| rest.strip_suffix(".tool")),
         ) {
             (Some(tag), _) => (tag, FileType::RegularFile),
             (None, Some(tag)) => (tag, FileType::Directory),

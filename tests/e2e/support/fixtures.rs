@@ -36,6 +36,7 @@ pub fn run_params() -> RunParams {
         part_size: None,
         concurrency: None,
         generation: None,
+        tool: None,
     }
 }
 

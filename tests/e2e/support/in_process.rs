@@ -76,6 +76,7 @@ impl App {
                 object_stores: Default::default(),
                 upload_journal: None,
                 object_owner: "in-process".to_string(),
+                tools: Default::default(),
             },
             HostSettings {
                 name: "in-process".to_string(),

@@ -1,0 +1,277 @@
+//! The tools the lab knows without being told: restic, borg, and tar alone or with a stream
+//! compressor (gzip, zstd). Each is offered only where its programs are on PATH
+//! (`catalogue.rs`).
+
+use std::collections::BTreeMap;
+
+use super::definition::{ChoiceValue, ParamDef, ProgressFrom, ToolDefinition, ToolShape};
+
+/// Every built-in definition.
+pub fn definitions() -> Vec<ToolDefinition> {
+    vec![restic(), borg(), tar(), tar_gzip(), tar_zstd()]
+}
+
+fn words(items: &[&str]) -> Vec<String> {
+    items.iter().map(|item| item.to_string()).collect()
+}
+
+fn choice(name: &str, values: &[(&str, Option<&[&str]>)], default: &str, help: &str) -> ParamDef {
+    ParamDef::Choice {
+        name: name.to_string(),
+        values: values
+            .iter()
+            .map(|(value, args)| ChoiceValue {
+                value: value.to_string(),
+                args: args.map(words),
+            })
+            .collect(),
+        default: default.to_string(),
+        help: help.to_string(),
+    }
+}
+
+fn integer(name: &str, min: i64, max: i64, default: i64, help: &str) -> ParamDef {
+    ParamDef::Integer {
+        name: name.to_string(),
+        min,
+        max,
+        default,
+        help: help.to_string(),
+    }
+}
+
+fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(key, value)| (key.to_string(), value.to_string()))
+        .collect()
+}
+
+/// restic: a repository of format 2 (compressed), progress from its JSON status lines.
+fn restic() -> ToolDefinition {
+    ToolDefinition {
+        name: "restic".to_string(),
+        shape: ToolShape::Repository,
+        version: vec![words(&["restic", "version"])],
+        env: env(&[
+            ("RESTIC_PASSWORD", "{password}"),
+            ("RESTIC_PROGRESS_FPS", "4"),
+            ("RESTIC_CACHE_DIR", "{home}/cache"),
+        ]),
+        init: vec![words(&[
+            "restic",
+            "init",
+            "--quiet",
+            "--repo",
+            "{repo}",
+            "--repository-version",
+            "2",
+        ])],
+        backup: vec![words(&[
+            "restic",
+            "backup",
+            "--json",
+            "--repo",
+            "{repo}",
+            "--host",
+            "backlab",
+            "--compression",
+            "{compression}",
+            "--pack-size",
+            "{pack_size}",
+            "{source}",
+        ])],
+        restore: vec![words(&[
+            "restic",
+            "restore",
+            "latest",
+            "--repo",
+            "{repo}",
+            "--target",
+            "{restore}",
+        ])],
+        progress: ProgressFrom::ResticJson,
+        params: vec![
+            choice(
+                "compression",
+                &[("off", None), ("auto", None), ("max", None)],
+                "auto",
+                "restic's --compression: off, auto (fast zstd) or max (slow zstd)",
+            ),
+            integer(
+                "pack_size",
+                4,
+                128,
+                16,
+                "restic's --pack-size in MiB: the size of the files it writes",
+            ),
+        ],
+        shell: false,
+    }
+}
+
+/// borg: an encrypted repository, progress from its JSON log lines; its restore extracts
+/// into the working directory, which the lab sets to the restore directory.
+fn borg() -> ToolDefinition {
+    ToolDefinition {
+        name: "borg".to_string(),
+        shape: ToolShape::Repository,
+        version: vec![words(&["borg", "--version"])],
+        env: env(&[
+            ("BORG_PASSPHRASE", "{password}"),
+            ("BORG_BASE_DIR", "{home}"),
+            ("BORG_UNKNOWN_UNENCRYPTED_REPO_ACCESS_IS_OK", "yes"),
+            ("BORG_RELOCATED_REPO_ACCESS_IS_OK", "yes"),
+        ]),
+        init: vec![words(&[
+            "borg",
+            "init",
+            "--encryption",
+            "{encryption}",
+            "{repo}",
+        ])],
+        backup: vec![words(&[
+            "borg",
+            "create",
+            "--log-json",
+            "--progress",
+            "--compression",
+            "{compression}",
+            "--chunker-params",
+            "buzhash,19,23,{chunk_bits},4095",
+            "{repo}::{archive}",
+            "{source}",
+        ])],
+        restore: vec![words(&["borg", "extract", "{repo}::{archive}"])],
+        progress: ProgressFrom::BorgJson,
+        params: vec![
+            choice(
+                "compression",
+                &[
+                    ("none", Some(&["none"])),
+                    ("lz4", Some(&["lz4"])),
+                    ("zstd", Some(&["zstd,{level}"])),
+                ],
+                "lz4",
+                "borg's --compression: none, lz4, or zstd at `level`",
+            ),
+            integer("level", 1, 22, 3, "the zstd level when compression is zstd"),
+            choice(
+                "encryption",
+                &[
+                    ("repokey", None),
+                    ("repokey-blake2", None),
+                    ("authenticated", None),
+                    ("none", None),
+                ],
+                "repokey",
+                "borg init's --encryption",
+            ),
+            integer(
+                "chunk_bits",
+                19,
+                23,
+                21,
+                "the chunker's hash mask bits: chunks average 2^bits bytes",
+            ),
+        ],
+        shell: false,
+    }
+}
+
+/// tar's backup: a stream to standard output, with a snapshot file in the run's home so a
+/// second backup is an incremental one (`--listed-incremental`).
+fn tar_create() -> Vec<String> {
+    words(&[
+        "tar",
+        "--create",
+        "--file",
+        "-",
+        "--listed-incremental",
+        "{home}/tar.snar",
+        "{source}",
+    ])
+}
+
+/// tar alone: one uncompressed stream.
+fn tar() -> ToolDefinition {
+    ToolDefinition {
+        name: "tar".to_string(),
+        shape: ToolShape::Stream,
+        version: vec![words(&["tar", "--version"])],
+        env: BTreeMap::new(),
+        init: Vec::new(),
+        backup: vec![tar_create()],
+        restore: vec![words(&[
+            "tar",
+            "--extract",
+            "--file",
+            "{stream}",
+            "--directory",
+            "{restore}",
+        ])],
+        progress: ProgressFrom::ProcessIo,
+        params: Vec::new(),
+        shell: false,
+    }
+}
+
+/// tar into gzip at a level.
+fn tar_gzip() -> ToolDefinition {
+    ToolDefinition {
+        name: "tar-gzip".to_string(),
+        shape: ToolShape::Stream,
+        version: vec![words(&["tar", "--version"]), words(&["gzip", "--version"])],
+        env: BTreeMap::new(),
+        init: Vec::new(),
+        backup: vec![tar_create(), words(&["gzip", "-{level}", "--stdout"])],
+        restore: vec![words(&[
+            "tar",
+            "--extract",
+            "--gzip",
+            "--file",
+            "{stream}",
+            "--directory",
+            "{restore}",
+        ])],
+        progress: ProgressFrom::ProcessIo,
+        params: vec![integer("level", 1, 9, 6, "gzip's level")],
+        shell: false,
+    }
+}
+
+/// tar into zstd at a level, with a number of compression threads.
+fn tar_zstd() -> ToolDefinition {
+    ToolDefinition {
+        name: "tar-zstd".to_string(),
+        shape: ToolShape::Stream,
+        version: vec![words(&["tar", "--version"]), words(&["zstd", "--version"])],
+        env: BTreeMap::new(),
+        init: Vec::new(),
+        backup: vec![
+            tar_create(),
+            words(&["zstd", "-{level}", "-T{threads}", "--quiet", "--stdout"]),
+        ],
+        restore: vec![words(&[
+            "tar",
+            "--extract",
+            "--zstd",
+            "--file",
+            "{stream}",
+            "--directory",
+            "{restore}",
+        ])],
+        progress: ProgressFrom::ProcessIo,
+        params: vec![
+            integer("level", 1, 19, 3, "zstd's level"),
+            integer(
+                "threads",
+                1,
+                64,
+                1,
+                "zstd's compression threads (-T): 1 is one core",
+            ),
+        ],
+        shell: false,
+    }
+}

@@ -1,0 +1,586 @@
+//! What the lab knows of a backup tool: the programs it runs, how it prepares a repository,
+//! backs up, backs up again and restores, how it reports progress, and the parameters a
+//! campaign may set. Built-in definitions (`builtin.rs`) and an operator's own file
+//! (`--tools FILE`) have this one shape; a campaign names a tool and sets its parameters, and
+//! never gives a command, an argument or an environment variable.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// How a tool keeps what it backs up.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolShape {
+    /// The tool writes a repository of its own into a directory (restic, borg).
+    Repository,
+    /// The tool writes one stream to its standard output (tar, tar | zstd): the lab takes it
+    /// into its own pipeline and any target it has.
+    Stream,
+}
+
+/// Where the lab reads a tool's progress from while it runs.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProgressFrom {
+    /// restic's `--json` status lines on standard output (`bytes_done`).
+    ResticJson,
+    /// borg's `--log-json --progress` lines on standard error (`original_size`).
+    BorgJson,
+    /// The bytes the tool's processes read (a backup) or wrote (a restore), from the kernel.
+    ProcessIo,
+}
+
+/// One parameter a campaign may set, typed and bounded.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ParamDef {
+    /// A whole number within `min..=max`, put into the arguments as written.
+    Integer {
+        name: String,
+        min: i64,
+        max: i64,
+        default: i64,
+        #[serde(default)]
+        help: String,
+    },
+    /// One of a few words. A placeholder standing alone as an argument becomes the value's
+    /// arguments (`args`, when given; they may name other parameters), else the word itself.
+    Choice {
+        name: String,
+        values: Vec<ChoiceValue>,
+        default: String,
+        #[serde(default)]
+        help: String,
+    },
+}
+
+/// One value of a choice, and the arguments it stands for.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ChoiceValue {
+    pub value: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Vec<String>>,
+}
+
+impl ParamDef {
+    /// The parameter's name, as a campaign sets it.
+    pub fn name(&self) -> &str {
+        match self {
+            ParamDef::Integer { name, .. } | ParamDef::Choice { name, .. } => name,
+        }
+    }
+
+    /// The value a campaign that does not set it gets.
+    pub fn default_value(&self) -> ParamValue {
+        match self {
+            ParamDef::Integer { default, .. } => ParamValue::Integer(*default),
+            ParamDef::Choice { default, .. } => ParamValue::Word(default.clone()),
+        }
+    }
+
+    /// Checks a value against the parameter's type and bounds; the message names what is
+    /// allowed.
+    pub fn check(&self, value: &ParamValue) -> Result<(), String> {
+        match (self, value) {
+            (ParamDef::Integer { min, max, .. }, ParamValue::Integer(given)) => {
+                if (*min..=*max).contains(given) {
+                    Ok(())
+                } else {
+                    Err(format!("must be a whole number from {min} to {max}"))
+                }
+            }
+            (ParamDef::Integer { min, max, .. }, ParamValue::Word(_)) => {
+                Err(format!("must be a whole number from {min} to {max}"))
+            }
+            (ParamDef::Choice { values, .. }, ParamValue::Word(word))
+                if values.iter().any(|choice| &choice.value == word) =>
+            {
+                Ok(())
+            }
+            (ParamDef::Choice { values, .. }, _) => Err(format!(
+                "must be one of {}",
+                values
+                    .iter()
+                    .map(|choice| choice.value.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+
+    /// A short line for the form and the docs: the type, bounds and default.
+    pub fn rule(&self) -> String {
+        match self {
+            ParamDef::Integer {
+                min, max, default, ..
+            } => format!("{min}–{max}, default {default}"),
+            ParamDef::Choice {
+                values, default, ..
+            } => format!(
+                "{}; default {default}",
+                values
+                    .iter()
+                    .map(|choice| choice.value.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+
+    /// What the parameter does, in the definition's words.
+    pub fn help(&self) -> &str {
+        match self {
+            ParamDef::Integer { help, .. } | ParamDef::Choice { help, .. } => help,
+        }
+    }
+}
+
+/// A parameter's value as a campaign gives it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(untagged)]
+pub enum ParamValue {
+    Integer(i64),
+    Word(String),
+}
+
+impl std::fmt::Display for ParamValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParamValue::Integer(value) => write!(f, "{value}"),
+            ParamValue::Word(word) => f.write_str(word),
+        }
+    }
+}
+
+/// A backup tool the lab may run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ToolDefinition {
+    /// What campaigns call it: letters, digits, `-` and `_`.
+    pub name: String,
+    pub shape: ToolShape,
+    /// Commands whose first line of output is the tool's version, one per program it runs
+    /// (`["restic", "version"]`).
+    pub version: Vec<Vec<String>>,
+    /// Environment variables set for every command besides `PATH` and `HOME`, with
+    /// placeholders (`{password}` is a password the lab makes for the run).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Commands run one after another to make an empty repository in `{repo}` (a repository
+    /// tool), untimed.
+    #[serde(default)]
+    pub init: Vec<Vec<String>>,
+    /// The backup: one command, or the stages of a pipeline (each one's output into the
+    /// next). A stream tool's last stage writes the stream to its standard output.
+    pub backup: Vec<Vec<String>>,
+    /// The restore of the latest backup into `{restore}` (a stream tool reads the stream
+    /// from the file `{stream}`).
+    pub restore: Vec<Vec<String>>,
+    pub progress: ProgressFrom,
+    #[serde(default)]
+    pub params: Vec<ParamDef>,
+    /// Run each command through `sh -c` (an operator's definition only; a command is then
+    /// one string). The built-in tools never do.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shell: bool,
+}
+
+/// Everything a tool's command line may name, filled in for one run.
+#[derive(Debug, Clone)]
+pub struct Places {
+    /// The source roots, absolute: `{source}` standing alone becomes one argument each.
+    pub source: Vec<PathBuf>,
+    pub repo: PathBuf,
+    pub restore: PathBuf,
+    /// The file a stream tool's stream was kept in, for its restore.
+    pub stream: PathBuf,
+    /// The name of this backup in the repository (`gen1`, `gen2`): borg's archive.
+    pub archive: String,
+    pub password: String,
+    /// The scratch home of the run (`HOME`), where a tool keeps its caches.
+    pub home: PathBuf,
+    pub cores: usize,
+}
+
+/// Why a definition cannot be used as written.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum DefinitionError {
+    #[error("tool {tool}: {message}")]
+    Invalid { tool: String, message: String },
+}
+
+/// Parameter names a definition may not take: they are the places.
+const RESERVED: [&str; 8] = [
+    "source", "repo", "restore", "stream", "archive", "password", "home", "cores",
+];
+
+impl ToolDefinition {
+    /// Checks a definition as a file gives it: a good name, commands that are not empty,
+    /// placeholders that name a place or a parameter, parameters whose defaults hold.
+    pub fn check(&self) -> Result<(), DefinitionError> {
+        let invalid = |message: String| DefinitionError::Invalid {
+            tool: self.name.clone(),
+            message,
+        };
+        if self.name.is_empty()
+            || self.name.len() > 40
+            || !self
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(invalid(
+                "a name is 1 to 40 letters, digits, '-' or '_'".to_string(),
+            ));
+        }
+        if self.version.is_empty() || self.version.iter().any(Vec::is_empty) {
+            return Err(invalid("`version` needs a command per program".to_string()));
+        }
+        if self.backup.is_empty() || self.restore.is_empty() {
+            return Err(invalid("`backup` and `restore` need a command".to_string()));
+        }
+        if self.shape == ToolShape::Repository && self.backup.len() > 1 {
+            return Err(invalid(
+                "a repository tool's backup is one command, not a pipeline".to_string(),
+            ));
+        }
+        let commands = self
+            .init
+            .iter()
+            .chain(&self.backup)
+            .chain(&self.restore)
+            .chain(&self.version);
+        for command in commands.clone() {
+            if command.is_empty() || command[0].is_empty() {
+                return Err(invalid("a command is empty".to_string()));
+            }
+            if command[0].contains('{') {
+                return Err(invalid(format!(
+                    "the program of `{}` must be named, not a placeholder",
+                    command.join(" ")
+                )));
+            }
+        }
+        let mut names: Vec<&str> = Vec::new();
+        for param in &self.params {
+            let name = param.name();
+            if name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            {
+                return Err(invalid(format!(
+                    "parameter '{name}': a name is lower-case letters, digits and '_'"
+                )));
+            }
+            if RESERVED.contains(&name) || names.contains(&name) {
+                return Err(invalid(format!(
+                    "parameter '{name}' is given twice or names a place"
+                )));
+            }
+            names.push(name);
+            param
+                .check(&param.default_value())
+                .map_err(|message| invalid(format!("parameter '{name}': its default {message}")))?;
+        }
+        let texts = commands
+            .flatten()
+            .chain(self.env.values())
+            .chain(self.params.iter().flat_map(|param| {
+                match param {
+                    ParamDef::Choice { values, .. } => values
+                        .iter()
+                        .flat_map(|value| value.args.iter().flatten())
+                        .collect::<Vec<_>>(),
+                    ParamDef::Integer { .. } => Vec::new(),
+                }
+            }));
+        for text in texts {
+            for name in placeholders(text) {
+                if !RESERVED.contains(&name) && !names.contains(&name) {
+                    return Err(invalid(format!(
+                        "`{text}` names {{{name}}}, which is neither a place nor a parameter"
+                    )));
+                }
+            }
+        }
+        for key in self.env.keys() {
+            if key.is_empty()
+                || key == "PATH"
+                || key == "HOME"
+                || !key
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+            {
+                return Err(invalid(format!(
+                    "environment variable '{key}': a name is upper-case letters, digits and \
+                     '_', and PATH and HOME are the lab's"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The programs the tool runs: each must be on PATH for the tool to be offered.
+    pub fn programs(&self) -> Vec<&str> {
+        let mut programs: Vec<&str> = Vec::new();
+        let commands = self.init.iter().chain(&self.backup).chain(&self.restore);
+        for command in commands {
+            let program = if self.shell {
+                "sh"
+            } else {
+                command[0].as_str()
+            };
+            if !programs.contains(&program) {
+                programs.push(program);
+            }
+        }
+        programs
+    }
+
+    /// The parameter of that name.
+    pub fn param(&self, name: &str) -> Option<&ParamDef> {
+        self.params.iter().find(|param| param.name() == name)
+    }
+
+    /// Every parameter's value for a run: the given ones (already checked) and the defaults.
+    pub fn settle(&self, given: &BTreeMap<String, ParamValue>) -> BTreeMap<String, ParamValue> {
+        self.params
+            .iter()
+            .map(|param| {
+                let value = given
+                    .get(param.name())
+                    .cloned()
+                    .unwrap_or_else(|| param.default_value());
+                (param.name().to_string(), value)
+            })
+            .collect()
+    }
+
+    /// A command with every placeholder filled in: a placeholder standing alone as an
+    /// argument may become several arguments (`{source}`, a choice's `args`) or none.
+    pub fn expand(
+        &self,
+        command: &[String],
+        places: &Places,
+        values: &BTreeMap<String, ParamValue>,
+    ) -> Vec<OsString> {
+        let mut out = Vec::new();
+        for arg in command {
+            if let Some(name) = whole_placeholder(arg) {
+                if name == "source" {
+                    out.extend(
+                        places
+                            .source
+                            .iter()
+                            .map(|path| path.clone().into_os_string()),
+                    );
+                    continue;
+                }
+                if let Some(ParamDef::Choice {
+                    values: choices, ..
+                }) = self.param(name)
+                {
+                    let chosen = values.get(name).map(ToString::to_string);
+                    if let Some(args) = choices
+                        .iter()
+                        .find(|choice| Some(&choice.value) == chosen.as_ref())
+                        .and_then(|choice| choice.args.as_ref())
+                    {
+                        out.extend(
+                            args.iter()
+                                .map(|arg| OsString::from(fill(arg, places, values))),
+                        );
+                        continue;
+                    }
+                }
+            }
+            out.push(OsString::from(fill(arg, places, values)));
+        }
+        out
+    }
+
+    /// The environment of every command, placeholders filled in.
+    pub fn environment(
+        &self,
+        places: &Places,
+        values: &BTreeMap<String, ParamValue>,
+    ) -> Vec<(String, String)> {
+        self.env
+            .iter()
+            .map(|(key, value)| (key.clone(), fill(value, places, values)))
+            .collect()
+    }
+}
+
+/// The names inside `{…}` in a text.
+fn placeholders(text: &str) -> Vec<&str> {
+    let mut names = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else { break };
+        names.push(&after[..close]);
+        rest = &after[close + 1..];
+    }
+    names
+}
+
+/// The name when the whole argument is one placeholder.
+fn whole_placeholder(arg: &str) -> Option<&str> {
+    arg.strip_prefix('{')?
+        .strip_suffix('}')
+        .filter(|name| !name.contains(['{', '}']))
+}
+
+/// A text with each placeholder replaced by its place or parameter value.
+fn fill(text: &str, places: &Places, values: &BTreeMap<String, ParamValue>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else {
+            out.push_str(&rest[open..]);
+            return out;
+        };
+        let name = &after[..close];
+        let path = |path: &Path| path.to_string_lossy().into_owned();
+        let value = match name {
+            "source" => places
+                .source
+                .iter()
+                .map(|source| path(source))
+                .collect::<Vec<_>>()
+                .join(" "),
+            "repo" => path(&places.repo),
+            "restore" => path(&places.restore),
+            "stream" => path(&places.stream),
+            "archive" => places.archive.clone(),
+            "password" => places.password.clone(),
+            "home" => path(&places.home),
+            "cores" => places.cores.to_string(),
+            other => values
+                .get(other)
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+        };
+        out.push_str(&value);
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::tool::builtin;
+
+    fn places() -> Places {
+        Places {
+            source: vec![PathBuf::from("/data/a"), PathBuf::from("/data/b")],
+            repo: PathBuf::from("/t/repo"),
+            restore: PathBuf::from("/d/restore"),
+            stream: PathBuf::from("/t/stream"),
+            archive: "gen1".to_string(),
+            password: "pw".to_string(),
+            home: PathBuf::from("/d/home"),
+            cores: 2,
+        }
+    }
+
+    #[test]
+    fn every_built_in_definition_holds_its_own_rules() {
+        for tool in builtin::definitions() {
+            tool.check().unwrap_or_else(|error| panic!("{error}"));
+        }
+    }
+
+    #[test]
+    fn a_source_placeholder_alone_becomes_one_argument_per_root() {
+        let restic = builtin::definitions()
+            .into_iter()
+            .find(|tool| tool.name == "restic")
+            .expect("restic is built in");
+        let values = restic.settle(&BTreeMap::new());
+        let args = restic.expand(&restic.backup[0], &places(), &values);
+        let args: Vec<String> = args
+            .iter()
+            .map(|arg| arg.to_string_lossy().into_owned())
+            .collect();
+        assert!(args.contains(&"/data/a".to_string()), "{args:?}");
+        assert!(args.contains(&"/data/b".to_string()), "{args:?}");
+        assert!(args.contains(&"/t/repo".to_string()), "{args:?}");
+    }
+
+    #[test]
+    fn a_choice_stands_for_its_arguments_and_they_may_name_another_parameter() {
+        let borg = builtin::definitions()
+            .into_iter()
+            .find(|tool| tool.name == "borg")
+            .expect("borg is built in");
+        let mut given = BTreeMap::new();
+        given.insert(
+            "compression".to_string(),
+            ParamValue::Word("zstd".to_string()),
+        );
+        given.insert("level".to_string(), ParamValue::Integer(9));
+        let args = borg.expand(&borg.backup[0], &places(), &borg.settle(&given));
+        let joined = args
+            .iter()
+            .map(|arg| arg.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(joined.contains("--compression zstd,9"), "{joined}");
+        given.insert(
+            "compression".to_string(),
+            ParamValue::Word("none".to_string()),
+        );
+        let args = borg.expand(&borg.backup[0], &places(), &borg.settle(&given));
+        let joined = args
+            .iter()
+            .map(|arg| arg.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(joined.contains("--compression none"), "{joined}");
+    }
+
+    #[test]
+    fn a_definition_naming_an_unknown_placeholder_or_a_bad_default_is_refused() {
+        let mut tool = builtin::definitions().remove(0);
+        tool.backup[0].push("{nonsense}".to_string());
+        assert!(tool.check().is_err());
+        let mut tool = builtin::definitions().remove(0);
+        tool.params.push(ParamDef::Integer {
+            name: "threads".to_string(),
+            min: 1,
+            max: 4,
+            default: 9,
+            help: String::new(),
+        });
+        let error = tool.check().expect_err("a default out of bounds");
+        assert!(error.to_string().contains("threads"), "{error}");
+        let mut tool = builtin::definitions().remove(0);
+        tool.env.insert("PATH".to_string(), "/evil".to_string());
+        assert!(tool.check().is_err());
+    }
+
+    #[test]
+    fn values_are_checked_against_their_bounds() {
+        let level = ParamDef::Integer {
+            name: "level".to_string(),
+            min: 1,
+            max: 19,
+            default: 3,
+            help: String::new(),
+        };
+        assert!(level.check(&ParamValue::Integer(19)).is_ok());
+        assert!(level.check(&ParamValue::Integer(20)).is_err());
+        assert!(level.check(&ParamValue::Word("fast".into())).is_err());
+    }
+}

@@ -1,0 +1,916 @@
+//! Running a program the lab did not write, and measuring it from outside.
+//!
+//! One function starts it ([`Running::spawn`]) and one ends it ([`Running::wait`]), so no caller
+//! can forget the deadline, the cancel or the clean-up. The program runs without a shell, in a
+//! process group of its own, with exactly the environment it is given, and dies with the lab.
+//! While it runs, a sampler reads the whole process tree's I/O, CPU and memory from /proc on the
+//! lab's clock; its output is read in bounded memory. Linux only.
+
+mod lines;
+mod procfs;
+mod tree;
+
+use std::ffi::{OsStr, OsString};
+use std::fmt::Write as _;
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
+
+use lines::Tail;
+use tree::{Tree, Usage};
+
+/// How often `wait` looks at the stages, the cancel and the deadline.
+const POLL: Duration = Duration::from_millis(10);
+/// The shortest sampling interval taken, whatever was asked.
+const MIN_SAMPLE_EVERY: Duration = Duration::from_millis(10);
+/// How long `wait` waits, after the kill, for the group to be gone before it gives up and
+/// reports the processes still there.
+const KILL_WAIT: Duration = Duration::from_secs(5);
+/// How long `wait` waits for the output readers once the group is gone: a process that left
+/// the group may still hold the pipes open.
+const READER_WAIT: Duration = Duration::from_secs(1);
+
+/// A failure to start a program.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcessError {
+    #[error("nothing to run: a launch needs at least one program")]
+    NoStages,
+    #[error("program {stage} of the pipeline has no name (an empty argument list)")]
+    EmptyArgv { stage: usize },
+    #[error("the program {program} was not found on PATH ({search_path})")]
+    NotFound {
+        program: String,
+        search_path: String,
+    },
+    #[error("{} is not an executable file", .path.display())]
+    NotExecutable { path: PathBuf },
+    #[error("the working directory {} cannot be used: {source}", .dir.display())]
+    Dir { dir: PathBuf, source: io::Error },
+    #[error("cannot start {program}: {source}")]
+    Spawn { program: String, source: io::Error },
+    #[error("cannot start a thread to watch {program}: {source}")]
+    Thread { program: String, source: io::Error },
+}
+
+/// One program of a launch. `argv[0]` names it: a name is looked up on the PATH of the
+/// launch's environment, a name with a `/` is taken as a path (relative to the launch's
+/// directory).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stage {
+    pub argv: Vec<OsString>,
+}
+
+impl Stage {
+    /// A stage from its arguments, the program first.
+    pub fn new<I, S>(argv: I) -> Stage
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        Stage {
+            argv: argv.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+/// Where the last stage's standard output goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// To /dev/null.
+    Discard,
+    /// Read line by line: each line to `on_line(Stream::Stdout, …)`, the last ones kept in
+    /// `Finished::stdout_tail` (a tool's progress or its report).
+    Lines,
+    /// To the caller, who takes it with [`Running::take_stdout`] and reads it to its end (a
+    /// stream tool's output fed into the lab's own pipeline).
+    Hand,
+}
+
+/// Which output a line came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// What is called with each line a launch's programs write (serialised: one call at a time,
+/// from the threads that read the output). While it runs, the program writing the line may
+/// wait, so it should be quick.
+pub type LineHandler = Box<dyn FnMut(Stream, &str) + Send>;
+
+/// Everything needed to start a program, or a pipeline of programs.
+pub struct Launch {
+    /// The programs; more than one is a pipeline: each stage's standard output is the next
+    /// one's standard input (as `tar -cf - SRC | zstd -3`). The first reads /dev/null.
+    pub stages: Vec<Stage>,
+    /// The working directory of every stage.
+    pub dir: PathBuf,
+    /// The whole environment of every stage: nothing of the lab's own is passed on. The lab
+    /// puts a marker here that `sweep_leftovers` finds after a crash.
+    pub env: Vec<(OsString, OsString)>,
+    /// Where the last stage's standard output goes.
+    pub stdout: Output,
+    /// Called with each line of the standard error of every stage (and of the last stage's
+    /// standard output with `Output::Lines`).
+    pub on_line: Option<LineHandler>,
+    /// How often the process tree is sampled (the lab uses 250 ms).
+    pub sample_every: Duration,
+    /// How long the programs have to end after SIGTERM before they are killed.
+    pub grace: Duration,
+}
+
+/// The process tree's cumulative figures at one moment of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TreeSample {
+    /// Seconds after the spawn.
+    pub t_s: f64,
+    /// Bytes the tree fetched from storage.
+    pub read_bytes: u64,
+    /// Bytes the tree sent to storage.
+    pub write_bytes: u64,
+    /// Bytes the tree read through read-like calls: files, pipes, devices, sockets, cached or
+    /// not.
+    pub rchar: u64,
+    /// Bytes the tree passed to write-like calls.
+    pub wchar: u64,
+    pub cpu_user_s: f64,
+    pub cpu_system_s: f64,
+    /// The resident memory of the live members, summed (shared pages count once per member).
+    pub rss_bytes: u64,
+    /// The live members' threads.
+    pub threads: u64,
+}
+
+/// The machine's pressure stall figures over a run: the share of its wall time in which some
+/// task waited for a CPU, some task waited for I/O, and every non-idle task did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pressure {
+    pub cpu_some_pct: f64,
+    pub io_some_pct: f64,
+    pub io_full_pct: f64,
+}
+
+/// How one stage ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StageExit {
+    /// It exited with this status.
+    Code(i32),
+    /// A signal ended it.
+    Signal(i32),
+    /// The lab could not learn how (it did not end after SIGKILL, stuck in the kernel).
+    Unknown,
+}
+
+/// Why a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// Every stage ended by itself; how, stage by stage.
+    Exited { codes: Vec<StageExit> },
+    /// The caller cancelled it.
+    Cancelled,
+    /// Its deadline passed.
+    Deadline,
+}
+
+/// What a run did and used, measured from outside.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finished {
+    pub ended: Ended,
+    /// Each stage's program as its argv[0] named it.
+    pub programs: Vec<String>,
+    /// From the spawn to the last stage's exit, on the lab's clock.
+    pub wall: Duration,
+    /// CPU of the whole tree: every stage with the children it waited for, and members that
+    /// were collected by another process.
+    pub cpu_user_s: f64,
+    pub cpu_system_s: f64,
+    /// The most resident memory the tree held: the largest sum over the members at a sample,
+    /// or the largest single stage's peak, whichever is higher.
+    pub peak_rss_bytes: u64,
+    /// The CPU seconds of the busiest single thread: a tool held back by one thread shows
+    /// as this close to `wall`.
+    pub busiest_thread_cpu_s: f64,
+    /// The most cores the tree used over a sampling interval.
+    pub max_cores_used: f64,
+    /// The tree's figures at each sample, the last one at `wall` with the run's totals (and
+    /// no live member: its memory and threads are 0).
+    pub samples: Vec<TreeSample>,
+    /// `None` where the kernel has no pressure stall information.
+    pub pressure: Option<Pressure>,
+    /// The last lines of the last stage's standard output (with `Output::Lines`; else empty).
+    pub stdout_tail: String,
+    /// The last lines of every stage's standard error, stage after stage.
+    pub stderr_tail: String,
+    /// The last lines of each stage's standard error, one per stage.
+    pub stage_stderr_tails: Vec<String>,
+    /// Processes of the group still alive when `wait` gave up on them: 0 unless one could not
+    /// be killed (stuck in the kernel).
+    pub survivors: usize,
+}
+
+impl Finished {
+    /// Whether every stage ran to its end and exited with status 0.
+    pub fn succeeded(&self) -> bool {
+        match &self.ended {
+            Ended::Exited { codes } => codes.iter().all(|code| *code == StageExit::Code(0)),
+            Ended::Cancelled | Ended::Deadline => false,
+        }
+    }
+
+    /// The failure in one sentence with the end of the failing stage's error output
+    /// ("restic exited with status 1: Fatal: …"); `None` when the run succeeded. In a pipeline
+    /// the stage blamed is the first with a non-zero status, since a stage before it then
+    /// dies of a broken pipe.
+    pub fn failure(&self) -> Option<String> {
+        let command = self.programs.join(" | ");
+        let codes = match &self.ended {
+            Ended::Cancelled => return Some(format!("{command} was cancelled")),
+            Ended::Deadline => {
+                return Some(format!(
+                    "{command} was stopped at its deadline, after {:.1} s",
+                    self.wall.as_secs_f64()
+                ));
+            }
+            Ended::Exited { codes } => codes,
+        };
+        let failing = |wanted: fn(&StageExit) -> bool| codes.iter().position(wanted);
+        let stage = failing(|exit| matches!(exit, StageExit::Code(code) if *code != 0))
+            .or_else(|| {
+                failing(
+                    |exit| matches!(exit, StageExit::Signal(signal) if *signal != libc::SIGPIPE),
+                )
+            })
+            .or_else(|| failing(|exit| *exit != StageExit::Code(0)))?;
+        let program = self
+            .programs
+            .get(stage)
+            .map_or("the program", String::as_str);
+        let mut sentence = match codes[stage] {
+            StageExit::Code(code) => format!("{program} exited with status {code}"),
+            StageExit::Signal(signal) => {
+                format!(
+                    "{program} was ended by signal {signal}{}",
+                    signal_name(signal)
+                )
+            }
+            StageExit::Unknown => format!("{program} ended, but how is not known"),
+        };
+        match self.stage_stderr_tails.get(stage).map(|tail| tail.trim()) {
+            Some(tail) if !tail.is_empty() => {
+                let _ = write!(sentence, ": {tail}");
+            }
+            _ => sentence.push_str(" (it wrote no error output)"),
+        }
+        Some(sentence)
+    }
+}
+
+/// ` (SIGKILL)` and the like, for the signals a tool commonly dies of.
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGHUP => " (SIGHUP)",
+        libc::SIGINT => " (SIGINT)",
+        libc::SIGQUIT => " (SIGQUIT)",
+        libc::SIGILL => " (SIGILL)",
+        libc::SIGABRT => " (SIGABRT)",
+        libc::SIGBUS => " (SIGBUS)",
+        libc::SIGFPE => " (SIGFPE)",
+        libc::SIGKILL => " (SIGKILL)",
+        libc::SIGSEGV => " (SIGSEGV)",
+        libc::SIGPIPE => " (SIGPIPE)",
+        libc::SIGTERM => " (SIGTERM)",
+        libc::SIGXCPU => " (SIGXCPU)",
+        libc::SIGXFSZ => " (SIGXFSZ)",
+        _ => "",
+    }
+}
+
+/// One stage as the lab tracks it.
+#[derive(Debug)]
+struct StageProcess {
+    pid: i32,
+    program: String,
+    exit: Option<StageExit>,
+    /// The largest resident memory of the stage and the children it waited for.
+    max_rss_bytes: u64,
+}
+
+/// The threads that read the programs' output, and what they keep.
+#[derive(Default)]
+struct Readers {
+    threads: Vec<JoinHandle<()>>,
+    stdout_tail: Arc<Mutex<Tail>>,
+    stderr_tails: Vec<Arc<Mutex<Tail>>>,
+}
+
+/// A program (or pipeline) started by [`Running::spawn`] and not yet waited for. Dropping it
+/// without `wait` kills the group and reaps the stages.
+pub struct Running {
+    pgid: i32,
+    started: Instant,
+    stages: Vec<StageProcess>,
+    last_exit: Option<Instant>,
+    stdout: Option<ChildStdout>,
+    grace: Duration,
+    tree: Arc<Mutex<Tree>>,
+    /// Dropping the sender stops the sampler.
+    sampler: Option<(mpsc::Sender<()>, JoinHandle<()>)>,
+    readers: Readers,
+    pressure_at_start: Option<procfs::PressureTotals>,
+    waited: bool,
+}
+
+impl Running {
+    /// Starts the launch's stages, each in the process group of the first, and the threads that
+    /// read their output and sample the tree.
+    ///
+    /// Each stage dies with SIGKILL when the thread that spawned it ends (Linux's parent-death
+    /// signal follows the spawning *thread*, not the process): spawn and [`Running::wait`] on
+    /// the same thread, and keep that thread alive until `wait` returns. Every program is
+    /// looked up before any is started, so a missing one starts nothing.
+    pub fn spawn(launch: Launch) -> Result<Running, ProcessError> {
+        let Launch {
+            stages,
+            dir,
+            env,
+            stdout,
+            on_line,
+            sample_every,
+            grace,
+        } = launch;
+        if stages.is_empty() {
+            return Err(ProcessError::NoStages);
+        }
+        let search_path = env
+            .iter()
+            .rev()
+            .find(|(name, _)| name == "PATH")
+            .map(|(_, value)| value.clone());
+        let programs = stages
+            .iter()
+            .enumerate()
+            .map(|(index, stage)| {
+                let name = stage
+                    .argv
+                    .first()
+                    .ok_or(ProcessError::EmptyArgv { stage: index + 1 })?;
+                resolve(name, search_path.as_deref(), &dir)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        match std::fs::metadata(&dir) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                return Err(ProcessError::Dir {
+                    dir,
+                    source: io::Error::from(io::ErrorKind::NotADirectory),
+                });
+            }
+            Err(source) => return Err(ProcessError::Dir { dir, source }),
+        }
+
+        let sample_every = sample_every.max(MIN_SAMPLE_EVERY);
+        let on_line = Arc::new(Mutex::new(on_line));
+        let pressure_at_start = procfs::read_pressure();
+        let started = Instant::now();
+        // From here on, an early return drops `running`, which kills and reaps what started.
+        let mut running = Running {
+            pgid: 0,
+            started,
+            stages: Vec::with_capacity(stages.len()),
+            last_exit: None,
+            stdout: None,
+            grace,
+            tree: Arc::new(Mutex::new(Tree::new(sample_every.as_secs_f64()))),
+            sampler: None,
+            readers: Readers::default(),
+            pressure_at_start,
+            waited: false,
+        };
+        let lab = rustix::process::getpid();
+        let last = stages.len() - 1;
+        let mut previous_stdout: Option<ChildStdout> = None;
+        for (index, (stage, program)) in stages.iter().zip(&programs).enumerate() {
+            let name = display_name(&stage.argv[0]);
+            let mut command = Command::new(program);
+            command
+                .arg0(&stage.argv[0])
+                .args(&stage.argv[1..])
+                .current_dir(&dir)
+                .env_clear()
+                .envs(env.iter().map(|(name, value)| (name, value)))
+                .process_group(running.pgid)
+                .stdin(previous_stdout.take().map_or_else(Stdio::null, Stdio::from))
+                .stdout(if index < last || stdout != Output::Discard {
+                    Stdio::piped()
+                } else {
+                    Stdio::null()
+                })
+                .stderr(Stdio::piped());
+            // SAFETY: the closure runs in the child between fork and exec, and only makes
+            // system calls (prctl, getppid); it allocates nothing and takes no lock.
+            unsafe {
+                command.pre_exec(move || die_with(lab));
+            }
+            let mut child = command.spawn().map_err(|source| ProcessError::Spawn {
+                program: name.clone(),
+                source,
+            })?;
+            let pid = child.id() as i32;
+            if index == 0 {
+                running.pgid = pid;
+            }
+            lock(&running.tree).add_stage(pid);
+            running.stages.push(StageProcess {
+                pid,
+                program: name.clone(),
+                exit: None,
+                max_rss_bytes: 0,
+            });
+            previous_stdout = child.stdout.take();
+            let tail = Arc::new(Mutex::new(Tail::default()));
+            running.readers.stderr_tails.push(tail.clone());
+            if let Some(stderr) = child.stderr.take() {
+                let on_line = on_line.clone();
+                let reader = thread::Builder::new()
+                    .name(format!("tool-stderr-{}", index + 1))
+                    .spawn(move || read_into(stderr, Stream::Stderr, &tail, &on_line))
+                    .map_err(|source| ProcessError::Thread {
+                        program: name.clone(),
+                        source,
+                    })?;
+                running.readers.threads.push(reader);
+            }
+        }
+        let last_name = running.stages[last].program.clone();
+        match stdout {
+            Output::Discard => {}
+            Output::Hand => running.stdout = previous_stdout,
+            Output::Lines => {
+                if let Some(out) = previous_stdout {
+                    let tail = running.readers.stdout_tail.clone();
+                    let reader = thread::Builder::new()
+                        .name("tool-stdout".to_string())
+                        .spawn(move || read_into(out, Stream::Stdout, &tail, &on_line))
+                        .map_err(|source| ProcessError::Thread {
+                            program: last_name.clone(),
+                            source,
+                        })?;
+                    running.readers.threads.push(reader);
+                }
+            }
+        }
+        let (stop, stopped) = mpsc::channel::<()>();
+        let tree = running.tree.clone();
+        let sampler = thread::Builder::new()
+            .name("tool-sampler".to_string())
+            .spawn(move || sample(&tree, started, sample_every, &stopped))
+            .map_err(|source| ProcessError::Thread {
+                program: last_name,
+                source,
+            })?;
+        running.sampler = Some((stop, sampler));
+        Ok(running)
+    }
+
+    /// The last stage's standard output, with `Output::Hand`, once. Read it to its end (on
+    /// another thread than the one that waits): a program whose output nobody reads stops.
+    pub fn take_stdout(&mut self) -> Option<ChildStdout> {
+        self.stdout.take()
+    }
+
+    /// The process group of every stage (the first stage's pid).
+    pub fn pgid(&self) -> i32 {
+        self.pgid
+    }
+
+    /// Waits for every stage to end, or ends them: on `cancel` or at `deadline`, SIGTERM to the
+    /// group, SIGKILL after the grace. Processes of the group left after the stages exited are
+    /// ended the same way. Looks at the stages, the cancel and the deadline every 10 ms;
+    /// returns once every stage is reaped and no live process of the group is left (an
+    /// orphan's zombie, waiting for init to collect it, is not alive), or, should a process
+    /// not die after SIGKILL, 5 s after it (counted in `survivors`). A standard output handed
+    /// over but never taken is closed first. Call it on the thread that spawned.
+    pub fn wait(mut self, cancel: &AtomicBool, deadline: Option<Instant>) -> Finished {
+        drop(self.stdout.take());
+        let mut stop: Option<Stop> = None;
+        let survivors = loop {
+            let all_reaped = self.reap_exited();
+            let now = Instant::now();
+            if stop.is_none() {
+                let why = if all_reaped {
+                    Some(Why::Leftovers)
+                } else if cancel.load(Ordering::Relaxed) {
+                    Some(Why::Cancelled)
+                } else if deadline.is_some_and(|deadline| now >= deadline) {
+                    Some(Why::Deadline)
+                } else {
+                    None
+                };
+                if let Some(why) = why {
+                    if why == Why::Leftovers && group_gone(self.pgid) {
+                        break 0;
+                    }
+                    signal_group(self.pgid, Signal::TERM);
+                    stop = Some(Stop {
+                        why,
+                        term_at: now,
+                        kill_at: None,
+                    });
+                }
+            }
+            if let Some(stop) = &mut stop {
+                if all_reaped && group_gone(self.pgid) {
+                    break 0;
+                }
+                match stop.kill_at {
+                    None if now >= stop.term_at + self.grace => {
+                        signal_group(self.pgid, Signal::KILL);
+                        stop.kill_at = Some(now);
+                    }
+                    Some(kill_at) if now >= kill_at + KILL_WAIT => {
+                        break live_members(self.pgid);
+                    }
+                    _ => {}
+                }
+            }
+            thread::sleep(POLL);
+        };
+        self.finish(stop.map(|stop| stop.why), survivors)
+    }
+
+    /// Reaps the stages that have exited, recording their final figures; whether all are.
+    fn reap_exited(&mut self) -> bool {
+        for stage in self.stages.iter_mut().filter(|stage| stage.exit.is_none()) {
+            let Some(pid) = Pid::from_raw(stage.pid) else {
+                continue;
+            };
+            let exited = rustix::process::waitid(
+                WaitId::Pid(pid),
+                WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT,
+            );
+            match exited {
+                Ok(Some(_)) => {}
+                Ok(None) => continue,
+                Err(rustix::io::Errno::CHILD) => {
+                    // Someone else reaped it: its figures are lost, its end unknown.
+                    stage.exit = Some(StageExit::Unknown);
+                    lock(&self.tree).reaped(stage.pid, Usage::default());
+                    self.last_exit = Some(Instant::now());
+                    continue;
+                }
+                Err(_) => continue,
+            }
+            // Exited and not yet reaped: its counters are still readable. The tree is locked
+            // from the reading to the recording, so a sample sees the stage once.
+            let mut tree = lock(&self.tree);
+            let io = tree.read_before_reaping(stage.pid);
+            let Some((status, rusage)) = reap(stage.pid) else {
+                continue;
+            };
+            let seconds = |time: libc::timeval| time.tv_sec as f64 + time.tv_usec as f64 / 1e6;
+            tree.reaped(
+                stage.pid,
+                Usage {
+                    io: io.unwrap_or(procfs::ProcIo {
+                        read_bytes: rusage.ru_inblock.max(0) as u64 * 512,
+                        write_bytes: rusage.ru_oublock.max(0) as u64 * 512,
+                        ..Default::default()
+                    }),
+                    user_s: seconds(rusage.ru_utime),
+                    system_s: seconds(rusage.ru_stime),
+                },
+            );
+            drop(tree);
+            stage.max_rss_bytes = rusage.ru_maxrss.max(0) as u64 * 1024;
+            stage.exit = Some(if libc::WIFEXITED(status) {
+                StageExit::Code(libc::WEXITSTATUS(status))
+            } else if libc::WIFSIGNALED(status) {
+                StageExit::Signal(libc::WTERMSIG(status))
+            } else {
+                StageExit::Unknown
+            });
+            self.last_exit = Some(Instant::now());
+        }
+        self.stages.iter().all(|stage| stage.exit.is_some())
+    }
+
+    /// Puts the figures together once the group is gone.
+    fn finish(&mut self, stopped: Option<Why>, survivors: usize) -> Finished {
+        self.waited = true;
+        let ended_at = match (self.last_exit, self.stages.iter().all(|s| s.exit.is_some())) {
+            (Some(last_exit), true) => last_exit,
+            _ => Instant::now(),
+        };
+        let wall = ended_at.saturating_duration_since(self.started);
+        if let Some((stop, sampler)) = self.sampler.take() {
+            drop(stop);
+            let _ = sampler.join();
+        }
+        // A stage the kernel would not let die is reaped whenever it does, by a thread of
+        // its own, so it never lingers as a zombie of the lab.
+        for stage in self.stages.iter().filter(|stage| stage.exit.is_none()) {
+            let pid = stage.pid;
+            let _ = thread::Builder::new()
+                .name("tool-reaper".to_string())
+                .spawn(move || reap(pid));
+        }
+        let figures = lock(&self.tree).finish(wall.as_secs_f64());
+        let pressure = self
+            .pressure_at_start
+            .zip(procfs::read_pressure())
+            .and_then(|(before, after)| pressure_over(before, after, wall));
+
+        let waited_since = Instant::now();
+        while self
+            .readers
+            .threads
+            .iter()
+            .any(|reader| !reader.is_finished())
+            && waited_since.elapsed() < READER_WAIT
+        {
+            thread::sleep(POLL);
+        }
+        for reader in std::mem::take(&mut self.readers.threads) {
+            if reader.is_finished() {
+                let _ = reader.join();
+            }
+        }
+        let stage_stderr_tails: Vec<String> = self
+            .readers
+            .stderr_tails
+            .iter()
+            .map(|tail| lock(tail).text())
+            .collect();
+        let stderr_tail = stage_stderr_tails
+            .iter()
+            .filter(|tail| !tail.is_empty())
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n");
+        let stage_peak = self.stages.iter().map(|s| s.max_rss_bytes).max();
+        Finished {
+            ended: match stopped {
+                Some(Why::Cancelled) => Ended::Cancelled,
+                Some(Why::Deadline) => Ended::Deadline,
+                Some(Why::Leftovers) | None => Ended::Exited {
+                    codes: self
+                        .stages
+                        .iter()
+                        .map(|stage| stage.exit.unwrap_or(StageExit::Unknown))
+                        .collect(),
+                },
+            },
+            programs: self.stages.iter().map(|s| s.program.clone()).collect(),
+            wall,
+            cpu_user_s: figures.totals.user_s,
+            cpu_system_s: figures.totals.system_s,
+            peak_rss_bytes: figures.peak_rss_bytes.max(stage_peak.unwrap_or(0)),
+            busiest_thread_cpu_s: figures.busiest_thread_cpu_s,
+            max_cores_used: figures.max_cores_used,
+            samples: figures.samples,
+            pressure,
+            stdout_tail: lock(&self.readers.stdout_tail).text(),
+            stderr_tail,
+            stage_stderr_tails,
+            survivors,
+        }
+    }
+}
+
+impl Drop for Running {
+    /// A run dropped without `wait` (an error on the caller's side, a panic) leaves nothing
+    /// behind: its group is killed and its stages are reaped.
+    fn drop(&mut self) {
+        if self.waited {
+            return;
+        }
+        drop(self.stdout.take());
+        if self.pgid > 0 {
+            signal_group(self.pgid, Signal::KILL);
+        }
+        let since = Instant::now();
+        while !(self.reap_exited() && group_gone(self.pgid)) && since.elapsed() < KILL_WAIT {
+            thread::sleep(POLL);
+        }
+        if let Some((stop, sampler)) = self.sampler.take() {
+            drop(stop);
+            let _ = sampler.join();
+        }
+    }
+}
+
+/// Why `wait` began to end the group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Why {
+    Cancelled,
+    Deadline,
+    /// The stages exited, and processes of theirs were left in the group.
+    Leftovers,
+}
+
+/// An ending under way.
+struct Stop {
+    why: Why,
+    term_at: Instant,
+    kill_at: Option<Instant>,
+}
+
+/// Samples the tree now and every `every` until `stopped` is disconnected.
+fn sample(tree: &Mutex<Tree>, started: Instant, every: Duration, stopped: &mpsc::Receiver<()>) {
+    let mut next = Instant::now();
+    loop {
+        lock(tree).scan(started.elapsed().as_secs_f64());
+        next += every;
+        let now = Instant::now();
+        if next < now {
+            // A scan that overran (a loaded machine) skips the ticks it missed.
+            next = now + every;
+        }
+        match stopped.recv_timeout(next - now) {
+            Err(RecvTimeoutError::Timeout) => {}
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
+
+/// Reads an output to its end: each line to `on_line`, the last ones into `tail`.
+fn read_into(
+    from: impl io::Read,
+    stream: Stream,
+    tail: &Mutex<Tail>,
+    on_line: &Mutex<Option<LineHandler>>,
+) {
+    lines::read_lines(from, |line| {
+        if let Some(handler) = lock(on_line).as_mut() {
+            handler(stream, line);
+        }
+        lock(tail).push(line);
+    });
+}
+
+/// Run in the child before exec: die with SIGKILL when the lab's spawning thread ends, and at
+/// once if the lab is already gone (the child then belongs to another parent).
+fn die_with(lab: Pid) -> io::Result<()> {
+    rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
+    if rustix::process::getppid() != Some(lab) {
+        return Err(io::Error::from_raw_os_error(libc::ESRCH));
+    }
+    Ok(())
+}
+
+/// The program `name` stands for: a name with a `/` is a path (relative to `dir`), any other
+/// is looked up on `search_path` as exec would, with relative entries taken from `dir`.
+fn resolve(name: &OsStr, search_path: Option<&OsStr>, dir: &Path) -> Result<PathBuf, ProcessError> {
+    use std::os::unix::ffi::OsStrExt;
+    if name.is_empty() {
+        return Err(ProcessError::NotFound {
+            program: String::new(),
+            search_path: display_name(search_path.unwrap_or_default()),
+        });
+    }
+    if name.as_bytes().contains(&b'/') {
+        let path = dir.join(name);
+        return if is_executable(&path) {
+            Ok(path)
+        } else {
+            Err(ProcessError::NotExecutable { path })
+        };
+    }
+    search_path
+        .into_iter()
+        .flat_map(std::env::split_paths)
+        .filter(|entry| !entry.as_os_str().is_empty())
+        .map(|entry| dir.join(entry).join(name))
+        .find(|candidate| is_executable(candidate))
+        .ok_or_else(|| ProcessError::NotFound {
+            program: display_name(name),
+            search_path: search_path.map_or_else(|| "not set".to_string(), display_name),
+        })
+}
+
+/// Whether `path` is a regular file (through links) the lab may execute.
+fn is_executable(path: &Path) -> bool {
+    std::fs::metadata(path)
+        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        && rustix::fs::access(path, rustix::fs::Access::EXEC_OK).is_ok()
+}
+
+fn display_name(name: &OsStr) -> String {
+    name.to_string_lossy().into_owned()
+}
+
+/// Reaps an exited child; its wait status and resource usage.
+fn reap(pid: i32) -> Option<(i32, libc::rusage)> {
+    let mut status = 0;
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    loop {
+        // SAFETY: wait4 writes the status and a complete rusage into the pointers it is given,
+        // both valid for the call; the rusage is zero-initialised, so valid even if it fails.
+        let reaped = unsafe { libc::wait4(pid, &mut status, 0, usage.as_mut_ptr()) };
+        if reaped == pid {
+            // SAFETY: zero-initialised above and filled in by wait4.
+            return Some((status, unsafe { usage.assume_init() }));
+        }
+        if io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            return None;
+        }
+    }
+}
+
+/// Sends `signal` to every process of the group; a group already gone is no error.
+fn signal_group(pgid: i32, signal: Signal) {
+    if let Some(pgid) = Pid::from_raw(pgid) {
+        let _ = rustix::process::kill_process_group(pgid, signal);
+    }
+}
+
+/// Whether no live process is left in the group. An orphan that has exited stays in the
+/// group as a zombie until init collects it, which can take seconds in a container; it holds
+/// nothing and runs nothing, so it does not count.
+fn group_gone(pgid: i32) -> bool {
+    let Some(group) = Pid::from_raw(pgid) else {
+        return true;
+    };
+    match rustix::process::test_kill_process_group(group) {
+        Err(rustix::io::Errno::SRCH) => true,
+        _ => live_members(pgid) == 0,
+    }
+}
+
+/// The processes of the group that are alive (not zombies).
+fn live_members(pgid: i32) -> usize {
+    procfs::group_members(pgid)
+        .iter()
+        .filter(|member| !member.is_zombie())
+        .count()
+}
+
+fn pressure_over(
+    before: procfs::PressureTotals,
+    after: procfs::PressureTotals,
+    wall: Duration,
+) -> Option<Pressure> {
+    let wall_us = wall.as_micros() as f64;
+    if wall_us <= 0.0 {
+        return None;
+    }
+    let pct = |from: u64, to: u64| {
+        let share = 100.0 * to.saturating_sub(from) as f64 / wall_us;
+        (share.clamp(0.0, 100.0) * 10.0).round() / 10.0
+    };
+    Some(Pressure {
+        cpu_some_pct: pct(before.cpu_some_us, after.cpu_some_us),
+        io_some_pct: pct(before.io_some_us, after.io_some_us),
+        io_full_pct: pct(before.io_full_us, after.io_full_us),
+    })
+}
+
+/// Kills what an earlier lab left running: every process whose environment carries
+/// `marker_name` with a value starting with `marker_value_prefix` (the lab puts its data dir's
+/// identity there in every launch's `env`), with its process group. Used at start-up, after
+/// the lab was killed without a chance to end its runs (children die with it; their own
+/// children do not). Returns how many processes carried the marker. An empty name or prefix
+/// sweeps nothing, so a caller's slip cannot take another lab's runs.
+pub fn sweep_leftovers(marker_name: &str, marker_value_prefix: &str) -> usize {
+    if marker_name.is_empty() || marker_value_prefix.is_empty() {
+        return 0;
+    }
+    let own = rustix::process::getpid();
+    let own_group = rustix::process::getpgid(None).ok();
+    let mut swept = 0;
+    for pid in procfs::pids() {
+        let Some(process) = Pid::from_raw(pid) else {
+            continue;
+        };
+        if process == own || !procfs::environ_carries(pid, marker_name, marker_value_prefix) {
+            continue;
+        }
+        match rustix::process::getpgid(Some(process)) {
+            Ok(group) if Some(group) != own_group && group.as_raw_nonzero().get() > 1 => {
+                let _ = rustix::process::kill_process_group(group, Signal::KILL);
+            }
+            _ => {}
+        }
+        let _ = rustix::process::kill_process(process, Signal::KILL);
+        swept += 1;
+    }
+    swept
+}
+
+/// Locks a mutex, taking its value even if a thread panicked while holding it: the figures
+/// and tails it guards stay meaningful.
+fn lock<T: ?Sized>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests;

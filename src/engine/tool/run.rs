@@ -1,0 +1,928 @@
+//! One run of a tool test: the repository, copies and restore directory it needs, the
+//! untimed steps before the timed one (a repository made, a first backup, a change), the timed
+//! step measured from outside, and everything removed afterwards, whatever happened.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::AvailableTool;
+use super::definition::{Places, ProgressFrom, ToolDefinition, ToolShape};
+use super::figures::{PressureFigures, ToolFigures};
+use super::process::{Finished, Launch, Output, Running, Stage, Stream};
+use super::tree::{self, RestoreLayout};
+use crate::engine::error::EngineError;
+use crate::engine::measure::{LatencyRecorder, Sampler, StageClock, round1, round3};
+use crate::engine::pipeline::{self, Job, Limits, Outcome, RunControl};
+use crate::engine::plan::{RunPlan, SourcePlan, TargetPlan};
+use crate::engine::source::StreamSource;
+use crate::engine::target::files::LAB_FILE_PREFIX;
+use crate::engine::test_kind::TestKind;
+use crate::engine::{EngineSettings, buffer::AlignedBuf};
+
+/// How often the tool's process tree is sampled.
+const SAMPLE_EVERY: Duration = Duration::from_millis(250);
+/// How long a tool has to end after it is told to stop, before it is killed.
+const GRACE: Duration = Duration::from_secs(5);
+/// The share of the copy an incremental run changes between its two backups: a busy night.
+pub const INCREMENTAL_CHANGE: f64 = 0.05;
+/// The seed of that change: every incremental run of a campaign changes the same bytes.
+const CHANGE_SEED: u64 = 0x7265_7374_6963_0001;
+/// The suffix of a tool run's directories (`backlab-run-<tag>.tool`), which the start-up
+/// sweep removes when their run is gone.
+pub const TOOL_DIR_SUFFIX: &str = ".tool";
+/// The environment variable every process of a tool run carries, `<owner>:<tag>`, so the
+/// start-up sweep finds what a killed lab left running.
+pub const MARKER: &str = "BACKLAB_TOOL_RUN";
+/// The memory file system the tool's ceiling copies its source into.
+const MEMORY_BASE: &str = "/dev/shm";
+/// The longest a tool run lasts when its duration is not given in seconds.
+const DEFAULT_LIMIT: Duration = Duration::from_secs(600);
+
+/// What a tool test measured: the run's outcome (bytes, wall, samples, the pipeline's own for
+/// a stream) and the tool's figures.
+pub struct ToolOutcome {
+    pub outcome: Outcome,
+    pub figures: ToolFigures,
+}
+
+/// The directories of one run, removed when it ends, however it ends.
+struct Scratch {
+    dirs: Vec<PathBuf>,
+}
+
+impl Scratch {
+    fn make(&mut self, path: PathBuf) -> Result<PathBuf, EngineError> {
+        std::fs::create_dir_all(&path).map_err(|error| {
+            EngineError::Tool(format!("cannot make {}: {error}", path.display()))
+        })?;
+        self.dirs.push(path.clone());
+        Ok(path)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        for dir in self.dirs.iter().rev() {
+            if let Err(error) = tree::remove_tree(dir) {
+                tracing::warn!(%error, "cannot remove a tool run's directory");
+            }
+        }
+    }
+}
+
+/// Runs one tool test. Never leaves a process or a directory of the run behind.
+pub fn execute(
+    plan: &RunPlan,
+    settings: &EngineSettings,
+    control: &RunControl<'_>,
+) -> Result<ToolOutcome, EngineError> {
+    let run = plan.params.tool.as_ref().ok_or_else(|| {
+        EngineError::Tool("a tool test needs a tool, and this run names none".to_string())
+    })?;
+    let tool = settings.tools.get(&run.name).map_err(EngineError::Tool)?;
+    let definition = &tool.definition;
+    for (name, value) in &run.params {
+        let param = definition.param(name).ok_or_else(|| {
+            EngineError::Tool(format!("{} has no parameter '{name}'", definition.name))
+        })?;
+        param.check(value).map_err(|message| {
+            EngineError::Tool(format!("{}.{name} {message}", definition.name))
+        })?;
+    }
+    let values = definition.settle(&run.params);
+    let SourcePlan::Paths(roots) = &plan.source else {
+        return Err(EngineError::Tool(
+            "a backup tool backs up files: the source must be paths".to_string(),
+        ));
+    };
+    let limit = match (plan.params.duration_s, plan.params.until_steady) {
+        (Some(seconds), false) => Duration::from_secs_f64(seconds.max(1.0)),
+        _ => DEFAULT_LIMIT,
+    };
+    let tag = format!("{}-{:016x}", std::process::id(), rand::random::<u64>());
+    let context = Context {
+        plan,
+        settings,
+        control,
+        tool,
+        definition,
+        values,
+        tag,
+        limit,
+    };
+    let mut scratch = Scratch { dirs: Vec::new() };
+    let result = match plan.test {
+        TestKind::ToolBackup => context.backup(roots, &mut scratch),
+        TestKind::ToolCeiling => context.ceiling(roots, &mut scratch),
+        TestKind::ToolIncremental => context.incremental(roots, &mut scratch),
+        TestKind::ToolRestore => context.restore(roots, &mut scratch),
+        other => Err(EngineError::Tool(format!("{other} does not run a tool"))),
+    };
+    drop(scratch);
+    result
+}
+
+/// Everything the steps of one run share.
+struct Context<'a> {
+    plan: &'a RunPlan,
+    settings: &'a EngineSettings,
+    control: &'a RunControl<'a>,
+    tool: &'a AvailableTool,
+    definition: &'a ToolDefinition,
+    values: BTreeMap<String, super::ParamValue>,
+    tag: String,
+    limit: Duration,
+}
+
+/// Where one backup reads and writes.
+struct Where {
+    roots: Vec<PathBuf>,
+    repo: PathBuf,
+    home: PathBuf,
+    restore: PathBuf,
+    stream: PathBuf,
+    in_memory: bool,
+}
+
+impl Context<'_> {
+    fn dir_name(&self) -> String {
+        format!("{LAB_FILE_PREFIX}{}{TOOL_DIR_SUFFIX}", self.tag)
+    }
+
+    /// The run's directory beside the target's files: a repository lives there; a stream
+    /// kept for a restore too.
+    fn target_dir(&self, scratch: &mut Scratch) -> Result<PathBuf, EngineError> {
+        match &self.plan.target {
+            TargetPlan::Dir(dir) => scratch.make(dir.join(self.dir_name())),
+            _ if self.definition.shape == ToolShape::Stream => scratch.make(self.data_dir()?.join(
+                format!("{LAB_FILE_PREFIX}{}-kept{TOOL_DIR_SUFFIX}", self.tag),
+            )),
+            _ => Err(EngineError::Tool(format!(
+                "{} keeps a repository in a directory: the target must be a dir",
+                self.definition.name
+            ))),
+        }
+    }
+
+    /// The run's own directory in the lab's data dir: its home, its restore, its copy.
+    fn lab_dir(&self, scratch: &mut Scratch) -> Result<PathBuf, EngineError> {
+        scratch.make(self.data_dir()?.join(self.dir_name()))
+    }
+
+    /// The lab's data dir, absolute: a tool runs in a directory of its own, so every path it
+    /// is given must be.
+    fn data_dir(&self) -> Result<PathBuf, EngineError> {
+        std::path::absolute(&self.settings.restore_dir).map_err(|error| {
+            EngineError::Tool(format!("{}: {error}", self.settings.restore_dir.display()))
+        })
+    }
+
+    fn places(&self, at: &Where, archive: &str) -> Places {
+        Places {
+            source: at.roots.clone(),
+            repo: at.repo.clone(),
+            restore: at.restore.clone(),
+            stream: at.stream.clone(),
+            archive: archive.to_string(),
+            password: format!("{:032x}", rand::random::<u128>()),
+            home: at.home.clone(),
+            cores: std::thread::available_parallelism().map_or(1, usize::from),
+        }
+    }
+
+    /// The same password for every command of a run: a repository made with one is opened
+    /// with it.
+    fn places_with(&self, at: &Where, archive: &str, password: &str) -> Places {
+        Places {
+            password: password.to_string(),
+            ..self.places(at, archive)
+        }
+    }
+
+    fn environment(&self, places: &Places) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+        let mut env: Vec<(std::ffi::OsString, std::ffi::OsString)> = vec![
+            ("PATH".into(), self.settings.tools.path.clone().into()),
+            ("HOME".into(), places.home.clone().into_os_string()),
+            (
+                MARKER.into(),
+                format!("{}:{}", self.settings.object_owner, self.tag).into(),
+            ),
+        ];
+        env.extend(
+            self.definition
+                .environment(places, &self.values)
+                .into_iter()
+                .map(|(key, value)| (key.into(), value.into())),
+        );
+        env
+    }
+
+    fn stages(&self, commands: &[Vec<String>], places: &Places) -> Vec<Stage> {
+        commands
+            .iter()
+            .map(|command| {
+                let argv = self.definition.expand(command, places, &self.values);
+                if self.definition.shell {
+                    let line = argv
+                        .iter()
+                        .map(|arg| arg.to_string_lossy().into_owned())
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    Stage::new(["sh".to_string(), "-c".to_string(), line])
+                } else {
+                    Stage { argv }
+                }
+            })
+            .collect()
+    }
+
+    /// Runs commands one after another, untimed (a repository made, a first backup): each
+    /// must succeed.
+    fn untimed(
+        &self,
+        commands: &[Vec<String>],
+        places: &Places,
+        dir: &Path,
+        what: &str,
+    ) -> Result<(), EngineError> {
+        for command in commands {
+            let finished = self.spawn_and_wait(
+                self.stages(std::slice::from_ref(command), places),
+                places,
+                dir,
+                Output::Discard,
+                None,
+            )?;
+            self.fail_unless_succeeded(&finished, what)?;
+        }
+        Ok(())
+    }
+
+    fn launch(
+        &self,
+        stages: Vec<Stage>,
+        places: &Places,
+        dir: &Path,
+        stdout: Output,
+        on_line: Option<super::process::LineHandler>,
+    ) -> Launch {
+        Launch {
+            stages,
+            dir: dir.to_path_buf(),
+            env: self.environment(places),
+            stdout,
+            on_line,
+            sample_every: SAMPLE_EVERY,
+            grace: GRACE,
+        }
+    }
+
+    fn spawn_and_wait(
+        &self,
+        stages: Vec<Stage>,
+        places: &Places,
+        dir: &Path,
+        stdout: Output,
+        on_line: Option<super::process::LineHandler>,
+    ) -> Result<Finished, EngineError> {
+        let launch = self.launch(stages, places, dir, stdout, on_line);
+        let running =
+            Running::spawn(launch).map_err(|error| EngineError::Tool(error.to_string()))?;
+        Ok(running.wait(self.control.cancel, Some(Instant::now() + self.limit)))
+    }
+
+    fn fail_unless_succeeded(&self, finished: &Finished, what: &str) -> Result<(), EngineError> {
+        if self.control.cancel.load(Ordering::Relaxed) {
+            return Err(EngineError::Cancelled);
+        }
+        match finished.failure() {
+            None => Ok(()),
+            Some(failure) => Err(EngineError::Tool(format!("{what}: {failure}"))),
+        }
+    }
+
+    /// The tool's backup of the source, cold, into a new repository on the target (or its
+    /// stream into the lab's pipeline and target).
+    fn backup(&self, roots: &[PathBuf], scratch: &mut Scratch) -> Result<ToolOutcome, EngineError> {
+        let lab = self.lab_dir(scratch)?;
+        let at = Where {
+            roots: roots.to_vec(),
+            repo: self.repository_dir(scratch)?,
+            home: scratch.make(lab.join("home"))?,
+            restore: lab.join("restore"),
+            stream: lab.join("stream"),
+            in_memory: false,
+        };
+        let password = format!("{:032x}", rand::random::<u128>());
+        self.prepare(&at, &password)?;
+        let tally = source_tally(&at.roots);
+        tree::drop_from_cache(&at.roots);
+        self.timed_backup(&at, &password, "gen1", tally, true)
+    }
+
+    /// The same backup with the source copied into memory and the repository there too (a
+    /// stream into the null sink): the tool alone.
+    fn ceiling(
+        &self,
+        roots: &[PathBuf],
+        scratch: &mut Scratch,
+    ) -> Result<ToolOutcome, EngineError> {
+        let tally = source_tally(roots);
+        // The copy and a repository as large again, at worst.
+        let need = tally.1.saturating_mul(2);
+        let memory = tree::memory_dir(Path::new(MEMORY_BASE), need).map_err(|refused| {
+            EngineError::Tool(format!(
+                "the tool's ceiling reads its source from memory, and cannot: {refused}"
+            ))
+        })?;
+        scratch.dirs.push(memory.clone());
+        let copy = memory.join("source");
+        tree::copy_tree(roots, &copy, self.control.cancel).map_err(tree_error)?;
+        let copied = copied_roots(roots, &copy)?;
+        let at = Where {
+            roots: copied,
+            repo: memory.join("repo"),
+            home: scratch.make(memory.join("home"))?,
+            restore: memory.join("restore"),
+            stream: memory.join("stream"),
+            in_memory: true,
+        };
+        let password = format!("{:032x}", rand::random::<u128>());
+        self.prepare(&at, &password)?;
+        let tally = source_tally(&at.roots);
+        self.timed_backup(&at, &password, "gen1", tally, false)
+    }
+
+    /// A first backup of a copy of the source, a known share of the copy changed, and the
+    /// second backup timed.
+    fn incremental(
+        &self,
+        roots: &[PathBuf],
+        scratch: &mut Scratch,
+    ) -> Result<ToolOutcome, EngineError> {
+        let lab = self.lab_dir(scratch)?;
+        let copy = lab.join("source");
+        tree::copy_tree(roots, &copy, self.control.cancel).map_err(tree_error)?;
+        let at = Where {
+            roots: copied_roots(roots, &copy)?,
+            repo: self.repository_dir(scratch)?,
+            home: scratch.make(lab.join("home"))?,
+            restore: lab.join("restore"),
+            stream: lab.join("stream"),
+            in_memory: false,
+        };
+        let password = format!("{:032x}", rand::random::<u128>());
+        self.prepare(&at, &password)?;
+        let first = self.places_with(&at, "gen1", &password);
+        let stdout = match self.definition.shape {
+            ToolShape::Repository => Output::Discard,
+            ToolShape::Stream => Output::Discard,
+        };
+        let finished = self.spawn_and_wait(
+            self.stages(&self.definition.backup, &first),
+            &first,
+            &at.home,
+            stdout,
+            None,
+        )?;
+        self.fail_unless_succeeded(&finished, "the first backup")?;
+        let before = stored(&at.repo);
+        let mut changed = None;
+        for root in &at.roots {
+            let change =
+                tree::change_share(root, INCREMENTAL_CHANGE, CHANGE_SEED).map_err(tree_error)?;
+            let sum = changed.get_or_insert((0u64, 0u64));
+            sum.0 += change.files;
+            sum.1 += change.bytes;
+        }
+        let tally = source_tally(&at.roots);
+        tree::drop_from_cache(&at.roots);
+        let mut measured = self.timed_backup(&at, &password, "gen2", tally, true)?;
+        if self.definition.shape == ToolShape::Repository {
+            measured.figures.added_bytes = measured
+                .figures
+                .stored_bytes
+                .zip(before)
+                .map(|(after, before)| after.saturating_sub(before));
+        }
+        measured.figures.changed_files = changed.map(|(files, _)| files);
+        measured.figures.changed_bytes = changed.map(|(_, bytes)| bytes);
+        Ok(measured)
+    }
+
+    /// A backup, untimed, then the tool's restore of it timed, then the restore checked file
+    /// by file against the source.
+    fn restore(
+        &self,
+        roots: &[PathBuf],
+        scratch: &mut Scratch,
+    ) -> Result<ToolOutcome, EngineError> {
+        let lab = self.lab_dir(scratch)?;
+        let kept = self.target_dir(scratch)?;
+        let at = Where {
+            roots: roots.to_vec(),
+            repo: kept.join("repo"),
+            home: scratch.make(lab.join("home"))?,
+            restore: scratch.make(lab.join("restore"))?,
+            stream: kept.join("stream"),
+            in_memory: false,
+        };
+        let password = format!("{:032x}", rand::random::<u128>());
+        self.prepare(&at, &password)?;
+        let places = self.places_with(&at, "gen1", &password);
+        match self.definition.shape {
+            ToolShape::Repository => {
+                let finished = self.spawn_and_wait(
+                    self.stages(&self.definition.backup, &places),
+                    &places,
+                    &at.home,
+                    Output::Discard,
+                    None,
+                )?;
+                self.fail_unless_succeeded(&finished, "the backup to restore")?;
+            }
+            ToolShape::Stream => self.stream_into_file(&places, &at)?,
+        }
+        let kept_roots = [kept.clone()];
+        tree::drop_from_cache(&kept_roots);
+        let tally = source_tally(roots);
+        let progress = Progress::new(ProgressFrom::ProcessIo);
+        let started = Instant::now();
+        let finished = self.spawn_and_wait(
+            self.stages(&self.definition.restore, &places),
+            &places,
+            &at.restore,
+            Output::Discard,
+            None,
+        )?;
+        self.fail_unless_succeeded(&finished, "the restore")?;
+        let verified = tree::verify(
+            roots,
+            &at.restore,
+            RestoreLayout::AbsolutePaths,
+            self.control.cancel,
+        )
+        .map_err(tree_error)?;
+        let _ = started;
+        let samples = progress.samples(&finished, false, verified.bytes);
+        let mut figures = self.figures(&finished, tally, false);
+        let restored = verified.bytes;
+        let ok = verified.ok();
+        let sentence = verified.sentence();
+        figures.verified = Some(verified);
+        let mut outcome = process_outcome(&finished, restored, tally.0, samples);
+        if !ok {
+            outcome.failure = Some(EngineError::Tool(format!(
+                "{} restored what it was given back wrong: {sentence}",
+                self.definition.name
+            )));
+        }
+        Ok(ToolOutcome { outcome, figures })
+    }
+
+    /// The repository's directory for a backup on the target.
+    fn repository_dir(&self, scratch: &mut Scratch) -> Result<PathBuf, EngineError> {
+        Ok(self.target_dir(scratch)?.join("repo"))
+    }
+
+    /// The untimed commands that make an empty repository.
+    fn prepare(&self, at: &Where, password: &str) -> Result<(), EngineError> {
+        if self.definition.init.is_empty() {
+            return Ok(());
+        }
+        let places = self.places_with(at, "gen1", password);
+        self.untimed(
+            &self.definition.init,
+            &places,
+            &at.home,
+            "making the repository",
+        )
+    }
+
+    /// A stream tool's backup written into a file for a restore, untimed.
+    fn stream_into_file(&self, places: &Places, at: &Where) -> Result<(), EngineError> {
+        let launch = self.launch(
+            self.stages(&self.definition.backup, places),
+            places,
+            &at.home,
+            Output::Hand,
+            None,
+        );
+        let mut file = std::fs::File::create(&at.stream).map_err(|error| {
+            EngineError::Tool(format!("cannot make {}: {error}", at.stream.display()))
+        })?;
+        let cancel = self.control.cancel;
+        let deadline = Instant::now() + self.limit;
+        let finished = std::thread::scope(|scope| -> Result<Finished, EngineError> {
+            let (handed, stdout) = std::sync::mpsc::channel();
+            let runner = scope.spawn(move || -> Result<Finished, EngineError> {
+                let mut running =
+                    Running::spawn(launch).map_err(|error| EngineError::Tool(error.to_string()))?;
+                let _ = handed.send(running.take_stdout());
+                Ok(running.wait(cancel, Some(deadline)))
+            });
+            if let Ok(Some(mut stdout)) = stdout.recv() {
+                std::io::copy(&mut stdout, &mut file).map_err(|error| {
+                    EngineError::Tool(format!("keeping the stream failed: {error}"))
+                })?;
+            }
+            runner
+                .join()
+                .map_err(|_| EngineError::Tool("the tool's runner failed".to_string()))?
+        })?;
+        self.fail_unless_succeeded(&finished, "the backup to restore")?;
+        file.sync_all()
+            .map_err(|error| EngineError::Tool(format!("keeping the stream failed: {error}")))
+    }
+
+    /// The timed backup: a repository tool runs to its end; a stream tool's output goes
+    /// through the lab's pipeline into the target (the null sink for the ceiling).
+    fn timed_backup(
+        &self,
+        at: &Where,
+        password: &str,
+        archive: &str,
+        tally: (u64, u64),
+        stored_on_target: bool,
+    ) -> Result<ToolOutcome, EngineError> {
+        let places = self.places_with(at, archive, password);
+        let measured = match self.definition.shape {
+            ToolShape::Repository => {
+                let progress = Progress::new(self.definition.progress);
+                let finished = self.spawn_and_wait(
+                    self.stages(&self.definition.backup, &places),
+                    &places,
+                    &at.home,
+                    if self.definition.progress == ProgressFrom::ResticJson {
+                        Output::Lines
+                    } else {
+                        Output::Discard
+                    },
+                    Some(progress.handler()),
+                )?;
+                self.fail_unless_succeeded(&finished, "the backup")?;
+                let samples = progress.samples(&finished, true, tally.1);
+                let mut figures = self.figures(&finished, tally, at.in_memory);
+                figures.stored_bytes = stored(&at.repo);
+                let outcome = process_outcome(&finished, tally.1, tally.0, samples);
+                ToolOutcome { outcome, figures }
+            }
+            ToolShape::Stream => self.stream_through_pipeline(&places, at, tally)?,
+        };
+        let _ = stored_on_target;
+        Ok(measured)
+    }
+
+    /// A stream tool's output taken into the lab's pipeline as the one stream of the run.
+    fn stream_through_pipeline(
+        &self,
+        places: &Places,
+        at: &Where,
+        tally: (u64, u64),
+    ) -> Result<ToolOutcome, EngineError> {
+        let launch = self.launch(
+            self.stages(&self.definition.backup, places),
+            places,
+            &at.home,
+            Output::Hand,
+            None,
+        );
+        let stop = AtomicBool::new(false);
+        let cancel = self.control.cancel;
+        let deadline = Instant::now() + self.limit;
+        let sinks = crate::engine::target_sinks(self.plan, self.settings, None, cancel, None)?;
+        let params = &self.plan.params;
+        let spawned = Instant::now();
+        let (finished, outcome, ended) = std::thread::scope(
+            |scope| -> Result<(Finished, Outcome, Instant), EngineError> {
+                let (handed, stdout) = std::sync::mpsc::channel();
+                let stop = &stop;
+                let runner = scope.spawn(move || -> Result<Finished, EngineError> {
+                    let mut running = Running::spawn(launch)
+                        .map_err(|error| EngineError::Tool(error.to_string()))?;
+                    let _ = handed.send(running.take_stdout());
+                    Ok(running.wait(stop, Some(deadline)))
+                });
+                // A cancel reaches the tool at once: its stream then ends, and the pipeline.
+                let watcher = scope.spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        if cancel.load(Ordering::Relaxed) {
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                });
+                let outcome = match stdout.recv() {
+                    Ok(Some(stdout)) => {
+                        let job = Job {
+                            streams: vec![Box::new(ChildStream {
+                                stdout,
+                                done: false,
+                            })],
+                            feeders: Vec::new(),
+                            sinks,
+                            buffers: params.buffers as usize,
+                            block_size: params.block_size as usize,
+                            fsync: params.fsync,
+                            limits: Limits {
+                                bytes: None,
+                                duration: None,
+                                until_steady: false,
+                                steady_after: Duration::ZERO,
+                                drain: None,
+                            },
+                            tallies: Vec::new(),
+                        };
+                        Some(pipeline::run(job, self.control))
+                    }
+                    _ => None,
+                };
+                let ended = Instant::now();
+                stop.store(true, Ordering::Relaxed);
+                let finished = runner
+                    .join()
+                    .map_err(|_| EngineError::Tool("the tool's runner failed".to_string()))??;
+                let _ = watcher.join();
+                let outcome = outcome.ok_or_else(|| {
+                    EngineError::Tool(
+                        finished
+                            .failure()
+                            .unwrap_or_else(|| "the tool gave no stream to read".to_string()),
+                    )
+                })?;
+                Ok((finished, outcome, ended))
+            },
+        )?;
+        if !outcome.cancelled && outcome.failure.is_none() {
+            self.fail_unless_succeeded(&finished, "the backup")?;
+        }
+        let stream_bytes = outcome.bytes;
+        let mut figures = self.figures(&finished, tally, at.in_memory);
+        figures.stored_bytes = Some(stream_bytes);
+        let wall = ended.duration_since(spawned).max(finished.wall);
+        let progress = Progress::new(ProgressFrom::ProcessIo);
+        let mut outcome = outcome;
+        outcome.samples = progress.samples(&finished, true, tally.1);
+        outcome.bytes = tally.1;
+        outcome.files = tally.0;
+        outcome.wall = wall;
+        Ok(ToolOutcome { outcome, figures })
+    }
+
+    /// The tool's figures from its finished process tree.
+    fn figures(&self, finished: &Finished, tally: (u64, u64), in_memory: bool) -> ToolFigures {
+        let wall = finished.wall.as_secs_f64();
+        let cpu = finished.cpu_user_s + finished.cpu_system_s;
+        let share = |part: f64| if wall > 0.0 { part / wall } else { 0.0 };
+        ToolFigures {
+            name: self.definition.name.clone(),
+            version: self.tool.version.clone(),
+            shape: self.definition.shape,
+            params: self.values.clone(),
+            source_files: tally.0,
+            source_bytes: tally.1,
+            in_memory,
+            cpu_user_s: round3(finished.cpu_user_s),
+            cpu_system_s: round3(finished.cpu_system_s),
+            cores_used: round3(share(cpu)),
+            max_cores_used: round3(finished.max_cores_used),
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+            busiest_thread_pct: round1(100.0 * share(finished.busiest_thread_cpu_s)),
+            peak_rss_bytes: finished.peak_rss_bytes,
+            stored_bytes: None,
+            added_bytes: None,
+            changed_files: None,
+            changed_bytes: None,
+            verified: None,
+            pressure: finished.pressure.map(|pressure| PressureFigures {
+                cpu_some_pct: round1(pressure.cpu_some_pct),
+                io_some_pct: round1(pressure.io_some_pct),
+                io_full_pct: round1(pressure.io_full_pct),
+            }),
+        }
+    }
+}
+
+/// The files and bytes beneath the roots, as the lab walks a source.
+fn source_tally(roots: &[PathBuf]) -> (u64, u64) {
+    let mut tally = (0u64, 0u64);
+    crate::engine::source::each_file(roots, |_, size| {
+        tally.0 += 1;
+        tally.1 += size;
+        true
+    });
+    tally
+}
+
+/// Where each root lies in a copy made by `copy_tree`.
+fn copied_roots(roots: &[PathBuf], copy: &Path) -> Result<Vec<PathBuf>, EngineError> {
+    roots
+        .iter()
+        .map(|root| {
+            RestoreLayout::AbsolutePaths
+                .place(root, copy)
+                .map_err(tree_error)
+        })
+        .collect()
+}
+
+/// What a repository takes on its disk.
+fn stored(repo: &Path) -> Option<u64> {
+    tree::tree_size(repo).ok().map(|size| size.allocated_bytes)
+}
+
+fn tree_error(error: tree::TreeError) -> EngineError {
+    EngineError::Tool(error.to_string())
+}
+
+/// A run's outcome when no pipeline ran: the tool's own wall time and the bytes it handled.
+fn process_outcome(
+    finished: &Finished,
+    bytes: u64,
+    files: u64,
+    samples: Vec<crate::engine::result::Sample>,
+) -> Outcome {
+    Outcome {
+        bytes,
+        files,
+        wall: finished.wall,
+        readers: StageClock::default(),
+        reader_threads: 0,
+        writers: StageClock::default(),
+        writer_threads: 0,
+        latency: LatencyRecorder::new(),
+        samples,
+        cancelled: false,
+        overran: false,
+        failure: None,
+        sink_figures: Vec::new(),
+        tally_samples: Vec::new(),
+    }
+}
+
+/// A tool's progress as it reported it: (seconds since the spawn, bytes done).
+struct Progress {
+    from: ProgressFrom,
+    points: Arc<Mutex<Vec<(f64, u64)>>>,
+    started: Instant,
+}
+
+impl Progress {
+    fn new(from: ProgressFrom) -> Progress {
+        Progress {
+            from,
+            points: Arc::new(Mutex::new(Vec::new())),
+            started: Instant::now(),
+        }
+    }
+
+    /// The handler that reads the tool's own progress lines.
+    fn handler(&self) -> super::process::LineHandler {
+        let points = Arc::clone(&self.points);
+        let started = Instant::now();
+        let from = self.from;
+        Box::new(move |stream, line| {
+            let bytes = match (from, stream) {
+                (ProgressFrom::ResticJson, Stream::Stdout) => {
+                    json_number(line, "status", "message_type", "bytes_done")
+                }
+                (ProgressFrom::BorgJson, Stream::Stderr) => {
+                    json_number(line, "archive_progress", "type", "original_size")
+                }
+                _ => None,
+            };
+            if let (Some(bytes), Ok(mut points)) = (bytes, points.lock()) {
+                points.push((started.elapsed().as_secs_f64(), bytes));
+            }
+        })
+    }
+
+    /// Throughput samples: from the tool's own lines where it gave them, else from the bytes
+    /// its process tree read (a backup) or wrote (a restore), scaled so the last equals
+    /// `total`: a pipeline's stages pass the same data along in step through their pipes, so
+    /// the tree counts each byte once per stage, at the same time.
+    fn samples(
+        &self,
+        finished: &Finished,
+        backup: bool,
+        total: u64,
+    ) -> Vec<crate::engine::result::Sample> {
+        let _ = self.started;
+        let mut points: Vec<(f64, u64)> = self.points.lock().map(|p| p.clone()).unwrap_or_default();
+        if points.len() < 2 {
+            let counted = |sample: &super::process::TreeSample| {
+                if backup { sample.rchar } else { sample.wchar }
+            };
+            let last = finished.samples.last().map_or(0, counted);
+            points = finished
+                .samples
+                .iter()
+                .map(|sample| {
+                    let share = if last > 0 {
+                        counted(sample) as f64 / last as f64
+                    } else {
+                        0.0
+                    };
+                    (sample.t_s, (share * total as f64) as u64)
+                })
+                .collect();
+        }
+        let base = Instant::now();
+        let mut sampler = Sampler::new(base);
+        let mut last_t = 0.0;
+        for (t, bytes) in points {
+            if t - last_t < 0.2 {
+                continue;
+            }
+            last_t = t;
+            sampler.sample(base + Duration::from_secs_f64(t), bytes);
+        }
+        sampler.into_samples()
+    }
+}
+
+/// A number from a tool's JSON progress line of the given kind.
+fn json_number(line: &str, kind: &str, kind_key: &str, key: &str) -> Option<u64> {
+    let value: serde_json::Value = serde_json::from_str(line.trim()).ok()?;
+    if value.get(kind_key)?.as_str()? != kind {
+        return None;
+    }
+    value.get(key)?.as_u64()
+}
+
+/// The standard output of a stream tool as the one stream of the lab's pipeline.
+struct ChildStream {
+    stdout: std::process::ChildStdout,
+    done: bool,
+}
+
+impl StreamSource for ChildStream {
+    fn fill(&mut self, buf: &mut AlignedBuf, want: usize) -> Result<usize, EngineError> {
+        use std::io::Read;
+        if self.done {
+            return Ok(0);
+        }
+        let want = want.min(buf.len());
+        let bytes = &mut buf.as_mut_slice()[..want];
+        let mut filled = 0;
+        while filled < want {
+            match self.stdout.read(&mut bytes[filled..]) {
+                Ok(0) => {
+                    self.done = true;
+                    break;
+                }
+                Ok(read) => filled += read,
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(error) => {
+                    return Err(EngineError::Tool(format!(
+                        "reading the tool's stream failed: {error}"
+                    )));
+                }
+            }
+        }
+        Ok(filled)
+    }
+
+    fn files_done(&self) -> u64 {
+        0
+    }
+
+    fn read_latency(&self) -> Option<&LatencyRecorder> {
+        None
+    }
+}
+
+/// What a lab stopped by a crash left of its tool runs, taken back at start-up: every process
+/// carrying the lab's marker is killed, and every memory directory whose run's process is gone
+/// is removed (the run directories beside targets and in the data dir go with the lab's other
+/// files, `target::sweep_lab_files`). Returns (processes killed, directories removed).
+pub fn sweep_left_behind(owner: &str) -> (usize, usize) {
+    let killed = super::process::sweep_leftovers(MARKER, &format!("{owner}:"));
+    let mut removed = 0;
+    if let Ok(entries) = std::fs::read_dir(MEMORY_BASE) {
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(rest) = name
+                .to_str()
+                .and_then(|name| name.strip_prefix(tree::MEMORY_DIR_PREFIX))
+            else {
+                continue;
+            };
+            let alive = rest
+                .split('-')
+                .next()
+                .and_then(|pid| pid.parse::<i32>().ok())
+                .is_some_and(|pid| {
+                    rustix::process::Pid::from_raw(pid)
+                        .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok())
+                });
+            if !alive && tree::remove_tree(&entry.path()).is_ok() {
+                removed += 1;
+            }
+        }
+    }
+    (killed, removed)
+}
