@@ -866,7 +866,10 @@ fn a_run_s_duration_bounds_the_timed_step_and_not_the_preparation() {
     );
     assert_eq!(stopped.status, RunStatus::Failed, "{stopped:?}");
     let error = stopped.error.unwrap_or_default();
-    assert!(error.contains("deadline"), "{error}");
+    assert!(
+        error.contains("deadline") && error.contains("params.duration_s, 2 s"),
+        "{error}"
+    );
 }
 
 #[test]

@@ -315,7 +315,12 @@ impl Context<'_> {
         }
         match finished.failure() {
             None => Ok(()),
-            Some(failure) if finished.ended == super::process::Ended::Deadline => {
+            // The run's duration stopped it (an untimed step stops only at the longer limit).
+            Some(failure)
+                if finished.ended == super::process::Ended::Deadline
+                    && (finished.wall < self.step_limit(false)
+                        || self.step_limit(false) == self.limit) =>
+            {
                 Err(EngineError::Tool(format!(
                     "{what}: {failure}: a tool's run lasts at most the run's duration \
                      (params.duration_s, {:.0} s here); give it longer for this much data",
