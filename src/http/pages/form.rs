@@ -641,10 +641,20 @@ mod tests {
     use crate::spec::field_names::names_of;
 
     /// The spec's fields the form does not offer, and why.
-    const NOT_IN_THE_FORM: &[(&str, &str)] = &[(
-        "params.source_rate_mb_s",
-        "a what-if the verdict's advice gives as a spec or a flag",
-    )];
+    const NOT_IN_THE_FORM: &[(&str, &str)] = &[
+        (
+            "params.source_rate_mb_s",
+            "a what-if the verdict's advice gives as a spec or a flag",
+        ),
+        (
+            "tool",
+            "a backup tool is named through the API or `backlab run --tool`",
+        ),
+        (
+            "matrix.tool",
+            "tools are compared through the API or `backlab run --tool A --tool B`",
+        ),
+    ];
 
     /// The spec's shape is written once, in `crate::spec`: every field of its parameters,
     /// matrix and source has a form field that names it (`data-path`), or is listed in
