@@ -8,9 +8,11 @@ mod schedules;
 mod search;
 mod series;
 mod service;
+mod tools;
 
 pub use report::BottleneckBody;
 pub use schedules::{ScheduleBody, ScheduleListBody};
 pub use search::SearchBody;
 pub use series::{ReferenceBody, SeriesBody};
 pub use service::{CancelledBody, HealthBody, HealthStatus, OpenApiBody};
+pub use tools::ToolsBody;
