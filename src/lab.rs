@@ -983,7 +983,7 @@ impl Lab {
     /// finished campaign's judgement is the one kept when it finished; any other is drawn in
     /// memory from the runs. Reads only: nothing is written.
     pub async fn campaign(&self, id: &str) -> Result<CampaignView, LabError> {
-        let record = self.record(id).await?;
+        let (record, status) = self.record_shown(id).await?;
         let runs = self.store.runs(&record.id).await?;
         let spec = record.spec.clone();
         let survey = survey_of(&record);
@@ -1003,7 +1003,7 @@ impl Lab {
             search_report(&spec, &state, runs.len(), &judgement.points, cap)
         });
         Ok(CampaignView {
-            campaign: summary(&record),
+            campaign: summary(&record, status),
             search,
             spec,
             runs,
@@ -1032,6 +1032,7 @@ impl Lab {
         limit: u32,
     ) -> Result<CampaignPage, LabError> {
         let limit = limit.clamp(1, MAX_PAGE);
+        let start = self.read_start();
         let Some(records) = self.store.list_campaigns(status, before, limit).await? else {
             let mut errors = FieldErrors::default();
             errors.add(
@@ -1041,8 +1042,22 @@ impl Lab {
             return Err(LabError::BadQuery(errors));
         };
         // A read: the list shows what was kept when each campaign was judged, and judges
-        // nothing itself (see `judge_stale`).
-        let campaigns = records.iter().map(summary).collect();
+        // nothing itself (see `judge_stale`). A campaign still being judged here reads as
+        // running, so a list of another status leaves it out.
+        let mut campaigns = Vec::with_capacity(records.len());
+        for record in &records {
+            let shown = match self.status_shown(record, start) {
+                Some(shown) => summary(record, shown),
+                None => match self.record_shown(&record.id).await {
+                    Ok((record, shown)) => summary(&record, shown),
+                    Err(LabError::NotFound(_)) => continue,
+                    Err(error) => return Err(error),
+                },
+            };
+            if status.is_none_or(|status| shown.status == status) {
+                campaigns.push(shown);
+            }
+        }
         let next_before = if records.len() == limit as usize {
             records.last().map(|record| record.id.clone())
         } else {
@@ -1179,13 +1194,13 @@ impl Lab {
             }
             outcome
         };
-        let record = self.record(id).await?;
+        let (record, shown) = self.record_shown(id).await?;
         // A run executing ends the campaign when it stops; with none, the cancel did.
         if outcome.running.is_empty() && outcome.cancelled_queued > 0 {
             self.campaign_ended(id, record.status, Ending::CancelledIdle)
                 .await;
         }
-        Ok(record.status)
+        Ok(shown)
     }
 
     /// Deletes a campaign and everything measured for it, unless it is running. Returns the
@@ -1203,10 +1218,10 @@ impl Lab {
 
     /// The `state` event a new subscriber gets first.
     pub async fn state_event(&self, id: &str) -> Result<LabEvent, LabError> {
-        let record = self.record(id).await?;
+        let (record, status) = self.record_shown(id).await?;
         let runs = self.store.runs(&record.id).await?;
         Ok(LabEvent::State {
-            status: record.status,
+            status,
             runs_total: runs.len(),
             runs_finished: runs.iter().filter(|run| run.status.is_final()).count(),
             runs: runs.iter().map(RunBrief::from).collect(),
@@ -1276,6 +1291,26 @@ impl Lab {
         self.store.campaign(id).await?.ok_or_else(|| not_found(id))
     }
 
+    /// The stored campaign and the status a reader is shown of it ([`Lab::status_shown`]),
+    /// read again when a campaign's end may have come and gone during the read (at most
+    /// three times; the stored status then).
+    async fn record_shown(&self, id: &str) -> Result<(CampaignRecord, CampaignStatus), LabError> {
+        let mut reads = 0;
+        loop {
+            let start = self.read_start();
+            let record = self.record(id).await?;
+            reads += 1;
+            match self.status_shown(&record, start) {
+                Some(status) => return Ok((record, status)),
+                None if reads == 3 => {
+                    let status = record.status;
+                    return Ok((record, status));
+                }
+                None => {}
+            }
+        }
+    }
+
     fn check_id(&self, id: &str) -> Result<(), LabError> {
         if ids::looks_like_campaign_id(id) {
             Ok(())
@@ -1324,11 +1359,12 @@ fn not_found(id: &str) -> LabError {
     LabError::NotFound(format!("no campaign {id:?}"))
 }
 
-fn summary(record: &CampaignRecord) -> CampaignSummary {
+/// A campaign as a list shows it, at the status a reader is shown ([`Lab::status_shown`]).
+fn summary(record: &CampaignRecord, status: CampaignStatus) -> CampaignSummary {
     CampaignSummary {
         id: record.id.clone(),
         name: record.name.clone(),
-        status: record.status,
+        status,
         created: format_ms(record.created_ms),
         rerun_of: record.rerun_of.clone(),
         host: record.host.clone(),

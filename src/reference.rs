@@ -23,7 +23,7 @@ pub struct Reference {
 }
 
 /// What a reference measured: the backlab tests it stands beside.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Workload {
     Write,

@@ -76,7 +76,7 @@ pub enum Step {
 }
 
 /// Why a search stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Stopped {
     /// The best point beats every contender by more than their noise.

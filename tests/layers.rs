@@ -1,6 +1,7 @@
 //! The crate's layering, checked over `src/`: every top-level module belongs to one layer of
 //! [`LAYERS`], imports (`crate::<module>`) only from its own layer or those below it, and no
-//! modules import each other in a loop. ARCHITECTURE.md draws the same layers (the highest
+//! modules import each other in a loop; and the few modules the design keeps apart although
+//! the layers would allow it ([`APART`]: the views and the store) import nothing of each other. ARCHITECTURE.md draws the same layers (the highest
 //! first): change both together. The check reads the source text only, so it runs in
 //! milliseconds and builds nothing of the crate.
 
@@ -37,6 +38,15 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("process", &["serve"]),
     ("entry", &["cli"]),
 ];
+
+/// Imports the layers allow but the design does not, each with why: no module of the first
+/// list imports (`crate::<module>`) the second.
+const APART: &[(&[&str], &str, &str)] = &[(
+    &["views", "matrix", "reduction_report", "lmdd"],
+    "store",
+    "what people read is drawn from the results model (points, verdict) and a per-run view \
+     (`views::RunView`), never from a storage record",
+)];
 
 /// Files of `src/` that are no module of the library's.
 const NOT_MODULES: &[&str] = &["lib", "main"];
@@ -114,6 +124,35 @@ fn every_module_imports_only_from_its_own_layer_or_below_and_none_in_a_loop() {
     assert!(
         problems.is_empty(),
         "the layering of src/ is broken:\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+#[test]
+fn modules_kept_apart_import_nothing_of_each_other() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let modules = top_level_modules(&src);
+    let imports = imports_in(&src, &modules);
+    let mut problems = Vec::new();
+    for (importers, imported, why) in APART {
+        assert!(
+            modules.contains(*imported),
+            "`{imported}` in APART is no module of src/"
+        );
+        for import in &imports {
+            if importers.contains(&import.from.as_str()) && import.to == *imported {
+                problems.push(format!(
+                    "{}:{}: `{}` imports crate::{imported}: {why}",
+                    import.file.display(),
+                    import.line,
+                    import.from
+                ));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "modules kept apart import each other:\n  {}",
         problems.join("\n  ")
     );
 }

@@ -9,7 +9,7 @@ use super::words::component_word;
 use crate::spec::TestKind;
 
 /// What the list shows of a judged campaign besides its verdict line.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Headline {
     /// The backup's own test (full or network backup), when the campaign ran one.
     pub backup_test: Option<TestKind>,

@@ -15,6 +15,7 @@ pub mod planner;
 pub mod points;
 pub mod remedy;
 pub mod said;
+pub mod tools;
 mod verdict;
 pub mod weight;
 mod words;

@@ -324,6 +324,15 @@ pub fn judge(result: &mut RunResult, evidence: Evidence) {
     }
     match &result.steady {
         _ if too_short && ran_out.is_some() => {}
+        _ if evidence.whole_job && too_short => flag(
+            FlagCode::TooShort,
+            format!(
+                "the job took {:.2} s; under {MIN_JOB_S} s its figure is mostly the tool's \
+                 start-up: give it more data",
+                result.seconds
+            ),
+        ),
+        _ if evidence.whole_job => {}
         None => flag(
             FlagCode::TooShort,
             format!(
@@ -331,7 +340,6 @@ pub fn judge(result: &mut RunResult, evidence: Evidence) {
                 result.samples.last().map_or(0.0, |sample| sample.t)
             ),
         ),
-        _ if evidence.whole_job => {}
         Some(window) if !window.steady => flag(
             FlagCode::Unsteady,
             match window.cv_pct {

@@ -4,8 +4,6 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
-
 use super::Lab;
 use crate::net::registry::AgentInfo;
 
@@ -19,15 +17,13 @@ pub struct AgentsView {
     pub agents: Vec<AgentView>,
 }
 
-/// An agent as `GET /api/agents` shows it.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-#[schema(as = AgentInfo)]
+/// An agent as the lab shows it (the registry's own record stays with the data listener).
+#[derive(Debug, Clone)]
 pub struct AgentView {
     pub name: String,
     /// The address its control connection comes from.
     pub host: String,
     /// The paths it may read.
-    #[schema(value_type = Vec<String>)]
     pub sources: Vec<PathBuf>,
     pub version: String,
     /// Whether its control connection is up.

@@ -2,7 +2,7 @@
 //! in one order, read top to bottom: [`Lab::run_ended`] and [`Lab::campaign_ended`]. Lanes,
 //! cancels and anything else that ends a run or a campaign call these and nothing beside them.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
@@ -11,7 +11,7 @@ use super::{Lab, RunSwitch, StopReason};
 use crate::engine::result::{RunResult, RunStatus};
 use crate::engine::survey::{self, Survey};
 use crate::spec::RunPlan;
-use crate::store::{CampaignStatus, ClaimedRun, HeldRun, RunState, StoreError};
+use crate::store::{CampaignRecord, CampaignStatus, ClaimedRun, HeldRun, RunState, StoreError};
 
 /// First wait before storing a result again, and the longest wait between two tries.
 const SAVE_RETRY_FIRST: Duration = Duration::from_millis(250);
@@ -36,14 +36,74 @@ pub enum Ending<'a> {
     CancelledIdle,
 }
 
-/// The lab's share of the ends: which campaigns' ends are being taken now, and who keeps
-/// answers to tell.
+/// The lab's share of the ends: which campaigns' ends are being taken now, which have a run
+/// ending, and who keeps answers to tell.
 #[derive(Default)]
 pub(super) struct Endings {
     /// Campaigns whose end is being taken on this lab: two lanes whose runs end together,
     /// or a lane and a cancel, take it once.
     taking: Mutex<HashSet<String>>,
+    /// Campaigns with a run's end (or a search's step) under way on this lab: a campaign
+    /// that turns final here reads as running until its judgement is kept
+    /// ([`Lab::status_shown`]).
+    settling: Mutex<Settlings>,
     kept_answers: OnceLock<Arc<dyn KeptAnswers>>,
+}
+
+/// The campaigns with a run's end under way on this lab, each from before its result is
+/// stored until all that follows it is done, and how many marks were taken or let go.
+#[derive(Default)]
+struct Settlings {
+    /// Campaign → marks held (two lanes may end runs of one campaign at once).
+    held: HashMap<String, usize>,
+    /// Marks taken or let go so far: a read during which it moved may have found a
+    /// campaign in the middle of its end, after its mark was let go.
+    moves: u64,
+}
+
+/// Where the marks stood when a read of the store began ([`Lab::read_start`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ReadStart {
+    moves: u64,
+}
+
+/// A run's end under way on this lab, for its campaign: let go when dropped.
+struct Settling<'a> {
+    endings: &'a Endings,
+    id: String,
+}
+
+impl Drop for Settling<'_> {
+    fn drop(&mut self) {
+        let mut settlings = self
+            .endings
+            .settling
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(count) = settlings.held.get_mut(&self.id) {
+            *count -= 1;
+            if *count == 0 {
+                settlings.held.remove(&self.id);
+            }
+        }
+        settlings.moves += 1;
+    }
+}
+
+/// A campaign's end being taken on this lab: released when dropped, however the taking ends.
+struct TakenEnd<'a> {
+    endings: &'a Endings,
+    id: String,
+}
+
+impl Drop for TakenEnd<'_> {
+    fn drop(&mut self) {
+        self.endings
+            .taking
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.id);
+    }
 }
 
 impl Lab {
@@ -52,8 +112,69 @@ impl Lab {
         let _ = self.endings.kept_answers.set(kept);
     }
 
+    /// Taken before a read of campaign records, for [`Lab::status_shown`].
+    pub(super) fn read_start(&self) -> ReadStart {
+        let settlings = self
+            .endings
+            .settling
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        ReadStart {
+            moves: settlings.moves,
+        }
+    }
+
+    /// The status a reader is shown of a campaign that a read begun at `start` found as
+    /// `record`. A campaign final in the store whose judgement is not kept yet, with a run's
+    /// end under way here, reads as `running`: the end that judges it follows, and a
+    /// campaign reads finished only as every later reader will find it, judged. `None` when
+    /// such an end may have come and gone during the read: read it again.
+    ///
+    /// The ending lane holds its mark from before the last result is stored until after the
+    /// judgement is kept, so a read that found the campaign final and unjudged in that time
+    /// finds the mark held now or sees it moved. (Another host of a fleet reading the
+    /// campaign in that moment sees it final; its page and report then judge in memory, as
+    /// for any campaign without a kept judgement.)
+    pub(super) fn status_shown(
+        &self,
+        record: &CampaignRecord,
+        start: ReadStart,
+    ) -> Option<CampaignStatus> {
+        if !record.status.is_final() || record.headline.is_some() {
+            return Some(record.status);
+        }
+        let settlings = self
+            .endings
+            .settling
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if settlings.held.contains_key(&record.id) {
+            Some(RunState::Running)
+        } else if settlings.moves != start.moves {
+            None
+        } else {
+            Some(record.status)
+        }
+    }
+
+    /// Marks a run's end under way for campaign `id` until the answer is dropped.
+    fn settle(&self, id: &str) -> Settling<'_> {
+        let mut settlings = self
+            .endings
+            .settling
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        *settlings.held.entry(id.to_string()).or_default() += 1;
+        settlings.moves += 1;
+        Settling {
+            endings: &self.endings,
+            id: id.to_string(),
+        }
+    }
+
     /// An attempt of a run ended (done, failed, cancelled, or stopped by a shutdown or a lost
-    /// lease), with `result`. In this order:
+    /// lease), with `result`. Its campaign is marked as settling throughout (see
+    /// [`Lab::status_shown`]). In this order:
     ///
     /// 1. **store** its result (trying again while the database cannot be written): the store
     ///    is the truth, so nothing is told of a result it does not hold; an attempt that lost
@@ -73,6 +194,7 @@ impl Lab {
     ) {
         let run_id = claimed.run_id;
         let campaign_id = &claimed.campaign_id;
+        let _settling = self.settle(campaign_id);
         let held = HeldRun {
             run_id,
             attempt: claimed.attempt,
@@ -136,6 +258,7 @@ impl Lab {
     /// if it is final now. Also what a search left between two steps takes when it is stepped
     /// on its own ([`Lab::resume_searches`]): a step that stops the search ends its campaign.
     pub(super) async fn step_or_end(&self, campaign_id: &str, plan: Option<&RunPlan>) {
+        let _settling = self.settle(campaign_id);
         // 4. The search's next step.
         if let Err(error) = self.advance_search(campaign_id).await {
             tracing::error!(campaign = %campaign_id, %error, "cannot take the search's next step");
@@ -171,14 +294,19 @@ impl Lab {
     /// 5. **publish** `campaign_finished` last, on this host and relayed to the others: a
     ///    follower who reads the campaign on that news finds it as every later reader will.
     ///
-    /// Taken once per campaign on this lab: a second caller while the first is at it returns
-    /// at once (the first publishes). A cancel that found none of its runs executing
-    /// ([`Ending::CancelledIdle`]) takes step 5 alone.
+    /// Taken once per campaign: a second caller while the first is at it returns at once (the
+    /// first publishes), and so does one that comes after it, having read the campaign before
+    /// its judgement was kept: once the end is taken here the campaign is read again, and a
+    /// judgement kept by then means its end was taken already. A cancel that found none of
+    /// its runs executing ([`Ending::CancelledIdle`]) takes step 5 alone.
     pub async fn campaign_ended(&self, id: &str, status: CampaignStatus, ending: Ending<'_>) {
-        if !self.take_end(id) {
+        let Some(_taken) = self.take_end(id) else {
             return;
-        }
+        };
         if let Ending::LastRun { plan } = ending {
+            if self.ended_already(id).await {
+                return;
+            }
             tracing::info!(campaign = %id, status = status.id(), "campaign finished");
             // 1. Survey.
             if let Some(plan) = plan {
@@ -195,20 +323,33 @@ impl Lab {
         }
         // 5. Publish.
         self.publish(id, LabEvent::CampaignFinished { status });
-        self.endings
-            .taking
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(id);
     }
 
-    /// Marks campaign `id`'s end as being taken here; false when it already is.
-    fn take_end(&self, id: &str) -> bool {
+    /// Marks campaign `id`'s end as being taken here until the answer is dropped; `None` when
+    /// it already is.
+    fn take_end(&self, id: &str) -> Option<TakenEnd<'_>> {
         self.endings
             .taking
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id.to_string())
+            .then(|| TakenEnd {
+                endings: &self.endings,
+                id: id.to_string(),
+            })
+    }
+
+    /// Whether campaign `id`'s judgement is kept already, as the record reads now: its end
+    /// was taken by a caller that has since finished (the mark `step_or_end` reads too). A
+    /// campaign that cannot be read is not taken for ended.
+    async fn ended_already(&self, id: &str) -> bool {
+        match self.stored_campaign(id).await {
+            Ok(record) => record.is_some_and(|record| record.headline.is_some()),
+            Err(error) => {
+                tracing::warn!(campaign = %id, %error, "cannot read the campaign back at its end");
+                false
+            }
+        }
     }
 
     /// Surveys a finished campaign's source and target from its last run's plan: stored at

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::{Lab, LabError, MAX_PAGE, parse_body, read_json};
 use crate::clock::{calendar_ms, format_ms};
@@ -40,7 +40,7 @@ struct ScheduleChange {
 }
 
 /// A schedule as the API and the page show it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct ScheduleView {
     pub id: String,
     pub name: String,

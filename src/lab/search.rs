@@ -253,9 +253,8 @@ impl Lab {
 
 /// What a report says of its campaign's search: how much of the matrix it ran, why it
 /// stopped, and how sure it is of the best point.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
 pub struct SearchReport {
-    #[serde(flatten)]
     pub state: SearchState,
     /// Matrix points with at least one run, and the runs queued.
     pub points_run: usize,
@@ -268,7 +267,6 @@ pub struct SearchReport {
     /// How sure the search is of its best point, in a sentence.
     pub sureness: String,
     /// The points it did not run, by their deciding run's parameters.
-    #[serde(skip)]
     pub unexplored: Vec<RunParams>,
 }
 

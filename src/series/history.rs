@@ -38,7 +38,7 @@ pub struct Entry {
 }
 
 /// A series as every view shows it: its campaigns, one line per test, the changes found.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct History {
     pub key: String,
     pub campaigns: Vec<CampaignMark>,
@@ -46,7 +46,7 @@ pub struct History {
 }
 
 /// A campaign of the series: where its points link to, and what its verdict named.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct CampaignMark {
     pub id: String,
     pub name: String,
@@ -57,7 +57,7 @@ pub struct CampaignMark {
 }
 
 /// One test's figure over the series' campaigns.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Line {
     pub test: TestKind,
     pub points: Vec<SeriesPoint>,
@@ -69,17 +69,16 @@ pub struct Line {
 }
 
 /// Another tool's figure, placed at the campaign it was imported into.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct ReferenceMark {
     pub campaign: String,
     /// The campaign's place in the series, from 1.
     pub number: usize,
-    #[serde(flatten)]
     pub reference: Reference,
 }
 
 /// A campaign's figure for one test: its best point's median, range and validity.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct SeriesPoint {
     pub campaign: String,
     /// The campaign's place in the series, from 1.
@@ -100,7 +99,6 @@ pub struct SeriesPoint {
     pub tested: bool,
     /// The point's setting in words (buffers, block, streams …).
     pub setting: String,
-    #[serde(skip)]
     noise: Side,
 }
 

@@ -8,7 +8,7 @@ use crate::engine::expect;
 
 /// A value a spec gave that cannot give a valid run, with what it needs: the campaign still
 /// runs as asked.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlanWarning {
     /// The field to change, as errors name fields.
     pub field: String,

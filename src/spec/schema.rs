@@ -1,21 +1,25 @@
 //! The campaign spec as the OpenAPI document describes it: the derives on the spec's types
 //! take their limits, patterns and lists from here, the limits `CampaignSpec::plan` checks,
 //! so that what a client or a fuzzer generates from the document is a meaningful request.
-//! A size, a duration and a target are described by hand: the first two are read from text
-//! by the spec's own parsers, and a target's settings belong to its kind (`engine::target`).
+//! A size and a duration are described by hand, being read from text by the spec's own
+//! parsers; a target is put together from its kinds' settings types (`engine::target`).
 
 use std::borrow::Cow;
 
-use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{
-    ArrayBuilder, ObjectBuilder, OneOfBuilder, Schema, SchemaType, Type,
+    AdditionalProperties, ArrayBuilder, ObjectBuilder, OneOfBuilder, Schema, SchemaType, Type,
 };
+use utoipa::openapi::{Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 
 use super::{
     ByteSize, DurationInput, MAX_CLIENTS, MAX_CONNECTIONS, MAX_RUNS, TargetKind, TargetSpec,
     TestKind,
 };
+use crate::engine::target::dedup::DedupSettings;
+use crate::engine::target::s3::S3Settings;
+use crate::engine::target::striped::StripedSettings;
+use crate::engine::target::tape::TapeSettings;
 
 /// The whitespace Rust's `str::trim` removes, which the spec's parsers allow around values.
 const SPACE: &str =
@@ -35,98 +39,64 @@ pub fn tape_model_pattern() -> String {
 /// An agent's or a lab host's name as `spec::check_name` accepts it.
 pub const NAME_PATTERN: &str = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$";
 
-/// Where the data goes. `path` is required with `dir`, `device` and `dedup` and not used
-/// otherwise; the drive settings belong to `tape` only, the disk and controller settings to
-/// `striped` only, the store, prefix and part settings to `s3` only, the average chunk to
-/// `dedup` only.
-#[derive(ToSchema)]
-#[serde(deny_unknown_fields)]
-#[schema(as = TargetSpec)]
-#[allow(dead_code)] // It only describes; a target is read as a `TargetSpec`.
-struct TargetFields {
-    kind: TargetKind,
-    /// The directory (under `--allow-target`) or the device (named by `--allow-device`).
-    path: Option<String>,
-    /// Emulated tape: `lto-3` … `lto-9`, or `ultrium-960`.
-    #[schema(schema_with = tape_model_schema)]
-    model: Option<String>,
-    /// Emulated tape: drives, one writer each.
-    #[schema(minimum = 1, maximum = 16)]
-    drives: Option<u32>,
-    /// Emulated tape: native speed, overriding the model's.
-    #[schema(minimum = 1.0, maximum = 100_000.0)]
-    native_mb_s: Option<f64>,
-    /// Emulated tape: the lowest speed-matching step, at most the native speed.
-    #[schema(minimum = 0.1, maximum = 100_000.0)]
-    min_mb_s: Option<f64>,
-    /// Emulated tape: the drive's buffer in MB.
-    #[schema(minimum = 1.0, maximum = 65_536.0)]
-    buffer_mb: Option<f64>,
-    /// Emulated tape: seconds one reposition (backhitch) takes.
-    #[schema(minimum = 0.001, maximum = 60.0)]
-    reposition_s: Option<f64>,
-    /// Emulated tape: the best compression the drive achieves.
-    #[schema(minimum = 1.0, maximum = 10.0)]
-    max_compression: Option<f64>,
-    /// Emulated tape: native bytes one cartridge holds; greater than 0.
-    capacity: Option<ByteSize>,
-    /// Emulated tape: seconds to load a cartridge, added to a restore's time (default 15).
-    #[schema(minimum = 0.0, maximum = 3600.0)]
-    load_s: Option<f64>,
-    /// Emulated tape: seconds to locate a backup on the cartridge, added to a restore's time
-    /// (default 50).
-    #[schema(minimum = 0.0, maximum = 3600.0)]
-    locate_s: Option<f64>,
-    /// Emulated striped volume: disks in the stripe (default 4).
-    #[schema(minimum = 1, maximum = 256)]
-    disks: Option<u32>,
-    /// Emulated striped volume: one disk's rate (default 5).
-    #[schema(minimum = 0.1, maximum = 100_000.0)]
-    disk_mb_s: Option<f64>,
-    /// Emulated striped volume: bytes under the head in one revolution (default 64K).
-    track: Option<ByteSize>,
-    /// Emulated striped volume: bytes on one disk before the next, whole tracks (default one).
-    stripe_unit: Option<ByteSize>,
-    /// Emulated striped volume: controllers, the disks split among them in order (default one
-    /// per four disks).
-    #[schema(minimum = 1, maximum = 256)]
-    controllers: Option<u32>,
-    /// Emulated striped volume: one controller's bandwidth (default 20).
-    #[schema(minimum = 0.1, maximum = 100_000.0)]
-    controller_mb_s: Option<f64>,
-    /// Emulated striped volume: the wait before each stripe unit a write puts on a disk
-    /// (default one revolution).
-    #[schema(minimum = 0.0, maximum = 1000.0)]
-    rotational_delay_ms: Option<f64>,
-    /// Object store: the name of a store the lab was started with (`--s3-store NAME=URL`);
-    /// required with `s3`. A spec names a store, never an endpoint, bucket or credential.
-    store: Option<String>,
-    /// Object store: where the lab's objects go in the bucket (default `backlab/`).
-    prefix: Option<String>,
-    /// Object store: bytes in one part of a multipart upload, 5M to 5G (default 16M).
-    part_size: Option<ByteSize>,
-    /// Object store: parts each stream keeps in flight (default 8).
-    #[schema(minimum = 1, maximum = 256)]
-    concurrency: Option<u32>,
-    /// Object store: bytes in one object, at least one part (default 1G).
-    object_size: Option<ByteSize>,
-    /// Dedup store: the content-defined chunker's average chunk, 1K to 1M (default 64K).
-    avg_chunk: Option<ByteSize>,
-}
+/// What the document says of a target besides its kinds' settings.
+const TARGET_DESCRIPTION: &str = concat!(
+    "Where the data goes. `path` is required with `dir`, `device` and `dedup` and not used\n",
+    "otherwise; the drive settings belong to `tape` only, the disk and controller settings to\n",
+    "`striped` only, the store, prefix and part settings to `s3` only, the average chunk to\n",
+    "`dedup` only."
+);
 
+/// A target as the document describes it: its kind, its path, and every setting of every
+/// kind, each as the kind's settings type derives it (`engine::target`); a target is read as
+/// a `TargetSpec`, whose kind then reads its own settings.
 impl PartialSchema for TargetSpec {
     fn schema() -> RefOr<Schema> {
-        TargetFields::schema()
+        let mut target = ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .description(Some(TARGET_DESCRIPTION))
+            .property("kind", Ref::from_schema_name(TargetKind::name()))
+            .required("kind")
+            .property(
+                "path",
+                ObjectBuilder::new()
+                    .schema_type(or_null(Type::String))
+                    .description(Some(
+                        "The directory (under `--allow-target`) or the device (named by \
+                         `--allow-device`).",
+                    )),
+            )
+            .additional_properties(Some(AdditionalProperties::FreeForm(false)));
+        let kinds = [
+            TapeSettings::schema(),
+            StripedSettings::schema(),
+            S3Settings::schema(),
+            DedupSettings::schema(),
+        ];
+        for settings in kinds {
+            if let RefOr::T(Schema::Object(settings)) = settings {
+                for (name, setting) in settings.properties {
+                    target = target.property(name, setting);
+                }
+            }
+        }
+        // The model's pattern is the one `tape_model` reads, which the engine does not spell.
+        target.property("model", tape_model_schema()).into()
     }
 }
 
 impl ToSchema for TargetSpec {
     fn name() -> Cow<'static, str> {
-        TargetFields::name()
+        Cow::Borrowed("TargetSpec")
     }
 
     fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
-        TargetFields::schemas(schemas);
+        schemas.push((TargetKind::name().into_owned(), TargetKind::schema()));
+        TargetKind::schemas(schemas);
+        TapeSettings::schemas(schemas);
+        StripedSettings::schemas(schemas);
+        S3Settings::schemas(schemas);
+        DedupSettings::schemas(schemas);
     }
 }
 

@@ -11,7 +11,7 @@ use super::Document;
 
 /// Where a run stands. `Interrupted` runs were stopped by a shutdown and are queued again at
 /// the next start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunState {
     Queued,
@@ -269,7 +269,7 @@ pub struct ScheduleRecord {
 }
 
 /// One occurrence of a schedule, fired.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FiringRecord {
     pub occurrence_ms: i64,
     /// The lab host that fired it.

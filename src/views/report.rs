@@ -103,6 +103,10 @@ pub fn render_table(report: &CampaignReport) -> String {
             let _ = writeln!(out, "  - {line}");
         }
     }
+    let tools = tool_lines(report);
+    if !tools.is_empty() {
+        let _ = writeln!(out, "{}", tools_table(&tools));
+    }
     for run in &report.runs {
         for warning in &run.warnings {
             let _ = writeln!(out, "warning ({}): {warning}", run.test);
@@ -111,6 +115,83 @@ pub fn render_table(report: &CampaignReport) -> String {
             let error = run.error.as_deref().unwrap_or("no reason recorded");
             let _ = writeln!(out, "{} {:?}: {error}", run.test, run.status);
         }
+    }
+    out
+}
+
+/// The tools the campaign ran, compared, from its points and runs.
+fn tool_lines(report: &CampaignReport) -> Vec<crate::analysis::tools::ToolLine> {
+    let entries = crate::analysis::points::RunEntry::of_results(&report.runs);
+    crate::analysis::tools::compare(&report.points, &entries, report.survey.as_ref())
+}
+
+/// The tools side by side: backup, incremental and restore MB/s, CPU seconds per GiB, peak
+/// memory, what the backup kept, the restore verified, and what limits each.
+pub fn tools_table(lines: &[crate::analysis::tools::ToolLine]) -> String {
+    use crate::size::format_bytes;
+    let mut out = String::new();
+    let width = lines
+        .iter()
+        .map(|line| line.tool.label().chars().count() + 2)
+        .max()
+        .unwrap_or(0)
+        .max(12);
+    let _ = writeln!(
+        out,
+        "{:<width$}{:>9}{:>9}{:>9}{:>9}{:>11}{:>11}{:>12}{:>7}  {:<9}Limited by",
+        "Tool",
+        "backup",
+        "alone",
+        "incr.",
+        "restore",
+        "CPU s/GiB",
+        "peak mem",
+        "stored",
+        "ratio",
+        "verified"
+    );
+    let mb = |value: Option<f64>| value.map_or_else(|| "-".to_string(), |v| format!("{v:.1}"));
+    for line in lines {
+        let limited = match (line.component, line.conclusive) {
+            (Some(component), true) => crate::analysis::component_word(component).to_string(),
+            (Some(component), false) => {
+                format!("{}?", crate::analysis::component_word(component))
+            }
+            (None, _) => "-".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "{:<width$}{:>9}{:>9}{:>9}{:>9}{:>11}{:>11}{:>12}{:>7}  {:<9}{limited}",
+            line.tool.label(),
+            mb(line.backup_mb_s),
+            mb(line.ceiling_mb_s),
+            mb(line.incremental_mb_s),
+            mb(line.restore_mb_s),
+            line.cpu_s_per_gib
+                .map_or_else(|| "-".to_string(), |v| format!("{v:.2}")),
+            line.peak_rss_bytes
+                .map_or_else(|| "-".to_string(), format_bytes),
+            line.stored_bytes
+                .map_or_else(|| "-".to_string(), format_bytes),
+            line.reduction
+                .map_or_else(|| "-".to_string(), |v| format!("{v:.2}")),
+            match line.restore_verified {
+                Some(true) => "yes",
+                Some(false) => "NO",
+                None => "-",
+            },
+        );
+    }
+    let versions: Vec<String> = lines
+        .iter()
+        .filter_map(|line| {
+            line.version
+                .as_ref()
+                .map(|version| format!("{}: {version}", line.tool.name))
+        })
+        .collect();
+    if !versions.is_empty() {
+        let _ = write!(out, "Versions: {}", versions.join("; "));
     }
     out
 }

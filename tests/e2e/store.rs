@@ -1,17 +1,21 @@
 //! The store's operations, the same on a SQLite file and on a real PostgreSQL (a database per
 //! test on the binary's throwaway cluster): a campaign's life from submission to deletion, the
 //! list and its filters, the previous campaign of a spec, recovery after a crash, the figures
-//! for `/metrics`, the documents it keeps for the layers above (a judgement, and what the lab
-//! makes of one kept under other rules); and on PostgreSQL, two stores (two lab hosts) claiming
-//! from one queue at once never take a run twice.
+//! for `/metrics`, the documents it keeps for the layers above (a judgement, what the lab
+//! makes of one kept under other rules, and a campaign's end taken once however many read it
+//! unended); and on PostgreSQL, two stores (two lab hosts) claiming from one queue at once
+//! never take a run twice.
 
 use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use backlab::analysis::{Headline, Judgement};
 use backlab::engine::EngineSettings;
 use backlab::engine::result::{RunResult, RunStatus, Sample};
 use backlab::engine::survey::Survey;
-use backlab::lab::{HostSettings, Lab};
+use backlab::lab::events::LabEvent;
+use backlab::lab::{Ending, HostSettings, KeptAnswers, Lab};
 use backlab::net::listener::DataLink;
 use backlab::policy::Policy;
 use backlab::spec::{self, CampaignSpec, Placement, RunParams, TestKind};
@@ -484,6 +488,76 @@ async fn a_cancel_outlives_a_crash_on_postgres() {
         .await
         .expect("open");
     a_cancel_outlives_a_crash(&store).await;
+    store.close().await;
+}
+
+/// Counts the judgements kept: one each time a campaign's end reaches its step 3.
+#[derive(Default)]
+struct JudgedCount(AtomicUsize);
+
+impl KeptAnswers for JudgedCount {
+    fn judged(&self, _id: &str) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Two lanes whose runs end together both read the campaign as final and not yet judged;
+/// the first takes its end and lets go of it before the second asks. The second finds the
+/// judgement kept and does nothing: the campaign is judged once and announced once.
+#[tokio::test]
+async fn a_campaigns_end_is_taken_once_by_callers_that_read_it_unended() {
+    let dir = scratch();
+    let store = Store::open(&Location::File(dir.path().join("lab.db")))
+        .await
+        .expect("open");
+    let id = backlab::ids::campaign_id();
+    store
+        .insert_campaign(&campaign(&id, "ended", 1), 1_000)
+        .await
+        .expect("insert");
+    let claimed = store
+        .claim_next(HOST, 2_000, FOREVER)
+        .await
+        .expect("claim")
+        .expect("a run");
+    store
+        .finish_run(held(&claimed), &done(420.5), 3_000)
+        .await
+        .expect("finish");
+    let lab = lab_over(&store);
+    let judged = Arc::new(JudgedCount::default());
+    lab.keep_answers_in(judged.clone());
+    let mut events = lab.subscribe();
+    // What both lanes read: the campaign final, its judgement not kept.
+    let read = store
+        .campaign(&id)
+        .await
+        .expect("read")
+        .expect("the campaign");
+    assert!(
+        read.status.is_final() && read.headline.is_none(),
+        "{:?}",
+        read.status
+    );
+
+    let mut finished = 0;
+    for _caller in 0..2 {
+        lab.campaign_ended(&id, read.status, Ending::LastRun { plan: None })
+            .await;
+        while let Ok(event) = events.try_recv() {
+            if event.0 == id && matches!(event.1, LabEvent::CampaignFinished { .. }) {
+                finished += 1;
+            }
+        }
+    }
+    assert_eq!(judged.0.load(Ordering::SeqCst), 1, "judgements kept");
+    assert_eq!(finished, 1, "campaign_finished events");
+    let kept = store
+        .campaign(&id)
+        .await
+        .expect("read")
+        .expect("the campaign");
+    assert!(kept.headline.is_some(), "the judgement is kept");
     store.close().await;
 }
 

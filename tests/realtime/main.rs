@@ -18,3 +18,4 @@ mod scenarios;
 mod striped;
 mod support;
 mod tape;
+mod tools;

@@ -28,7 +28,7 @@ fn environmental(flag: FlagCode) -> bool {
 }
 
 /// The verdict names `component`; when it is inconclusive, only because the machine was busy.
-fn assert_names(name: &str, verdict: &Verdict, component: Component) {
+pub fn assert_names(name: &str, verdict: &Verdict, component: Component) {
     assert_eq!(
         verdict.component,
         Some(component),

@@ -38,23 +38,30 @@ pub const MIN_RATE_MB_S: f64 = 0.1;
 
 /// A striped volume's settings as a spec gives them; every one has a default from the
 /// seed's example (4 disks of 5 MB/s, 64 KiB tracks, one 20 MB/s controller per four disks).
-#[derive(Debug, Default, Deserialize)]
+/// Each field's comment and bounds are what the OpenAPI document says of it.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StripedSettings {
-    /// Disks in the stripe.
+    /// Emulated striped volume: disks in the stripe (default 4).
+    #[schema(minimum = 1, maximum = 256)]
     pub disks: Option<u32>,
-    /// One disk's media rate, MB/s (10^6 bytes).
+    /// Emulated striped volume: one disk's rate (default 5).
+    #[schema(minimum = 0.1, maximum = 100_000.0)]
     pub disk_mb_s: Option<f64>,
-    /// Bytes that pass under the head in one revolution.
+    /// Emulated striped volume: bytes under the head in one revolution (default 64K).
     pub track: Option<ByteSize>,
-    /// Bytes placed on one disk before the next: a whole number of tracks; one track unless
-    /// given.
+    /// Emulated striped volume: bytes on one disk before the next, whole tracks (default one).
     pub stripe_unit: Option<ByteSize>,
-    /// Controllers; the disks are split among them in order. One per four disks unless given.
+    /// Emulated striped volume: controllers, the disks split among them in order (default one
+    /// per four disks).
+    #[schema(minimum = 1, maximum = 256)]
     pub controllers: Option<u32>,
-    /// One controller's bandwidth, MB/s.
+    /// Emulated striped volume: one controller's bandwidth (default 20).
+    #[schema(minimum = 0.1, maximum = 100_000.0)]
     pub controller_mb_s: Option<f64>,
-    /// The wait before each stripe unit a write puts on a disk; one revolution unless given.
+    /// Emulated striped volume: the wait before each stripe unit a write puts on a disk
+    /// (default one revolution).
+    #[schema(minimum = 0.0, maximum = 1000.0)]
     pub rotational_delay_ms: Option<f64>,
 }
 

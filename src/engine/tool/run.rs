@@ -300,6 +300,13 @@ impl Context<'_> {
         }
         match finished.failure() {
             None => Ok(()),
+            Some(failure) if finished.ended == super::process::Ended::Deadline => {
+                Err(EngineError::Tool(format!(
+                    "{what}: {failure}: a tool's run lasts at most the run's duration \
+                     (params.duration_s, {:.0} s here); give it longer for this much data",
+                    self.limit.as_secs_f64()
+                )))
+            }
             Some(failure) => Err(EngineError::Tool(format!("{what}: {failure}"))),
         }
     }
@@ -591,6 +598,7 @@ impl Context<'_> {
             None,
         );
         let stop = AtomicBool::new(false);
+        let watched = AtomicBool::new(false);
         let cancel = self.control.cancel;
         let deadline = Instant::now() + self.limit;
         let sinks = crate::engine::target_sinks(self.plan, self.settings, None, cancel, None)?;
@@ -599,7 +607,7 @@ impl Context<'_> {
         let (finished, outcome, ended) = std::thread::scope(
             |scope| -> Result<(Finished, Outcome, Instant), EngineError> {
                 let (handed, stdout) = std::sync::mpsc::channel();
-                let stop = &stop;
+                let (stop, watched) = (&stop, &watched);
                 let runner = scope.spawn(move || -> Result<Finished, EngineError> {
                     let mut running = Running::spawn(launch)
                         .map_err(|error| EngineError::Tool(error.to_string()))?;
@@ -608,7 +616,7 @@ impl Context<'_> {
                 });
                 // A cancel reaches the tool at once: its stream then ends, and the pipeline.
                 let watcher = scope.spawn(move || {
-                    while !stop.load(Ordering::Relaxed) {
+                    while !watched.load(Ordering::Relaxed) {
                         if cancel.load(Ordering::Relaxed) {
                             stop.store(true, Ordering::Relaxed);
                         }
@@ -641,10 +649,19 @@ impl Context<'_> {
                     _ => None,
                 };
                 let ended = Instant::now();
-                stop.store(true, Ordering::Relaxed);
+                // A pipeline that stopped taking the stream (a failed sink, a cancel) ends the
+                // tool; one that read it to its end lets the tool exit by itself.
+                if outcome
+                    .as_ref()
+                    .is_none_or(|outcome| outcome.cancelled || outcome.failure.is_some())
+                {
+                    stop.store(true, Ordering::Relaxed);
+                }
                 let finished = runner
                     .join()
-                    .map_err(|_| EngineError::Tool("the tool's runner failed".to_string()))??;
+                    .map_err(|_| EngineError::Tool("the tool's runner failed".to_string()));
+                watched.store(true, Ordering::Relaxed);
+                let finished = finished??;
                 let _ = watcher.join();
                 let outcome = outcome.ok_or_else(|| {
                     EngineError::Tool(

@@ -255,7 +255,10 @@ async fn cancel_campaign(
     let status = state.lab.cancel(&id).await?;
     Ok((
         StatusCode::ACCEPTED,
-        Json(CancelledBody { id: &id, status }),
+        Json(CancelledBody {
+            id: &id,
+            status: status.into(),
+        }),
     )
         .into_response())
 }

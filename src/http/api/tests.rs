@@ -1,6 +1,7 @@
 //! The OpenAPI document against the types it describes: the spec's schemas have the fields,
 //! required fields and closed objects the spec's serde definitions have, and its patterns
-//! accept what the spec's parsers read.
+//! accept what the spec's parsers read; and the document as a whole is the one committed in
+//! `tests/fixtures/openapi.json`, so no shape changes unseen.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -13,6 +14,13 @@ use crate::spec;
 use crate::spec::TestKind;
 use crate::spec::field_names::names_of;
 use crate::spec::schema::{size_pattern, tape_model_pattern};
+
+/// The committed OpenAPI document, which `the_document_is_the_one_committed` holds the
+/// generated one to.
+const SNAPSHOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/openapi.json");
+
+/// Set (to anything) to write the generated document over the committed one.
+const ACCEPT: &str = "BACKLAB_ACCEPT_OPENAPI";
 
 fn document() -> Value {
     let (_, api) = super::router().split_for_parts();
@@ -277,4 +285,122 @@ fn the_tape_model_pattern_accepts_what_the_spec_knows() {
             "{case:?}"
         );
     }
+}
+
+/// The document as it is compared with the committed one: the crate's version (checked
+/// against Cargo.toml above) is left out, since a release changes no shape.
+fn document_without_version() -> Value {
+    let mut document = document();
+    document["info"]["version"] = json!("");
+    document
+}
+
+#[test]
+fn the_document_is_the_one_committed() {
+    let generated = document_without_version();
+    let text = serde_json::to_string_pretty(&generated).expect("the document serializes") + "\n";
+    let accept = format!(
+        "If the change is meant, write the generated document over the committed one and \
+         commit it with the change:\n  {ACCEPT}=1 cargo test --lib \
+         http::api::tests::the_document_is_the_one_committed"
+    );
+    if std::env::var_os(ACCEPT).is_some() {
+        std::fs::write(SNAPSHOT, &text).unwrap_or_else(|e| panic!("writing {SNAPSHOT}: {e}"));
+        return;
+    }
+    let committed = std::fs::read_to_string(SNAPSHOT)
+        .unwrap_or_else(|e| panic!("{SNAPSHOT} cannot be read ({e}).\n{accept}"));
+    let committed: Value = serde_json::from_str(&committed)
+        .unwrap_or_else(|e| panic!("{SNAPSHOT} is not JSON ({e}).\n{accept}"));
+    let differences = differences(&committed, &generated);
+    const SHOWN: usize = 40;
+    let mut listed: Vec<String> = differences.iter().take(SHOWN).cloned().collect();
+    if differences.len() > SHOWN {
+        listed.push(format!("… and {} more", differences.len() - SHOWN));
+    }
+    assert!(
+        differences.is_empty(),
+        "the OpenAPI document differs from tests/fixtures/openapi.json in {} place(s) \
+         (- committed, + generated):\n  {}\n{accept}",
+        differences.len(),
+        listed.join("\n  ")
+    );
+}
+
+/// Where `generated` differs from `committed`, one line each: a part removed (`-`), added
+/// (`+`) or changed (`~`, with both values), named by its path in the document.
+fn differences(committed: &Value, generated: &Value) -> Vec<String> {
+    let mut found = Vec::new();
+    differ(committed, generated, String::new(), &mut found);
+    found
+}
+
+fn differ(committed: &Value, generated: &Value, at: String, found: &mut Vec<String>) {
+    match (committed, generated) {
+        (Value::Object(before), Value::Object(after)) => {
+            for (key, value) in before {
+                let path = format!("{at}{}", step(key));
+                match after.get(key) {
+                    Some(now) => differ(value, now, path, found),
+                    None => found.push(format!("- {path}: {}", brief(value))),
+                }
+            }
+            for (key, value) in after {
+                if !before.contains_key(key) {
+                    found.push(format!("+ {at}{}: {}", step(key), brief(value)));
+                }
+            }
+        }
+        (Value::Array(before), Value::Array(after)) => {
+            for (index, value) in before.iter().enumerate() {
+                let path = format!("{at}[{index}]");
+                match after.get(index) {
+                    Some(now) => differ(value, now, path, found),
+                    None => found.push(format!("- {path}: {}", brief(value))),
+                }
+            }
+            for (index, value) in after.iter().enumerate().skip(before.len()) {
+                found.push(format!("+ {at}[{index}]: {}", brief(value)));
+            }
+        }
+        _ if committed != generated => found.push(format!(
+            "~ {at}: {} -> {}",
+            brief(committed),
+            brief(generated)
+        )),
+        _ => {}
+    }
+}
+
+/// A key as a step of a path: `.name`, or `["/api/x"]` when it is no plain name.
+fn step(key: &str) -> String {
+    if !key.is_empty() && key.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        format!(".{key}")
+    } else {
+        format!("[{}]", Value::from(key))
+    }
+}
+
+/// A value in at most 80 characters.
+fn brief(value: &Value) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(80) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text,
+    }
+}
+
+#[test]
+fn the_differences_name_what_was_removed_added_and_changed() {
+    let committed = json!({"paths": {"/api/a": {"get": 1}}, "list": [1, 2], "same": true});
+    let generated = json!({"paths": {"/api/a": {"get": 2, "put": 3}}, "list": [1], "same": true});
+    assert_eq!(
+        differences(&committed, &generated),
+        vec![
+            "- .list[1]: 2".to_string(),
+            "~ .paths[\"/api/a\"].get: 1 -> 2".to_string(),
+            "+ .paths[\"/api/a\"].put: 3".to_string(),
+        ]
+    );
+    assert!(differences(&committed, &committed).is_empty());
 }

@@ -1,21 +1,21 @@
 //! What the API answers, as JSON: campaigns, their runs and points, and the lab hosts, in the
 //! shapes clients read. The lab's and the store's own types carry no serialisation of their
 //! own; each answer here is built from them, so a change inside the lab never changes the
-//! API by accident.
+//! API by accident. The documents the lab stores whole (a run's result, the points) are
+//! served in their stored shape, which `tests/fixtures/openapi.json` holds still.
 
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::wire::SearchBody;
-use crate::analysis::Headline;
+use super::wire::{HeadlineBody, PlanWarningBody, SearchBody, StatusBody};
 use crate::analysis::points::Point;
 use crate::engine::result::{RunResult, Sample};
 use crate::lab::{
     CampaignPage, CampaignSummary, CampaignView, HostView, Planned, PlannedRun, Submitted,
 };
-use crate::spec::expectation::{Expectation, PlanWarning};
+use crate::spec::expectation::Expectation;
 use crate::spec::{CampaignSpec, RunParams, TestKind};
-use crate::store::{CampaignStatus, RunRecord, RunState};
+use crate::store::RunRecord;
 
 /// A campaign accepted and queued.
 #[derive(Debug, Serialize, ToSchema)]
@@ -60,7 +60,7 @@ pub struct ExpectationBody<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget_runs: Option<usize>,
     /// Values of the spec that cannot give a valid run, each with what it needs.
-    pub warnings: &'a [PlanWarning],
+    pub warnings: Vec<PlanWarningBody<'a>>,
 }
 
 impl<'a> From<&'a Expectation> for ExpectationBody<'a> {
@@ -71,7 +71,11 @@ impl<'a> From<&'a Expectation> for ExpectationBody<'a> {
             longest_s: expectation.longest_s,
             likely_runs: expectation.search.map(|search| search.likely_runs),
             budget_runs: expectation.search.map(|search| search.budget_runs),
-            warnings: &expectation.warnings,
+            warnings: expectation
+                .warnings
+                .iter()
+                .map(PlanWarningBody::from)
+                .collect(),
         }
     }
 }
@@ -120,7 +124,7 @@ impl<'a> From<&'a Planned> for PlannedBody<'a> {
 pub struct CampaignSummaryBody<'a> {
     pub id: &'a str,
     pub name: &'a str,
-    pub status: CampaignStatus,
+    pub status: StatusBody,
     pub created: &'a str,
     pub rerun_of: Option<&'a str>,
     /// The lab host it runs on (`None`: stored before hosts were named, any host's).
@@ -138,7 +142,7 @@ pub struct CampaignSummaryBody<'a> {
     pub best_mb_per_s: Option<f64>,
     /// The backup's figure and the component named, once the campaign has been judged.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub headline: Option<&'a Headline>,
+    pub headline: Option<HeadlineBody<'a>>,
 }
 
 impl<'a> From<&'a CampaignSummary> for CampaignSummaryBody<'a> {
@@ -146,7 +150,7 @@ impl<'a> From<&'a CampaignSummary> for CampaignSummaryBody<'a> {
         Self {
             id: &summary.id,
             name: &summary.name,
-            status: summary.status,
+            status: summary.status.into(),
             created: &summary.created,
             rerun_of: summary.rerun_of.as_deref(),
             host: summary.host.as_deref(),
@@ -159,7 +163,7 @@ impl<'a> From<&'a CampaignSummary> for CampaignSummaryBody<'a> {
             runs_cancelled: summary.runs_cancelled,
             runs_failed: summary.runs_failed,
             best_mb_per_s: summary.best_mb_per_s,
-            headline: summary.headline.as_ref(),
+            headline: summary.headline.as_ref().map(HeadlineBody::from),
         }
     }
 }
@@ -196,7 +200,7 @@ pub struct RunBody<'a> {
     pub number: i64,
     pub test: TestKind,
     pub params: &'a RunParams,
-    pub status: RunState,
+    pub status: StatusBody,
     pub attempts: i64,
     pub started_ms: Option<i64>,
     pub finished_ms: Option<i64>,
@@ -216,7 +220,7 @@ impl<'a> From<&'a RunRecord> for RunBody<'a> {
             number: run.number,
             test: run.test,
             params: &run.params,
-            status: run.status,
+            status: run.status.into(),
             attempts: run.attempts,
             started_ms: run.started_ms,
             finished_ms: run.finished_ms,

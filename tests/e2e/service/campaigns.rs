@@ -386,3 +386,52 @@ async fn list_pages_newest_first_filters_by_status_and_reruns_link_back() {
     let first = lab.get_json(&format!("/api/campaigns/{}", ids[0])).await;
     assert_eq!(campaign["spec"], first["spec"]);
 }
+
+/// A campaign reads finished only once it is judged: read over and over while its last run
+/// ends, its source is surveyed (64 MiB of files read for their reduction) and it is judged,
+/// it never reads final without the headline its judgement brings, and once final its figure
+/// is in its series and the list shows its verdict.
+#[tokio::test]
+async fn a_campaign_reads_finished_only_once_it_is_judged() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let source = lab.data_dir.join("src");
+    create_dataset(&source, "64M");
+    let id = lab
+        .submit(&json!({
+            "name": "judged",
+            "source": {"paths": [source]},
+            "target": {"kind": "null"},
+            "tests": ["read_single"],
+            "params": {"size": "16M"}
+        }))
+        .await;
+    let path = format!("/api/campaigns/{id}");
+    let started = Instant::now();
+    let (campaign, reads) = loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "campaign {id} not final in 120 s"
+        );
+        let campaign = lab.get_json(&path).await;
+        let status = campaign["status"].as_str().unwrap_or_default().to_string();
+        if ["done", "failed", "cancelled"].contains(&status.as_str()) {
+            break (campaign, started.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    assert_eq!(campaign["status"], "done", "{campaign}");
+    assert!(
+        campaign["headline"].is_object(),
+        "final before its judgement was kept (after {reads:?}): {campaign}"
+    );
+    let series = campaign["series"].as_str().expect("a series");
+    let history = lab.get_json(&format!("/api/series/{series}")).await;
+    let in_series: Vec<&str> = history["campaigns"]
+        .as_array()
+        .map(|campaigns| campaigns.iter().filter_map(|c| c["id"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(in_series, [id.as_str()], "{history}");
+    let list = lab.get_json("/api/campaigns").await;
+    assert_eq!(list["campaigns"][0]["id"], id.as_str(), "{list}");
+    assert!(list["campaigns"][0]["headline"].is_object(), "{list}");
+}

@@ -39,11 +39,12 @@ use crate::size::{ByteSize, format_bytes};
 /// The average chunk unless the spec says.
 const DEFAULT_AVG_CHUNK: u64 = 64 << 10;
 
-/// A dedup target's settings as a spec gives them.
-#[derive(Debug, Default, Deserialize)]
+/// A dedup target's settings as a spec gives them. Each field's comment is what the OpenAPI
+/// document says of it.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DedupSettings {
-    /// The content-defined chunker's average chunk, 1K to 1M (64K unless given).
+    /// Dedup store: the content-defined chunker's average chunk, 1K to 1M (default 64K).
     pub avg_chunk: Option<ByteSize>,
 }
 

@@ -58,16 +58,22 @@ const NOT_FROM_A_SPEC: [&str; 9] = [
     "secret_access_key",
 ];
 
-/// An object-store target's settings as a spec gives them.
-#[derive(Debug, Default, Deserialize)]
+/// An object-store target's settings as a spec gives them. Each field's comment and bounds
+/// are what the OpenAPI document says of it.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct S3Settings {
-    /// The name of one of the stores the lab was started with.
+    /// Object store: the name of a store the lab was started with (`--s3-store NAME=URL`);
+    /// required with `s3`. A spec names a store, never an endpoint, bucket or credential.
     pub store: Option<String>,
-    /// Where the lab's objects go in the bucket: `backlab/` unless given.
+    /// Object store: where the lab's objects go in the bucket (default `backlab/`).
     pub prefix: Option<String>,
+    /// Object store: bytes in one part of a multipart upload, 5M to 5G (default 16M).
     pub part_size: Option<ByteSize>,
+    /// Object store: parts each stream keeps in flight (default 8).
+    #[schema(minimum = 1, maximum = 256)]
     pub concurrency: Option<u32>,
+    /// Object store: bytes in one object, at least one part (default 1G).
     pub object_size: Option<ByteSize>,
 }
 

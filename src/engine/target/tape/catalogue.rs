@@ -138,23 +138,39 @@ pub fn tape_model(name: &str) -> Option<&'static TapeModel> {
 }
 
 /// A tape target's settings as a campaign gives them: a model, and any of its figures
-/// overridden.
-#[derive(Debug, Clone, Default, Deserialize)]
+/// overridden. Each field's comment and bounds are what the OpenAPI document says of it.
+#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TapeSettings {
-    /// The drive model (`lto-3` … `lto-9`, `ultrium-960`).
+    /// The drive model (`lto-3` … `lto-9`, `ultrium-960`); the document gives it the
+    /// spec's pattern.
     pub model: Option<String>,
-    /// How many drives, one writer each.
+    /// Emulated tape: drives, one writer each.
+    #[schema(minimum = 1, maximum = 16)]
     pub drives: Option<u32>,
+    /// Emulated tape: native speed, overriding the model's.
+    #[schema(minimum = 1.0, maximum = 100_000.0)]
     pub native_mb_s: Option<f64>,
+    /// Emulated tape: the lowest speed-matching step, at most the native speed.
+    #[schema(minimum = 0.1, maximum = 100_000.0)]
     pub min_mb_s: Option<f64>,
+    /// Emulated tape: the drive's buffer in MB.
+    #[schema(minimum = 1.0, maximum = 65_536.0)]
     pub buffer_mb: Option<f64>,
+    /// Emulated tape: seconds one reposition (backhitch) takes.
+    #[schema(minimum = 0.001, maximum = 60.0)]
     pub reposition_s: Option<f64>,
+    /// Emulated tape: the best compression the drive achieves.
+    #[schema(minimum = 1.0, maximum = 10.0)]
     pub max_compression: Option<f64>,
-    /// Native bytes one cartridge holds.
+    /// Emulated tape: native bytes one cartridge holds; greater than 0.
     pub capacity: Option<ByteSize>,
-    /// Seconds to load a cartridge, and to locate a backup on it (a restore's wait).
+    /// Emulated tape: seconds to load a cartridge, added to a restore's time (default 15).
+    #[schema(minimum = 0.0, maximum = 3600.0)]
     pub load_s: Option<f64>,
+    /// Emulated tape: seconds to locate a backup on the cartridge, added to a restore's time
+    /// (default 50).
+    #[schema(minimum = 0.0, maximum = 3600.0)]
     pub locate_s: Option<f64>,
 }
 

@@ -22,7 +22,7 @@ pub struct SearchBody<'a> {
     /// Batches of runs queued so far.
     pub steps: u32,
     /// Why it stopped; `null` while it is still choosing.
-    pub stopped: Option<Stopped>,
+    pub stopped: Option<StoppedBody>,
     /// Matrix points with at least one run, and the runs queued.
     pub points_run: usize,
     pub runs: usize,
@@ -46,13 +46,39 @@ impl<'a> From<&'a SearchReport> for SearchBody<'a> {
             points_total: state.points_total,
             max_repeats: state.max_repeats,
             steps: state.steps,
-            stopped: state.stopped,
+            stopped: state.stopped.map(StoppedBody::from),
             points_run: report.points_run,
             runs: report.runs,
             why: report.why.as_deref(),
             best: report.best.as_deref(),
             stands_out: report.stands_out,
             sureness: &report.sureness,
+        }
+    }
+}
+
+/// Why a search stopped.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[schema(as = Stopped)]
+pub enum StoppedBody {
+    StandsOut,
+    WithinNoise,
+    BudgetSpent,
+    NothingMeasured,
+    Cancelled,
+    Ended,
+}
+
+impl From<Stopped> for StoppedBody {
+    fn from(stopped: Stopped) -> Self {
+        match stopped {
+            Stopped::StandsOut => StoppedBody::StandsOut,
+            Stopped::WithinNoise => StoppedBody::WithinNoise,
+            Stopped::BudgetSpent => StoppedBody::BudgetSpent,
+            Stopped::NothingMeasured => StoppedBody::NothingMeasured,
+            Stopped::Cancelled => StoppedBody::Cancelled,
+            Stopped::Ended => StoppedBody::Ended,
         }
     }
 }

@@ -107,7 +107,7 @@ pub struct ReferenceBody<'a> {
     pub tool: &'a str,
     /// The job's name (fio), or the test's protocol and streams (iperf3).
     pub job: &'a str,
-    pub workload: Workload,
+    pub workload: WorkloadBody,
     /// Bytes per second over the tool's own run time, in MB/s (10^6 bytes).
     pub mb_per_s: f64,
     /// What it was measured with, as the tool spelled it: `[name, value]` pairs.
@@ -115,12 +115,32 @@ pub struct ReferenceBody<'a> {
     pub conditions: Vec<(&'a str, &'a str)>,
 }
 
+/// What a reference measured: the backlab tests it stands beside.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[schema(as = Workload)]
+pub enum WorkloadBody {
+    Write,
+    Read,
+    Network,
+}
+
+impl From<Workload> for WorkloadBody {
+    fn from(workload: Workload) -> Self {
+        match workload {
+            Workload::Write => WorkloadBody::Write,
+            Workload::Read => WorkloadBody::Read,
+            Workload::Network => WorkloadBody::Network,
+        }
+    }
+}
+
 impl<'a> From<&'a Reference> for ReferenceBody<'a> {
     fn from(reference: &'a Reference) -> Self {
         Self {
             tool: &reference.tool,
             job: &reference.job,
-            workload: reference.workload,
+            workload: reference.workload.into(),
             mb_per_s: reference.mb_per_s,
             conditions: reference
                 .conditions

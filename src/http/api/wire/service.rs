@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Schema, Type};
 
-use crate::store::CampaignStatus;
+use super::StatusBody;
 
 /// Whether the lab serves and can store results, and how many runs wait and run.
 #[derive(Debug, Serialize, ToSchema)]
@@ -35,7 +35,7 @@ pub enum HealthStatus {
 #[schema(as = Cancelled)]
 pub struct CancelledBody<'a> {
     pub id: &'a str,
-    pub status: CampaignStatus,
+    pub status: StatusBody,
 }
 
 /// An OpenAPI 3.1 document: this API described, served as the lab wrote it at start-up.
