@@ -496,6 +496,12 @@ impl Lab {
         &self.engine
     }
 
+    /// The backup tools campaigns may name here, found at start: those it can run, with
+    /// their versions and parameters, and those it cannot, with the reason.
+    pub fn tools(&self) -> &crate::engine::tool::Tools {
+        &self.engine.tools
+    }
+
     /// Who this lab is on its database.
     pub fn host(&self) -> &HostSettings {
         &self.host

@@ -8,7 +8,7 @@
   function clearErrors() {
     form.querySelectorAll("[data-path]").forEach(function (field) {
       field.classList.remove("invalid");
-      var slot = field.querySelector(".error"); if (slot) slot.textContent = "";
+      var slot = field.querySelector(":scope > .error"); if (slot) slot.textContent = "";
     });
     form.querySelectorAll(".error.block").forEach(function (slot) { slot.textContent = ""; });
   }
@@ -18,10 +18,12 @@
       var best = null;
       fieldsByPath.forEach(function (field) {
         var p = field.dataset.path;
+        // Fields of the same path (two tools' `level`): the one in view, the chosen tool's.
         if ((path === p || path.indexOf(p + ".") === 0 || path.indexOf(p + "[") === 0) &&
-            (!best || p.length > best.dataset.path.length)) best = field;
+            (!best || p.length > best.dataset.path.length ||
+             (p.length === best.dataset.path.length && !best.offsetParent && field.offsetParent))) best = field;
       });
-      var slot = best ? best.querySelector(".error") : null;
+      var slot = best ? best.querySelector(":scope > .error") : null;
       if (!slot) {
         var group = path.indexOf("matrix") === 0 ? "matrix" : "params";
         slot = form.querySelector("input[name=" + (group === "matrix" ? "matrix_buffers" : "buffers") + "]")

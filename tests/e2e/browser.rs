@@ -478,6 +478,112 @@ async fn the_form_shows_only_the_fields_of_the_chosen_target_and_tests() {
     save_screenshot(&tab, "form-420.png");
 }
 
+/// The form offers this lab's backup tools with their versions, shows the chosen tool's
+/// parameters within their bounds, and a campaign with one runs the tool.
+#[tokio::test]
+async fn a_backup_tool_chosen_in_the_form_runs_with_its_parameters() {
+    let lab = Lab::fresh(&LabOptions::default());
+    create_dataset(&lab.data_dir.join("tooled"), "16M");
+    let browser = browser();
+    let tab = browser.new_tab().expect("tab");
+    tab.navigate_to(&lab.url("/campaigns/new?preset=bottleneck"))
+        .and_then(|tab| tab.wait_until_navigated())
+        .expect("form opens");
+    let tools = lab.get_json("/api/tools").await;
+    let version = tools["tools"]
+        .as_array()
+        .and_then(|tools| tools.iter().find(|tool| tool["name"] == "tar-zstd"))
+        .and_then(|tool| tool["version"].as_str())
+        .unwrap_or_else(|| panic!("tar-zstd is on this machine: {tools}"))
+        .to_string();
+    let label = eval(
+        &tab,
+        "document.querySelector('[name=tool][value=tar-zstd]').closest('label').textContent",
+    );
+    assert!(
+        label.as_str().is_some_and(|l| l.contains(&version)),
+        "tar-zstd offered with its programs' versions ({version}): {label}"
+    );
+    assert_eq!(
+        eval(
+            &tab,
+            "document.querySelector('[name=tool][value=\"\"]').checked"
+        ),
+        true,
+        "none is chosen at first"
+    );
+    let tool_tests = eval(
+        &tab,
+        "['tool_ceiling', 'tool_backup', 'tool_incremental', 'tool_restore']
+           .filter(t => document.querySelector(`[name=tests][value=${t}]`)).length",
+    );
+    assert_eq!(tool_tests, 4, "the four tool tests can be ticked");
+    let level_shown = "(() => { const e = document.querySelector('[name=\"tool.tar-zstd.level\"]');
+                          return e.offsetParent !== null; })()";
+    assert_eq!(eval(&tab, level_shown), false, "no tool, no parameters");
+    eval(
+        &tab,
+        "document.querySelector('[name=tool][value=tar-zstd]').click(); true",
+    );
+    assert_eq!(
+        eval(&tab, level_shown),
+        true,
+        "the chosen tool's parameters"
+    );
+    assert_eq!(
+        eval(
+            &tab,
+            "(() => { const e = document.querySelector('[name=\"tool.tar-zstd.level\"]');
+               return [e.min, e.max, e.value].join(' '); })()"
+        ),
+        "1 19 3",
+        "bounded as its definition says, at its default"
+    );
+    save_screenshot(&tab, "form-tool.png");
+    eval(
+        &tab,
+        "const f = document.getElementById('campaign-form').elements;
+         f.name.value = 'A tool from the form';
+         f.source_paths.value = 'tooled';
+         f.target_kind.value = 'null';
+         f.repeat.value = '1';
+         f['tool.tar-zstd.level'].value = '5';
+         document.querySelectorAll('[name=tests]').forEach(t => t.checked = t.value === 'tool_backup');
+         true",
+    );
+    tab.find_element("#submit")
+        .expect("submit")
+        .click()
+        .expect("click submit");
+    wait_for(
+        &tab,
+        "/\\/campaigns\\/[A-Za-z0-9]{12}$/.test(location.pathname)",
+        Duration::from_secs(20),
+    )
+    .await;
+    let path = eval(&tab, "location.pathname");
+    let id = path
+        .as_str()
+        .and_then(|p| p.rsplit('/').next())
+        .expect("the campaign's id")
+        .to_string();
+    let campaign = lab
+        .wait_status(&id, &["done", "failed"], Duration::from_secs(120))
+        .await;
+    assert_eq!(
+        campaign["spec"]["tool"],
+        serde_json::json!({"name": "tar-zstd", "params": {"level": 5}}),
+        "{campaign}"
+    );
+    let run = &campaign["runs"][0];
+    assert_eq!(
+        (&run["test"], &run["status"]),
+        (&Value::from("tool_backup"), &Value::from("done")),
+        "{run}"
+    );
+    assert_eq!(run["result"]["tool"]["version"], version.as_str(), "{run}");
+}
+
 /// While a campaign runs, its page draws the running run's MB/s as progress arrives, fetches
 /// its charts again as each run finishes, and ends with the final report's charts.
 #[tokio::test]

@@ -15,6 +15,7 @@ mod series;
 mod service;
 #[cfg(test)]
 mod tests;
+mod tools;
 pub(crate) mod views;
 mod wire;
 
@@ -49,6 +50,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     let router = series::routes(router);
     let router = schedules::routes(router);
     let router = references::routes(router);
+    let router = tools::routes(router);
     agents::routes(router)
 }
 

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
+use crate::engine::tool::Tools;
+use crate::engine::tool::definition::ParamDef;
 use crate::field_errors::FieldErrors;
 use crate::spec::TestKind;
 
@@ -83,8 +85,64 @@ pub struct CampaignForm {
     pub search_strategy: String,
     pub search_budget_runs: String,
     pub search_seed: String,
+    /// The backup tool the tool tests run: one of `tools` by name, or empty for none.
+    pub tool: String,
+    /// Every tool's parameters as posted, by form field (`tool.<tool>.<parameter>`); only the
+    /// chosen tool's go into the spec.
+    pub tool_params: BTreeMap<String, String>,
+    /// The tools this lab offers and how each parameter is entered: what the form shows, and
+    /// how it reads a parameter's text (`offer_tools`).
+    pub tools: Vec<ToolOffer>,
+    /// The tools this lab knows and cannot run, and why: (name, reason).
+    pub tools_missing: Vec<(String, String)>,
     /// Errors by form field name.
     pub errors: BTreeMap<String, String>,
+}
+
+/// A backup tool the form offers: its name, the version its programs printed, and its
+/// parameters.
+#[derive(Debug, Clone)]
+pub struct ToolOffer {
+    pub name: String,
+    pub version: String,
+    pub params: Vec<ToolParamOffer>,
+}
+
+/// One parameter of an offered tool, as the form shows it.
+#[derive(Debug, Clone)]
+pub struct ToolParamOffer {
+    pub name: String,
+    /// Its form field: `tool.<tool>.<parameter>`.
+    pub field: String,
+    /// What it does, in the definition's words.
+    pub help: String,
+    /// Its bounds and default in a few words (`4–128, default 16`).
+    pub rule: String,
+    pub input: ParamInput,
+}
+
+/// How a parameter is entered: a number within its bounds, or one of its words.
+#[derive(Debug, Clone)]
+pub enum ParamInput {
+    Integer {
+        min: i64,
+        max: i64,
+        default: i64,
+    },
+    Choice {
+        values: Vec<String>,
+        default: String,
+    },
+}
+
+impl ToolParamOffer {
+    /// The value a campaign that leaves it alone gets, as the form writes it.
+    pub fn default_text(&self) -> String {
+        match &self.input {
+            ParamInput::Integer { default, .. } => default.to_string(),
+            ParamInput::Choice { default, .. } => default.clone(),
+        }
+    }
 }
 
 impl CampaignForm {
@@ -260,7 +318,12 @@ impl CampaignForm {
                 "search_strategy" => form.search_strategy = value,
                 "search_budget_runs" => form.search_budget_runs = value,
                 "search_seed" => form.search_seed = value,
-                _ => {}
+                "tool" => form.tool = value,
+                _ => {
+                    if key.starts_with("tool.") {
+                        form.tool_params.insert(key.clone(), value);
+                    }
+                }
             }
         }
         form
@@ -350,6 +413,9 @@ impl CampaignForm {
             target.insert("avg_chunk".into(), value);
         }
         spec.insert("target".into(), Value::Object(target));
+        if let Some(tool) = self.tool_spec(&mut errors) {
+            spec.insert("tool".into(), tool);
+        }
         spec.insert("tests".into(), json!(self.tests));
         let mut params = Map::new();
         if let Some(buffers) = count(&self.buffers, "params.buffers", &mut errors) {
@@ -421,12 +487,114 @@ impl CampaignForm {
         }
     }
 
+    /// The chosen tool as the spec's `tool`: its name, and each parameter whose value is not
+    /// its default (a whole number for a number, the word for a choice). `None` for none.
+    fn tool_spec(&self, errors: &mut FieldErrors) -> Option<Value> {
+        let name = self.tool.trim();
+        if name.is_empty() {
+            return None;
+        }
+        let mut params = Map::new();
+        let offer = self.tools.iter().find(|tool| tool.name == name);
+        for param in offer.map(|tool| tool.params.as_slice()).unwrap_or_default() {
+            let text = self
+                .tool_params
+                .get(&param.field)
+                .map_or("", |text| text.trim());
+            if text.is_empty() || text == param.default_text() {
+                continue;
+            }
+            let path = format!("tool.params.{}", param.name);
+            match &param.input {
+                ParamInput::Integer { min, max, default } => match text.parse::<i64>() {
+                    Ok(value) => {
+                        params.insert(param.name.clone(), json!(value));
+                    }
+                    Err(_) => errors.add(
+                        path,
+                        format!(
+                            "'{text}' is not a whole number from {min} to {max} \
+                             (write e.g. {default})"
+                        ),
+                    ),
+                },
+                ParamInput::Choice { .. } => {
+                    params.insert(param.name.clone(), json!(text));
+                }
+            }
+        }
+        let mut tool = Map::new();
+        tool.insert("name".into(), json!(name));
+        if !params.is_empty() {
+            tool.insert("params".into(), Value::Object(params));
+        }
+        Some(Value::Object(tool))
+    }
+
+    /// The tools this lab offers, for the form to show and read.
+    pub fn offer_tools(&mut self, tools: &Tools) {
+        self.tools = tools
+            .available
+            .iter()
+            .map(|tool| {
+                let name = &tool.definition.name;
+                ToolOffer {
+                    name: name.clone(),
+                    version: tool.version.clone(),
+                    params: tool
+                        .definition
+                        .params
+                        .iter()
+                        .map(|param| ToolParamOffer {
+                            name: param.name().to_string(),
+                            field: format!("tool.{name}.{}", param.name()),
+                            help: param.help().to_string(),
+                            rule: param.rule(),
+                            input: match param {
+                                ParamDef::Integer {
+                                    min, max, default, ..
+                                } => ParamInput::Integer {
+                                    min: *min,
+                                    max: *max,
+                                    default: *default,
+                                },
+                                ParamDef::Choice {
+                                    values, default, ..
+                                } => ParamInput::Choice {
+                                    values: values.iter().map(|v| v.value.clone()).collect(),
+                                    default: default.clone(),
+                                },
+                            },
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        self.tools_missing = tools
+            .missing
+            .iter()
+            .map(|tool| (tool.name.clone(), tool.reason.clone()))
+            .collect();
+    }
+
+    /// A tool parameter's text as posted, else its default.
+    pub fn tool_value(&self, param: &ToolParamOffer) -> String {
+        self.tool_params
+            .get(&param.field)
+            .cloned()
+            .unwrap_or_else(|| param.default_text())
+    }
+
     /// Puts each spec-path error next to the form field it belongs to.
     pub fn set_errors(&mut self, fields: &BTreeMap<String, String>) {
         for (path, message) in fields {
-            let field = form_field(path);
+            // A tool's parameter is a field of the chosen tool's own.
+            let field = match path.strip_prefix("tool.params.") {
+                Some(param) => format!("tool.{}.{}", self.tool.trim(), param),
+                None => form_field(path).to_string(),
+            };
             self.errors
-                .entry(field.to_string())
+                .entry(field)
                 .and_modify(|existing| {
                     existing.push_str("; ");
                     existing.push_str(message);
@@ -502,6 +670,8 @@ fn form_field(path: &str) -> &'static str {
         "target_kind"
     } else if head("tests") {
         "tests"
+    } else if head("tool") {
+        "tool"
     } else if head("name") {
         "name"
     } else if head("host") {
@@ -647,12 +817,9 @@ mod tests {
             "a what-if the verdict's advice gives as a spec or a flag",
         ),
         (
-            "tool",
-            "a backup tool is named through the API or `backlab run --tool`",
-        ),
-        (
             "matrix.tool",
-            "tools are compared through the API or `backlab run --tool A --tool B`",
+            "a comparison of tools is a spec or `backlab run --tool A --tool B`; the form \
+             runs one tool",
         ),
     ];
 
@@ -712,6 +879,95 @@ mod tests {
             tuning["matrix"]["block_size"],
             json!(["64K", "128K", "256K"])
         );
+    }
+
+    /// Every built-in tool, as a lab that has them all offers it.
+    fn every_built_in_tool() -> Tools {
+        Tools {
+            available: crate::engine::tool::builtin::definitions()
+                .into_iter()
+                .map(|definition| crate::engine::tool::AvailableTool {
+                    definition,
+                    version: "1.0".to_string(),
+                    origin: "built-in".to_string(),
+                })
+                .collect(),
+            ..Tools::default()
+        }
+    }
+
+    fn posted(pairs: &[(&str, &str)]) -> CampaignForm {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let mut form = CampaignForm::from_pairs(&pairs);
+        form.offer_tools(&every_built_in_tool());
+        form
+    }
+
+    #[test]
+    fn the_chosen_tool_and_its_parameters_set_apart_from_their_defaults_make_the_specs_tool() {
+        let common = [
+            ("name", "x"),
+            ("source_kind", "paths"),
+            ("source_paths", "demo"),
+            ("target_kind", "null"),
+            ("tests", "tool_backup"),
+            // Every tool's fields are posted; only the chosen one's count.
+            ("tool.tar-gzip.level", "9"),
+            ("tool.restic.compression", "max"),
+            ("tool.restic.pack_size", "16"),
+        ];
+        let mut pairs = common.to_vec();
+        pairs.extend([
+            ("tool", "tar-zstd"),
+            ("tool.tar-zstd.level", "19"),
+            ("tool.tar-zstd.threads", "1"),
+        ]);
+        let FormSpec { spec, errors } = posted(&pairs).to_spec();
+        assert!(errors.is_empty(), "{errors}");
+        assert_eq!(
+            spec["tool"],
+            json!({"name": "tar-zstd", "params": {"level": 19}})
+        );
+        let parsed = crate::spec::parse_json(&spec.to_string()).expect("parses");
+        parsed.plan().expect("valid");
+
+        let mut pairs = common.to_vec();
+        pairs.push(("tool", "restic"));
+        let FormSpec { spec, .. } = posted(&pairs).to_spec();
+        assert_eq!(
+            spec["tool"],
+            json!({"name": "restic", "params": {"compression": "max"}}),
+            "a choice is its word; a value at its default is left to it"
+        );
+
+        let mut pairs = common.to_vec();
+        pairs.push(("tool", ""));
+        let FormSpec { spec, .. } = posted(&pairs).to_spec();
+        assert!(spec.get("tool").is_none(), "none chosen: {spec}");
+
+        let mut pairs = common.to_vec();
+        pairs.extend([("tool", "tar-zstd"), ("tool.tar-zstd.level", "fast")]);
+        let mut form = posted(&pairs);
+        let FormSpec { spec, errors } = form.to_spec();
+        assert_eq!(spec["tool"], json!({"name": "tar-zstd"}));
+        assert_eq!(
+            errors.0["tool.params.level"],
+            "'fast' is not a whole number from 1 to 19 (write e.g. 3)"
+        );
+        form.set_errors(&errors.0);
+        assert_eq!(
+            form.error("tool.tar-zstd.level"),
+            "'fast' is not a whole number from 1 to 19 (write e.g. 3)",
+            "the error sits by the chosen tool's field"
+        );
+        assert_eq!(form.error("tool.tar-gzip.level"), "");
+        let mut names = BTreeMap::new();
+        names.insert("tool.name".to_string(), "unknown tool".to_string());
+        form.set_errors(&names);
+        assert_eq!(form.error("tool"), "unknown tool");
     }
 
     #[test]

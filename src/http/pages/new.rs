@@ -15,7 +15,7 @@ use crate::http::error::ApiError;
 use crate::lab::LabError;
 use crate::spec::TestKind;
 
-use super::form::{CampaignForm, FormSpec, PRESETS};
+use super::form::{CampaignForm, FormSpec, PRESETS, ParamInput};
 use super::render::html;
 
 #[derive(Template)]
@@ -89,6 +89,7 @@ pub(super) async fn new_form(
     let known = PRESETS.iter().any(|(id, _)| *id == asked);
     let mut form = CampaignForm::preset(if known { asked } else { "bottleneck" });
     form.host = state.lab.host().name.clone();
+    form.offer_tools(state.lab.tools());
     // A preset that is not one is said, with the ones there are, over the default form.
     let error = (!known).then(|| {
         let ids: Vec<&str> = PRESETS.iter().map(|(id, _)| *id).collect();
@@ -142,6 +143,7 @@ pub(super) async fn create_from_form(
         .is_some_and(|accept| accept.contains("application/json"));
     let pairs: Vec<(String, String)> = form_urlencoded::parse(&body).into_owned().collect();
     let mut form = CampaignForm::from_pairs(&pairs);
+    form.offer_tools(state.lab.tools());
     if let Some(token) = state.token.as_deref() {
         let given = pairs
             .iter()

@@ -82,6 +82,7 @@ async fn the_openapi_document_describes_every_route() {
         ("delete", "/api/schedules/{id}"),
         ("post", "/api/campaigns/{id}/references"),
         ("get", "/api/campaigns/{id}/references"),
+        ("get", "/api/tools"),
     ];
     for (method, path) in routes {
         let operation = &doc["paths"][path][method];
@@ -337,6 +338,20 @@ async fn every_answer_fits_its_documented_schema() {
         let (status, _) = documented(&lab, &doc, "get", (route, route), None).await;
         assert_eq!(status, 200, "{route}");
     }
+    // tar is on every machine the tests run on; its answer holds a tool with parameters of
+    // both types (tar-zstd's whole numbers, restic's choice) wherever those are installed.
+    let (status, tools) = documented(&lab, &doc, "get", ("/api/tools", "/api/tools"), None).await;
+    assert_eq!(status, 200);
+    let tar = tools["tools"]
+        .as_array()
+        .and_then(|tools| tools.iter().find(|tool| tool["name"] == "tar"))
+        .unwrap_or_else(|| panic!("tar is offered: {tools}"));
+    assert_eq!(tar["shape"], "stream", "{tar}");
+    assert_eq!(tar["origin"], "built-in", "{tar}");
+    assert!(
+        tar["version"].as_str().is_some_and(|v| v.contains("tar")),
+        "{tar}"
+    );
 }
 
 #[tokio::test]

@@ -9,6 +9,7 @@ mod search;
 mod series;
 mod service;
 mod small;
+mod tools;
 
 pub use report::BottleneckBody;
 pub use schedules::{ScheduleBody, ScheduleListBody};
@@ -16,3 +17,4 @@ pub use search::SearchBody;
 pub use series::{ReferenceBody, SeriesBody};
 pub use service::{CancelledBody, HealthBody, HealthStatus, OpenApiBody};
 pub use small::{HeadlineBody, PlanWarningBody, StatusBody};
+pub use tools::ToolsBody;
