@@ -151,7 +151,7 @@ fn a_device_target_needs_permission() {
 
 /// Runs `backlab run` inside a private mount namespace with a 4 MiB tmpfs as the target.
 #[test]
-fn a_full_target_fails_with_the_bytes_written_and_leaves_no_file() {
+fn a_small_target_is_written_up_to_its_room_and_left_empty() {
     let scratch = scratch();
     let source = scratch.path().join("source");
     let target = scratch.path().join("target");
@@ -185,43 +185,31 @@ ls -A "$1" >> "$5""#;
     );
     let report = std::fs::read_to_string(&report).expect("report");
     let mut lines = report.lines();
-    assert_eq!(
-        lines.next(),
-        Some(format!("exit={RUN_FAILED}").as_str()),
+    assert!(
+        lines.next().is_some_and(|line| line.starts_with("exit=")),
         "{report}"
     );
     assert_eq!(
         lines.next(),
         None,
-        "lab files left in the full target: {report}"
+        "lab files left in the small target: {report}"
     );
 
+    // The run never fills the file system: it stops at the room left less a reserve, and says
+    // so; what it wrote is measured.
     let result: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&json_out).expect("json")).expect("valid json");
     let run = &result["runs"][0];
-    assert_eq!(run["status"], "failed");
-    let error = run["error"].as_str().unwrap_or("");
-    assert!(error.contains("No space left on device"), "{error}");
-    assert!(
-        error.contains(" bytes ("),
-        "says how much was written: {error}"
-    );
-    let written: u64 = error
-        .split("after ")
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
-    assert!(
-        written > 0 && written <= 4 << 20,
-        "written {written}: {error}"
-    );
-    // What it moved is kept; a rate is not: the run did not measure the target.
-    assert_eq!(run["mb_per_s"], 0.0, "{run}");
-    assert!(
-        run["bytes"].as_u64().is_some_and(|bytes| bytes > 0),
-        "{run}"
-    );
+    assert_eq!(run["status"], "done", "{run}");
+    let bytes = run["bytes"].as_u64().unwrap_or(0);
+    assert!(bytes > 0 && bytes < 4 << 20, "{run}");
+    let warned = run["warnings"].as_array().is_some_and(|warnings| {
+        warnings.iter().any(|w| {
+            w.as_str()
+                .is_some_and(|w| w.contains("rather than fill it"))
+        })
+    });
+    assert!(warned, "{run}");
 }
 
 #[tokio::test]
