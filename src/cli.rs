@@ -1447,6 +1447,7 @@ mod tests {
         ("--clients", &["3"]),
         ("--link-rate", &["10"]),
         ("--name", &["n"]),
+        ("--tool", &["restic"]),
     ];
     const NOT_SPEC_FIELDS: &[&str] = &[
         "--allow-device",
@@ -1455,6 +1456,7 @@ mod tests {
         "--s3-credentials",
         "--json",
         "--no-follow-up",
+        "--tools",
     ];
 
     /// The flags that need others beside them (clap's `requires`), with those others.

@@ -167,6 +167,16 @@ fn rows(
             if figure.is_none() {
                 row.no_figure = Some(NoFigure::of(points, *test));
             }
+            // A tool test is named with its tool even when none of its runs has figures.
+            if test.runs_tool()
+                && figure.is_none()
+                && let Some(tool) = points
+                    .iter()
+                    .find(|point| point.test == *test)
+                    .and_then(|point| point.params.tool.as_ref())
+            {
+                row.label = format!("{} ({})", test.label(), tool.name);
+            }
             row
         })
         .collect()
@@ -185,17 +195,17 @@ fn row(test: TestKind, figure: Option<&TestFigure<'_>>, yes_row: Option<TestKind
     VerdictRow {
         test,
         label: match (run.and_then(RunResult::target_report), test) {
-            (
-                Some(report),
-                TestKind::TapeWrite
-                | TestKind::FullBackup
-                | TestKind::NetworkBackup
-                | TestKind::ToolBackup,
-            ) => format!("{} ({})", test.label(), report.device),
             (_, test) if test.runs_tool() => match run.and_then(|run| run.tool.as_ref()) {
-                Some(tool) => format!("{} ({})", test.label(), tool.name),
+                Some(tool) => match run.and_then(RunResult::target_report) {
+                    Some(report) => format!("{} ({}, {})", test.label(), tool.name, report.device),
+                    None => format!("{} ({})", test.label(), tool.name),
+                },
                 None => test.label().to_string(),
             },
+            (
+                Some(report),
+                TestKind::TapeWrite | TestKind::FullBackup | TestKind::NetworkBackup,
+            ) => format!("{} ({})", test.label(), report.device),
             _ => test.label().to_string(),
         },
         mb_per_s: figure.map(|figure| figure.mb_per_s),

@@ -70,7 +70,7 @@ pub fn render_table(report: &CampaignReport) -> String {
         let bottleneck = row.bottleneck_word();
         let _ = writeln!(
             out,
-            "{:<width$}{mb_per_s:>8} {over:<10}{spread:>8}{cpu:>6}{other:>7}  {bottleneck:<12}{valid}",
+            "{:<width$}{mb_per_s:>8} {over:<10}{spread:>8}{cpu:>6}{other:>7}  {bottleneck:<11} {valid}",
             row.label
         );
     }

@@ -21,6 +21,7 @@ mod object_store;
 mod service;
 mod store;
 mod support;
+mod tools;
 
 /// Where this binary's labs keep results unless a test says otherwise.
 const STORE: support::lab::DefaultStore = support::lab::DefaultStore::Sqlite;

@@ -1,10 +1,10 @@
 //! The store's operations, the same on a SQLite file and on a real PostgreSQL (a database per
 //! test on the binary's throwaway cluster): a campaign's life from submission to deletion, the
 //! list and its filters, the previous campaign of a spec, recovery after a crash, the figures
-//! for `/metrics`, the documents it keeps for the layers above (a judgement, what the lab
-//! makes of one kept under other rules, and a campaign's end taken once however many read it
-//! unended); and on PostgreSQL, two stores (two lab hosts) claiming from one queue at once
-//! never take a run twice.
+//! for `/metrics`, a series' judged campaigns, the documents it keeps for the layers above (a
+//! judgement, what the lab makes of one kept under other rules, and a campaign's end taken
+//! once however many read it unended); and on PostgreSQL, two stores (two lab hosts) claiming
+//! from one queue at once never take a run twice.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -380,6 +380,47 @@ async fn a_campaigns_life(store: &Store) {
     assert_eq!(
         read_back.decode::<Judgement>().ok().as_ref(),
         Some(&judgement)
+    );
+
+    // A series lists its judged campaigns oldest first (the newest `limit` of them), and
+    // /metrics the newest judged campaign of each series; c3 differs from c2 by its name alone.
+    let key = store
+        .series_of("c2")
+        .await
+        .expect("read")
+        .expect("a series key");
+    assert_eq!(key, backlab::series::key_of(&second.spec));
+    assert_eq!(store.series_of("nope").await.expect("read"), None);
+    assert_eq!(
+        store.series_entries(&key, 10).await.expect("entries").len(),
+        1,
+        "c3 has no judgement yet"
+    );
+    store
+        .keep_judgement("c3", &keep(&judgement), &kept_headline)
+        .await
+        .expect("verdict");
+    let entries = store.series_entries(&key, 10).await.expect("entries");
+    assert_eq!(
+        entries.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(),
+        ["c2", "c3"]
+    );
+    assert_eq!(
+        (entries[0].created_ms, &entries[0].judgement),
+        (2_000, &keep(&judgement))
+    );
+    let newest = store.series_entries(&key, 1).await.expect("entries");
+    assert_eq!(
+        newest.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(),
+        ["c3"]
+    );
+    let latest = store.series_latest(10).await.expect("latest");
+    assert_eq!(
+        latest
+            .iter()
+            .map(|(key, e)| (key.as_str(), e.id.as_str()))
+            .collect::<Vec<_>>(),
+        [(key.as_str(), "c3")]
     );
 
     // A schedule keeps its newest firings, not every one it ever had.

@@ -134,6 +134,7 @@ struct Context<'a> {
     definition: &'a ToolDefinition,
     values: BTreeMap<String, super::ParamValue>,
     tag: String,
+    /// The longest the timed step may take: the run's duration.
     limit: Duration,
 }
 
@@ -255,6 +256,7 @@ impl Context<'_> {
                 dir,
                 Output::Discard,
                 None,
+                false,
             )?;
             self.fail_unless_succeeded(&finished, what)?;
         }
@@ -280,6 +282,17 @@ impl Context<'_> {
         }
     }
 
+    /// The longest a step may take: the run's duration for the timed one; an untimed step
+    /// (a repository made, a first backup, a stream kept) is not held to it, since the
+    /// duration measures nothing there, and a key derivation alone may outlast a short one.
+    fn step_limit(&self, timed: bool) -> Duration {
+        if timed {
+            self.limit
+        } else {
+            self.limit.max(DEFAULT_LIMIT)
+        }
+    }
+
     fn spawn_and_wait(
         &self,
         stages: Vec<Stage>,
@@ -287,11 +300,13 @@ impl Context<'_> {
         dir: &Path,
         stdout: Output,
         on_line: Option<super::process::LineHandler>,
+        timed: bool,
     ) -> Result<Finished, EngineError> {
         let launch = self.launch(stages, places, dir, stdout, on_line);
         let running =
             Running::spawn(launch).map_err(|error| EngineError::Tool(error.to_string()))?;
-        Ok(running.wait(self.control.cancel, Some(Instant::now() + self.limit)))
+        let deadline = Instant::now() + self.step_limit(timed);
+        Ok(running.wait(self.control.cancel, Some(deadline)))
     }
 
     fn fail_unless_succeeded(&self, finished: &Finished, what: &str) -> Result<(), EngineError> {
@@ -300,7 +315,12 @@ impl Context<'_> {
         }
         match finished.failure() {
             None => Ok(()),
-            Some(failure) if finished.ended == super::process::Ended::Deadline => {
+            // The run's duration stopped it (an untimed step stops only at the longer limit).
+            Some(failure)
+                if finished.ended == super::process::Ended::Deadline
+                    && (finished.wall < self.step_limit(false)
+                        || self.step_limit(false) == self.limit) =>
+            {
                 Err(EngineError::Tool(format!(
                     "{what}: {failure}: a tool's run lasts at most the run's duration \
                      (params.duration_s, {:.0} s here); give it longer for this much data",
@@ -394,6 +414,7 @@ impl Context<'_> {
             &at.home,
             stdout,
             None,
+            false,
         )?;
         self.fail_unless_succeeded(&finished, "the first backup")?;
         let before = stored(&at.repo);
@@ -448,6 +469,7 @@ impl Context<'_> {
                     &at.home,
                     Output::Discard,
                     None,
+                    false,
                 )?;
                 self.fail_unless_succeeded(&finished, "the backup to restore")?;
             }
@@ -464,6 +486,7 @@ impl Context<'_> {
             &at.restore,
             Output::Discard,
             None,
+            true,
         )?;
         self.fail_unless_succeeded(&finished, "the restore")?;
         let verified = tree::verify(
@@ -522,7 +545,7 @@ impl Context<'_> {
             EngineError::Tool(format!("cannot make {}: {error}", at.stream.display()))
         })?;
         let cancel = self.control.cancel;
-        let deadline = Instant::now() + self.limit;
+        let deadline = Instant::now() + self.step_limit(false);
         let finished = std::thread::scope(|scope| -> Result<Finished, EngineError> {
             let (handed, stdout) = std::sync::mpsc::channel();
             let runner = scope.spawn(move || -> Result<Finished, EngineError> {
@@ -569,6 +592,7 @@ impl Context<'_> {
                         Output::Discard
                     },
                     Some(progress.handler()),
+                    true,
                 )?;
                 self.fail_unless_succeeded(&finished, "the backup")?;
                 let samples = progress.samples(&finished, true, tally.1);

@@ -123,6 +123,8 @@ fn a_read_of_a_fresh_dataset_warns_unless_the_cache_is_evicted() {
     let scratch = scratch();
     let source = scratch.path().join("source");
     create_dataset_with(&source, "typical", "32M", 5);
+    // What is resident is measured, and warned about, before the read begins: two seconds of
+    // reading show it as well as a run that goes on until steady.
     let read = |cold: &str| {
         let out = output(
             backlab()
@@ -133,6 +135,8 @@ fn a_read_of_a_fresh_dataset_warns_unless_the_cache_is_evicted() {
                     "null",
                     "--tests",
                     "read_single",
+                    "--duration",
+                    "2",
                     "--source",
                 ])
                 .arg(&source)

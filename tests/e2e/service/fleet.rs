@@ -170,7 +170,13 @@ async fn a_host_killed_mid_run_gets_its_run_back_and_finishes_it() {
         )
         .await;
     assert_eq!(waiting["runs"][0]["attempts"], 1, "{waiting}");
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // lab-b takes the oldest queued run it may run: once it has run a newer one of its own,
+    // it has passed lab-a's by.
+    let own = b.submit(&quick("lab-b", 1)).await;
+    let own = b
+        .wait_status(&own, &["done", "failed"], Duration::from_secs(30))
+        .await;
+    assert_eq!(own["status"], "done", "{own}");
     let still = b.get_json(&format!("/api/campaigns/{id}")).await;
     assert_eq!(
         still["runs"][0]["status"], "queued",

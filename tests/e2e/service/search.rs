@@ -152,25 +152,44 @@ async fn a_cancelled_search_chooses_nothing_more_and_says_so() {
         },
     )
     .await;
+    // Opened before the cancel: the run the cancel stops ends, the search takes its last step
+    // (it stops), and only then is the campaign's end taken and `campaign_finished` said, so
+    // after it nothing of the campaign moves.
+    let mut events = lab.events(&id).await;
     let cancelled = lab.post_json(&format!("{path}/cancel"), &json!({})).await;
     assert!(cancelled.status().is_success(), "{cancelled:?}");
-    let campaign = lab
-        .wait_status(
-            &id,
-            &["done", "failed", "cancelled"],
-            Duration::from_secs(60),
-        )
-        .await;
-    assert_eq!(campaign["status"], "cancelled", "{campaign}");
+    let finished = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some((name, _)) = events.next().await.expect("the event stream") {
+            if name == "campaign_finished" {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(finished, Ok(true), "the campaign said it finished");
     let campaign = lab.get_json(&path).await;
+    assert_eq!(campaign["status"], "cancelled", "{campaign}");
     let why = campaign["search"]["why"].as_str().unwrap_or_default();
     assert!(why.contains("cancelled"), "{}", campaign["search"]);
-    let runs = campaign["runs"].as_array().map_or(0, Vec::len);
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let later = lab.get_json(&path).await;
-    assert_eq!(later["status"], "cancelled", "{later}");
-    let runs_later = later["runs"].as_array().map_or(0, Vec::len);
-    assert_eq!(runs_later, runs, "no step taken after the cancel: {later}");
+    // Runs are taken in their order; the cancel ended the one running and took the queued
+    // ones. A step taken after it would have added runs behind them that it never saw.
+    let statuses: Vec<&str> = campaign["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|run| run["status"].as_str().unwrap_or_default())
+        .collect();
+    let first_cancelled = statuses
+        .iter()
+        .position(|status| *status == "cancelled")
+        .unwrap_or_else(|| panic!("no run cancelled: {campaign}"));
+    assert!(
+        statuses[first_cancelled..]
+            .iter()
+            .all(|status| *status == "cancelled"),
+        "no step taken after the cancel: {statuses:?}"
+    );
     let page = lab.get_text(&format!("/campaigns/{id}")).await;
     assert!(
         page.contains("stopped: the campaign was cancelled"),

@@ -1,0 +1,947 @@
+//! Backup tools run for real (restic, borg, tar with zstd, and operator definitions of them):
+//! from the command line, through the service, cancelled, after a killed lab, into an emulated
+//! tape drive, compared, and a restore checked file by file. Data stays small (8–64 MiB), so
+//! the figures here are never judged, only that each is there and is the run's own.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use backlab::analysis::points::{Basis, RunEntry};
+use backlab::analysis::tools::compare;
+use backlab::engine::result::{RunResult, RunStatus};
+use backlab::engine::tool::Tools;
+use backlab::engine::tool::run::{MARKER, TOOL_DIR_SUFFIX};
+use backlab::engine::{EngineSettings, RunControl, execute};
+use backlab::spec::{RunParams, RunPlan, SourcePlan, TargetPlan, TestKind, ToolRun};
+use backlab::views::report::{CampaignReport, render_table};
+use rustix::process::Signal;
+use serde_json::{Value, json};
+
+use crate::support::cli::{backlab, json, output, stderr, stdout};
+use crate::support::fixtures::{create_dataset_with, entries, run_params, scratch};
+use crate::support::lab::{Lab, LabOptions};
+use crate::support::wait::wait_until;
+
+/// The processes carrying the tool-run marker of the lab (or `backlab run`) whose process is
+/// `lab_pid`, as (pid, command line): a run's tag starts with its lab's pid, so the tools of
+/// tests running beside this one are not counted.
+fn marked_processes(lab_pid: u32) -> Vec<(u32, String)> {
+    let wanted = format!("{MARKER}=");
+    let tag = format!(":{lab_pid}-");
+    let mut found = Vec::new();
+    let Ok(listing) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in listing.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|name| name.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        // A process that ended meanwhile, or a zombie, has no environment to read.
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        let carries = environ.split(|byte| *byte == 0).any(|pair| {
+            String::from_utf8_lossy(pair)
+                .strip_prefix(&wanted)
+                .is_some_and(|value| value.contains(&tag))
+        });
+        if carries {
+            let command = std::fs::read(entry.path().join("cmdline"))
+                .map(|bytes| String::from_utf8_lossy(&bytes).replace('\0', " "))
+                .unwrap_or_default();
+            found.push((pid, command));
+        }
+    }
+    found
+}
+
+/// A tool run's directories (`backlab-run-*.tool`) directly in `dir`.
+fn tool_dirs(dir: &Path) -> Vec<String> {
+    entries(dir)
+        .into_iter()
+        .filter(|name| name.starts_with("backlab-run-") && name.ends_with(TOOL_DIR_SUFFIX))
+        .collect()
+}
+
+/// The files beneath `root`, counted as a backup counts them.
+fn files_beneath(root: &Path) -> u64 {
+    let mut count = 0;
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("list").flatten() {
+            let kind = entry.file_type().expect("file type");
+            if kind.is_dir() {
+                dirs.push(entry.path());
+            } else if kind.is_file() {
+                count += 1;
+            }
+        }
+    }
+    count
+}
+
+/// `backlab run` with its restore directory in `scratch` (a tool run keeps its home and
+/// restore there), never in the working directory.
+fn run_command(scratch: &Path) -> std::process::Command {
+    let mut command = backlab();
+    command
+        .arg("run")
+        .arg("--restore-to")
+        .arg(scratch)
+        .arg("--no-follow-up");
+    command
+}
+
+#[test]
+fn restic_from_the_command_line_prints_its_table_and_a_verdict() {
+    let scratch = scratch();
+    let source = scratch.path().join("source");
+    let target = scratch.path().join("target");
+    let restore = scratch.path().join("restore");
+    std::fs::create_dir(&target).expect("target dir");
+    std::fs::create_dir(&restore).expect("restore dir");
+    create_dataset_with(&source, "typical", "16M", 21);
+
+    // No --tests: the tool's table, the target's and the source's ceilings beside the tool's.
+    let out = output(
+        run_command(&restore)
+            .arg("--source")
+            .arg(&source)
+            .arg("--target")
+            .arg(&target)
+            .args(["--tool", "restic", "--size", "16M", "--duration", "60"]),
+    );
+    let table = stdout(&out);
+    assert!(
+        out.status.success(),
+        "run failed: {table}\n{}",
+        stderr(&out)
+    );
+    for label in [
+        "Target write",
+        "Read, parallel",
+        "Tool alone, in memory (restic)",
+        "Tool backup (restic)",
+        "Tool incremental (restic)",
+        "Tool restore, verified (restic)",
+    ] {
+        let row = table
+            .lines()
+            .find(|line| line.starts_with(label))
+            .unwrap_or_else(|| panic!("no row {label:?} in:\n{table}"));
+        let figure: f64 = row[label.len()..]
+            .split_whitespace()
+            .next()
+            .and_then(|word| word.parse().ok())
+            .unwrap_or_else(|| panic!("the row has no figure: {row}"));
+        assert!(figure > 0.0, "{row}");
+    }
+    let verdict = table
+        .lines()
+        .find_map(|line| line.strip_prefix("Verdict: "))
+        .unwrap_or_else(|| panic!("no verdict line in:\n{table}"));
+    assert!(verdict.len() > 20, "{verdict}");
+    // The restore is timed and then verified: its line says so.
+    assert!(table.contains("A restore of 16 MiB"), "{table}");
+    // The tool's line: its four figures, what it kept, its verified restore, its version.
+    let line = table
+        .lines()
+        .find(|line| line.starts_with("restic "))
+        .unwrap_or_else(|| panic!("no line for restic in:\n{table}"));
+    assert!(line.contains(" yes "), "{line}");
+    assert!(!line.contains(" - "), "every figure is there: {line}");
+    assert!(table.contains("Versions: restic: restic 0."), "{table}");
+    assert!(entries(&target).is_empty(), "{:?}", entries(&target));
+    assert!(entries(&restore).is_empty(), "{:?}", entries(&restore));
+}
+
+#[test]
+fn restic_borg_and_tar_zstd_compared_give_a_line_each_with_their_own_figures() {
+    let scratch = scratch();
+    let source = scratch.path().join("source");
+    let target = scratch.path().join("target");
+    let restore = scratch.path().join("restore");
+    std::fs::create_dir(&target).expect("target dir");
+    std::fs::create_dir(&restore).expect("restore dir");
+    create_dataset_with(&source, "typical", "8M", 22);
+    let files = files_beneath(&source);
+
+    let out = output(
+        run_command(&restore)
+            .arg("--json")
+            .arg("--source")
+            .arg(&source)
+            .arg("--target")
+            .arg(&target)
+            .args(["--tool", "restic", "--tool", "borg", "--tool", "tar-zstd"])
+            .args(["--tests", "tool_backup,tool_restore", "--duration", "60"]),
+    );
+    assert!(out.status.success(), "run failed: {}", stderr(&out));
+    let document = json(&out);
+    let report: CampaignReport =
+        serde_json::from_value(document.clone()).expect("the report reads back");
+    assert_eq!(report.runs.len(), 6, "two tests for each of three tools");
+
+    let tools = ["restic", "borg", "tar-zstd"];
+    let run_of = |test: TestKind, tool: &str| -> &RunResult {
+        let mut found = report.runs.iter().filter(|run| {
+            run.test == test && run.params.tool.as_ref().is_some_and(|run| run.name == tool)
+        });
+        let run = found
+            .next()
+            .unwrap_or_else(|| panic!("no {test} of {tool}"));
+        assert!(found.next().is_none(), "{test} of {tool} ran once");
+        run
+    };
+    let mut stored = BTreeSet::new();
+    for tool in tools {
+        for test in [TestKind::ToolBackup, TestKind::ToolRestore] {
+            let run = run_of(test, tool);
+            assert_eq!(run.status, RunStatus::Done, "{tool}: {:?}", run.error);
+            assert_eq!(run.bytes, 8 << 20, "{tool} {test}");
+            let figures = run.tool.as_ref().expect("a tool run's figures");
+            assert_eq!(figures.name, tool);
+            // The version is the program's own: tar-zstd's begins with tar's.
+            let program = tool.split('-').next().unwrap_or(tool);
+            assert!(
+                figures.version.to_lowercase().contains(program),
+                "{tool}: {}",
+                figures.version
+            );
+            assert!(
+                figures.cpu_user_s + figures.cpu_system_s > 0.0,
+                "the tool's process tree used CPU: {figures:?}"
+            );
+            assert!(figures.peak_rss_bytes > 0, "{figures:?}");
+            assert_eq!(
+                (figures.source_files, figures.source_bytes),
+                (files, 8 << 20),
+                "{tool} {test}"
+            );
+        }
+        // The data compresses 2:1 and every tool compresses by default: what each stored is
+        // a figure of its own, below the source's size.
+        let kept = run_of(TestKind::ToolBackup, tool)
+            .tool
+            .as_ref()
+            .and_then(|figures| figures.stored_bytes)
+            .expect("the backup's stored size");
+        assert!(kept > 0 && kept < 8 << 20, "{tool}: stored {kept}");
+        stored.insert(kept);
+        let verified = run_of(TestKind::ToolRestore, tool)
+            .tool
+            .as_ref()
+            .and_then(|figures| figures.verified.as_ref())
+            .expect("the restore was verified");
+        assert!(verified.ok(), "{tool}: {verified:?}");
+        assert_eq!((verified.files, verified.bytes), (files, 8 << 20), "{tool}");
+        // The JSON says the same.
+        let restored = document["runs"]
+            .as_array()
+            .expect("runs")
+            .iter()
+            .find(|run| run["test"] == "tool_restore" && run["params"]["tool"]["name"] == tool)
+            .expect("the restore in the JSON");
+        assert_eq!(restored["tool"]["verified"]["files"], files, "{restored}");
+    }
+    assert_eq!(
+        stored.len(),
+        3,
+        "three tools, three stored sizes: {stored:?}"
+    );
+
+    // The comparison: one line per tool, each with its own runs' figures.
+    let entries_of_runs = RunEntry::of_results(&report.runs);
+    let lines = compare(&report.points, &entries_of_runs, report.survey.as_ref());
+    let names: Vec<&str> = lines.iter().map(|line| line.tool.name.as_str()).collect();
+    assert_eq!(names, tools);
+    // A line shows its test's point, and a point of one run is that run's own figure: its
+    // steady one where it found it, else the whole run's.
+    let shown = |figure: Option<f64>, run: &RunResult| {
+        let figure = figure.expect("a figure");
+        let point = report
+            .points
+            .iter()
+            .find(|point| point.test == run.test && point.params == run.params)
+            .and_then(|point| point.figure.as_ref())
+            .expect("the run's point has a figure");
+        assert_eq!(figure, point.mb_per_s, "the line shows the point's figure");
+        let own = match (&run.steady, point.basis) {
+            (Some(steady), Basis::Steady) => steady.mb_per_s,
+            _ => run.mb_per_s,
+        };
+        assert!(
+            (figure - own).abs() < 0.051,
+            "{}: {figure} vs {own}",
+            run.test
+        );
+    };
+    for line in &lines {
+        let tool = line.tool.name.as_str();
+        let backup = run_of(TestKind::ToolBackup, tool);
+        let figures = backup.tool.as_ref().expect("figures");
+        shown(line.backup_mb_s, backup);
+        shown(line.restore_mb_s, run_of(TestKind::ToolRestore, tool));
+        assert_eq!(line.stored_bytes, figures.stored_bytes, "{tool}");
+        assert_eq!(line.peak_rss_bytes, Some(figures.peak_rss_bytes), "{tool}");
+        assert_eq!(line.restore_verified, Some(true), "{tool}");
+        assert_eq!(line.version.as_deref(), Some(figures.version.as_str()));
+        assert!(line.cpu_s_per_gib.is_some_and(|cpu| cpu > 0.0), "{line:?}");
+        assert_eq!(line.ceiling_mb_s, None, "no tool ran alone");
+    }
+    // The table the command line prints from this report sets them side by side.
+    let table = render_table(&report);
+    for tool in tools {
+        assert!(
+            table
+                .lines()
+                .any(|row| row.starts_with(tool) && row.contains("yes")),
+            "no line for {tool}:\n{table}"
+        );
+    }
+    assert!(table.contains("Versions: restic: restic 0.1"), "{table}");
+    assert!(entries(&target).is_empty(), "{:?}", entries(&target));
+    assert!(entries(&restore).is_empty(), "{:?}", entries(&restore));
+}
+
+#[test]
+fn a_stream_tool_feeds_an_emulated_tape_drive_through_the_pipeline() {
+    let scratch = scratch();
+    let source = scratch.path().join("source");
+    let restore = scratch.path().join("restore");
+    std::fs::create_dir(&restore).expect("restore dir");
+    create_dataset_with(&source, "typical", "16M", 23);
+
+    let out = output(
+        run_command(&restore)
+            .arg("--json")
+            .arg("--source")
+            .arg(&source)
+            .args(["--target", "tape:LTO-3", "--tool", "tar-zstd:level=3"])
+            .args(["--tests", "tool_backup"]),
+    );
+    assert!(out.status.success(), "run failed: {}", stderr(&out));
+    let report = json(&out);
+    let run = &report["runs"][0];
+    assert_eq!(run["status"], "done", "{run}");
+    let tape = &run["tape"];
+    assert_eq!(tape["emulated"], true, "{run}");
+    assert_eq!(tape["model"], "LTO-3", "{run}");
+    // The drive took the stream zstd wrote: what the tool stored is what reached the drive,
+    // less what the drive's own compression saved.
+    let stream = run["tool"]["stored_bytes"]
+        .as_u64()
+        .expect("the stream's bytes");
+    let on_tape = tape["tape_bytes"].as_u64().expect("tape bytes");
+    assert!(stream > 0 && stream < 16 << 20, "zstd compressed: {stream}");
+    assert!(on_tape > 0 && on_tape <= stream, "{on_tape} of {stream}");
+    assert!(tape["streaming_s"].as_f64().unwrap_or(0.0) > 0.0, "{tape}");
+    // The pipeline ran: its writer's time is accounted as for the lab's own backups.
+    assert!(
+        run["stages"]["writer_busy_pct"].as_f64().unwrap_or(0.0) > 0.0,
+        "{run}"
+    );
+    assert_eq!(run["bytes"], 16 << 20, "{run}");
+    assert_eq!(run["tool"]["params"]["level"], 3, "{run}");
+    assert!(entries(&restore).is_empty(), "{:?}", entries(&restore));
+}
+
+/// A campaign of restic's backup and restore on a dataset in the lab's data dir.
+fn restic_campaign(source: &Path, target: &Path) -> Value {
+    json!({
+        "name": "restic",
+        "source": {"paths": [source]},
+        "target": {"kind": "dir", "path": target},
+        "tests": ["tool_backup", "tool_restore"],
+        "tool": {"name": "restic", "params": {"compression": "auto"}},
+        "params": {"duration_s": 30}
+    })
+}
+
+#[tokio::test]
+async fn a_restic_campaign_through_the_api_runs_to_a_verdict() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let source = lab.data_dir.join("src");
+    create_dataset_with(&source, "typical", "8M", 24);
+    let target = lab.empty_dir("out");
+
+    let id = lab.submit(&restic_campaign(&source, &target)).await;
+    let campaign = lab
+        .wait_status(&id, &["done", "failed"], Duration::from_secs(180))
+        .await;
+    assert_eq!(campaign["status"], "done", "{campaign}");
+    let runs = campaign["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2, "{campaign}");
+    for run in runs {
+        assert_eq!(run["status"], "done", "{run}");
+        let figures = &run["result"]["tool"];
+        assert_eq!(figures["name"], "restic", "{run}");
+        assert_eq!(figures["params"]["compression"], "auto", "{run}");
+        assert!(figures["cpu_user_s"].as_f64().unwrap_or(0.0) > 0.0, "{run}");
+    }
+    let restored = &runs[1]["result"]["tool"]["verified"];
+    assert_eq!(restored["bytes"], 8 << 20, "{restored}");
+    assert_eq!(restored["files"], files_beneath(&source), "{restored}");
+
+    let answer = lab
+        .get_json(&format!("/api/campaigns/{id}/bottleneck"))
+        .await;
+    let verdict = &answer["bottleneck"];
+    assert!(
+        verdict["verdict"]
+            .as_str()
+            .is_some_and(|words| words.len() > 20),
+        "{verdict}"
+    );
+    let labels: Vec<&str> = verdict["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|row| row["label"].as_str())
+        .collect();
+    assert_eq!(
+        labels,
+        ["Tool backup (restic)", "Tool restore, verified (restic)"]
+    );
+    // The verdict names the tool and its version, as its provenance.
+    assert_eq!(verdict["tool"]["name"], "restic", "{verdict}");
+    assert!(
+        verdict["tool"]["version"]
+            .as_str()
+            .is_some_and(|version| version.starts_with("restic 0.")),
+        "{verdict}"
+    );
+    assert!(entries(&target).is_empty(), "{:?}", entries(&target));
+    assert!(
+        tool_dirs(&lab.data_dir).is_empty(),
+        "{:?}",
+        entries(&lab.data_dir)
+    );
+}
+
+#[tokio::test]
+async fn requests_that_give_a_command_or_a_bad_tool_are_refused_naming_the_field() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let source = lab.data_dir.join("src");
+    create_dataset_with(&source, "typical", "1M", 25);
+    let target = lab.empty_dir("out");
+    let good = restic_campaign(&source, &target);
+    // The good spec with the value at `path` set (or, for null, the key taken out).
+    let with = |path: &[&str], value: Value| {
+        let mut spec = good.clone();
+        let (last, parents) = path.split_last().expect("a path");
+        let mut at = &mut spec;
+        for key in parents {
+            at = &mut at[*key];
+        }
+        match at.as_object_mut() {
+            Some(object) if value.is_null() => {
+                object.remove(*last);
+            }
+            _ => at[*last] = value,
+        }
+        spec
+    };
+    let mut compared = with(&["tool"], Value::Null);
+    compared["matrix"] = json!({"tool": [
+        {"name": "restic"},
+        {"name": "tar-zstd", "params": {"level": 99}}
+    ]});
+    // Each bad request, the one field its answer names, and what the message says.
+    let cases = [
+        (
+            with(
+                &["tool", "command"],
+                json!(["sh", "-c", "touch /tmp/owned"]),
+            ),
+            "tool.command",
+            "not a field",
+        ),
+        (
+            with(&["tool", "args"], json!(["--insecure"])),
+            "tool.args",
+            "not a field",
+        ),
+        (
+            with(&["tool", "env"], json!({"LD_PRELOAD": "/tmp/x.so"})),
+            "tool.env",
+            "not a field",
+        ),
+        (
+            with(&["tool", "name"], json!("rsync-ng")),
+            "tool.name",
+            "unknown tool 'rsync-ng'",
+        ),
+        (
+            with(&["tool", "params", "pack_size"], json!(1000)),
+            "tool.params.pack_size",
+            "from 4 to 128",
+        ),
+        (
+            with(&["tool", "params", "threads"], json!(4)),
+            "tool.params.threads",
+            "restic takes compression, pack_size",
+        ),
+        (
+            with(&["target"], json!({"kind": "null"})),
+            "target.kind",
+            "restic keeps a repository in a directory",
+        ),
+        (
+            with(&["tool"], Value::Null),
+            "tool",
+            "'tool_backup' runs a backup tool",
+        ),
+        (compared, "matrix.tool[1].params.level", "from 1 to 19"),
+    ];
+    for (spec, field, says) in &cases {
+        let response = lab.post_json("/api/campaigns", spec).await;
+        let status = response.status().as_u16();
+        let body: Value = response.json().await.expect("the error is JSON");
+        assert_eq!(status, 422, "{spec} -> {body}");
+        let fields = body["fields"].as_object().expect("fields");
+        let names: Vec<&String> = fields.keys().collect();
+        assert_eq!(names, [field], "{body}");
+        let message = fields[*field].as_str().unwrap_or("");
+        assert!(message.contains(says), "{field}: {message}");
+    }
+    let listed = lab.get_json("/api/campaigns").await;
+    assert_eq!(
+        listed["campaigns"].as_array().map(Vec::len),
+        Some(0),
+        "nothing was queued: {listed}"
+    );
+    assert!(!Path::new("/tmp/owned").exists());
+    assert!(entries(&target).is_empty(), "{:?}", entries(&target));
+}
+
+/// Waits until a process with the lab's marker runs a command line that starts with `start`
+/// (`restic backup`), and returns the lab's marked processes.
+async fn wait_for_tool(lab_pid: u32, start: &str) -> Vec<(u32, String)> {
+    wait_until(
+        &format!("a tool process running `{start}`"),
+        Duration::from_secs(60),
+        Duration::from_millis(20),
+        async || {
+            let found = marked_processes(lab_pid);
+            if found.iter().any(|(_, command)| command.starts_with(start)) {
+                Ok(found)
+            } else {
+                Err(format!("{found:?}"))
+            }
+        },
+    )
+    .await
+}
+
+/// Waits until no process of the lab's tool runs exists and no run directory is left in
+/// `dirs`.
+async fn wait_all_gone(lab_pid: u32, dirs: &[&Path]) {
+    wait_until(
+        "every tool process and run directory to be gone",
+        Duration::from_secs(30),
+        Duration::from_millis(50),
+        async || {
+            let processes = marked_processes(lab_pid);
+            let left: Vec<String> = dirs.iter().flat_map(|dir| tool_dirs(dir)).collect();
+            if processes.is_empty() && left.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("processes {processes:?}, directories {left:?}"))
+            }
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_cancel_during_the_backup_leaves_no_process_and_no_repository() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let source = lab.data_dir.join("src");
+    create_dataset_with(&source, "typical", "64M", 26);
+    let target = lab.empty_dir("out");
+    // The heaviest compression: restic takes many seconds over 64 MiB.
+    let mut spec = restic_campaign(&source, &target);
+    spec["tests"] = json!(["tool_backup"]);
+    spec["tool"]["params"]["compression"] = json!("max");
+    let id = lab.submit(&spec).await;
+
+    wait_for_tool(lab.pid(), "restic backup").await;
+    assert_eq!(
+        tool_dirs(&target).len(),
+        1,
+        "the repository is being written"
+    );
+    lab.cancel(&id).await;
+    wait_all_gone(lab.pid(), &[&target, &lab.data_dir]).await;
+    let campaign = lab
+        .wait_status(&id, &["cancelled"], Duration::from_secs(30))
+        .await;
+    assert_eq!(campaign["runs"][0]["status"], "cancelled", "{campaign}");
+    assert!(entries(&target).is_empty(), "{:?}", entries(&target));
+}
+
+#[tokio::test]
+async fn a_killed_lab_takes_back_its_tool_runs_at_the_next_start() {
+    // A tool whose program starts one of its own that writes nothing and never ends by
+    // itself: the program dies with its lab, and only the sweep can end what it started (a
+    // tool writing to its lab would die of the broken pipe).
+    let root = scratch();
+    let tools_file = root.path().join("tools.json");
+    std::fs::write(
+        &tools_file,
+        json!([{
+            "name": "sleeper",
+            "shape": "repository",
+            "version": [["sleep", "--version"]],
+            "backup": [["sleep", "90", "&", "wait"]],
+            "restore": [["true"]],
+            "progress": "process_io",
+            "shell": true
+        }])
+        .to_string(),
+    )
+    .expect("tools file");
+    let options = LabOptions {
+        extra: vec!["--tools".to_string(), tools_file.display().to_string()],
+        ..LabOptions::default()
+    };
+    let mut lab = Lab::start(root.path(), &options);
+    let source = lab.data_dir.join("src");
+    create_dataset_with(&source, "typical", "1M", 27);
+    let target = lab.empty_dir("out");
+    let spec = json!({
+        "source": {"paths": [source]},
+        "target": {"kind": "dir", "path": target},
+        "tests": ["tool_backup"],
+        "tool": {"name": "sleeper"},
+        "params": {"duration_s": 60}
+    });
+    let id = lab.submit(&spec).await;
+    let first_pid = lab.pid();
+    wait_for_tool(first_pid, "sleep 90").await;
+    let left_in_target = tool_dirs(&target);
+    let left_in_data = tool_dirs(&lab.data_dir);
+    assert_eq!(left_in_target.len(), 1, "{:?}", entries(&target));
+    assert_eq!(left_in_data.len(), 1, "{:?}", entries(&lab.data_dir));
+
+    lab.signal(Signal::KILL);
+    let (_, status) = lab.wait_exit(Duration::from_secs(10)).await;
+    assert!(!status.success());
+    let survivors = marked_processes(first_pid);
+    assert!(
+        survivors
+            .iter()
+            .any(|(_, command)| command.starts_with("sleep 90")),
+        "what the tool started outlives a killed lab: {survivors:?}"
+    );
+    drop(lab);
+
+    let lab = Lab::start(root.path(), &options);
+    wait_all_gone(first_pid, &[]).await;
+    wait_until(
+        "the killed lab's run directories to be swept",
+        Duration::from_secs(30),
+        Duration::from_millis(50),
+        async || {
+            let still: Vec<String> = tool_dirs(&target)
+                .into_iter()
+                .chain(tool_dirs(&lab.data_dir))
+                .filter(|name| left_in_target.contains(name) || left_in_data.contains(name))
+                .collect();
+            if still.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("{still:?}"))
+            }
+        },
+    )
+    .await;
+    assert!(
+        lab.log().contains("ended the backup tool processes"),
+        "{}",
+        lab.log_tail()
+    );
+    // The run was queued again and runs on the new lab; cancelled, it too leaves nothing.
+    lab.cancel(&id).await;
+    wait_all_gone(lab.pid(), &[&target, &lab.data_dir]).await;
+    lab.wait_status(&id, &["cancelled"], Duration::from_secs(30))
+        .await;
+}
+
+/// Files of known content: a.bin, b.txt and sub/c.bin, 600 000 bytes that do not compress.
+fn three_files(root: &Path) {
+    std::fs::create_dir_all(root.join("sub")).expect("source dirs");
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut bytes = |count: usize| -> Vec<u8> {
+        (0..count)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 24) as u8
+            })
+            .collect()
+    };
+    std::fs::write(root.join("a.bin"), bytes(300_000)).expect("a.bin");
+    std::fs::write(root.join("b.txt"), bytes(200_000)).expect("b.txt");
+    std::fs::write(root.join("sub/c.bin"), bytes(100_000)).expect("c.bin");
+}
+
+/// A definition in the shape of `--tools`: tar whose restore then changes what it restored.
+fn tar_restoring(name: &str, then: &[&str]) -> Value {
+    let mut restore = vec![
+        "tar",
+        "--extract",
+        "--file",
+        "{stream}",
+        "--directory",
+        "{restore}",
+        "&&",
+    ];
+    restore.extend_from_slice(then);
+    json!({
+        "name": name,
+        "shape": "stream",
+        "version": [["tar", "--version"]],
+        "backup": [["tar", "--create", "--file", "-", "{source}"]],
+        "restore": [restore],
+        "progress": "process_io",
+        "shell": true
+    })
+}
+
+/// restic, whose restore first damages one byte of the repository's data.
+fn restic_damaging() -> Value {
+    json!({
+        "name": "restic-damaged",
+        "shape": "repository",
+        "version": [["restic", "version"]],
+        "env": {"RESTIC_PASSWORD": "{password}", "RESTIC_CACHE_DIR": "{home}/cache"},
+        "init": [["restic", "init", "--quiet", "--repo", "{repo}", "--repository-version", "2"]],
+        "backup": [["restic", "backup", "--json", "--repo", "{repo}", "--host", "backlab", "{source}"]],
+        "restore": [[
+            "pack=$(find", "{repo}/data", "-type", "f", "-size", "+100k)", "&&",
+            "chmod", "u+w", "\"$pack\"", "&&",
+            "printf", "XXXX", "|", "dd", "of=\"$pack\"", "bs=1", "seek=1000", "conv=notrunc",
+            "2>/dev/null", "&&",
+            "restic", "restore", "latest", "--repo", "{repo}", "--target", "{restore}"
+        ]],
+        "progress": "restic_json",
+        "shell": true
+    })
+}
+
+/// One run of `test` by `tool` on `source` through the engine, into a dir target under
+/// `data`, the lab's data dir; afterwards neither holds anything of the run.
+fn run_tool(
+    tools: &Arc<Tools>,
+    (tool, test): (&str, TestKind),
+    source: &Path,
+    data: &Path,
+    duration_s: f64,
+) -> RunResult {
+    let target = data.join("target");
+    std::fs::create_dir_all(&target).expect("target dir");
+    let plan = RunPlan {
+        test,
+        params: RunParams {
+            duration_s: Some(duration_s),
+            tool: Some(ToolRun {
+                name: tool.to_string(),
+                params: BTreeMap::new(),
+            }),
+            ..run_params()
+        },
+        source: SourcePlan::Paths(vec![source.to_path_buf()]),
+        target: TargetPlan::Dir(target.clone()),
+        agents: Vec::new(),
+    };
+    let settings = EngineSettings {
+        restore_dir: data.to_path_buf(),
+        tools: Arc::clone(tools),
+        ..EngineSettings::default()
+    };
+    let cancel = AtomicBool::new(false);
+    let control = RunControl {
+        cancel: &cancel,
+        progress: &|_| {},
+    };
+    let result = execute(&plan, &settings, &control);
+    assert!(
+        entries(&target).is_empty(),
+        "{tool}: {:?}",
+        entries(&target)
+    );
+    assert!(tool_dirs(data).is_empty(), "{tool}: {:?}", entries(data));
+    result
+}
+
+/// One restore of `source` by `tool`, checked against it.
+fn restore_with(tools: &Arc<Tools>, tool: &str, source: &Path, data: &Path) -> RunResult {
+    run_tool(tools, (tool, TestKind::ToolRestore), source, data, 60.0)
+}
+
+/// Tools defined in a `--tools` file at `file`, each of them found on PATH.
+fn tools_from(file: &Path, definitions: &Value) -> Arc<Tools> {
+    std::fs::write(file, definitions.to_string()).expect("tools file");
+    let tools = Tools::find(Some(file)).expect("the definitions hold");
+    for definition in definitions.as_array().expect("a list") {
+        let name = definition["name"].as_str().expect("a name");
+        if let Err(reason) = tools.get(name) {
+            panic!("{name}: {reason}");
+        }
+    }
+    Arc::new(tools)
+}
+
+#[test]
+fn a_run_s_duration_bounds_the_timed_step_and_not_the_preparation() {
+    let scratch = scratch();
+    let source = scratch.path().join("source");
+    three_files(&source);
+    let data = scratch.path().join("data");
+    std::fs::create_dir(&data).expect("data dir");
+    let tar_create = json!(["tar", "--create", "--file", "-", "{source}"]);
+    let tar_extract = json!([
+        "tar",
+        "--extract",
+        "--file",
+        "{stream}",
+        "--directory",
+        "{restore}"
+    ]);
+    let tools = tools_from(
+        &scratch.path().join("tools.json"),
+        &json!([
+            {
+                "name": "slow-to-start",
+                "shape": "stream",
+                "version": [["tar", "--version"]],
+                "init": [["sleep", "3"]],
+                "backup": [tar_create],
+                "restore": [tar_extract],
+                "progress": "process_io"
+            },
+            {
+                "name": "slow-to-back-up",
+                "shape": "stream",
+                "version": [["tar", "--version"]],
+                "backup": [["sleep", "5", "&&", "tar", "--create", "--file", "-", "{source}"]],
+                "restore": [tar_extract],
+                "progress": "process_io",
+                "shell": true
+            }
+        ]),
+    );
+    // Making the repository is not timed: it may take longer than the run's 2 s.
+    let prepared = run_tool(
+        &tools,
+        ("slow-to-start", TestKind::ToolBackup),
+        &source,
+        &data,
+        2.0,
+    );
+    assert_eq!(prepared.status, RunStatus::Done, "{:?}", prepared.error);
+    assert_eq!(prepared.bytes, 600_000);
+    assert!(
+        prepared.seconds < 3.0,
+        "the 3 s start is not timed: {}",
+        prepared.seconds
+    );
+    // The backup is: past the run's 2 s it is stopped, and the run fails saying so.
+    let stopped = run_tool(
+        &tools,
+        ("slow-to-back-up", TestKind::ToolBackup),
+        &source,
+        &data,
+        2.0,
+    );
+    assert_eq!(stopped.status, RunStatus::Failed, "{stopped:?}");
+    let error = stopped.error.unwrap_or_default();
+    assert!(
+        error.contains("deadline") && error.contains("params.duration_s, 2 s"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_restore_is_verified_file_by_file_and_one_that_differs_fails_naming_the_file() {
+    let scratch = scratch();
+    let source = scratch.path().join("source");
+    three_files(&source);
+    let data = scratch.path().join("data");
+    std::fs::create_dir(&data).expect("data dir");
+    let tools = tools_from(
+        &scratch.path().join("tools.json"),
+        &json!([
+            tar_restoring(
+                "tar-garbling",
+                &["printf", "x", ">>", "{restore}{source}/b.txt"]
+            ),
+            tar_restoring("tar-losing", &["rm", "{restore}{source}/sub/c.bin"]),
+            restic_damaging(),
+        ]),
+    );
+    // Intact: every file, every byte.
+    let intact = restore_with(&tools, "tar", &source, &data);
+    assert_eq!(intact.status, RunStatus::Done, "{:?}", intact.error);
+    let verified = intact
+        .tool
+        .as_ref()
+        .and_then(|tool| tool.verified.as_ref())
+        .expect("the restore was verified");
+    assert_eq!(
+        (verified.files, verified.bytes),
+        (3, 600_000),
+        "{verified:?}"
+    );
+    assert!(verified.ok(), "{verified:?}");
+    assert_eq!(verified.sentence(), "verified: 3 files, 600 000 bytes");
+
+    // One file's content changed after the restore: the run fails, naming it.
+    let garbled = restore_with(&tools, "tar-garbling", &source, &data);
+    assert_eq!(garbled.status, RunStatus::Failed, "{garbled:?}");
+    let error = garbled.error.clone().unwrap_or_default();
+    assert!(error.contains("b.txt"), "{error}");
+    let verified = garbled
+        .tool
+        .as_ref()
+        .and_then(|tool| tool.verified.as_ref())
+        .expect("the restore was verified");
+    assert_eq!(verified.differ, ["b.txt"], "{verified:?}");
+    assert_eq!(
+        (verified.files, verified.missing_count),
+        (2, 0),
+        "{verified:?}"
+    );
+    assert_eq!(garbled.mb_per_s, 0.0, "a failed run has no rate");
+
+    // One file missing after the restore.
+    let lost = restore_with(&tools, "tar-losing", &source, &data);
+    assert_eq!(lost.status, RunStatus::Failed, "{lost:?}");
+    let error = lost.error.clone().unwrap_or_default();
+    assert!(
+        error.contains("sub/c.bin") && error.contains("missing"),
+        "{error}"
+    );
+
+    // A damaged repository: restic's own error says which file it could not restore.
+    let damaged = restore_with(&tools, "restic-damaged", &source, &data);
+    assert_eq!(damaged.status, RunStatus::Failed, "{damaged:?}");
+    let error = damaged.error.clone().unwrap_or_default();
+    let source_text = source.display().to_string();
+    assert!(
+        ["a.bin", "b.txt", "sub/c.bin"]
+            .iter()
+            .any(|name| error.contains(&format!("{source_text}/{name}"))),
+        "{error}"
+    );
+}
