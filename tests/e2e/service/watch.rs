@@ -286,10 +286,11 @@ async fn thirty_identical_campaigns_report_no_change_and_a_step_after_them_is_po
     assert!(body["fields"]["series"].is_string(), "{body}");
 }
 
-/// Other work on the machine the whole time (two busy loops on its cores): every campaign of
-/// a series capped at 40 MB/s, then at 30, is flagged busy_machine, yet each stands at its cap,
-/// which other work cannot raise nor, here, lower: the points are tested, and the -25 % step
-/// is found and posted.
+/// Other work on the machine the whole time (two busy loops on its cores, at the lowest
+/// priority, so that they take every idle moment and never the lab's: they cannot lower its
+/// figures however loaded the machine is): every campaign of a series capped at 40 MB/s, then
+/// at 30, is flagged busy_machine, yet each stands at its cap, which other work cannot raise
+/// nor, here, lower: the points are tested, and the -25 % step is found and posted.
 #[tokio::test]
 async fn a_step_under_a_cap_is_found_on_a_busy_machine() {
     let (hook, received) = webhook_listener().await;
@@ -299,8 +300,8 @@ async fn a_step_under_a_cap_is_found_on_a_busy_machine() {
     });
     let busy: Vec<std::process::Child> = (0..2)
         .map(|_| {
-            std::process::Command::new("sh")
-                .args(["-c", "while :; do :; done"])
+            std::process::Command::new("nice")
+                .args(["-n", "19", "sh", "-c", "while :; do :; done"])
                 .spawn()
                 .expect("a busy loop")
         })
