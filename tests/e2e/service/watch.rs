@@ -12,6 +12,7 @@ use axum::routing::post;
 use serde_json::{Value, json};
 
 use crate::support::lab::{Lab, LabOptions};
+use crate::support::machine;
 use crate::support::wait::wait_until;
 
 /// A local HTTP listener standing in for the operator's webhook: every JSON body posted to
@@ -293,6 +294,7 @@ async fn thirty_identical_campaigns_report_no_change_and_a_step_after_them_is_po
 /// nor, here, lower: the points are tested, and the -25 % step is found and posted.
 #[tokio::test]
 async fn a_step_under_a_cap_is_found_on_a_busy_machine() {
+    let _alone = machine::loaded().await;
     let (hook, received) = webhook_listener().await;
     let lab = Lab::fresh(&LabOptions {
         extra: vec!["--webhook".to_string(), hook],

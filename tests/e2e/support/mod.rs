@@ -9,6 +9,7 @@ pub mod fixtures;
 pub mod in_process;
 pub mod lab;
 pub mod limits;
+pub mod machine;
 pub mod openapi;
 pub mod postgres;
 pub mod runs;
