@@ -110,12 +110,12 @@ fn restic_from_the_command_line_prints_its_table_and_a_verdict() {
     create_dataset_with(&source, "typical", "16M", 21);
 
     // No --tests: the tool's table, the target's and the source's ceilings beside the tool's.
+    // The paths are given as a user in that directory gives them, relative to it: the tool,
+    // which runs in a directory of its own, still finds them.
     let out = output(
-        run_command(&restore)
-            .arg("--source")
-            .arg(&source)
-            .arg("--target")
-            .arg(&target)
+        run_command(Path::new("restore"))
+            .current_dir(scratch.path())
+            .args(["--source", "source", "--target", "target"])
             .args(["--tool", "restic", "--size", "16M", "--duration", "60"]),
     );
     let table = stdout(&out);

@@ -98,6 +98,15 @@ pub fn execute(
             "a backup tool backs up files: the source must be paths".to_string(),
         ));
     };
+    // The tool runs in a directory of its own: a root given relative to the lab's is made
+    // absolute here, or the tool would look for it beside its own home.
+    let roots = &roots
+        .iter()
+        .map(|root| {
+            std::path::absolute(root)
+                .map_err(|error| EngineError::Tool(format!("{}: {error}", root.display())))
+        })
+        .collect::<Result<Vec<PathBuf>, EngineError>>()?;
     let limit = match (plan.params.duration_s, plan.params.until_steady) {
         (Some(seconds), false) => Duration::from_secs_f64(seconds.max(1.0)),
         _ => DEFAULT_LIMIT,
@@ -157,7 +166,11 @@ impl Context<'_> {
     /// kept for a restore too.
     fn target_dir(&self, scratch: &mut Scratch) -> Result<PathBuf, EngineError> {
         match &self.plan.target {
-            TargetPlan::Dir(dir) => scratch.make(dir.join(self.dir_name())),
+            TargetPlan::Dir(dir) => {
+                let dir = std::path::absolute(dir)
+                    .map_err(|error| EngineError::Tool(format!("{}: {error}", dir.display())))?;
+                scratch.make(dir.join(self.dir_name()))
+            }
             _ if self.definition.shape == ToolShape::Stream => scratch.make(self.data_dir()?.join(
                 format!("{LAB_FILE_PREFIX}{}-kept{TOOL_DIR_SUFFIX}", self.tag),
             )),
