@@ -18,4 +18,5 @@ mod scenarios;
 mod striped;
 mod support;
 mod tape;
+mod throttle;
 mod tools;

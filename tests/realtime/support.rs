@@ -37,8 +37,19 @@ pub fn backlab() -> Command {
 
 /// Runs `backlab run SPEC --json` with `extra` flags and parses the report it prints; a run
 /// with no report fails the test with its status and output.
-pub fn run<T: DeserializeOwned>(_alone: &Alone, spec: &Path, extra: &[&str]) -> T {
-    let out = backlab()
+pub fn run<T: DeserializeOwned>(alone: &Alone, spec: &Path, extra: &[&str]) -> T {
+    run_with(alone, backlab(), spec, extra)
+}
+
+/// [`run`] through `command`, which starts the `backlab` binary its own way (inside a cgroup,
+/// say).
+pub fn run_with<T: DeserializeOwned>(
+    _alone: &Alone,
+    mut command: Command,
+    spec: &Path,
+    extra: &[&str],
+) -> T {
+    let out = command
         .arg("run")
         .arg(spec)
         .arg("--json")

@@ -1,5 +1,6 @@
 //! Known bottlenecks of a backup tool the lab runs for real, one at a time: a slow emulated
-//! drive behind a stream tool makes the target the bottleneck.
+//! drive behind a stream tool makes the target the bottleneck, and a source disk behind a
+//! block-I/O throttle makes the source one.
 
 use std::path::Path;
 
@@ -9,6 +10,7 @@ use backlab::views::report::CampaignReport;
 
 use crate::scenarios::assert_names;
 use crate::support::{Alone, backlab, scratch};
+use crate::throttle::ThrottledDisk;
 
 /// A dataset of `size` under `dir`, made by `backlab dataset create`.
 fn dataset(dir: &Path, size: &str) {
@@ -59,4 +61,52 @@ fn a_stream_tool_into_a_slow_drive_is_limited_by_the_target() {
         .expect("the tool's backup");
     // The stream went through the lab's pipeline into the emulated drive.
     assert!(backup.tape.is_some(), "{backup:#?}");
+}
+
+/// The source on a disk whose reads a block-I/O throttle holds to 20 MiB/s, for the lab and for
+/// restic alike (both run in the throttle's cgroup): the source's ceiling is the cap, restic's
+/// backup reaches it, and the verdict names the source.
+#[test]
+fn a_source_behind_a_read_throttle_limits_the_tool() {
+    let alone = Alone::wait_turn();
+    let dir = scratch();
+    let cap = 20u64 << 20;
+    let Some(disk) = ThrottledDisk::make(dir.path(), 512, cap) else {
+        return;
+    };
+    let source = disk.mount().join("source");
+    dataset(&source, "96M");
+    disk.drop_cache();
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).expect("target dir");
+    let spec = dir.path().join("spec.json");
+    let written = serde_json::json!({
+        "name": "restic from a 20 MiB/s disk",
+        "source": {"paths": [source]},
+        "target": {"kind": "dir", "path": target},
+        "tests": ["tape_write", "read_parallel", "tool_ceiling", "tool_backup"],
+        "tool": {"name": "restic"},
+        "params": {"duration_s": 12}
+    });
+    std::fs::write(&spec, written.to_string()).expect("spec written");
+    let report: CampaignReport = crate::support::run_with(
+        &alone,
+        disk.command(std::ffi::OsStr::new(env!("CARGO_BIN_EXE_backlab"))),
+        &spec,
+        &[],
+    );
+    eprintln!("a throttled source: {}", report.bottleneck.sentence());
+    assert_names("a throttled source", &report.bottleneck, Component::Source);
+    let read = report
+        .runs
+        .iter()
+        .find(|run| run.test == TestKind::ReadParallel)
+        .expect("the source's ceiling");
+    // The throttle holds: the lab's own read of the source stands at the cap.
+    let cap_mb_s = cap as f64 / 1e6;
+    let read_mb_s = read.figure();
+    assert!(
+        (read_mb_s / cap_mb_s - 1.0).abs() <= 0.05,
+        "the source read at {read_mb_s:.2} MB/s under a {cap_mb_s:.2} MB/s cap"
+    );
 }
