@@ -88,6 +88,26 @@ pub(super) fn finding(figures: &Figures<'_>, survey: Option<&Survey>) -> Finding
             },
         };
     }
+    // A tool whose own backup kept its cores, or its one thread, busy was held by its CPU:
+    // the tool limits, though its ceiling's run (other data in memory, a quieter moment) went
+    // faster.
+    if lowest.component == Component::Tool
+        && figures
+            .run(roles.backup)
+            .and_then(findings::ToolUse::of)
+            .is_some_and(|tool| {
+                matches!(
+                    tool.held_by,
+                    findings::ToolHeldBy::AllCores | findings::ToolHeldBy::OneThread
+                )
+            })
+    {
+        return Finding::Limits {
+            ceiling: lowest,
+            full_mb_s: full,
+            above: Vec::new(),
+        };
+    }
     interference(figures, survey, &ceilings, lowest, full, roles.backup)
 }
 

@@ -300,6 +300,9 @@ pub enum ToolHeldBy {
     /// One of its threads was busy (nearly) all the time while cores were free: more
     /// concurrency would help.
     OneThread,
+    /// Neither, on a machine whose other work took more of the CPU than the tool did
+    /// (the run is flagged busy_machine): what it waited on cannot be told.
+    OtherWork,
     /// Neither: it waited on something else (its reads, its writes, many small files).
     Neither,
 }
@@ -312,13 +315,18 @@ impl ToolUse {
     pub fn of(run: &crate::engine::result::RunResult) -> Option<ToolUse> {
         let tool = run.tool.as_ref()?;
         let cores = tool.cores.max(1);
-        let held_by = if tool.cores_used >= BUSY_SHARE * f64::from(cores) {
-            ToolHeldBy::AllCores
-        } else if tool.busiest_thread_pct >= 100.0 * BUSY_SHARE {
-            ToolHeldBy::OneThread
-        } else {
-            ToolHeldBy::Neither
-        };
+        let held_by =
+            if tool.cores_used >= BUSY_SHARE * f64::from(cores) {
+                ToolHeldBy::AllCores
+            } else if tool.busiest_thread_pct >= 100.0 * BUSY_SHARE {
+                ToolHeldBy::OneThread
+            } else if run.validity.as_ref().is_some_and(|validity| {
+                validity.has(crate::engine::validity::FlagCode::BusyMachine)
+            }) {
+                ToolHeldBy::OtherWork
+            } else {
+                ToolHeldBy::Neither
+            };
         Some(ToolUse {
             name: tool.name.clone(),
             version: tool.version.clone(),

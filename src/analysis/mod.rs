@@ -74,7 +74,10 @@ impl<'a> Figures<'a> {
 /// 3: the verdict keeps no sentence, and keeps what its sentences are rendered from (the
 /// target's name, the network backup's shape, the source's size); a judgement of 2 lacks
 /// those, so it is judged again rather than shown with less said.
-pub const JUDGEMENT_VERSION: u32 = 3;
+///
+/// 4: a tool whose own backup was held by its CPU (every core, or one thread) limits the
+/// backup though its ceiling's run went faster; a tool run on a busy machine says so.
+pub const JUDGEMENT_VERSION: u32 = 4;
 
 /// A campaign judged: its points and the verdict drawn from them. Every view of a campaign
 /// (page, report, `/compare`, CSV, JSON, list) reads one judgement.

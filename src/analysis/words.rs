@@ -764,6 +764,11 @@ pub fn tool_use(tool: &super::findings::ToolUse) -> String {
              thread holds it back, so more concurrency would help",
             tool.name, tool.busiest_thread_pct, tool.cores_used, tool.cores
         ),
+        ToolHeldBy::OtherWork => format!(
+            "{} used {:.2} of {} cores while other work on the machine took more: what held \
+             it back cannot be told until it runs on an idle machine",
+            tool.name, tool.cores_used, tool.cores
+        ),
         ToolHeldBy::Neither => format!(
             "{} used {:.2} of {} cores and backed up {:.0} files per second: it waited on its \
              reads and writes rather than on the CPU",

@@ -1,5 +1,6 @@
-//! Known bottlenecks of a backup tool the lab runs for real, one at a time: a slow emulated
-//! drive behind a stream tool makes the target the bottleneck, and a source disk behind a
+//! Known bottlenecks of a backup tool the lab runs for real, one at a time (the tool's CPU is
+//! what one of them measures): a heavy compression level on one thread makes the tool the
+//! bottleneck, a slow emulated drive behind a stream tool makes the target one, and a source disk behind a
 //! block-I/O throttle makes the source one.
 
 use std::path::Path;
@@ -28,6 +29,52 @@ fn run(alone: &Alone, dir: &Path, spec: serde_json::Value) -> CampaignReport {
     let path = dir.join("spec.json");
     std::fs::write(&path, spec.to_string()).expect("spec written");
     crate::support::run(alone, &path, &[])
+}
+
+/// tar into zstd at level 19 on one thread: its one thread is busy the whole backup, far below
+/// what the source and the target take, and the verdict names the tool, saying so.
+#[test]
+fn a_heavy_compression_level_makes_the_tool_the_bottleneck() {
+    let alone = Alone::wait_turn();
+    let dir = scratch();
+    let source = dir.path().join("source");
+    dataset(&source, "64M");
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).expect("target dir");
+    let report = run(
+        &alone,
+        dir.path(),
+        serde_json::json!({
+            "name": "zstd -19 on one thread",
+            "source": {"paths": [source]},
+            "target": {"kind": "dir", "path": target},
+            "tests": ["tape_write", "read_parallel", "tool_ceiling", "tool_backup"],
+            "tool": {"name": "tar-zstd", "params": {"level": 19, "threads": 1}},
+            "params": {"duration_s": 10}
+        }),
+    );
+    eprintln!("zstd -19: {}", report.bottleneck.sentence());
+    assert_names("zstd -19", &report.bottleneck, Component::Tool);
+    let tool = report
+        .bottleneck
+        .tool
+        .as_ref()
+        .expect("the verdict's tool use");
+    assert_eq!(tool.name, "tar-zstd");
+    assert!(
+        report.bottleneck.sentence().contains("tar-zstd"),
+        "{}",
+        report.bottleneck.sentence()
+    );
+    let backup = report
+        .runs
+        .iter()
+        .find(|run| run.test == TestKind::ToolBackup)
+        .and_then(|run| run.tool.as_ref())
+        .expect("the tool's backup");
+    // The stream kept less than the source: compression is a figure, not a claim.
+    let stored = backup.stored_bytes.expect("the stream's size");
+    assert!(stored < backup.source_bytes, "{backup:#?}");
 }
 
 #[test]

@@ -4,6 +4,7 @@
 mod flags;
 mod plans;
 mod said;
+mod tools;
 
 use super::*;
 use crate::engine::result::{CpuFigures, RunStatus, StageFigures, TapeFigures};
