@@ -54,6 +54,9 @@ pub struct CampaignMark {
     /// The component the campaign's verdict names (its leading candidate when inconclusive).
     pub component: Option<Component>,
     pub conclusive: bool,
+    /// The version of the backup tool its verdict rests on (what the tool printed), for a
+    /// campaign that ran one: a change after an upgrade names the version that changed.
+    pub tool_version: Option<String>,
 }
 
 /// One test's figure over the series' campaigns.
@@ -165,6 +168,10 @@ pub struct Change {
     /// What the verdicts named most often on each side.
     pub component_before: Option<Component>,
     pub component_after: Option<Component>,
+    /// The backup tool's version in the last campaign before the change and the first after,
+    /// for a series of campaigns that run one.
+    pub tool_before: Option<String>,
+    pub tool_after: Option<String>,
 }
 
 impl Change {
@@ -177,12 +184,24 @@ impl Change {
         }
     }
 
+    /// The tool's versions on the two sides, when they differ: the upgrade that came with
+    /// the change.
+    pub fn upgrade(&self) -> Option<(&str, &str)> {
+        match (&self.tool_before, &self.tool_after) {
+            (Some(before), Some(after)) if before != after => Some((before, after)),
+            _ => None,
+        }
+    }
+
     /// The change in one sentence.
     pub fn words(&self) -> String {
         let component = |c: Option<Component>| c.map_or("nothing", crate::analysis::component_word);
+        let upgrade = self.upgrade().map_or(String::new(), |(before, after)| {
+            format!("; the tool changed with it, from {before} to {after}")
+        });
         format!(
             "{} became {:.0} % {} from campaign {} on: {:.1} → {:.1} MB/s (p = {:.2e}, {} \
-             campaigns before, {} after); the verdicts named the {} before and the {} after",
+             campaigns before, {} after); the verdicts named the {} before and the {} after{}",
             self.test.label(),
             self.change_pct.abs(),
             self.direction(),
@@ -194,6 +213,7 @@ impl Change {
             self.campaigns_after,
             component(self.component_before),
             component(self.component_after),
+            upgrade,
         )
     }
 }
@@ -209,6 +229,12 @@ impl History {
                 created_ms: entry.created_ms,
                 component: entry.judgement.verdict.component,
                 conclusive: entry.judgement.verdict.conclusive,
+                tool_version: entry
+                    .judgement
+                    .verdict
+                    .tool
+                    .as_ref()
+                    .map(|tool| tool.version.clone()),
             })
             .collect();
         let mut lines: Vec<Line> = Vec::new();
@@ -359,6 +385,9 @@ fn changes(line: &Line, campaigns: &[CampaignMark], alpha: f64) -> Vec<Change> {
                 .copied()
                 .max_by_key(|c| named.iter().filter(|n| *n == c).count())
         };
+        let version = |point: Option<&&SeriesPoint>| {
+            point.and_then(|p| campaigns.get(p.number - 1)?.tool_version.clone())
+        };
         changes.push(Change {
             test: line.test,
             first_campaign: first.campaign.clone(),
@@ -371,6 +400,8 @@ fn changes(line: &Line, campaigns: &[CampaignMark], alpha: f64) -> Vec<Change> {
             campaigns_after: after.len(),
             component_before: most_named(before),
             component_after: most_named(after),
+            tool_before: version(before.last()),
+            tool_after: version(after.first()),
         });
     }
     changes
@@ -391,6 +422,8 @@ struct CsvRow<'a> {
     runs: usize,
     valid: bool,
     setting: &'a str,
+    /// The backup tool's version, for a campaign that ran one.
+    tool_version: Option<&'a str>,
     /// The change that starts at this campaign, in percent, when one does.
     change_pct: Option<f64>,
 }
@@ -418,6 +451,10 @@ impl History {
                     runs: point.runs,
                     valid: point.valid,
                     setting: &point.setting,
+                    tool_version: self
+                        .campaigns
+                        .get(point.number - 1)
+                        .and_then(|mark| mark.tool_version.as_deref()),
                     change_pct: change.map(|change| change.change_pct),
                 })?;
             }
@@ -472,6 +509,7 @@ mod tests {
                 created_ms: p.created_ms,
                 component: None,
                 conclusive: false,
+                tool_version: None,
             })
             .collect();
         let line = Line {
@@ -512,5 +550,41 @@ mod tests {
             rate * 100.0
         );
         assert!(rate <= 0.05, "false-alarm rate {rate}");
+    }
+
+    #[test]
+    fn a_change_that_came_with_a_tool_upgrade_names_both_versions() {
+        let (line, mut campaigns) = line(7, &[(300.0, 10), (200.0, 10)]);
+        for (at, mark) in campaigns.iter_mut().enumerate() {
+            mark.tool_version = Some(
+                if at < 10 {
+                    "restic 0.14.0"
+                } else {
+                    "restic 0.16.4"
+                }
+                .to_string(),
+            );
+        }
+        let found = changes(&line, &campaigns, FAMILY_ALPHA);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].upgrade(), Some(("restic 0.14.0", "restic 0.16.4")));
+        assert!(
+            found[0]
+                .words()
+                .ends_with("; the tool changed with it, from restic 0.14.0 to restic 0.16.4"),
+            "{}",
+            found[0].words()
+        );
+        // The same versions on both sides: nothing said of the tool.
+        for mark in &mut campaigns {
+            mark.tool_version = Some("restic 0.16.4".to_string());
+        }
+        let found = changes(&line, &campaigns, FAMILY_ALPHA);
+        assert_eq!(found[0].upgrade(), None);
+        assert!(
+            !found[0].words().contains("the tool changed"),
+            "{}",
+            found[0].words()
+        );
     }
 }

@@ -418,6 +418,14 @@ async fn a_restic_campaign_through_the_api_runs_to_a_verdict() {
             .is_some_and(|version| version.starts_with("restic 0.")),
         "{verdict}"
     );
+    // Its series keeps the version, so that a change after an upgrade can name it.
+    let shown = lab.get_json(&format!("/api/campaigns/{id}")).await;
+    let key = shown["series"].as_str().expect("the campaign's series");
+    let series = lab.get_json(&format!("/api/series/{key}")).await;
+    assert_eq!(
+        series["campaigns"][0]["tool_version"], verdict["tool"]["version"],
+        "{series}"
+    );
     assert!(entries(&target).is_empty(), "{:?}", entries(&target));
     assert!(
         tool_dirs(&lab.data_dir).is_empty(),

@@ -29,6 +29,9 @@ pub struct SeriesCampaignBody<'a> {
     /// The component the campaign's verdict names (its leading candidate when inconclusive).
     pub component: Option<Component>,
     pub conclusive: bool,
+    /// The backup tool's version, for a campaign that ran one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_version: Option<&'a str>,
 }
 
 /// One test's figure over a series' campaigns.
@@ -86,6 +89,12 @@ pub struct SeriesChangeBody<'a> {
     /// What the verdicts named most often on each side.
     pub component_before: Option<Component>,
     pub component_after: Option<Component>,
+    /// The backup tool's version in the last campaign before and the first after, for a
+    /// series that runs one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_before: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_after: Option<&'a str>,
 }
 
 /// Another tool's figure, placed at the campaign it was imported into.
@@ -168,6 +177,7 @@ fn campaign(mark: &CampaignMark) -> SeriesCampaignBody<'_> {
         created_ms: mark.created_ms,
         component: mark.component,
         conclusive: mark.conclusive,
+        tool_version: mark.tool_version.as_deref(),
     }
 }
 
@@ -210,6 +220,8 @@ fn change(change: &Change) -> SeriesChangeBody<'_> {
         campaigns_after: change.campaigns_after,
         component_before: change.component_before,
         component_after: change.component_after,
+        tool_before: change.tool_before.as_deref(),
+        tool_after: change.tool_after.as_deref(),
     }
 }
 
