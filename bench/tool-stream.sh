@@ -98,7 +98,7 @@ note "creating the tree: $SIZE, profile typical, compression 2:1"
 "$BL" dataset create "$TREE" --profile typical --size "$SIZE" >"$SCRATCH/create.txt" ||
     die "dataset create failed"
 cat "$SCRATCH/create.txt" >&2
-BYTES=$(find "$TREE" -type f -printf '%s\n' | awk '{s += $1} END {print s}')
+BYTES=$(find "$TREE" -type f -printf '%s\n' | awk '{s += $1} END {printf "%.0f\n", s}')
 FILES=$(find "$TREE" -type f | wc -l)
 PATH_FOR_TOOLS=${PATH:-/usr/local/bin:/usr/bin:/bin}
 
@@ -120,7 +120,7 @@ for folder, _, names in os.walk(sys.argv[1]):
             os.close(fd)
 EOF
     find "$TREE" -type f -print0 | xargs -0 fincore --bytes --noheadings --output RES 2>/dev/null |
-        awk '{s += $1} END {print s + 0}'
+        awk '{s += $1} END {printf "%.0f\n", s}'
 }
 
 # One backup by backlab: prints its MB/s, its wall seconds and how much of the tree was resident
