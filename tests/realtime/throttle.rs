@@ -36,22 +36,31 @@ fn hierarchy() -> Option<Hierarchy> {
         .then(|| Hierarchy::V2(v2.to_path_buf()))
 }
 
-fn must(command: &mut Command) -> String {
-    let out = command.output().unwrap_or_else(|error| {
-        panic!("{:?} cannot start: {error}", command.get_program());
-    });
-    assert!(
-        out.status.success(),
-        "{command:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+/// What `command` printed, or why it could not run (said on stderr).
+fn must(command: &mut Command) -> Option<String> {
+    match command.output() {
+        Ok(out) if out.status.success() => {
+            Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+        }
+        Ok(out) => {
+            eprintln!(
+                "{command:?} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            None
+        }
+        Err(error) => {
+            eprintln!("{:?} cannot start: {error}", command.get_program());
+            None
+        }
+    }
 }
 
 impl ThrottledDisk {
     /// A `size_mib` ext4 file system on a loop device over a file in `dir`, mounted at
     /// `dir/disk`, its reads capped at `read_bytes_per_s` for the processes of a new cgroup.
-    /// `None`, saying why, where the test is not root or the machine throttles no block I/O.
+    /// `None`, saying why, where the test is not root or the machine cannot make such a disk
+    /// (no loop device, no block-I/O throttle, a cgroup file system it may not write).
     pub fn make(dir: &Path, size_mib: u64, read_bytes_per_s: u64) -> Option<ThrottledDisk> {
         if !rustix::process::geteuid().is_root() || !Path::new("/dev/loop-control").exists() {
             eprintln!("a throttled disk needs root and loop devices");
@@ -69,23 +78,23 @@ impl ThrottledDisk {
             Command::new("losetup")
                 .args(["--find", "--show"])
                 .arg(&image),
-        );
+        )?;
         let mut disk = ThrottledDisk {
             mount: dir.join("disk"),
             device,
             cgroup: PathBuf::new(),
             procs: PathBuf::new(),
         };
-        must(Command::new("mkfs.ext4").args(["-q", "-F", &disk.device]));
+        must(Command::new("mkfs.ext4").args(["-q", "-F", &disk.device]))?;
         std::fs::create_dir(&disk.mount).expect("the mount point");
-        must(Command::new("mount").arg(&disk.device).arg(&disk.mount));
+        must(Command::new("mount").arg(&disk.device).arg(&disk.mount))?;
         let numbers = must(Command::new("lsblk").args([
             "--nodeps",
             "--noheadings",
             "--output",
             "MAJ:MIN",
             &disk.device,
-        ]));
+        ]))?;
         let numbers = numbers.trim();
         let name = format!("backlab-realtime-{}", std::process::id());
         let (cgroup, file, line) = match hierarchy {
@@ -103,11 +112,16 @@ impl ThrottledDisk {
                 )
             }
         };
-        std::fs::create_dir(&cgroup).expect("the cgroup");
+        if let Err(error) = std::fs::create_dir(&cgroup) {
+            eprintln!("no cgroup {}: {error}", cgroup.display());
+            return None;
+        }
         disk.procs = cgroup.join("cgroup.procs");
         disk.cgroup = cgroup;
-        std::fs::write(disk.cgroup.join(file), &line)
-            .unwrap_or_else(|error| panic!("the throttle {line:?} in {file}: {error}"));
+        if let Err(error) = std::fs::write(disk.cgroup.join(file), &line) {
+            eprintln!("the throttle {line:?} in {file}: {error}");
+            return None;
+        }
         Some(disk)
     }
 
@@ -130,7 +144,7 @@ impl ThrottledDisk {
 
     /// Drops the disk's pages from the page cache, so the next read comes from the device.
     pub fn drop_cache(&self) {
-        must(&mut Command::new("sync"));
+        let _ = Command::new("sync").status();
         let _ = std::fs::write("/proc/sys/vm/drop_caches", "3");
     }
 }
