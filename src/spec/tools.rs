@@ -77,13 +77,22 @@ pub fn check(spec: &CampaignSpec, tools: &Tools) -> FieldErrors {
                 ),
             }
         }
-        if definition.shape == ToolShape::Repository && spec.target.kind != TargetKind::Dir {
+        let in_bucket = spec.target.kind == TargetKind::S3 && definition.s3.is_some();
+        if definition.shape == ToolShape::Repository
+            && spec.target.kind != TargetKind::Dir
+            && !in_bucket
+        {
             errors.add(
                 "target.kind",
                 format!(
-                    "{} keeps a repository in a directory: give a dir target (a stream tool \
+                    "{} keeps a repository in a directory{}: give a dir target (a stream tool \
                      such as tar-zstd writes into any target)",
-                    definition.name
+                    definition.name,
+                    if definition.s3.is_some() {
+                        " or an s3 bucket"
+                    } else {
+                        ""
+                    }
                 ),
             );
         }

@@ -953,3 +953,58 @@ fn a_restore_is_verified_file_by_file_and_one_that_differs_fails_naming_the_file
         "{error}"
     );
 }
+
+/// restic with its repository in the lab's S3 store: the backup and the restore go through the
+/// bucket (restic's own S3 client, given the store's address and keys), the restore is verified
+/// file by file, what the repository took is read from the bucket, and no key of the runs is
+/// left in it; borg, which cannot keep a repository there, is refused naming the target.
+#[tokio::test]
+async fn restic_keeps_its_repository_in_the_labs_s3_store_and_leaves_no_key_behind() {
+    let server = crate::support::s3::S3Server::start();
+    let lab = Lab::fresh(&LabOptions {
+        extra: server
+            .store_flag("lab", crate::support::s3::BUCKET)
+            .to_vec(),
+        env: server.credentials(true),
+        ..LabOptions::default()
+    });
+    let source = lab.data_dir.join("src");
+    create_dataset_with(&source, "typical", "8M", 26);
+    let spec = |tool: &str| {
+        json!({
+            "name": "restic into a bucket",
+            "source": {"paths": [source]},
+            "target": {"kind": "s3", "store": "lab", "prefix": "tools/"},
+            "tests": ["tool_backup", "tool_restore"],
+            "tool": {"name": tool},
+            "params": {"duration_s": 60}
+        })
+    };
+    let id = lab.submit(&spec("restic")).await;
+    let campaign = lab
+        .wait_status(&id, &["done", "failed"], Duration::from_secs(180))
+        .await;
+    assert_eq!(campaign["status"], "done", "{campaign}");
+    let runs = campaign["runs"].as_array().expect("runs");
+    for run in runs {
+        assert_eq!(run["status"], "done", "{run}");
+    }
+    let backup = &runs[0]["result"]["tool"];
+    let stored = backup["stored_bytes"].as_u64().unwrap_or(0);
+    // The demo data compresses 2:1 and restic compresses by default: the bucket holds less
+    // than the source, and not nothing.
+    assert!(stored > 1 << 20 && stored < 8 << 20, "{backup}");
+    let restored = &runs[1]["result"]["tool"]["verified"];
+    assert_eq!(restored["bytes"], 8 << 20, "{restored}");
+    assert_eq!(restored["files"], files_beneath(&source), "{restored}");
+    assert!(
+        server.objects().is_empty(),
+        "keys left in the bucket: {:?}",
+        server.objects()
+    );
+
+    let refused = lab.post_json("/api/campaigns", &spec("borg")).await;
+    assert_eq!(refused.status().as_u16(), 422);
+    let body: Value = refused.json().await.expect("JSON");
+    assert!(body["fields"]["target.kind"].is_string(), "{body}");
+}

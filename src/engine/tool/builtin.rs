@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use super::definition::{ChoiceValue, ParamDef, ProgressFrom, ToolDefinition, ToolShape};
+use super::definition::{
+    ChoiceValue, ParamDef, ProgressFrom, S3Repository, ToolDefinition, ToolShape,
+};
 
 /// Every built-in definition.
 pub fn definitions() -> Vec<ToolDefinition> {
@@ -107,6 +109,17 @@ fn restic() -> ToolDefinition {
             ),
         ],
         shell: false,
+        s3: Some(S3Repository {
+            repo: "s3:{s3_endpoint}/{s3_bucket}/{s3_key}".to_string(),
+            env: [
+                ("AWS_ACCESS_KEY_ID", "{s3_access_key}"),
+                ("AWS_SECRET_ACCESS_KEY", "{s3_secret_key}"),
+                ("AWS_DEFAULT_REGION", "{s3_region}"),
+            ]
+            .into_iter()
+            .map(|(key, value)| (key.to_string(), value.to_string()))
+            .collect(),
+        }),
     }
 }
 
@@ -176,6 +189,7 @@ fn borg() -> ToolDefinition {
             ),
         ],
         shell: false,
+        s3: None,
     }
 }
 
@@ -213,6 +227,7 @@ fn tar() -> ToolDefinition {
         progress: ProgressFrom::ProcessIo,
         params: Vec::new(),
         shell: false,
+        s3: None,
     }
 }
 
@@ -237,6 +252,7 @@ fn tar_gzip() -> ToolDefinition {
         progress: ProgressFrom::ProcessIo,
         params: vec![integer("level", 1, 9, 6, "gzip's level")],
         shell: false,
+        s3: None,
     }
 }
 
@@ -273,5 +289,6 @@ fn tar_zstd() -> ToolDefinition {
             ),
         ],
         shell: false,
+        s3: None,
     }
 }

@@ -187,6 +187,66 @@ pub struct ToolDefinition {
     /// one string). The built-in tools never do.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shell: bool,
+    /// How the tool keeps its repository in an S3 bucket, for a campaign whose target is one
+    /// of the lab's `s3` stores; without it, a repository tool needs a `dir` target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub s3: Option<S3Repository>,
+}
+
+/// A repository tool's way into an S3 bucket: what `{repo}` stands for, and the environment
+/// that carries the store's keys.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct S3Repository {
+    /// What `{repo}` stands for, from `{s3_endpoint}` (`http://host:port`), `{s3_bucket}` and
+    /// `{s3_key}` (the run's key prefix in the bucket): restic's `s3:{s3_endpoint}/{s3_bucket}/{s3_key}`.
+    pub repo: String,
+    /// Environment besides the tool's own, from `{s3_access_key}`, `{s3_secret_key}` and
+    /// `{s3_region}`.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+/// What an [`S3Repository`]'s placeholders stand for in one run.
+#[derive(Debug, Clone, Default)]
+pub struct S3Place {
+    pub endpoint: String,
+    pub bucket: String,
+    pub key: String,
+    pub access_key: String,
+    pub secret_key: String,
+    pub region: String,
+}
+
+/// The names an [`S3Repository`] may use.
+const S3_PLACES: [&str; 6] = [
+    "s3_endpoint",
+    "s3_bucket",
+    "s3_key",
+    "s3_access_key",
+    "s3_secret_key",
+    "s3_region",
+];
+
+impl S3Repository {
+    /// `{repo}` and the environment for the bucket at `place`.
+    pub fn fill(&self, place: &S3Place) -> (String, Vec<(String, String)>) {
+        let fill = |text: &str| {
+            text.replace("{s3_endpoint}", &place.endpoint)
+                .replace("{s3_bucket}", &place.bucket)
+                .replace("{s3_key}", &place.key)
+                .replace("{s3_access_key}", &place.access_key)
+                .replace("{s3_secret_key}", &place.secret_key)
+                .replace("{s3_region}", &place.region)
+        };
+        (
+            fill(&self.repo),
+            self.env
+                .iter()
+                .map(|(key, value)| (key.clone(), fill(value)))
+                .collect(),
+        )
+    }
 }
 
 /// Everything a tool's command line may name, filled in for one run.
@@ -204,6 +264,8 @@ pub struct Places {
     /// The scratch home of the run (`HOME`), where a tool keeps its caches.
     pub home: PathBuf,
     pub cores: usize,
+    /// Environment the repository's place adds (an S3 bucket's keys).
+    pub repo_env: Vec<(String, String)>,
 }
 
 /// Why a definition cannot be used as written.
@@ -308,7 +370,29 @@ impl ToolDefinition {
                 }
             }
         }
-        for key in self.env.keys() {
+        if let Some(s3) = &self.s3 {
+            if self.shape != ToolShape::Repository {
+                return Err(invalid(
+                    "`s3` is for a repository tool; a stream goes into any target".to_string(),
+                ));
+            }
+            for text in std::iter::once(&s3.repo).chain(s3.env.values()) {
+                if let Some(name) = placeholders(text)
+                    .into_iter()
+                    .find(|name| !S3_PLACES.contains(name))
+                {
+                    return Err(invalid(format!(
+                        "`{text}` names {{{name}}}; `s3` may name {}",
+                        S3_PLACES.map(|name| format!("{{{name}}}")).join(", ")
+                    )));
+                }
+            }
+        }
+        for key in self
+            .env
+            .keys()
+            .chain(self.s3.iter().flat_map(|s3| s3.env.keys()))
+        {
             if key.is_empty()
                 || key == "PATH"
                 || key == "HOME"
@@ -413,6 +497,7 @@ impl ToolDefinition {
         self.env
             .iter()
             .map(|(key, value)| (key.clone(), fill(value, places, values)))
+            .chain(places.repo_env.iter().cloned())
             .collect()
     }
 }
@@ -491,6 +576,7 @@ mod tests {
             password: "pw".to_string(),
             home: PathBuf::from("/d/home"),
             cores: 2,
+            repo_env: Vec::new(),
         }
     }
 
@@ -568,6 +654,42 @@ mod tests {
         let mut tool = builtin::definitions().remove(0);
         tool.env.insert("PATH".to_string(), "/evil".to_string());
         assert!(tool.check().is_err());
+    }
+
+    #[test]
+    fn an_s3_repository_names_only_the_buckets_places_and_fills_them() {
+        let restic = builtin::definitions().remove(0);
+        let s3 = restic
+            .s3
+            .clone()
+            .expect("restic keeps a repository in a bucket");
+        let (repo, env) = s3.fill(&S3Place {
+            endpoint: "http://127.0.0.1:9000".to_string(),
+            bucket: "backups".to_string(),
+            key: "nightly/run-1.tool".to_string(),
+            access_key: "AK".to_string(),
+            secret_key: "SK".to_string(),
+            region: "us-east-1".to_string(),
+        });
+        assert_eq!(repo, "s3:http://127.0.0.1:9000/backups/nightly/run-1.tool");
+        assert!(env.contains(&("AWS_SECRET_ACCESS_KEY".to_string(), "SK".to_string())));
+        let mut tool = restic.clone();
+        if let Some(s3) = tool.s3.as_mut() {
+            s3.repo.push_str("/{source}");
+        }
+        let error = tool.check().expect_err("a place the bucket does not have");
+        assert!(error.to_string().contains("{source}"), "{error}");
+        let mut tool = restic.clone();
+        if let Some(s3) = tool.s3.as_mut() {
+            s3.env.insert("HOME".to_string(), "{s3_key}".to_string());
+        }
+        assert!(tool.check().is_err(), "HOME is the lab's");
+        let mut tar = builtin::definitions()
+            .into_iter()
+            .find(|tool| tool.shape == ToolShape::Stream)
+            .expect("a stream tool");
+        tar.s3 = restic.s3;
+        assert!(tar.check().is_err(), "a stream goes into any target");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::AvailableTool;
-use super::definition::{Places, ProgressFrom, ToolDefinition, ToolShape};
+use super::definition::{Places, ProgressFrom, S3Place, ToolDefinition, ToolShape};
 use super::figures::{PressureFigures, ToolFigures};
 use super::process::{Finished, Launch, Output, Running, Stage, Stream};
 use super::tree::{self, RestoreLayout};
@@ -19,6 +19,9 @@ use crate::engine::pipeline::{self, Job, Limits, Outcome, RunControl};
 use crate::engine::plan::{RunPlan, SourcePlan, TargetPlan};
 use crate::engine::source::StreamSource;
 use crate::engine::target::files::LAB_FILE_PREFIX;
+use crate::engine::target::s3::ObjectStore;
+use crate::engine::target::s3::client::S3Client;
+use crate::engine::target::s3::figures::RequestTally;
 use crate::engine::test_kind::TestKind;
 use crate::engine::{EngineSettings, buffer::AlignedBuf};
 
@@ -48,9 +51,50 @@ pub struct ToolOutcome {
     pub figures: ToolFigures,
 }
 
-/// The directories of one run, removed when it ends, however it ends.
+/// The directories of one run, and the keys of its repository in a bucket, removed when it
+/// ends, however it ends.
 struct Scratch {
     dirs: Vec<PathBuf>,
+    objects: Vec<S3Objects>,
+}
+
+/// The keys under one prefix in an S3 store: a repository a tool keeps in a bucket.
+#[derive(Clone)]
+struct S3Objects {
+    store: ObjectStore,
+    prefix: String,
+}
+
+impl S3Objects {
+    fn client(&self) -> S3Client {
+        S3Client::for_cleanup(&self.store, Arc::new(RequestTally::default()))
+    }
+
+    /// The bytes the keys hold.
+    fn size(&self) -> Option<u64> {
+        let listed = self
+            .client()
+            .list_objects(&self.prefix, &AtomicBool::new(false))
+            .ok()?;
+        Some(listed.iter().map(|(_, size)| size).sum())
+    }
+
+    /// Removes every key under the prefix.
+    fn remove(&self) -> Result<(), String> {
+        let client = self.client();
+        let give_up = AtomicBool::new(false);
+        let listed = client
+            .list_objects(&self.prefix, &give_up)
+            .map_err(|failure| failure.message)?;
+        for (key, _) in listed {
+            if key.starts_with(&self.prefix) {
+                client
+                    .delete(&key, &give_up)
+                    .map_err(|failure| failure.message)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Scratch {
@@ -68,6 +112,16 @@ impl Drop for Scratch {
         for dir in self.dirs.iter().rev() {
             if let Err(error) = tree::remove_tree(dir) {
                 tracing::warn!(%error, "cannot remove a tool run's directory");
+            }
+        }
+        for objects in &self.objects {
+            if let Err(error) = objects.remove() {
+                tracing::warn!(
+                    %error,
+                    store = %objects.store.name,
+                    prefix = %objects.prefix,
+                    "cannot remove a tool run's repository from its bucket: the next start sweeps it"
+                );
             }
         }
     }
@@ -122,7 +176,10 @@ pub fn execute(
         tag,
         limit,
     };
-    let mut scratch = Scratch { dirs: Vec::new() };
+    let mut scratch = Scratch {
+        dirs: Vec::new(),
+        objects: Vec::new(),
+    };
     let result = match plan.test {
         TestKind::ToolBackup => context.backup(roots, &mut scratch),
         TestKind::ToolCeiling => context.ceiling(roots, &mut scratch),
@@ -150,11 +207,43 @@ struct Context<'a> {
 /// Where one backup reads and writes.
 struct Where {
     roots: Vec<PathBuf>,
-    repo: PathBuf,
+    repo: Repo,
     home: PathBuf,
     restore: PathBuf,
     stream: PathBuf,
     in_memory: bool,
+}
+
+/// Where a repository tool keeps its repository: a directory, or keys in an S3 bucket.
+struct Repo {
+    /// What `{repo}` stands for: the directory, or the tool's address of the bucket's keys.
+    place: PathBuf,
+    /// The directory it is in, for a repository on a disk (or a stream kept for a restore).
+    dir: Option<PathBuf>,
+    /// The environment that opens it (the bucket's keys).
+    env: Vec<(String, String)>,
+    objects: Option<S3Objects>,
+}
+
+impl Repo {
+    fn in_dir(dir: PathBuf) -> Repo {
+        Repo {
+            place: dir.join("repo"),
+            dir: Some(dir),
+            env: Vec::new(),
+            objects: None,
+        }
+    }
+
+    /// What the repository takes where it is kept.
+    fn stored(&self) -> Option<u64> {
+        match &self.objects {
+            Some(objects) => objects.size(),
+            None => tree::tree_size(&self.place)
+                .ok()
+                .map(|size| size.allocated_bytes),
+        }
+    }
 }
 
 impl Context<'_> {
@@ -197,13 +286,14 @@ impl Context<'_> {
     fn places(&self, at: &Where, archive: &str) -> Places {
         Places {
             source: at.roots.clone(),
-            repo: at.repo.clone(),
+            repo: at.repo.place.clone(),
             restore: at.restore.clone(),
             stream: at.stream.clone(),
             archive: archive.to_string(),
             password: format!("{:032x}", rand::random::<u128>()),
             home: at.home.clone(),
             cores: std::thread::available_parallelism().map_or(1, usize::from),
+            repo_env: at.repo.env.clone(),
         }
     }
 
@@ -350,7 +440,7 @@ impl Context<'_> {
         let lab = self.lab_dir(scratch)?;
         let at = Where {
             roots: roots.to_vec(),
-            repo: self.repository_dir(scratch)?,
+            repo: self.repository(scratch)?,
             home: scratch.make(lab.join("home"))?,
             restore: lab.join("restore"),
             stream: lab.join("stream"),
@@ -384,7 +474,7 @@ impl Context<'_> {
         let copied = copied_roots(roots, &copy)?;
         let at = Where {
             roots: copied,
-            repo: memory.join("repo"),
+            repo: Repo::in_dir(memory.clone()),
             home: scratch.make(memory.join("home"))?,
             restore: memory.join("restore"),
             stream: memory.join("stream"),
@@ -408,7 +498,7 @@ impl Context<'_> {
         tree::copy_tree(roots, &copy, self.control.cancel).map_err(tree_error)?;
         let at = Where {
             roots: copied_roots(roots, &copy)?,
-            repo: self.repository_dir(scratch)?,
+            repo: self.repository(scratch)?,
             home: scratch.make(lab.join("home"))?,
             restore: lab.join("restore"),
             stream: lab.join("stream"),
@@ -430,7 +520,7 @@ impl Context<'_> {
             false,
         )?;
         self.fail_unless_succeeded(&finished, "the first backup")?;
-        let before = stored(&at.repo);
+        let before = at.repo.stored();
         let mut changed = None;
         for root in &at.roots {
             let change =
@@ -462,10 +552,13 @@ impl Context<'_> {
         scratch: &mut Scratch,
     ) -> Result<ToolOutcome, EngineError> {
         let lab = self.lab_dir(scratch)?;
-        let kept = self.target_dir(scratch)?;
+        let repo = self.repository(scratch)?;
+        // A stream is kept beside the target's files (or in the data dir), as a repository on
+        // a disk is; one in a bucket leaves nothing on a disk.
+        let kept = repo.dir.clone().unwrap_or_else(|| lab.join("kept"));
         let at = Where {
             roots: roots.to_vec(),
-            repo: kept.join("repo"),
+            repo,
             home: scratch.make(lab.join("home"))?,
             restore: scratch.make(lab.join("restore"))?,
             stream: kept.join("stream"),
@@ -526,9 +619,37 @@ impl Context<'_> {
         Ok(ToolOutcome { outcome, figures })
     }
 
-    /// The repository's directory for a backup on the target.
-    fn repository_dir(&self, scratch: &mut Scratch) -> Result<PathBuf, EngineError> {
-        Ok(self.target_dir(scratch)?.join("repo"))
+    /// The repository for a backup on the target: keys in the target's bucket for a tool
+    /// that can keep one there, else a directory beside the target's files.
+    fn repository(&self, scratch: &mut Scratch) -> Result<Repo, EngineError> {
+        let (TargetPlan::S3(config), Some(access)) = (&self.plan.target, &self.definition.s3)
+        else {
+            return Ok(Repo::in_dir(self.target_dir(scratch)?));
+        };
+        let store = self
+            .settings
+            .object_stores
+            .get(&config.store)
+            .ok_or_else(|| {
+                EngineError::Tool(format!("the lab has no S3 store named {}", config.store))
+            })?;
+        let prefix = format!(
+            "{}{}{TOOL_DIR_SUFFIX}/",
+            crate::engine::target::s3::lab_key_start(&config.prefix, &self.settings.object_owner),
+            self.tag
+        );
+        let objects = S3Objects {
+            store: store.clone(),
+            prefix: prefix.clone(),
+        };
+        scratch.objects.push(objects.clone());
+        let (place, env) = access.fill(&s3_place(store, prefix.trim_end_matches('/')));
+        Ok(Repo {
+            place: PathBuf::from(place),
+            dir: None,
+            env,
+            objects: Some(objects),
+        })
     }
 
     /// The untimed commands that make an empty repository.
@@ -610,7 +731,7 @@ impl Context<'_> {
                 self.fail_unless_succeeded(&finished, "the backup")?;
                 let samples = progress.samples(&finished, true, tally.1);
                 let mut figures = self.figures(&finished, tally, at.in_memory);
-                figures.stored_bytes = stored(&at.repo);
+                figures.stored_bytes = at.repo.stored();
                 let outcome = process_outcome(&finished, tally.1, tally.0, samples);
                 ToolOutcome { outcome, figures }
             }
@@ -783,9 +904,34 @@ fn copied_roots(roots: &[PathBuf], copy: &Path) -> Result<Vec<PathBuf>, EngineEr
         .collect()
 }
 
-/// What a repository takes on its disk.
-fn stored(repo: &Path) -> Option<u64> {
-    tree::tree_size(repo).ok().map(|size| size.allocated_bytes)
+/// What an S3 repository's placeholders stand for: the store's endpoint, bucket and keys,
+/// and the run's key prefix.
+fn s3_place(store: &ObjectStore, key: &str) -> S3Place {
+    let url = store.bucket.base_url();
+    let bucket = store.bucket.name().to_string();
+    // A virtual-hosted bucket's URL names the bucket in its host: the endpoint does not.
+    let host = url.host_str().unwrap_or_default();
+    let host = host.strip_prefix(&format!("{bucket}.")).unwrap_or(host);
+    let port = url
+        .port()
+        .map(|port| format!(":{port}"))
+        .unwrap_or_default();
+    S3Place {
+        endpoint: format!("{}://{host}{port}", url.scheme()),
+        bucket,
+        key: key.to_string(),
+        access_key: store
+            .credentials
+            .as_ref()
+            .map(|credentials| credentials.key().to_string())
+            .unwrap_or_default(),
+        secret_key: store
+            .credentials
+            .as_ref()
+            .map(|credentials| credentials.secret().to_string())
+            .unwrap_or_default(),
+        region: store.bucket.region().to_string(),
+    }
 }
 
 fn tree_error(error: tree::TreeError) -> EngineError {
