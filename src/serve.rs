@@ -107,6 +107,8 @@ pub enum ServeError {
     Serve(std::io::Error),
     #[error("--lanes must be at least 1")]
     NoLanes,
+    #[error("cannot take SIGTERM and SIGINT: {0}")]
+    Signals(std::io::Error),
     #[error(transparent)]
     Site(#[from] SiteFlagError),
     #[error("the API description cannot be generated: {0}")]
@@ -124,6 +126,9 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
     if config.lanes == 0 {
         return Err(ServeError::NoLanes);
     }
+    // Taken before the lab announces itself: a SIGTERM sent the moment it is up stops it
+    // cleanly instead of killing it before a handler exists.
+    let stop_signals = StopSignals::register().map_err(ServeError::Signals)?;
     let site_flags = SiteFlags::parse(config.public_url.as_deref(), &config.allow_hosts)?;
     let file_limit = listener::raise_file_limit();
     let max_connections = listener::connection_cap(file_limit.soft);
@@ -314,7 +319,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
         max_connections,
         SHUTDOWN_GRACE,
         async move {
-            shutdown_signal().await;
+            stop_signals.recv().await;
             tracing::info!("shutting down: interrupting the running run, ending live streams");
             stop_lab.stop_all();
             sweep_give_up.store(true, Ordering::Relaxed);
@@ -617,20 +622,28 @@ fn bad_path(flag: &'static str, path: &Path, error: &std::io::Error) -> ServeErr
     }
 }
 
-async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+/// The signals that stop the lab (SIGTERM, and Ctrl-C's SIGINT), registered when made: one
+/// that arrives before the lab waits for it is kept, not lost or fatal.
+struct StopSignals {
+    terminate: tokio::signal::unix::Signal,
+    interrupt: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn register() -> std::io::Result<StopSignals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(StopSignals {
+            terminate: signal(SignalKind::terminate())?,
+            interrupt: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    /// Waits for either.
+    async fn recv(mut self) {
+        tokio::select! {
+            _ = self.terminate.recv() => {},
+            _ = self.interrupt.recv() => {},
         }
-    };
-    tokio::select! {
-        _ = interrupt => {},
-        _ = terminate => {},
     }
 }
 

@@ -136,3 +136,17 @@ async fn sigterm_interrupts_the_run_ends_streams_and_the_next_start_resumes() {
     assert_eq!(campaign["runs"][0]["status"], "cancelled");
     assert!(lab_files(&target).is_empty());
 }
+
+/// SIGTERM the moment the lab says it listens, again and again: every time it stops cleanly
+/// (exit 0). Its handlers are in place before it announces itself, so the signal is never the
+/// default one that kills it.
+#[tokio::test]
+async fn a_sigterm_the_moment_the_lab_is_up_stops_it_cleanly() {
+    for _ in 0..5 {
+        let root = scratch();
+        let mut lab = Lab::start(root.path(), &LabOptions::default());
+        lab.signal(Signal::TERM);
+        let (_, exit) = lab.wait_exit(Duration::from_secs(30)).await;
+        assert!(exit.success(), "{exit:?}");
+    }
+}
