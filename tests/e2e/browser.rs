@@ -77,6 +77,20 @@ async fn wait_for(tab: &Tab, script: &str, timeout: Duration) {
     .await;
 }
 
+/// Submits the new-campaign form and waits for the campaign's own page.
+async fn submit_to_the_campaign_page(tab: &Tab) {
+    tab.find_element("#submit")
+        .expect("submit")
+        .click()
+        .expect("click submit");
+    wait_for(
+        tab,
+        "/\\/campaigns\\/[A-Za-z0-9]{12}$/.test(location.pathname)",
+        Duration::from_secs(20),
+    )
+    .await;
+}
+
 fn screenshots() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()
@@ -133,16 +147,7 @@ async fn a_campaign_from_the_form_runs_live_to_its_verdict() {
          f.repeat.value = '1';
          true",
     );
-    tab.find_element("#submit")
-        .expect("submit")
-        .click()
-        .expect("click submit");
-    wait_for(
-        &tab,
-        "/\\/campaigns\\/[A-Za-z0-9]{12}$/.test(location.pathname)",
-        Duration::from_secs(20),
-    )
-    .await;
+    submit_to_the_campaign_page(&tab).await;
     // A marker that a reload would wipe: the report must arrive in place.
     eval(&tab, "window.__stayed = true; true");
     wait_for(
@@ -259,16 +264,7 @@ async fn the_network_preset_runs_a_client_sweep_with_its_charts() {
          f.matrix_block_size.value = '256K';
          true",
     );
-    tab.find_element("#submit")
-        .expect("submit")
-        .click()
-        .expect("click submit");
-    wait_for(
-        &tab,
-        "/\\/campaigns\\/[A-Za-z0-9]{12}$/.test(location.pathname)",
-        Duration::from_secs(20),
-    )
-    .await;
+    submit_to_the_campaign_page(&tab).await;
     wait_for(
         &tab,
         "document.getElementById('verdict') !== null",
@@ -551,16 +547,7 @@ async fn a_backup_tool_chosen_in_the_form_runs_with_its_parameters() {
          document.querySelectorAll('[name=tests]').forEach(t => t.checked = t.value === 'tool_backup');
          true",
     );
-    tab.find_element("#submit")
-        .expect("submit")
-        .click()
-        .expect("click submit");
-    wait_for(
-        &tab,
-        "/\\/campaigns\\/[A-Za-z0-9]{12}$/.test(location.pathname)",
-        Duration::from_secs(20),
-    )
-    .await;
+    submit_to_the_campaign_page(&tab).await;
     let path = eval(&tab, "location.pathname");
     let id = path
         .as_str()

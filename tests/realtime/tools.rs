@@ -26,9 +26,19 @@ fn dataset(dir: &Path, size: &str) {
 
 /// Runs a spec written to a file, with `backlab run --json`.
 fn run(alone: &Alone, dir: &Path, spec: serde_json::Value) -> CampaignReport {
+    run_with(alone, dir, spec, backlab())
+}
+
+/// [`run`] through `command`, which starts the `backlab` binary its own way.
+fn run_with(
+    alone: &Alone,
+    dir: &Path,
+    spec: serde_json::Value,
+    command: std::process::Command,
+) -> CampaignReport {
     let path = dir.join("spec.json");
     std::fs::write(&path, spec.to_string()).expect("spec written");
-    crate::support::run(alone, &path, &[])
+    crate::support::run_with(alone, command, &path, &[])
 }
 
 /// tar into zstd at level 19 on one thread: its one thread is busy the whole backup, far below
@@ -126,8 +136,7 @@ fn a_source_behind_a_read_throttle_limits_the_tool() {
     disk.drop_cache();
     let target = dir.path().join("target");
     std::fs::create_dir(&target).expect("target dir");
-    let spec = dir.path().join("spec.json");
-    let written = serde_json::json!({
+    let spec = serde_json::json!({
         "name": "restic from a 20 MiB/s disk",
         "source": {"paths": [source]},
         "target": {"kind": "dir", "path": target},
@@ -135,12 +144,11 @@ fn a_source_behind_a_read_throttle_limits_the_tool() {
         "tool": {"name": "restic"},
         "params": {"duration_s": 12}
     });
-    std::fs::write(&spec, written.to_string()).expect("spec written");
-    let report: CampaignReport = crate::support::run_with(
+    let report = run_with(
         &alone,
+        dir.path(),
+        spec,
         disk.command(std::ffi::OsStr::new(env!("CARGO_BIN_EXE_backlab"))),
-        &spec,
-        &[],
     );
     eprintln!("a throttled source: {}", report.bottleneck.sentence());
     assert_names("a throttled source", &report.bottleneck, Component::Source);

@@ -43,14 +43,11 @@ fn slow_tool(busiest_pct: f64) -> Vec<RunResult> {
     ]
 }
 
+/// Source and target on one device.
 fn shared() -> Survey {
     Survey {
-        source_bytes: 1,
-        source_files: 1,
         shares_device: true,
-        provenance: None,
-        target_discards: false,
-        reduction: None,
+        ..Survey::default()
     }
 }
 

@@ -232,12 +232,15 @@ impl S3Repository {
     /// `{repo}` and the environment for the bucket at `place`.
     pub fn fill(&self, place: &S3Place) -> (String, Vec<(String, String)>) {
         let fill = |text: &str| {
-            text.replace("{s3_endpoint}", &place.endpoint)
-                .replace("{s3_bucket}", &place.bucket)
-                .replace("{s3_key}", &place.key)
-                .replace("{s3_access_key}", &place.access_key)
-                .replace("{s3_secret_key}", &place.secret_key)
-                .replace("{s3_region}", &place.region)
+            substitute(text, |name| match name {
+                "s3_endpoint" => place.endpoint.clone(),
+                "s3_bucket" => place.bucket.clone(),
+                "s3_key" => place.key.clone(),
+                "s3_access_key" => place.access_key.clone(),
+                "s3_secret_key" => place.secret_key.clone(),
+                "s3_region" => place.region.clone(),
+                _ => String::new(),
+            })
         };
         (
             fill(&self.repo),
@@ -524,6 +527,31 @@ fn whole_placeholder(arg: &str) -> Option<&str> {
 
 /// A text with each placeholder replaced by its place or parameter value.
 fn fill(text: &str, places: &Places, values: &BTreeMap<String, ParamValue>) -> String {
+    let path = |path: &Path| path.to_string_lossy().into_owned();
+    substitute(text, |name| match name {
+        "source" => places
+            .source
+            .iter()
+            .map(|source| path(source))
+            .collect::<Vec<_>>()
+            .join(" "),
+        "repo" => path(&places.repo),
+        "restore" => path(&places.restore),
+        "stream" => path(&places.stream),
+        "archive" => places.archive.clone(),
+        "password" => places.password.clone(),
+        "home" => path(&places.home),
+        "cores" => places.cores.to_string(),
+        other => values
+            .get(other)
+            .map(ToString::to_string)
+            .unwrap_or_default(),
+    })
+}
+
+/// A text with each `{name}` replaced by `value(name)`, once, left to right: a value that
+/// holds braces is never read again as a placeholder.
+fn substitute(text: &str, value: impl Fn(&str) -> String) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(open) = rest.find('{') {
@@ -533,28 +561,7 @@ fn fill(text: &str, places: &Places, values: &BTreeMap<String, ParamValue>) -> S
             out.push_str(&rest[open..]);
             return out;
         };
-        let name = &after[..close];
-        let path = |path: &Path| path.to_string_lossy().into_owned();
-        let value = match name {
-            "source" => places
-                .source
-                .iter()
-                .map(|source| path(source))
-                .collect::<Vec<_>>()
-                .join(" "),
-            "repo" => path(&places.repo),
-            "restore" => path(&places.restore),
-            "stream" => path(&places.stream),
-            "archive" => places.archive.clone(),
-            "password" => places.password.clone(),
-            "home" => path(&places.home),
-            "cores" => places.cores.to_string(),
-            other => values
-                .get(other)
-                .map(ToString::to_string)
-                .unwrap_or_default(),
-        };
-        out.push_str(&value);
+        out.push_str(&value(&after[..close]));
         rest = &after[close + 1..];
     }
     out.push_str(rest);

@@ -907,29 +907,13 @@ fn copied_roots(roots: &[PathBuf], copy: &Path) -> Result<Vec<PathBuf>, EngineEr
 /// What an S3 repository's placeholders stand for: the store's endpoint, bucket and keys,
 /// and the run's key prefix.
 fn s3_place(store: &ObjectStore, key: &str) -> S3Place {
-    let url = store.bucket.base_url();
-    let bucket = store.bucket.name().to_string();
-    // A virtual-hosted bucket's URL names the bucket in its host: the endpoint does not.
-    let host = url.host_str().unwrap_or_default();
-    let host = host.strip_prefix(&format!("{bucket}.")).unwrap_or(host);
-    let port = url
-        .port()
-        .map(|port| format!(":{port}"))
-        .unwrap_or_default();
+    let credentials = store.credentials.as_ref();
     S3Place {
-        endpoint: format!("{}://{host}{port}", url.scheme()),
-        bucket,
+        endpoint: store.endpoint(),
+        bucket: store.bucket.name().to_string(),
         key: key.to_string(),
-        access_key: store
-            .credentials
-            .as_ref()
-            .map(|credentials| credentials.key().to_string())
-            .unwrap_or_default(),
-        secret_key: store
-            .credentials
-            .as_ref()
-            .map(|credentials| credentials.secret().to_string())
-            .unwrap_or_default(),
+        access_key: credentials.map_or_else(String::new, |c| c.key().to_string()),
+        secret_key: credentials.map_or_else(String::new, |c| c.secret().to_string()),
         region: store.bucket.region().to_string(),
     }
 }

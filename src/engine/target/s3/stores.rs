@@ -29,18 +29,32 @@ impl ObjectStore {
     /// The store in words for pages and messages: `store lab (bucket b at 127.0.0.1:9000)`;
     /// never a credential.
     pub fn words(&self) -> String {
-        let host = self.bucket.base_url().host_str().unwrap_or("?").to_string();
-        let port = self
-            .bucket
-            .base_url()
+        format!(
+            "S3 store {} (bucket {} at {})",
+            self.name,
+            self.bucket.name(),
+            self.host_port()
+        )
+    }
+
+    /// The endpoint the bucket is on, `http://127.0.0.1:9000`, as another S3 client is given
+    /// it (with the bucket apart).
+    pub fn endpoint(&self) -> String {
+        format!("{}://{}", self.bucket.base_url().scheme(), self.host_port())
+    }
+
+    /// The endpoint's host and port; a virtual-hosted bucket's own name is not the host's.
+    fn host_port(&self) -> String {
+        let url = self.bucket.base_url();
+        let host = url.host_str().unwrap_or("?");
+        let host = host
+            .strip_prefix(&format!("{}.", self.bucket.name()))
+            .unwrap_or(host);
+        let port = url
             .port()
             .map(|port| format!(":{port}"))
             .unwrap_or_default();
-        format!(
-            "S3 store {} (bucket {} at {host}{port})",
-            self.name,
-            self.bucket.name()
-        )
+        format!("{host}{port}")
     }
 }
 
@@ -271,6 +285,8 @@ mod tests {
             lab.words(),
             "S3 store lab (bucket backups at 127.0.0.1:9000)"
         );
+        assert_eq!(lab.endpoint(), "http://127.0.0.1:9000");
+        assert_eq!(other.endpoint(), "https://s3.example.com");
         assert!(!format!("{lab:?}").contains("LS"));
     }
 
