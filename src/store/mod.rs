@@ -10,6 +10,9 @@
 //! so two writers never deadlock on a lock upgrade, and WAL mode lets readers run beside the
 //! worker's writes.
 
+#[macro_use]
+mod rows;
+
 mod document;
 mod location;
 mod lock;
@@ -23,7 +26,7 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 // Statements built with `format!` only join this module's own fragments, never input.
-use sqlx::{AssertSqlSafe, FromRow, Row};
+use sqlx::{AssertSqlSafe, Row};
 
 use crate::engine::result::{RunResult, Sample};
 use crate::engine::survey::Survey;
@@ -316,7 +319,7 @@ impl Store {
                     })
                     .connect_with(options)
                     .await?;
-                sqlx::migrate!("./migrations").run(&pool).await?;
+                rows::sqlite_migrator().run(&pool).await?;
                 Pool::Sqlite(pool)
             }
             Location::Postgres(url) => {
@@ -328,7 +331,7 @@ impl Store {
                     .acquire_timeout(Duration::from_secs(10))
                     .connect(url)
                     .await?;
-                sqlx::migrate!("./migrations/postgres").run(&pool).await?;
+                rows::postgres_migrator().run(&pool).await?;
                 Pool::Postgres(pool)
             }
         };
@@ -1004,10 +1007,8 @@ impl Store {
 const UPSERT_SAMPLE: &str = "INSERT INTO samples (run_id, t, mb_per_s) VALUES ($1, $2, $3)
      ON CONFLICT (run_id, t) DO UPDATE SET mb_per_s = excluded.mb_per_s";
 
-#[derive(FromRow)]
+row_struct! {
 struct CampaignRow {
-    #[allow(dead_code)]
-    seq: i64,
     id: String,
     name: String,
     spec: String,
@@ -1026,6 +1027,7 @@ struct CampaignRow {
     runs_cancelled: i64,
     runs_failed: i64,
     best_mb_per_s: Option<f64>,
+}
 }
 
 impl CampaignRow {
@@ -1064,7 +1066,7 @@ impl CampaignRow {
     }
 }
 
-#[derive(FromRow)]
+row_struct! {
 struct RunRow {
     id: i64,
     position: i64,
@@ -1076,6 +1078,7 @@ struct RunRow {
     finished_ms: Option<i64>,
     result: Option<String>,
     host: Option<String>,
+}
 }
 
 /// What a run cancelled before it started reports: it has no stored result.

@@ -231,20 +231,20 @@ pub struct QueueFigures {
     pub duration_count: i64,
 }
 
+row_struct! {
 /// A lab host as registered on the database.
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub struct HostRecord {
     pub name: String,
     /// What it may read and write and its limits (its `Policy`, as JSON).
-    #[sqlx(rename = "policy")]
-    pub policy_json: String,
+    pub policy_json: String as "policy",
     /// Where people reach it, when it was told (`--public-url`).
     pub url: Option<String>,
     /// A fingerprint of its token (empty: none), to find hosts started with another.
-    #[sqlx(rename = "token")]
-    pub token_fingerprint: String,
+    pub token_fingerprint: String as "token",
     pub started_ms: i64,
     pub heartbeat_ms: i64,
+}
 }
 
 /// A schedule as stored: a spec queued at the times its cron pattern names.

@@ -9,7 +9,7 @@ use backlab::engine::validity::FlagCode;
 use backlab::spec::TestKind;
 use backlab::views::report::CampaignReport;
 
-use crate::support::{Alone, backlab, scratch};
+use crate::support::{Turn, backlab, scratch};
 
 fn spec(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -18,8 +18,8 @@ fn spec(name: &str) -> PathBuf {
 }
 
 /// Runs a scenario with `backlab run --json`, with extra flags.
-fn run(alone: &Alone, name: &str, extra: &[&str]) -> CampaignReport {
-    crate::support::run(alone, &spec(name), extra)
+fn run(turn: &Turn, name: &str, extra: &[&str]) -> CampaignReport {
+    crate::support::run(turn, &spec(name), extra)
 }
 
 /// Flags that say the machine was not quiet, not that the run was wrongly shaped.
@@ -90,8 +90,8 @@ fn blames_the_feed(advice: &Advice) -> bool {
 
 #[test]
 fn a_slow_emulated_target_is_named() {
-    let alone = Alone::wait_turn();
-    let report = run(&alone, "slow_target", &[]);
+    let turn = Turn::alone();
+    let report = run(&turn, "slow_target", &[]);
     let verdict = &report.bottleneck;
     assert_names("slow_target", verdict, Component::Target);
     assert!(
@@ -110,8 +110,8 @@ fn a_slow_emulated_target_is_named() {
 
 #[test]
 fn a_slow_source_is_named_and_its_what_if_leaves_the_target_test_alone() {
-    let alone = Alone::wait_turn();
-    let report = run(&alone, "slow_source", &[]);
+    let turn = Turn::alone();
+    let report = run(&turn, "slow_source", &[]);
     let verdict = &report.bottleneck;
     assert_names("slow_source", verdict, Component::Source);
     // The what-if caps reads at 2 × 20 MB/s; the target's own test is not capped by it.
@@ -140,8 +140,8 @@ fn a_slow_source_is_named_and_its_what_if_leaves_the_target_test_alone() {
 
 #[test]
 fn a_feed_below_the_lowest_speed_step_shoe_shines() {
-    let alone = Alone::wait_turn();
-    let report = run(&alone, "shoe_shine", &[]);
+    let turn = Turn::shared();
+    let report = run(&turn, "shoe_shine", &[]);
     let verdict = &report.bottleneck;
     assert_names("shoe_shine", verdict, Component::Source);
     assert!(
@@ -161,8 +161,8 @@ fn a_feed_below_the_lowest_speed_step_shoe_shines() {
 
 #[test]
 fn two_drives_fed_by_many_streams_are_the_limit() {
-    let alone = Alone::wait_turn();
-    let report = run(&alone, "two_drives", &[]);
+    let turn = Turn::alone();
+    let report = run(&turn, "two_drives", &[]);
     let verdict = &report.bottleneck;
     assert_names("two_drives", verdict, Component::Target);
     let full = figure(&report, TestKind::FullBackup);
@@ -175,8 +175,8 @@ fn two_drives_fed_by_many_streams_are_the_limit() {
 /// back up at the drive's speed, and a restore of one of them reads all four from tape.
 #[test]
 fn a_restore_through_interleaved_streams_is_named_slower_than_the_backup() {
-    let alone = Alone::wait_turn();
-    let report = run(&alone, "restore_interleaved", &[]);
+    let turn = Turn::shared();
+    let report = run(&turn, "restore_interleaved", &[]);
     let verdict = &report.bottleneck;
     let full = figure(&report, TestKind::FullBackup);
     let restore = figure(&report, TestKind::Restore);
@@ -212,8 +212,8 @@ fn a_restore_through_interleaved_streams_is_named_slower_than_the_backup() {
 
 #[test]
 fn capped_links_are_the_limit_of_a_network_backup() {
-    let alone = Alone::wait_turn();
-    let report = run(&alone, "network_link", &[]);
+    let turn = Turn::shared();
+    let report = run(&turn, "network_link", &[]);
     let verdict = &report.bottleneck;
     assert_names("network_link", verdict, Component::Network);
     assert!(has(verdict, |a| matches!(a, Advice::FasterLinks { .. })));
@@ -223,11 +223,11 @@ fn capped_links_are_the_limit_of_a_network_backup() {
 
 #[test]
 fn a_target_test_on_data_unlike_the_source_is_explained_not_trusted() {
-    let alone = Alone::wait_turn();
+    let turn = Turn::shared();
     let dir = scratch();
     let source = dir.path().join("typical");
     make_dataset(&source);
-    let report = run(&alone, "compress_mismatch", &["--source", path(&source)]);
+    let report = run(&turn, "compress_mismatch", &["--source", path(&source)]);
     let verdict = &report.bottleneck;
     assert!(!verdict.conclusive, "{}", verdict.sentence());
     assert_eq!(
@@ -254,11 +254,11 @@ fn a_target_test_on_data_unlike_the_source_is_explained_not_trusted() {
 
 #[test]
 fn the_target_test_matches_the_source_compressibility_by_default() {
-    let alone = Alone::wait_turn();
+    let turn = Turn::shared();
     let dir = scratch();
     let source = dir.path().join("typical");
     make_dataset(&source);
-    let report = run(&alone, "compress_matched", &["--source", path(&source)]);
+    let report = run(&turn, "compress_matched", &["--source", path(&source)]);
     let run_of = |test| {
         report
             .runs
@@ -295,8 +295,8 @@ fn the_target_test_matches_the_source_compressibility_by_default() {
 
 #[test]
 fn a_balanced_setup_streams_the_target_at_full_speed() {
-    let alone = Alone::wait_turn();
-    let report = run(&alone, "balanced", &[]);
+    let turn = Turn::shared();
+    let report = run(&turn, "balanced", &[]);
     let verdict = &report.bottleneck;
     assert_names("balanced", verdict, Component::Target);
     if verdict.conclusive {
@@ -310,8 +310,8 @@ fn a_balanced_setup_streams_the_target_at_full_speed() {
 
 #[test]
 fn a_too_short_campaign_is_inconclusive_and_says_what_to_redo() {
-    let alone = Alone::wait_turn();
-    let report = run(&alone, "too_short", &[]);
+    let turn = Turn::shared();
+    let report = run(&turn, "too_short", &[]);
     let verdict = &report.bottleneck;
     assert!(!verdict.conclusive, "{}", verdict.sentence());
     assert!(
@@ -340,13 +340,13 @@ fn a_too_short_campaign_is_inconclusive_and_says_what_to_redo() {
 
 #[test]
 fn source_and_target_on_one_device_are_named_when_they_compete() {
-    let alone = Alone::wait_turn();
+    let turn = Turn::alone();
     let dir = scratch();
     let (source, target) = (dir.path().join("typical"), dir.path().join("target"));
     make_dataset(&source);
     std::fs::create_dir(&target).expect("target dir");
     let report = run(
-        &alone,
+        &turn,
         "shared_device",
         &["--source", path(&source), "--target", path(&target)],
     );

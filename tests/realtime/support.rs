@@ -1,27 +1,36 @@
-//! What the real-time tests share: the turn that lets one of them run at a time, a scratch
+//! What the real-time tests share: their turns on the machine, a scratch
 //! directory, and `backlab run --json`.
 
 use std::path::Path;
 use std::process::Command;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use serde::de::DeserializeOwned;
 
-static TURN: Mutex<()> = Mutex::new(());
+static MACHINE: RwLock<()> = RwLock::new(());
 
-/// Held by a real-time test from its first line to its last, and asked for by [`run`]: while
-/// it is held no other test of this binary runs.
-pub struct Alone {
-    _turn: MutexGuard<'static, ()>,
+/// A real-time test's hold on the machine, from its first line to its last, asked for by
+/// [`run`]. A test whose runs use a core or a disk of the machine holds it [`Turn::alone`]; one
+/// whose runs only wait on emulated devices and links (a few percent of a core, no disk of their
+/// own) holds it [`Turn::shared`] with others of its kind. A test that failed while holding it
+/// still hands it on.
+pub enum Turn {
+    Alone(#[allow(dead_code)] RwLockWriteGuard<'static, ()>),
+    Shared(#[allow(dead_code)] RwLockReadGuard<'static, ()>),
 }
 
-impl Alone {
-    /// Waits until no other real-time test runs, then keeps it so until dropped. A test that
-    /// failed while holding the turn still hands it on.
-    pub fn wait_turn() -> Alone {
-        Alone {
-            _turn: TURN.lock().unwrap_or_else(PoisonError::into_inner),
-        }
+impl Turn {
+    /// Waits until no other real-time test runs, then keeps it so until dropped.
+    pub fn alone() -> Turn {
+        Turn::Alone(MACHINE.write().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Waits until no test holds the machine alone, then keeps it so until dropped; other
+    /// tests holding it shared run beside this one. Such a test uses so little of the machine
+    /// that its neighbours' runs are never flagged for it (other work must take a quarter of
+    /// the CPU for that), and their small load does not slow its emulated devices.
+    pub fn shared() -> Turn {
+        Turn::Shared(MACHINE.read().unwrap_or_else(PoisonError::into_inner))
     }
 }
 
@@ -37,14 +46,14 @@ pub fn backlab() -> Command {
 
 /// Runs `backlab run SPEC --json` with `extra` flags and parses the report it prints; a run
 /// with no report fails the test with its status and output.
-pub fn run<T: DeserializeOwned>(alone: &Alone, spec: &Path, extra: &[&str]) -> T {
-    run_with(alone, backlab(), spec, extra)
+pub fn run<T: DeserializeOwned>(turn: &Turn, spec: &Path, extra: &[&str]) -> T {
+    run_with(turn, backlab(), spec, extra)
 }
 
 /// [`run`] through `command`, which starts the `backlab` binary its own way (inside a cgroup,
 /// say).
 pub fn run_with<T: DeserializeOwned>(
-    _alone: &Alone,
+    _turn: &Turn,
     mut command: Command,
     spec: &Path,
     extra: &[&str],

@@ -6,14 +6,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{Alone, backlab, scratch};
+use crate::support::{Turn, backlab, scratch};
 
 /// Runs a spec with `backlab run --json` and returns the report.
-fn run(alone: &Alone, spec: &Value) -> Value {
+fn run(turn: &Turn, spec: &Value) -> Value {
     let dir = scratch();
     let path = dir.path().join("spec.json");
     std::fs::write(&path, spec.to_string()).expect("write spec");
-    crate::support::run(alone, &path, &[])
+    crate::support::run(turn, &path, &[])
 }
 
 fn run_of<'a>(report: &'a Value, test: &str) -> &'a Value {
@@ -29,10 +29,10 @@ fn within(value: f64, expected: f64, pct: f64) -> bool {
 
 #[test]
 fn one_lto3_writes_80_mb_s_native_and_160_at_two_to_one() {
-    let alone = Alone::wait_turn();
+    let turn = Turn::shared();
     for (ratio, size, expected) in [(1.0, "160M", 80.0), (2.0, "320M", 160.0)] {
         let report = run(
-            &alone,
+            &turn,
             &json!({
                 "source": {"generated": {"size": size, "compress_ratio": ratio}},
                 "target": {"kind": "tape", "model": "lto-3"},
@@ -72,9 +72,9 @@ fn one_lto3_writes_80_mb_s_native_and_160_at_two_to_one() {
 
 #[test]
 fn two_lto4_drives_behind_eight_streams_take_480_mb_s_and_are_named() {
-    let alone = Alone::wait_turn();
+    let turn = Turn::shared();
     let report = run(
-        &alone,
+        &turn,
         &json!({
             "source": {"generated": {"size": "960M", "compress_ratio": 2.0}},
             "target": {"kind": "tape", "model": "lto-4", "drives": 2},
@@ -98,9 +98,9 @@ fn two_lto4_drives_behind_eight_streams_take_480_mb_s_and_are_named() {
 
 #[test]
 fn a_feed_below_the_lowest_step_shoe_shines_and_the_verdict_blames_the_feed() {
-    let alone = Alone::wait_turn();
+    let turn = Turn::shared();
     let report = run(
-        &alone,
+        &turn,
         &json!({
             "source": {"generated": {"size": "10G", "compress_ratio": 1.0}},
             "target": {"kind": "tape", "model": "lto-3", "buffer_mb": 8, "reposition_s": 0.5},
@@ -144,9 +144,9 @@ fn a_feed_below_the_lowest_step_shoe_shines_and_the_verdict_blames_the_feed() {
 
 #[test]
 fn a_full_cartridge_ends_the_run_with_an_end_of_tape_result() {
-    let alone = Alone::wait_turn();
+    let turn = Turn::shared();
     let report = run(
-        &alone,
+        &turn,
         &json!({
             "source": {"generated": {"size": "400M", "compress_ratio": 1.0}},
             "target": {"kind": "tape", "model": "lto-3", "capacity": "40M", "buffer_mb": 16},
@@ -169,7 +169,7 @@ fn a_full_cartridge_ends_the_run_with_an_end_of_tape_result() {
 
 #[test]
 fn ctrl_c_stops_a_shoe_shining_drive_within_a_second() {
-    let _alone = Alone::wait_turn();
+    let _turn = Turn::shared();
     let dir = scratch();
     let path = dir.path().join("spec.json");
     // A slow feed and a long reposition: the drive keeps the host waiting for seconds. The

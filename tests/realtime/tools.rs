@@ -10,7 +10,7 @@ use backlab::spec::TestKind;
 use backlab::views::report::CampaignReport;
 
 use crate::scenarios::assert_names;
-use crate::support::{Alone, backlab, scratch};
+use crate::support::{Turn, backlab, scratch};
 use crate::throttle::ThrottledDisk;
 
 /// A dataset of `size` under `dir`, made by `backlab dataset create`.
@@ -25,34 +25,34 @@ fn dataset(dir: &Path, size: &str) {
 }
 
 /// Runs a spec written to a file, with `backlab run --json`.
-fn run(alone: &Alone, dir: &Path, spec: serde_json::Value) -> CampaignReport {
-    run_with(alone, dir, spec, backlab())
+fn run(turn: &Turn, dir: &Path, spec: serde_json::Value) -> CampaignReport {
+    run_with(turn, dir, spec, backlab())
 }
 
 /// [`run`] through `command`, which starts the `backlab` binary its own way.
 fn run_with(
-    alone: &Alone,
+    turn: &Turn,
     dir: &Path,
     spec: serde_json::Value,
     command: std::process::Command,
 ) -> CampaignReport {
     let path = dir.join("spec.json");
     std::fs::write(&path, spec.to_string()).expect("spec written");
-    crate::support::run_with(alone, command, &path, &[])
+    crate::support::run_with(turn, command, &path, &[])
 }
 
 /// tar into zstd at level 19 on one thread: its one thread is busy the whole backup, far below
 /// what the source and the target take, and the verdict names the tool, saying so.
 #[test]
 fn a_heavy_compression_level_makes_the_tool_the_bottleneck() {
-    let alone = Alone::wait_turn();
+    let turn = Turn::alone();
     let dir = scratch();
     let source = dir.path().join("source");
     dataset(&source, "64M");
     let target = dir.path().join("target");
     std::fs::create_dir(&target).expect("target dir");
     let report = run(
-        &alone,
+        &turn,
         dir.path(),
         serde_json::json!({
             "name": "zstd -19 on one thread",
@@ -89,12 +89,12 @@ fn a_heavy_compression_level_makes_the_tool_the_bottleneck() {
 
 #[test]
 fn a_stream_tool_into_a_slow_drive_is_limited_by_the_target() {
-    let alone = Alone::wait_turn();
+    let turn = Turn::alone();
     let dir = scratch();
     let source = dir.path().join("source");
     dataset(&source, "64M");
     let report = run(
-        &alone,
+        &turn,
         dir.path(),
         serde_json::json!({
             "name": "tar into a 20 MB/s drive",
@@ -125,7 +125,7 @@ fn a_stream_tool_into_a_slow_drive_is_limited_by_the_target() {
 /// backup reaches it, and the verdict names the source.
 #[test]
 fn a_source_behind_a_read_throttle_limits_the_tool() {
-    let alone = Alone::wait_turn();
+    let turn = Turn::alone();
     let dir = scratch();
     let cap = 20u64 << 20;
     let Some(disk) = ThrottledDisk::make(dir.path(), 512, cap) else {
@@ -145,7 +145,7 @@ fn a_source_behind_a_read_throttle_limits_the_tool() {
         "params": {"duration_s": 12}
     });
     let report = run_with(
-        &alone,
+        &turn,
         dir.path(),
         spec,
         disk.command(std::ffi::OsStr::new(env!("CARGO_BIN_EXE_backlab"))),
