@@ -11,8 +11,15 @@ fn main() {
     if let Ok(head) = std::fs::read_to_string(".git/HEAD")
         && let Some(reference) = head.trim().strip_prefix("ref: ")
     {
-        println!("cargo:rerun-if-changed=.git/{reference}");
-        println!("cargo:rerun-if-changed=.git/packed-refs");
+        // The branch's ref is a file of its own or a line of packed-refs: each is watched
+        // only where it exists, since a missing path would run this script, and build the
+        // crate again, at every cargo command.
+        if Path::new(".git").join(reference).exists() {
+            println!("cargo:rerun-if-changed=.git/{reference}");
+        }
+        if Path::new(".git/packed-refs").exists() {
+            println!("cargo:rerun-if-changed=.git/packed-refs");
+        }
     }
     let commit = Command::new("git")
         .args(["rev-parse", "--short=12", "HEAD"])
