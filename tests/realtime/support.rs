@@ -3,34 +3,73 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use serde::de::DeserializeOwned;
 
-static MACHINE: RwLock<()> = RwLock::new(());
+/// The most tests that hold the machine shared at once: together they use well under the
+/// quarter of its CPU at which a run's neighbours flag it `busy_machine`.
+const SHARED_AT_ONCE: usize = 3;
+
+/// Who holds the machine now.
+struct Holders {
+    alone: bool,
+    shared: usize,
+}
+
+static HOLDERS: Mutex<Holders> = Mutex::new(Holders {
+    alone: false,
+    shared: 0,
+});
+static CHANGED: Condvar = Condvar::new();
+
+fn holders() -> MutexGuard<'static, Holders> {
+    HOLDERS.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// A real-time test's hold on the machine, from its first line to its last, asked for by
 /// [`run`]. A test whose runs use a core or a disk of the machine holds it [`Turn::alone`]; one
 /// whose runs only wait on emulated devices and links (a few percent of a core, no disk of their
-/// own) holds it [`Turn::shared`] with others of its kind. A test that failed while holding it
-/// still hands it on.
-pub enum Turn {
-    Alone(#[allow(dead_code)] RwLockWriteGuard<'static, ()>),
-    Shared(#[allow(dead_code)] RwLockReadGuard<'static, ()>),
+/// own) holds it [`Turn::shared`], beside at most two others of its kind. Shared turns go first:
+/// a test waiting to be alone waits until no shared one runs, so with every test started at
+/// once (`./run-tests` gives this binary a thread per test) the shared ones run three at a time
+/// and then the others one by one. A test that failed while holding its turn still hands it on.
+pub struct Turn {
+    alone: bool,
 }
 
 impl Turn {
     /// Waits until no other real-time test runs, then keeps it so until dropped.
     pub fn alone() -> Turn {
-        Turn::Alone(MACHINE.write().unwrap_or_else(PoisonError::into_inner))
+        let mut now = holders();
+        while now.alone || now.shared > 0 {
+            now = CHANGED.wait(now).unwrap_or_else(PoisonError::into_inner);
+        }
+        now.alone = true;
+        Turn { alone: true }
     }
 
-    /// Waits until no test holds the machine alone, then keeps it so until dropped; other
-    /// tests holding it shared run beside this one. Such a test uses so little of the machine
-    /// that its neighbours' runs are never flagged for it (other work must take a quarter of
-    /// the CPU for that), and their small load does not slow its emulated devices.
+    /// Waits until no test holds the machine alone and fewer than [`SHARED_AT_ONCE`] hold it
+    /// shared, then keeps its place until dropped.
     pub fn shared() -> Turn {
-        Turn::Shared(MACHINE.read().unwrap_or_else(PoisonError::into_inner))
+        let mut now = holders();
+        while now.alone || now.shared >= SHARED_AT_ONCE {
+            now = CHANGED.wait(now).unwrap_or_else(PoisonError::into_inner);
+        }
+        now.shared += 1;
+        Turn { alone: false }
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        let mut now = holders();
+        if self.alone {
+            now.alone = false;
+        } else {
+            now.shared -= 1;
+        }
+        CHANGED.notify_all();
     }
 }
 
