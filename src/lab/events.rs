@@ -9,6 +9,8 @@ use tokio::sync::broadcast;
 
 use crate::store::{RunRecord, RunState};
 
+use super::{Lab, LabError};
+
 /// Events buffered per subscriber before a slow one starts missing progress.
 const CAPACITY: usize = 1024;
 
@@ -162,5 +164,37 @@ impl EventHub {
             .unwrap_or_else(PoisonError::into_inner)
             .get(campaign_id)
             .cloned()
+    }
+}
+
+impl Lab {
+    /// Tells a campaign's followers what happened, on this host and on the others.
+    pub fn publish(&self, campaign_id: &str, event: LabEvent) {
+        if self.relay_out.get().is_some() {
+            self.relay(RelayMessage::Event {
+                from: self.host.name.clone(),
+                campaign: campaign_id.to_string(),
+                event: event.clone(),
+            });
+        }
+        self.events.publish(campaign_id, event);
+    }
+
+    /// Every event of every campaign from now on.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<crate::lab::events::Envelope> {
+        self.events.subscribe()
+    }
+
+    /// The `state` event a new subscriber gets first.
+    pub async fn state_event(&self, id: &str) -> Result<LabEvent, LabError> {
+        let (record, status) = self.record_shown(id).await?;
+        let runs = self.store.runs(&record.id).await?;
+        Ok(LabEvent::State {
+            status,
+            runs_total: runs.len(),
+            runs_finished: runs.iter().filter(|run| run.status.is_final()).count(),
+            runs: runs.iter().map(RunBrief::from).collect(),
+            progress: self.events.latest_progress(id).map(Box::new),
+        })
     }
 }

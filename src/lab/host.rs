@@ -1,8 +1,8 @@
 //! A lab's place on its database: its name held against a second lab taking it, its
-//! registration (what it may read and write), its heartbeat, and the relay that carries live
-//! events and stops between the hosts of a fleet.
+//! registration (what it may read and write), its heartbeat, the other hosts as it sees
+//! them, and the relay that carries live events and stops between the hosts of a fleet.
 
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
@@ -10,9 +10,9 @@ use tokio::task::JoinHandle;
 
 use crate::clock::now_ms;
 use crate::lab::events::RelayMessage;
-use crate::lab::{HostSettings, Lab};
+use crate::lab::{Lab, LabError, MAX_PAGE, StopReason};
 use crate::policy::Policy;
-use crate::store::{HostHold, Store, StoreError};
+use crate::store::{HeldRun, HostHold, HostRecord, Store, StoreError};
 
 /// The longest message PostgreSQL carries on a channel is 8000 bytes; a longer one is not sent.
 const MAX_RELAYED: usize = 7900;
@@ -157,4 +157,175 @@ pub async fn start_relay(lab: &Arc<Lab>) -> Result<(), StoreError> {
         }
     });
     Ok(())
+}
+
+/// Who a lab is on its database, and how long its claims last without a heartbeat.
+#[derive(Debug, Clone)]
+pub struct HostSettings {
+    /// The name campaigns name it by (`--host-name`).
+    pub name: String,
+    /// How long a claimed run stays this lab's without a heartbeat (`--lease`).
+    pub lease: Duration,
+    /// Where people reach it (`--public-url`), shown to the other hosts.
+    pub url: Option<String>,
+    /// Where this lab posts the changes it finds in a series (`--webhook`), set by its
+    /// operator: never a URL a request gives.
+    pub webhook: Option<url::Url>,
+}
+
+impl HostSettings {
+    /// When a lease taken at `now_ms` lapses.
+    pub fn lease_until(&self, now_ms: i64) -> i64 {
+        now_ms.saturating_add(i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX))
+    }
+
+    /// Whether a host last heard from at `heartbeat_ms` counts as alive at `now_ms`: heard from
+    /// within a lease (this host's, the only one it knows).
+    pub fn hears(&self, heartbeat_ms: i64, now_ms: i64) -> bool {
+        self.lease_until(heartbeat_ms) >= now_ms
+    }
+}
+
+/// A lab host as the form shows it (the API's answer is built from it).
+#[derive(Debug, Clone)]
+pub struct HostView {
+    pub name: String,
+    /// Whether it was heard from within its lease: it takes runs now.
+    pub alive: bool,
+    /// Seconds since it was last heard from.
+    pub last_seen_s: f64,
+    /// Whether it is the host answering.
+    pub this_host: bool,
+    pub url: Option<String>,
+}
+
+impl Lab {
+    /// The heartbeat: tells the database this host is alive, renews the leases of the runs it
+    /// executes (stopping any whose lease it lost, or whose campaign was cancelled), and puts back on the queue the runs of
+    /// hosts whose leases lapsed. Returns how many runs went back.
+    pub async fn heartbeat(&self) -> Result<u64, StoreError> {
+        let held: Vec<HeldRun> = self
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|(&run_id, &(attempt, _))| HeldRun { run_id, attempt })
+            .collect();
+        let now = now_ms();
+        let beat = self
+            .store
+            .heartbeat(&self.host.name, now, self.host.lease_until(now), &held)
+            .await?;
+        // A cancel made on another host whose relayed stop did not arrive.
+        for run in beat.cancelled {
+            if let Some(switch) = self.switch(run.run_id) {
+                switch.stop(StopReason::Cancelled);
+            }
+        }
+        for run in beat.lost {
+            tracing::warn!(
+                run_id = run.run_id,
+                "the run's lease lapsed and it was queued again: stopping this attempt"
+            );
+            if let Some(switch) = self.switch(run.run_id) {
+                switch.stop(StopReason::LeaseLost);
+            }
+        }
+        let requeued = self.store.requeue_lapsed(now).await?;
+        if requeued > 0 {
+            tracing::warn!(
+                runs = requeued,
+                "runs whose host stopped renewing their lease were queued again for that host"
+            );
+            self.queue_changed.notify_waiters();
+            self.relay(RelayMessage::Queued {
+                from: self.host.name.clone(),
+            });
+        }
+        Ok(requeued)
+    }
+
+    /// The registered lab hosts, those alive first.
+    pub async fn hosts(&self) -> Result<Vec<HostView>, LabError> {
+        let now = now_ms();
+        let mut hosts: Vec<HostView> = self
+            .store
+            .hosts()
+            .await?
+            .into_iter()
+            .map(|record| self.host_view(&record, now))
+            .collect();
+        hosts.sort_by_key(|host| !host.alive);
+        Ok(hosts)
+    }
+
+    /// A page of the registered lab hosts by name: at most `limit` (clamped to
+    /// 1..=[`MAX_PAGE`]) whose names sort after `after`; the name the next page starts
+    /// after, when more follow.
+    pub async fn hosts_page(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<(Vec<HostView>, Option<String>), LabError> {
+        let limit = limit.clamp(1, MAX_PAGE);
+        let now = now_ms();
+        // One more than the page shows: whether another page follows.
+        let mut records = self.store.hosts_page(after, limit + 1).await?;
+        let more = records.len() > limit as usize;
+        records.truncate(limit as usize);
+        let next_after = more
+            .then(|| records.last().map(|record| record.name.clone()))
+            .flatten();
+        let hosts = records
+            .iter()
+            .map(|record| self.host_view(record, now))
+            .collect();
+        Ok((hosts, next_after))
+    }
+
+    pub(super) fn host_view(&self, record: &HostRecord, now: i64) -> HostView {
+        let last_seen_s = (now - record.heartbeat_ms).max(0) as f64 / 1000.0;
+        HostView {
+            name: record.name.clone(),
+            alive: record.name == self.host.name || self.host.hears(record.heartbeat_ms, now),
+            last_seen_s,
+            this_host: record.name == self.host.name,
+            url: record.url.clone(),
+        }
+    }
+
+    /// Starts sending this host's events and stops to the others through `sender`.
+    pub fn start_relay(&self, sender: mpsc::Sender<RelayMessage>) {
+        let _ = self.relay_out.set(sender);
+    }
+
+    pub(super) fn relay(&self, message: RelayMessage) {
+        // Full only when the database cannot keep up: live news is dropped, the store keeps
+        // what matters.
+        if let Some(sender) = self.relay_out.get() {
+            let _ = sender.try_send(message);
+        }
+    }
+
+    /// Takes in what another host relayed: its campaigns' events for this host's followers,
+    /// stops for runs executing here, and news of runs queued.
+    pub fn receive_relayed(&self, message: RelayMessage) {
+        match message {
+            RelayMessage::Event { from, .. }
+            | RelayMessage::Stop { from, .. }
+            | RelayMessage::Queued { from }
+                if from == self.host.name => {}
+            RelayMessage::Event {
+                campaign, event, ..
+            } => self.events.publish(&campaign, event),
+            RelayMessage::Stop { runs, .. } => {
+                for run_id in runs {
+                    if let Some(switch) = self.switch(run_id) {
+                        switch.stop(StopReason::Cancelled);
+                    }
+                }
+            }
+            RelayMessage::Queued { .. } => self.queue_changed.notify_waiters(),
+        }
+    }
 }

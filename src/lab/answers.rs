@@ -1,0 +1,442 @@
+//! What the lab answers for its campaigns: one campaign judged, the list, the report, the
+//! neighbours with the same spec; and the judgements it keeps so that reads write nothing.
+
+use crate::analysis;
+use crate::clock::format_ms;
+use crate::engine::survey::Survey;
+use crate::ids;
+use crate::spec::expectation::{Expectation, expect};
+use crate::spec::{self, CampaignSpec, FieldErrors, RunPlan};
+use crate::store::{CampaignRecord, CampaignStatus, Document, Neighbour, RunRecord};
+use crate::views::report::{CampaignHeader, CampaignReport};
+use crate::views::{RunPhase, RunView};
+
+use super::{Lab, LabError, MAX_PAGE, SearchReport, search, search_report};
+
+/// A campaign with its spec and runs, as `GET /api/campaigns/{id}` shows it, and its
+/// judgement: the points every view reads and the verdict drawn from them.
+#[derive(Debug, Clone)]
+pub struct CampaignView {
+    pub campaign: CampaignSummary,
+    pub spec: CampaignSpec,
+    pub runs: Vec<RunRecord>,
+    /// Each test at each parameter set, with its figure and how many of its runs are valid.
+    pub points: Vec<analysis::points::Point>,
+    /// The verdict on the points (`/api/campaigns/{id}/bottleneck` serves it).
+    pub verdict: analysis::Verdict,
+    /// Runs were still to come when it was judged.
+    pub provisional: bool,
+    /// The survey taken when it finished: the source's size and where it was measured.
+    pub survey: Option<Survey>,
+    /// Its adaptive search, when its matrix has one.
+    pub search: Option<SearchReport>,
+}
+
+/// The runs as the results model takes them: numbered from 1, in plan order.
+pub fn run_entries(runs: &[RunRecord]) -> Vec<analysis::points::RunEntry<'_>> {
+    runs.iter()
+        .map(|run| analysis::points::RunEntry {
+            number: usize::try_from(run.number).unwrap_or_default(),
+            test: run.test,
+            params: &run.params,
+            ended: run.status.finished(),
+            result: run.result.as_ref(),
+        })
+        .collect()
+}
+
+/// The runs as the views take them: the one place a stored run becomes a [`RunView`].
+pub fn run_views(runs: &[RunRecord]) -> Vec<RunView<'_>> {
+    use crate::store::RunState;
+    runs.iter()
+        .map(|run| RunView {
+            number: usize::try_from(run.number).unwrap_or_default(),
+            test: run.test,
+            params: &run.params,
+            phase: match run.status {
+                RunState::Queued => RunPhase::Queued,
+                RunState::Running => RunPhase::Running,
+                RunState::Done => RunPhase::Done,
+                RunState::Failed => RunPhase::Failed,
+                RunState::Cancelled => RunPhase::Cancelled,
+                RunState::Interrupted => RunPhase::Interrupted,
+            },
+            attempts: run.attempts,
+            started_ms: run.started_ms,
+            finished_ms: run.finished_ms,
+            live_samples: &run.samples,
+            result: run.result.as_ref(),
+        })
+        .collect()
+}
+
+impl CampaignView {
+    /// Each run's expected length in seconds, by position, as the plan check works it out
+    /// from the stored spec and each run's own parameters, and what in the plan cannot give a
+    /// valid run; nothing when the spec no longer expands to its runs.
+    pub fn expectation(&self) -> (Vec<f64>, Vec<spec::expectation::PlanWarning>) {
+        let Some(plans) = self.run_plans() else {
+            return (Vec::new(), Vec::new());
+        };
+        let by_run = plans
+            .iter()
+            .map(|plan| crate::engine::expect::expected(plan).seconds)
+            .collect();
+        (by_run, expect(&plans).warnings)
+    }
+
+    /// The whole campaign's expectation as its submission stated it: the likely time and the
+    /// bound (for an adaptive search, of its likely runs and of its budget), so a page can set
+    /// it against what the campaign took.
+    pub fn expected(&self) -> Option<Expectation> {
+        let sweep = self.spec.plan_arms().ok()?;
+        if let Some((likely, budget)) = search::search_runs(&sweep) {
+            return Some(spec::expectation::expect_search(
+                &sweep.plans,
+                likely,
+                budget,
+            ));
+        }
+        self.run_plans().map(|plans| expect(&plans))
+    }
+
+    /// Each run's plan, from the stored spec with the run's own parameters: by position for a
+    /// full campaign, by test and parameters for an adaptive search's chosen runs; `None`
+    /// when the spec no longer expands to the runs.
+    fn run_plans(&self) -> Option<Vec<RunPlan>> {
+        let plans = self.spec.plan().ok()?;
+        if plans.len() == self.runs.len() {
+            let mut plans = plans;
+            for (plan, run) in plans.iter_mut().zip(&self.runs) {
+                plan.params = run.params.clone();
+            }
+            return Some(plans);
+        }
+        self.runs
+            .iter()
+            .map(|run| {
+                plans
+                    .iter()
+                    .find(|plan| plan.test == run.test && plan.params == run.params)
+                    .cloned()
+            })
+            .collect()
+    }
+}
+
+/// A campaign in a list.
+#[derive(Debug, Clone)]
+pub struct CampaignSummary {
+    pub id: String,
+    pub name: String,
+    pub status: CampaignStatus,
+    pub created: String,
+    pub rerun_of: Option<String>,
+    /// The lab host it runs on (`None`: stored before hosts were named, any host's).
+    pub host: Option<String>,
+    pub url: String,
+    /// The series its figures join: `/series/{series}` draws them beside the others'.
+    pub series: Option<String>,
+    pub tests: Vec<String>,
+    pub runs_total: i64,
+    pub runs_finished: i64,
+    /// Of the finished runs: how many ended done, cancelled and failed.
+    pub runs_done: i64,
+    pub runs_cancelled: i64,
+    pub runs_failed: i64,
+    /// The fastest whole-run figure of any test: not the backup's figure (see `headline`).
+    pub best_mb_per_s: Option<f64>,
+    /// The verdict in one line once the campaign has finished (the list shows it).
+    pub verdict: Option<String>,
+    /// The backup's figure and the component named, once the campaign has been judged.
+    pub headline: Option<analysis::Headline>,
+}
+
+/// A page of campaigns, newest first; `next_before` continues the list.
+#[derive(Debug, Clone)]
+pub struct CampaignPage {
+    pub campaigns: Vec<CampaignSummary>,
+    pub next_before: Option<String>,
+}
+
+impl Lab {
+    /// A campaign with its spec and runs, judged: its points and the verdict on them. A
+    /// finished campaign's judgement is the one kept when it finished; any other is drawn in
+    /// memory from the runs. Reads only: nothing is written.
+    pub async fn campaign(&self, id: &str) -> Result<CampaignView, LabError> {
+        let (record, status) = self.record_shown(id).await?;
+        let runs = self.store.runs(&record.id).await?;
+        let spec = record.spec.clone();
+        let survey = survey_of(&record);
+        let kept = if record.status.is_final() {
+            self.store
+                .judgement(&record.id)
+                .await?
+                .as_ref()
+                .and_then(current_judgement)
+        } else {
+            None
+        };
+        let judgement =
+            kept.unwrap_or_else(|| analysis::Judgement::of(&run_entries(&runs), survey.as_ref()));
+        let search = search::state_of(&record).map(|(_, state)| {
+            let cap = judgement.verdict.cap();
+            search_report(&spec, &state, runs.len(), &judgement.points, cap)
+        });
+        Ok(CampaignView {
+            campaign: summary(&record, status),
+            search,
+            spec,
+            runs,
+            points: judgement.points,
+            verdict: judgement.verdict,
+            provisional: judgement.provisional,
+            survey,
+        })
+    }
+
+    /// Judges a campaign from its runs, whatever was kept.
+    async fn judge(&self, id: &str) -> Result<analysis::Judgement, LabError> {
+        let record = self.record(id).await?;
+        let runs = self.store.runs(&record.id).await?;
+        Ok(analysis::Judgement::of(
+            &run_entries(&runs),
+            survey_of(&record).as_ref(),
+        ))
+    }
+
+    /// Campaigns newest first.
+    pub async fn list(
+        &self,
+        status: Option<CampaignStatus>,
+        before: Option<&str>,
+        limit: u32,
+    ) -> Result<CampaignPage, LabError> {
+        let limit = limit.clamp(1, MAX_PAGE);
+        let start = self.read_start();
+        let Some(records) = self.store.list_campaigns(status, before, limit).await? else {
+            let mut errors = FieldErrors::default();
+            errors.add(
+                "before",
+                format!("no campaign {:?}", before.unwrap_or_default()),
+            );
+            return Err(LabError::BadQuery(errors));
+        };
+        // A read: the list shows what was kept when each campaign was judged, and judges
+        // nothing itself (see `judge_stale`). A campaign still being judged here reads as
+        // running, so a list of another status leaves it out.
+        let mut campaigns = Vec::with_capacity(records.len());
+        for record in &records {
+            let shown = match self.status_shown(record, start) {
+                Some(shown) => summary(record, shown),
+                None => match self.record_shown(&record.id).await {
+                    Ok((record, shown)) => summary(&record, shown),
+                    Err(LabError::NotFound(_)) => continue,
+                    Err(error) => return Err(error),
+                },
+            };
+            if status.is_none_or(|status| shown.status == status) {
+                campaigns.push(shown);
+            }
+        }
+        let next_before = if records.len() == limit as usize {
+            records.last().map(|record| record.id.clone())
+        } else {
+            None
+        };
+        Ok(CampaignPage {
+            campaigns,
+            next_before,
+        })
+    }
+
+    /// Judges, once, every finished campaign whose kept headline is missing or was drawn under
+    /// other judging rules (an older `JUDGEMENT_VERSION`), and keeps the new one; run in the
+    /// background at start, so that no read has to write. A campaign whose survey is still
+    /// being taken is left to its worker, which keeps the verdict after. Returns how many were
+    /// judged.
+    pub async fn judge_stale(&self) -> usize {
+        let mut judged = 0;
+        let mut before: Option<String> = None;
+        loop {
+            let records = match self
+                .store
+                .list_campaigns(None, before.as_deref(), MAX_PAGE)
+                .await
+            {
+                Ok(Some(records)) => records,
+                Ok(None) => break,
+                Err(error) => {
+                    tracing::warn!(%error, "cannot list the campaigns to judge");
+                    break;
+                }
+            };
+            for record in &records {
+                let stale = headline_of(record)
+                    .is_none_or(|headline| headline.version != analysis::JUDGEMENT_VERSION);
+                if record.status.is_final()
+                    && stale
+                    && record.survey.is_some()
+                    && self.keep_verdict(&record.id).await
+                {
+                    judged += 1;
+                }
+            }
+            if records.len() < MAX_PAGE as usize {
+                break;
+            }
+            before = records.last().map(|record| record.id.clone());
+        }
+        judged
+    }
+
+    /// Judges a finished campaign and keeps its judgement and headline: pages, reports and
+    /// the list read them from then on. False when it cannot be judged (a warning is logged).
+    pub async fn keep_verdict(&self, id: &str) -> bool {
+        let judgement = match self.judge(id).await {
+            Ok(judgement) => judgement,
+            Err(error) => {
+                tracing::warn!(campaign = %id, %error, "cannot judge the campaign");
+                return false;
+            }
+        };
+        let headline = analysis::Headline::of(&judgement.verdict);
+        let kept = match (Document::encode(&judgement), Document::encode(&headline)) {
+            (Ok(judged), Ok(headlined)) => self.store.keep_judgement(id, &judged, &headlined).await,
+            (Err(error), _) | (_, Err(error)) => Err(error),
+        };
+        if let Err(error) = kept {
+            tracing::warn!(campaign = %id, %error, "cannot keep the verdict");
+        }
+        true
+    }
+
+    /// The campaign's report: the same document `backlab run --json` prints.
+    pub async fn report(&self, id: &str) -> Result<CampaignReport, LabError> {
+        let view = self.campaign(id).await?;
+        Ok(CampaignReport {
+            campaign: CampaignHeader {
+                name: view.campaign.name,
+                spec: view.spec,
+            },
+            runs: view.runs.into_iter().filter_map(|run| run.result).collect(),
+            points: view.points,
+            bottleneck: view.verdict,
+            survey: view.survey,
+        })
+    }
+
+    /// The campaigns queued as reruns of `id`, oldest first.
+    pub async fn reruns(&self, id: &str) -> Result<Vec<String>, LabError> {
+        self.check_id(id)?;
+        Ok(self.store.reruns_of(id).await?)
+    }
+
+    /// The newest earlier campaign with the same spec (its name aside), if any.
+    pub async fn previous_with_same_spec(&self, id: &str) -> Result<Option<String>, LabError> {
+        self.check_id(id)?;
+        Ok(self
+            .store
+            .same_spec_neighbour(id, Neighbour::Previous)
+            .await?)
+    }
+
+    /// The oldest later campaign with the same spec (its name aside), if any.
+    pub async fn next_with_same_spec(&self, id: &str) -> Result<Option<String>, LabError> {
+        self.check_id(id)?;
+        Ok(self.store.same_spec_neighbour(id, Neighbour::Next).await?)
+    }
+
+    pub(super) async fn record(&self, id: &str) -> Result<CampaignRecord, LabError> {
+        self.check_id(id)?;
+        self.store.campaign(id).await?.ok_or_else(|| not_found(id))
+    }
+
+    /// The stored campaign and the status a reader is shown of it ([`Lab::status_shown`]),
+    /// read again when a campaign's end may have come and gone during the read (at most
+    /// three times; the stored status then).
+    pub(super) async fn record_shown(
+        &self,
+        id: &str,
+    ) -> Result<(CampaignRecord, CampaignStatus), LabError> {
+        let mut reads = 0;
+        loop {
+            let start = self.read_start();
+            let record = self.record(id).await?;
+            reads += 1;
+            match self.status_shown(&record, start) {
+                Some(status) => return Ok((record, status)),
+                None if reads == 3 => {
+                    let status = record.status;
+                    return Ok((record, status));
+                }
+                None => {}
+            }
+        }
+    }
+
+    pub(super) fn check_id(&self, id: &str) -> Result<(), LabError> {
+        if ids::looks_like_campaign_id(id) {
+            Ok(())
+        } else {
+            Err(not_found(id))
+        }
+    }
+}
+
+/// Where a campaign's report lives.
+pub fn campaign_url(id: &str) -> String {
+    format!("/campaigns/{id}")
+}
+
+fn survey_of(record: &CampaignRecord) -> Option<Survey> {
+    record.survey.clone()
+}
+
+/// A kept judgement, when it still reads and was drawn under today's judging rules
+/// ([`analysis::JUDGEMENT_VERSION`]); `None` tells the caller to judge the runs again, or to
+/// leave the campaign out of its series until it is.
+pub(super) fn current_judgement(kept: &Document) -> Option<analysis::Judgement> {
+    kept.decode::<analysis::Judgement>()
+        .ok()
+        .filter(|judgement| judgement.version == analysis::JUDGEMENT_VERSION)
+}
+
+/// The headline kept with a campaign; one kept in an older shape reads as none, and the
+/// campaign is judged again.
+fn headline_of(record: &CampaignRecord) -> Option<analysis::Headline> {
+    record.headline.as_ref().and_then(|kept| kept.decode().ok())
+}
+
+pub(super) fn not_found(id: &str) -> LabError {
+    LabError::NotFound(format!("no campaign {id:?}"))
+}
+
+/// A campaign as a list shows it, at the status a reader is shown ([`Lab::status_shown`]).
+fn summary(record: &CampaignRecord, status: CampaignStatus) -> CampaignSummary {
+    CampaignSummary {
+        id: record.id.clone(),
+        name: record.name.clone(),
+        status,
+        created: format_ms(record.created_ms),
+        rerun_of: record.rerun_of.clone(),
+        host: record.host.clone(),
+        url: campaign_url(&record.id),
+        series: record.series.clone(),
+        tests: record.spec.tests.clone(),
+        runs_total: record.runs_total,
+        runs_finished: record.runs_finished,
+        runs_done: record.runs_done,
+        runs_cancelled: record.runs_cancelled,
+        runs_failed: record.runs_failed,
+        best_mb_per_s: record.best_mb_per_s,
+        // Rendered from the kept judgement; one kept under older rules is said as it reads
+        // (it is judged again at start, unless it has no survey to rest on).
+        verdict: record
+            .judgement
+            .as_ref()
+            .and_then(|kept| kept.decode::<analysis::Judgement>().ok())
+            .map(|judgement| judgement.verdict.sentence()),
+        headline: headline_of(record),
+    }
+}
