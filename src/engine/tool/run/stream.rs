@@ -1,0 +1,201 @@
+//! A stream tool's output carried into a file, or through the lab's pipeline into the
+//! campaign's target, so its figure is the target's as much as the tool's.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::engine::buffer::AlignedBuf;
+use crate::engine::error::EngineError;
+use crate::engine::measure::LatencyRecorder;
+use crate::engine::pipeline::{self, Job, Limits, Outcome};
+use crate::engine::source::StreamSource;
+use crate::engine::tool::definition::{Places, ProgressFrom};
+use crate::engine::tool::process::{Finished, Output, Running};
+
+use super::{Context, Progress, ToolOutcome, Where};
+
+/// The standard output of a stream tool as the one stream of the lab's pipeline.
+struct ChildStream {
+    stdout: std::process::ChildStdout,
+    done: bool,
+}
+
+impl Context<'_> {
+    /// A stream tool's backup written into a file for a restore, untimed.
+    pub(super) fn stream_into_file(&self, places: &Places, at: &Where) -> Result<(), EngineError> {
+        let launch = self.launch(
+            self.stages(&self.definition.backup, places),
+            places,
+            &at.home,
+            Output::Hand,
+            None,
+        );
+        let mut file = std::fs::File::create(&at.stream).map_err(|error| {
+            EngineError::Tool(format!("cannot make {}: {error}", at.stream.display()))
+        })?;
+        let cancel = self.control.cancel;
+        let deadline = Instant::now() + self.step_limit(false);
+        let finished = std::thread::scope(|scope| -> Result<Finished, EngineError> {
+            let (handed, stdout) = std::sync::mpsc::channel();
+            let runner = scope.spawn(move || -> Result<Finished, EngineError> {
+                let mut running =
+                    Running::spawn(launch).map_err(|error| EngineError::Tool(error.to_string()))?;
+                let _ = handed.send(running.take_stdout());
+                Ok(running.wait(cancel, Some(deadline)))
+            });
+            if let Ok(Some(mut stdout)) = stdout.recv() {
+                std::io::copy(&mut stdout, &mut file).map_err(|error| {
+                    EngineError::Tool(format!("keeping the stream failed: {error}"))
+                })?;
+            }
+            runner
+                .join()
+                .map_err(|_| EngineError::Tool("the tool's runner failed".to_string()))?
+        })?;
+        self.fail_unless_succeeded(&finished, "the backup to restore")?;
+        file.sync_all()
+            .map_err(|error| EngineError::Tool(format!("keeping the stream failed: {error}")))
+    }
+
+    /// A stream tool's output taken into the lab's pipeline as the one stream of the run.
+    pub(super) fn stream_through_pipeline(
+        &self,
+        places: &Places,
+        at: &Where,
+        tally: (u64, u64),
+    ) -> Result<ToolOutcome, EngineError> {
+        let launch = self.launch(
+            self.stages(&self.definition.backup, places),
+            places,
+            &at.home,
+            Output::Hand,
+            None,
+        );
+        let stop = AtomicBool::new(false);
+        let watched = AtomicBool::new(false);
+        let cancel = self.control.cancel;
+        let deadline = Instant::now() + self.limit;
+        let sinks = crate::engine::target_sinks(self.plan, self.settings, None, cancel, None)?;
+        let params = &self.plan.params;
+        let spawned = Instant::now();
+        let (finished, outcome, ended) = std::thread::scope(
+            |scope| -> Result<(Finished, Outcome, Instant), EngineError> {
+                let (handed, stdout) = std::sync::mpsc::channel();
+                let (stop, watched) = (&stop, &watched);
+                let runner = scope.spawn(move || -> Result<Finished, EngineError> {
+                    let mut running = Running::spawn(launch)
+                        .map_err(|error| EngineError::Tool(error.to_string()))?;
+                    let _ = handed.send(running.take_stdout());
+                    Ok(running.wait(stop, Some(deadline)))
+                });
+                // A cancel reaches the tool at once: its stream then ends, and the pipeline.
+                let watcher = scope.spawn(move || {
+                    while !watched.load(Ordering::Relaxed) {
+                        if cancel.load(Ordering::Relaxed) {
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                });
+                let outcome = match stdout.recv() {
+                    Ok(Some(stdout)) => {
+                        let job = Job {
+                            streams: vec![Box::new(ChildStream {
+                                stdout,
+                                done: false,
+                            })],
+                            feeders: Vec::new(),
+                            sinks,
+                            buffers: params.buffers as usize,
+                            block_size: params.block_size as usize,
+                            fsync: params.fsync,
+                            limits: Limits {
+                                bytes: None,
+                                duration: None,
+                                until_steady: false,
+                                steady_after: Duration::ZERO,
+                                drain: None,
+                            },
+                            tallies: Vec::new(),
+                        };
+                        Some(pipeline::run(job, self.control))
+                    }
+                    _ => None,
+                };
+                let ended = Instant::now();
+                // A pipeline that stopped taking the stream (a failed sink, a cancel) ends the
+                // tool; one that read it to its end lets the tool exit by itself.
+                if outcome
+                    .as_ref()
+                    .is_none_or(|outcome| outcome.cancelled || outcome.failure.is_some())
+                {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                let finished = runner
+                    .join()
+                    .map_err(|_| EngineError::Tool("the tool's runner failed".to_string()));
+                watched.store(true, Ordering::Relaxed);
+                let finished = finished??;
+                let _ = watcher.join();
+                let outcome = outcome.ok_or_else(|| {
+                    EngineError::Tool(
+                        finished
+                            .failure()
+                            .unwrap_or_else(|| "the tool gave no stream to read".to_string()),
+                    )
+                })?;
+                Ok((finished, outcome, ended))
+            },
+        )?;
+        if !outcome.cancelled && outcome.failure.is_none() {
+            self.fail_unless_succeeded(&finished, "the backup")?;
+        }
+        let stream_bytes = outcome.bytes;
+        let mut figures = self.figures(&finished, tally, at.in_memory);
+        figures.stored_bytes = Some(stream_bytes);
+        let wall = ended.duration_since(spawned).max(finished.wall);
+        let progress = Progress::new(ProgressFrom::ProcessIo);
+        let mut outcome = outcome;
+        outcome.samples = progress.samples(&finished, true, tally.1);
+        outcome.bytes = tally.1;
+        outcome.files = tally.0;
+        outcome.wall = wall;
+        Ok(ToolOutcome { outcome, figures })
+    }
+}
+
+impl StreamSource for ChildStream {
+    fn fill(&mut self, buf: &mut AlignedBuf, want: usize) -> Result<usize, EngineError> {
+        use std::io::Read;
+        if self.done {
+            return Ok(0);
+        }
+        let want = want.min(buf.len());
+        let bytes = &mut buf.as_mut_slice()[..want];
+        let mut filled = 0;
+        while filled < want {
+            match self.stdout.read(&mut bytes[filled..]) {
+                Ok(0) => {
+                    self.done = true;
+                    break;
+                }
+                Ok(read) => filled += read,
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(error) => {
+                    return Err(EngineError::Tool(format!(
+                        "reading the tool's stream failed: {error}"
+                    )));
+                }
+            }
+        }
+        Ok(filled)
+    }
+
+    fn files_done(&self) -> u64 {
+        0
+    }
+
+    fn read_latency(&self) -> Option<&LatencyRecorder> {
+        None
+    }
+}
