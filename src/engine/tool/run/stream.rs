@@ -75,7 +75,7 @@ impl Context<'_> {
         let watched = AtomicBool::new(false);
         let cancel = self.control.cancel;
         let deadline = Instant::now() + self.limit;
-        let sinks = crate::engine::target_sinks(self.plan, self.settings, None, cancel, None)?;
+        let sinks = crate::engine::job::target_sinks(self.plan, self.settings, None, cancel, None)?;
         let params = &self.plan.params;
         let spawned = Instant::now();
         let (finished, outcome, ended) = std::thread::scope(
