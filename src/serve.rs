@@ -117,50 +117,16 @@ pub enum ServeError {
 
 /// Runs the lab until SIGTERM or Ctrl-C.
 pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
-    if config.token.is_none() && !config.bind.ip().is_loopback() {
-        return Err(ServeError::OpenWithoutToken(config.bind));
-    }
-    if config.token.is_none() && !config.data_bind.ip().is_loopback() {
-        return Err(ServeError::DataWithoutToken(config.data_bind));
-    }
-    if config.lanes == 0 {
-        return Err(ServeError::NoLanes);
-    }
+    check_config(&config)?;
     // Taken before the lab announces itself: a SIGTERM sent the moment it is up stops it
     // cleanly instead of killing it before a handler exists.
     let stop_signals = StopSignals::register().map_err(ServeError::Signals)?;
     let site_flags = SiteFlags::parse(config.public_url.as_deref(), &config.allow_hosts)?;
     let file_limit = listener::raise_file_limit();
     let max_connections = listener::connection_cap(file_limit.soft);
-    std::fs::create_dir_all(&config.data_dir)
-        .map_err(|e| bad_path("--data-dir", &config.data_dir, &e))?;
-    let data_dir = config
-        .data_dir
-        .canonicalize()
-        .map_err(|e| bad_path("--data-dir", &config.data_dir, &e))?;
-    let policy = Policy {
-        source_roots: roots("--allow-source", &data_dir, &config.allow_sources)?,
-        target_roots: roots("--allow-target", &data_dir, &config.allow_targets)?,
-        devices: config.allow_devices.clone(),
-        base_dir: data_dir.clone(),
-        max_size: config.max_size,
-        max_duration_s: config.max_duration_s,
-    };
-    if let Location::File(path) = &config.db
-        && let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
-    {
-        std::fs::create_dir_all(parent).map_err(|e| bad_path("--db", path, &e))?;
-    }
-    // Campaigns stored before series had keys are keyed before anything reads a series.
-    let opened = async {
-        let store = Store::open(&config.db).await?;
-        store.key_series(crate::series::key_of_stored).await?;
-        Ok(store)
-    };
-    let store = opened.await.map_err(|source| ServeError::Store {
-        path: config.db.to_string(),
-        source,
-    })?;
+    let data_dir = make_data_dir(&config.data_dir)?;
+    let policy = policy_of(&config, &data_dir)?;
+    let store = open_store(&config.db).await?;
     let host = HostSettings {
         name: config.host_name.clone(),
         lease: config.lease,
@@ -235,31 +201,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
     let site = Arc::new(SitePolicy::new(addr, &site_flags));
     let app = http::app(api_router, state, Arc::clone(&site));
 
-    tracing::info!(
-        open_files_at_start = ?file_limit.started_with,
-        open_files = ?file_limit.soft,
-        open_files_hard = ?file_limit.hard,
-        max_connections,
-        header_read_timeout_s = listener::HEADER_READ_TIMEOUT.as_secs(),
-        "connection limits"
-    );
-    if site.accepts_any_host() {
-        tracing::warn!(
-            bind = %addr,
-            "accepting requests for any Host: DNS rebinding protection needs the names this \
-             lab is reached by, given with --public-url or --allow-host"
-        );
-    } else {
-        tracing::info!(hosts = ?site.hosts(), "answering to these hosts only");
-    }
-    if let Some(file) = std::env::var_os(crate::clock::TEST_CALENDAR_ENV) {
-        tracing::warn!(
-            file = %std::path::Path::new(&file).display(),
-            "{} is set: the schedules read now from this file, not the clock; it is for \
-             tests only",
-            crate::clock::TEST_CALENDAR_ENV
-        );
-    }
+    log_limits(&file_limit, max_connections, &site, addr);
     announce(&format!("backlab listening on http://{addr}"));
     tracing::info!(
         data = %datalink.addr(),
@@ -283,34 +225,8 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
         let _ = stores_swept.await;
         worker::spawn_lanes(&lanes_lab, lanes)
     });
-    // Campaigns finished before their judgement was kept, or judged under older rules: judged
-    // once now, in the background, so that no page or list read has to write.
-    let judging_lab = Arc::clone(&lab);
-    tokio::spawn(async move {
-        let judged = judging_lab.judge_stale().await;
-        if judged > 0 {
-            tracing::info!(
-                judged,
-                "judged the campaigns kept under older judging rules"
-            );
-        }
-    });
-
-    // Every lab on the database looks for schedules due; each occurrence goes to one of them.
-    let scheduling_lab = Arc::clone(&lab);
-    let mut scheduling_stop = shutdown_tx.subscribe();
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(crate::lab::SCHEDULE_TICK);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                _ = tick.tick() => {
-                    scheduling_lab.fire_due_schedules().await;
-                }
-                _ = scheduling_stop.changed() => break,
-            }
-        }
-    });
+    spawn_judging(&lab);
+    spawn_scheduling(&lab, shutdown_tx.subscribe());
 
     let stop_lab = Arc::clone(&lab);
     listener::serve(
@@ -338,6 +254,127 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
     store.close().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The flags' checks that need nothing opened: a lab reachable from other machines takes a
+/// token, and it has at least one lane.
+fn check_config(config: &ServeConfig) -> Result<(), ServeError> {
+    if config.token.is_none() && !config.bind.ip().is_loopback() {
+        return Err(ServeError::OpenWithoutToken(config.bind));
+    }
+    if config.token.is_none() && !config.data_bind.ip().is_loopback() {
+        return Err(ServeError::DataWithoutToken(config.data_bind));
+    }
+    if config.lanes == 0 {
+        return Err(ServeError::NoLanes);
+    }
+    Ok(())
+}
+
+/// The data directory, made if it is missing, as an absolute path.
+fn make_data_dir(dir: &Path) -> Result<PathBuf, ServeError> {
+    std::fs::create_dir_all(dir).map_err(|e| bad_path("--data-dir", dir, &e))?;
+    dir.canonicalize()
+        .map_err(|e| bad_path("--data-dir", dir, &e))
+}
+
+/// What campaigns on this lab may touch, from its flags, every root resolved.
+fn policy_of(config: &ServeConfig, data_dir: &Path) -> Result<Policy, ServeError> {
+    Ok(Policy {
+        source_roots: roots("--allow-source", data_dir, &config.allow_sources)?,
+        target_roots: roots("--allow-target", data_dir, &config.allow_targets)?,
+        devices: config.allow_devices.clone(),
+        base_dir: data_dir.to_path_buf(),
+        max_size: config.max_size,
+        max_duration_s: config.max_duration_s,
+    })
+}
+
+/// The store, its file's directory made first; campaigns stored before series had keys are
+/// keyed before anything reads a series.
+async fn open_store(db: &Location) -> Result<Store, ServeError> {
+    if let Location::File(path) = db
+        && let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(parent).map_err(|e| bad_path("--db", path, &e))?;
+    }
+    let opened = async {
+        let store = Store::open(db).await?;
+        store.key_series(crate::series::key_of_stored).await?;
+        Ok(store)
+    };
+    opened.await.map_err(|source| ServeError::Store {
+        path: db.to_string(),
+        source,
+    })
+}
+
+/// Logs the limits the lab serves under, and warns of what an operator should know: a lab
+/// answering to any Host, a test calendar in place of the clock.
+fn log_limits(
+    file_limit: &listener::FileLimit,
+    max_connections: usize,
+    site: &SitePolicy,
+    addr: SocketAddr,
+) {
+    tracing::info!(
+        open_files_at_start = ?file_limit.started_with,
+        open_files = ?file_limit.soft,
+        open_files_hard = ?file_limit.hard,
+        max_connections,
+        header_read_timeout_s = listener::HEADER_READ_TIMEOUT.as_secs(),
+        "connection limits"
+    );
+    if site.accepts_any_host() {
+        tracing::warn!(
+            bind = %addr,
+            "accepting requests for any Host: DNS rebinding protection needs the names this \
+             lab is reached by, given with --public-url or --allow-host"
+        );
+    } else {
+        tracing::info!(hosts = ?site.hosts(), "answering to these hosts only");
+    }
+    if let Some(file) = std::env::var_os(crate::clock::TEST_CALENDAR_ENV) {
+        tracing::warn!(
+            file = %std::path::Path::new(&file).display(),
+            "{} is set: the schedules read now from this file, not the clock; it is for \
+             tests only",
+            crate::clock::TEST_CALENDAR_ENV
+        );
+    }
+}
+
+/// Campaigns finished before their judgement was kept, or judged under older rules: judged
+/// once, in the background, so that no page or list read has to write.
+fn spawn_judging(lab: &Arc<Lab>) {
+    let lab = Arc::clone(lab);
+    tokio::spawn(async move {
+        let judged = lab.judge_stale().await;
+        if judged > 0 {
+            tracing::info!(
+                judged,
+                "judged the campaigns kept under older judging rules"
+            );
+        }
+    });
+}
+
+/// Every lab on the database looks for schedules due, until the shutdown; each occurrence
+/// goes to one of them.
+fn spawn_scheduling(lab: &Arc<Lab>, mut stop: watch::Receiver<bool>) {
+    let lab = Arc::clone(lab);
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(crate::lab::SCHEDULE_TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {
+                    lab.fire_due_schedules().await;
+                }
+                _ = stop.changed() => break,
+            }
+        }
+    });
 }
 
 /// Tells whoever started the lab where it listens: one line on stdout. A closed stdout is no
