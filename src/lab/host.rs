@@ -12,7 +12,7 @@ use crate::clock::now_ms;
 use crate::lab::events::RelayMessage;
 use crate::lab::{Lab, LabError, MAX_PAGE, StopReason};
 use crate::policy::Policy;
-use crate::store::{HeldRun, HostHold, HostRecord, Store, StoreError};
+use crate::store::{HeldRun, HostHold, HostRecord, Lapsed, Store, StoreError};
 
 /// The longest message PostgreSQL carries on a channel is 8000 bytes; a longer one is not sent.
 const MAX_RELAYED: usize = 7900;
@@ -108,8 +108,24 @@ pub fn spawn_heartbeat(lab: &Arc<Lab>) -> JoinHandle<()> {
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         while !lab.is_stopping() {
             ticks.tick().await;
-            if let Err(error) = lab.heartbeat().await {
-                tracing::warn!(%error, "cannot renew this host's heartbeat and leases");
+            // A beat the database has not answered within a lease has lost the leases it
+            // was to renew: it is given up, and the next one asks again (a connection that
+            // died silently would otherwise hold the loop for the kernel's TCP timeout).
+            match tokio::time::timeout(lab.host().lease, lab.heartbeat()).await {
+                Ok(Ok(lapsed)) => {
+                    // Ended apart from the beat: judging them must not delay the renewals.
+                    for id in lapsed.cancelled_campaigns {
+                        let ending = Arc::clone(&lab);
+                        tokio::spawn(async move { ending.step_or_end(&id, None).await });
+                    }
+                }
+                Ok(Err(error)) => {
+                    tracing::warn!(%error, "cannot renew this host's heartbeat and leases");
+                }
+                Err(_) => tracing::warn!(
+                    lease_s = lab.host().lease.as_secs_f64(),
+                    "the database did not answer the heartbeat within a lease; beating again"
+                ),
             }
         }
     })
@@ -201,9 +217,11 @@ pub struct HostView {
 
 impl Lab {
     /// The heartbeat: tells the database this host is alive, renews the leases of the runs it
-    /// executes (stopping any whose lease it lost, or whose campaign was cancelled), and puts back on the queue the runs of
-    /// hosts whose leases lapsed. Returns how many runs went back.
-    pub async fn heartbeat(&self) -> Result<u64, StoreError> {
+    /// executes (stopping any whose lease it lost, or whose campaign was cancelled), and puts
+    /// back on the queue the runs of hosts whose leases lapsed, or ends them cancelled when
+    /// their campaign was cancelled meanwhile. Returns what the sweep did; the campaigns it
+    /// cancelled runs of are the caller's to end.
+    pub async fn heartbeat(&self) -> Result<Lapsed, StoreError> {
         let held: Vec<HeldRun> = self
             .running
             .lock()
@@ -218,7 +236,7 @@ impl Lab {
             .await?;
         // A cancel made on another host whose relayed stop did not arrive.
         for run in beat.cancelled {
-            if let Some(switch) = self.switch(run.run_id) {
+            if let Some(switch) = self.attempt_switch(run) {
                 switch.stop(StopReason::Cancelled);
             }
         }
@@ -227,14 +245,16 @@ impl Lab {
                 run_id = run.run_id,
                 "the run's lease lapsed and it was queued again: stopping this attempt"
             );
-            if let Some(switch) = self.switch(run.run_id) {
+            // Only the attempt that lost it: a later attempt of the run, claimed here since
+            // this beat read what it held, holds the lease now.
+            if let Some(switch) = self.attempt_switch(run) {
                 switch.stop(StopReason::LeaseLost);
             }
         }
-        let requeued = self.store.requeue_lapsed(now).await?;
-        if requeued > 0 {
+        let lapsed = self.store.requeue_lapsed(now).await?;
+        if lapsed.requeued > 0 {
             tracing::warn!(
-                runs = requeued,
+                runs = lapsed.requeued,
                 "runs whose host stopped renewing their lease were queued again for that host"
             );
             self.queue_changed.notify_waiters();
@@ -242,7 +262,14 @@ impl Lab {
                 from: self.host.name.clone(),
             });
         }
-        Ok(requeued)
+        for id in &lapsed.cancelled_campaigns {
+            tracing::warn!(
+                campaign = %id,
+                "a run whose host stopped renewing its lease ended cancelled: its campaign was \
+                 cancelled meanwhile"
+            );
+        }
+        Ok(lapsed)
     }
 
     /// The registered lab hosts, those alive first.

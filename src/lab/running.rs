@@ -115,6 +115,16 @@ impl Lab {
             .map(|(_, switch)| Arc::clone(switch))
     }
 
+    /// The switch of one attempt of a run, when that attempt is the one executing here.
+    pub(super) fn attempt_switch(&self, run: HeldRun) -> Option<Arc<RunSwitch>> {
+        self.running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&run.run_id)
+            .filter(|(attempt, _)| *attempt == run.attempt)
+            .map(|(_, switch)| Arc::clone(switch))
+    }
+
     /// Begins a shutdown: no new run starts, running runs are interrupted.
     pub fn stop_all(&self) {
         self.stopping.store(true, Ordering::SeqCst);

@@ -28,6 +28,15 @@ pub struct Beat {
     pub cancelled: Vec<HeldRun>,
 }
 
+/// What a sweep of lapsed leases did: the runs it put back on the queue, and the campaigns
+/// whose lapsed runs it ended cancelled instead (a cancel made while their host was gone),
+/// which may have ended with them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Lapsed {
+    pub requeued: u64,
+    pub cancelled_campaigns: Vec<String>,
+}
+
 /// Proof that this process is the one lab serving under a host name, held as long as the lab
 /// runs. On PostgreSQL it is a session advisory lock on a connection of its own: when the
 /// process dies the server ends the session and the lock is free at once.
@@ -153,13 +162,31 @@ impl Store {
 
     /// Puts back on the queue every running run whose lease lapsed before `now_ms`: its host
     /// died or lost the database. The run stays its campaign's host's; its partial samples go.
-    pub async fn requeue_lapsed(&self, now_ms: i64) -> Result<u64, StoreError> {
+    /// A lapsed run of a campaign cancelled meanwhile ends cancelled instead, as at a host's
+    /// recovery: its host never heard the cancel, and no one else would end it.
+    pub async fn requeue_lapsed(&self, now_ms: i64) -> Result<Lapsed, StoreError> {
         let begin = self.backend().begin_write();
         Ok(on_backend!(self, pool => {
             let mut tx = pool.begin_with(begin).await?;
             sqlx::query(
                 "DELETE FROM samples WHERE run_id IN
                     (SELECT id FROM runs WHERE status = 'running' AND lease_ms < $1)",
+            )
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?;
+            let cancelled_campaigns: Vec<String> = sqlx::query_scalar(
+                "SELECT DISTINCT c.id FROM runs AS r JOIN campaigns AS c ON c.seq = r.campaign_seq
+                 WHERE r.status = 'running' AND r.lease_ms < $1 AND c.cancelled_ms IS NOT NULL
+                 ORDER BY c.id",
+            )
+            .bind(now_ms)
+            .fetch_all(&mut *tx)
+            .await?;
+            sqlx::query(
+                "UPDATE runs SET status = 'cancelled', finished_ms = $1, lease_ms = NULL
+                 WHERE status = 'running' AND lease_ms < $1 AND campaign_seq IN
+                    (SELECT seq FROM campaigns WHERE cancelled_ms IS NOT NULL)",
             )
             .bind(now_ms)
             .execute(&mut *tx)
@@ -174,7 +201,10 @@ impl Store {
             .await?
             .rows_affected();
             tx.commit().await?;
-            requeued
+            Lapsed {
+                requeued,
+                cancelled_campaigns,
+            }
         }))
     }
 

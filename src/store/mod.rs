@@ -31,7 +31,7 @@ use sqlx::sqlite::{
 // Statements built with `format!` only join this module's own fragments, never input.
 use sqlx::AssertSqlSafe;
 
-pub use hosts::{Beat, HeldRun, HostHold, RelayFeed};
+pub use hosts::{Beat, HeldRun, HostHold, Lapsed, RelayFeed};
 pub use location::Location;
 pub use lock::LockError;
 pub use model::{

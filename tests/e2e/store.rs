@@ -20,8 +20,8 @@ use backlab::net::listener::DataLink;
 use backlab::policy::Policy;
 use backlab::spec::{self, CampaignSpec, Placement, RunParams, TestKind};
 use backlab::store::{
-    Backend, CancelOutcome, DeleteOutcome, Document, HeldRun, Location, Neighbour, NewCampaign,
-    RunState, Store,
+    Backend, CampaignStatus, CancelOutcome, DeleteOutcome, Document, HeldRun, Location, Neighbour,
+    NewCampaign, RunState, Store,
 };
 
 use crate::support::fixtures::{run_params, scratch};
@@ -747,6 +747,75 @@ async fn two_hosts_claiming_at_once_never_take_a_run_twice() {
     }
 }
 
+/// A campaign cancelled while the host executing its run is gone: the host never hears the
+/// cancel, so the sweep of lapsed leases ends the run cancelled (not queued again, to run for
+/// a cancelled campaign or to keep it "running" for ever) and names the campaign, whose end
+/// the sweeping host then takes.
+#[tokio::test]
+async fn a_lapsed_run_of_a_cancelled_campaign_ends_cancelled() {
+    let cluster = Postgres::database();
+    let location = Location::Postgres(cluster.url.clone());
+    let (a, b) = (
+        Store::open(&location).await.expect("host a"),
+        Store::open(&location).await.expect("host b"),
+    );
+    // c2 first: the oldest queued run is claimed first.
+    a.insert_campaign(&campaign_on("lab-a", "c2", "kept", 1), 1_000)
+        .await
+        .expect("insert");
+    a.insert_campaign(&campaign_on("lab-a", "c1", "cancelled", 2), 1_500)
+        .await
+        .expect("insert");
+    let kept = a
+        .claim_next("lab-a", 2_000, 12_000)
+        .await
+        .expect("claim")
+        .expect("a run");
+    let cancelled = a
+        .claim_next("lab-a", 2_000, 12_000)
+        .await
+        .expect("claim")
+        .expect("a run");
+    assert_eq!(
+        (kept.campaign_id.as_str(), cancelled.campaign_id.as_str()),
+        ("c2", "c1")
+    );
+    // Cancelled through lab-b while lab-a, silent, still holds the run.
+    let outcome = b
+        .cancel_campaign("c1", 5_000)
+        .await
+        .expect("cancel")
+        .expect("the campaign");
+    assert_eq!(outcome.running, vec![cancelled.run_id]);
+    assert_eq!(outcome.cancelled_queued, 1);
+    let lapsed = b.requeue_lapsed(16_000).await.expect("sweep");
+    assert_eq!(lapsed.requeued, 1, "c2's run goes back on the queue");
+    assert_eq!(lapsed.cancelled_campaigns, vec!["c1".to_string()]);
+    let runs = b.runs("c1").await.expect("runs");
+    assert!(
+        runs.iter().all(|run| run.status == RunState::Cancelled),
+        "{:?}",
+        runs.iter().map(|run| run.status).collect::<Vec<_>>()
+    );
+    let record = b.campaign("c1").await.expect("read").expect("c1");
+    assert_eq!(record.status, CampaignStatus::Cancelled);
+    assert_eq!(
+        b.runs("c2").await.expect("runs")[0].status,
+        RunState::Queued
+    );
+    // Nothing of it is claimed again, and a later sweep has nothing more to say of it.
+    let next = a
+        .claim_next("lab-a", 17_000, 27_000)
+        .await
+        .expect("claim")
+        .expect("c2's run");
+    assert_eq!(next.campaign_id, "c2");
+    let lapsed = b.requeue_lapsed(40_000).await.expect("sweep");
+    assert!(lapsed.cancelled_campaigns.is_empty(), "{lapsed:?}");
+    a.close().await;
+    b.close().await;
+}
+
 /// A host that stops renewing its lease loses its run: another host's heartbeat puts it back
 /// on the queue, for the same host only; the old attempt can no longer save a result or renew,
 /// and the run's next attempt finishes it.
@@ -782,9 +851,10 @@ async fn a_lapsed_lease_sends_the_run_back_to_its_own_host() {
         beat.lost.is_empty() && beat.cancelled.is_empty(),
         "{beat:?}"
     );
-    assert_eq!(b.requeue_lapsed(13_000).await.expect("sweep"), 0);
+    assert_eq!(b.requeue_lapsed(13_000).await.expect("sweep").requeued, 0);
     // Silent past 15 s: lab-b's sweep takes it back, still lab-a's.
-    assert_eq!(b.requeue_lapsed(16_000).await.expect("sweep"), 1);
+    let lapsed = b.requeue_lapsed(16_000).await.expect("sweep");
+    assert_eq!((lapsed.requeued, lapsed.cancelled_campaigns.len()), (1, 0));
     assert!(
         b.claim_next("lab-b", 16_000, 26_000)
             .await
