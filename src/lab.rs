@@ -227,8 +227,8 @@ impl Lab {
     }
 
     /// Keeps a live sample of a running run.
-    pub async fn add_sample(&self, run_id: i64, sample: Sample) -> Result<(), StoreError> {
-        self.store.add_sample(run_id, sample).await
+    pub async fn add_sample(&self, run: HeldRun, sample: Sample) -> Result<(), StoreError> {
+        self.store.add_sample(run, sample).await
     }
 
     /// Stores a finished run's result; `Ok(false)` when this attempt no longer holds the run.

@@ -13,7 +13,7 @@ use crate::engine::{self, RunControl, preflight};
 use crate::lab::events::LabEvent;
 use crate::lab::{Lab, RunSwitch};
 use crate::spec::{FieldErrors, RunPlan};
-use crate::store::{ClaimedRun, StoredPlan};
+use crate::store::{ClaimedRun, HeldRun, StoredPlan};
 
 /// How long an idle lane sleeps before it looks at the queue again without being woken.
 const IDLE_POLL: Duration = Duration::from_secs(2);
@@ -63,6 +63,10 @@ async fn lane_loop(lab: Arc<Lab>, lane: usize) {
 
 async fn execute(lab: &Arc<Lab>, claimed: ClaimedRun, switch: Arc<RunSwitch>) {
     let run_id = claimed.run_id;
+    let held = HeldRun {
+        run_id,
+        attempt: claimed.attempt,
+    };
     let campaign_id = claimed.campaign_id.clone();
     let plan = match plan_of(&claimed) {
         Ok(plan) => plan,
@@ -151,7 +155,7 @@ async fn execute(lab: &Arc<Lab>, claimed: ClaimedRun, switch: Arc<RunSwitch>) {
             t: progress.elapsed_s,
             mb_per_s: progress.mb_per_s,
         };
-        if let Err(error) = lab.add_sample(run_id, sample).await {
+        if let Err(error) = lab.add_sample(held, sample).await {
             tracing::warn!(run_id, %error, "cannot store a sample");
         }
         lab.publish(

@@ -17,6 +17,12 @@ use super::{DURATION_BUCKETS, HeldRun, Pool, Store, StoreError, to_i64, to_json}
 const UPSERT_SAMPLE: &str = "INSERT INTO samples (run_id, t, mb_per_s) VALUES ($1, $2, $3)
      ON CONFLICT (run_id, t) DO UPDATE SET mb_per_s = excluded.mb_per_s";
 
+/// A live sample, kept only while the attempt `$4` holds the run.
+const UPSERT_HELD_SAMPLE: &str = "INSERT INTO samples (run_id, t, mb_per_s)
+     SELECT $1, $2, $3 WHERE EXISTS
+         (SELECT 1 FROM runs WHERE id = $1 AND status = 'running' AND attempts = $4)
+     ON CONFLICT (run_id, t) DO UPDATE SET mb_per_s = excluded.mb_per_s";
+
 row_struct! {
 struct RunRow {
     id: i64,
@@ -169,13 +175,15 @@ impl Store {
         }))
     }
 
-    /// Records a live sample of a running run.
-    pub async fn add_sample(&self, run_id: i64, sample: Sample) -> Result<(), StoreError> {
+    /// Records a live sample of a running run, while `run` is the attempt that holds it: an
+    /// attempt stopped or taken back leaves the samples of the next one alone.
+    pub async fn add_sample(&self, run: HeldRun, sample: Sample) -> Result<(), StoreError> {
         on_backend!(self, pool => {
-            sqlx::query(UPSERT_SAMPLE)
-                .bind(run_id)
+            sqlx::query(UPSERT_HELD_SAMPLE)
+                .bind(run.run_id)
                 .bind(sample.t)
                 .bind(sample.mb_per_s)
+                .bind(run.attempt)
                 .execute(pool)
                 .await?;
         });

@@ -163,7 +163,7 @@ async fn a_campaigns_life(store: &Store) {
     assert_eq!((claimed.attempt, claimed.checked_elsewhere), (1, false));
     store
         .add_sample(
-            claimed.run_id,
+            held(&claimed),
             Sample {
                 t: 0.25,
                 mb_per_s: 1.0,
@@ -173,7 +173,7 @@ async fn a_campaigns_life(store: &Store) {
         .expect("sample");
     store
         .add_sample(
-            claimed.run_id,
+            held(&claimed),
             Sample {
                 t: 0.25,
                 mb_per_s: 2.0,
@@ -278,7 +278,7 @@ async fn a_campaigns_life(store: &Store) {
         .expect("a run");
     store
         .add_sample(
-            crashed.run_id,
+            held(&crashed),
             Sample {
                 t: 0.25,
                 mb_per_s: 9.0,
@@ -868,6 +868,32 @@ async fn a_lapsed_lease_sends_the_run_back_to_its_own_host() {
         .expect("claim")
         .expect("the run again");
     assert_eq!((second.run_id, second.attempt), (first.run_id, 2));
+    // The first attempt, still sampling, adds nothing to the second's samples.
+    a.add_sample(
+        held(&first),
+        Sample {
+            t: 0.25,
+            mb_per_s: 7.0,
+        },
+    )
+    .await
+    .expect("a stale sample is ignored, not an error");
+    a.add_sample(
+        held(&second),
+        Sample {
+            t: 0.5,
+            mb_per_s: 3.0,
+        },
+    )
+    .await
+    .expect("sample");
+    assert_eq!(
+        a.runs("c1").await.expect("runs")[0].samples,
+        vec![Sample {
+            t: 0.5,
+            mb_per_s: 3.0
+        }]
+    );
     // The first attempt learns it lost the run, and cannot save over the second.
     let beat = a
         .heartbeat("lab-a", 18_000, 28_000, &[held(&first), held(&second)])
