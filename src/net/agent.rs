@@ -20,6 +20,9 @@ use crate::spec;
 const PING_EVERY: Duration = Duration::from_secs(5);
 /// How long an agent waits before it tries to reach the lab again.
 const RETRY_AFTER: Duration = Duration::from_secs(2);
+/// How long the lab has to answer where its data listener is before the agent tries again: a
+/// lab that takes the connection and never answers must not hold the agent for ever.
+const ENDPOINT_TIMEOUT: Duration = Duration::from_secs(15);
 /// Work orders an agent sends at once. The lab gives an agent one run at a time; the tail of
 /// the last run may still be ending when the next arrives, but more than this means a lab
 /// that is confused or not a lab.
@@ -111,6 +114,9 @@ fn session(
         |what: &str, error: &dyn std::fmt::Display| SessionError::Retry(format!("{what}: {error}"));
     let endpoint_url = format!("{}/api/agents", config.server.trim_end_matches('/'));
     let endpoint: Endpoint = ureq::get(&endpoint_url)
+        .config()
+        .timeout_global(Some(ENDPOINT_TIMEOUT))
+        .build()
         .call()
         .map_err(|e| retry(&endpoint_url, &e))?
         .body_mut()
