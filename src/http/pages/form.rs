@@ -146,10 +146,10 @@ impl ToolParamOffer {
 }
 
 impl CampaignForm {
-    /// The form filled by a preset (an unknown preset gives the bottleneck one; the page
-    /// says so).
-    pub fn preset(id: &str) -> Self {
-        let mut form = Self {
+    /// The bottleneck determination, as the form opens: the seeds' four tests on the demo
+    /// data into an emulated LTO-4, every field the other presets change filled in.
+    fn bottleneck() -> Self {
+        Self {
             preset: "bottleneck".into(),
             name: "Bottleneck determination".into(),
             // Three repeats give every figure a spread, so a comparison can tell change from
@@ -189,7 +189,13 @@ impl CampaignForm {
             fsync: true,
             time_based: true,
             ..Self::default()
-        };
+        }
+    }
+
+    /// The form filled by a preset (an unknown preset gives the bottleneck one; the page
+    /// says so).
+    pub fn preset(id: &str) -> Self {
+        let mut form = Self::bottleneck();
         match id {
             "tuning" => {
                 form.preset = "tuning".into();
@@ -343,8 +349,31 @@ impl CampaignForm {
         if !self.series.trim().is_empty() {
             spec.insert("series".into(), json!(self.series.trim()));
         }
+        spec.insert("source".into(), self.source_spec(&mut errors));
+        spec.insert("target".into(), self.target_spec(&mut errors));
+        if let Some(tool) = self.tool_spec(&mut errors) {
+            spec.insert("tool".into(), tool);
+        }
+        spec.insert("tests".into(), json!(self.tests));
+        spec.insert("params".into(), self.params_spec(&mut errors));
+        if let Some(matrix) = self.matrix_spec(&mut errors) {
+            spec.insert("matrix".into(), matrix);
+        }
+        spec.insert(
+            "repeat".into(),
+            count(&self.repeat, "repeat", &mut errors).unwrap_or_else(|| json!(1)),
+        );
+        FormSpec {
+            spec: Value::Object(spec),
+            errors,
+        }
+    }
+
+    /// The spec's `source`: generated data of a size, or paths one per line, and the agents
+    /// that send it.
+    fn source_spec(&self, errors: &mut FieldErrors) -> Value {
         let source = if self.source_kind == "generated" {
-            let size = size(&self.generated_size, "source.generated.size", &mut errors)
+            let size = size(&self.generated_size, "source.generated.size", errors)
                 .unwrap_or_else(|| json!("1G"));
             json!({ "generated": { "size": size } })
         } else {
@@ -367,12 +396,16 @@ impl CampaignForm {
                 object.remove("generated");
             }
         }
-        spec.insert("source".into(), source);
+        source
+    }
+
+    /// The spec's `target`: its kind and the fields that kind reads.
+    fn target_spec(&self, errors: &mut FieldErrors) -> Value {
         let mut target = Map::new();
         target.insert("kind".into(), json!(self.target_kind));
         if self.target_kind == "tape" {
             target.insert("model".into(), json!(self.tape_model.trim()));
-            if let Some(drives) = count(&self.tape_drives, "target.drives", &mut errors) {
+            if let Some(drives) = count(&self.tape_drives, "target.drives", errors) {
                 target.insert("drives".into(), drives);
             }
         } else if self.target_kind == "striped" {
@@ -387,7 +420,7 @@ impl CampaignForm {
                     Kind::Number,
                 ),
             ] {
-                if let Some(value) = kind.read(text, &format!("target.{key}"), &mut errors) {
+                if let Some(value) = kind.read(text, &format!("target.{key}"), errors) {
                     target.insert(key.into(), value);
                 }
             }
@@ -399,7 +432,7 @@ impl CampaignForm {
                 ("concurrency", &self.s3_concurrency, Kind::Count),
                 ("object_size", &self.s3_object_size, Kind::Size),
             ] {
-                if let Some(value) = kind.read(text, &format!("target.{key}"), &mut errors) {
+                if let Some(value) = kind.read(text, &format!("target.{key}"), errors) {
                     target.insert(key.into(), value);
                 }
             }
@@ -407,21 +440,20 @@ impl CampaignForm {
             target.insert("path".into(), json!(self.target_path.trim()));
         }
         if self.target_kind == "dedup"
-            && let Some(value) =
-                Kind::Size.read(&self.dedup_avg_chunk, "target.avg_chunk", &mut errors)
+            && let Some(value) = Kind::Size.read(&self.dedup_avg_chunk, "target.avg_chunk", errors)
         {
             target.insert("avg_chunk".into(), value);
         }
-        spec.insert("target".into(), Value::Object(target));
-        if let Some(tool) = self.tool_spec(&mut errors) {
-            spec.insert("tool".into(), tool);
-        }
-        spec.insert("tests".into(), json!(self.tests));
+        Value::Object(target)
+    }
+
+    /// The spec's `params`: every checkbox both ways, every filled field read.
+    fn params_spec(&self, errors: &mut FieldErrors) -> Value {
         let mut params = Map::new();
-        if let Some(buffers) = count(&self.buffers, "params.buffers", &mut errors) {
+        if let Some(buffers) = count(&self.buffers, "params.buffers", errors) {
             params.insert("buffers".into(), buffers);
         }
-        if let Some(block_size) = size(&self.block_size, "params.block_size", &mut errors) {
+        if let Some(block_size) = size(&self.block_size, "params.block_size", errors) {
             params.insert("block_size".into(), block_size);
         }
         params.insert("direct".into(), json!(self.direct));
@@ -439,11 +471,16 @@ impl CampaignForm {
             ("link_mb_s", &self.link_mb_s, Kind::Number),
         ];
         for (key, text, kind) in fields {
-            if let Some(value) = kind.read(text, &format!("params.{key}"), &mut errors) {
+            if let Some(value) = kind.read(text, &format!("params.{key}"), errors) {
                 params.insert(key.into(), value);
             }
         }
-        spec.insert("params".into(), Value::Object(params));
+        Value::Object(params)
+    }
+
+    /// The spec's `matrix`, with its adaptive search when one is chosen; `None` when no list
+    /// is filled in.
+    fn matrix_spec(&self, errors: &mut FieldErrors) -> Option<Value> {
         let mut matrix = Map::new();
         for (key, text, kind) in [
             ("buffers", &self.matrix_buffers, Kind::Count),
@@ -455,7 +492,7 @@ impl CampaignForm {
         ] {
             let path = format!("matrix.{key}");
             let values: Vec<Value> = split_list(text)
-                .filter_map(|item| kind.read(item, &path, &mut errors))
+                .filter_map(|item| kind.read(item, &path, errors))
                 .collect();
             if !values.is_empty() {
                 matrix.insert(key.into(), Value::Array(values));
@@ -468,23 +505,13 @@ impl CampaignForm {
                 ("budget_runs", &self.search_budget_runs),
                 ("seed", &self.search_seed),
             ] {
-                if let Some(value) = count(text, &format!("matrix.search.{key}"), &mut errors) {
+                if let Some(value) = count(text, &format!("matrix.search.{key}"), errors) {
                     search.insert(key.into(), value);
                 }
             }
             matrix.insert("search".into(), Value::Object(search));
         }
-        if !matrix.is_empty() {
-            spec.insert("matrix".into(), Value::Object(matrix));
-        }
-        spec.insert(
-            "repeat".into(),
-            count(&self.repeat, "repeat", &mut errors).unwrap_or_else(|| json!(1)),
-        );
-        FormSpec {
-            spec: Value::Object(spec),
-            errors,
-        }
+        (!matrix.is_empty()).then_some(Value::Object(matrix))
     }
 
     /// The chosen tool as the spec's `tool`: its name, and each parameter whose value is not
