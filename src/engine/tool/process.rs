@@ -5,17 +5,24 @@
 //! process group of its own, with exactly the environment it is given, and dies with the lab.
 //! While it runs, a sampler reads the whole process tree's I/O, CPU and memory from /proc on the
 //! lab's clock; its output is read in bounded memory. Linux only.
+//!
+//! What a finished program left is in `finished`; its process group (resolved, signalled,
+//! reaped, swept) in `group`; its output lines in `lines`; the /proc readings in `procfs` and
+//! `tree`.
 
+mod finished;
+mod group;
 mod lines;
 mod procfs;
 mod tree;
 
-use std::ffi::{OsStr, OsString};
-use std::fmt::Write as _;
+pub use finished::{Ended, Finished, Pressure, StageExit, TreeSample};
+pub use group::sweep_leftovers;
+
+use std::ffi::OsString;
 use std::io;
-use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -25,6 +32,9 @@ use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
 
+use group::{
+    die_with, display_name, group_gone, live_members, pressure_over, reap, resolve, signal_group,
+};
 use lines::Tail;
 use tree::{Tree, Usage};
 
@@ -126,172 +136,6 @@ pub struct Launch {
     pub sample_every: Duration,
     /// How long the programs have to end after SIGTERM before they are killed.
     pub grace: Duration,
-}
-
-/// The process tree's cumulative figures at one moment of a run.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct TreeSample {
-    /// Seconds after the spawn.
-    pub t_s: f64,
-    /// Bytes the tree fetched from storage.
-    pub read_bytes: u64,
-    /// Bytes the tree sent to storage.
-    pub write_bytes: u64,
-    /// Bytes the tree read through read-like calls: files, pipes, devices, sockets, cached or
-    /// not.
-    pub rchar: u64,
-    /// Bytes the tree passed to write-like calls.
-    pub wchar: u64,
-    pub cpu_user_s: f64,
-    pub cpu_system_s: f64,
-    /// The resident memory of the live members, summed (shared pages count once per member).
-    pub rss_bytes: u64,
-    /// The live members' threads.
-    pub threads: u64,
-}
-
-/// The machine's pressure stall figures over a run: the share of its wall time in which some
-/// task waited for a CPU, some task waited for I/O, and every non-idle task did.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Pressure {
-    pub cpu_some_pct: f64,
-    pub io_some_pct: f64,
-    pub io_full_pct: f64,
-}
-
-/// How one stage ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StageExit {
-    /// It exited with this status.
-    Code(i32),
-    /// A signal ended it.
-    Signal(i32),
-    /// The lab could not learn how (it did not end after SIGKILL, stuck in the kernel).
-    Unknown,
-}
-
-/// Why a run ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Ended {
-    /// Every stage ended by itself; how, stage by stage.
-    Exited { codes: Vec<StageExit> },
-    /// The caller cancelled it.
-    Cancelled,
-    /// Its deadline passed.
-    Deadline,
-}
-
-/// What a run did and used, measured from outside.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Finished {
-    pub ended: Ended,
-    /// Each stage's program as its argv[0] named it.
-    pub programs: Vec<String>,
-    /// From the spawn to the last stage's exit, on the lab's clock.
-    pub wall: Duration,
-    /// CPU of the whole tree: every stage with the children it waited for, and members that
-    /// were collected by another process.
-    pub cpu_user_s: f64,
-    pub cpu_system_s: f64,
-    /// The most resident memory the tree held: the largest sum over the members at a sample,
-    /// or the largest single stage's peak, whichever is higher.
-    pub peak_rss_bytes: u64,
-    /// The CPU seconds of the busiest single thread: a tool held back by one thread shows
-    /// as this close to `wall`.
-    pub busiest_thread_cpu_s: f64,
-    /// The most cores the tree used over a sampling interval.
-    pub max_cores_used: f64,
-    /// The tree's figures at each sample, the last one at `wall` with the run's totals (and
-    /// no live member: its memory and threads are 0).
-    pub samples: Vec<TreeSample>,
-    /// `None` where the kernel has no pressure stall information.
-    pub pressure: Option<Pressure>,
-    /// The last lines of the last stage's standard output (with `Output::Lines`; else empty).
-    pub stdout_tail: String,
-    /// The last lines of every stage's standard error, stage after stage.
-    pub stderr_tail: String,
-    /// The last lines of each stage's standard error, one per stage.
-    pub stage_stderr_tails: Vec<String>,
-    /// Processes of the group still alive when `wait` gave up on them: 0 unless one could not
-    /// be killed (stuck in the kernel).
-    pub survivors: usize,
-}
-
-impl Finished {
-    /// Whether every stage ran to its end and exited with status 0.
-    pub fn succeeded(&self) -> bool {
-        match &self.ended {
-            Ended::Exited { codes } => codes.iter().all(|code| *code == StageExit::Code(0)),
-            Ended::Cancelled | Ended::Deadline => false,
-        }
-    }
-
-    /// The failure in one sentence with the end of the failing stage's error output
-    /// ("restic exited with status 1: Fatal: …"); `None` when the run succeeded. In a pipeline
-    /// the stage blamed is the first with a non-zero status, since a stage before it then
-    /// dies of a broken pipe.
-    pub fn failure(&self) -> Option<String> {
-        let command = self.programs.join(" | ");
-        let codes = match &self.ended {
-            Ended::Cancelled => return Some(format!("{command} was cancelled")),
-            Ended::Deadline => {
-                return Some(format!(
-                    "{command} was stopped at its deadline, after {:.1} s",
-                    self.wall.as_secs_f64()
-                ));
-            }
-            Ended::Exited { codes } => codes,
-        };
-        let failing = |wanted: fn(&StageExit) -> bool| codes.iter().position(wanted);
-        let stage = failing(|exit| matches!(exit, StageExit::Code(code) if *code != 0))
-            .or_else(|| {
-                failing(
-                    |exit| matches!(exit, StageExit::Signal(signal) if *signal != libc::SIGPIPE),
-                )
-            })
-            .or_else(|| failing(|exit| *exit != StageExit::Code(0)))?;
-        let program = self
-            .programs
-            .get(stage)
-            .map_or("the program", String::as_str);
-        let mut sentence = match codes[stage] {
-            StageExit::Code(code) => format!("{program} exited with status {code}"),
-            StageExit::Signal(signal) => {
-                format!(
-                    "{program} was ended by signal {signal}{}",
-                    signal_name(signal)
-                )
-            }
-            StageExit::Unknown => format!("{program} ended, but how is not known"),
-        };
-        match self.stage_stderr_tails.get(stage).map(|tail| tail.trim()) {
-            Some(tail) if !tail.is_empty() => {
-                let _ = write!(sentence, ": {tail}");
-            }
-            _ => sentence.push_str(" (it wrote no error output)"),
-        }
-        Some(sentence)
-    }
-}
-
-/// ` (SIGKILL)` and the like, for the signals a tool commonly dies of.
-fn signal_name(signal: i32) -> &'static str {
-    match signal {
-        libc::SIGHUP => " (SIGHUP)",
-        libc::SIGINT => " (SIGINT)",
-        libc::SIGQUIT => " (SIGQUIT)",
-        libc::SIGILL => " (SIGILL)",
-        libc::SIGABRT => " (SIGABRT)",
-        libc::SIGBUS => " (SIGBUS)",
-        libc::SIGFPE => " (SIGFPE)",
-        libc::SIGKILL => " (SIGKILL)",
-        libc::SIGSEGV => " (SIGSEGV)",
-        libc::SIGPIPE => " (SIGPIPE)",
-        libc::SIGTERM => " (SIGTERM)",
-        libc::SIGXCPU => " (SIGXCPU)",
-        libc::SIGXFSZ => " (SIGXFSZ)",
-        _ => "",
-    }
 }
 
 /// One stage as the lab tracks it.
@@ -755,155 +599,6 @@ fn read_into(
         }
         lock(tail).push(line);
     });
-}
-
-/// Run in the child before exec: die with SIGKILL when the lab's spawning thread ends, and at
-/// once if the lab is already gone (the child then belongs to another parent).
-fn die_with(lab: Pid) -> io::Result<()> {
-    rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
-    if rustix::process::getppid() != Some(lab) {
-        return Err(io::Error::from_raw_os_error(libc::ESRCH));
-    }
-    Ok(())
-}
-
-/// The program `name` stands for: a name with a `/` is a path (relative to `dir`), any other
-/// is looked up on `search_path` as exec would, with relative entries taken from `dir`.
-fn resolve(name: &OsStr, search_path: Option<&OsStr>, dir: &Path) -> Result<PathBuf, ProcessError> {
-    use std::os::unix::ffi::OsStrExt;
-    if name.is_empty() {
-        return Err(ProcessError::NotFound {
-            program: String::new(),
-            search_path: display_name(search_path.unwrap_or_default()),
-        });
-    }
-    if name.as_bytes().contains(&b'/') {
-        let path = dir.join(name);
-        return if is_executable(&path) {
-            Ok(path)
-        } else {
-            Err(ProcessError::NotExecutable { path })
-        };
-    }
-    search_path
-        .into_iter()
-        .flat_map(std::env::split_paths)
-        .filter(|entry| !entry.as_os_str().is_empty())
-        .map(|entry| dir.join(entry).join(name))
-        .find(|candidate| is_executable(candidate))
-        .ok_or_else(|| ProcessError::NotFound {
-            program: display_name(name),
-            search_path: search_path.map_or_else(|| "not set".to_string(), display_name),
-        })
-}
-
-/// Whether `path` is a regular file (through links) the lab may execute.
-fn is_executable(path: &Path) -> bool {
-    std::fs::metadata(path)
-        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-        && rustix::fs::access(path, rustix::fs::Access::EXEC_OK).is_ok()
-}
-
-fn display_name(name: &OsStr) -> String {
-    name.to_string_lossy().into_owned()
-}
-
-/// Reaps an exited child; its wait status and resource usage.
-fn reap(pid: i32) -> Option<(i32, libc::rusage)> {
-    let mut status = 0;
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    loop {
-        // SAFETY: wait4 writes the status and a complete rusage into the pointers it is given,
-        // both valid for the call; the rusage is zero-initialised, so valid even if it fails.
-        let reaped = unsafe { libc::wait4(pid, &mut status, 0, usage.as_mut_ptr()) };
-        if reaped == pid {
-            // SAFETY: zero-initialised above and filled in by wait4.
-            return Some((status, unsafe { usage.assume_init() }));
-        }
-        if io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-            return None;
-        }
-    }
-}
-
-/// Sends `signal` to every process of the group; a group already gone is no error.
-fn signal_group(pgid: i32, signal: Signal) {
-    if let Some(pgid) = Pid::from_raw(pgid) {
-        let _ = rustix::process::kill_process_group(pgid, signal);
-    }
-}
-
-/// Whether no live process is left in the group. An orphan that has exited stays in the
-/// group as a zombie until init collects it, which can take seconds in a container; it holds
-/// nothing and runs nothing, so it does not count.
-fn group_gone(pgid: i32) -> bool {
-    let Some(group) = Pid::from_raw(pgid) else {
-        return true;
-    };
-    match rustix::process::test_kill_process_group(group) {
-        Err(rustix::io::Errno::SRCH) => true,
-        _ => live_members(pgid) == 0,
-    }
-}
-
-/// The processes of the group that are alive (not zombies).
-fn live_members(pgid: i32) -> usize {
-    procfs::group_members(pgid)
-        .iter()
-        .filter(|member| !member.is_zombie())
-        .count()
-}
-
-fn pressure_over(
-    before: procfs::PressureTotals,
-    after: procfs::PressureTotals,
-    wall: Duration,
-) -> Option<Pressure> {
-    let wall_us = wall.as_micros() as f64;
-    if wall_us <= 0.0 {
-        return None;
-    }
-    let pct = |from: u64, to: u64| {
-        let share = 100.0 * to.saturating_sub(from) as f64 / wall_us;
-        (share.clamp(0.0, 100.0) * 10.0).round() / 10.0
-    };
-    Some(Pressure {
-        cpu_some_pct: pct(before.cpu_some_us, after.cpu_some_us),
-        io_some_pct: pct(before.io_some_us, after.io_some_us),
-        io_full_pct: pct(before.io_full_us, after.io_full_us),
-    })
-}
-
-/// Kills what an earlier lab left running: every process whose environment carries
-/// `marker_name` with a value starting with `marker_value_prefix` (the lab puts its data dir's
-/// identity there in every launch's `env`), with its process group. Used at start-up, after
-/// the lab was killed without a chance to end its runs (children die with it; their own
-/// children do not). Returns how many processes carried the marker. An empty name or prefix
-/// sweeps nothing, so a caller's slip cannot take another lab's runs.
-pub fn sweep_leftovers(marker_name: &str, marker_value_prefix: &str) -> usize {
-    if marker_name.is_empty() || marker_value_prefix.is_empty() {
-        return 0;
-    }
-    let own = rustix::process::getpid();
-    let own_group = rustix::process::getpgid(None).ok();
-    let mut swept = 0;
-    for pid in procfs::pids() {
-        let Some(process) = Pid::from_raw(pid) else {
-            continue;
-        };
-        if process == own || !procfs::environ_carries(pid, marker_name, marker_value_prefix) {
-            continue;
-        }
-        match rustix::process::getpgid(Some(process)) {
-            Ok(group) if Some(group) != own_group && group.as_raw_nonzero().get() > 1 => {
-                let _ = rustix::process::kill_process_group(group, Signal::KILL);
-            }
-            _ => {}
-        }
-        let _ = rustix::process::kill_process(process, Signal::KILL);
-        swept += 1;
-    }
-    swept
 }
 
 /// Locks a mutex, taking its value even if a thread panicked while holding it: the figures
