@@ -175,22 +175,28 @@ impl Store {
             .bind(now_ms)
             .execute(&mut *tx)
             .await?;
-            let cancelled_campaigns: Vec<String> = sqlx::query_scalar(
-                "SELECT DISTINCT c.id FROM runs AS r JOIN campaigns AS c ON c.seq = r.campaign_seq
-                 WHERE r.status = 'running' AND r.lease_ms < $1 AND c.cancelled_ms IS NOT NULL
-                 ORDER BY c.id",
+            // The campaigns of the runs this sweep itself ended: two hosts sweeping at once
+            // name each campaign once between them, so its end is taken once.
+            let mut ended_seqs: Vec<i64> = sqlx::query_scalar(
+                "UPDATE runs SET status = 'cancelled', finished_ms = $1, lease_ms = NULL
+                 WHERE status = 'running' AND lease_ms < $1 AND campaign_seq IN
+                    (SELECT seq FROM campaigns WHERE cancelled_ms IS NOT NULL)
+                 RETURNING campaign_seq",
             )
             .bind(now_ms)
             .fetch_all(&mut *tx)
             .await?;
-            sqlx::query(
-                "UPDATE runs SET status = 'cancelled', finished_ms = $1, lease_ms = NULL
-                 WHERE status = 'running' AND lease_ms < $1 AND campaign_seq IN
-                    (SELECT seq FROM campaigns WHERE cancelled_ms IS NOT NULL)",
-            )
-            .bind(now_ms)
-            .execute(&mut *tx)
-            .await?;
+            ended_seqs.sort_unstable();
+            ended_seqs.dedup();
+            let mut cancelled_campaigns = Vec::with_capacity(ended_seqs.len());
+            for seq in ended_seqs {
+                let id: String = sqlx::query_scalar("SELECT id FROM campaigns WHERE seq = $1")
+                    .bind(seq)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                cancelled_campaigns.push(id);
+            }
+            cancelled_campaigns.sort_unstable();
             let requeued = sqlx::query(
                 "UPDATE runs SET status = 'queued', started_ms = NULL, host = NULL,
                     lease_ms = NULL
