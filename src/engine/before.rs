@@ -51,7 +51,7 @@ pub(super) fn stripe_warnings(plan: &RunPlan) -> Vec<String> {
 }
 
 /// Below this ratio a source counts as not deduplicating.
-pub(super) const MIN_SOURCE_DEDUP: f64 = 1.05;
+const MIN_SOURCE_DEDUP: f64 = 1.05;
 
 /// The source's dedup ratio, scanned at the target's average chunk before a target test into
 /// a deduplicating target whose data is to match the source: a store that finds the source
@@ -169,10 +169,7 @@ pub(super) fn source_residency(
     pct
 }
 
-pub(super) fn file_residency(
-    found: &source::SourceFile,
-    evict: bool,
-) -> std::io::Result<(u64, u64)> {
+fn file_residency(found: &source::SourceFile, evict: bool) -> std::io::Result<(u64, u64)> {
     let file = found.open(false)?;
     let len = file.metadata()?.len();
     if evict {

@@ -74,7 +74,7 @@ const FILE_QUEUE: usize = 4096;
 /// Shortest time an emulated target is given after the run's duration to take what the ring
 /// holds and close (a drive writes out its buffer); the allowance is half the duration when
 /// that is longer.
-pub(super) const MIN_DRAIN: Duration = Duration::from_secs(5);
+const MIN_DRAIN: Duration = Duration::from_secs(5);
 /// The least a run into a target outside the machine may take after its duration to complete
 /// what it handed over (an object store's last uploads): a store's completions take seconds.
 const MIN_REMOTE_DRAIN: Duration = Duration::from_secs(30);
@@ -106,7 +106,7 @@ pub(super) fn steady_after(plan: &RunPlan) -> Duration {
 }
 
 /// The drain allowance after a run of `duration`.
-pub(super) fn drain_after(duration: Duration) -> Duration {
+fn drain_after(duration: Duration) -> Duration {
     MIN_DRAIN.max(duration / 2)
 }
 
@@ -274,13 +274,13 @@ pub(super) fn build_job<'a>(
 
 /// The most a run leaves free on its target's file system: 1 GiB (a twentieth of a smaller
 /// one).
-pub(super) const TARGET_RESERVE_MAX: u64 = 1 << 30;
+const TARGET_RESERVE_MAX: u64 = 1 << 30;
 
 /// The bytes a run may write into its target's file system (a dir or a dedup store): what
 /// is free to unprivileged writers less a reserve (a twentieth of the file system, 1 GiB at
 /// most), so that a run on a shared disk never fills it, for other users or for the lab's own
 /// database. `None` for other targets.
-pub fn target_room(target: &plan::TargetPlan) -> Option<u64> {
+pub(super) fn target_room(target: &plan::TargetPlan) -> Option<u64> {
     let dir = match target {
         plan::TargetPlan::Dir(dir) => dir,
         plan::TargetPlan::Dedup(config) => &config.path,
@@ -428,6 +428,6 @@ pub(super) fn units_of(
 }
 
 /// A name for a run's files that no other run, in this process or another, will pick.
-pub(super) fn run_tag() -> String {
+fn run_tag() -> String {
     format!("{}-{:016x}", std::process::id(), rand::random::<u64>())
 }

@@ -1,5 +1,7 @@
 //! Live news of campaigns for whoever listens (the SSE endpoint): runs starting, progress a few
-//! times a second, runs and campaigns finishing. Nothing here is durable; the store is.
+//! times a second, runs and campaigns finishing. Nothing here is durable; the store is. The lab
+//! publishes here and to the other hosts (`Lab::publish`), and a new follower gets the
+//! campaign's state first (`Lab::state_event`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};

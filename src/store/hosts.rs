@@ -175,8 +175,8 @@ impl Store {
             .bind(now_ms)
             .execute(&mut *tx)
             .await?;
-            // The campaigns of the runs this sweep itself ended: two hosts sweeping at once
-            // name each campaign once between them, so its end is taken once.
+            // The campaigns of the runs this sweep itself ended: a run is ended by one sweep
+            // only, however many hosts sweep at once, and names its campaign there.
             let mut ended_seqs: Vec<i64> = sqlx::query_scalar(
                 "UPDATE runs SET status = 'cancelled', finished_ms = $1, lease_ms = NULL
                  WHERE status = 'running' AND lease_ms < $1 AND campaign_seq IN

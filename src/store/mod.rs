@@ -236,6 +236,16 @@ impl Backend {
             Backend::Postgres => " FOR UPDATE OF r SKIP LOCKED",
         }
     }
+
+    /// What a statement's check of a run's attempt locks, so a sweep that takes the run back
+    /// at the same moment cannot slip between the check and the write: on PostgreSQL the row
+    /// is held shared until the statement ends; SQLite's writes are one at a time already.
+    fn share_lock(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "",
+            Backend::Postgres => " FOR SHARE",
+        }
+    }
 }
 
 /// Whether a connection going back to the pool may serve again. A COMMIT that failed (a full
@@ -362,8 +372,4 @@ impl Store {
 
 fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(|e| StoreError::Corrupt(format!("cannot encode: {e}")))
-}
-
-fn to_i64(value: u64) -> i64 {
-    i64::try_from(value).unwrap_or(i64::MAX)
 }

@@ -11,16 +11,10 @@ use crate::engine::result::{RunResult, Sample};
 use crate::spec::{RunParams, TestKind};
 
 use super::model::{ClaimedRun, QueueFigures, Recovery, RunRecord, RunState, StoredPlan};
-use super::{DURATION_BUCKETS, HeldRun, Pool, Store, StoreError, to_i64, to_json};
+use super::{DURATION_BUCKETS, HeldRun, Pool, Store, StoreError, to_json};
 
 /// A live or final sample, written again when a run reports the same instant twice.
 const UPSERT_SAMPLE: &str = "INSERT INTO samples (run_id, t, mb_per_s) VALUES ($1, $2, $3)
-     ON CONFLICT (run_id, t) DO UPDATE SET mb_per_s = excluded.mb_per_s";
-
-/// A live sample, kept only while the attempt `$4` holds the run.
-const UPSERT_HELD_SAMPLE: &str = "INSERT INTO samples (run_id, t, mb_per_s)
-     SELECT $1, $2, $3 WHERE EXISTS
-         (SELECT 1 FROM runs WHERE id = $1 AND status = 'running' AND attempts = $4)
      ON CONFLICT (run_id, t) DO UPDATE SET mb_per_s = excluded.mb_per_s";
 
 row_struct! {
@@ -178,8 +172,16 @@ impl Store {
     /// Records a live sample of a running run, while `run` is the attempt that holds it: an
     /// attempt stopped or taken back leaves the samples of the next one alone.
     pub async fn add_sample(&self, run: HeldRun, sample: Sample) -> Result<(), StoreError> {
+        // Kept only while the attempt `$4` holds the run.
+        let sql = format!(
+            "INSERT INTO samples (run_id, t, mb_per_s)
+             SELECT $1, $2, $3 WHERE EXISTS
+                 (SELECT 1 FROM runs WHERE id = $1 AND status = 'running' AND attempts = $4{})
+             ON CONFLICT (run_id, t) DO UPDATE SET mb_per_s = excluded.mb_per_s",
+            self.backend().share_lock()
+        );
         on_backend!(self, pool => {
-            sqlx::query(UPSERT_HELD_SAMPLE)
+            sqlx::query(AssertSqlSafe(sql.as_str()))
                 .bind(run.run_id)
                 .bind(sample.t)
                 .bind(sample.mb_per_s)
@@ -454,4 +456,9 @@ impl FromStr for RunState {
             )
         })
     }
+}
+
+/// A count as the database keeps it: past `i64::MAX`, `i64::MAX`.
+fn to_i64(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
 }

@@ -79,6 +79,11 @@ fn campaign_on(host: &str, id: &str, name: &str, runs: usize) -> NewCampaign {
 /// A lab over `store`, on host [`HOST`], for what the lab decides of what the store keeps
 /// (called on a tokio runtime: its data listener starts on it).
 fn lab_over(store: &Store) -> Lab {
+    lab_named(store, HOST, std::time::Duration::from_secs(15))
+}
+
+/// A lab over `store` serving as host `name`, its claims lasting `lease`.
+fn lab_named(store: &Store, name: &str, lease: std::time::Duration) -> Lab {
     let here = std::env::temp_dir();
     Lab::new(
         store.clone(),
@@ -96,12 +101,12 @@ fn lab_over(store: &Store) -> Lab {
             restore_dir: here,
             object_stores: Default::default(),
             upload_journal: None,
-            object_owner: HOST.to_string(),
+            object_owner: name.to_string(),
             tools: Default::default(),
         },
         HostSettings {
-            name: HOST.to_string(),
-            lease: std::time::Duration::from_secs(15),
+            name: name.to_string(),
+            lease,
             url: None,
             webhook: None,
         },
@@ -759,6 +764,25 @@ async fn a_lapsed_run_of_a_cancelled_campaign_ends_cancelled() {
         Store::open(&location).await.expect("host a"),
         Store::open(&location).await.expect("host b"),
     );
+    lapsed_run_of_a_cancelled_campaign(&a, &b).await;
+    a.close().await;
+    b.close().await;
+}
+
+/// The same on SQLite, where one lab holds the file: its own sweep finds its own lapsed run.
+#[tokio::test]
+async fn a_lapsed_run_of_a_cancelled_campaign_ends_cancelled_on_sqlite() {
+    let dir = scratch();
+    let store = Store::open(&Location::File(dir.path().join("lab.db")))
+        .await
+        .expect("open");
+    lapsed_run_of_a_cancelled_campaign(&store, &store).await;
+    store.close().await;
+}
+
+/// Host `a` claims a run of c2 and one of c1, then falls silent; c1 is cancelled through
+/// `b`, whose sweep past the lease ends c1's run cancelled and queues c2's again.
+async fn lapsed_run_of_a_cancelled_campaign(a: &Store, b: &Store) {
     // c2 first: the oldest queued run is claimed first.
     a.insert_campaign(&campaign_on("lab-a", "c2", "kept", 1), 1_000)
         .await
@@ -812,6 +836,51 @@ async fn a_lapsed_run_of_a_cancelled_campaign_ends_cancelled() {
     assert_eq!(next.campaign_id, "c2");
     let lapsed = b.requeue_lapsed(40_000).await.expect("sweep");
     assert!(lapsed.cancelled_campaigns.is_empty(), "{lapsed:?}");
+}
+
+/// The host whose heartbeat ends a cancelled campaign's lapsed run takes the campaign's end:
+/// its judgement is kept and its followers hear that it finished, cancelled.
+#[tokio::test]
+async fn the_host_that_sweeps_a_cancelled_campaigns_lapsed_run_ends_the_campaign() {
+    let cluster = Postgres::database();
+    let location = Location::Postgres(cluster.url.clone());
+    let (a, b) = (
+        Store::open(&location).await.expect("host a"),
+        Store::open(&location).await.expect("host b"),
+    );
+    let now = backlab::clock::now_ms();
+    // An id as the lab makes them: the lab reads only campaigns whose ids look like its own.
+    let id = backlab::ids::campaign_id();
+    a.insert_campaign(&campaign_on("lab-a", &id, "cancelled", 1), now)
+        .await
+        .expect("insert");
+    // lab-a claims the run for a second, then falls silent; the cancel never reaches it.
+    a.claim_next("lab-a", now, now + 1_000)
+        .await
+        .expect("claim")
+        .expect("a run");
+    b.cancel_campaign(&id, now)
+        .await
+        .expect("cancel")
+        .expect("the campaign");
+    let lab = Arc::new(lab_named(&b, "lab-b", std::time::Duration::from_secs(1)));
+    let mut events = lab.subscribe();
+    let heartbeat = backlab::lab::host::spawn_heartbeat(&lab);
+    let finished = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        loop {
+            let envelope = events.recv().await.expect("the lab's events");
+            if let (true, LabEvent::CampaignFinished { status }) = (envelope.0 == id, &envelope.1) {
+                return *status;
+            }
+        }
+    })
+    .await
+    .expect("the campaign ends within 30 s of its run's lease");
+    assert_eq!(finished, CampaignStatus::Cancelled);
+    let record = b.campaign(&id).await.expect("read").expect("the campaign");
+    assert_eq!(record.status, CampaignStatus::Cancelled);
+    assert!(record.headline.is_some(), "its judgement is kept");
+    heartbeat.abort();
     a.close().await;
     b.close().await;
 }

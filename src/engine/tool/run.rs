@@ -38,10 +38,6 @@ use progress::Progress;
 const SAMPLE_EVERY: Duration = Duration::from_millis(250);
 /// How long a tool has to end after it is told to stop, before it is killed.
 const GRACE: Duration = Duration::from_secs(5);
-/// The share of the copy an incremental run changes between its two backups: a busy night.
-pub const INCREMENTAL_CHANGE: f64 = 0.05;
-/// The seed of that change: every incremental run of a campaign changes the same bytes.
-const CHANGE_SEED: u64 = 0x7265_7374_6963_0001;
 /// The suffix of a tool run's directories (`backlab-run-<tag>.tool`), which the start-up
 /// sweep removes when their run is gone.
 pub const TOOL_DIR_SUFFIX: &str = ".tool";

@@ -29,8 +29,6 @@ pub use change::{Changed, change_share};
 pub use copy::{MemoryRefused, TreeTally, copy_tree, memory_dir};
 pub use verify::{RestoreLayout, Verified, verify};
 
-/// Bytes copied between two looks at the cancel switch.
-const COPY_CHUNK: u64 = 8 << 20;
 /// Bytes read between two looks at the cancel switch when hashing, and when rewriting.
 const IO_CHUNK: usize = 1 << 20;
 /// Paths a verification lists of each kind (missing, differing); the counts go on.

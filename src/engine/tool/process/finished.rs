@@ -94,7 +94,7 @@ pub struct Finished {
 }
 
 /// ` (SIGKILL)` and the like, for the signals a tool commonly dies of.
-pub(super) fn signal_name(signal: i32) -> &'static str {
+fn signal_name(signal: i32) -> &'static str {
     match signal {
         libc::SIGHUP => " (SIGHUP)",
         libc::SIGINT => " (SIGINT)",

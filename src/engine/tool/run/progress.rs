@@ -16,7 +16,7 @@ pub(super) struct Progress {
 }
 
 /// A number from a tool's JSON progress line of the given kind.
-pub(super) fn json_number(line: &str, kind: &str, kind_key: &str, key: &str) -> Option<u64> {
+fn json_number(line: &str, kind: &str, kind_key: &str, key: &str) -> Option<u64> {
     let value: serde_json::Value = serde_json::from_str(line.trim()).ok()?;
     if value.get(kind_key)?.as_str()? != kind {
         return None;

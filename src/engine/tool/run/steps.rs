@@ -11,10 +11,14 @@ use crate::engine::tool::process::Output;
 use crate::engine::tool::tree::{self, RestoreLayout};
 
 use super::{
-    CHANGE_SEED, Context, INCREMENTAL_CHANGE, MEMORY_BASE, Progress, Repo, S3Objects, Scratch,
-    TOOL_DIR_SUFFIX, ToolOutcome, Where, copied_roots, process_outcome, s3_place, source_tally,
-    tree_error,
+    Context, MEMORY_BASE, Progress, Repo, S3Objects, Scratch, TOOL_DIR_SUFFIX, ToolOutcome, Where,
+    copied_roots, process_outcome, s3_place, source_tally, tree_error,
 };
+
+/// The share of the copy an incremental run changes between its two backups: a busy night.
+const INCREMENTAL_CHANGE: f64 = 0.05;
+/// The seed of that change: every incremental run of a campaign changes the same bytes.
+const CHANGE_SEED: u64 = 0x7265_7374_6963_0001;
 
 impl Context<'_> {
     /// The tool's backup of the source, cold, into a new repository on the target (or its
@@ -240,7 +244,7 @@ impl Context<'_> {
     }
 
     /// The untimed commands that make an empty repository.
-    pub(super) fn prepare(&self, at: &Where, password: &str) -> Result<(), EngineError> {
+    fn prepare(&self, at: &Where, password: &str) -> Result<(), EngineError> {
         if self.definition.init.is_empty() {
             return Ok(());
         }
@@ -255,7 +259,7 @@ impl Context<'_> {
 
     /// The timed backup: a repository tool runs to its end; a stream tool's output goes
     /// through the lab's pipeline into the target (the null sink for the ceiling).
-    pub(super) fn timed_backup(
+    fn timed_backup(
         &self,
         at: &Where,
         password: &str,

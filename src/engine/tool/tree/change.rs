@@ -78,7 +78,7 @@ pub fn change_share(root: &Path, share: f64, seed: u64) -> Result<Changed, TreeE
 }
 
 /// Writes `len` new bytes at `offset` of the file and moves its mtime on.
-pub(super) fn rewrite(
+fn rewrite(
     path: &Path,
     offset: u64,
     len: u64,

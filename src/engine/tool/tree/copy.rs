@@ -13,10 +13,12 @@ use crate::engine::source::{SourceFile, SourceRoot};
 use crate::size::format_bytes;
 
 use super::{
-    COPY_CHUNK, RestoreLayout, TreeError, beneath_place, cancelled, gone, io_at, make_dir,
-    make_fresh_dir, walk, walk_error,
+    RestoreLayout, TreeError, beneath_place, cancelled, gone, io_at, make_dir, make_fresh_dir,
+    walk, walk_error,
 };
 
+/// Bytes copied between two looks at the cancel switch.
+const COPY_CHUNK: u64 = 8 << 20;
 /// Smallest room a memory directory keeps free beside the copy.
 const MEMORY_RESERVE_MIN: u64 = 64 << 20;
 /// Share of the memory available that a copy in a memory file system may take at most: the
@@ -96,7 +98,7 @@ pub fn copy_tree(
 }
 
 /// Copies one file; `None` when it was gone by the time it was opened.
-pub(super) fn copy_file(
+fn copy_file(
     file: &SourceFile,
     dest: &Path,
     cancel: &AtomicBool,
@@ -206,7 +208,7 @@ pub fn memory_dir(base: &Path, need_bytes: u64) -> Result<PathBuf, MemoryRefused
 }
 
 /// Memory the kernel says is available for new work without swapping (`MemAvailable`).
-pub(super) fn memory_available_bytes() -> Option<u64> {
+fn memory_available_bytes() -> Option<u64> {
     let info = fs::read_to_string("/proc/meminfo").ok()?;
     let line = info
         .lines()

@@ -48,7 +48,7 @@ pub struct Verified {
     pub extra: u64,
 }
 
-pub(super) fn plural(count: u64, one: &'static str, more: &'static str) -> &'static str {
+fn plural(count: u64, one: &'static str, more: &'static str) -> &'static str {
     if count == 1 { one } else { more }
 }
 
@@ -147,7 +147,7 @@ pub(super) enum Restored {
 }
 
 /// Opens a restored file without following a link or waiting on a FIFO.
-pub(super) fn open_restored(path: &Path) -> Result<Restored, TreeError> {
+fn open_restored(path: &Path) -> Result<Restored, TreeError> {
     let opened = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
@@ -189,11 +189,7 @@ pub(super) fn hash(
 
 /// Regular files beneath a root's place in the restore with no regular file at the same
 /// place beneath the root.
-pub(super) fn count_extra(
-    root: &Path,
-    place: &Path,
-    cancel: &AtomicBool,
-) -> Result<u64, TreeError> {
+fn count_extra(root: &Path, place: &Path, cancel: &AtomicBool) -> Result<u64, TreeError> {
     if fs::symlink_metadata(place).is_err() {
         return Ok(0);
     }
