@@ -107,22 +107,25 @@ impl Lab {
         }
     }
 
+    /// The switch of a run executing here, whatever its attempt (a cancel stops it).
     pub(super) fn switch(&self, run_id: i64) -> Option<Arc<RunSwitch>> {
-        self.running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&run_id)
-            .map(|(_, switch)| Arc::clone(switch))
+        self.registered(run_id).map(|(_, switch)| switch)
     }
 
     /// The switch of one attempt of a run, when that attempt is the one executing here.
     pub(super) fn attempt_switch(&self, run: HeldRun) -> Option<Arc<RunSwitch>> {
+        self.registered(run.run_id)
+            .filter(|(attempt, _)| *attempt == run.attempt)
+            .map(|(_, switch)| switch)
+    }
+
+    /// The attempt of a run executing here, and its switch.
+    fn registered(&self, run_id: i64) -> Option<(i64, Arc<RunSwitch>)> {
         self.running
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .get(&run.run_id)
-            .filter(|(attempt, _)| *attempt == run.attempt)
-            .map(|(_, switch)| Arc::clone(switch))
+            .get(&run_id)
+            .map(|(attempt, switch)| (*attempt, Arc::clone(switch)))
     }
 
     /// Begins a shutdown: no new run starts, running runs are interrupted.
