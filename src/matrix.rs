@@ -14,19 +14,37 @@ fn n(point: &Point) -> usize {
     point.figure.as_ref().map_or(0, |figure| figure.n)
 }
 
-/// Whether the runs sweep any parameter (a matrix campaign).
+/// Whether the runs sweep any parameter (a matrix campaign). Tools compared are not a sweep:
+/// each tool's points are its own, and a tool is never a "best point" of another's.
 pub fn is_sweep(points: &[Point]) -> bool {
-    TestKind::ALL
+    points
         .iter()
-        .any(|test| points.iter().filter(|point| point.test == *test).count() > 1)
+        .any(|point| sweeps(points, point.test, point.params.tool.as_ref()))
 }
 
-/// The test a sweep chart shows by default: the full backup, else the last test measured.
+/// Whether `test` run with `tool` has more than one point.
+fn sweeps(points: &[Point], test: TestKind, tool: Option<&crate::spec::ToolRun>) -> bool {
+    points
+        .iter()
+        .filter(|point| point.test == test && point.params.tool.as_ref() == tool)
+        .count()
+        > 1
+}
+
+/// The test a sweep chart shows by default: the full backup, else the last test measured
+/// that sweeps (a tool test only when one tool ran).
 pub fn headline_test(points: &[Point]) -> Option<TestKind> {
     if points.iter().any(|p| p.test == TestKind::FullBackup) {
         return Some(TestKind::FullBackup);
     }
-    points.last().map(|point| point.test)
+    let tools = crate::analysis::tools::tools_of(points).len();
+    points
+        .iter()
+        .rev()
+        .filter(|point| !point.test.runs_tool() || tools < 2)
+        .find(|point| sweeps(points, point.test, point.params.tool.as_ref()))
+        .or_else(|| points.last())
+        .map(|point| point.test)
 }
 
 /// The sweep's answer in a sentence or two. A best point of `test` is named only when it

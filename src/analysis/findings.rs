@@ -224,13 +224,33 @@ pub enum Finding {
     ShoeShine(ShoeShine),
     /// A network backup with no local full backup to compare.
     Network(NetworkFinding),
+    /// Several backup tools compared on the same data: each judged on its own, against its
+    /// own ceiling and the campaign's shared ones, never against another tool's.
+    ToolsCompared { tools: Vec<ToolOutcome> },
+}
+
+/// One tool's answer in a comparison of several.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct ToolOutcome {
+    /// The tool and its parameters (`restic compression=max`).
+    pub tool: String,
+    /// Its backup's figure, MB/s.
+    pub backup_mb_s: Option<f64>,
+    /// The component its own verdict names (its candidate while not conclusive).
+    pub component: Option<Component>,
+    pub conclusive: bool,
+    /// No one component limits it: `component` is where they slow each other down.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interference: bool,
 }
 
 impl Finding {
     /// The component the finding names, if any.
     pub fn component(&self) -> Option<Component> {
         match self {
-            Finding::Incomplete { .. } | Finding::FullOutranCeiling { .. } => None,
+            Finding::Incomplete { .. }
+            | Finding::FullOutranCeiling { .. }
+            | Finding::ToolsCompared { .. } => None,
             Finding::Limits { ceiling, .. } | Finding::LowestCeiling { ceiling } => {
                 Some(ceiling.component)
             }
@@ -250,14 +270,8 @@ impl Finding {
             Finding::Limits { ceiling, .. } | Finding::LowestCeiling { ceiling } => {
                 Some(ceiling.test)
             }
-            Finding::Interference { component, .. } => match component {
-                Component::Target => Some(TestKind::TapeWrite),
-                Component::Source => Some(TestKind::ReadParallel),
-                Component::Pipeline => Some(TestKind::NullSink),
-                Component::Tool => Some(TestKind::ToolCeiling),
-                _ => None,
-            }
-            .filter(|test| has(*test)),
+            // Components that slow each other down: none is the limit on its own row.
+            Finding::Interference { .. } => None,
             Finding::ShoeShine(_) => [
                 TestKind::ReadParallel,
                 TestKind::ToolCeiling,
@@ -271,7 +285,9 @@ impl Finding {
                 NetworkLimit::Target { .. } => Some(TestKind::TapeWrite),
                 _ => Some(TestKind::NetworkBackup),
             },
-            Finding::Incomplete { .. } | Finding::FullOutranCeiling { .. } => None,
+            Finding::Incomplete { .. }
+            | Finding::FullOutranCeiling { .. }
+            | Finding::ToolsCompared { .. } => None,
         }
     }
 }

@@ -69,8 +69,104 @@ fn tool_restore_line(figures: &Figures<'_>, survey: Option<&Survey>) -> Option<R
     })
 }
 
-/// Builds the verdict from a campaign's points, its runs and the survey of its source.
+/// Builds the verdict from a campaign's points, its runs and the survey of its source. A
+/// campaign that compared several backup tools is judged once per tool, each on the shared
+/// tests and its own ([`super::tools`]); its verdict is the comparison of those answers.
 pub fn judge(
+    points: &[points::Point],
+    runs: &[points::RunEntry<'_>],
+    survey: Option<&Survey>,
+) -> Verdict {
+    let tools = super::tools::tools_of(points);
+    if tools.len() < 2 {
+        let mut verdict = judge_one(points, runs, survey);
+        verdict.tools = tools
+            .first()
+            .map(|tool| super::tools::line(tool, points, runs, &verdict))
+            .into_iter()
+            .collect();
+        return verdict;
+    }
+    let by_tool: Vec<Verdict> = tools
+        .iter()
+        .map(|tool| {
+            let own_points = super::tools::own_points(points, tool);
+            let own_runs = super::tools::own_runs(runs, tool);
+            let mut verdict = judge_one(&own_points, &own_runs, survey);
+            verdict.tools = vec![super::tools::line(tool, &own_points, &own_runs, &verdict)];
+            verdict
+        })
+        .collect();
+    compared(by_tool, survey)
+}
+
+/// The verdict of a comparison of tools: the shared tests' rows once, each tool's rows named
+/// by it, and each tool's answer in the finding. Nothing of one tool is judged against
+/// another's: every claim, piece of advice and restore line stays in that tool's own verdict.
+fn compared(by_tool: Vec<Verdict>, survey: Option<&Survey>) -> Verdict {
+    let tools: Vec<super::tools::ToolLine> = by_tool
+        .iter()
+        .flat_map(|verdict| verdict.tools.iter().cloned())
+        .collect();
+    // The shared rows are the same in every tool's verdict; whether one limits differs by
+    // tool, so the comparison's table says it on each tool's line, not on the shared row.
+    let mut rows: Vec<VerdictRow> = by_tool
+        .first()
+        .map(|verdict| {
+            verdict
+                .rows
+                .iter()
+                .filter(|row| !row.test.runs_tool())
+                .cloned()
+                .map(|mut row| {
+                    row.bottleneck = None;
+                    row.candidate = false;
+                    row
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    for verdict in &by_tool {
+        rows.extend(
+            verdict
+                .rows
+                .iter()
+                .filter(|row| row.test.runs_tool())
+                .cloned(),
+        );
+    }
+    let outcomes = tools
+        .iter()
+        .map(|line| super::findings::ToolOutcome {
+            tool: line.label.clone(),
+            backup_mb_s: line.backup_mb_s,
+            component: line.component,
+            conclusive: line.conclusive,
+            interference: line.interference,
+        })
+        .collect();
+    Verdict {
+        rows,
+        component: None,
+        dedup_limit: None,
+        conclusive: by_tool.iter().all(|verdict| verdict.conclusive),
+        finding: Finding::ToolsCompared { tools: outcomes },
+        advice: Vec::new(),
+        backup_window_s: None,
+        restore: None,
+        basis: Vec::new(),
+        open: Vec::new(),
+        target: by_tool.first().and_then(|verdict| verdict.target.clone()),
+        network_shape: None,
+        source_bytes: survey.map(|survey| survey.source_bytes),
+        tool: None,
+        tools,
+        by_tool,
+    }
+}
+
+/// The verdict of the lab's own tests and at most one tool's.
+fn judge_one(
     points: &[points::Point],
     runs: &[points::RunEntry<'_>],
     survey: Option<&Survey>,
@@ -132,6 +228,8 @@ pub fn judge(
             .run(TestKind::ToolBackup)
             .or_else(|| figures.run(TestKind::ToolCeiling))
             .and_then(super::findings::ToolUse::of),
+        tools: Vec::new(),
+        by_tool: Vec::new(),
     }
 }
 
@@ -175,11 +273,20 @@ fn rows(
                     .find(|point| point.test == *test)
                     .and_then(|point| point.params.tool.as_ref())
             {
-                row.label = format!("{} ({})", test.label(), tool.name);
+                row.label = format!("{} ({})", test.label(), tool.label());
             }
             row
         })
         .collect()
+}
+
+/// The tool a run ran and its parameters, as its rows are named (`restic compression=max`).
+fn tool_label(run: &RunResult) -> Option<String> {
+    match (&run.params.tool, &run.tool) {
+        (Some(tool), _) => Some(tool.label()),
+        (None, Some(figures)) => Some(figures.name.clone()),
+        (None, None) => None,
+    }
 }
 
 /// The component an open finding points at, for an inconclusive verdict's candidate.
@@ -195,10 +302,10 @@ fn row(test: TestKind, figure: Option<&TestFigure<'_>>, yes_row: Option<TestKind
     VerdictRow {
         test,
         label: match (run.and_then(RunResult::target_report), test) {
-            (_, test) if test.runs_tool() => match run.and_then(|run| run.tool.as_ref()) {
+            (_, test) if test.runs_tool() => match run.and_then(tool_label) {
                 Some(tool) => match run.and_then(RunResult::target_report) {
-                    Some(report) => format!("{} ({}, {})", test.label(), tool.name, report.device),
-                    None => format!("{} ({})", test.label(), tool.name),
+                    Some(report) => format!("{} ({tool}, {})", test.label(), report.device),
+                    None => format!("{} ({tool})", test.label()),
                 },
                 None => test.label().to_string(),
             },

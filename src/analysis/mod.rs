@@ -77,7 +77,10 @@ impl<'a> Figures<'a> {
 ///
 /// 4: a tool whose own backup was held by its CPU (every core, or one thread) limits the
 /// backup though its ceiling's run went faster; a tool run on a busy machine says so.
-pub const JUDGEMENT_VERSION: u32 = 4;
+///
+/// 5: a campaign of several tools is judged once per tool (`Verdict::by_tool`), each tool's
+/// best points its own, and the verdict keeps the tools' comparison (`Verdict::tools`).
+pub const JUDGEMENT_VERSION: u32 = 5;
 
 /// A campaign judged: its points and the verdict drawn from them. Every view of a campaign
 /// (page, report, `/compare`, CSV, JSON, list) reads one judgement.

@@ -286,9 +286,22 @@ impl Point {
         )
     }
 
+    /// The backup tool a tool test ran, with its parameters (`restic compression=max`).
+    pub fn tool_label(&self) -> Option<String> {
+        self.params
+            .tool
+            .as_ref()
+            .map(crate::engine::tool::ToolRun::label)
+    }
+
     /// The whole setting in words: `32 × 64 KiB with 4 streams` (and the clients of a network
-    /// backup, the parts of an object store's uploads: `, 16 MiB parts, 8 in flight`).
+    /// backup, the parts of an object store's uploads: `, 16 MiB parts, 8 in flight`); a tool
+    /// test's setting is its tool and the tool's parameters, since the lab's buffers and
+    /// streams are not what it ran with.
     pub fn setting(&self) -> String {
+        if let Some(tool) = self.tool_label() {
+            return tool;
+        }
         let streams = if self.params.streams == 1 {
             "1 stream".to_string()
         } else {
@@ -312,9 +325,16 @@ impl Point {
     }
 }
 
-/// Every point of a campaign, ordered by test (table order), then by buffers, block size,
-/// streams, clients, part size and parts in flight; each test's best point marked.
+/// Every point of a campaign, ordered by test (table order), then by the tool (in the order
+/// the campaign first ran each), buffers, block size, streams, clients, part size and parts in
+/// flight; each test's best point marked (each tool's, for a tool test).
 pub fn points(runs: &[RunEntry<'_>]) -> Vec<Point> {
+    let mut tools: Vec<&crate::engine::tool::ToolRun> = Vec::new();
+    for tool in runs.iter().filter_map(|run| run.params.tool.as_ref()) {
+        if !tools.contains(&tool) {
+            tools.push(tool);
+        }
+    }
     let mut groups: Vec<Vec<&RunEntry<'_>>> = Vec::new();
     for run in runs {
         match groups
@@ -330,6 +350,10 @@ pub fn points(runs: &[RunEntry<'_>]) -> Vec<Point> {
         let key = |p: &Point| {
             (
                 TestKind::ALL.iter().position(|test| *test == p.test),
+                p.params
+                    .tool
+                    .as_ref()
+                    .and_then(|tool| tools.iter().position(|known| *known == tool)),
                 p.params.buffers,
                 p.params.block_size,
                 p.params.streams,
@@ -435,37 +459,53 @@ fn figure_of(runs: &[(usize, &RunResult)], valid: bool) -> Option<Figure> {
 /// Marks each test's best point: the highest figure among its valid points (all of them when
 /// none is valid), and whether it beats the runner-up by more than their noise. Where a test
 /// sent several generations of a dataset, only its last generation's points stand for it: the
-/// nightly full once the target holds the nights before, not the first, seeding one.
+/// nightly full once the target holds the nights before, not the first, seeding one. A tool
+/// test's points are each tool's own: tools are compared, never one's point taken as the best
+/// of another's.
 pub fn mark_best(points: &mut [Point]) {
-    for test in TestKind::ALL {
-        let last_generation = last_generation(points, test);
-        let of_test = |p: &Point| p.test == test && p.params.generation == last_generation;
-        let any_valid = points.iter().any(|p| of_test(p) && p.is_valid());
-        let candidate =
-            |p: &Point| of_test(p) && p.figure.is_some() && (p.is_valid() || !any_valid);
-        let mb = |p: &Point| p.figure.as_ref().map_or(0.0, |figure| figure.mb_per_s);
-        let Some(best) = points
-            .iter()
-            .enumerate()
-            .filter(|(_, point)| candidate(point))
-            .max_by(|(_, a), (_, b)| mb(a).total_cmp(&mb(b)))
-            .map(|(index, _)| index)
-        else {
-            continue;
-        };
-        let runner_up = points
-            .iter()
-            .enumerate()
-            .filter(|(index, point)| *index != best && candidate(point))
-            .max_by(|(_, a), (_, b)| mb(a).total_cmp(&mb(b)))
-            .and_then(|(_, point)| point.figure.as_ref().map(|figure| figure.noise));
-        let side = points[best].figure.as_ref().map(|figure| figure.noise);
-        points[best].best = true;
-        points[best].stands_out = match (side, runner_up) {
-            (Some(best), Some(other)) => stands_out(&best, &other, FAMILY_ALPHA),
-            _ => false,
-        };
+    let mut tools: Vec<Option<crate::engine::tool::ToolRun>> = Vec::new();
+    for point in points.iter() {
+        if !tools.contains(&point.params.tool) {
+            tools.push(point.params.tool.clone());
+        }
     }
+    for test in TestKind::ALL {
+        for tool in &tools {
+            mark_best_of(points, test, tool.as_ref());
+        }
+    }
+}
+
+/// Marks the best point of `test` run with `tool` (none: the lab's own tests).
+fn mark_best_of(points: &mut [Point], test: TestKind, tool: Option<&crate::engine::tool::ToolRun>) {
+    let last_generation = last_generation(points, test);
+    let of_test = |p: &Point| {
+        p.test == test && p.params.tool.as_ref() == tool && p.params.generation == last_generation
+    };
+    let any_valid = points.iter().any(|p| of_test(p) && p.is_valid());
+    let candidate = |p: &Point| of_test(p) && p.figure.is_some() && (p.is_valid() || !any_valid);
+    let mb = |p: &Point| p.figure.as_ref().map_or(0.0, |figure| figure.mb_per_s);
+    let Some(best) = points
+        .iter()
+        .enumerate()
+        .filter(|(_, point)| candidate(point))
+        .max_by(|(_, a), (_, b)| mb(a).total_cmp(&mb(b)))
+        .map(|(index, _)| index)
+    else {
+        return;
+    };
+    let runner_up = points
+        .iter()
+        .enumerate()
+        .filter(|(index, point)| *index != best && candidate(point))
+        .max_by(|(_, a), (_, b)| mb(a).total_cmp(&mb(b)))
+        .and_then(|(_, point)| point.figure.as_ref().map(|figure| figure.noise));
+    let side = points[best].figure.as_ref().map(|figure| figure.noise);
+    points[best].best = true;
+    points[best].stands_out = match (side, runner_up) {
+        (Some(best), Some(other)) => stands_out(&best, &other, FAMILY_ALPHA),
+        _ => false,
+    };
 }
 
 /// The last generation of a dataset `test` sent, when it sent several: the points that stand

@@ -91,6 +91,8 @@ impl Verdict {
             network_shape: self.network_shape,
             source_bytes: self.source_bytes,
             tool: self.tool.clone(),
+            tools: self.tools.clone(),
+            by_tool: self.by_tool.iter().map(Verdict::said).collect(),
         }
     }
 }
@@ -146,6 +148,13 @@ pub struct SaidVerdict {
     pub source_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<super::findings::ToolUse>,
+    /// Each backup tool's line of the comparison, in the order the campaign ran them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<super::tools::ToolLine>,
+    /// When the campaign compared several tools, each one's own verdict, said.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(no_recursion)]
+    pub by_tool: Vec<SaidVerdict>,
 }
 
 impl SaidVerdict {
@@ -166,6 +175,12 @@ impl SaidVerdict {
             network_shape: self.network_shape,
             source_bytes: self.source_bytes,
             tool: self.tool,
+            tools: self.tools,
+            by_tool: self
+                .by_tool
+                .into_iter()
+                .map(SaidVerdict::into_verdict)
+                .collect(),
         }
     }
 }

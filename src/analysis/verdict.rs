@@ -194,6 +194,13 @@ pub struct Verdict {
     /// The backup tool the campaign ran, and how its backup used the machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<super::findings::ToolUse>,
+    /// Each backup tool's line of the comparison, in the order the campaign ran them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<super::tools::ToolLine>,
+    /// When the campaign compared several tools, each one's own verdict (in the order of
+    /// `tools`): against its own ceiling and the shared ones, never another tool's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_tool: Vec<Verdict>,
 }
 
 /// What the target is, when it is more than a path, from the run that best shows it.

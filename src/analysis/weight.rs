@@ -411,7 +411,10 @@ fn weigh(
                 _ => Weight::Overturns,
             }
         }
-        Finding::Incomplete { .. } | Finding::FullOutranCeiling { .. } => Weight::Overturns,
+        // Each tool's own verdict weighs its flags; the comparison rests on those.
+        Finding::Incomplete { .. }
+        | Finding::FullOutranCeiling { .. }
+        | Finding::ToolsCompared { .. } => Weight::Overturns,
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::findings::{
     AboveCeiling, Advice, Ceiling, Component, Drives, Finding, Interference, NetworkFinding,
-    NetworkLimit, OutranCause, Redo, Shape, ShoeShine, Side, TargetCeilingFrom,
+    NetworkLimit, OutranCause, Redo, Shape, ShoeShine, Side, TargetCeilingFrom, ToolOutcome,
 };
 use super::verdict::{RestoreLine, TargetName, Verdict};
 use super::weight::{Basis, OpenClaim, Weight};
@@ -145,9 +145,9 @@ pub fn finding(
             full_mb_s,
             evidence,
         } => format!(
-            "{} limits the backup: the components slow each other down when combined. {} ran \
-             at {full_mb_s:.1} MB/s, only {:.0}% of the lowest isolated ceiling ({}){}",
-            capitalize(&component(*named, target)),
+            "No one component limits the backup: the components slow each other down when \
+             combined. {} ran at {full_mb_s:.1} MB/s, only {:.0}% of the lowest isolated \
+             ceiling ({}){}; where they meet, {} is the first place to look",
             capitalize(&backup),
             100.0 * full_mb_s / lowest.mb_per_s,
             ceiling(lowest),
@@ -161,7 +161,8 @@ pub fn finding(
                     format!("; its writer waited for the source {wait_pct:.0}% of the time")
                 }
                 Interference::LowestCeiling => String::new(),
-            }
+            },
+            component(*named, target)
         ),
         Finding::LowestCeiling { ceiling: lowest } => format!(
             "{} has the lowest ceiling ({}); run {backup} to confirm it limits the backup",
@@ -170,6 +171,7 @@ pub fn finding(
         ),
         Finding::ShoeShine(shine) => shoe_shine(shine),
         Finding::Network(network) => network_finding(network),
+        Finding::ToolsCompared { tools } => tools_compared(tools, target),
     };
     if conclusive {
         text
@@ -183,6 +185,44 @@ pub fn finding(
             lower_first(&text)
         )
     }
+}
+
+/// A comparison of tools in a sentence: each tool's backup and what limits it, by its own
+/// verdict.
+fn tools_compared(tools: &[ToolOutcome], target: Option<&str>) -> String {
+    let each: Vec<String> = tools
+        .iter()
+        .map(|outcome| {
+            let backup = outcome.backup_mb_s.map_or_else(
+                || format!("{}'s backup (not measured)", outcome.tool),
+                |mb_per_s| format!("{}'s backup ({mb_per_s:.1} MB/s)", outcome.tool),
+            );
+            let named = |named: Component| match named {
+                Component::Tool => format!("{} itself", outcome.tool),
+                other => component(other, target),
+            };
+            match (outcome.component, outcome.conclusive) {
+                (Some(limit), true) if outcome.interference => format!(
+                    "{backup} is held back by its components together, first at {}",
+                    named(limit)
+                ),
+                (Some(limit), true) => format!("{backup} is limited by {}", named(limit)),
+                (Some(limit), false) => {
+                    format!(
+                        "{backup} is not yet judged ({} is the candidate)",
+                        named(limit)
+                    )
+                }
+                (None, _) => format!("{backup} is not yet judged"),
+            }
+        })
+        .collect();
+    format!(
+        "{} tools compared on the same data, each against its own ceiling and the shared \
+         ones: {}",
+        tools.len(),
+        each.join("; ")
+    )
 }
 
 fn above_ceiling(why: &AboveCeiling) -> String {
@@ -521,26 +561,53 @@ pub fn summary(verdict: &Verdict) -> String {
             .find(|row| row.test == test)
             .and_then(|row| row.mb_per_s)
     };
+    // Only the isolated tests are ceilings: a backup, an incremental or a restore is not.
     let figures: Vec<String> = verdict
         .rows
         .iter()
         .filter(|row| {
             !matches!(
                 row.test,
-                TestKind::FullBackup | TestKind::NetworkBackup | TestKind::Restore
+                TestKind::FullBackup
+                    | TestKind::NetworkBackup
+                    | TestKind::Restore
+                    | TestKind::ToolBackup
+                    | TestKind::ToolIncremental
+                    | TestKind::ToolRestore
             )
         })
         .filter_map(|row| {
+            let tool = row
+                .test
+                .runs_tool()
+                .then(|| row.label.rfind(" (").map(|at| &row.label[at..]))
+                .flatten()
+                .unwrap_or("");
             row.mb_per_s
-                .map(|mb_per_s| format!("{} {mb_per_s:.1}", row.test.label().to_lowercase()))
+                .map(|mb_per_s| format!("{}{tool} {mb_per_s:.1}", row.test.label().to_lowercase()))
         })
         .collect();
     let full = figure(TestKind::FullBackup);
     let network = figure(TestKind::NetworkBackup).zip(verdict.network_shape);
-    let mut text = match (full, network) {
-        (Some(full), _) => format!("Full backup {full:.1} MB/s"),
-        (None, Some(_)) => String::new(),
-        (None, None) => "No full backup".to_string(),
+    let tool_backups: Vec<(&str, f64)> = verdict
+        .tools
+        .iter()
+        .filter_map(|line| line.backup_mb_s.map(|mb| (line.label.as_str(), mb)))
+        .collect();
+    let mut text = match (full, network, tool_backups.as_slice()) {
+        (Some(full), ..) => format!("Full backup {full:.1} MB/s"),
+        (None, Some(_), _) => String::new(),
+        (None, None, [(tool, mb_per_s)]) => {
+            capitalize(&format!("{tool}'s backup {mb_per_s:.1} MB/s"))
+        }
+        (None, None, []) => "No full backup".to_string(),
+        (None, None, many) => format!(
+            "Backups in MB/s: {}",
+            many.iter()
+                .map(|(tool, mb_per_s)| format!("{tool} {mb_per_s:.1}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     };
     if let Some((mb_per_s, shape)) = network {
         if !text.is_empty() {

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::analysis::Verdict;
 use crate::analysis::points::{Point, point_of_run};
+use crate::analysis::tools::ToolLine;
 use crate::clock::format_ms;
 use crate::duration::format_duration;
 use crate::engine::result::{RunResult, RunStatus};
@@ -103,9 +104,11 @@ pub fn render_table(report: &CampaignReport) -> String {
             let _ = writeln!(out, "  - {line}");
         }
     }
-    let tools = tool_lines(report);
-    if !tools.is_empty() {
-        let _ = writeln!(out, "{}", tools_table(&tools));
+    for (line, own) in verdict.tools.iter().zip(&verdict.by_tool) {
+        let _ = writeln!(out, "{}", tool_verdict_text(line, own));
+    }
+    if !verdict.tools.is_empty() {
+        let _ = writeln!(out, "{}", tools_table(&verdict.tools));
     }
     for run in &report.runs {
         for warning in &run.warnings {
@@ -119,26 +122,89 @@ pub fn render_table(report: &CampaignReport) -> String {
     out
 }
 
-/// The tools the campaign ran, compared, from its points and runs.
-fn tool_lines(report: &CampaignReport) -> Vec<crate::analysis::tools::ToolLine> {
-    let entries = crate::analysis::points::RunEntry::of_results(&report.runs);
-    crate::analysis::tools::compare(&report.points, &entries, report.survey.as_ref())
+/// One tool's own verdict in a comparison of several, as the CLI prints it under the table.
+fn tool_verdict_text(line: &ToolLine, own: &Verdict) -> String {
+    let mut out = format!("{}: {}.", line.label, own.sentence().trim_end_matches('.'));
+    if let Some(restore) = own.restore_words() {
+        out.push_str(&format!("\n  {restore}"));
+    }
+    for recommendation in own.recommendations() {
+        out.push_str(&format!("\n  - {recommendation}"));
+    }
+    for caveat in own.caveats() {
+        out.push_str(&format!("\n  - {caveat}"));
+    }
+    out
+}
+
+/// A tool's line of the comparison as every view writes it, so the CLI, the page,
+/// report.html and `tools.csv` show the same numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCells {
+    pub tool: String,
+    pub backup: String,
+    pub alone: String,
+    pub incremental: String,
+    pub restore: String,
+    pub cpu_s_per_gib: String,
+    pub peak_memory: String,
+    pub stored: String,
+    pub ratio: String,
+    pub verified: String,
+    pub limited_by: String,
+    pub version: String,
+}
+
+impl ToolCells {
+    /// The line's figures in words: MB/s to one decimal, sizes in binary units, `-` for none.
+    pub fn of(line: &ToolLine) -> Self {
+        use crate::size::format_bytes;
+        let mb = |value: Option<f64>| value.map_or_else(|| "-".to_string(), |v| format!("{v:.1}"));
+        ToolCells {
+            tool: line.label.clone(),
+            backup: mb(line.backup_mb_s),
+            alone: mb(line.ceiling_mb_s),
+            incremental: mb(line.incremental_mb_s),
+            restore: mb(line.restore_mb_s),
+            cpu_s_per_gib: line
+                .cpu_s_per_gib
+                .map_or_else(|| "-".to_string(), |v| format!("{v:.2}")),
+            peak_memory: line
+                .peak_rss_bytes
+                .map_or_else(|| "-".to_string(), format_bytes),
+            stored: line
+                .stored_bytes
+                .map_or_else(|| "-".to_string(), format_bytes),
+            ratio: line
+                .reduction
+                .map_or_else(|| "-".to_string(), |v| format!("{v:.2}")),
+            verified: line.verified_words(),
+            limited_by: line.limited_by(),
+            version: line.version.clone().unwrap_or_else(|| "-".to_string()),
+        }
+    }
 }
 
 /// The tools side by side: backup, incremental and restore MB/s, CPU seconds per GiB, peak
 /// memory, what the backup kept, the restore verified, and what limits each.
-pub fn tools_table(lines: &[crate::analysis::tools::ToolLine]) -> String {
-    use crate::size::format_bytes;
+pub fn tools_table(lines: &[ToolLine]) -> String {
+    let cells: Vec<ToolCells> = lines.iter().map(ToolCells::of).collect();
     let mut out = String::new();
-    let width = lines
+    let width = cells
         .iter()
-        .map(|line| line.tool.label().chars().count() + 2)
+        .map(|cell| cell.tool.chars().count() + 2)
         .max()
         .unwrap_or(0)
         .max(12);
+    let verified_width = cells
+        .iter()
+        .map(|cell| cell.verified.chars().count() + 2)
+        .max()
+        .unwrap_or(0)
+        .max(10);
     let _ = writeln!(
         out,
-        "{:<width$}{:>9}{:>9}{:>9}{:>9}{:>11}{:>11}{:>12}{:>7}  {:<9}Limited by",
+        "{:<width$}{:>9}{:>9}{:>9}{:>9}{:>11}{:>11}{:>12}{:>7}  {:<verified_width$}Limited by",
         "Tool",
         "backup",
         "alone",
@@ -148,38 +214,23 @@ pub fn tools_table(lines: &[crate::analysis::tools::ToolLine]) -> String {
         "peak mem",
         "stored",
         "ratio",
-        "verified"
+        "restore check"
     );
-    let mb = |value: Option<f64>| value.map_or_else(|| "-".to_string(), |v| format!("{v:.1}"));
-    for line in lines {
-        let limited = match (line.component, line.conclusive) {
-            (Some(component), true) => crate::analysis::component_word(component).to_string(),
-            (Some(component), false) => {
-                format!("{}?", crate::analysis::component_word(component))
-            }
-            (None, _) => "-".to_string(),
-        };
+    for cell in &cells {
         let _ = writeln!(
             out,
-            "{:<width$}{:>9}{:>9}{:>9}{:>9}{:>11}{:>11}{:>12}{:>7}  {:<9}{limited}",
-            line.tool.label(),
-            mb(line.backup_mb_s),
-            mb(line.ceiling_mb_s),
-            mb(line.incremental_mb_s),
-            mb(line.restore_mb_s),
-            line.cpu_s_per_gib
-                .map_or_else(|| "-".to_string(), |v| format!("{v:.2}")),
-            line.peak_rss_bytes
-                .map_or_else(|| "-".to_string(), format_bytes),
-            line.stored_bytes
-                .map_or_else(|| "-".to_string(), format_bytes),
-            line.reduction
-                .map_or_else(|| "-".to_string(), |v| format!("{v:.2}")),
-            match line.restore_verified {
-                Some(true) => "yes",
-                Some(false) => "NO",
-                None => "-",
-            },
+            "{:<width$}{:>9}{:>9}{:>9}{:>9}{:>11}{:>11}{:>12}{:>7}  {:<verified_width$}{}",
+            cell.tool,
+            cell.backup,
+            cell.alone,
+            cell.incremental,
+            cell.restore,
+            cell.cpu_s_per_gib,
+            cell.peak_memory,
+            cell.stored,
+            cell.ratio,
+            cell.verified,
+            cell.limited_by,
         );
     }
     let versions: Vec<String> = lines
@@ -187,13 +238,66 @@ pub fn tools_table(lines: &[crate::analysis::tools::ToolLine]) -> String {
         .filter_map(|line| {
             line.version
                 .as_ref()
-                .map(|version| format!("{}: {version}", line.tool.name))
+                .map(|version| format!("{}: {version}", line.label))
         })
         .collect();
     if !versions.is_empty() {
         let _ = write!(out, "Versions: {}", versions.join("; "));
     }
     out
+}
+
+/// One line per tool, as the comparison table gives it, with the figures unrounded beyond
+/// the table's own rounding: `tools.csv`.
+#[derive(Serialize)]
+struct ToolCsvRow<'a> {
+    campaign: &'a str,
+    tool: &'a str,
+    name: &'a str,
+    version: Option<&'a str>,
+    backup_mb_s: Option<f64>,
+    alone_mb_s: Option<f64>,
+    incremental_mb_s: Option<f64>,
+    restore_mb_s: Option<f64>,
+    cpu_s_per_gib: Option<f64>,
+    peak_rss_bytes: Option<u64>,
+    stored_bytes: Option<u64>,
+    ratio: Option<f64>,
+    restore_verified: Option<bool>,
+    verified_files: Option<u64>,
+    verified_bytes: Option<u64>,
+    limited_by: String,
+    conclusive: bool,
+}
+
+/// The tools a campaign compared as CSV, one line per tool (and parameters).
+pub fn tools_csv(campaign_id: &str, lines: &[ToolLine]) -> Result<String, csv::Error> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for line in lines {
+        writer.serialize(ToolCsvRow {
+            campaign: campaign_id,
+            tool: &line.label,
+            name: &line.tool.name,
+            version: line.version.as_deref(),
+            backup_mb_s: line.backup_mb_s,
+            alone_mb_s: line.ceiling_mb_s,
+            incremental_mb_s: line.incremental_mb_s,
+            restore_mb_s: line.restore_mb_s,
+            cpu_s_per_gib: line.cpu_s_per_gib,
+            peak_rss_bytes: line.peak_rss_bytes,
+            stored_bytes: line.stored_bytes,
+            ratio: line.reduction,
+            restore_verified: line.restore_verified,
+            verified_files: line.verified_files,
+            verified_bytes: line.verified_bytes,
+            limited_by: line.limited_by(),
+            conclusive: line.conclusive,
+        })?;
+    }
+    let bytes = writer
+        .into_inner()
+        .map_err(|error| csv::Error::from(error.into_error()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// Each flag raised, once per test: its detail from the first run that raised it, and how
@@ -258,6 +362,8 @@ struct CsvRow<'a> {
     campaign: &'a str,
     run: usize,
     test: &'a str,
+    /// The backup tool a tool test ran, with its parameters (`restic compression=max`).
+    tool: Option<String>,
     status: &'a str,
     attempts: i64,
     buffers: u32,
@@ -351,6 +457,16 @@ struct CsvRow<'a> {
     dedup_stored_bytes: Option<u64>,
     dedup_ratio: Option<f64>,
     dedup_physical_mb_s: Option<f64>,
+    /// A tool run's own figures: its programs' version, CPU seconds per GiB of its process
+    /// tree, its peak memory, what its backup stored, and the files and bytes its restore
+    /// was verified on.
+    tool_version: Option<&'a str>,
+    tool_cpu_s_per_gib: Option<f64>,
+    tool_peak_rss_bytes: Option<u64>,
+    tool_stored_bytes: Option<u64>,
+    tool_verified: Option<bool>,
+    tool_verified_files: Option<u64>,
+    tool_verified_bytes: Option<u64>,
 }
 
 /// The runs of a campaign as CSV, in plan order, numbered from 1 as the pages number them,
@@ -370,6 +486,8 @@ pub fn runs_csv(
         let tape = result.and_then(|r| r.tape.as_ref());
         let s3 = result.and_then(|r| r.s3.as_ref());
         let dedup = result.and_then(|r| r.dedup.as_ref());
+        let tool = result.and_then(|r| r.tool.as_ref());
+        let verified = tool.and_then(|t| t.verified.as_ref());
         let gets = s3.and_then(|s| s.ranged_gets.as_ref());
         let steady = result.and_then(|r| r.steady);
         let validity = result.and_then(|r| r.validity.as_ref());
@@ -378,6 +496,10 @@ pub fn runs_csv(
             campaign: campaign_id,
             run: number,
             test: run.test.id(),
+            tool: params
+                .tool
+                .as_ref()
+                .map(crate::engine::tool::ToolRun::label),
             status: run.phase.id(),
             attempts: run.attempts,
             buffers: params.buffers,
@@ -464,6 +586,15 @@ pub fn runs_csv(
             dedup_stored_bytes: dedup.map(|d| d.stored_bytes),
             dedup_ratio: dedup.map(|d| d.dedup_ratio),
             dedup_physical_mb_s: dedup.map(|d| d.physical_mb_s),
+            tool_version: tool.map(|t| t.version.as_str()),
+            tool_cpu_s_per_gib: tool
+                .and_then(|t| t.cpu_s_per_gib())
+                .map(|value| (value * 100.0).round() / 100.0),
+            tool_peak_rss_bytes: tool.map(|t| t.peak_rss_bytes),
+            tool_stored_bytes: tool.and_then(|t| t.stored_bytes),
+            tool_verified: verified.map(|v| v.ok()),
+            tool_verified_files: verified.map(|v| v.files),
+            tool_verified_bytes: verified.map(|v| v.bytes),
         })?;
     }
     let bytes = writer

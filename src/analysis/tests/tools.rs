@@ -77,3 +77,138 @@ fn a_tool_that_waited_below_its_ceiling_is_interference() {
         verdict.sentence()
     );
 }
+
+/// A tool test of `name`, its run naming the tool as the campaign's plan does.
+fn named_tool_run(name: &str, test: TestKind, mb_per_s: f64, cores_used: f64) -> RunResult {
+    let mut run = tool_run(test, mb_per_s, cores_used, 40.0);
+    run.params.tool = Some(crate::engine::tool::ToolRun {
+        name: name.to_string(),
+        params: Default::default(),
+    });
+    if let Some(figures) = run.tool.as_mut() {
+        figures.name = name.to_string();
+        figures.version = format!("{name} 1.0");
+    }
+    run
+}
+
+/// Three tools on one source and target, each with a ceiling and a backup of its own: restic
+/// slow on its own, borg reaching the target, tar-zstd far below everything.
+fn three_tools() -> Vec<RunResult> {
+    let mut runs = vec![
+        run(TestKind::TapeWrite, 180.0, 20.0),
+        run(TestKind::ReadParallel, 1000.0, 20.0),
+    ];
+    for (name, ceiling, backup, incremental, restore) in [
+        ("restic", 68.5, 66.0, 300.0, 148.2),
+        ("borg", 270.0, 175.0, 400.0, 120.0),
+        ("tar-zstd", 900.0, 60.0, 500.0, 190.5),
+    ] {
+        runs.push(named_tool_run(name, TestKind::ToolCeiling, ceiling, 1.0));
+        runs.push(named_tool_run(name, TestKind::ToolBackup, backup, 1.0));
+        runs.push(named_tool_run(
+            name,
+            TestKind::ToolIncremental,
+            incremental,
+            1.0,
+        ));
+        runs.push(named_tool_run(name, TestKind::ToolRestore, restore, 1.0));
+    }
+    runs
+}
+
+/// Tools compared are never mixed: each is judged against its own ceiling (and the shared
+/// ones), its rows carry its name, its restore is set beside its own backup, and the
+/// campaign's sentence is a comparison, not one tool's figure against another's ceiling.
+#[test]
+fn tools_compared_are_each_judged_against_their_own_ceiling() {
+    let verdict = verdict(&three_tools(), None);
+    let names: Vec<&str> = verdict
+        .tools
+        .iter()
+        .map(|line| line.label.as_str())
+        .collect();
+    assert_eq!(names, ["restic", "borg", "tar-zstd"]);
+    assert_eq!(verdict.by_tool.len(), 3);
+    let line = |name: &str| {
+        verdict
+            .tools
+            .iter()
+            .find(|line| line.label == name)
+            .expect("a line per tool")
+    };
+    // Each line carries its own tool's figures, never another's best.
+    assert_eq!(line("restic").ceiling_mb_s, Some(68.5));
+    assert_eq!(line("borg").ceiling_mb_s, Some(270.0));
+    assert_eq!(line("borg").backup_mb_s, Some(175.0));
+    assert_eq!(line("tar-zstd").restore_mb_s, Some(190.5));
+    assert_eq!(line("restic").restore_mb_s, Some(148.2));
+    // restic reached its own ceiling (96 %): the tool limits; borg reached the target's
+    // (97 %): the target limits; tar-zstd is far below every ceiling.
+    assert_eq!(line("restic").component, Some(Component::Tool));
+    assert_eq!(line("borg").component, Some(Component::Target));
+    assert_ne!(line("tar-zstd").component, Some(Component::Tool));
+    for (line, own) in verdict.tools.iter().zip(&verdict.by_tool) {
+        let sentence = own.sentence();
+        let name = &line.tool.name;
+        assert!(
+            sentence.contains(&format!("{name}'s backup"))
+                || sentence.contains(&format!("{}'s backup", crate::analysis::capitalize(name))),
+            "{}: {sentence}",
+            line.label
+        );
+        for other in verdict
+            .tools
+            .iter()
+            .filter(|other| other.label != line.label)
+        {
+            assert!(
+                !sentence.contains(&format!("{}'s", other.tool.name)),
+                "{}'s verdict names {}: {sentence}",
+                line.label,
+                other.label
+            );
+        }
+        let restore = own.restore.as_ref().expect("each tool's restore line");
+        assert_eq!(Some(restore.mb_per_s), line.restore_mb_s);
+        assert_eq!(restore.backup.map(|(_, mb)| mb), line.backup_mb_s);
+    }
+    // borg's verdict sets its backup against borg's own ceiling, not restic's.
+    let borg = &verdict.by_tool[1].sentence();
+    assert!(borg.contains("175.0"), "{borg}");
+    assert!(!borg.contains("68.5"), "{borg}");
+    // The campaign's rows: the shared ones once, and each tool's named by it.
+    let labels: Vec<&str> = verdict.rows.iter().map(|row| row.label.as_str()).collect();
+    for name in ["restic", "borg", "tar-zstd"] {
+        assert_eq!(
+            labels
+                .iter()
+                .filter(|label| label.ends_with(&format!("({name})")))
+                .count(),
+            4,
+            "{labels:?}"
+        );
+    }
+    assert_eq!(verdict.restore, None, "no restore line set across tools");
+    assert_eq!(verdict.component, None);
+    let sentence = verdict.sentence();
+    assert!(sentence.starts_with("3 tools compared"), "{sentence}");
+    assert!(
+        sentence.contains("restic's backup (66.0 MB/s) is limited by restic itself"),
+        "{sentence}"
+    );
+    assert!(
+        sentence.contains("borg's backup (175.0 MB/s) is limited by the target"),
+        "{sentence}"
+    );
+    // Tools are not a sweep: no "best point" among them.
+    let points = crate::analysis::points::points(&crate::analysis::points::RunEntry::of_results(
+        &three_tools(),
+    ));
+    assert!(!crate::matrix::is_sweep(&points));
+    // Written as every view writes it: the CLI's table has a line per tool.
+    let table = crate::views::report::tools_table(&verdict.tools);
+    for name in ["restic", "borg", "tar-zstd"] {
+        assert!(table.lines().any(|row| row.starts_with(name)), "{table}");
+    }
+}

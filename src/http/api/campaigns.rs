@@ -27,6 +27,7 @@ pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState>
         .routes(routes!(get_campaign, delete_campaign))
         .routes(routes!(get_bottleneck))
         .routes(routes!(get_results_csv))
+        .routes(routes!(get_tools_csv))
         .routes(routes!(cancel_campaign))
         .routes(routes!(rerun_campaign))
 }
@@ -235,6 +236,33 @@ async fn get_results_csv(
     Ok(super::csv_download(
         csv,
         &format!("backlab-{}.csv", view.campaign.id),
+    ))
+}
+
+/// The backup tools the campaign compared, one line per tool (and parameters), as the
+/// report's table gives them; empty for a campaign that ran no tool.
+#[utoipa::path(
+    get, path = "/api/campaigns/{id}/tools.csv", tag = "campaigns",
+    params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),
+    responses(
+        (status = 200, description = "CSV", content_type = "text/csv", body = String),
+        (status = 404, description = "No such campaign", body = ErrorBody),
+    )
+)]
+async fn get_tools_csv(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let view = state.lab.campaign(&id).await?;
+    let csv = report::tools_csv(&view.campaign.id, &view.verdict.tools).map_err(|error| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot write CSV: {error}"),
+        )
+    })?;
+    Ok(super::csv_download(
+        csv,
+        &format!("backlab-{}-tools.csv", view.campaign.id),
     ))
 }
 

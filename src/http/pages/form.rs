@@ -90,8 +90,9 @@ pub struct CampaignForm {
     pub search_strategy: String,
     pub search_budget_runs: String,
     pub search_seed: String,
-    /// The backup tool the tool tests run: one of `tools` by name, or empty for none.
-    pub tool: String,
+    /// The backup tools the tool tests run, by name, in the form's order: none for the lab's
+    /// own pipeline, one for its table, several for a comparison.
+    pub tool: Vec<String>,
     /// Every tool's parameters as posted, by form field (`tool.<tool>.<parameter>`); only the
     /// chosen tool's go into the spec.
     pub tool_params: BTreeMap<String, String>,
@@ -329,7 +330,12 @@ impl CampaignForm {
                 "search_strategy" => form.search_strategy = value,
                 "search_budget_runs" => form.search_budget_runs = value,
                 "search_seed" => form.search_seed = value,
-                "tool" => form.tool = value,
+                "tool" => {
+                    let name = value.trim();
+                    if !name.is_empty() && !form.tool.iter().any(|chosen| chosen == name) {
+                        form.tool.push(name.to_string());
+                    }
+                }
                 _ => {
                     if key.starts_with("tool.") {
                         form.tool_params.insert(key.clone(), value);
@@ -356,12 +362,26 @@ impl CampaignForm {
         }
         spec.insert("source".into(), self.source_spec(&mut errors));
         spec.insert("target".into(), self.target_spec(&mut errors));
-        if let Some(tool) = self.tool_spec(&mut errors) {
+        let mut tools: Vec<Value> = self
+            .tool
+            .iter()
+            .map(|name| self.tool_spec(name, &mut errors))
+            .collect();
+        let compared = (tools.len() > 1).then(|| Value::Array(std::mem::take(&mut tools)));
+        if let Some(tool) = tools.pop() {
             spec.insert("tool".into(), tool);
         }
         spec.insert("tests".into(), json!(self.tests));
         spec.insert("params".into(), self.params_spec(&mut errors));
-        if let Some(matrix) = self.matrix_spec(&mut errors) {
+        let mut matrix = self.matrix_spec(&mut errors);
+        if let Some(compared) = compared {
+            if let Some(Value::Object(matrix)) = &mut matrix {
+                matrix.insert("tool".into(), compared);
+            } else {
+                matrix = Some(json!({ "tool": compared }));
+            }
+        }
+        if let Some(matrix) = matrix {
             spec.insert("matrix".into(), matrix);
         }
         spec.insert(
@@ -519,13 +539,9 @@ impl CampaignForm {
         (!matrix.is_empty()).then_some(Value::Object(matrix))
     }
 
-    /// The chosen tool as the spec's `tool`: its name, and each parameter whose value is not
-    /// its default (a whole number for a number, the word for a choice). `None` for none.
-    fn tool_spec(&self, errors: &mut FieldErrors) -> Option<Value> {
-        let name = self.tool.trim();
-        if name.is_empty() {
-            return None;
-        }
+    /// A chosen tool as the spec names it: its name, and each parameter whose value is not
+    /// its default (a whole number for a number, the word for a choice).
+    fn tool_spec(&self, name: &str, errors: &mut FieldErrors) -> Value {
         let mut params = Map::new();
         let offer = self.tools.iter().find(|tool| tool.name == name);
         for param in offer.map(|tool| tool.params.as_slice()).unwrap_or_default() {
@@ -560,7 +576,12 @@ impl CampaignForm {
         if !params.is_empty() {
             tool.insert("params".into(), Value::Object(params));
         }
-        Some(Value::Object(tool))
+        Value::Object(tool)
+    }
+
+    /// Whether the form has `name` among its chosen tools.
+    pub fn chose_tool(&self, name: &str) -> bool {
+        self.tool.iter().any(|chosen| chosen == name)
     }
 
     /// The tools this lab offers, for the form to show and read.
@@ -620,9 +641,18 @@ impl CampaignForm {
     /// Puts each spec-path error next to the form field it belongs to.
     pub fn set_errors(&mut self, fields: &BTreeMap<String, String>) {
         for (path, message) in fields {
-            // A tool's parameter is a field of the chosen tool's own.
-            let field = match path.strip_prefix("tool.params.") {
-                Some(param) => format!("tool.{}.{}", self.tool.trim(), param),
+            // A tool's parameter is a field of the chosen tool's own (`tool.params.X` for
+            // one tool, `matrix.tool[N].params.X` for the Nth of several).
+            let indexed = path.strip_prefix("matrix.tool[").and_then(|rest| {
+                let (index, rest) = rest.split_once(']')?;
+                let name = self.tool.get(index.parse::<usize>().ok()?)?;
+                Some((name.as_str(), rest.strip_prefix(".params.")?))
+            });
+            let one = path
+                .strip_prefix("tool.params.")
+                .and_then(|param| Some((self.tool.first()?.as_str(), param)));
+            let field = match indexed.or(one) {
+                Some((tool, param)) => format!("tool.{tool}.{param}"),
                 None => form_field(path).to_string(),
             };
             self.errors

@@ -169,6 +169,22 @@ pub struct VerdictView {
     /// The campaign lacks the tests that name a bottleneck (a sweep of one test, say): the
     /// verdict is a note under the sweep's answer, not an alarm.
     pub incomplete: bool,
+    /// The backup tools the campaign ran, a line each, as the CLI's table gives them.
+    pub tools: Vec<crate::views::report::ToolCells>,
+    /// When it compared several tools, each one's own verdict.
+    pub by_tool: Vec<ToolVerdictView>,
+}
+
+/// One tool's own verdict in a comparison of several: against its own ceiling and the
+/// shared ones.
+pub struct ToolVerdictView {
+    pub tool: String,
+    pub conclusive: bool,
+    pub text: String,
+    pub summary: String,
+    pub restore: Option<String>,
+    pub recommendations: Vec<String>,
+    pub caveats: Vec<String>,
 }
 
 /// One row of the bottleneck table.
@@ -455,6 +471,25 @@ fn verdict_view(verdict: &Verdict, points: &[Point]) -> VerdictView {
             verdict.finding,
             crate::analysis::findings::Finding::Incomplete { .. }
         ),
+        tools: verdict
+            .tools
+            .iter()
+            .map(crate::views::report::ToolCells::of)
+            .collect(),
+        by_tool: verdict
+            .tools
+            .iter()
+            .zip(&verdict.by_tool)
+            .map(|(line, own)| ToolVerdictView {
+                tool: line.label.clone(),
+                conclusive: own.conclusive,
+                text: own.sentence(),
+                summary: own.summary(),
+                restore: own.restore_words(),
+                recommendations: own.recommendations(),
+                caveats: own.caveats(),
+            })
+            .collect(),
     }
 }
 

@@ -146,6 +146,11 @@ pub(super) fn yes_no(value: bool) -> &'static str {
 
 /// The parameters of a run in one short line.
 pub fn params_line(params: &RunParams) -> String {
+    // A tool test ran the tool with its own parameters: the lab's buffers and streams are
+    // not what it ran with.
+    if let Some(tool) = &params.tool {
+        return tool.label();
+    }
     let mut line = match params.clients {
         Some(clients) => format!(
             "{} × {}, {} × {}",

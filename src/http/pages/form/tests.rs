@@ -9,8 +9,7 @@ const NOT_IN_THE_FORM: &[(&str, &str)] = &[
     ),
     (
         "matrix.tool",
-        "a comparison of tools is a spec or `backlab run --tool A --tool B`; the form \
-         runs one tool",
+        "the *Backup tool* choices: several checked are the comparison",
     ),
 ];
 
