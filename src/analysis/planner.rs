@@ -163,6 +163,9 @@ fn logical_plan(
     runs: &[&RunResult],
     survey: Option<&Survey>,
 ) -> Plan {
+    if !verdict.by_tool.is_empty() {
+        return tools_plan(question, verdict, points, runs, survey);
+    }
     let needed = question.needed_mb_s();
     let needed_text = rate_text(needed);
     let data = format_bytes(question.data_bytes);
@@ -174,13 +177,18 @@ fn logical_plan(
             .find(|row| row.test == test)
             .and_then(|row| row.mb_per_s)
     };
-    let backup = row(TestKind::FullBackup)
-        .map(|mb| (TestKind::FullBackup, mb))
-        .or_else(|| row(TestKind::NetworkBackup).map(|mb| (TestKind::NetworkBackup, mb)));
+    let backup = [
+        TestKind::FullBackup,
+        TestKind::NetworkBackup,
+        TestKind::ToolBackup,
+    ]
+    .into_iter()
+    .find_map(|test| row(test).map(|mb| (test, mb)));
     let ceilings: Vec<Ceiling> = [
         (super::target_component(survey), TestKind::TapeWrite),
         (Component::Source, TestKind::ReadParallel),
         (Component::Pipeline, TestKind::NullSink),
+        (Component::Tool, TestKind::ToolCeiling),
     ]
     .into_iter()
     .filter_map(|(component, test)| {
@@ -293,6 +301,47 @@ fn logical_plan(
     }
 }
 
+/// The plan of a comparison of tools: each tool's own, from its own verdict, said with its
+/// name, so no tool's backup is judged by another's ceiling.
+fn tools_plan(
+    question: PlanQuestion,
+    verdict: &Verdict,
+    points: &[Point],
+    runs: &[&RunResult],
+    survey: Option<&Survey>,
+) -> Plan {
+    let plans: Vec<(String, Plan)> = verdict
+        .tools
+        .iter()
+        .zip(&verdict.by_tool)
+        .map(|(line, own)| {
+            (
+                line.label.clone(),
+                logical_plan(question, own, points, runs, survey),
+            )
+        })
+        .collect();
+    Plan {
+        needed_mb_s: question.needed_mb_s(),
+        measured_mb_s: None,
+        answer: plans
+            .iter()
+            .map(|(tool, plan)| format!("{tool}: {}", plan.answer))
+            .collect::<Vec<_>>()
+            .join(" "),
+        changes: plans
+            .iter()
+            .flat_map(|(tool, plan)| {
+                plan.changes
+                    .iter()
+                    .map(move |change| format!("{tool}: {change}"))
+            })
+            .collect(),
+        reachable: plans.iter().any(|(_, plan)| plan.reachable),
+        physical_mb_s: None,
+    }
+}
+
 /// A sentence for each component whose own ceiling is under the rate: no change elsewhere
 /// gets past it.
 fn short_words(short: &[&Ceiling], needed: f64) -> Vec<String> {
@@ -307,8 +356,15 @@ fn short_words(short: &[&Ceiling], needed: f64) -> Vec<String> {
                 Component::Tool => "a lighter setting of the tool, or more or faster CPUs for it",
                 Component::Network | Component::SharedDevice => "a faster component",
             };
+            // "The tool alone" is alone already.
+            let alone = if ceiling.test == TestKind::ToolCeiling {
+                ""
+            } else {
+                " alone"
+            };
             format!(
-                "{} reached {:.1} MB/s alone, under the {needed_text} MB/s needed: it takes {what}.",
+                "{} reached {:.1} MB/s{alone}, under the {needed_text} MB/s needed: it takes \
+                 {what}.",
                 capitalized(ceiling.test.name()),
                 ceiling.mb_per_s
             )

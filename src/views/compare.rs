@@ -132,21 +132,36 @@ impl Row {
     }
 }
 
-/// The point a campaign's figure is judged by when set beside an earlier one: of the points
-/// both measured, the full (or network) backup's, else any test's, the one the later campaign
-/// measured fastest (its best point, as its verdict reports it).
-pub fn headline_row(before: &[Point], after: &[Point]) -> Option<Row> {
+/// The points a campaign's figures are judged by when set beside an earlier one: each backup
+/// tool's backup (a row per tool, since tools are compared, never ranked as one), else of the
+/// points both measured the full (or network) backup's, else any test's, the one the later
+/// campaign measured fastest (its best point, as its verdict reports it).
+pub fn headline_rows(before: &[Point], after: &[Point]) -> Vec<Row> {
     let rows = rows(before, after);
+    let both = |row: &&Row| row.a.is_some() && row.b.is_some();
+    let tools: Vec<Row> = rows
+        .iter()
+        .filter(both)
+        .filter(|row| row.test == TestKind::ToolBackup)
+        .cloned()
+        .collect();
+    if !tools.is_empty() {
+        return tools;
+    }
     let after_median = |row: &&Row| row.b.map_or(0.0, |side| side.stat.median);
     let fastest = |backup_only: bool| {
         rows.iter()
-            .filter(|row| row.a.is_some() && row.b.is_some())
+            .filter(both)
             .filter(|row| {
                 !backup_only || matches!(row.test, TestKind::FullBackup | TestKind::NetworkBackup)
             })
             .max_by(|x, y| after_median(x).total_cmp(&after_median(y)))
     };
-    fastest(true).or_else(|| fastest(false)).cloned()
+    fastest(true)
+        .or_else(|| fastest(false))
+        .cloned()
+        .into_iter()
+        .collect()
 }
 
 /// The points of both campaigns, in A's order, then those only B has.

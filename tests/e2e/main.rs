@@ -22,6 +22,7 @@ mod service;
 mod store;
 mod support;
 mod tools;
+mod tools_compared;
 
 /// Where this binary's labs keep results unless a test says otherwise.
 const STORE: support::lab::DefaultStore = support::lab::DefaultStore::Sqlite;

@@ -154,7 +154,8 @@ fn restic_from_the_command_line_prints_its_table_and_a_verdict() {
         .lines()
         .find(|line| line.starts_with("restic "))
         .unwrap_or_else(|| panic!("no line for restic in:\n{table}"));
-    assert!(line.contains(" yes "), "{line}");
+    let verified = format!(" verified: {} files, 16 MiB ", files_beneath(&source));
+    assert!(line.contains(&verified), "{line}");
     assert!(!line.contains(" - "), "every figure is there: {line}");
     assert!(table.contains("Versions: restic: restic 0."), "{table}");
     assert!(entries(&target).is_empty(), "{:?}", entries(&target));
@@ -406,7 +407,10 @@ async fn a_restic_campaign_through_the_api_runs_to_a_verdict() {
         .collect();
     assert_eq!(
         labels,
-        ["Tool backup (restic)", "Tool restore, verified (restic)"]
+        [
+            "Tool backup (restic compression=auto)",
+            "Tool restore, verified (restic compression=auto)"
+        ]
     );
     // The verdict names the tool and its version, as its provenance.
     assert_eq!(verdict["tool"]["name"], "restic", "{verdict}");

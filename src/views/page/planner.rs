@@ -105,24 +105,37 @@ pub struct PreviousView {
 }
 
 impl PreviousView {
-    /// How `now` compares with the earlier campaign `before` of the same spec.
+    /// How `now` compares with the earlier campaign `before` of the same spec: its backup's
+    /// change, or each tool's.
     pub fn of(before_id: &str, before: &[Point], now: &[Point]) -> Self {
-        let row = crate::views::compare::headline_row(before, now);
-        let change = row.as_ref().and_then(|row| {
-            Some(format!(
-                "{} at {}: {:.1} → {:.1} MB/s {} ({})",
-                row.test.label(),
-                params_line(&row.params),
-                row.a?.stat.median,
-                row.b?.stat.median,
-                row.b_tally.map_or("", |tally| tally.basis.word()),
-                row.change_words()?
-            ))
-        });
+        let rows = crate::views::compare::headline_rows(before, now);
+        let changes: Vec<String> = rows
+            .iter()
+            .filter_map(|row| {
+                Some(format!(
+                    "{} at {}: {:.1} → {:.1} MB/s {} ({})",
+                    row.test.label(),
+                    params_line(&row.params),
+                    row.a?.stat.median,
+                    row.b?.stat.median,
+                    row.b_tally.map_or("", |tally| tally.basis.word()),
+                    row.change_words()?
+                ))
+            })
+            .collect();
+        // One colour for the line only when every change it gives goes the same way.
+        let directions: Vec<Option<&'static str>> = rows
+            .iter()
+            .map(crate::views::compare::Row::direction)
+            .collect();
+        let direction = match directions.first() {
+            Some(first) if directions.iter().all(|other| other == first) => first.unwrap_or(""),
+            _ => "",
+        };
         Self {
             id: before_id.to_string(),
-            change: change.unwrap_or_default(),
-            direction: row.and_then(|row| row.direction()).unwrap_or(""),
+            change: changes.join("; "),
+            direction,
         }
     }
 }
