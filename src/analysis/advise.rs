@@ -81,7 +81,25 @@ pub(super) fn advice(
         });
     }
     advice.extend(pipeline_advice(figures, component, p, sp));
+    if component == Some(Component::Tool) {
+        advice.extend(tool_advice(figures));
+    }
     advice
+}
+
+/// What to change of a tool that limits the backup: its own setting for what held it.
+fn tool_advice(figures: &Figures<'_>) -> Option<Advice> {
+    let run = figures.run(TestKind::ToolBackup)?;
+    let tool = findings::ToolUse::of(run)?;
+    Some(Advice::ToolBound {
+        setting: findings::ToolSetting::of(run, tool.held_by),
+        params: run
+            .tool
+            .as_ref()
+            .map(|figures| figures.params.keys().cloned().collect())
+            .unwrap_or_default(),
+        tool,
+    })
 }
 
 /// The advice on a network backup's finding, `t` the lab's own target write at its floor.

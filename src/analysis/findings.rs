@@ -323,6 +323,46 @@ pub enum ToolHeldBy {
     Neither,
 }
 
+/// A tool's parameter the advice names: its name, its value in the run, and the value to try.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct ToolSetting {
+    pub name: String,
+    pub now: String,
+    /// What to set it to, when the advice can say (threads: the machine's cores).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub try_value: Option<String>,
+}
+
+impl ToolSetting {
+    /// The setting of `run`'s tool that changes what held it: `threads` for one busy thread,
+    /// `level` or else `compression` for busy cores; `None` when the tool has no such
+    /// parameter.
+    pub fn of(run: &crate::engine::result::RunResult, held_by: ToolHeldBy) -> Option<Self> {
+        let figures = run.tool.as_ref()?;
+        let names: &[&str] = match held_by {
+            ToolHeldBy::OneThread => &["threads"],
+            ToolHeldBy::AllCores => &["level", "compression"],
+            ToolHeldBy::OtherWork | ToolHeldBy::Neither => &[],
+        };
+        let (name, value) = names
+            .iter()
+            .find_map(|name| figures.params.get_key_value(*name))?;
+        let try_value = match (held_by, value) {
+            (ToolHeldBy::OneThread, crate::engine::tool::ParamValue::Integer(now))
+                if *now < i64::from(figures.cores) =>
+            {
+                Some(figures.cores.to_string())
+            }
+            _ => None,
+        };
+        Some(ToolSetting {
+            name: name.clone(),
+            now: value.to_string(),
+            try_value,
+        })
+    }
+}
+
 /// Share of the machine's cores (or of the wall time, for one thread) that counts as busy.
 pub const BUSY_SHARE: f64 = 0.85;
 
@@ -428,6 +468,17 @@ pub enum Advice {
     MoreClients { shape: Shape },
     /// Network: some clients failed.
     PartialNetworkRun { failed: Vec<String> },
+    /// The backup tool limits the backup: what held it, and the tool's own setting that
+    /// changes that, when it has one (`threads` for one busy thread; `level` or `compression`
+    /// for busy cores).
+    ToolBound {
+        tool: ToolUse,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        setting: Option<ToolSetting>,
+        /// Every parameter the tool was run with, by name, for a tool held by neither.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        params: Vec<String>,
+    },
     /// Network: the lab writes locally at less than twice what the network delivers, the
     /// margin a backup server needs to absorb the protocol's overhead (seed 001).
     LocalUnderTwiceNetwork {

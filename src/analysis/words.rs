@@ -434,6 +434,11 @@ fn redo(redo: &Redo) -> String {
 pub fn advice(advice: &Advice) -> String {
     match advice {
         Advice::Redo(r) => redo(r),
+        Advice::ToolBound {
+            tool,
+            setting,
+            params,
+        } => tool_bound(tool, setting.as_ref(), params),
         Advice::FeedTheDrives {
             needed_mb_s,
             streams_needed,
@@ -816,6 +821,63 @@ pub fn caveats(basis: &[Basis], open: &[OpenClaim], conclusive: bool) -> Vec<Str
     lines
 }
 
+/// What to change of a tool that limits the backup, naming its own setting.
+fn tool_bound(
+    tool: &super::findings::ToolUse,
+    setting: Option<&super::findings::ToolSetting>,
+    params: &[String],
+) -> String {
+    use super::findings::ToolHeldBy;
+    let name = &tool.name;
+    let named = |setting: &super::findings::ToolSetting| match &setting.try_value {
+        Some(value) => format!(
+            "{name}:{}={value} (now {}; `--tool {name}:{}={value}`, tool.params.{})",
+            setting.name, setting.now, setting.name, setting.name
+        ),
+        None => format!(
+            "{name}:{} (now {}; tool.params.{})",
+            setting.name, setting.now, setting.name
+        ),
+    };
+    match (tool.held_by, setting) {
+        (ToolHeldBy::AllCores, Some(setting)) => format!(
+            "{} kept every core busy: a lighter setting of {}, or more or faster cores, would \
+             raise its backup.",
+            capitalize(name),
+            named(setting)
+        ),
+        (ToolHeldBy::AllCores, None) => format!(
+            "{} kept every core busy: more or faster cores would raise its backup.",
+            capitalize(name)
+        ),
+        (ToolHeldBy::OneThread, Some(setting)) => format!(
+            "One thread of {name} held it back: more threads would help, {}.",
+            named(setting)
+        ),
+        (ToolHeldBy::OneThread, None) => format!(
+            "One thread of {name} held it back and {name} has no setting for more: back up \
+             parts of the source with several runs of it side by side."
+        ),
+        (ToolHeldBy::OtherWork, _) => format!(
+            "Other work on the machine took more of the CPU than {name}: repeat the tool's \
+             backup on an idle machine to tell what holds it."
+        ),
+        (ToolHeldBy::Neither, _) if params.is_empty() => format!(
+            "Neither {name}'s CPU nor one of its threads held it: back up parts of the source \
+             with several runs of it side by side."
+        ),
+        (ToolHeldBy::Neither, _) => format!(
+            "Neither {name}'s CPU nor one of its threads held it: try its own settings ({}), \
+             or back up parts of the source with several runs of it side by side.",
+            params
+                .iter()
+                .map(|param| format!("{name}:{param}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 /// How a backup tool used the machine, in a sentence: what the verdict adds when the tool
 /// limits ("restic used 1.96 of 2 cores: …").
 pub fn tool_use(tool: &super::findings::ToolUse) -> String {
@@ -837,8 +899,8 @@ pub fn tool_use(tool: &super::findings::ToolUse) -> String {
             tool.name, tool.cores_used, tool.cores
         ),
         ToolHeldBy::Neither => format!(
-            "{} used {:.2} of {} cores and backed up {:.0} files per second: it waited on its \
-             reads and writes rather than on the CPU",
+            "{} used {:.2} of {} cores, no thread of it busy all the time, and backed up {:.0} \
+             files per second: its own way of working held it, not the CPU",
             tool.name, tool.cores_used, tool.cores, tool.files_per_s
         ),
     }

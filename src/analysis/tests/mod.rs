@@ -4,6 +4,7 @@
 mod flags;
 mod plans;
 mod said;
+mod sentences;
 mod tools;
 
 use super::*;

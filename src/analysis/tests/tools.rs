@@ -212,3 +212,28 @@ fn tools_compared_are_each_judged_against_their_own_ceiling() {
         assert!(table.lines().any(|row| row.starts_with(name)), "{table}");
     }
 }
+
+/// A tool held by one thread gets a "What to change" naming its own setting for more
+/// threads, with the value to try and the spec field.
+#[test]
+fn a_tool_held_by_one_thread_is_told_to_use_its_threads_setting() {
+    let mut runs = slow_tool(97.0);
+    if let Some(figures) = runs[3].tool.as_mut() {
+        figures.params.insert(
+            "threads".into(),
+            crate::engine::tool::ParamValue::Integer(1),
+        );
+        figures
+            .params
+            .insert("level".into(), crate::engine::tool::ParamValue::Integer(19));
+    }
+    let verdict = verdict(&runs, Some(&shared()));
+    assert_eq!(verdict.component, Some(Component::Tool));
+    let advice = verdict.recommendations().join("\n");
+    assert!(
+        advice.contains(
+            "tar-zstd:threads=2 (now 1; `--tool tar-zstd:threads=2`, tool.params.threads)"
+        ),
+        "{advice}"
+    );
+}

@@ -112,6 +112,9 @@ pub struct ToolOffer {
     pub name: String,
     pub version: String,
     pub params: Vec<ToolParamOffer>,
+    /// The targets it can write into, said beside the choice: a repository tool needs a
+    /// directory (or a bucket, when it can keep one there).
+    pub targets: &'static str,
 }
 
 /// One parameter of an offered tool, as the form shows it.
@@ -594,6 +597,17 @@ impl CampaignForm {
                 ToolOffer {
                     name: name.clone(),
                     version: tool.version.clone(),
+                    targets: match (tool.definition.shape, tool.definition.s3.is_some()) {
+                        (crate::engine::tool::ToolShape::Repository, true) => {
+                            "keeps a repository: a directory or s3 target"
+                        }
+                        (crate::engine::tool::ToolShape::Repository, false) => {
+                            "keeps a repository: a directory target"
+                        }
+                        (crate::engine::tool::ToolShape::Stream, _) => {
+                            "writes a stream: any target"
+                        }
+                    },
                     params: tool
                         .definition
                         .params
