@@ -175,6 +175,18 @@ async fn three_tools_through_the_form_show_a_line_each_in_every_view_never_mixed
         assert_eq!(own, 4, "{name}: {labels:?}");
     }
 
+    // The campaign list gives each tool's backup, none standing for the others.
+    let list = lab.get_text("/").await;
+    for line in &lines {
+        let backup = format!(
+            "{} {:.1} MB/s",
+            line.label,
+            line.backup_mb_s.unwrap_or_default()
+        );
+        assert!(list.contains(&backup), "the list gives {backup}");
+    }
+    assert!(!list.contains("no backup measured"), "{list}");
+
     // The page and its download: the tools table, each line the JSON's in the same words.
     let page = lab.get_text(&format!("/campaigns/{id}")).await;
     let download = lab.get_text(&format!("/campaigns/{id}/report.html")).await;

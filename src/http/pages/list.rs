@@ -94,7 +94,10 @@ pub(super) async fn index(
             Some(headline) => match (headline.backup_test, headline.backup_mb_per_s) {
                 (Some(test), Some(mb_per_s)) => {
                     // What the figure is: the test, steady or whole run, and n of m valid.
-                    let mut note = vec![test.label().to_lowercase()];
+                    let mut note = vec![match &headline.backup_tool {
+                        Some(tool) => format!("{} ({tool})", test.label().to_lowercase()),
+                        None => test.label().to_lowercase(),
+                    }];
                     note.extend(headline.backup_basis.map(|basis| basis.word().to_string()));
                     match (headline.backup_runs_valid, headline.backup_valid) {
                         (Some((valid, total)), _) => note.push(format!("{valid} of {total} valid")),
@@ -103,6 +106,18 @@ pub(super) async fn index(
                     }
                     (format!("{mb_per_s:.1} MB/s"), note.join(", "))
                 }
+                _ if !headline.tool_backups.is_empty() => (
+                    format!("{} tools", headline.tool_backups.len()),
+                    headline
+                        .tool_backups
+                        .iter()
+                        .map(|(tool, mb_per_s)| match mb_per_s {
+                            Some(mb_per_s) => format!("{tool} {mb_per_s:.1} MB/s"),
+                            None => format!("{tool} –"),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                ),
                 _ => ("–".to_string(), "no backup measured".to_string()),
             },
             None => ("–".to_string(), String::new()),

@@ -87,6 +87,19 @@ fn stage_rows(runs: &[RunView<'_>], points: &[Point]) -> Vec<(String, [f64; 4])>
             if result.status != crate::engine::result::RunStatus::Done {
                 return None;
             }
+            // A tool that kept its own repository passed through no stage of the lab's: an
+            // empty row says nothing.
+            if [
+                s.reader_busy_pct,
+                s.reader_wait_pct,
+                s.writer_busy_pct,
+                s.writer_wait_pct,
+            ]
+            .iter()
+            .all(|share| *share <= 0.0)
+            {
+                return None;
+            }
             Some((
                 run,
                 [
@@ -103,7 +116,15 @@ fn stage_rows(runs: &[RunView<'_>], points: &[Point]) -> Vec<(String, [f64; 4])>
     if per_run.len() <= MAX_STAGE_ROWS {
         per_run
             .iter()
-            .map(|(run, values)| (format!("#{} {}", run.number, run.test.label()), *values))
+            .map(|(run, values)| {
+                let label = match &run.params.tool {
+                    Some(tool) => {
+                        format!("#{} {} ({})", run.number, run.test.label(), tool.label())
+                    }
+                    None => format!("#{} {}", run.number, run.test.label()),
+                };
+                (label, *values)
+            })
             .collect()
     } else {
         crate::analysis::points::best_per_test(points)

@@ -41,7 +41,7 @@ pub fn throughput_chart(runs: &[RunView<'_>], width: Width) -> Result<String, Ch
         root.draw(&Text::new(
             match width {
                 Width::Wide => format!(
-                    "all {} runs, backup first; one MB/s scale; shaded: the steady window",
+                    "all {} runs, backup first; one MB/s scale (a run far below the rest on its own, said in its title); shaded: the steady window",
                     panels.len()
                 ),
                 Width::Narrow => format!("all {} runs, backup first; shaded: steady", panels.len()),
@@ -52,11 +52,29 @@ pub fn throughput_chart(runs: &[RunView<'_>], width: Width) -> Result<String, Ch
         let (_, grid) = root.split_vertically(30);
         let areas = grid.split_evenly((rows, columns));
         for (panel, area) in panels.iter().zip(areas.iter()) {
-            panel.draw(area, width, y_max)?;
+            // A run far below the others (a backup tool at a tenth of a read's rate) would be
+            // a flat line on their scale: it gets its own, and its title says so.
+            let own = nice_max(
+                panel
+                    .points
+                    .iter()
+                    .map(|p| p.1)
+                    .chain([panel.figure])
+                    .fold(0.0f64, f64::max),
+            );
+            if own > 0.0 && own * OWN_SCALE_BELOW < y_max {
+                panel.draw(area, width, own, true)?;
+            } else {
+                panel.draw(area, width, y_max, false)?;
+            }
         }
         Ok(())
     })
 }
+
+/// A panel whose highest figure is below the shared scale's by this factor gets a scale of
+/// its own.
+const OWN_SCALE_BELOW: f64 = 10.0;
 
 /// Height of one run's panel in the throughput chart, wide and on a phone.
 const PANEL_HEIGHT: u32 = 150;
@@ -98,8 +116,21 @@ impl<'a> Panel<'a> {
         })
     }
 
-    fn title(&self) -> String {
-        let head = format!("#{} {}", self.run.number, self.run.test.label());
+    fn title(&self, own_scale: bool) -> String {
+        let head = match &self.run.params.tool {
+            Some(tool) => format!(
+                "#{} {} ({})",
+                self.run.number,
+                self.run.test.label(),
+                tool.label()
+            ),
+            None => format!("#{} {}", self.run.number, self.run.test.label()),
+        };
+        let head = if own_scale {
+            format!("{head} · own scale")
+        } else {
+            head
+        };
         // By the rule every count of valid runs uses.
         let not_valid = if self
             .run
@@ -126,13 +157,14 @@ impl<'a> Panel<'a> {
         area: &Area<'_>,
         width: Width,
         y_max: f64,
+        own_scale: bool,
     ) -> Result<(), Box<dyn std::error::Error>> {
         let t_max = self.points.iter().map(|p| p.0).fold(self.seconds, f64::max);
         // A run still starting has no length yet: a quarter second, a sample's worth.
         let t_max = if t_max > 0.0 { t_max } else { 0.25 };
         let mut chart = ChartBuilder::on(area)
             .margin(8)
-            .caption(self.title(), (FONT, width.font(13)))
+            .caption(self.title(own_scale), (FONT, width.font(13)))
             .x_label_area_size(22)
             .y_label_area_size(44)
             .build_cartesian_2d(0f64..t_max, 0f64..y_max)?;

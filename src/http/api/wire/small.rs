@@ -42,7 +42,8 @@ impl From<RunState> for StatusBody {
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = Headline)]
 pub struct HeadlineBody<'a> {
-    /// The backup's own test (full or network backup), when the campaign ran one.
+    /// The backup's own test (full or network backup, or one tool's backup), when the
+    /// campaign ran one.
     pub backup_test: Option<TestKind>,
     /// That test's table figure, MB/s: the median of its valid repeats at its best point.
     pub backup_mb_per_s: Option<f64>,
@@ -54,6 +55,12 @@ pub struct HeadlineBody<'a> {
     /// How many of the runs at that figure's point are valid, of all of them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backup_runs_valid: Option<(usize, usize)>,
+    /// The backup tool whose backup `backup_test` is, with its parameters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backup_tool: Option<&'a str>,
+    /// When the campaign compared several tools: each one's backup, MB/s, in their order.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub tool_backups: &'a [(String, Option<f64>)],
     /// The component the verdict names, in a word or two.
     pub component: Option<&'a str>,
     /// False when the verdict asks for runs to be redone first.
@@ -73,6 +80,8 @@ impl<'a> From<&'a Headline> for HeadlineBody<'a> {
             backup_valid: headline.backup_valid,
             backup_basis: headline.backup_basis,
             backup_runs_valid: headline.backup_runs_valid,
+            backup_tool: headline.backup_tool.as_deref(),
+            tool_backups: &headline.tool_backups,
             component: headline.component.as_deref(),
             conclusive: headline.conclusive,
             version: headline.version,
