@@ -412,6 +412,10 @@ fn redo(redo: &Redo) -> String {
             FlagCode::SkippedData => {
                 "make the source readable by the lab, or leave the unreadable parts out"
             }
+            FlagCode::TooShort if redo.test.runs_tool() => {
+                "back up a larger source (a tool's run is timed whole, and under a second its \
+                 figure is mostly the tool's start-up)"
+            }
             // No field cures it: a tree backed up into a dedup store is read once.
             FlagCode::DataSmallerThanRun if redo.changes.is_empty() => {
                 "back up a larger source, one that lasts several seconds: a dedup store takes \

@@ -106,7 +106,22 @@ pub(super) fn spec_lines(spec: &CampaignSpec) -> Vec<(String, String)> {
         if let Some(streams) = &matrix.streams {
             parts.push(format!("streams {streams:?}"));
         }
-        lines.push(("Matrix".to_string(), parts.join(" × ")));
+        if !parts.is_empty() {
+            lines.push(("Matrix".to_string(), parts.join(" × ")));
+        }
+    }
+    let tools = spec.tools();
+    if !tools.is_empty() {
+        let names: Vec<String> = tools.iter().map(crate::spec::ToolRun::label).collect();
+        let line = if names.len() > 1 {
+            format!("{} (compared, each judged on its own)", names.join(" · "))
+        } else {
+            names.join("")
+        };
+        lines.push((
+            if names.len() > 1 { "Tools" } else { "Tool" }.to_string(),
+            line,
+        ));
     }
     if spec.repeat > 1 {
         lines.push(("Repeat".to_string(), format!("{} times", spec.repeat)));
