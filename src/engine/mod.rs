@@ -121,6 +121,12 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
         compress_ratio: source_ratio,
         dedup: source_dedup,
     };
+    // The room the run had when it began: after it, its own file may still hold the space.
+    let room_before = if plan.test.writes_target() {
+        target_room(&plan.target)
+    } else {
+        None
+    };
     let cpu_before = CpuSnapshot::take();
     let mut tallies = Vec::new();
     let mut restore_figures = None;
@@ -184,13 +190,14 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
             result.error = Some(error.to_string());
         }
     }
-    if plan.test.writes_target()
-        && let Some(room) = target_room(&plan.target)
+    if let Some(room) = room_before
         && result.bytes > 0
         && result.bytes + plan.params.block_size >= room
     {
         result.warnings.push(format!(
-            "the target's file system had room for {} more (its free space less a reserve of              1 GiB or a twentieth of it): the run stopped there rather than fill it",
+            "the target's file system had room for {} when the run began (its free space \
+             less a reserve of 1 GiB or a twentieth of it): the run stopped there rather than \
+             fill it",
             crate::size::format_bytes(room)
         ));
     }

@@ -330,22 +330,27 @@ fn flag_lines(runs: &[RunResult]) -> Vec<String> {
 
 /// A finished run's steady-state figure and validity in a few words, for progress lines.
 pub fn validity_note(result: &RunResult) -> String {
+    // A spread that was not measured is left out, never written as ±0.0 %.
+    let cv = |steady: &crate::engine::steady::SteadyFigures| {
+        steady
+            .cv_pct
+            .map_or_else(String::new, |cv| format!(" (±{cv:.1}% CV)"))
+    };
     let steady = match &result.steady {
         Some(steady) if steady.steady && steady.flush_s > 0.0 => format!(
-            "steady {:.1} MB/s over {:.1}–{:.1} s (±{:.1}% CV) with the final {:.1} s flush \
-             charged",
+            "steady {:.1} MB/s over {:.1}–{:.1} s{} with the final {:.1} s flush charged",
             steady.mb_per_s,
             steady.from_s,
             steady.to_s,
-            steady.cv_pct.unwrap_or(0.0),
+            cv(steady),
             steady.flush_s
         ),
         Some(steady) if steady.steady => format!(
-            "steady {:.1} MB/s over {:.1}–{:.1} s (±{:.1}% CV)",
+            "steady {:.1} MB/s over {:.1}–{:.1} s{}",
             steady.mb_per_s,
             steady.from_s,
             steady.to_s,
-            steady.cv_pct.unwrap_or(0.0)
+            cv(steady)
         ),
         _ => "no steady state".to_string(),
     };

@@ -150,12 +150,13 @@ fn steady_words(result: &RunResult) -> String {
     } else {
         String::new()
     };
+    // A spread that was not measured is left out, never written as ±0.0 %.
+    let cv = steady
+        .cv_pct
+        .map_or_else(String::new, |cv| format!(", ±{cv:.1}\u{a0}%"));
     format!(
-        "{:.1} ({:.1}–{:.1}\u{a0}s, ±{:.1}\u{a0}%{flush})",
-        steady.mb_per_s,
-        steady.from_s,
-        steady.to_s,
-        steady.cv_pct.unwrap_or(0.0)
+        "{:.1} ({:.1}–{:.1}\u{a0}s{cv}{flush})",
+        steady.mb_per_s, steady.from_s, steady.to_s,
     )
 }
 
