@@ -326,3 +326,48 @@ mod tests {
         assert!(sentence.contains("64 × 1 MiB with 8 streams"), "{sentence}");
     }
 }
+
+#[cfg(test)]
+mod tools_tests {
+    use super::*;
+    use crate::analysis::points::{Point, RunEntry, points};
+    use crate::engine::result::{RunResult, RunStatus};
+    use crate::spec::{RunParams, ToolRun};
+
+    fn tool_backup(name: &str, mb_per_s: f64) -> RunResult {
+        let mut run = RunResult::failed(
+            TestKind::ToolBackup,
+            RunParams {
+                tool: Some(ToolRun {
+                    name: name.to_string(),
+                    params: Default::default(),
+                }),
+                ..RunParams::example()
+            },
+            String::new(),
+        );
+        run.status = RunStatus::Done;
+        run.error = None;
+        run.mb_per_s = mb_per_s;
+        run.bytes = 1 << 30;
+        run.seconds = 2.0;
+        run
+    }
+
+    /// Three tools' backups are a comparison, not a sweep: no chart of points and no "best"
+    /// sentence ranks one tool as a setting of another.
+    #[test]
+    fn tools_compared_are_not_a_sweep() {
+        let runs = [
+            tool_backup("restic", 50.0),
+            tool_backup("borg", 180.0),
+            tool_backup("tar-zstd", 190.0),
+        ];
+        let points: Vec<Point> = points(&RunEntry::of_results(&runs));
+        assert_eq!(points.len(), 3);
+        assert!(!is_sweep(&points));
+        assert!(points.iter().all(|point| point.best));
+        // A tool's point is named by its tool, never by the lab's buffers.
+        assert_eq!(points[1].setting(), "borg");
+    }
+}

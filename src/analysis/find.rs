@@ -299,7 +299,10 @@ pub(super) fn compressibility_mismatch(figures: &Figures<'_>) -> Option<OutranCa
 
 /// A drive fed below its lowest speed step, from the run that fed it.
 fn shoe_shine(run: &RunResult) -> Option<ShoeShine> {
-    let tape = run.tape.as_ref().filter(|tape| tape.backhitches > 0)?;
+    let tape = run
+        .tape
+        .as_ref()
+        .filter(|tape| tape.shoe_shined(run.mb_per_s))?;
     // A network run's streams are every client's.
     let streams = run.params.streams.max(1) * run.params.clients.unwrap_or(1).max(1);
     let feed = run.figure();

@@ -278,6 +278,16 @@ pub struct TapeFigures {
     pub buffer_filled: bool,
 }
 
+impl TapeFigures {
+    /// Whether the drives shoe-shined: stopped and restarted while fed below their lowest
+    /// speed step (`feed_mb_s`, the host's rate into all of them). A stop while fed faster
+    /// (the last buffer drained at the end) is not shoe-shining.
+    pub fn shoe_shined(&self, feed_mb_s: f64) -> bool {
+        self.backhitches > 0
+            && feed_mb_s < self.min_mb_s * self.compression * f64::from(self.drives.max(1))
+    }
+}
+
 /// CPU use over the run, both as a percentage of all CPUs of the machine.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct CpuFigures {

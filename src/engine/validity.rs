@@ -243,7 +243,7 @@ pub fn guide() -> Vec<GuideRow> {
 /// Length of the buckets a run's steadiness is judged on: a drive's cycle when it shoe-shines.
 pub fn bucket_s(result: &RunResult) -> f64 {
     match &result.tape {
-        Some(tape) if tape.backhitches > 0 => {
+        Some(tape) if tape.shoe_shined(result.mb_per_s) => {
             let per_drive = tape.backhitches as f64 / f64::from(tape.drives.max(1));
             (result.seconds / per_drive).max(steady::BUCKET_S)
         }
@@ -384,7 +384,9 @@ pub fn judge(result: &mut RunResult, evidence: Evidence) {
                     crate::size::format_bytes(tape.buffer_bytes)
                 ),
             );
-        } else if tape.backhitches > 0 && (tape.backhitches as f64 / drives) < MIN_DRIVE_CYCLES {
+        } else if tape.shoe_shined(result.mb_per_s)
+            && (tape.backhitches as f64 / drives) < MIN_DRIVE_CYCLES
+        {
             flag(
                 FlagCode::TooFewDriveCycles,
                 format!(

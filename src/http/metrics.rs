@@ -2,8 +2,8 @@
 
 use std::fmt::Write;
 
-use crate::analysis::points::best_per_test;
 use crate::series::history::Entry;
+use crate::series::history::best_per_line;
 use crate::store::{QueueFigures, RunState};
 
 /// Renders runs by status, queue depth, bytes moved and the run-duration histogram.
@@ -66,14 +66,22 @@ pub fn render_series(latest: &[(String, Entry)]) -> String {
     );
     let _ = writeln!(out, "# TYPE backlab_series_mb_per_s gauge");
     for (key, entry) in latest {
-        for (test, best) in best_per_test(&entry.judgement.points) {
+        for (test, tool, best) in best_per_line(&entry.judgement.points) {
             let Some(figure) = best.and_then(|point| point.figure.as_ref()) else {
                 continue;
             };
-            // Series keys and test ids are letters, digits, '-', '_' and '.': no escaping.
+            // Series keys and test ids are letters, digits, '-', '_' and '.': no escaping. A
+            // tool's label (its name and parameters) is escaped as the format asks.
+            let tool = tool.map_or_else(String::new, |tool| {
+                let escaped = tool
+                    .replace('\\', "\\\\")
+                    .replace('"', "\\\"")
+                    .replace('\n', "\\n");
+                format!(",tool=\"{escaped}\"")
+            });
             let _ = writeln!(
                 out,
-                "backlab_series_mb_per_s{{series=\"{key}\",test=\"{}\",valid=\"{}\"}} {}",
+                "backlab_series_mb_per_s{{series=\"{key}\",test=\"{}\"{tool},valid=\"{}\"}} {}",
                 test.id(),
                 figure.valid,
                 figure.mb_per_s

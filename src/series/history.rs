@@ -57,12 +57,52 @@ pub struct CampaignMark {
     /// The version of the backup tool its verdict rests on (what the tool printed), for a
     /// campaign that ran one: a change after an upgrade names the version that changed.
     pub tool_version: Option<String>,
+    /// When the campaign compared several tools: each one's label, version and the component
+    /// its own verdict names, for the lines that follow one of them.
+    pub tools: Vec<ToolMark>,
+}
+
+/// One tool of a campaign that compared several, as a series marks it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolMark {
+    pub label: String,
+    pub version: Option<String>,
+    pub component: Option<Component>,
+}
+
+impl CampaignMark {
+    /// The tool of a line, when the campaign compared several tools and this is one of them.
+    fn tool(&self, label: Option<&str>) -> Option<&ToolMark> {
+        self.tools
+            .iter()
+            .find(|mark| Some(mark.label.as_str()) == label)
+    }
+
+    /// What the campaign's verdict named for the line of `tool`: that tool's own verdict's
+    /// component in a comparison, else the campaign's.
+    fn component_for(&self, tool: Option<&str>) -> Option<Component> {
+        match self.tool(tool) {
+            Some(mark) => mark.component,
+            None => self.component,
+        }
+    }
+
+    /// The version of the tool a line follows.
+    fn version_for(&self, tool: Option<&str>) -> Option<String> {
+        match self.tool(tool) {
+            Some(mark) => mark.version.clone(),
+            None => self.tool_version.clone(),
+        }
+    }
 }
 
 /// One test's figure over the series' campaigns.
 #[derive(Debug, Clone)]
 pub struct Line {
     pub test: TestKind,
+    /// The backup tool a tool test's line follows, with its parameters: each tool compared
+    /// has a line of its own.
+    pub tool: Option<String>,
     pub points: Vec<SeriesPoint>,
     /// Changes found in the valid points, oldest first.
     pub changes: Vec<Change>,
@@ -148,10 +188,52 @@ fn cap_mb_s(point: &Point) -> Option<f64> {
     }
 }
 
+/// A line's name: its test, and the tool it follows (`Tool backup (restic)`).
+pub fn line_label(test: TestKind, tool: Option<&str>) -> String {
+    match tool {
+        Some(tool) => format!("{} ({tool})", test.label()),
+        None => test.label().to_string(),
+    }
+}
+
+impl Line {
+    /// The line's name, as pages and alerts give it.
+    pub fn label(&self) -> String {
+        line_label(self.test, self.tool.as_deref())
+    }
+}
+
+/// Each test that ran, in table order, and for a tool test each tool (in the campaign's
+/// order), with its best point: a series keeps a line for each.
+pub fn best_per_line(points: &[Point]) -> Vec<(TestKind, Option<String>, Option<&Point>)> {
+    let mut lines = Vec::new();
+    for (test, best) in best_per_test(points) {
+        let tools = crate::analysis::tools::tools_of(points);
+        if !test.runs_tool() || tools.len() < 2 {
+            lines.push((test, best.and_then(Point::tool_label), best));
+            continue;
+        }
+        for tool in tools {
+            let own =
+                |point: &&Point| point.test == test && point.params.tool.as_ref() == Some(tool);
+            let best = points
+                .iter()
+                .filter(own)
+                .find(|point| point.best)
+                .or_else(|| points.iter().find(own));
+            lines.push((test, Some(tool.label()), best));
+        }
+    }
+    lines
+}
+
 /// A change in one test's figure that stands out of its noise.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Change {
     pub test: TestKind,
+    /// The tool of the line it was found in, when the line follows one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
     /// The first campaign after the change, and its place in the series (from 1).
     pub first_campaign: String,
     pub first_number: usize,
@@ -202,7 +284,7 @@ impl Change {
         format!(
             "{} became {:.0} % {} from campaign {} on: {:.1} → {:.1} MB/s (p = {:.2e}, {} \
              campaigns before, {} after); the verdicts named the {} before and the {} after{}",
-            self.test.label(),
+            line_label(self.test, self.tool.as_deref()),
             self.change_pct.abs(),
             self.direction(),
             self.first_number,
@@ -235,20 +317,39 @@ impl History {
                     .tool
                     .as_ref()
                     .map(|tool| tool.version.clone()),
+                tools: if entry.judgement.verdict.by_tool.is_empty() {
+                    Vec::new()
+                } else {
+                    entry
+                        .judgement
+                        .verdict
+                        .tools
+                        .iter()
+                        .map(|line| ToolMark {
+                            label: line.label.clone(),
+                            version: line.version.clone(),
+                            component: line.component,
+                        })
+                        .collect()
+                },
             })
             .collect();
         let mut lines: Vec<Line> = Vec::new();
         for (index, entry) in entries.iter().enumerate() {
-            for (test, best) in best_per_test(&entry.judgement.points) {
+            for (test, tool, best) in best_per_line(&entry.judgement.points) {
                 let Some(point) = best else { continue };
                 let Some(figure) = &point.figure else {
                     continue;
                 };
-                let at = match lines.iter().position(|line| line.test == test) {
+                let at = match lines
+                    .iter()
+                    .position(|line| line.test == test && line.tool == tool)
+                {
                     Some(at) => at,
                     None => {
                         lines.push(Line {
                             test,
+                            tool,
                             points: Vec::new(),
                             changes: Vec::new(),
                             references: Vec::new(),
@@ -330,7 +431,9 @@ impl History {
         now.changes()
             .filter(|change| {
                 !before.changes().any(|old| {
-                    old.test == change.test && old.first_campaign == change.first_campaign
+                    old.test == change.test
+                        && old.tool == change.tool
+                        && old.first_campaign == change.first_campaign
                 })
             })
             .cloned()
@@ -378,18 +481,28 @@ fn changes(line: &Line, campaigns: &[CampaignMark], alpha: f64) -> Vec<Change> {
         let most_named = |points: &[&SeriesPoint]| {
             let named: Vec<Component> = points
                 .iter()
-                .filter_map(|p| campaigns.get(p.number - 1)?.component)
+                .filter_map(|p| {
+                    campaigns
+                        .get(p.number - 1)?
+                        .component_for(line.tool.as_deref())
+                })
                 .collect();
             named
                 .iter()
                 .copied()
                 .max_by_key(|c| named.iter().filter(|n| *n == c).count())
         };
+        // A line that follows one tool of several is told that tool's version.
         let version = |point: Option<&&SeriesPoint>| {
-            point.and_then(|p| campaigns.get(p.number - 1)?.tool_version.clone())
+            point.and_then(|p| {
+                campaigns
+                    .get(p.number - 1)?
+                    .version_for(line.tool.as_deref())
+            })
         };
         changes.push(Change {
             test: line.test,
+            tool: line.tool.clone(),
             first_campaign: first.campaign.clone(),
             first_number: first.number,
             before_mb_s: a.stat.median,
@@ -412,6 +525,8 @@ fn changes(line: &Line, campaigns: &[CampaignMark], alpha: f64) -> Vec<Change> {
 struct CsvRow<'a> {
     series: &'a str,
     test: &'a str,
+    /// The tool a tool test's line follows.
+    tool: Option<&'a str>,
     number: usize,
     campaign: &'a str,
     created: String,
@@ -441,6 +556,7 @@ impl History {
                 writer.serialize(CsvRow {
                     series: &self.key,
                     test: line.test.id(),
+                    tool: line.tool.as_deref(),
                     number: point.number,
                     campaign: &point.campaign,
                     created: crate::clock::format_ms(point.created_ms),
@@ -510,10 +626,12 @@ mod tests {
                 component: None,
                 conclusive: false,
                 tool_version: None,
+                tools: Vec::new(),
             })
             .collect();
         let line = Line {
             test: TestKind::FullBackup,
+            tool: None,
             points,
             changes: Vec::new(),
             references: Vec::new(),

@@ -171,6 +171,46 @@ fn two_drives_fed_by_many_streams_are_the_limit() {
     assert!(!has(verdict, blames_the_feed), "{:#?}", verdict.advice);
 }
 
+/// Two drives fed above their lowest speed step (4 × 60 MB/s into two LTO-5 drives, whose
+/// lowest step takes 40 MB/s × 2:1 each) never shoe-shine: a 10 s run names the feed, the
+/// source, conclusively, with no drive-cycle flag and no drive stopping at its start.
+#[test]
+fn two_drives_fed_above_their_lowest_step_give_a_conclusive_answer_in_10_s() {
+    let turn = Turn::shared();
+    let report = run(&turn, "two_drives_fed_slowly", &[]);
+    let verdict = &report.bottleneck;
+    assert_names("two_drives_fed_slowly", verdict, Component::Source);
+    assert!(
+        !matches!(verdict.finding, Finding::ShoeShine(_)),
+        "{}",
+        verdict.sentence()
+    );
+    for run in &report.runs {
+        let flags = run
+            .validity
+            .as_ref()
+            .map(|validity| validity.flags.iter().map(|flag| flag.code).collect())
+            .unwrap_or_else(Vec::new);
+        assert!(
+            !flags.contains(&FlagCode::TooFewDriveCycles) && !flags.contains(&FlagCode::TooShort),
+            "{}: {flags:?}",
+            run.test
+        );
+    }
+    let backup = report
+        .runs
+        .iter()
+        .find(|run| run.test == TestKind::FullBackup)
+        .and_then(|run| run.tape.as_ref())
+        .expect("the full backup's drives");
+    // At most the stop that drains the last buffer, never one at each drive's start.
+    assert!(
+        backup.backhitches <= u64::from(backup.drives),
+        "{} backhitches",
+        backup.backhitches
+    );
+}
+
 /// Seed 003's concurrency, seen from the other side: four streams interleaved on one drive
 /// back up at the drive's speed, and a restore of one of them reads all four from tape.
 #[test]

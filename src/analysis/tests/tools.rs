@@ -201,16 +201,17 @@ fn tools_compared_are_each_judged_against_their_own_ceiling() {
         sentence.contains("borg's backup (175.0 MB/s) is limited by the target"),
         "{sentence}"
     );
-    // Tools are not a sweep: no "best point" among them.
+    // Each tool's best point is its own: every tool test point of each tool is its best.
     let points = crate::analysis::points::points(&crate::analysis::points::RunEntry::of_results(
         &three_tools(),
     ));
-    assert!(!crate::matrix::is_sweep(&points));
-    // Written as every view writes it: the CLI's table has a line per tool.
-    let table = crate::views::report::tools_table(&verdict.tools);
-    for name in ["restic", "borg", "tar-zstd"] {
-        assert!(table.lines().any(|row| row.starts_with(name)), "{table}");
-    }
+    assert!(
+        points
+            .iter()
+            .filter(|point| point.test.runs_tool())
+            .all(|point| point.best),
+        "one point per tool and test, each its tool's best"
+    );
 }
 
 /// A tool held by one thread gets a "What to change" naming its own setting for more

@@ -99,7 +99,7 @@ fn draw(line: &Line, history: &History) -> Result<LineView, ChartError> {
         })
         .collect();
     Ok(LineView {
-        label: line.test.label().to_string(),
+        label: line.label(),
         svg: series_chart(&shown(line, history))?,
         changes,
         invalid: line.points.iter().filter(|p| !p.valid).count(),
@@ -112,7 +112,7 @@ fn draw(line: &Line, history: &History) -> Result<LineView, ChartError> {
 /// The line as the chart draws it.
 fn shown(line: &Line, history: &History) -> SeriesLine {
     SeriesLine {
-        label: line.test.label().to_string(),
+        label: line.label(),
         campaigns: history.campaigns.len(),
         points: line
             .points

@@ -163,13 +163,20 @@ impl DriveModel {
         if self.level + native <= self.buffer() || self.level == 0.0 {
             self.level += native;
             self.figures.host_bytes += native;
-            // The host's recent rate: a moving average of each offer's instantaneous rate.
-            let gap = (now - self.last_offer).max(1e-4);
-            self.host_rate = 0.8 * self.host_rate + 0.2 * (native / gap);
+            // The host's recent rate: a moving average of each offer's instantaneous rate,
+            // from the second offer on (the first has no gap before it).
+            if self.figures.host_bytes > native {
+                let gap = (now - self.last_offer).max(1e-4);
+                self.host_rate = 0.8 * self.host_rate + 0.2 * (native / gap);
+            }
             self.last_offer = now;
+            // A loaded drive starts once an eighth of its buffer is in, at the speed it
+            // matches to the host, as a drive that has watched its buffer fill does: started
+            // at native speed on a slower feed it would run dry and stop once at every start,
+            // a stop no feed above its lowest step ever causes again.
             if self.mode == Mode::Loaded && self.level >= self.buffer() / 8.0 {
                 self.mode = Mode::Streaming {
-                    speed: self.config.native_mb_s,
+                    speed: self.matched_speed(),
                 };
             }
             return Ok(());

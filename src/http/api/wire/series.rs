@@ -39,6 +39,10 @@ pub struct SeriesCampaignBody<'a> {
 #[schema(as = SeriesLine)]
 pub struct SeriesLineBody<'a> {
     pub test: TestKind,
+    /// The backup tool the line follows, with its parameters, for a tool test: each tool
+    /// compared has a line of its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<&'a str>,
     pub points: Vec<SeriesPointBody<'a>>,
     /// Changes found in the valid points, oldest first.
     pub changes: Vec<SeriesChangeBody<'a>>,
@@ -74,6 +78,9 @@ pub struct SeriesPointBody<'a> {
 #[schema(as = SeriesChange)]
 pub struct SeriesChangeBody<'a> {
     pub test: TestKind,
+    /// The tool of the line it was found in, when the line follows one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<&'a str>,
     /// The first campaign after the change, and its place in the series (from 1).
     pub first_campaign: &'a str,
     pub first_number: usize,
@@ -184,6 +191,7 @@ fn campaign(mark: &CampaignMark) -> SeriesCampaignBody<'_> {
 fn line(line: &Line) -> SeriesLineBody<'_> {
     SeriesLineBody {
         test: line.test,
+        tool: line.tool.as_deref(),
         points: line.points.iter().map(point).collect(),
         changes: line.changes.iter().map(change).collect(),
         references: line.references.iter().map(reference_mark).collect(),
@@ -210,6 +218,7 @@ fn point(point: &SeriesPoint) -> SeriesPointBody<'_> {
 fn change(change: &Change) -> SeriesChangeBody<'_> {
     SeriesChangeBody {
         test: change.test,
+        tool: change.tool.as_deref(),
         first_campaign: &change.first_campaign,
         first_number: change.first_number,
         before_mb_s: change.before_mb_s,
