@@ -28,6 +28,7 @@ pub mod null;
 pub mod s3;
 pub mod striped;
 pub mod tape;
+pub mod write_behind;
 
 #[cfg(test)]
 mod tests;
