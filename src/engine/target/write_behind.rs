@@ -90,7 +90,7 @@ mod tests {
             .expect("create");
         let mut behind = WriteBehind::default();
         let block = vec![7u8; 1 << 20];
-        for _ in 0..(8 * WINDOW >> 20) {
+        for _ in 0..((8 * WINDOW) >> 20) {
             file.write_all(&block).expect("write");
             behind.wrote(&file, block.len()).expect("write behind");
         }
