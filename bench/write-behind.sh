@@ -3,12 +3,14 @@
 # done by hand, and fio's direct writes as the device's yardstick, alternating rounds; prints
 # each side's MB/s, the medians and the paired ratio backlab / by hand (goal: within 5 %).
 #
-#   backlab  backlab run --target DIR --tests tape_write --json: generated data (2:1) written
-#            buffered in 256 KiB blocks, each 16 MiB handed to the disk at once and the 16 MiB
+#   backlab  backlab run --generated 1G --block-size 1M --target DIR --tests tape_write --json:
+#            data generated for every block (2:1 compressible, its CPU the lab's own) written
+#            buffered in 1 MiB blocks, each 16 MiB handed to the disk at once and the 16 MiB
 #            64 MiB behind waited for and dropped from the page cache (sync_file_range), the
 #            file fdatasynced inside the timed window; the run ends once steady (about 6 s);
 #            rate = its steady MB/s
-#   by hand  python3 writing SIZE of random data in 1 MiB blocks into a file in the same
+#   by hand  python3 writing SIZE of one random 1 MiB block again and again (no CPU spent making
+#            data: a lab whose generation holds a core shows it in a ratio below 1) into a file in the same
 #            directory with the same write-behind (the same window and depth, ctypes'
 #            sync_file_range and posix_fadvise), fdatasync at the end; rate = SIZE over the
 #            wall time including the fdatasync
@@ -68,7 +70,7 @@ PY
 }
 
 lab() {
-    "$BACKLAB" run --target "$BENCH_DIR" --tests tape_write --json 2>/dev/null |
+    "$BACKLAB" run --generated 1G --block-size 1M --target "$BENCH_DIR" --tests tape_write --json 2>/dev/null |
         python3 -c 'import json,sys; r=json.load(sys.stdin)["runs"][0]; s=r.get("steady") or {}; print("%.1f" % (s.get("mb_per_s") if s.get("steady") else r["mb_per_s"]))'
 }
 
