@@ -274,6 +274,7 @@ fn rows(
                     .and_then(|point| point.params.tool.as_ref())
             {
                 row.label = format!("{} ({})", test.label(), tool.label());
+                row.tool = Some(tool.label());
             }
             row
         })
@@ -299,10 +300,12 @@ fn candidate(finding: &Finding) -> Option<Component> {
 
 fn row(test: TestKind, figure: Option<&TestFigure<'_>>, yes_row: Option<TestKind>) -> VerdictRow {
     let run = figure.map(|figure| figure.run);
+    let tool = run.filter(|_| test.runs_tool()).and_then(tool_label);
     VerdictRow {
         test,
+        tool: tool.clone(),
         label: match (run.and_then(RunResult::target_report), test) {
-            (_, test) if test.runs_tool() => match run.and_then(tool_label) {
+            (_, test) if test.runs_tool() => match tool {
                 Some(tool) => match run.and_then(RunResult::target_report) {
                     Some(report) => format!("{} ({tool}, {})", test.label(), report.device),
                     None => format!("{} ({tool})", test.label()),

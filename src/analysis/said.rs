@@ -191,6 +191,8 @@ impl SaidVerdict {
 pub struct SaidRow {
     pub test: TestKind,
     pub label: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
     pub mb_per_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub basis: Option<FigureBasis>,
@@ -222,6 +224,7 @@ impl SaidRow {
         SaidRow {
             test: row.test,
             label: row.label.clone(),
+            tool: row.tool.clone(),
             mb_per_s: row.mb_per_s,
             basis: row.basis,
             spread_pct: row.spread_pct,
@@ -248,6 +251,7 @@ impl SaidRow {
         VerdictRow {
             test: self.test,
             label: self.label,
+            tool: self.tool,
             mb_per_s: self.mb_per_s,
             basis: self.basis,
             spread_pct: self.spread_pct,

@@ -13,6 +13,9 @@ use crate::spec::TestKind;
 pub struct VerdictRow {
     pub test: TestKind,
     pub label: String,
+    /// The backup tool a tool test's row is of, with its parameters (`restic compression=max`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
     /// Median MB/s of the test's repeats at its best point.
     pub mb_per_s: Option<f64>,
     /// Whether that figure is steady-state or whole-run MB/s.

@@ -587,11 +587,9 @@ pub fn summary(verdict: &Verdict) -> String {
         })
         .filter_map(|row| {
             let tool = row
-                .test
-                .runs_tool()
-                .then(|| row.label.rfind(" (").map(|at| &row.label[at..]))
-                .flatten()
-                .unwrap_or("");
+                .tool
+                .as_ref()
+                .map_or_else(String::new, |tool| format!(" ({tool})"));
             row.mb_per_s
                 .map(|mb_per_s| format!("{}{tool} {mb_per_s:.1}", row.test.label().to_lowercase()))
         })

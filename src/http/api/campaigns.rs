@@ -227,16 +227,8 @@ async fn get_results_csv(
 ) -> Result<Response, ApiError> {
     let view = state.lab.campaign(&id).await?;
     let runs = crate::lab::run_views(&view.runs);
-    let csv = report::runs_csv(&view.campaign.id, &runs, &view.points).map_err(|error| {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("cannot write CSV: {error}"),
-        )
-    })?;
-    Ok(super::csv_download(
-        csv,
-        &format!("backlab-{}.csv", view.campaign.id),
-    ))
+    let csv = report::runs_csv(&view.campaign.id, &runs, &view.points);
+    super::csv_download(csv, &format!("backlab-{}.csv", view.campaign.id))
 }
 
 /// The backup tools the campaign compared, one line per tool (and parameters), as the
@@ -254,16 +246,8 @@ async fn get_tools_csv(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let view = state.lab.campaign(&id).await?;
-    let csv = report::tools_csv(&view.campaign.id, &view.verdict.tools).map_err(|error| {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("cannot write CSV: {error}"),
-        )
-    })?;
-    Ok(super::csv_download(
-        csv,
-        &format!("backlab-{}-tools.csv", view.campaign.id),
-    ))
+    let csv = report::tools_csv(&view.campaign.id, &view.verdict.tools);
+    super::csv_download(csv, &format!("backlab-{}-tools.csv", view.campaign.id))
 }
 
 /// Cancels the queued runs and stops the running one (within a second; its files are removed).

@@ -54,8 +54,12 @@ pub fn router() -> OpenApiRouter<AppState> {
     agents::routes(router)
 }
 
-/// A CSV document, offered for download as `filename`.
-fn csv_download(csv: String, filename: &str) -> axum::response::Response {
+/// A CSV document, offered for download as `filename`; one that could not be written is a 500
+/// saying so.
+fn csv_download(
+    csv: Result<String, csv::Error>,
+    filename: &str,
+) -> Result<axum::response::Response, crate::http::ApiError> {
     use axum::http::{HeaderMap, HeaderValue, header};
     use axum::response::IntoResponse;
     let mut headers = HeaderMap::new();
@@ -66,5 +70,11 @@ fn csv_download(csv: String, filename: &str) -> axum::response::Response {
     if let Ok(value) = HeaderValue::from_str(&format!("attachment; filename=\"{filename}\"")) {
         headers.insert(header::CONTENT_DISPOSITION, value);
     }
-    (headers, csv).into_response()
+    let csv = csv.map_err(|error| {
+        crate::http::ApiError::new(
+            axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot write CSV: {error}"),
+        )
+    })?;
+    Ok((headers, csv).into_response())
 }

@@ -3,7 +3,6 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -52,14 +51,6 @@ async fn get_series_csv(
     Path(key): Path<String>,
 ) -> Result<Response, ApiError> {
     let history = state.lab.series(&key).await?;
-    let csv = history.to_csv().map_err(|error| {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("cannot write CSV: {error}"),
-        )
-    })?;
-    Ok(super::csv_download(
-        csv,
-        &format!("backlab-series-{key}.csv"),
-    ))
+    let csv = history.to_csv();
+    super::csv_download(csv, &format!("backlab-series-{key}.csv"))
 }
