@@ -11,7 +11,7 @@ use crate::engine::error::EngineError;
 use crate::engine::pipeline::{Job, Limits, Outcome};
 use crate::engine::plan::{DEFAULT_GENERATED_SIZE, RunPlan, SourcePlan};
 use crate::engine::remote::{Connected, RemoteClient};
-use crate::engine::source::{FileStream, GeneratedStream, Renewal, Skipped, StreamSource};
+use crate::engine::source::{FileStream, GeneratedStream, Passes, Renewal, Skipped, StreamSource};
 use crate::engine::target::null::NullSink;
 use crate::engine::target::{Opening, Sink};
 use crate::engine::test_kind::TestKind;
@@ -37,6 +37,7 @@ pub(super) fn run_network(
         guard,
     } = network.connect(plan, control.cancel)?;
     let job = Job {
+        passes: None,
         streams,
         feeders: Vec::new(),
         sinks,
@@ -132,6 +133,7 @@ pub(super) fn build_job<'a>(
         drain: drain_allowance(plan),
     };
     let mut feeders: Vec<Box<dyn FnOnce() + Send + 'a>> = Vec::new();
+    let mut passes = None;
     let generated = match (&plan.source, plan.test) {
         (
             SourcePlan::Generated {
@@ -210,11 +212,18 @@ pub(super) fn build_job<'a>(
             // A time-based run reads a source that runs out again until its time is up, but
             // into a dedup store, which would take the second pass as duplicates.
             let again = params.time_based && limits.duration.is_some() && !reads_once(plan);
+            let alive = Arc::new(());
+            let counted = Arc::new(Passes::new(paths.len()));
+            if again {
+                passes = Some(Arc::clone(&counted));
+            }
             for root in paths {
                 let files_tx = files_tx.clone();
+                let streams = Arc::downgrade(&alive);
+                let counted = Arc::clone(&counted);
                 feeders.push(Box::new(move || {
                     if again {
-                        source::walk_until_hung_up(root, &files_tx, skipped)
+                        source::walk_until_hung_up(root, &files_tx, skipped, &streams, &counted)
                     } else {
                         source::walk_into(root, &files_tx, skipped)
                     }
@@ -222,12 +231,15 @@ pub(super) fn build_job<'a>(
             }
             (0..streams)
                 .map(|_| {
-                    Box::new(FileStream::new(
-                        files_rx.clone(),
-                        params.direct,
-                        params.cold_cache,
-                        skipped,
-                    )) as Box<dyn StreamSource>
+                    Box::new(
+                        FileStream::new(
+                            files_rx.clone(),
+                            params.direct,
+                            params.cold_cache,
+                            skipped,
+                        )
+                        .counted_in(&alive),
+                    ) as Box<dyn StreamSource>
                 })
                 .collect()
         }
@@ -269,6 +281,7 @@ pub(super) fn build_job<'a>(
         fsync: params.fsync,
         limits,
         tallies: Vec::new(),
+        passes,
     })
 }
 
@@ -343,6 +356,7 @@ pub(super) fn restore_job(
         positioning_s: image.positioning_s,
     };
     let job = Job {
+        passes: None,
         streams: vec![image.stream],
         feeders: Vec::new(),
         sinks: vec![Box::new(sink)],

@@ -170,6 +170,7 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
         tool: tool_figures,
         ..RunResult::failed(plan.test, params.clone(), String::new())
     };
+    let pass_s = outcome.as_ref().ok().and_then(|outcome| outcome.pass_s);
     let (drain, remote) = (
         drain_allowance(plan),
         plan.target.target().reaches_outside(),
@@ -216,6 +217,7 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
             flushes_at_end: plan.test.writes_target() && params.fsync && capabilities.flushes,
             one_pass: reads_once(plan),
             whole_job: plan.test.runs_tool(),
+            pass_s,
         },
     );
     if result.status == RunStatus::Failed {

@@ -15,7 +15,7 @@ use super::buffer::AlignedBuf;
 use super::error::EngineError;
 use super::measure::{LatencyRecorder, Sampler, StageClock};
 use super::result::{Progress, Sample};
-use super::source::StreamSource;
+use super::source::{Passes, StreamSource};
 use super::target::{Sink, SinkFigures};
 
 /// Interval between throughput samples.
@@ -154,6 +154,8 @@ pub struct Outcome {
     pub sink_figures: Vec<SinkFigures>,
     /// Samples of each of the job's tallies, on the run's clock.
     pub tally_samples: Vec<Vec<Sample>>,
+    /// Seconds one pass over a source read again and again took ([`Passes`]).
+    pub pass_s: Option<f64>,
 }
 
 /// Report of one reader thread.
@@ -197,6 +199,8 @@ pub struct Job<'a> {
     /// Byte counters sampled at the same instants as the run's throughput (a network run's
     /// clients).
     pub tallies: Vec<Arc<AtomicU64>>,
+    /// The passes over a source read again and again, when the job reads one.
+    pub passes: Option<Arc<Passes>>,
 }
 
 /// Runs a job to its end: the source is exhausted, a limit is reached, it fails or it is
@@ -216,8 +220,18 @@ pub fn run(job: Job<'_>, control: &RunControl<'_>) -> Outcome {
         let (finished_tx, finished_rx) = bounded::<()>(0);
         let limits = job.limits;
         let tallies = job.tallies;
+        let passes = job.passes;
+        let watched = passes.clone();
         let monitor = spawn(scope, "backlab-monitor", shared, move || {
-            monitor(shared, control, limits, &tallies, start, finished_rx)
+            monitor(
+                shared,
+                control,
+                limits,
+                &tallies,
+                watched.as_deref(),
+                start,
+                finished_rx,
+            )
         });
         let feeders: Vec<_> = job
             .feeders
@@ -316,6 +330,8 @@ pub fn run(job: Job<'_>, control: &RunControl<'_>) -> Outcome {
         for recorded in timed {
             latency.merge(recorded);
         }
+        let elapsed_s = start.elapsed().as_secs_f64();
+        let pass_s = passes.and_then(|passes| passes.pass_s(elapsed_s));
         outcome(
             shared,
             start,
@@ -327,6 +343,7 @@ pub fn run(job: Job<'_>, control: &RunControl<'_>) -> Outcome {
                 latency,
                 samples,
                 tally_samples,
+                pass_s,
             },
         )
     })
@@ -640,6 +657,7 @@ fn monitor(
     control: &RunControl<'_>,
     limits: Limits,
     tallies: &[Arc<AtomicU64>],
+    passes: Option<&Passes>,
     start: Instant,
     finished: Receiver<()>,
 ) -> (Vec<Sample>, Vec<Vec<Sample>>) {
@@ -693,7 +711,13 @@ fn monitor(
             });
             if limits.until_steady
                 && elapsed >= limits.steady_after
-                && steady_enough(sampler.samples())
+                && steady_enough(
+                    sampler.samples(),
+                    super::steady::bucket_for(
+                        passes.and_then(|passes| passes.pass_s(elapsed.as_secs_f64())),
+                        elapsed.as_secs_f64(),
+                    ),
+                )
             {
                 shared.stop.store(true, Ordering::Relaxed);
             }
@@ -714,8 +738,9 @@ fn monitor(
 }
 
 /// Whether a run that ends once steady has been steady long enough: judged once a second,
-/// after twice the shortest steady window, on a window that reaches the latest sample.
-fn steady_enough(samples: &[Sample]) -> bool {
+/// after twice the shortest steady window, on buckets `bucket_s` long, on a window that
+/// reaches the latest sample.
+fn steady_enough(samples: &[Sample], bucket_s: f64) -> bool {
     let Some(last) = samples.last() else {
         return false;
     };
@@ -724,8 +749,8 @@ fn steady_enough(samples: &[Sample]) -> bool {
     if !whole_second || last.t < 2.0 * super::steady::MIN_STEADY_S {
         return false;
     }
-    super::steady::find(samples, super::steady::BUCKET_S).is_some_and(|window| {
-        window.steady && window.to_s >= last.t - 2.0 * super::steady::BUCKET_S
+    super::steady::find(samples, bucket_s).is_some_and(|window| {
+        window.steady && window.to_s >= last.t - 2.0 * bucket_s.max(super::steady::BUCKET_S)
     })
 }
 
@@ -751,6 +776,7 @@ struct OutcomeParts<'a> {
     latency: LatencyRecorder,
     samples: Vec<Sample>,
     tally_samples: Vec<Vec<Sample>>,
+    pass_s: Option<f64>,
 }
 
 fn outcome(shared: &Shared, start: Instant, parts: OutcomeParts<'_>) -> Outcome {
@@ -787,6 +813,7 @@ fn outcome(shared: &Shared, start: Instant, parts: OutcomeParts<'_>) -> Outcome 
         latency: parts.latency,
         samples: parts.samples,
         tally_samples: parts.tally_samples,
+        pass_s: parts.pass_s,
         cancelled: shared.cancelled.load(Ordering::Relaxed),
         overran: shared.overran.load(Ordering::Relaxed),
         failure,

@@ -7,7 +7,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
@@ -176,13 +176,55 @@ impl SourceRoot {
     }
 }
 
+/// The passes made over a source read again and again ([`walk_until_hung_up`]). Within a pass
+/// the mix of small and large files sets a single stream's pace, so a run's steadiness is judged
+/// on buckets at least one pass long: shorter ones see the mix vary, not the disk.
+#[derive(Debug)]
+pub struct Passes {
+    /// Passes walked to their end (every file handed to a stream), over all the walkers.
+    done: AtomicU64,
+    /// Walkers counting into it, one per source path.
+    walkers: u64,
+}
+
+impl Passes {
+    /// Passes of `walkers` walkers, none done yet.
+    pub fn new(walkers: usize) -> Self {
+        Self {
+            done: AtomicU64::new(0),
+            walkers: walkers.max(1) as u64,
+        }
+    }
+
+    fn record(&self) {
+        self.done.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Seconds one pass took on average, `elapsed_s` into the run; `None` before a pass ended.
+    pub fn pass_s(&self, elapsed_s: f64) -> Option<f64> {
+        match self.done.load(Ordering::Relaxed) {
+            0 => None,
+            done => Some(elapsed_s * self.walkers as f64 / done as f64),
+        }
+    }
+}
+
 /// A regular file a walker found under a source path.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
     root: Arc<SourceRoot>,
     /// Where it is, for messages and for what only needs its name.
     pub path: PathBuf,
+    /// Held until the file is read to its end, when a walk reads its tree again and again.
+    reading: Option<Arc<Reading>>,
 }
+
+/// A file of a tree read again and again, queued or being read. The next pass hands the same
+/// file to a stream only once this one is released: two streams reading the same file at once
+/// would share its pages in the page cache, and the second would count memory's speed as the
+/// disk's (four streams over a one-file tree read four times its device's rate).
+#[derive(Debug, Default)]
+struct Reading;
 
 impl SourceFile {
     /// A regular file that a walk of its own found beneath `root` (one that also needs the
@@ -190,6 +232,7 @@ impl SourceFile {
     /// walkers' files do.
     pub fn beneath(root: &Arc<SourceRoot>, path: PathBuf) -> Self {
         Self {
+            reading: None,
             root: Arc::clone(root),
             path,
         }
@@ -235,24 +278,60 @@ fn open_beneath(dir: &OwnedFd, relative: &Path, flags: OFlags) -> io::Result<Own
 /// Stays on the path's file system, never follows symlinks, and ends when the streams hang up.
 pub fn walk_into(root: &Path, files: &Sender<SourceFile>, skipped: &Skipped) {
     if let Some(root) = open_root(root, skipped) {
-        walk_once(&root, files, Some(skipped));
+        walk_once(&root, Some(skipped), |file| files.send(file).is_ok());
     }
 }
 
 /// Walks one source path again and again until the streams hang up (they do at the run's
 /// duration): a small source read repeatedly still gives a run of the length asked. Entries
-/// skipped are counted on the first pass only; a pass that finds no file ends the walk.
-pub fn walk_until_hung_up(root: &Path, files: &Sender<SourceFile>, skipped: &Skipped) {
+/// skipped are counted on the first pass only; a pass that finds no file ends the walk. A file
+/// is handed over again only once its previous reading ended ([`Reading`]); the walk ends
+/// while waiting for it when no stream is left (`streams` counts the living [`FileStream`]s).
+pub fn walk_until_hung_up(
+    root: &Path,
+    files: &Sender<SourceFile>,
+    skipped: &Skipped,
+    streams: &Weak<()>,
+    passes: &Passes,
+) {
     let Some(root) = open_root(root, skipped) else {
         return;
     };
     let mut first = true;
+    // The readings of the previous pass, in walk order: its i-th file is the next pass's i-th
+    // while the tree is unchanged (and some file of the same place in the walk when not).
+    let mut previous: Vec<Weak<Reading>> = Vec::new();
     loop {
-        match walk_once(&root, files, first.then_some(skipped)) {
+        let mut current = Vec::with_capacity(previous.len());
+        let walked = walk_once(&root, first.then_some(skipped), |mut file| {
+            if let Some(before) = previous.get(current.len())
+                && !released(before, streams)
+            {
+                return false;
+            }
+            let reading = Arc::new(Reading);
+            current.push(Arc::downgrade(&reading));
+            file.reading = Some(reading);
+            files.send(file).is_ok()
+        });
+        match walked {
             Some(sent) if sent > 0 => first = false,
             _ => return,
         }
+        passes.record();
+        previous = current;
     }
+}
+
+/// Waits until `reading` is released: true then, false once no stream is left.
+fn released(reading: &Weak<Reading>, streams: &Weak<()>) -> bool {
+    while reading.strong_count() > 0 {
+        if streams.strong_count() == 0 {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    true
 }
 
 fn open_root(root: &Path, skipped: &Skipped) -> Option<Arc<SourceRoot>> {
@@ -265,11 +344,12 @@ fn open_root(root: &Path, skipped: &Skipped) -> Option<Arc<SourceRoot>> {
     }
 }
 
-/// One walk: the files sent, or `None` when the streams hung up.
+/// One walk, each regular file handed to `send`: the files sent, or `None` once `send` says
+/// the streams hung up (false).
 fn walk_once(
     root: &Arc<SourceRoot>,
-    files: &Sender<SourceFile>,
     skipped: Option<&Skipped>,
+    mut send: impl FnMut(SourceFile) -> bool,
 ) -> Option<u64> {
     let mut sent = 0;
     let walker = WalkDir::new(&root.path)
@@ -282,8 +362,9 @@ fn walk_once(
                 let file = SourceFile {
                     root: Arc::clone(root),
                     path: entry.into_path(),
+                    reading: None,
                 };
-                if files.send(file).is_err() {
+                if !send(file) {
                     return None;
                 }
                 sent += 1;
@@ -333,6 +414,7 @@ pub fn each_file(roots: &[PathBuf], mut visit: impl FnMut(SourceFile, u64) -> bo
             let file = SourceFile {
                 root: Arc::clone(&root),
                 path: entry.into_path(),
+                reading: None,
             };
             if !visit(file, len) {
                 return;
@@ -343,6 +425,8 @@ pub fn each_file(roots: &[PathBuf], mut visit: impl FnMut(SourceFile, u64) -> bo
 
 struct OpenSourceFile {
     path: PathBuf,
+    /// Held until the file is read to its end.
+    _reading: Option<Arc<Reading>>,
     file: File,
     offset: u64,
     /// End of the part that O_DIRECT may read: the size rounded down to a page.
@@ -361,9 +445,17 @@ pub struct FileStream<'a> {
     file_starts: Vec<usize>,
     latency: LatencyRecorder,
     skipped: &'a Skipped,
+    /// Tells a walker reading the tree again ([`walk_until_hung_up`]) that this stream lives.
+    _alive: Option<Arc<()>>,
 }
 
 impl<'a> FileStream<'a> {
+    /// The stream, counted among those `alive` tells a walker of.
+    pub fn counted_in(mut self, alive: &Arc<()>) -> Self {
+        self._alive = Some(Arc::clone(alive));
+        self
+    }
+
     /// A stream over the files its walkers send, reading into the ring's blocks.
     pub fn new(
         files: Receiver<SourceFile>,
@@ -380,6 +472,7 @@ impl<'a> FileStream<'a> {
             file_starts: Vec::new(),
             latency: LatencyRecorder::new(),
             skipped,
+            _alive: None,
         }
     }
 
@@ -387,6 +480,7 @@ impl<'a> FileStream<'a> {
     fn open_next(&mut self) -> bool {
         while let Ok(found) = self.files.recv() {
             let path = found.path.clone();
+            let reading = found.reading.clone();
             let opened = found.open(self.direct).and_then(|file| {
                 let size = file.metadata()?.len();
                 if self.cold_cache {
@@ -398,6 +492,7 @@ impl<'a> FileStream<'a> {
                 Ok((file, size)) => {
                     self.current = Some(OpenSourceFile {
                         path,
+                        _reading: reading,
                         file,
                         offset: 0,
                         direct_end: size / PAGE as u64 * PAGE as u64,
@@ -663,5 +758,41 @@ impl StreamSource for Throttled<'_> {
 
     fn read_latency(&self) -> Option<&LatencyRecorder> {
         self.inner.read_latency()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A one-file tree read again and again: the walker hands the file over again only once
+    /// the stream holding it has released it, and counts the passes it walked.
+    #[test]
+    fn a_file_is_handed_over_again_only_once_its_reading_ended() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("only"), b"data").expect("the file");
+        let (files_tx, files_rx) = crossbeam_channel::bounded::<SourceFile>(8);
+        let alive = Arc::new(());
+        let streams = Arc::downgrade(&alive);
+        let passes = Passes::new(1);
+        let skipped = Skipped::default();
+        std::thread::scope(|scope| {
+            let walker = scope
+                .spawn(|| walk_until_hung_up(dir.path(), &files_tx, &skipped, &streams, &passes));
+            let first = files_rx.recv().expect("the first pass");
+            // Held: no second handing over, though the queue has room for eight.
+            let waited = files_rx.recv_timeout(Duration::from_millis(200));
+            assert!(waited.is_err(), "the file was handed over twice at once");
+            drop(first);
+            let second = files_rx
+                .recv_timeout(Duration::from_secs(10))
+                .expect("the second pass once the first is released");
+            assert_eq!(second.path, dir.path().join("only"));
+            // The streams hang up while the walker waits on the second reading: it ends.
+            drop(alive);
+            drop(files_rx);
+            walker.join().expect("the walker ends");
+        });
+        assert_eq!(passes.done.load(Ordering::Relaxed), 2);
     }
 }

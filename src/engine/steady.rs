@@ -15,6 +15,16 @@ pub const MIN_STEADY_SHARE: f64 = 0.5;
 /// judged, so a scheduler hiccup of one sample is not taken for unsteadiness.
 pub const BUCKET_S: f64 = 0.5;
 
+/// The buckets a run of `run_s` seconds is judged on: at least [`BUCKET_S`], and at least one
+/// pass over a source read again and again (`pass_s`), whose mix of file sizes sets the pace
+/// within a pass, while the run holds three or more such passes.
+pub fn bucket_for(pass_s: Option<f64>, run_s: f64) -> f64 {
+    match pass_s {
+        Some(pass_s) if 3.0 * pass_s <= run_s => pass_s.max(BUCKET_S),
+        _ => BUCKET_S,
+    }
+}
+
 /// The steady part of a run and what it measured.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct SteadyFigures {
@@ -261,5 +271,14 @@ mod tests {
         let cycle = find(&samples(&rates), 1.0).expect("enough samples");
         assert!(cycle.steady, "{cycle:?}");
         assert!((cycle.mb_per_s - 110.0).abs() < 1.0, "{cycle:?}");
+    }
+
+    #[test]
+    fn a_tree_read_again_is_judged_on_buckets_a_pass_long_while_three_fit() {
+        assert_eq!(bucket_for(None, 60.0), BUCKET_S);
+        assert_eq!(bucket_for(Some(0.9), 60.0), 0.9);
+        assert_eq!(bucket_for(Some(0.2), 60.0), BUCKET_S);
+        // Two passes in a run: buckets a pass long would leave too few to judge.
+        assert_eq!(bucket_for(Some(3.0), 6.0), BUCKET_S);
     }
 }

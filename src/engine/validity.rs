@@ -240,14 +240,15 @@ pub fn guide() -> Vec<GuideRow> {
         .collect()
 }
 
-/// Length of the buckets a run's steadiness is judged on: a drive's cycle when it shoe-shines.
-pub fn bucket_s(result: &RunResult) -> f64 {
+/// Length of the buckets a run's steadiness is judged on: a drive's cycle when it shoe-shines,
+/// a pass over its source when it read the source again and again (`pass_s`).
+pub fn bucket_s(result: &RunResult, pass_s: Option<f64>) -> f64 {
     match &result.tape {
         Some(tape) if tape.shoe_shined(result.mb_per_s) => {
             let per_drive = tape.backhitches as f64 / f64::from(tape.drives.max(1));
             (result.seconds / per_drive).max(steady::BUCKET_S)
         }
-        _ => steady::BUCKET_S,
+        _ => steady::bucket_for(pass_s, result.seconds),
     }
 }
 
@@ -268,6 +269,8 @@ pub struct Evidence {
     /// its whole-run figure is the measurement, so ending before its duration or without a
     /// steady window says nothing against it; only a job too short to time is flagged.
     pub whole_job: bool,
+    /// Seconds one pass took over a source the run read again and again.
+    pub pass_s: Option<f64>,
 }
 
 /// The shortest job (a backup tool's backup or restore, timed whole) whose figure is more
@@ -280,7 +283,7 @@ pub fn judge(result: &mut RunResult, evidence: Evidence) {
         return;
     }
     let active = steady::active_part(&result.samples);
-    result.steady = steady::find(active, bucket_s(result));
+    result.steady = steady::find(active, bucket_s(result, evidence.pass_s));
     if evidence.flushes_at_end
         && let (Some(figures), Some(last)) = (result.steady.as_mut(), active.last())
     {

@@ -17,6 +17,7 @@
 //! On a machine busy with other work a verdict may still be inconclusive; that is accepted
 //! only when every reason is the machine's, never the run's.
 
+mod ceilings;
 mod scenarios;
 mod striped;
 mod support;

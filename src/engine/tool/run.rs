@@ -522,6 +522,7 @@ fn process_outcome(
     samples: Vec<crate::engine::result::Sample>,
 ) -> Outcome {
     Outcome {
+        pass_s: None,
         bytes,
         files,
         wall: finished.wall,

@@ -117,6 +117,7 @@ impl Context<'_> {
                                 drain: None,
                             },
                             tallies: Vec::new(),
+                            passes: None,
                         };
                         Some(pipeline::run(job, self.control))
                     }

@@ -1,0 +1,88 @@
+//! A ceiling is what its device delivers, never more: the lab's own reads of a source on a disk
+//! whose reads a block-I/O throttle caps stand at the cap, whether the tree is one file that
+//! several streams could share or many files read again and again for the run's duration.
+
+use std::path::Path;
+
+use backlab::spec::TestKind;
+use backlab::views::report::CampaignReport;
+
+use crate::support::{Turn, backlab, run_with, scratch};
+use crate::throttle::ThrottledDisk;
+
+/// A tree of `profile` and `size` under `dir`, made by `backlab dataset create`.
+fn dataset(dir: &Path, profile: &str, size: &str) {
+    let status = backlab()
+        .args(["dataset", "create"])
+        .arg(dir)
+        .args(["--profile", profile, "--size", size])
+        .status()
+        .expect("backlab starts");
+    assert!(status.success(), "dataset create failed");
+}
+
+/// The parallel read of `source` for `seconds`, the lab inside the throttle's cgroup, from a
+/// cold page cache.
+fn read_parallel(
+    turn: &Turn,
+    dir: &Path,
+    disk: &ThrottledDisk,
+    source: &Path,
+    seconds: u64,
+) -> f64 {
+    let spec = serde_json::json!({
+        "name": "read behind a throttle",
+        "source": {"paths": [source]},
+        "target": {"kind": "dir", "path": dir},
+        "tests": ["read_parallel"],
+        "params": {"duration_s": seconds, "streams": 4}
+    });
+    let path = dir.join("spec.json");
+    std::fs::write(&path, spec.to_string()).expect("spec written");
+    disk.drop_cache();
+    let report: CampaignReport = run_with(
+        turn,
+        disk.command(std::ffi::OsStr::new(env!("CARGO_BIN_EXE_backlab"))),
+        &path,
+        &[],
+    );
+    let run = report
+        .runs
+        .iter()
+        .find(|run| run.test == TestKind::ReadParallel)
+        .expect("the parallel read");
+    eprintln!(
+        "{}: {:.2} MB/s over the whole run, figure {:.2}",
+        source.display(),
+        run.mb_per_s,
+        run.figure()
+    );
+    run.figure()
+}
+
+/// Four streams over a one-file tree of 160 MiB, and over a 24 MiB tree of many files read
+/// about eight times in 8 s, on a disk capped at 24 MiB/s: each reads at most 5 % above the
+/// cap, never at a multiple of it (four streams sharing one file's pages read 4× the cap), and
+/// near it (the throttle's own pace varies by a few percent over a few seconds).
+#[test]
+fn a_parallel_read_never_exceeds_its_device() {
+    let turn = Turn::alone();
+    let dir = scratch();
+    let cap = 24u64 << 20;
+    let Some(disk) = ThrottledDisk::make(dir.path(), 400, cap) else {
+        return;
+    };
+    let one_file = disk.mount().join("one-file");
+    dataset(&one_file, "large-files", "160M");
+    let many_files = disk.mount().join("many-files");
+    dataset(&many_files, "typical", "24M");
+    let cap_mb_s = cap as f64 / 1e6;
+    for (source, seconds) in [(&one_file, 6), (&many_files, 8)] {
+        let read_mb_s = read_parallel(&turn, dir.path(), &disk, source, seconds);
+        assert!(
+            (0.85..=1.05).contains(&(read_mb_s / cap_mb_s)),
+            "{} read at {read_mb_s:.2} MB/s under a {cap_mb_s:.2} MB/s cap",
+            source.display()
+        );
+    }
+}
