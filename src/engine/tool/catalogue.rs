@@ -217,8 +217,27 @@ fn read_file(file: &Path) -> Result<Vec<ToolDefinition>, ToolsFileError> {
         path: file.to_path_buf(),
         message,
     };
-    let mut reader = serde_json::Deserializer::from_str(&text);
-    let definitions: Vec<ToolDefinition> = serde_path_to_error::deserialize(&mut reader)
+    // What the file is, said before its fields: a file that is not JSON, or a single
+    // definition outside a list, is told so rather than "expected a sequence".
+    let document: serde_json::Value = serde_json::from_str(&text).map_err(|error| {
+        invalid(format!(
+            "not JSON ({error}): the file is a JSON list of tool definitions, \
+             [{{\"name\": …, \"kind\": …}}, …] (docs/tools.md)"
+        ))
+    })?;
+    if !document.is_array() {
+        return Err(invalid(format!(
+            "a JSON list of tool definitions is expected, [{{…}}, …]; the file holds {}",
+            match &document {
+                serde_json::Value::Object(_) => "one object: put it inside [ ]",
+                serde_json::Value::String(_) => "a string",
+                serde_json::Value::Number(_) => "a number",
+                serde_json::Value::Bool(_) => "a boolean",
+                _ => "null",
+            }
+        )));
+    }
+    let definitions: Vec<ToolDefinition> = serde_path_to_error::deserialize(document)
         .map_err(|error| invalid(format!("at {}: {}", error.path(), error.inner())))?;
     let mut names: Vec<&str> = Vec::new();
     for definition in &definitions {
@@ -268,5 +287,23 @@ mod tests {
         std::fs::write(&file, r#"[{"name": "x", "shape": "tape"}]"#).expect("write");
         let error = Tools::find(Some(&file)).expect_err("bad shape");
         assert!(error.to_string().contains("shape"), "{error}");
+    }
+
+    #[test]
+    fn a_tools_file_that_is_not_a_list_says_what_it_holds() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("tools.json");
+        for (text, said) in [
+            ("- name: x\n", "not JSON"),
+            (r#"{"name": "x"}"#, "one object: put it inside [ ]"),
+            ("\"tar\"", "a string"),
+        ] {
+            std::fs::write(&file, text).expect("write");
+            let error = Tools::find(Some(&file))
+                .expect_err("not a list")
+                .to_string();
+            assert!(error.contains(said), "{text:?}: {error}");
+            assert!(!error.contains("expected a sequence"), "{text:?}: {error}");
+        }
     }
 }
