@@ -177,7 +177,10 @@ pub(super) fn run(args: RunArgs) -> ExitCode {
         return bad_spec(&problems.to_string());
     }
     // Before the first byte: how long it takes, and what in the plan cannot give a valid run.
-    let expectation = spec::expectation::expect(&plans);
+    let mut expectation = spec::expectation::expect(&plans);
+    expectation
+        .warnings
+        .extend(spec::expectation::machine_warnings(&plans));
     eprintln!("{}", expectation.summary(plans.len()));
     for warning in &expectation.warnings {
         eprintln!("warning: {}: {}", warning.field, warning.message);

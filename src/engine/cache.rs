@@ -73,6 +73,12 @@ const WALK_BUDGET: usize = 100_000;
 /// once it has been read.
 pub fn fits_in_memory(paths: &[std::path::PathBuf]) -> Option<(u64, u64)> {
     let memory = super::provenance::memory_bytes()?;
+    tree_bytes_below(paths, memory).map(|bytes| (bytes, memory))
+}
+
+/// The bytes of the regular files under `paths`, when they are fewer than `limit`; `None`
+/// when they are not, or when the tree has more entries than a quick walk looks at.
+pub fn tree_bytes_below(paths: &[std::path::PathBuf], limit: u64) -> Option<u64> {
     let mut bytes = 0u64;
     let mut entries = 0usize;
     for root in paths {
@@ -88,13 +94,13 @@ pub fn fits_in_memory(paths: &[std::path::PathBuf]) -> Option<(u64, u64)> {
                 && let Ok(metadata) = entry.metadata()
             {
                 bytes += metadata.len();
-                if bytes >= memory {
+                if bytes >= limit {
                     return None;
                 }
             }
         }
     }
-    Some((bytes, memory))
+    Some(bytes)
 }
 
 #[cfg(test)]

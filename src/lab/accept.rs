@@ -43,37 +43,19 @@ pub struct PlannedRun {
     pub expected_s: f64,
 }
 
-/// The plan check of `plans` (see [`expect`]), and, when a buffered read of a source of paths
-/// is not evicted first, whether that source fits in memory: a warning then names
-/// `params.cold_cache`, since every read after the first would measure the page cache.
-/// An adaptive search (`search`: its likely runs and its budget) is judged on those.
+/// The plan check of `plans` (see [`expect`]) with what the machine adds to it
+/// ([`spec::expectation::machine_warnings`]). An adaptive search (`search`: its likely runs and
+/// its budget) is judged on those.
 async fn expectation_of(plans: &[RunPlan], search: Option<(usize, usize)>) -> Expectation {
     let mut expectation = match search {
         Some((likely, budget)) => spec::expectation::expect_search(plans, likely, budget),
         None => expect(plans),
     };
-    let cached = plans.iter().find_map(|plan| match &plan.source {
-        spec::SourcePlan::Paths(paths)
-            if plan.test.reads_source() && !plan.params.cold_cache && !plan.params.direct =>
-        {
-            Some(paths.clone())
-        }
-        _ => None,
-    });
-    if let Some(paths) = cached
-        && let Ok(Some((bytes, memory))) =
-            tokio::task::spawn_blocking(move || crate::engine::cache::fits_in_memory(&paths)).await
+    let owned = plans.to_vec();
+    if let Ok(warnings) =
+        tokio::task::spawn_blocking(move || spec::expectation::machine_warnings(&owned)).await
     {
-        expectation.warnings.push(spec::expectation::PlanWarning {
-            field: "params.cold_cache".to_string(),
-            message: format!(
-                "the source ({}) fits in this machine's memory ({}): without cold_cache or \
-                 direct, every read after the first measures the page cache, not the disks; \
-                 set cold_cache (--cold-cache) or direct",
-                crate::size::format_bytes(bytes),
-                crate::size::format_bytes(memory)
-            ),
-        });
+        expectation.warnings.extend(warnings);
     }
     expectation
 }

@@ -83,6 +83,63 @@ pub fn duration_words(expected_s: f64, at_most: bool, longest_s: f64) -> String 
     words
 }
 
+/// The smallest source over which a backup tool's incremental is a job long enough to time
+/// (`too_short` is a job under [`crate::engine::validity::MIN_JOB_S`]): an incremental reads
+/// the unchanged files as fast as the tool can tell them unchanged.
+pub const TOOL_INCREMENTAL_SOURCE: u64 = 1 << 30;
+
+/// What the plans would meet on this machine that the spec alone cannot say, from a quick walk
+/// of a source of paths: a source that fits in memory read without eviction (every read after
+/// the first measures the page cache), a source too small for a tool's incremental to be
+/// timed. Walks the file system: not on an async worker.
+pub fn machine_warnings(plans: &[RunPlan]) -> Vec<PlanWarning> {
+    let mut warnings = Vec::new();
+    let local_paths = |plan: &RunPlan| match &plan.source {
+        super::SourcePlan::Paths(paths) if plan.agents.is_empty() => Some(paths.clone()),
+        _ => None,
+    };
+    let cached = plans.iter().find_map(|plan| {
+        (plan.test.reads_source() && !plan.params.cold_cache && !plan.params.direct)
+            .then(|| local_paths(plan))
+            .flatten()
+    });
+    if let Some((bytes, memory)) =
+        cached.and_then(|paths| crate::engine::cache::fits_in_memory(&paths))
+    {
+        warnings.push(PlanWarning {
+            field: "params.cold_cache".to_string(),
+            message: format!(
+                "the source ({}) fits in this machine's memory ({}): without cold_cache or \
+                 direct, every read after the first measures the page cache, not the disks; \
+                 set cold_cache (--cold-cache) or direct",
+                crate::size::format_bytes(bytes),
+                crate::size::format_bytes(memory)
+            ),
+        });
+    }
+    let incremental = plans.iter().find_map(|plan| {
+        (plan.test == super::TestKind::ToolIncremental)
+            .then(|| local_paths(plan))
+            .flatten()
+    });
+    if let Some(bytes) = incremental
+        .and_then(|paths| crate::engine::cache::tree_bytes_below(&paths, TOOL_INCREMENTAL_SOURCE))
+    {
+        warnings.push(PlanWarning {
+            field: "source.paths".to_string(),
+            message: format!(
+                "the source holds {}: a tool's incremental over it likely ends within {} s, \
+                 too short to time (too_short); a source of {} or more gives it a job the lab \
+                 can time",
+                crate::size::format_bytes(bytes),
+                crate::engine::validity::MIN_JOB_S,
+                crate::size::format_bytes(TOOL_INCREMENTAL_SOURCE)
+            ),
+        });
+    }
+    warnings
+}
+
 /// Judges a campaign's runs: the sum of their expected lengths, and a warning for each value
 /// too small to give a valid run.
 pub fn expect(plans: &[RunPlan]) -> Expectation {
@@ -260,6 +317,35 @@ mod tests {
         assert_eq!(
             expect_search(&plans, 40, 12).search.map(|s| s.likely_runs),
             Some(12)
+        );
+    }
+
+    /// A tool's incremental over a small tree is warned of before it runs, naming the source
+    /// and the size that gives a timed job; over a large enough tree, or without the
+    /// incremental, nothing is said.
+    #[test]
+    fn a_source_too_small_for_a_tools_incremental_is_warned_of() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("file"), vec![7u8; 1 << 20]).expect("a file");
+        let spec = |tests: &str| {
+            format!(
+                r#"{{"source": {{"paths": [{:?}]}}, "target": {{"kind": "dir", "path": "/tmp"}},
+                    "tool": {{"name": "tar"}}, "tests": [{tests}]}}"#,
+                dir.path()
+            )
+        };
+        let warned = machine_warnings(&plans(&spec(r#""tool_backup", "tool_incremental""#)));
+        let said: Vec<_> = warned
+            .iter()
+            .filter(|warning| warning.field == "source.paths")
+            .collect();
+        assert_eq!(said.len(), 1, "{warned:?}");
+        assert!(said[0].message.contains("1 MiB"), "{}", said[0].message);
+        assert!(said[0].message.contains("too_short"), "{}", said[0].message);
+        let quiet = machine_warnings(&plans(&spec(r#""tool_backup""#)));
+        assert!(
+            quiet.iter().all(|warning| warning.field != "source.paths"),
+            "{quiet:?}"
         );
     }
 }
