@@ -506,6 +506,13 @@ fn sweep_stores_in_background(
 /// Removes lab files left in the directory targets of the given campaign specs, and the
 /// restore directories left in the data dir.
 fn sweep_targets(specs: &[CampaignSpec], data_dir: &Path, owner: &str) {
+    if !crate::engine::tool::process::caged() {
+        tracing::warn!(
+            "this machine gives the lab no cgroup to cage its backup tools in (it runs without \
+             root or delegation): a tool's process that leaves its process group (a new \
+             session) can outlive its run"
+        );
+    }
     let (killed, removed) = crate::engine::tool::run::sweep_left_behind(owner);
     if killed + removed > 0 {
         tracing::warn!(

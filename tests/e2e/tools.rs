@@ -611,7 +611,7 @@ async fn a_killed_lab_takes_back_its_tool_runs_at_the_next_start() {
             "name": "sleeper",
             "shape": "repository",
             "version": [["sleep", "--version"]],
-            "backup": [["sleep", "90", "&", "wait"]],
+            "backup": [["sleep 90 & wait"]],
             "restore": [["true"]],
             "progress": "process_io",
             "shell": true
@@ -705,24 +705,18 @@ fn three_files(root: &Path) {
     std::fs::write(root.join("sub/c.bin"), bytes(100_000)).expect("c.bin");
 }
 
-/// A definition in the shape of `--tools`: tar whose restore then changes what it restored.
-fn tar_restoring(name: &str, then: &[&str]) -> Value {
-    let mut restore = vec![
-        "tar",
-        "--extract",
-        "--file",
-        "{stream}",
-        "--directory",
-        "{restore}",
-        "&&",
-    ];
-    restore.extend_from_slice(then);
+/// A definition in the shape of `--tools`: tar whose restore then runs `then`, shell code that
+/// changes what it restored (the restore directory is "$2", the source "$3").
+fn tar_restoring(name: &str, then: &str) -> Value {
     json!({
         "name": name,
         "shape": "stream",
         "version": [["tar", "--version"]],
-        "backup": [["tar", "--create", "--file", "-", "{source}"]],
-        "restore": [restore],
+        "backup": [["exec tar --create --file - \"$@\"", "{source}"]],
+        "restore": [[
+            format!("tar --extract --file \"$1\" --directory \"$2\" && {then}"),
+            "{stream}", "{restore}", "{source}"
+        ]],
         "progress": "process_io",
         "shell": true
     })
@@ -735,14 +729,16 @@ fn restic_damaging() -> Value {
         "shape": "repository",
         "version": [["restic", "version"]],
         "env": {"RESTIC_PASSWORD": "{password}", "RESTIC_CACHE_DIR": "{home}/cache"},
-        "init": [["restic", "init", "--quiet", "--repo", "{repo}", "--repository-version", "2"]],
-        "backup": [["restic", "backup", "--json", "--repo", "{repo}", "--host", "backlab", "{source}"]],
+        "init": [["exec restic init --quiet --repo \"$1\" --repository-version 2", "{repo}"]],
+        "backup": [[
+            "repo=$1; shift; exec restic backup --json --repo \"$repo\" --host backlab \"$@\"",
+            "{repo}", "{source}"
+        ]],
         "restore": [[
-            "pack=$(find", "{repo}/data", "-type", "f", "-size", "+100k)", "&&",
-            "chmod", "u+w", "\"$pack\"", "&&",
-            "printf", "XXXX", "|", "dd", "of=\"$pack\"", "bs=1", "seek=1000", "conv=notrunc",
-            "2>/dev/null", "&&",
-            "restic", "restore", "latest", "--repo", "{repo}", "--target", "{restore}"
+            "pack=$(find \"$1/data\" -type f -size +100k) && chmod u+w \"$pack\" && \
+             printf XXXX | dd of=\"$pack\" bs=1 seek=1000 conv=notrunc 2>/dev/null && \
+             restic restore latest --repo \"$1\" --target \"$2\"",
+            "{repo}", "{restore}"
         ]],
         "progress": "restic_json",
         "shell": true
@@ -844,8 +840,8 @@ fn a_run_s_duration_bounds_the_timed_step_and_not_the_preparation() {
                 "name": "slow-to-back-up",
                 "shape": "stream",
                 "version": [["tar", "--version"]],
-                "backup": [["sleep", "5", "&&", "tar", "--create", "--file", "-", "{source}"]],
-                "restore": [tar_extract],
+                "backup": [["sleep 5 && exec tar --create --file - \"$@\"", "{source}"]],
+                "restore": [["exec tar --extract --file \"$1\"", "{stream}"]],
                 "progress": "process_io",
                 "shell": true
             }
@@ -892,11 +888,8 @@ fn a_restore_is_verified_file_by_file_and_one_that_differs_fails_naming_the_file
     let tools = tools_from(
         &scratch.path().join("tools.json"),
         &json!([
-            tar_restoring(
-                "tar-garbling",
-                &["printf", "x", ">>", "{restore}{source}/b.txt"]
-            ),
-            tar_restoring("tar-losing", &["rm", "{restore}{source}/sub/c.bin"]),
+            tar_restoring("tar-garbling", "printf x >> \"$2$3/b.txt\""),
+            tar_restoring("tar-losing", "rm \"$2$3/sub/c.bin\""),
             restic_damaging(),
         ]),
     );
@@ -1009,4 +1002,86 @@ async fn restic_keeps_its_repository_in_the_labs_s3_store_and_leaves_no_key_behi
     assert_eq!(refused.status().as_u16(), 422);
     let body: Value = refused.json().await.expect("JSON");
     assert!(body["fields"]["target.kind"].is_string(), "{body}");
+}
+
+/// A shell definition written as docs/tools.md shows it, over a source whose path holds shell
+/// syntax and spaces: the path reaches the line as an argument and is never run as code, and
+/// the run backs up and restores it, verified, as any other path.
+#[test]
+fn a_shell_definition_never_runs_a_path_as_code() {
+    let scratch = scratch();
+    let source = scratch
+        .path()
+        .join("a b;touch PWNED;$(touch PWNED)`touch PWNED`");
+    three_files(&source);
+    let data = scratch.path().join("data");
+    std::fs::create_dir(&data).expect("data dir");
+    let tools = tools_from(
+        &scratch.path().join("tools.json"),
+        &json!([{
+            "name": "tar-shell",
+            "shape": "stream",
+            "version": [["tar", "--version"]],
+            "backup": [["date > /dev/null; exec tar --create --file - \"$@\"", "{source}"]],
+            "restore": [["exec tar --extract --file \"$1\"", "{stream}"]],
+            "progress": "process_io",
+            "shell": true
+        }]),
+    );
+    let restored = restore_with(&tools, "tar-shell", &source, &data);
+    assert_eq!(restored.status, RunStatus::Done, "{:?}", restored.error);
+    let verified = restored
+        .tool
+        .as_ref()
+        .and_then(|tool| tool.verified.as_ref())
+        .expect("the restore was verified");
+    assert_eq!(
+        (verified.files, verified.bytes),
+        (3, 600_000),
+        "{verified:?}"
+    );
+    let planted: Vec<_> = walkdir::WalkDir::new(scratch.path())
+        .into_iter()
+        .flatten()
+        .filter(|entry| entry.file_name() == "PWNED")
+        .map(|entry| entry.into_path())
+        .collect();
+    assert!(planted.is_empty(), "{planted:?}");
+}
+
+/// A shell line that holds a place, or is given arguments it never reads, is refused when the
+/// tools file is read, naming the tool and saying how to write it.
+#[test]
+fn a_shell_line_holding_a_place_or_ignoring_its_arguments_is_refused() {
+    let scratch = scratch();
+    let file = scratch.path().join("tools.json");
+    for (backup, said) in [
+        (
+            json!([["exec tar --create --file - {source}"]]),
+            "holds {source}",
+        ),
+        (
+            json!([["exec tar --create --file -", "{source}"]]),
+            "reads none",
+        ),
+    ] {
+        let definitions = json!([{
+            "name": "tar-shell",
+            "shape": "stream",
+            "version": [["tar", "--version"]],
+            "backup": backup,
+            "restore": [["exec tar --extract --file \"$1\"", "{stream}"]],
+            "progress": "process_io",
+            "shell": true
+        }]);
+        std::fs::write(&file, definitions.to_string()).expect("tools file");
+        let error = Tools::find(Some(&file))
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(
+            error.contains("tar-shell") && error.contains(said),
+            "{backup}: {error}"
+        );
+    }
 }

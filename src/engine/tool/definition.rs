@@ -183,8 +183,10 @@ pub struct ToolDefinition {
     pub progress: ProgressFrom,
     #[serde(default)]
     pub params: Vec<ParamDef>,
-    /// Run each command through `sh -c` (an operator's definition only; a command is then
-    /// one string). The built-in tools never do.
+    /// Run each command through `sh -c` (an operator's definition only): a command's first
+    /// element is the line the shell runs, which holds no placeholder; the elements after it
+    /// reach the line as its positional arguments (`"$1"`, `"$@"`), never spliced into it, so
+    /// a path is never read as shell code. The built-in tools never do.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shell: bool,
     /// How the tool keeps its repository in an S3 bucket, for a campaign whose target is one
@@ -323,6 +325,9 @@ impl ToolDefinition {
             if command.is_empty() || command[0].is_empty() {
                 return Err(invalid("a command is empty".to_string()));
             }
+        }
+        let named = |command: &&Vec<String>| !self.shell || self.version.contains(command);
+        for command in commands.clone().filter(named) {
             if command[0].contains('{') {
                 return Err(invalid(format!(
                     "the program of `{}` must be named, not a placeholder",
@@ -352,8 +357,17 @@ impl ToolDefinition {
                 .check(&param.default_value())
                 .map_err(|message| invalid(format!("parameter '{name}': its default {message}")))?;
         }
+        if self.shell {
+            for command in self.init.iter().chain(&self.backup).chain(&self.restore) {
+                check_shell_line(command, &names).map_err(invalid)?;
+            }
+        }
+        // A shell line is shell code, checked above; its braces are the shell's.
         let texts = commands
-            .flatten()
+            .flat_map(|command| {
+                let line = self.shell && !self.version.contains(command);
+                command.iter().skip(usize::from(line))
+            })
             .chain(self.env.values())
             .chain(self.params.iter().flat_map(|param| {
                 match param {
@@ -503,6 +517,36 @@ impl ToolDefinition {
             .chain(places.repo_env.iter().cloned())
             .collect()
     }
+}
+
+/// A shell command: its line names no place or parameter (a value spliced into shell code
+/// could be read as code), and a line given arguments reads them (`"$1"`, `"$@"`…), so an
+/// argument never goes unused unnoticed.
+fn check_shell_line(command: &[String], params: &[&str]) -> Result<(), String> {
+    let line = &command[0];
+    if let Some(name) = placeholders(line)
+        .into_iter()
+        .find(|name| RESERVED.contains(name) || params.contains(name))
+    {
+        return Err(format!(
+            "the shell line `{line}` holds {{{name}}}: give it as an element after the line, \
+             where the line reads it as \"$1\" (all of them as \"$@\"); a value spliced into \
+             the line could run as shell code"
+        ));
+    }
+    let reads_arguments = ["$@", "$*", "${@", "${*"]
+        .iter()
+        .any(|form| line.contains(form))
+        || (1..=9).any(|n| line.contains(&format!("${n}")) || line.contains(&format!("${{{n}")));
+    if command.len() > 1 && !reads_arguments {
+        return Err(format!(
+            "the shell line `{line}` is given {} argument(s) but reads none: the elements after \
+             the line reach it as \"$1\", \"$2\", … or all as \"$@\" (e.g. `exec tar \
+             --create --file - \"$@\"`)",
+            command.len() - 1
+        ));
+    }
+    Ok(())
 }
 
 /// The names inside `{…}` in a text.

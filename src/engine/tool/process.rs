@@ -10,17 +10,26 @@
 //! reaped, swept) in `group`; its output lines in `lines`; the /proc readings in `procfs` and
 //! `tree`.
 
+mod cage;
 mod finished;
 mod group;
 mod lines;
 mod procfs;
 mod tree;
 
+pub use cage::sweep_cages;
 pub use finished::{Ended, Finished, Pressure, StageExit, TreeSample};
 pub use group::sweep_leftovers;
 
+/// Whether this machine lets the lab cage a tool's processes in a cgroup of their own, so
+/// that none can outlive its run (else a run's process group and marker are all it has).
+pub fn caged() -> bool {
+    cage::Cage::available()
+}
+
 use std::ffi::OsString;
 use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{ChildStdout, Command, Stdio};
@@ -32,6 +41,7 @@ use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
 
+use cage::Cage;
 use group::{
     die_with, display_name, group_gone, live_members, pressure_over, reap, resolve, signal_group,
 };
@@ -171,6 +181,8 @@ pub struct Running {
     readers: Readers,
     pressure_at_start: Option<procfs::PressureTotals>,
     waited: bool,
+    /// The cgroup every stage and all they start are in, where the machine gives one.
+    cage: Option<Cage>,
 }
 
 impl Running {
@@ -238,6 +250,7 @@ impl Running {
             readers: Readers::default(),
             pressure_at_start,
             waited: false,
+            cage: Cage::new(),
         };
         let lab = rustix::process::getpid();
         let last = stages.len() - 1;
@@ -259,10 +272,19 @@ impl Running {
                     Stdio::null()
                 })
                 .stderr(Stdio::piped());
+            let door = running.cage.as_ref().map(|cage| cage.door().as_raw_fd());
             // SAFETY: the closure runs in the child between fork and exec, and only makes
-            // system calls (prctl, getppid); it allocates nothing and takes no lock.
+            // system calls (prctl, getppid, getpid, write) and formats on the stack; it
+            // allocates nothing and takes no lock. The cage's descriptor stays open in the
+            // parent until the child has exec'd (spawn returns after exec).
             unsafe {
-                command.pre_exec(move || die_with(lab));
+                command.pre_exec(move || {
+                    die_with(lab)?;
+                    match door {
+                        Some(fd) => Cage::join(BorrowedFd::borrow_raw(fd)),
+                        None => Ok(()),
+                    }
+                });
             }
             let mut child = command.spawn().map_err(|source| ProcessError::Spawn {
                 program: name.clone(),
@@ -360,10 +382,10 @@ impl Running {
                     None
                 };
                 if let Some(why) = why {
-                    if why == Why::Leftovers && group_gone(self.pgid) {
+                    if why == Why::Leftovers && self.all_gone() {
                         break 0;
                     }
-                    signal_group(self.pgid, Signal::TERM);
+                    self.signal_all(Signal::TERM);
                     stop = Some(Stop {
                         why,
                         term_at: now,
@@ -372,23 +394,54 @@ impl Running {
                 }
             }
             if let Some(stop) = &mut stop {
-                if all_reaped && group_gone(self.pgid) {
+                if all_reaped && self.all_gone() {
                     break 0;
                 }
                 match stop.kill_at {
                     None if now >= stop.term_at + self.grace => {
-                        signal_group(self.pgid, Signal::KILL);
+                        self.signal_all(Signal::KILL);
                         stop.kill_at = Some(now);
                     }
                     Some(kill_at) if now >= kill_at + KILL_WAIT => {
-                        break live_members(self.pgid);
+                        break self.live_count();
                     }
+                    Some(_) => self.signal_all(Signal::KILL),
                     _ => {}
                 }
             }
             thread::sleep(POLL);
         };
         self.finish(stop.map(|stop| stop.why), survivors)
+    }
+
+    /// Whether no live process of the launch is left: none in its process group, none in its
+    /// cage (where a process that left the group is still found).
+    fn all_gone(&self) -> bool {
+        group_gone(self.pgid) && self.cage.as_ref().is_none_or(|cage| cage.live().is_empty())
+    }
+
+    /// Sends `signal` to the process group and to everything in the cage.
+    fn signal_all(&self, signal: Signal) {
+        signal_group(self.pgid, signal);
+        if let Some(cage) = &self.cage {
+            cage.signal(signal);
+        }
+    }
+
+    /// The live processes of the launch still there: the group's, and the cage's outside it.
+    fn live_count(&self) -> usize {
+        let caged = self.cage.as_ref().map_or(0, |cage| {
+            cage.live()
+                .into_iter()
+                .filter(|&pid| {
+                    rustix::process::getpgid(Pid::from_raw(pid))
+                        .ok()
+                        .map(|g| g.as_raw_nonzero().get())
+                        != Some(self.pgid)
+                })
+                .count()
+        });
+        live_members(self.pgid) + caged
     }
 
     /// Reaps the stages that have exited, recording their final figures; whether all are.

@@ -333,16 +333,20 @@ impl Context<'_> {
         commands
             .iter()
             .map(|command| {
-                let argv = self.definition.expand(command, places, &self.values);
                 if self.definition.shell {
-                    let line = argv
-                        .iter()
-                        .map(|arg| arg.to_string_lossy().into_owned())
-                        .collect::<Vec<_>>()
-                        .join(" ");
-                    Stage::new(["sh".to_string(), "-c".to_string(), line])
-                } else {
+                    // The line as written; every value reaches it as a positional argument.
+                    let mut argv: Vec<std::ffi::OsString> = vec![
+                        "sh".into(),
+                        "-c".into(),
+                        command[0].clone().into(),
+                        "sh".into(),
+                    ];
+                    argv.extend(self.definition.expand(&command[1..], places, &self.values));
                     Stage { argv }
+                } else {
+                    Stage {
+                        argv: self.definition.expand(command, places, &self.values),
+                    }
                 }
             })
             .collect()
@@ -541,11 +545,13 @@ fn process_outcome(
 }
 
 /// What a lab stopped by a crash left of its tool runs, taken back at start-up: every process
-/// carrying the lab's marker is killed, and every memory directory whose run's process is gone
+/// carrying the lab's marker is killed, and every process in a cage of a lab no longer running
+/// (however it hid: a new session, a cleared environment), and every memory directory whose run's process is gone
 /// is removed (the run directories beside targets and in the data dir go with the lab's other
 /// files, `target::sweep_lab_files`). Returns (processes killed, directories removed).
 pub fn sweep_left_behind(owner: &str) -> (usize, usize) {
-    let killed = super::process::sweep_leftovers(MARKER, &format!("{owner}:"));
+    let killed = super::process::sweep_leftovers(MARKER, &format!("{owner}:"))
+        + super::process::sweep_cages();
     let mut removed = 0;
     if let Ok(entries) = std::fs::read_dir(MEMORY_BASE) {
         for entry in entries.flatten() {

@@ -470,3 +470,96 @@ fn the_sweep_kills_a_detached_process_carrying_the_marker() {
     another_labs.kill().expect("killed");
     another_labs.wait().expect("reaped");
 }
+
+/// Live processes whose command line is exactly `argv` (joined by NULs).
+fn processes_running(argv: &[&str]) -> Vec<i32> {
+    let wanted = argv.join("\0");
+    procfs::pids()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|line| String::from_utf8_lossy(&line).trim_end_matches('\0') == wanted)
+                && procfs::read_stat(&format!("/proc/{pid}/stat"))
+                    .is_some_and(|stat| !stat.is_zombie())
+        })
+        .collect()
+}
+
+/// A sleep of a length no other test uses, as its command line shows it.
+fn unique_sleep() -> String {
+    format!("3003.{}", rand::random::<u32>())
+}
+
+/// A process that leaves its process group for a session of its own, with a cleared
+/// environment (no marker to find), and keeps the launch's output open: the launch still ends
+/// it (where the machine gives a cage), and the lab's read of the output ends.
+#[test]
+fn a_daemon_in_a_new_session_holding_the_output_is_ended_with_its_launch() {
+    if !Cage::available() {
+        eprintln!("no cgroup to cage the launch in: the group alone is tested elsewhere");
+        return;
+    }
+    let seconds = unique_sleep();
+    let line = format!("setsid env -i sleep {seconds} & echo started");
+    let mut running =
+        Running::spawn(launch(&[&["sh", "-c", &line]], Output::Hand)).expect("spawned");
+    let mut stdout = running.take_stdout().expect("the output");
+    let reader = thread::spawn(move || {
+        let mut all = String::new();
+        let _ = stdout.read_to_string(&mut all);
+        all
+    });
+    let started = Instant::now();
+    let finished = running.wait(
+        &AtomicBool::new(false),
+        Some(Instant::now() + Duration::from_secs(60)),
+    );
+    assert!(finished.succeeded(), "{:?}", finished.failure());
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    let read = reader.join().expect("the reader ends");
+    assert_eq!(read.trim(), "started");
+    assert!(
+        processes_running(&["sleep", &seconds]).is_empty(),
+        "the daemon outlived its launch"
+    );
+}
+
+/// What a killed lab's tools left in their cages, however they hid, is ended at the next
+/// start; another running lab's cage is left alone.
+#[test]
+fn the_sweep_ends_what_a_dead_labs_cage_holds() {
+    if !Cage::available() {
+        eprintln!("no cgroup to cage the launch in");
+        return;
+    }
+    let cage = Cage::new().expect("a cage");
+    let seconds = unique_sleep();
+    let door = cage.door().as_raw_fd();
+    let mut command = std::process::Command::new("/usr/bin/setsid");
+    command.args(["sleep", &seconds]).env_clear();
+    // SAFETY: only system calls and stack formatting between fork and exec (Cage::join).
+    unsafe {
+        command.pre_exec(move || Cage::join(BorrowedFd::borrow_raw(door)));
+    }
+    let mut child = command.spawn().expect("spawned");
+    let since = Instant::now();
+    while cage.live().is_empty() {
+        assert!(since.elapsed() < Duration::from_secs(10), "never caged");
+        thread::sleep(Duration::from_millis(5));
+    }
+    // Its lab is this process, alive: the sweep leaves it.
+    sweep_cages();
+    assert!(child.try_wait().expect("status").is_none());
+    // The same cage under a dead lab's name is swept.
+    let dead = cage
+        .dir
+        .with_file_name(format!("{}999999999-0", cage::PREFIX));
+    std::fs::create_dir(&dead).expect("a dead lab's cage");
+    std::fs::write(dead.join("cgroup.procs"), child.id().to_string()).expect("moved");
+    assert!(sweep_cages() >= 1);
+    assert_eq!(child.wait().expect("reaped").signal(), Some(libc::SIGKILL));
+    assert!(!dead.exists(), "the dead lab's cage is removed");
+}

@@ -15,10 +15,17 @@ use crate::engine::tool::process::{Finished, Output, Running};
 use super::{Context, Progress, ToolOutcome, Where};
 
 /// The standard output of a stream tool as the one stream of the lab's pipeline.
-struct ChildStream {
+struct ChildStream<'a> {
     stdout: std::process::ChildStdout,
     done: bool,
+    /// Set once the tool's programs have ended: a stream still open then is held by a
+    /// process the lab could not end, and is read no longer than [`HELD_OPEN`] more.
+    tool_ended: &'a AtomicBool,
+    quiet_since: Option<Instant>,
 }
+
+/// How long the lab reads a stream that stays open, silent, after the tool's programs ended.
+const HELD_OPEN: Duration = Duration::from_secs(1);
 
 impl Context<'_> {
     /// A stream tool's backup written into a file for a restore, untimed.
@@ -73,6 +80,7 @@ impl Context<'_> {
         );
         let stop = AtomicBool::new(false);
         let watched = AtomicBool::new(false);
+        let tool_ended = AtomicBool::new(false);
         let cancel = self.control.cancel;
         let deadline = Instant::now() + self.limit;
         let sinks = crate::engine::job::target_sinks(self.plan, self.settings, None, cancel, None)?;
@@ -81,12 +89,14 @@ impl Context<'_> {
         let (finished, outcome, ended) = std::thread::scope(
             |scope| -> Result<(Finished, Outcome, Instant), EngineError> {
                 let (handed, stdout) = std::sync::mpsc::channel();
-                let (stop, watched) = (&stop, &watched);
+                let (stop, watched, tool_ended) = (&stop, &watched, &tool_ended);
                 let runner = scope.spawn(move || -> Result<Finished, EngineError> {
                     let mut running = Running::spawn(launch)
                         .map_err(|error| EngineError::Tool(error.to_string()))?;
                     let _ = handed.send(running.take_stdout());
-                    Ok(running.wait(stop, Some(deadline)))
+                    let finished = running.wait(stop, Some(deadline));
+                    tool_ended.store(true, Ordering::Relaxed);
+                    Ok(finished)
                 });
                 // A cancel reaches the tool at once: its stream then ends, and the pipeline.
                 let watcher = scope.spawn(move || {
@@ -103,6 +113,8 @@ impl Context<'_> {
                             streams: vec![Box::new(ChildStream {
                                 stdout,
                                 done: false,
+                                tool_ended,
+                                quiet_since: None,
                             })],
                             feeders: Vec::new(),
                             sinks,
@@ -165,7 +177,25 @@ impl Context<'_> {
     }
 }
 
-impl StreamSource for ChildStream {
+impl ChildStream<'_> {
+    /// Whether the stream has data or its end to read, looked at for up to 100 ms.
+    fn readable(&self) -> bool {
+        use rustix::event::{PollFd, PollFlags, Timespec};
+        let mut fds = [PollFd::new(&self.stdout, PollFlags::IN)];
+        let wait = Timespec {
+            tv_sec: 0,
+            tv_nsec: 100_000_000,
+        };
+        match rustix::event::poll(&mut fds, Some(&wait)) {
+            Ok(ready) => ready > 0,
+            // An interrupted look is looked at again; another failure leaves it to the read.
+            Err(rustix::io::Errno::INTR) => false,
+            Err(_) => true,
+        }
+    }
+}
+
+impl StreamSource for ChildStream<'_> {
     fn fill(&mut self, buf: &mut AlignedBuf, want: usize) -> Result<usize, EngineError> {
         use std::io::Read;
         if self.done {
@@ -175,6 +205,16 @@ impl StreamSource for ChildStream {
         let bytes = &mut buf.as_mut_slice()[..want];
         let mut filled = 0;
         while filled < want {
+            if !self.readable() {
+                if self.tool_ended.load(Ordering::Relaxed)
+                    && self.quiet_since.get_or_insert_with(Instant::now).elapsed() >= HELD_OPEN
+                {
+                    self.done = true;
+                    break;
+                }
+                continue;
+            }
+            self.quiet_since = None;
             match self.stdout.read(&mut bytes[filled..]) {
                 Ok(0) => {
                     self.done = true;
