@@ -220,6 +220,7 @@ pub fn main(operands: &[String]) -> std::process::ExitCode {
         upload_journal: None,
         object_owner: crate::engine::target::s3::process_owner(),
         tools: Default::default(),
+        max_run: None,
     };
     let problems = engine::preflight::check(std::slice::from_ref(&plan), &settings);
     if !problems.is_empty() {

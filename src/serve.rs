@@ -179,6 +179,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
             upload_journal: Some(journal),
             object_owner,
             tools: Arc::new(config.tools.clone()),
+            max_run: std::time::Duration::try_from_secs_f64(config.max_duration_s).ok(),
         },
         host,
         Arc::clone(&datalink),

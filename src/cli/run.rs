@@ -171,6 +171,7 @@ pub(super) fn run(args: RunArgs) -> ExitCode {
         // A run from the command line is watched by its operator; Ctrl-C cleans up.
         upload_journal: None,
         object_owner: crate::engine::target::s3::process_owner(),
+        max_run: None,
     };
     let problems = preflight::check(&plans, &settings);
     if !problems.is_empty() {

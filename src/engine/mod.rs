@@ -72,6 +72,9 @@ pub struct EngineSettings {
     pub object_owner: String,
     /// The backup tools this lab has (built in and the operator's), found at start.
     pub tools: Arc<tool::Tools>,
+    /// The longest one run may last, every step of it (the operator's `--max-duration`);
+    /// `None`: a run is bounded by its own duration and the tools' default limit.
+    pub max_run: Option<std::time::Duration>,
 }
 
 impl std::fmt::Debug for EngineSettings {

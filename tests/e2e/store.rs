@@ -103,6 +103,7 @@ fn lab_named(store: &Store, name: &str, lease: std::time::Duration) -> Lab {
             upload_journal: None,
             object_owner: name.to_string(),
             tools: Default::default(),
+            max_run: None,
         },
         HostSettings {
             name: name.to_string(),

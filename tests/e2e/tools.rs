@@ -754,6 +754,18 @@ fn run_tool(
     data: &Path,
     duration_s: f64,
 ) -> RunResult {
+    run_tool_within(tools, (tool, test), source, data, duration_s, None)
+}
+
+/// [`run_tool`] on a lab whose longest run is `max_run`.
+fn run_tool_within(
+    tools: &Arc<Tools>,
+    (tool, test): (&str, TestKind),
+    source: &Path,
+    data: &Path,
+    duration_s: f64,
+    max_run: Option<Duration>,
+) -> RunResult {
     let target = data.join("target");
     std::fs::create_dir_all(&target).expect("target dir");
     let plan = RunPlan {
@@ -773,6 +785,7 @@ fn run_tool(
     let settings = EngineSettings {
         restore_dir: data.to_path_buf(),
         tools: Arc::clone(tools),
+        max_run,
         ..EngineSettings::default()
     };
     let cancel = AtomicBool::new(false);
@@ -1084,4 +1097,123 @@ fn a_shell_line_holding_a_place_or_ignoring_its_arguments_is_refused() {
             "{backup}: {error}"
         );
     }
+}
+
+/// Live processes whose command line holds `text`.
+fn running_with(text: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter(|entry| {
+            std::fs::read(entry.path().join("cmdline"))
+                .is_ok_and(|line| String::from_utf8_lossy(&line).contains(text))
+        })
+        .count()
+}
+
+/// A stream tool whose program leaves a daemon in a session of its own holding the stream
+/// open, and one that leaves it with a cleared environment writing nowhere: each run ends (the
+/// stream is read to the tool's end, not the daemon's) and no daemon outlives it.
+#[test]
+fn a_daemon_a_tool_leaves_neither_holds_the_run_nor_outlives_it() {
+    if !backlab::engine::tool::process::caged() {
+        eprintln!("this machine gives the lab no cgroup: a tool's new session can escape");
+        return;
+    }
+    let scratch = scratch();
+    let source = scratch.path().join("source");
+    three_files(&source);
+    let data = scratch.path().join("data");
+    std::fs::create_dir(&data).expect("data dir");
+    let holding = format!("3003.{}", rand::random::<u32>());
+    let hidden = format!("3004.{}", rand::random::<u32>());
+    let tools = tools_from(
+        &scratch.path().join("tools.json"),
+        &json!([
+            {
+                "name": "tar-daemon",
+                "shape": "stream",
+                "version": [["tar", "--version"]],
+                "backup": [["sh", "-c",
+                    format!("setsid sleep {holding} & exec tar --create --file - \"$@\""),
+                    "sh", "{source}"]],
+                "restore": [["tar", "--extract", "--file", "{stream}"]],
+                "progress": "process_io"
+            },
+            {
+                "name": "tar-hidden",
+                "shape": "stream",
+                "version": [["tar", "--version"]],
+                "backup": [["sh", "-c",
+                    format!("setsid env -i sleep {hidden} >/dev/null 2>&1 & exec tar --create --file - \"$@\""),
+                    "sh", "{source}"]],
+                "restore": [["tar", "--extract", "--file", "{stream}"]],
+                "progress": "process_io"
+            }
+        ]),
+    );
+    for (tool, daemon) in [("tar-daemon", &holding), ("tar-hidden", &hidden)] {
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        let (tools, source, data) = (Arc::clone(&tools), source.clone(), data.clone());
+        let tool_name = tool.to_string();
+        std::thread::spawn(move || {
+            let result = run_tool(
+                &tools,
+                (&tool_name, TestKind::ToolBackup),
+                &source,
+                &data,
+                30.0,
+            );
+            let _ = done_tx.send(result);
+        });
+        let result = done_rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("{tool}: the run never ended"));
+        assert_eq!(result.status, RunStatus::Done, "{tool}: {:?}", result.error);
+        assert_eq!(
+            running_with(daemon),
+            0,
+            "{tool}: its daemon outlived the run"
+        );
+    }
+}
+
+/// A repository that is never made (an `init` that never ends) under a lab whose longest run
+/// is 3 s: the run ends at 3 s and says why, though an untimed step alone may take 600 s.
+#[test]
+fn the_labs_longest_run_bounds_every_step_of_a_tool_run() {
+    let scratch = scratch();
+    let source = scratch.path().join("source");
+    three_files(&source);
+    let data = scratch.path().join("data");
+    std::fs::create_dir(&data).expect("data dir");
+    let tools = tools_from(
+        &scratch.path().join("tools.json"),
+        &json!([{
+            "name": "never-made",
+            "shape": "repository",
+            "version": [["tar", "--version"]],
+            "init": [["sleep", "1000"]],
+            "backup": [["tar", "--create", "--file", "/dev/null", "{source}"]],
+            "restore": [["true"]],
+            "progress": "process_io"
+        }]),
+    );
+    let started = std::time::Instant::now();
+    let result = run_tool_within(
+        &tools,
+        ("never-made", TestKind::ToolBackup),
+        &source,
+        &data,
+        60.0,
+        Some(Duration::from_secs(3)),
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(result.status, RunStatus::Failed, "{result:?}");
+    let error = result.error.unwrap_or_default();
+    assert!(error.contains("--max-duration, 3 s"), "{error}");
 }

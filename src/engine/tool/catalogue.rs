@@ -3,13 +3,14 @@
 //! Found once at start; a campaign naming a tool that is missing is refused with the reason.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
 use super::builtin;
 use super::definition::ToolDefinition;
+use super::process::{Ended, Launch, Output, Running, Stage};
 
 /// The PATH tools run with when the lab's own has none.
 const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
@@ -153,52 +154,44 @@ fn is_executable(path: &Path) -> bool {
 }
 
 /// The first non-empty line a version command prints (standard output, else standard error),
-/// at most 120 characters; an error when it fails or takes too long.
+/// at most 120 characters; an error when it fails or takes too long. It runs as a tool's
+/// commands do ([`Running`]): caged, its environment cleared but for PATH, and ended with all
+/// it started within [`VERSION_WAIT`], so a probe that leaves a process holding its output
+/// never holds the lab's start.
 fn first_line_of(program: &Path, args: &[String], path: &str) -> Result<String, String> {
-    let mut child = Command::new(program)
-        .args(args)
-        .env_clear()
-        .env("PATH", path)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|error| format!("{} cannot start: {error}", program.display()))?;
-    let started = std::time::Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if started.elapsed() < VERSION_WAIT => {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            Ok(None) | Err(_) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "{} did not print its version within {} s",
-                    program.display(),
-                    VERSION_WAIT.as_secs()
-                ));
-            }
-        }
-    }
-    let output = child
-        .wait_with_output()
-        .map_err(|error| format!("{}: {error}", program.display()))?;
-    if !output.status.success() {
+    let mut argv = vec![program.as_os_str().to_owned()];
+    argv.extend(args.iter().map(std::ffi::OsString::from));
+    let launch = Launch {
+        stages: vec![Stage { argv }],
+        dir: PathBuf::from("/"),
+        env: vec![("PATH".into(), path.into())],
+        stdout: Output::Lines,
+        on_line: None,
+        sample_every: Duration::from_millis(250),
+        grace: Duration::from_millis(500),
+    };
+    let finished = Running::spawn(launch)
+        .map_err(|error| format!("{} cannot start: {error}", program.display()))?
+        .wait(&AtomicBool::new(false), Some(Instant::now() + VERSION_WAIT));
+    if finished.ended == Ended::Deadline {
         return Err(format!(
-            "{} {} failed ({})",
+            "{} did not print its version within {} s",
             program.display(),
-            args.join(" "),
-            output.status
+            VERSION_WAIT.as_secs()
         ));
     }
-    let text = if output.stdout.iter().any(|b| !b.is_ascii_whitespace()) {
-        output.stdout
+    if let Some(failure) = finished.failure() {
+        return Err(format!(
+            "{} {}: {failure}",
+            program.display(),
+            args.join(" ")
+        ));
+    }
+    let text = if finished.stdout_tail.trim().is_empty() {
+        &finished.stderr_tail
     } else {
-        output.stderr
+        &finished.stdout_tail
     };
-    let text = String::from_utf8_lossy(&text);
     let line = text
         .lines()
         .map(str::trim)
@@ -304,6 +297,44 @@ mod tests {
                 .to_string();
             assert!(error.contains(said), "{text:?}: {error}");
             assert!(!error.contains("expected a sequence"), "{text:?}: {error}");
+        }
+    }
+
+    /// A version probe that leaves a process holding its output, in its own session or not,
+    /// gives its line at once and leaves nothing running (where the lab can cage it).
+    #[test]
+    fn a_version_probe_that_leaves_a_process_behind_neither_stalls_nor_leaks() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("tools.json");
+        let seconds = format!("95.{}", rand::random::<u32>());
+        let definitions = serde_json::json!([{
+            "name": "lingering",
+            "shape": "stream",
+            "version": [["sh", "-c", format!("setsid sleep {seconds} & sleep {seconds} & echo v1")]],
+            "backup": [["tar", "--create", "--file", "-", "{source}"]],
+            "restore": [["tar", "--extract", "--file", "{stream}"]],
+            "progress": "process_io"
+        }]);
+        std::fs::write(&file, definitions.to_string()).expect("write");
+        let started = std::time::Instant::now();
+        let tools = Tools::find(Some(&file)).expect("found");
+        assert!(
+            started.elapsed() < Duration::from_secs(8),
+            "{:?}",
+            started.elapsed()
+        );
+        let tool = tools.get("lingering").expect("available");
+        assert_eq!(tool.version, "v1");
+        if super::super::process::caged() {
+            let left = std::fs::read_dir("/proc")
+                .expect("/proc")
+                .flatten()
+                .filter(|entry| {
+                    std::fs::read(entry.path().join("cmdline"))
+                        .is_ok_and(|line| String::from_utf8_lossy(&line).contains(&seconds))
+                })
+                .count();
+            assert_eq!(left, 0, "the probe's processes outlived it");
         }
     }
 }

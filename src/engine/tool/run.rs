@@ -180,6 +180,7 @@ pub fn execute(
         values,
         tag,
         limit,
+        run_deadline: settings.max_run.map(|longest| Instant::now() + longest),
     };
     let mut scratch = Scratch {
         dirs: Vec::new(),
@@ -207,6 +208,8 @@ struct Context<'a> {
     tag: String,
     /// The longest the timed step may take: the run's duration.
     limit: Duration,
+    /// When the whole run must have ended, every step of it (the lab's `--max-duration`).
+    run_deadline: Option<Instant>,
 }
 
 /// Where one backup reads and writes.
@@ -405,6 +408,17 @@ impl Context<'_> {
         }
     }
 
+    /// When a step started now must end: its limit, and never past the run's deadline.
+    fn step_deadline(&self, timed: bool) -> Instant {
+        let own = Instant::now() + self.step_limit(timed);
+        self.run_deadline.map_or(own, |run| own.min(run))
+    }
+
+    /// Whether the run's deadline (the lab's longest run) has passed.
+    fn past_run_deadline(&self) -> bool {
+        self.run_deadline.is_some_and(|run| Instant::now() >= run)
+    }
+
     fn spawn_and_wait(
         &self,
         stages: Vec<Stage>,
@@ -417,8 +431,7 @@ impl Context<'_> {
         let launch = self.launch(stages, places, dir, stdout, on_line);
         let running =
             Running::spawn(launch).map_err(|error| EngineError::Tool(error.to_string()))?;
-        let deadline = Instant::now() + self.step_limit(timed);
-        Ok(running.wait(self.control.cancel, Some(deadline)))
+        Ok(running.wait(self.control.cancel, Some(self.step_deadline(timed))))
     }
 
     fn fail_unless_succeeded(&self, finished: &Finished, what: &str) -> Result<(), EngineError> {
@@ -427,6 +440,18 @@ impl Context<'_> {
         }
         match finished.failure() {
             None => Ok(()),
+            Some(failure)
+                if finished.ended == super::process::Ended::Deadline
+                    && self.past_run_deadline() =>
+            {
+                Err(EngineError::Tool(format!(
+                    "{what}: {failure}: a run lasts at most the lab's longest run \
+                     (--max-duration, {:.0} s), every step of it included",
+                    self.settings
+                        .max_run
+                        .map_or(0.0, |longest| longest.as_secs_f64())
+                )))
+            }
             // The run's duration stopped it (an untimed step stops only at the longer limit).
             Some(failure)
                 if finished.ended == super::process::Ended::Deadline

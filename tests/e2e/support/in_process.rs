@@ -77,6 +77,7 @@ impl App {
                 upload_journal: None,
                 object_owner: "in-process".to_string(),
                 tools: Default::default(),
+                max_run: None,
             },
             HostSettings {
                 name: "in-process".to_string(),

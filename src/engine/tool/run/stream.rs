@@ -41,7 +41,7 @@ impl Context<'_> {
             EngineError::Tool(format!("cannot make {}: {error}", at.stream.display()))
         })?;
         let cancel = self.control.cancel;
-        let deadline = Instant::now() + self.step_limit(false);
+        let deadline = self.step_deadline(false);
         let finished = std::thread::scope(|scope| -> Result<Finished, EngineError> {
             let (handed, stdout) = std::sync::mpsc::channel();
             let runner = scope.spawn(move || -> Result<Finished, EngineError> {
@@ -82,7 +82,7 @@ impl Context<'_> {
         let watched = AtomicBool::new(false);
         let tool_ended = AtomicBool::new(false);
         let cancel = self.control.cancel;
-        let deadline = Instant::now() + self.limit;
+        let deadline = self.step_deadline(true);
         let sinks = crate::engine::job::target_sinks(self.plan, self.settings, None, cancel, None)?;
         let params = &self.plan.params;
         let spawned = Instant::now();
