@@ -20,6 +20,7 @@ pub mod policy;
 pub mod reduction_report;
 pub mod reference;
 pub mod schedule;
+pub mod secrets;
 pub mod series;
 pub mod serve;
 pub mod size;

@@ -127,6 +127,9 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
     let data_dir = make_data_dir(&config.data_dir)?;
     let policy = policy_of(&config, &data_dir)?;
     let store = open_store(&config.db).await?;
+    // Before anything in it is swept: a second lab on this data dir, by whatever name it
+    // reaches it, would take the first lab's runs for a crashed lab's leftovers.
+    let _data_dir_lock = lock_data_dir(&data_dir)?;
     let host = HostSettings {
         name: config.host_name.clone(),
         lease: config.lease,
@@ -213,6 +216,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
         "serving"
     );
 
+    remove_partial_demos(&data_dir);
     if config.demo_size > 0 {
         let demo_dir = data_dir.join(DEMO_DIR);
         let size = config.demo_size;
@@ -594,19 +598,38 @@ fn sweep_stores(specs: &[CampaignSpec], stores: &ObjectStores, owner: &str, give
     }
 }
 
-/// Writes the demo dataset once: into a scratch directory first, renamed when complete, so a
-/// campaign never reads a half-written demo.
-fn write_demo_dataset(dir: &Path, size: u64) {
-    if let Some(parent) = dir.parent()
-        && let Ok(entries) = std::fs::read_dir(parent)
-    {
-        let stale = format!(".{DEMO_DIR}.partial-");
-        for entry in entries.flatten() {
-            if entry.file_name().to_string_lossy().starts_with(&stale) {
-                let _ = std::fs::remove_dir_all(entry.path());
+/// Removes what a lab killed while writing the demo dataset left in `data_dir`, whether or
+/// not a demo is written at this start.
+fn remove_partial_demos(data_dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(data_dir) else {
+        return;
+    };
+    let stale = format!(".{DEMO_DIR}.partial-");
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        // The writer's process id ends the name: one still running is writing it now.
+        let writer_alive = name
+            .strip_prefix(&stale)
+            .and_then(|pid| pid.parse::<u32>().ok())
+            .is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
+        if name.starts_with(&stale) && !writer_alive {
+            match std::fs::remove_dir_all(entry.path()) {
+                Ok(()) => tracing::warn!(
+                    dir = %entry.path().display(),
+                    "removed a demo dataset an interrupted start left half-written"
+                ),
+                Err(error) => tracing::warn!(
+                    dir = %entry.path().display(), %error,
+                    "cannot remove a half-written demo dataset"
+                ),
             }
         }
     }
+}
+
+/// Writes the demo dataset once: into a scratch directory first, renamed when complete, so a
+/// campaign never reads a half-written demo.
+fn write_demo_dataset(dir: &Path, size: u64) {
     if dir.exists() {
         return;
     }
@@ -657,6 +680,23 @@ fn roots(
         roots.push(root);
     }
     Ok(roots)
+}
+
+/// An exclusive lock on the data dir itself (its inode, so a symbolic link or another spelling
+/// of the path meets the same lock), held for as long as the lab runs.
+fn lock_data_dir(data_dir: &Path) -> Result<std::fs::File, ServeError> {
+    let dir = std::fs::File::open(data_dir).map_err(|e| bad_path("--data-dir", data_dir, &e))?;
+    match rustix::fs::flock(&dir, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(dir),
+        Err(rustix::io::Errno::WOULDBLOCK) => Err(ServeError::BadPath {
+            flag: "--data-dir",
+            path: data_dir.display().to_string(),
+            reason: "another lab is using this data dir (perhaps through another name for it): \
+                     stop it first, or give this lab a data dir of its own"
+                .to_string(),
+        }),
+        Err(errno) => Err(bad_path("--data-dir", data_dir, &errno.into())),
+    }
 }
 
 fn bad_path(flag: &'static str, path: &Path, error: &std::io::Error) -> ServeError {

@@ -172,6 +172,15 @@ pub(super) fn serve(args: ServeArgs) -> ExitCode {
         max_duration_s: args.max_duration_s,
         demo_size,
     };
+    // Read by now: the secrets leave the environment a tool could read in /proc, and are
+    // redacted from whatever a tool prints.
+    crate::secrets::keep_out_of_environment(&crate::secrets::SECRET_VARIABLES);
+    if let Some(token) = &config.token {
+        crate::secrets::know(token);
+    }
+    for secret in config.object_stores.secret_values() {
+        crate::secrets::know(&secret);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

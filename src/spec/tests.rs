@@ -512,3 +512,18 @@ fn an_unknown_kind_and_a_bad_size_leave_the_other_rules_checked() {
         "is -4; it must be a whole number from 1 to 1024"
     );
 }
+
+#[test]
+fn a_tool_listed_twice_in_a_comparison_is_refused_naming_its_place() {
+    let json = r#"{"source": {"paths": ["/srv/a"]}, "target": {"kind": "dir", "path": "/t"},
+                   "tests": ["tool_backup"],
+                   "matrix": {"tool": [{"name": "restic"}, {"name": "borg"}, {"name": "restic"},
+                                       {"name": "restic", "params": {"compression": "max"}}]}}"#;
+    let errors = spec(json).plan().expect_err("refused");
+    let fields: Vec<&String> = errors.0.keys().collect();
+    assert_eq!(fields, ["matrix.tool[2]"], "{errors}");
+    assert!(
+        errors.to_string().contains("restic is listed twice"),
+        "{errors}"
+    );
+}

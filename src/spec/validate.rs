@@ -301,6 +301,20 @@ impl CampaignSpec {
         {
             errors.add("matrix.tool", "must list at least one tool, or be left out");
         }
+        if let Some(list) = self.matrix.as_ref().and_then(|m| m.tool.as_ref()) {
+            for (index, tool) in list.iter().enumerate() {
+                if list[..index].contains(tool) {
+                    errors.add(
+                        format!("matrix.tool[{index}]"),
+                        format!(
+                            "{} is listed twice with the same parameters: a comparison lists \
+                             each tool once",
+                            tool.name
+                        ),
+                    );
+                }
+            }
+        }
         for (field, tool) in super::tools::named(self) {
             if let Err(message) = super::tools::check_name(&tool.name) {
                 errors.add(format!("{field}.name"), message);

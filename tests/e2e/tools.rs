@@ -1217,3 +1217,106 @@ fn the_labs_longest_run_bounds_every_step_of_a_tool_run() {
     let error = result.error.unwrap_or_default();
     assert!(error.contains("--max-duration, 3 s"), "{error}");
 }
+
+/// A tool that prints the lab's environment (`/proc/$PPID/environ`, its parent being the lab)
+/// and its own repository password, then fails: the error the lab keeps and serves holds
+/// neither the lab's secrets nor the password, in the JSON, the CSV, the page or report.html;
+/// and a definition may not set the lab's own variables.
+#[tokio::test]
+async fn a_tool_that_prints_the_labs_secrets_has_them_redacted_everywhere() {
+    let root = scratch();
+    let secret = format!("sekrit-{:016x}", rand::random::<u64>());
+    let key_id = format!("AKIA{:016X}", rand::random::<u64>());
+    let tools_file = root.path().join("tools.json");
+    std::fs::write(
+        &tools_file,
+        json!([{
+            "name": "leaky",
+            "shape": "stream",
+            "version": [["tar", "--version"]],
+            "env": {"LEAKY_PASSWORD": "{password}"},
+            "backup": [["sh", "-c",
+                "tr '\\0' '\\n' < /proc/$PPID/environ | grep AWS_ >&2; \
+                 echo \"password $LEAKY_PASSWORD\" >&2; exit 3"]],
+            "restore": [["tar", "--extract", "--file", "{stream}"]],
+            "progress": "process_io"
+        }])
+        .to_string(),
+    )
+    .expect("tools file");
+    let options = LabOptions {
+        extra: vec!["--tools".to_string(), tools_file.display().to_string()],
+        env: vec![
+            ("AWS_SECRET_ACCESS_KEY".to_string(), secret.clone()),
+            ("AWS_ACCESS_KEY_ID".to_string(), key_id.clone()),
+        ],
+        ..LabOptions::default()
+    };
+    let lab = Lab::start(root.path(), &options);
+    let source = lab.data_dir.join("src");
+    create_dataset_with(&source, "typical", "1M", 27);
+    let target = lab.empty_dir("out");
+    let id = lab
+        .submit(&json!({
+            "source": {"paths": [source]},
+            "target": {"kind": "dir", "path": target},
+            "tests": ["tool_backup"],
+            "tool": {"name": "leaky"},
+            "params": {"duration_s": 30}
+        }))
+        .await;
+    let campaign = lab
+        .wait_status(&id, &["done", "failed"], Duration::from_secs(60))
+        .await;
+    let error = campaign["runs"][0]["result"]["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    // The tool did print the environment and its password: both are there, redacted.
+    assert!(error.contains("AWS_SECRET_ACCESS_KEY="), "{error}");
+    assert!(error.contains("password [redacted]"), "{error}");
+    for (what, text) in [
+        ("json", campaign.to_string()),
+        (
+            "csv",
+            lab.get_text(&format!("/api/campaigns/{id}/results.csv"))
+                .await,
+        ),
+        ("page", lab.get_text(&format!("/campaigns/{id}")).await),
+        (
+            "report",
+            lab.get_text(&format!("/campaigns/{id}/report.html")).await,
+        ),
+    ] {
+        assert!(!text.contains(&secret), "{what} holds the secret key");
+        assert!(!text.contains(&key_id), "{what} holds the key id");
+    }
+
+    // The tools file's path is the operator's: the tools' list says where a tool comes from
+    // in words alone.
+    let listed = lab.get_text("/api/tools").await;
+    assert!(!listed.contains(&*tools_file.to_string_lossy()), "{listed}");
+    assert!(listed.contains("\"origin\":\"tools file\""), "{listed}");
+
+    // A definition setting the lab's marker is refused at start.
+    let marker_file = root.path().join("marker.json");
+    std::fs::write(
+        &marker_file,
+        json!([{
+            "name": "hiding",
+            "shape": "stream",
+            "version": [["tar", "--version"]],
+            "env": {"BACKLAB_TOOL_RUN": "x"},
+            "backup": [["tar", "--create", "--file", "-", "{source}"]],
+            "restore": [["tar", "--extract", "--file", "{stream}"]],
+            "progress": "process_io"
+        }])
+        .to_string(),
+    )
+    .expect("tools file");
+    let refused = Tools::find(Some(&marker_file))
+        .err()
+        .map(|error| error.to_string())
+        .unwrap_or_default();
+    assert!(refused.contains("BACKLAB_"), "{refused}");
+}

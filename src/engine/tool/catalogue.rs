@@ -169,6 +169,7 @@ fn first_line_of(program: &Path, args: &[String], path: &str) -> Result<String, 
         on_line: None,
         sample_every: Duration::from_millis(250),
         grace: Duration::from_millis(500),
+        secrets: Vec::new(),
     };
     let finished = Running::spawn(launch)
         .map_err(|error| format!("{} cannot start: {error}", program.display()))?

@@ -413,13 +413,15 @@ impl ToolDefinition {
             if key.is_empty()
                 || key == "PATH"
                 || key == "HOME"
+                || key.starts_with("BACKLAB_")
                 || !key
                     .chars()
                     .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
             {
                 return Err(invalid(format!(
                     "environment variable '{key}': a name is upper-case letters, digits and \
-                     '_', and PATH and HOME are the lab's"
+                     '_', and PATH, HOME and BACKLAB_* (the run's marker among them) are the \
+                     lab's"
                 )));
             }
         }

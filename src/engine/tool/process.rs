@@ -146,6 +146,9 @@ pub struct Launch {
     pub sample_every: Duration,
     /// How long the programs have to end after SIGTERM before they are killed.
     pub grace: Duration,
+    /// Values never kept as the programs printed them: each is redacted from the output the
+    /// launch keeps (with every secret the lab knows, [`crate::secrets`]).
+    pub secrets: Vec<String>,
 }
 
 /// One stage as the lab tracks it.
@@ -183,6 +186,8 @@ pub struct Running {
     waited: bool,
     /// The cgroup every stage and all they start are in, where the machine gives one.
     cage: Option<Cage>,
+    /// Redacted from the output kept.
+    secrets: Vec<String>,
 }
 
 impl Running {
@@ -202,6 +207,7 @@ impl Running {
             on_line,
             sample_every,
             grace,
+            secrets,
         } = launch;
         if stages.is_empty() {
             return Err(ProcessError::NoStages);
@@ -251,6 +257,7 @@ impl Running {
             pressure_at_start,
             waited: false,
             cage: Cage::new(),
+            secrets,
         };
         let lab = rustix::process::getpid();
         let last = stages.len() - 1;
@@ -545,7 +552,7 @@ impl Running {
             .readers
             .stderr_tails
             .iter()
-            .map(|tail| lock(tail).text())
+            .map(|tail| crate::secrets::redact(&lock(tail).text(), &self.secrets))
             .collect();
         let stderr_tail = stage_stderr_tails
             .iter()
@@ -575,7 +582,10 @@ impl Running {
             max_cores_used: figures.max_cores_used,
             samples: figures.samples,
             pressure,
-            stdout_tail: lock(&self.readers.stdout_tail).text(),
+            stdout_tail: crate::secrets::redact(
+                &lock(&self.readers.stdout_tail).text(),
+                &self.secrets,
+            ),
             stderr_tail,
             stage_stderr_tails,
             survivors,

@@ -394,6 +394,10 @@ impl Context<'_> {
             on_line,
             sample_every: SAMPLE_EVERY,
             grace: GRACE,
+            // The run's password and the store's keys its environment carries.
+            secrets: std::iter::once(places.password.clone())
+                .chain(places.repo_env.iter().map(|(_, value)| value.clone()))
+                .collect(),
         }
     }
 

@@ -147,6 +147,11 @@ fn checksum(path: &Path) -> String {
 /// `backlab serve` on `db`, which must refuse to start: its exit status and what it said. A
 /// lab that starts after all is killed after 20 s, and the test fails.
 fn serve_once(root: &Path, db: &Path) -> (std::process::ExitStatus, String) {
+    serve_once_on(&root.join("data"), db)
+}
+
+/// [`serve_once`] with its data dir at `data_dir`.
+fn serve_once_on(data_dir: &Path, db: &Path) -> (std::process::ExitStatus, String) {
     let mut child = backlab()
         .args([
             "serve",
@@ -158,7 +163,7 @@ fn serve_once(root: &Path, db: &Path) -> (std::process::ExitStatus, String) {
         .args(["--demo-size", "0", "--db"])
         .arg(db)
         .arg("--data-dir")
-        .arg(root.join("data"))
+        .arg(data_dir)
         .env_remove("BACKLAB_TOKEN")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -278,4 +283,30 @@ async fn a_database_with_a_damaged_page_is_refused_at_start_and_left_unchanged()
         "{said}"
     );
     assert_eq!(checksum(&db), before, "the damaged file was changed");
+}
+
+/// A second lab with a database of its own on the first lab's data dir, reached through a
+/// symbolic link, is refused before it sweeps anything: the first lab's runs go on.
+#[tokio::test]
+async fn a_second_lab_on_the_same_data_dir_by_any_name_is_refused_before_it_sweeps() {
+    let scratch = scratch();
+    let first = Lab::start(scratch.path(), &LabOptions::default());
+    let running = first.submit(&short_runs(2)).await;
+    first
+        .wait_status(&running, &["running"], Duration::from_secs(30))
+        .await;
+    let elsewhere = scratch.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("a directory");
+    let linked = elsewhere.join("data");
+    std::os::unix::fs::symlink(&first.data_dir, &linked).expect("a symlink");
+    let (status, said) = serve_once_on(&linked, &elsewhere.join("other.db"));
+    assert!(!status.success(), "the second lab started: {said}");
+    assert!(
+        said.contains("another lab is using this data dir"),
+        "{said}"
+    );
+    let campaign = first
+        .wait_status(&running, &["done", "failed"], Duration::from_secs(60))
+        .await;
+    assert_eq!(campaign["status"], "done", "{campaign}");
 }

@@ -145,6 +145,22 @@ impl CredentialSources {
 }
 
 impl ObjectStores {
+    /// Every key and secret of the stores, for the lab to redact from what tools print.
+    pub fn secret_values(&self) -> Vec<String> {
+        self.0
+            .values()
+            .filter_map(|store| store.credentials.as_ref())
+            .flat_map(|credentials| {
+                [
+                    Some(credentials.key().to_string()),
+                    Some(credentials.secret().to_string()),
+                    credentials.token().map(str::to_string),
+                ]
+            })
+            .flatten()
+            .collect()
+    }
+
     /// Reads every `NAME=URL` the operator gave. The URL is the endpoint with the bucket as
     /// its path, `http://127.0.0.1:9000/backups`, and may add `?region=R` and
     /// `?style=virtual` (the bucket in the host name instead of the path). Every bad one is

@@ -21,6 +21,7 @@ fn launch(stages: &[&[&str]], stdout: Output) -> Launch {
         on_line: None,
         sample_every: Duration::from_millis(50),
         grace: Duration::from_secs(2),
+        secrets: Vec::new(),
     }
 }
 

@@ -29,7 +29,8 @@ pub struct ToolBody {
     /// The first line each of its programs printed when asked for its version, joined with
     /// "; " (it goes into each run's provenance too).
     pub version: String,
-    /// `built-in`, or the operator's definition file it comes from.
+    /// `built-in`, or `tools file`: the operator's definitions (their path is the
+    /// operator's, not shown).
     pub origin: String,
     /// The parameters a spec's `tool.params` may set, each typed and bounded; one left out
     /// takes its default.
@@ -84,7 +85,11 @@ impl From<&AvailableTool> for ToolBody {
             name: tool.definition.name.clone(),
             shape: tool.definition.shape,
             version: tool.version.clone(),
-            origin: tool.origin.clone(),
+            origin: if tool.origin == "built-in" {
+                tool.origin.clone()
+            } else {
+                "tools file".to_string()
+            },
             params: tool
                 .definition
                 .params
