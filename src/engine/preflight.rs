@@ -38,6 +38,30 @@ pub fn check(plans: &[RunPlan], settings: &EngineSettings) -> FieldErrors {
             }
         }
     }
+    // A restore and a backup tool's run keep their own files in the lab's directory (the data
+    // dir): a source holding it would back those up too, and find them missing afterwards.
+    let keeps_own_files = plans
+        .iter()
+        .any(|plan| plan.test == super::test_kind::TestKind::Restore || plan.test.runs_tool());
+    if keeps_own_files
+        && local_source
+        && let SourcePlan::Paths(paths) = &first.source
+    {
+        for (index, path) in paths.iter().enumerate() {
+            if inside(&settings.restore_dir, path) {
+                errors.add(
+                    format!("source.paths[{index}]"),
+                    format!(
+                        "{} holds the lab's own directory ({}), where a restore and a backup \
+                         tool keep their files while they run: give a directory inside it or \
+                         beside it",
+                        path.display(),
+                        settings.restore_dir.display()
+                    ),
+                );
+            }
+        }
+    }
     if writes_target {
         let target = first.target.target();
         let before = errors.0.len();

@@ -522,6 +522,13 @@ async fn requests_that_give_a_command_or_a_bad_tool_are_refused_naming_the_field
         let message = fields[*field].as_str().unwrap_or("");
         assert!(message.contains(says), "{field}: {message}");
     }
+    // The lab's own directory as the source: the tool's run would back up its own files.
+    let own = with(&["source"], json!({"paths": [lab.data_dir]}));
+    let response = lab.post_json("/api/campaigns", &own).await;
+    assert_eq!(response.status().as_u16(), 422);
+    let body: Value = response.json().await.expect("the error is JSON");
+    let message = body["fields"]["source.paths[0]"].as_str().unwrap_or("");
+    assert!(message.contains("holds the lab's own directory"), "{body}");
     let listed = lab.get_json("/api/campaigns").await;
     assert_eq!(
         listed["campaigns"].as_array().map(Vec::len),
@@ -1319,4 +1326,42 @@ async fn a_tool_that_prints_the_labs_secrets_has_them_redacted_everywhere() {
         .map(|error| error.to_string())
         .unwrap_or_default();
     assert!(refused.contains("BACKLAB_"), "{refused}");
+}
+
+/// A source file appended to while the tool restores: the run is not the tool's fault; the
+/// file is said to have changed during the test, and the rest is verified.
+#[test]
+fn a_source_file_changed_during_the_restore_is_not_blamed_on_the_tool() {
+    let scratch = scratch();
+    let source = scratch.path().join("source");
+    three_files(&source);
+    let data = scratch.path().join("data");
+    std::fs::create_dir(&data).expect("data dir");
+    let tools = tools_from(
+        &scratch.path().join("tools.json"),
+        &json!([tar_restoring(
+            "tar-while-written",
+            "printf x >> \"$3/b.txt\""
+        )]),
+    );
+    let restored = restore_with(&tools, "tar-while-written", &source, &data);
+    assert_eq!(restored.status, RunStatus::Done, "{:?}", restored.error);
+    let verified = restored
+        .tool
+        .as_ref()
+        .and_then(|tool| tool.verified.as_ref())
+        .expect("the restore was verified");
+    assert_eq!(
+        (verified.files, verified.changed_count),
+        (2, 1),
+        "{verified:?}"
+    );
+    assert_eq!(verified.changed, ["b.txt"], "{verified:?}");
+    assert!(
+        verified
+            .sentence()
+            .contains("1 file changed during the test"),
+        "{}",
+        verified.sentence()
+    );
 }

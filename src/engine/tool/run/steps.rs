@@ -158,6 +158,9 @@ impl Context<'_> {
         let password = format!("{:032x}", rand::random::<u128>());
         self.prepare(&at, &password)?;
         let places = self.places_with(&at, "gen1", &password);
+        // The source as the backup finds it: a file changed after this is no fault of the
+        // tool's restore.
+        let before = tree::SourceState::take(roots);
         match self.definition.shape {
             ToolShape::Repository => {
                 let finished = self.spawn_and_wait(
@@ -191,6 +194,7 @@ impl Context<'_> {
             &at.restore,
             RestoreLayout::AbsolutePaths,
             self.control.cancel,
+            Some(&before),
         )
         .map_err(tree_error)?;
         let _ = started;

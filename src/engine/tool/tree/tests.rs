@@ -1,3 +1,4 @@
+use std::io::Write;
 use std::time::{Duration, SystemTime};
 
 use rand_chacha::ChaCha8Rng;
@@ -63,6 +64,7 @@ fn a_copy_lands_at_the_roots_absolute_path_and_verifies_with_exact_counts() {
         &into,
         RestoreLayout::AbsolutePaths,
         &no_cancel(),
+        None,
     )
     .expect("verify");
     assert!(verified.ok(), "{verified:?}");
@@ -92,6 +94,7 @@ fn a_flipped_byte_a_missing_file_and_an_extra_one_are_named() {
         &into,
         RestoreLayout::AbsolutePaths,
         &no_cancel(),
+        None,
     )
     .expect("verify");
     assert!(!verified.ok());
@@ -128,6 +131,7 @@ fn a_restore_of_another_size_or_kind_differs() {
         &into,
         RestoreLayout::AbsolutePaths,
         &no_cancel(),
+        None,
     )
     .expect("verify");
     assert_eq!(verified.differ, vec!["a/b/x.bin", "d/e/f/deep"]);
@@ -164,6 +168,7 @@ fn links_are_skipped_never_followed() {
         &into,
         RestoreLayout::AbsolutePaths,
         &no_cancel(),
+        None,
     )
     .expect("verify");
     assert_eq!((verified.files, verified.bytes), (1, 100));
@@ -292,6 +297,7 @@ fn a_share_of_five_percent_changes_about_five_percent_the_same_way_each_time() {
         &scratch.path().join("two"),
         RestoreLayout::RootNames,
         &cancel,
+        None,
     )
     .expect("verify");
     assert!(same.ok(), "{}", same.sentence());
@@ -300,6 +306,7 @@ fn a_share_of_five_percent_changes_about_five_percent_the_same_way_each_time() {
         &scratch.path().join("other-seed"),
         RestoreLayout::RootNames,
         &cancel,
+        None,
     )
     .expect("verify");
     assert!(!different.ok());
@@ -501,4 +508,49 @@ fn the_sentence_groups_large_counts_and_lists_at_most_ten_paths() {
         "restore differs from the source: 12 files differ (f0, f1, f2, f3, f4, f5, f6, f7, \
          f8, f9 and 2 more)"
     );
+}
+
+/// A source file appended to after the backup began, and one added since: neither counts
+/// against the restore, both are said to have changed during the test.
+#[test]
+fn a_file_changed_after_the_backup_began_is_changed_not_restored_wrong() {
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let (source, _) = small_source(scratch.path());
+    let before = SourceState::take(std::slice::from_ref(&source));
+    let into = scratch.path().join("copy");
+    copy_tree(std::slice::from_ref(&source), &into, &no_cancel()).expect("copy");
+    let mut appended = fs::OpenOptions::new()
+        .append(true)
+        .open(source.join("a/notes.txt"))
+        .expect("open");
+    appended.write_all(b"more").expect("appended");
+    write_file(&source.join("new.bin"), 100, 9);
+    let verified = verify(
+        std::slice::from_ref(&source),
+        &into,
+        RestoreLayout::AbsolutePaths,
+        &no_cancel(),
+        Some(&before),
+    )
+    .expect("verify");
+    assert!(verified.ok(), "{}", verified.sentence());
+    assert_eq!(verified.files, 4);
+    assert_eq!(verified.changed_count, 2, "{verified:?}");
+    assert!(
+        verified
+            .sentence()
+            .contains("2 files changed during the test, not compared"),
+        "{}",
+        verified.sentence()
+    );
+    // Without the state before, the same restore is wrong.
+    let unaware = verify(
+        std::slice::from_ref(&source),
+        &into,
+        RestoreLayout::AbsolutePaths,
+        &no_cancel(),
+        None,
+    )
+    .expect("verify");
+    assert!(!unaware.ok());
 }

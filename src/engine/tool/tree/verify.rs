@@ -1,11 +1,13 @@
 //! The check of a restore against its source, file by file: what is missing, what differs,
 //! what is extra, by content hash.
 
+use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::AtomicBool;
+use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
@@ -46,6 +48,48 @@ pub struct Verified {
     pub differ_count: u64,
     /// Regular files in the restore the source does not have (they do not fail it).
     pub extra: u64,
+    /// The first source files ([`LISTED_PATHS`] at most) that changed, appeared or vanished
+    /// after the backup began ([`SourceState`]): not compared, and no fault of the tool.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<String>,
+    /// Source files that changed during the test, all of them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub changed_count: u64,
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
+}
+
+/// Each source file's size and modification time when a backup began, so that a restore's
+/// check can tell a file the tool restored wrong from one that changed after it was read.
+#[derive(Debug, Default)]
+pub struct SourceState(HashMap<PathBuf, (u64, Option<SystemTime>)>);
+
+impl SourceState {
+    /// The regular files under `roots` as they are now.
+    pub fn take(roots: &[PathBuf]) -> SourceState {
+        let mut state = HashMap::new();
+        for root in roots {
+            for entry in walk(root).flatten() {
+                if !entry.file_type().is_file() {
+                    continue;
+                }
+                if let Ok(metadata) = entry.metadata() {
+                    state.insert(
+                        entry.into_path(),
+                        (metadata.len(), metadata.modified().ok()),
+                    );
+                }
+            }
+        }
+        SourceState(state)
+    }
+
+    /// Whether the file at `path`, of `len` bytes modified at `modified`, is as it was.
+    fn unchanged(&self, path: &Path, len: u64, modified: Option<SystemTime>) -> bool {
+        self.0.get(path) == Some(&(len, modified))
+    }
 }
 
 fn plural(count: u64, one: &'static str, more: &'static str) -> &'static str {
@@ -81,7 +125,8 @@ pub(super) fn digits(number: u64) -> String {
 /// Checks a restore in `restored` against the source roots, file by file: each regular file
 /// beneath a root must be at its place in `layout` (see [`RestoreLayout::place`]) as a
 /// regular file of the same size and BLAKE3 hash. A source file that vanished since the
-/// backup is passed over. The restored files are read through the page cache as it is (a tree
+/// backup is passed over, and with `before` (the source when the backup began), a file that
+/// changed or appeared since is noted as changed, not compared. The restored files are read through the page cache as it is (a tree
 /// just restored is mostly still in it): the verification is not timed, and what it proves is
 /// the content, not a read from the disk. Stops at the next MiB read once `cancel` is set.
 pub fn verify(
@@ -89,6 +134,7 @@ pub fn verify(
     restored: &Path,
     layout: RestoreLayout,
     cancel: &AtomicBool,
+    before: Option<&SourceState>,
 ) -> Result<Verified, TreeError> {
     let mut verified = Verified::default();
     let mut buffer = vec![0u8; IO_CHUNK];
@@ -109,7 +155,14 @@ pub fn verify(
                 Err(error) if gone(&error) => continue,
                 Err(error) => return Err(io_at(&source.path)(error)),
             };
-            let source_len = source_file.metadata().map_err(io_at(&source.path))?.len();
+            let metadata = source_file.metadata().map_err(io_at(&source.path))?;
+            let source_len = metadata.len();
+            if let Some(before) = before
+                && !before.unchanged(&source.path, source_len, metadata.modified().ok())
+            {
+                verified.note_changed(name);
+                continue;
+            }
             let mut copy = match open_restored(&copy_path)? {
                 Restored::Missing => {
                     verified.note_missing(name);
@@ -250,7 +303,7 @@ impl Verified {
     /// The verification in a sentence: `verified: 1204 files, 268 435 456 bytes`, or
     /// `restore differs from the source: 1 file missing (a/b.txt), 2 files differ (c.bin, d.bin)`.
     pub fn sentence(&self) -> String {
-        let extra = match self.extra {
+        let mut extra = match self.extra {
             0 => String::new(),
             1 => "; 1 file restored that the source does not have".to_string(),
             more => format!(
@@ -258,6 +311,14 @@ impl Verified {
                 digits(more)
             ),
         };
+        if self.changed_count > 0 {
+            extra.push_str(&format!(
+                "; {} {} during the test, not compared ({})",
+                digits(self.changed_count),
+                plural(self.changed_count, "file changed", "files changed"),
+                listed(&self.changed, self.changed_count)
+            ));
+        }
         if self.ok() {
             return format!(
                 "verified: {} {}, {} bytes{extra}",
@@ -294,6 +355,13 @@ impl Verified {
             self.missing.push(path);
         }
         self.missing_count += 1;
+    }
+
+    fn note_changed(&mut self, path: String) {
+        if self.changed.len() < LISTED_PATHS {
+            self.changed.push(path);
+        }
+        self.changed_count += 1;
     }
 
     pub(super) fn note_differ(&mut self, path: String) {
