@@ -285,25 +285,15 @@ pub(super) fn build_job<'a>(
     })
 }
 
-/// The most a run leaves free on its target's file system: 1 GiB (a twentieth of a smaller
-/// one).
-const TARGET_RESERVE_MAX: u64 = 1 << 30;
-
-/// The bytes a run may write into its target's file system (a dir or a dedup store): what
-/// is free to unprivileged writers less a reserve (a twentieth of the file system, 1 GiB at
-/// most), so that a run on a shared disk never fills it, for other users or for the lab's own
-/// database. `None` for other targets.
+/// The bytes a run may write into its target's file system (a dir or a dedup store), less
+/// the reserve ([`super::room`]). `None` for other targets.
 pub(super) fn target_room(target: &plan::TargetPlan) -> Option<u64> {
     let dir = match target {
         plan::TargetPlan::Dir(dir) => dir,
         plan::TargetPlan::Dedup(config) => &config.path,
         _ => return None,
     };
-    let stats = rustix::fs::statvfs(dir.as_path()).ok()?;
-    let block = stats.f_frsize.max(1);
-    let free = stats.f_bavail.saturating_mul(block);
-    let size = stats.f_blocks.saturating_mul(block);
-    Some(free.saturating_sub(TARGET_RESERVE_MAX.min(size / 20)))
+    super::room::room_at(dir)
 }
 
 /// A restore: the target lays down a backup image (before the timed window) and gives the

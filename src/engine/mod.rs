@@ -19,6 +19,7 @@ pub mod reduction;
 pub mod remote;
 pub mod restore;
 pub mod result;
+pub mod room;
 pub mod source;
 pub mod steady;
 pub mod survey;

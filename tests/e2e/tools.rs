@@ -1365,3 +1365,68 @@ fn a_source_file_changed_during_the_restore_is_not_blamed_on_the_tool() {
         verified.sentence()
     );
 }
+
+/// A tmpfs of `mib` MiB mounted at `dir`, unmounted when dropped; `None` without root.
+struct SmallDisk(std::path::PathBuf);
+
+impl SmallDisk {
+    fn mount(dir: &Path, mib: u64) -> Option<SmallDisk> {
+        if !rustix::process::geteuid().is_root() {
+            return None;
+        }
+        std::fs::create_dir_all(dir).expect("mount point");
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={mib}m"), "tmpfs"])
+            .arg(dir)
+            .status()
+            .is_ok_and(|status| status.success());
+        mounted.then(|| SmallDisk(dir.to_path_buf()))
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A tool that writes far more into its repository (1 000 MiB, at up to 100 MB/s) than the
+/// target's disk holds (256 MiB) is stopped at the lab's reserve, and the run says so; the
+/// disk is never filled.
+#[test]
+fn a_tool_filling_its_target_is_stopped_at_the_reserve() {
+    let scratch = scratch();
+    let source = scratch.path().join("source");
+    three_files(&source);
+    let Some(disk) = SmallDisk::mount(&scratch.path().join("small"), 256) else {
+        eprintln!("a small disk needs root");
+        return;
+    };
+    let data = disk.0.join("data");
+    std::fs::create_dir(&data).expect("data dir");
+    let tools = tools_from(
+        &scratch.path().join("tools.json"),
+        &json!([{
+            "name": "filler",
+            "shape": "repository",
+            "version": [["dd", "--version"]],
+            "backup": [["sh", "-c",
+                "mkdir -p \"$1\" && for i in $(seq 1000); do \
+                 head -c 1048576 /dev/zero >> \"$1/fill\" || exit 1; sleep 0.01; done",
+                "sh", "{repo}"]],
+            "restore": [["true"]],
+            "progress": "process_io"
+        }]),
+    );
+    let filled = run_tool(
+        &tools,
+        ("filler", TestKind::ToolBackup),
+        &source,
+        &data,
+        60.0,
+    );
+    assert_eq!(filled.status, RunStatus::Failed, "{filled:?}");
+    let error = filled.error.unwrap_or_default();
+    assert!(error.contains("came down to the lab's reserve"), "{error}");
+    assert!(!error.contains("No space left"), "{error}");
+}

@@ -48,6 +48,9 @@ pub const MARKER: &str = "BACKLAB_TOOL_RUN";
 const MEMORY_BASE: &str = "/dev/shm";
 /// The longest a tool run lasts when its duration is not given in seconds.
 const DEFAULT_LIMIT: Duration = Duration::from_secs(600);
+/// How often the file systems a tool writes are looked at for room: a tool writing 200 MB/s
+/// writes 10 MB between two looks, within the reserve of any file system over 200 MB.
+const ROOM_EVERY: Duration = Duration::from_millis(50);
 
 /// What a tool test measured: the run's outcome (bytes, wall, samples, the pipeline's own for
 /// a stream) and the tool's figures.
@@ -435,7 +438,67 @@ impl Context<'_> {
         let launch = self.launch(stages, places, dir, stdout, on_line);
         let running =
             Running::spawn(launch).map_err(|error| EngineError::Tool(error.to_string()))?;
-        Ok(running.wait(self.control.cancel, Some(self.step_deadline(timed))))
+        let deadline = self.step_deadline(timed);
+        self.within_room(places, |stop| running.wait(stop, Some(deadline)))
+    }
+
+    /// Runs `wait` (a tool's wait, stopped by the flag it is given) while the file systems the
+    /// run writes (its repository, restore, kept stream and home) are watched every 50 ms: one
+    /// down to the lab's reserve ([`crate::engine::room`]) stops the tool, as a cancel does, and
+    /// the run fails saying where. A cancel of the run stops it too.
+    pub(super) fn within_room(
+        &self,
+        places: &Places,
+        wait: impl FnOnce(&AtomicBool) -> Finished,
+    ) -> Result<Finished, EngineError> {
+        let mut dirs: Vec<PathBuf> = [
+            places.repo.as_path(),
+            places.restore.as_path(),
+            places.home.as_path(),
+        ]
+        .into_iter()
+        .chain(places.stream.parent())
+        .filter(|dir| dir.is_dir())
+        .map(Path::to_path_buf)
+        .collect();
+        dirs.dedup();
+        let stop = AtomicBool::new(false);
+        let done = AtomicBool::new(false);
+        let full: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
+        let cancel = self.control.cancel;
+        let finished = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                while !done.load(Ordering::Relaxed) {
+                    if cancel.load(Ordering::Relaxed) {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    if let Some(dir) = dirs
+                        .iter()
+                        .find(|dir| crate::engine::room::room_at(dir) == Some(0))
+                    {
+                        if let Ok(mut full) = full.lock() {
+                            full.get_or_insert_with(|| dir.clone());
+                        }
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    std::thread::sleep(ROOM_EVERY);
+                }
+            });
+            let finished = wait(&stop);
+            done.store(true, Ordering::Relaxed);
+            finished
+        });
+        let full = full.into_inner().ok().flatten();
+        match full {
+            Some(dir) => Err(EngineError::Tool(format!(
+                "{} was stopped: the file system of {} came down to the lab's reserve (a \
+                 twentieth of it, 1 GiB at most), which a run never takes; give the run a \
+                 target with more room, or a smaller source",
+                self.definition.name,
+                dir.display()
+            ))),
+            None => Ok(finished),
+        }
     }
 
     fn fail_unless_succeeded(&self, finished: &Finished, what: &str) -> Result<(), EngineError> {

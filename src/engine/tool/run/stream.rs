@@ -40,24 +40,27 @@ impl Context<'_> {
         let mut file = std::fs::File::create(&at.stream).map_err(|error| {
             EngineError::Tool(format!("cannot make {}: {error}", at.stream.display()))
         })?;
-        let cancel = self.control.cancel;
         let deadline = self.step_deadline(false);
+        let kept_in = at.stream.parent().unwrap_or(&at.home).to_path_buf();
         let finished = std::thread::scope(|scope| -> Result<Finished, EngineError> {
             let (handed, stdout) = std::sync::mpsc::channel();
             let runner = scope.spawn(move || -> Result<Finished, EngineError> {
                 let mut running =
                     Running::spawn(launch).map_err(|error| EngineError::Tool(error.to_string()))?;
                 let _ = handed.send(running.take_stdout());
-                Ok(running.wait(cancel, Some(deadline)))
+                // The watch on room stops the tool as soon as a file system it writes is down
+                // to the reserve; the stream kept below stops there too.
+                self.within_room(places, |stop| running.wait(stop, Some(deadline)))
             });
-            if let Ok(Some(mut stdout)) = stdout.recv() {
-                std::io::copy(&mut stdout, &mut file).map_err(|error| {
-                    EngineError::Tool(format!("keeping the stream failed: {error}"))
-                })?;
-            }
-            runner
+            let kept = match stdout.recv() {
+                Ok(Some(mut stdout)) => keep_within_room(&mut stdout, &mut file, &kept_in),
+                _ => Ok(()),
+            };
+            let finished = runner
                 .join()
-                .map_err(|_| EngineError::Tool("the tool's runner failed".to_string()))?
+                .map_err(|_| EngineError::Tool("the tool's runner failed".to_string()))?;
+            kept?;
+            finished
         })?;
         self.fail_unless_succeeded(&finished, "the backup to restore")?;
         file.sync_all()
@@ -84,6 +87,9 @@ impl Context<'_> {
         let cancel = self.control.cancel;
         let deadline = self.step_deadline(true);
         let sinks = crate::engine::job::target_sinks(self.plan, self.settings, None, cancel, None)?;
+        // Into a file system, the stream stops at its room less the reserve, as the lab's own
+        // writes do; the run then fails saying so rather than give a cut stream's figure.
+        let room = crate::engine::job::target_room(&self.plan.target);
         let params = &self.plan.params;
         let spawned = Instant::now();
         let (finished, outcome, ended) = std::thread::scope(
@@ -122,7 +128,7 @@ impl Context<'_> {
                             block_size: params.block_size as usize,
                             fsync: params.fsync,
                             limits: Limits {
-                                bytes: None,
+                                bytes: room,
                                 duration: None,
                                 until_steady: false,
                                 steady_after: Duration::ZERO,
@@ -138,10 +144,11 @@ impl Context<'_> {
                 let ended = Instant::now();
                 // A pipeline that stopped taking the stream (a failed sink, a cancel) ends the
                 // tool; one that read it to its end lets the tool exit by itself.
-                if outcome
-                    .as_ref()
-                    .is_none_or(|outcome| outcome.cancelled || outcome.failure.is_some())
-                {
+                if outcome.as_ref().is_none_or(|outcome| {
+                    outcome.cancelled
+                        || outcome.failure.is_some()
+                        || room.is_some_and(|room| outcome.bytes >= room)
+                }) {
                     stop.store(true, Ordering::Relaxed);
                 }
                 let finished = runner
@@ -160,6 +167,16 @@ impl Context<'_> {
                 Ok((finished, outcome, ended))
             },
         )?;
+        if let Some(room) = room
+            && outcome.bytes >= room
+        {
+            return Err(EngineError::Tool(format!(
+                "{}'s stream was stopped at {}: the target's file system had no more room above \
+                 the lab's reserve (a twentieth of it, 1 GiB at most), which a run never takes",
+                self.definition.name,
+                crate::size::format_bytes(room)
+            )));
+        }
         if !outcome.cancelled && outcome.failure.is_none() {
             self.fail_unless_succeeded(&finished, "the backup")?;
         }
@@ -174,6 +191,41 @@ impl Context<'_> {
         outcome.files = tally.0;
         outcome.wall = wall;
         Ok(ToolOutcome { outcome, figures })
+    }
+}
+
+/// Copies a tool's stream into the file that keeps it, until its end or until the file
+/// system of `dir` is down to the lab's reserve ([`crate::engine::room`]): then it stops,
+/// saying so, and the stream is no longer read (its tool then ends on a closed pipe).
+fn keep_within_room(
+    stream: &mut impl std::io::Read,
+    file: &mut std::fs::File,
+    dir: &std::path::Path,
+) -> Result<(), EngineError> {
+    use std::io::Write;
+    let failed =
+        |error: std::io::Error| EngineError::Tool(format!("keeping the stream failed: {error}"));
+    let mut buffer = vec![0u8; 1 << 20];
+    let mut since_look = 0usize;
+    loop {
+        let read = match stream.read(&mut buffer) {
+            Ok(0) => return Ok(()),
+            Ok(read) => read,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(failed(error)),
+        };
+        since_look += read;
+        if since_look >= 16 << 20 {
+            since_look = 0;
+            if crate::engine::room::room_at(dir) == Some(0) {
+                return Err(EngineError::Tool(format!(
+                    "keeping the stream stopped: the file system of {} came down to the lab's \
+                     reserve (a twentieth of it, 1 GiB at most), which a run never takes",
+                    dir.display()
+                )));
+            }
+        }
+        file.write_all(&buffer[..read]).map_err(failed)?;
     }
 }
 

@@ -2,7 +2,8 @@
 //! memory file system for a tool's ceiling, refused when the memory cannot hold it.
 
 use std::fs::{self, OpenOptions};
-use std::io::{self, Read};
+use std::io;
+use std::os::unix::fs::FileExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -103,34 +104,58 @@ fn copy_file(
     dest: &Path,
     cancel: &AtomicBool,
 ) -> Result<Option<u64>, TreeError> {
-    let mut source = match file.open(false) {
+    let source = match file.open(false) {
         Ok(source) => source,
         Err(error) if gone(&error) => return Ok(None),
         Err(error) => return Err(io_at(&file.path)(error)),
     };
-    let mut copy = OpenOptions::new()
+    let copy = OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
         .custom_flags(libc::O_NOFOLLOW)
         .open(dest)
         .map_err(io_at(dest))?;
-    let mut bytes = 0;
-    loop {
+    let failed = |source: io::Error| TreeError::Copy {
+        from: file.path.clone(),
+        to: dest.to_path_buf(),
+        source,
+    };
+    let len = source.metadata().map_err(failed)?.len();
+    // Sparse files stay sparse: only the data between holes is read and written, and the
+    // copy gets the source's length, so a 2 GiB file of holes takes no room in the copy.
+    let mut buffer = vec![0u8; COPY_CHUNK as usize];
+    let mut offset = 0u64;
+    while offset < len {
         cancelled(cancel, &file.path)?;
-        let copied =
-            io::copy(&mut (&mut source).take(COPY_CHUNK), &mut copy).map_err(|source| {
-                TreeError::Copy {
-                    from: file.path.clone(),
-                    to: dest.to_path_buf(),
-                    source,
-                }
-            })?;
-        if copied == 0 {
-            return Ok(Some(bytes));
+        let data = match rustix::fs::seek(&source, rustix::fs::SeekFrom::Data(offset)) {
+            Ok(data) => data,
+            // No data past `offset`: the rest is a hole.
+            Err(rustix::io::Errno::NXIO) => len,
+            // A file system that cannot say: all of it is data.
+            Err(_) => offset,
+        };
+        if data >= len {
+            break;
         }
-        bytes += copied;
+        let hole = rustix::fs::seek(&source, rustix::fs::SeekFrom::Hole(data))
+            .unwrap_or(len)
+            .min(len);
+        let mut at = data;
+        while at < hole {
+            cancelled(cancel, &file.path)?;
+            let want = (hole - at).min(COPY_CHUNK) as usize;
+            let read = source.read_at(&mut buffer[..want], at).map_err(failed)?;
+            if read == 0 {
+                break;
+            }
+            copy.write_all_at(&buffer[..read], at).map_err(failed)?;
+            at += read as u64;
+        }
+        offset = hole.max(at).max(data + 1);
     }
+    copy.set_len(len).map_err(failed)?;
+    Ok(Some(len))
 }
 
 /// Why no directory in a memory file system was made: a sentence a run shows as a warning

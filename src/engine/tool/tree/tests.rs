@@ -1,4 +1,5 @@
 use std::io::Write;
+use std::os::unix::fs::FileExt;
 use std::time::{Duration, SystemTime};
 
 use rand_chacha::ChaCha8Rng;
@@ -553,4 +554,41 @@ fn a_file_changed_after_the_backup_began_is_changed_not_restored_wrong() {
     )
     .expect("verify");
     assert!(!unaware.ok());
+}
+
+/// A sparse source file is copied sparse: its length and content kept, its holes taking no
+/// room in the copy.
+#[test]
+fn a_sparse_file_is_copied_sparse() {
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let source = scratch.path().join("source");
+    fs::create_dir_all(&source).expect("source");
+    let sparse = fs::File::create(source.join("sparse.img")).expect("file");
+    sparse.set_len(1 << 30).expect("a 1 GiB hole");
+    sparse
+        .write_all_at(b"data in the middle", 512 << 20)
+        .expect("some data");
+    drop(sparse);
+    let into = scratch.path().join("copy");
+    let tally = copy_tree(std::slice::from_ref(&source), &into, &no_cancel()).expect("copy");
+    assert_eq!(tally.bytes, 1 << 30);
+    let place = into.join(source.strip_prefix("/").expect("absolute"));
+    let copied = place.join("sparse.img");
+    let meta = fs::metadata(&copied).expect("copied");
+    assert_eq!(meta.len(), 1 << 30);
+    use std::os::unix::fs::MetadataExt;
+    assert!(
+        meta.blocks() * 512 < 16 << 20,
+        "{} bytes allocated",
+        meta.blocks() * 512
+    );
+    let verified = verify(
+        std::slice::from_ref(&source),
+        &into,
+        RestoreLayout::AbsolutePaths,
+        &no_cancel(),
+        None,
+    )
+    .expect("verify");
+    assert!(verified.ok(), "{}", verified.sentence());
 }
