@@ -65,7 +65,8 @@ fn read_parallel(
 /// cap), and near it (the throttle's own pace varies by a few percent over a few seconds).
 #[test]
 fn a_parallel_read_never_exceeds_its_device() {
-    let turn = Turn::alone();
+    // The throttle sets the pace: shared with the tests that only wait on emulated devices.
+    let turn = Turn::shared();
     let dir = scratch();
     let cap = 24u64 << 20;
     let Some(disk) = ThrottledDisk::make(dir.path(), 400, cap) else {

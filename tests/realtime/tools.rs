@@ -122,10 +122,11 @@ fn a_stream_tool_into_a_slow_drive_is_limited_by_the_target() {
 
 /// The source on a disk whose reads a block-I/O throttle holds to 20 MiB/s, for the lab and for
 /// restic alike (both run in the throttle's cgroup): the source's ceiling is the cap, restic's
-/// backup reaches it, and the verdict names the source.
+/// backup reaches it, and the verdict names the source. The throttle sets every pace here, so
+/// the test shares the machine with those that only wait on emulated devices.
 #[test]
 fn a_source_behind_a_read_throttle_limits_the_tool() {
-    let turn = Turn::alone();
+    let turn = Turn::shared();
     let dir = scratch();
     let cap = 20u64 << 20;
     let Some(disk) = ThrottledDisk::make(dir.path(), 512, cap) else {
@@ -142,7 +143,7 @@ fn a_source_behind_a_read_throttle_limits_the_tool() {
         "target": {"kind": "dir", "path": target},
         "tests": ["tape_write", "read_parallel", "tool_ceiling", "tool_backup"],
         "tool": {"name": "restic"},
-        "params": {"duration_s": 12}
+        "params": {"duration_s": 10}
     });
     let report = run_with(
         &turn,
