@@ -216,12 +216,14 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
         "serving"
     );
 
-    remove_partial_demos(&data_dir);
-    if config.demo_size > 0 {
-        let demo_dir = data_dir.join(DEMO_DIR);
-        let size = config.demo_size;
-        tokio::task::spawn_blocking(move || write_demo_dataset(&demo_dir, size));
-    }
+    // File-system work, off the async workers: a half-written demo can be hundreds of MB.
+    let (demo_parent, size) = (data_dir.clone(), config.demo_size);
+    tokio::task::spawn_blocking(move || {
+        remove_partial_demos(&demo_parent);
+        if size > 0 {
+            write_demo_dataset(&demo_parent.join(DEMO_DIR), size);
+        }
+    });
     // Runs start once the object stores are swept of what this lab left (or the sweep's
     // deadline passed): a sweep must not take a new run's objects for an old run's.
     let lanes_lab = Arc::clone(&lab);

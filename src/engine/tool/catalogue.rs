@@ -319,8 +319,10 @@ mod tests {
         std::fs::write(&file, definitions.to_string()).expect("write");
         let started = std::time::Instant::now();
         let tools = Tools::find(Some(&file)).expect("found");
+        // Every built-in tool is probed too (borg's Python start-up among them): the bound
+        // holds on a loaded machine and still fails a probe waited out to its 95 s.
         assert!(
-            started.elapsed() < Duration::from_secs(8),
+            started.elapsed() < Duration::from_secs(40),
             "{:?}",
             started.elapsed()
         );
