@@ -65,10 +65,18 @@ pub(super) fn finding(figures: &Figures<'_>, survey: Option<&Survey>) -> Finding
     let Some(full) = f else {
         return Finding::LowestCeiling { ceiling: lowest };
     };
-    // A ceiling the full backup outran did not measure what the full backup met.
+    // A ceiling the full backup outran did not measure what the full backup met; nor did a
+    // target test on data the drive compressed less than the backup's, once the backup
+    // reached it (the drive takes the backup's data faster than that test says).
+    let undermeasured = target_undermeasured(figures);
     if let Some(outran) = ceilings
         .iter()
-        .filter(|ceiling| full > ceiling.mb_per_s / REACHED)
+        .filter(|ceiling| {
+            full > ceiling.mb_per_s / REACHED
+                || (undermeasured
+                    && ceiling.component == Component::Target
+                    && full >= REACHED * ceiling.mb_per_s)
+        })
         .min_by(|a, b| a.mb_per_s.total_cmp(&b.mb_per_s))
     {
         return Finding::FullOutranCeiling {
@@ -279,6 +287,15 @@ fn above_ceiling(figures: &Figures<'_>, ceiling: &Ceiling, full: f64) -> Vec<Abo
         _ => {}
     }
     why
+}
+
+/// The target test's data compressed clearly less on the drive than the full backup's: its
+/// figure is below what the drive takes of the backup's data.
+fn target_undermeasured(figures: &Figures<'_>) -> bool {
+    matches!(
+        compressibility_mismatch(figures),
+        Some(OutranCause::Compressibility { target_test, full_backup }) if full_backup > target_test
+    )
 }
 
 /// The target test's data compressed differently on the drive from the full backup's.

@@ -204,8 +204,9 @@ pub enum Finding {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         above: Vec<AboveCeiling>,
     },
-    /// The full backup ran faster than a ceiling allows: that ceiling did not measure what
-    /// the full backup met.
+    /// The full backup ran faster than a ceiling allows, or reached a target ceiling measured
+    /// on data that compressed less than its own: that ceiling did not measure what the full
+    /// backup met.
     FullOutranCeiling {
         ceiling: Ceiling,
         full_mb_s: f64,

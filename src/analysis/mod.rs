@@ -80,7 +80,10 @@ impl<'a> Figures<'a> {
 ///
 /// 5: a campaign of several tools is judged once per tool (`Verdict::by_tool`), each tool's
 /// best points its own, and the verdict keeps the tools' comparison (`Verdict::tools`).
-pub const JUDGEMENT_VERSION: u32 = 5;
+///
+/// 6: a target test on data the drive compressed clearly less than the backup's is not
+/// trusted once the backup reaches it (the drive takes the backup's data faster).
+pub const JUDGEMENT_VERSION: u32 = 6;
 
 /// A campaign judged: its points and the verdict drawn from them. Every view of a campaign
 /// (page, report, `/compare`, CSV, JSON, list) reads one judgement.

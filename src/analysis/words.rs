@@ -128,9 +128,14 @@ pub fn finding(
             full_mb_s,
             causes,
         } => format!(
-            "{} ({full_mb_s:.1} MB/s) ran faster than the isolated test of {} \
+            "{} ({full_mb_s:.1} MB/s) {} the isolated test of {} \
              ({}), so that test did not measure what the backup met: {}",
             capitalize(&backup),
+            if *full_mb_s > limit.mb_per_s {
+                "ran faster than"
+            } else {
+                "reached"
+            },
             component(limit.component, target),
             ceiling(limit),
             causes
@@ -258,7 +263,12 @@ fn outran_cause(cause: &OutranCause) -> String {
             full_backup,
         } => format!(
             "the target test's data compressed {target_test:.2}:1 on the drive, the source's \
-             {full_backup:.2}:1, so the drive took the source faster"
+             {full_backup:.2}:1, so the drive takes the source's data {} than that test says",
+            if full_backup > target_test {
+                "faster"
+            } else {
+                "slower"
+            }
         ),
         OutranCause::InvalidCeiling { flags } => {
             format!("its runs are not valid ({})", flag_list(flags))

@@ -130,6 +130,58 @@ fn a_backup_a_little_faster_than_its_ceiling_says_why() {
 }
 
 #[test]
+fn a_target_test_on_data_less_compressible_than_the_backups_never_limits_it() {
+    let on_drive = |test, mb_per_s, compression| {
+        let mut result = tape(run(test, mb_per_s, 10.0), 1);
+        if let Some(tape) = result.tape.as_mut() {
+            tape.compression = compression;
+        }
+        result
+    };
+    let with_backup = |full| {
+        verdict(
+            &[
+                on_drive(TestKind::TapeWrite, 80.0, 1.0),
+                run(TestKind::ReadParallel, 1000.0, 10.0),
+                run(TestKind::NullSink, 900.0, 10.0),
+                on_drive(TestKind::FullBackup, full, 1.97),
+            ],
+            None,
+        )
+    };
+    // Within the share a noisy figure may run above its ceiling, and under the ceiling: the
+    // drive takes the backup's data faster than its test says, so that test is not trusted.
+    for (full, verb) in [(86.3, "ran faster than"), (76.0, "reached")] {
+        let verdict = with_backup(full);
+        assert!(
+            matches!(&verdict.finding, Finding::FullOutranCeiling { causes, .. }
+                if matches!(causes[..], [findings::OutranCause::Compressibility { .. }])),
+            "{full}: {:?}",
+            verdict.finding
+        );
+        assert!(!verdict.conclusive, "{}", verdict.sentence());
+        assert!(
+            verdict
+                .advice
+                .iter()
+                .any(|advice| matches!(advice, Advice::MatchCompressibility { .. })),
+            "{:?}",
+            verdict.advice
+        );
+        let sentence = verdict.sentence();
+        assert!(
+            sentence.contains(verb) && sentence.contains("faster than that test says"),
+            "{sentence}"
+        );
+    }
+    // Well below it, the components interfere: the drive's ceiling is not the question.
+    assert!(matches!(
+        with_backup(50.0).finding,
+        Finding::Interference { .. }
+    ));
+}
+
+#[test]
 fn a_null_target_never_limits_the_backup_its_write_measured_the_pipeline() {
     let runs = vec![
         run(TestKind::TapeWrite, 900.0, 100.0),
