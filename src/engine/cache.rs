@@ -103,6 +103,53 @@ pub fn tree_bytes_below(paths: &[std::path::PathBuf], limit: u64) -> Option<u64>
     Some(bytes)
 }
 
+/// The holes in the sparse files under `paths`, when they add up to `at_least` or more:
+/// their apparent and allocated bytes. A read of a hole reads no disk, and a tool that does
+/// not keep holes stores and restores them as data, so a sparse source measures neither its
+/// disks nor its size. `None` when the holes are fewer, or past a quick walk's budget.
+pub fn sparse_files(paths: &[std::path::PathBuf], at_least: u64) -> Option<SparseFiles> {
+    use std::os::unix::fs::MetadataExt;
+    let mut sparse = SparseFiles::default();
+    let mut entries = 0usize;
+    for root in paths {
+        let walker = walkdir::WalkDir::new(root)
+            .follow_links(false)
+            .same_file_system(true);
+        for entry in walker.into_iter().flatten() {
+            entries += 1;
+            if entries > WALK_BUDGET {
+                break;
+            }
+            if entry.file_type().is_file()
+                && let Ok(metadata) = entry.metadata()
+            {
+                let allocated = metadata.blocks().saturating_mul(512);
+                if allocated < metadata.len() {
+                    sparse.files += 1;
+                    sparse.apparent_bytes += metadata.len();
+                    sparse.allocated_bytes += allocated;
+                }
+            }
+        }
+    }
+    (sparse.hole_bytes() >= at_least).then_some(sparse)
+}
+
+/// The sparse files of a source: how many, and their apparent and allocated sizes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SparseFiles {
+    pub files: u64,
+    pub apparent_bytes: u64,
+    pub allocated_bytes: u64,
+}
+
+impl SparseFiles {
+    /// The bytes of their holes: read as zeros, written by no disk.
+    pub fn hole_bytes(&self) -> u64 {
+        self.apparent_bytes.saturating_sub(self.allocated_bytes)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

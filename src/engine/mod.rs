@@ -140,6 +140,7 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
     } else if plan.test.runs_tool() {
         tool::run::execute(plan, settings, control).map(|measured| {
             tool_figures = Some(measured.figures);
+            warnings.extend(measured.warnings);
             measured.outcome
         })
     } else if plan.test == TestKind::NetworkBackup {

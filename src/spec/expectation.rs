@@ -137,8 +137,37 @@ pub fn machine_warnings(plans: &[RunPlan]) -> Vec<PlanWarning> {
             ),
         });
     }
+    let sources: Vec<_> = plans
+        .iter()
+        .filter(|plan| plan.test.reads_source())
+        .filter_map(local_paths)
+        .flatten()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if let Some(sparse) = crate::engine::cache::sparse_files(&sources, SPARSE_HOLES) {
+        warnings.push(PlanWarning {
+            field: "source.paths".to_string(),
+            message: format!(
+                "the source holds {} of holes in {} sparse {} ({} apparent, {} on disk): a \
+                 hole is read as zeros without touching a disk, so a read or backup over it \
+                 measures memory, not the disks, and a tool or stream that does not keep holes \
+                 stores and restores {} as data; leave the sparse files out of the source",
+                crate::size::format_bytes(sparse.hole_bytes()),
+                sparse.files,
+                if sparse.files == 1 { "file" } else { "files" },
+                crate::size::format_bytes(sparse.apparent_bytes),
+                crate::size::format_bytes(sparse.allocated_bytes),
+                crate::size::format_bytes(sparse.apparent_bytes),
+            ),
+        });
+    }
     warnings
 }
+
+/// Holes in a source's sparse files past which a plan is warned: a read of them measures no
+/// disk.
+pub const SPARSE_HOLES: u64 = 1 << 30;
 
 /// Judges a campaign's runs: the sum of their expected lengths, and a warning for each value
 /// too small to give a valid run.
@@ -346,6 +375,56 @@ mod tests {
         assert!(
             quiet.iter().all(|warning| warning.field != "source.paths"),
             "{quiet:?}"
+        );
+    }
+
+    /// A source of sparse files is warned of, with its holes and its apparent and allocated
+    /// sizes; a source whose files hold their data is not.
+    #[test]
+    fn a_sparse_source_is_warned_of() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let sparse = std::fs::File::create(dir.path().join("disk.img")).expect("a file");
+        sparse.set_len(1 << 40).expect("a 1 TiB sparse file");
+        std::fs::write(dir.path().join("data"), vec![7u8; 1 << 20]).expect("a file");
+        let spec = |tests: &str| {
+            format!(
+                r#"{{"source": {{"paths": [{:?}]}}, "target": {{"kind": "dir", "path": "/tmp"}},
+                    "tests": [{tests}]}}"#,
+                dir.path()
+            )
+        };
+        let warned = machine_warnings(&plans(&spec(r#""read_single", "full_backup""#)));
+        let said: Vec<_> = warned
+            .iter()
+            .filter(|warning| warning.message.contains("sparse"))
+            .collect();
+        assert_eq!(said.len(), 1, "{warned:?}");
+        assert_eq!(said[0].field, "source.paths");
+        for part in [
+            "1 TiB of holes in 1 sparse file",
+            "1 TiB apparent",
+            "measures memory",
+        ] {
+            assert!(
+                said[0].message.contains(part),
+                "{part}: {}",
+                said[0].message
+            );
+        }
+        // A target test alone reads no source.
+        let quiet = machine_warnings(&plans(&spec(r#""tape_write""#)));
+        assert!(
+            quiet
+                .iter()
+                .all(|warning| !warning.message.contains("sparse")),
+            "{quiet:?}"
+        );
+        std::fs::remove_file(dir.path().join("disk.img")).expect("removed");
+        let full = machine_warnings(&plans(&spec(r#""full_backup""#)));
+        assert!(
+            full.iter()
+                .all(|warning| !warning.message.contains("sparse")),
+            "{full:?}"
         );
     }
 }

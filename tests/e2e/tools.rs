@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use backlab::analysis::points::Basis;
@@ -1363,6 +1363,111 @@ fn a_source_file_changed_during_the_restore_is_not_blamed_on_the_tool() {
             .contains("1 file changed during the test"),
         "{}",
         verified.sentence()
+    );
+}
+
+/// tar's "file changed as we read it" (its status 1) over a file appended to all through the
+/// backup: the lab saw the file change, so the run counts, with a warning naming the file, and
+/// the restore check passes the file over as changed.
+#[test]
+fn tars_file_changed_as_we_read_it_is_a_warning_when_the_file_changed() {
+    let scratch = scratch();
+    let source = scratch.path().join("source");
+    three_files(&source);
+    let growing = source.join("growing.log");
+    std::fs::write(&growing, vec![b'x'; 64 << 20]).expect("a 64 MiB file");
+    let data = scratch.path().join("data");
+    std::fs::create_dir(&data).expect("data dir");
+    let tools = Arc::new(Tools::find(None).expect("the built-in tools"));
+    let stop = Arc::new(AtomicBool::new(false));
+    let appender = {
+        let (stop, growing) = (Arc::clone(&stop), growing.clone());
+        std::thread::spawn(move || {
+            let mut file = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&growing)
+                .expect("the growing file");
+            while !stop.load(Ordering::Relaxed) {
+                std::io::Write::write_all(&mut file, b"line\n").expect("appended");
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        })
+    };
+    let restored = restore_with(&tools, "tar", &source, &data);
+    stop.store(true, Ordering::Relaxed);
+    appender.join().expect("the appender ends");
+    assert_eq!(restored.status, RunStatus::Done, "{:?}", restored.error);
+    let warning = restored
+        .warnings
+        .iter()
+        .find(|warning| warning.contains("changed while it read it"))
+        .unwrap_or_else(|| panic!("no warning of tar's: {:?}", restored.warnings));
+    for part in ["status 1", "growing.log", "may be torn"] {
+        assert!(warning.contains(part), "{part:?} missing: {warning}");
+    }
+    let verified = restored
+        .tool
+        .as_ref()
+        .and_then(|tool| tool.verified.as_ref())
+        .expect("the restore was verified");
+    assert_eq!(verified.changed, ["growing.log"], "{verified:?}");
+    assert_eq!(verified.files, 3, "{verified:?}");
+}
+
+/// A tool's status for "a file changed" is a warning only where the lab saw a file change
+/// during the backup: without a change, the same status fails the run, naming it.
+#[test]
+fn a_changed_status_without_a_changed_file_fails_the_run() {
+    let scratch = scratch();
+    let source = scratch.path().join("source");
+    three_files(&source);
+    let data = scratch.path().join("data");
+    std::fs::create_dir(&data).expect("data dir");
+    let tar_then = |name: &str, then: &str| {
+        json!({
+            "name": name,
+            "shape": "stream",
+            "version": [["tar", "--version"]],
+            "backup": [[format!("tar --create --file - \"$1\" && {then}"), "{source}"]],
+            "restore": [[
+                "exec tar --extract --file \"$1\" --directory \"$2\"", "{stream}", "{restore}"
+            ]],
+            "progress": "process_io",
+            "changed_status": 1,
+            "shell": true
+        })
+    };
+    let tools = tools_from(
+        &scratch.path().join("tools.json"),
+        &json!([
+            tar_then("says-changed", "exit 1"),
+            tar_then("changes", "printf x >> \"$1/b.txt\" && exit 1"),
+        ]),
+    );
+    let unchanged = run_tool(
+        &tools,
+        ("says-changed", TestKind::ToolBackup),
+        &source,
+        &data,
+        30.0,
+    );
+    assert_eq!(unchanged.status, RunStatus::Failed);
+    let error = unchanged.error.unwrap_or_default();
+    assert!(error.contains("exited with status 1"), "{error}");
+    let changed = run_tool(
+        &tools,
+        ("changes", TestKind::ToolBackup),
+        &source,
+        &data,
+        30.0,
+    );
+    assert_eq!(changed.status, RunStatus::Done, "{:?}", changed.error);
+    assert!(
+        changed.warnings.iter().any(|warning| warning
+            .contains("1 file of the source changed during the backup")
+            && warning.contains("b.txt")),
+        "{:?}",
+        changed.warnings
     );
 }
 

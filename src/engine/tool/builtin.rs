@@ -93,6 +93,7 @@ fn restic() -> ToolDefinition {
             "{restore}",
         ])],
         progress: ProgressFrom::ResticJson,
+        changed_status: None,
         params: vec![
             choice(
                 "compression",
@@ -157,6 +158,7 @@ fn borg() -> ToolDefinition {
         ])],
         restore: vec![words(&["borg", "extract", "{repo}::{archive}"])],
         progress: ProgressFrom::BorgJson,
+        changed_status: None,
         params: vec![
             choice(
                 "compression",
@@ -193,6 +195,10 @@ fn borg() -> ToolDefinition {
     }
 }
 
+/// GNU tar's exit status when a file changed while it read it ("file changed as we read
+/// it"), a warning of its own.
+const TAR_FILE_CHANGED: i32 = 1;
+
 /// tar's backup: a stream to standard output, with a snapshot file in the run's home so a
 /// second backup is an incremental one (`--listed-incremental`).
 fn tar_create() -> Vec<String> {
@@ -225,6 +231,7 @@ fn tar() -> ToolDefinition {
             "{restore}",
         ])],
         progress: ProgressFrom::ProcessIo,
+        changed_status: Some(TAR_FILE_CHANGED),
         params: Vec::new(),
         shell: false,
         s3: None,
@@ -250,6 +257,7 @@ fn tar_gzip() -> ToolDefinition {
             "{restore}",
         ])],
         progress: ProgressFrom::ProcessIo,
+        changed_status: Some(TAR_FILE_CHANGED),
         params: vec![integer("level", 1, 9, 6, "gzip's level")],
         shell: false,
         s3: None,
@@ -278,6 +286,7 @@ fn tar_zstd() -> ToolDefinition {
             "{restore}",
         ])],
         progress: ProgressFrom::ProcessIo,
+        changed_status: Some(TAR_FILE_CHANGED),
         params: vec![
             integer("level", 1, 19, 3, "zstd's level"),
             integer(

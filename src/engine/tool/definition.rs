@@ -183,6 +183,11 @@ pub struct ToolDefinition {
     pub progress: ProgressFrom,
     #[serde(default)]
     pub params: Vec<ParamDef>,
+    /// The exit status by which the backup's first program says a file changed while it read
+    /// it (GNU tar's 1): the warning it is, not a failed run, when the lab saw a file of the
+    /// source change during the backup; a failure otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed_status: Option<i32>,
     /// Run each command through `sh -c` (an operator's definition only): a command's first
     /// element is the line the shell runs, which holds no placeholder; the elements after it
     /// reach the line as its positional arguments (`"$1"`, `"$@"`), never spliced into it, so

@@ -57,6 +57,9 @@ const ROOM_EVERY: Duration = Duration::from_millis(50);
 pub struct ToolOutcome {
     pub outcome: Outcome,
     pub figures: ToolFigures,
+    /// What the run's steps noticed that the run's result should say (a file that changed
+    /// while the tool read it).
+    pub warnings: Vec<String>,
 }
 
 /// The directories of one run, and the keys of its repository in a bucket, removed when it
@@ -184,6 +187,7 @@ pub fn execute(
         tag,
         limit,
         run_deadline: settings.max_run.map(|longest| Instant::now() + longest),
+        warnings: std::sync::Mutex::new(Vec::new()),
     };
     let mut scratch = Scratch {
         dirs: Vec::new(),
@@ -197,7 +201,14 @@ pub fn execute(
         other => Err(EngineError::Tool(format!("{other} does not run a tool"))),
     };
     drop(scratch);
-    result
+    let warnings = context
+        .warnings
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    result.map(|mut measured| {
+        measured.warnings.extend(warnings);
+        measured
+    })
 }
 
 /// Everything the steps of one run share.
@@ -213,6 +224,8 @@ struct Context<'a> {
     limit: Duration,
     /// When the whole run must have ended, every step of it (the lab's `--max-duration`).
     run_deadline: Option<Instant>,
+    /// What the steps noticed for the run's result to say.
+    warnings: std::sync::Mutex<Vec<String>>,
 }
 
 /// Where one backup reads and writes.
@@ -533,6 +546,59 @@ impl Context<'_> {
             }
             Some(failure) => Err(EngineError::Tool(format!("{what}: {failure}"))),
         }
+    }
+
+    /// Like [`Self::fail_unless_succeeded`] for a backup of `roots` that began at `began`,
+    /// except that a tool's own status for "a file changed as I read it" is a warning when
+    /// the lab saw a file of the source change since: the backup is whole but for that file's
+    /// copy, as the tool says.
+    fn fail_unless_backed_up(
+        &self,
+        finished: &Finished,
+        what: &str,
+        roots: &[PathBuf],
+        began: std::time::SystemTime,
+    ) -> Result<(), EngineError> {
+        let said_changed = self.definition.changed_status.is_some_and(|status| {
+            matches!(&finished.ended, super::process::Ended::Exited { codes }
+                if codes.first() == Some(&super::process::StageExit::Code(status))
+                    && codes[1..].iter().all(|code| *code == super::process::StageExit::Code(0)))
+        });
+        if said_changed && !self.control.cancel.load(Ordering::Relaxed) {
+            let (count, paths) = tree::changed_since(roots, began);
+            if count > 0 {
+                let program = finished.programs.first().map_or("the tool", String::as_str);
+                let told = finished
+                    .stage_stderr_tails
+                    .first()
+                    .and_then(|tail| tail.lines().rev().find(|line| line.contains("changed")))
+                    .map(|line| format!(" (\"{}\")", line.trim()))
+                    .unwrap_or_default();
+                self.warn(format!(
+                    "{program} said a file changed while it read it{told}, exiting with status \
+                     {}, and {} of the source changed during {what} ({}): {} copy in the \
+                     backup may be torn; the run counts, the status being the warning it is",
+                    self.definition.changed_status.unwrap_or_default(),
+                    if count == 1 {
+                        "1 file".to_string()
+                    } else {
+                        format!("{count} files")
+                    },
+                    tree::listed_paths(&paths, count),
+                    if count == 1 { "its" } else { "their" },
+                ));
+                return Ok(());
+            }
+        }
+        self.fail_unless_succeeded(finished, what)
+    }
+
+    /// Keeps a warning for the run's result.
+    fn warn(&self, warning: String) {
+        self.warnings
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(warning);
     }
 
     /// The tool's figures from its finished process tree.

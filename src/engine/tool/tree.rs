@@ -27,7 +27,9 @@ mod verify;
 
 pub use change::{Changed, change_share};
 pub use copy::{MemoryRefused, TreeTally, copy_tree, memory_dir};
-pub use verify::{RestoreLayout, SourceState, Verified, verify};
+pub use verify::{
+    RestoreLayout, SourceState, Verified, changed_since, listed as listed_paths, verify,
+};
 
 /// Bytes read between two looks at the cancel switch when hashing, and when rewriting.
 const IO_CHUNK: usize = 1 << 20;

@@ -163,6 +163,7 @@ impl Context<'_> {
         let before = tree::SourceState::take(roots);
         match self.definition.shape {
             ToolShape::Repository => {
+                let began = std::time::SystemTime::now();
                 let finished = self.spawn_and_wait(
                     self.stages(&self.definition.backup, &places),
                     &places,
@@ -171,7 +172,7 @@ impl Context<'_> {
                     None,
                     false,
                 )?;
-                self.fail_unless_succeeded(&finished, "the backup to restore")?;
+                self.fail_unless_backed_up(&finished, "the backup to restore", roots, began)?;
             }
             ToolShape::Stream => self.stream_into_file(&places, &at)?,
         }
@@ -211,7 +212,11 @@ impl Context<'_> {
                 self.definition.name
             )));
         }
-        Ok(ToolOutcome { outcome, figures })
+        Ok(ToolOutcome {
+            outcome,
+            figures,
+            warnings: Vec::new(),
+        })
     }
 
     /// The repository for a backup on the target: keys in the target's bucket for a tool
@@ -275,6 +280,7 @@ impl Context<'_> {
         let measured = match self.definition.shape {
             ToolShape::Repository => {
                 let progress = Progress::new(self.definition.progress);
+                let began = std::time::SystemTime::now();
                 let finished = self.spawn_and_wait(
                     self.stages(&self.definition.backup, &places),
                     &places,
@@ -287,12 +293,16 @@ impl Context<'_> {
                     Some(progress.handler()),
                     true,
                 )?;
-                self.fail_unless_succeeded(&finished, "the backup")?;
+                self.fail_unless_backed_up(&finished, "the backup", &at.roots, began)?;
                 let samples = progress.samples(&finished, true, tally.1);
                 let mut figures = self.figures(&finished, tally, at.in_memory);
                 figures.stored_bytes = at.repo.stored();
                 let outcome = process_outcome(&finished, tally.1, tally.0, samples);
-                ToolOutcome { outcome, figures }
+                ToolOutcome {
+                    outcome,
+                    figures,
+                    warnings: Vec::new(),
+                }
             }
             ToolShape::Stream => self.stream_through_pipeline(&places, at, tally)?,
         };

@@ -42,6 +42,7 @@ impl Context<'_> {
         })?;
         let deadline = self.step_deadline(false);
         let kept_in = at.stream.parent().unwrap_or(&at.home).to_path_buf();
+        let began = std::time::SystemTime::now();
         let finished = std::thread::scope(|scope| -> Result<Finished, EngineError> {
             let (handed, stdout) = std::sync::mpsc::channel();
             let runner = scope.spawn(move || -> Result<Finished, EngineError> {
@@ -62,7 +63,7 @@ impl Context<'_> {
             kept?;
             finished
         })?;
-        self.fail_unless_succeeded(&finished, "the backup to restore")?;
+        self.fail_unless_backed_up(&finished, "the backup to restore", &at.roots, began)?;
         file.sync_all()
             .map_err(|error| EngineError::Tool(format!("keeping the stream failed: {error}")))
     }
@@ -92,6 +93,7 @@ impl Context<'_> {
         let room = crate::engine::job::target_room(&self.plan.target);
         let params = &self.plan.params;
         let spawned = Instant::now();
+        let began = std::time::SystemTime::now();
         let (finished, outcome, ended) = std::thread::scope(
             |scope| -> Result<(Finished, Outcome, Instant), EngineError> {
                 let (handed, stdout) = std::sync::mpsc::channel();
@@ -178,7 +180,7 @@ impl Context<'_> {
             )));
         }
         if !outcome.cancelled && outcome.failure.is_none() {
-            self.fail_unless_succeeded(&finished, "the backup")?;
+            self.fail_unless_backed_up(&finished, "the backup", &at.roots, began)?;
         }
         let stream_bytes = outcome.bytes;
         let mut figures = self.figures(&finished, tally, at.in_memory);
@@ -190,7 +192,11 @@ impl Context<'_> {
         outcome.bytes = tally.1;
         outcome.files = tally.0;
         outcome.wall = wall;
-        Ok(ToolOutcome { outcome, figures })
+        Ok(ToolOutcome {
+            outcome,
+            figures,
+            warnings: Vec::new(),
+        })
     }
 }
 

@@ -92,12 +92,47 @@ impl SourceState {
     }
 }
 
+/// The regular files under `roots` written or changed at `since` or later (by their change
+/// time, which a tool cannot set back): how many, and the first few paths. What a tool that
+/// says a file changed as it read it is taken at its word by.
+pub fn changed_since(roots: &[PathBuf], since: SystemTime) -> (u64, Vec<String>) {
+    use std::os::unix::fs::MetadataExt;
+    // File times come from a clock that lags the wall clock by up to a tick.
+    let since = since - std::time::Duration::from_millis(20);
+    let since_ns = since
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos());
+    let at = |secs: i64, nanos: i64| {
+        u128::try_from(secs).unwrap_or(0) * 1_000_000_000 + u128::try_from(nanos).unwrap_or(0)
+    };
+    let (mut count, mut paths) = (0u64, Vec::new());
+    for root in roots {
+        for entry in walk(root).flatten() {
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let Ok(metadata) = entry.metadata() else {
+                continue;
+            };
+            let changed = at(metadata.ctime(), metadata.ctime_nsec())
+                .max(at(metadata.mtime(), metadata.mtime_nsec()));
+            if changed >= since_ns {
+                count += 1;
+                if paths.len() < LISTED_PATHS {
+                    paths.push(shown(root, entry.path()));
+                }
+            }
+        }
+    }
+    (count, paths)
+}
+
 fn plural(count: u64, one: &'static str, more: &'static str) -> &'static str {
     if count == 1 { one } else { more }
 }
 
 /// The paths listed, and how many more there are.
-pub(super) fn listed(paths: &[String], count: u64) -> String {
+pub fn listed(paths: &[String], count: u64) -> String {
     let more = count.saturating_sub(paths.len() as u64);
     if more == 0 {
         paths.join(", ")
