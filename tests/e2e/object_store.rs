@@ -518,7 +518,8 @@ async fn a_restarted_lab_sweeps_only_its_own_objects_not_another_labs_on_the_sam
 
 /// A store that stops answering in the middle of a run: the run is cut at its drain deadline
 /// (not the requests' ten minutes) and fails saying why; a cancel while the store hangs ends
-/// the run at once, recorded cancelled; the lab stays healthy.
+/// the run at once, recorded cancelled, its objects removed behind it (or by the next start's
+/// sweep); the lab stays healthy.
 #[tokio::test]
 async fn a_store_that_stops_answering_holds_neither_the_run_nor_its_cancel() {
     let server = S3Server::start();
@@ -578,7 +579,9 @@ async fn a_store_that_stops_answering_holds_neither_the_run_nor_its_cancel() {
         .await;
     let took = asked.elapsed();
     assert_eq!(campaign["runs"][0]["status"], "cancelled", "{campaign}");
-    assert!(took < Duration::from_secs(15), "the cancel took {took:?}");
+    // Within a second here; a loaded machine is given five, still short of a cleanup
+    // request's own deadline against the hung store.
+    assert!(took < Duration::from_secs(5), "the cancel took {took:?}");
     assert_eq!(lab.get_json("/healthz").await["status"], "ok");
 }
 
@@ -707,7 +710,9 @@ async fn a_store_that_stops_answering_mid_restore_holds_neither_the_run_nor_its_
         .await;
     let took = asked.elapsed();
     assert_eq!(campaign["runs"][0]["status"], "cancelled", "{campaign}");
-    assert!(took < Duration::from_secs(15), "the cancel took {took:?}");
+    // Within a second here; a loaded machine is given five, still short of a cleanup
+    // request's own deadline against the hung store.
+    assert!(took < Duration::from_secs(5), "the cancel took {took:?}");
     let readers = threads_named(lab.pid(), "backlab-s3-get");
     assert!(
         readers.is_empty(),

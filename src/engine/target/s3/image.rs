@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use super::client::S3Client;
 use super::figures::RequestTally;
 use super::journal::Journal;
-use super::sink::{RunKeys, S3Sink, interruptible};
+use super::sink::{RunKeys, S3Sink, clean_up, interruptible};
 use super::{ObjectStore, S3Config, S3Figures};
 use crate::engine::buffer::AlignedBuf;
 use crate::engine::error::EngineError;
@@ -339,31 +339,38 @@ impl StreamSource for RangedReader {
 
 impl Drop for RangedReader {
     fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::Relaxed);
+        let gave_up = self.shared.stop.swap(true, Ordering::Relaxed);
         self.lock().stop = true;
         self.shared.changed.notify_all();
-        let started = Instant::now();
-        while self.workers.iter().any(|worker| !worker.is_finished())
-            && started.elapsed() < DROP_WAIT
-        {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let cleanup = self.client.cleanup();
-        for (key, _) in &self.objects {
-            match cleanup.delete(key, &NEVER) {
-                Ok(()) => {
-                    if let Some(journal) = &self.journal {
-                        journal.forget(&self.client.store().name, key);
+        let workers = std::mem::take(&mut self.workers);
+        let objects = std::mem::take(&mut self.objects);
+        let (client, journal) = (self.client.clone(), self.journal.clone());
+        clean_up(gave_up, move || {
+            let started = Instant::now();
+            while workers.iter().any(|worker| !worker.is_finished())
+                && started.elapsed() < DROP_WAIT
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let cleanup = client.cleanup();
+            for (key, _) in &objects {
+                match cleanup.delete(key, &NEVER) {
+                    Ok(()) => {
+                        if let Some(journal) = &journal {
+                            journal.forget(&client.store().name, key);
+                        }
                     }
-                }
-                Err(failure) => {
-                    tracing::warn!(%failure, "cannot remove an object; the next start-up sweeps it");
-                    // A store that does not answer at all is not asked for each object.
-                    if failure.status.is_none() {
-                        break;
+                    Err(failure) => {
+                        tracing::warn!(
+                            %failure, "cannot remove an object; the next start-up sweeps it"
+                        );
+                        // A store that does not answer at all is not asked for each object.
+                        if failure.status.is_none() {
+                            break;
+                        }
                     }
                 }
             }
-        }
+        });
     }
 }

@@ -380,12 +380,6 @@ impl S3Sink {
         }
     }
 
-    fn forget(&self, key: &str) {
-        if let Some(journal) = &self.journal {
-            journal.forget(&self.client.store().name, key);
-        }
-    }
-
     fn write_with(&mut self, mut data: &[u8], give_up: &AtomicBool) -> io::Result<()> {
         while !data.is_empty() {
             let room = self.part_target() - self.filling.len();
@@ -521,21 +515,84 @@ pub(super) fn interruptible<T: Send + 'static>(
 
 impl Drop for S3Sink {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        let gave_up = self.stop.swap(true, Ordering::Relaxed);
         self.jobs = None;
-        let workers = std::mem::take(&mut self.workers);
+        let leftovers = Leftovers {
+            cleanup: self.cleanup.clone(),
+            object: self.object.take(),
+            workers: std::mem::take(&mut self.workers),
+            made: if self.keep {
+                Vec::new()
+            } else {
+                std::mem::take(&mut self.made)
+            },
+            journal: self.journal.clone(),
+        };
+        clean_up(gave_up, move || leftovers.remove());
+    }
+}
+
+/// Longest the end of a run that gave up waits for its objects' removal; the rest goes on
+/// behind it.
+const GAVE_UP_WAIT: Duration = Duration::from_millis(500);
+
+/// Runs `remove`, the removal of what a run left in a store. A run that gave up (a cancel, a
+/// cut) ends at once, whatever the store does: its removal runs on a thread of its own, waited
+/// for only briefly, and what it has not removed stays in the journal for the start-up sweep.
+pub(super) fn clean_up(gave_up: bool, remove: impl FnOnce() + Send + 'static) {
+    if !gave_up {
+        remove();
+        return;
+    }
+    let (removed, done) = crossbeam_channel::bounded::<()>(1);
+    let spawned = std::thread::Builder::new()
+        .name("backlab-s3-cleanup".to_string())
+        .spawn(move || {
+            remove();
+            let _ = removed.send(());
+        });
+    if spawned.is_ok() {
+        let _ = done.recv_timeout(GAVE_UP_WAIT);
+    }
+}
+
+/// What a sink leaves in the store when it goes: the upload under way, the objects it
+/// completed, and the uploaders that may still be sending a part.
+struct Leftovers {
+    cleanup: S3Client,
+    object: Option<InFlight>,
+    workers: Vec<JoinHandle<()>>,
+    /// Objects to remove (none for an image a restore keeps).
+    made: Vec<(String, u64)>,
+    journal: Option<Journal>,
+}
+
+impl Leftovers {
+    /// Aborts the upload and removes the objects, each request with clean-up's deadlines: a
+    /// store that stopped answering cannot hold this long; what is not removed stays in the
+    /// journal for the start-up sweep.
+    fn remove(self) {
+        let Leftovers {
+            cleanup,
+            object,
+            workers,
+            made,
+            journal,
+        } = self;
+        let forget = |key: &str| {
+            if let Some(journal) = &journal {
+                journal.forget(&cleanup.store().name, key);
+            }
+        };
         let started = Instant::now();
         while workers.iter().any(|worker| !worker.is_finished()) && started.elapsed() < DROP_WAIT {
             std::thread::sleep(Duration::from_millis(5));
         }
-        // Cleaning up has deadlines of its own: a store that stopped answering cannot hold the
-        // run's end; what is not removed stays in the journal for the start-up sweep.
-        let cleanup = self.cleanup.clone();
         let mut answering = true;
-        if let Some(object) = self.object.take() {
+        if let Some(object) = object {
             match cleanup.abort(&object.upload, &NEVER) {
                 Ok(()) if workers.iter().all(JoinHandle::is_finished) => {
-                    self.forget(&object.upload.key);
+                    forget(&object.upload.key);
                 }
                 Ok(()) => {}
                 Err(failure) => {
@@ -546,7 +603,7 @@ impl Drop for S3Sink {
             if workers.iter().any(|worker| !worker.is_finished()) {
                 // A part still under way may land after the abort: abort again once it has.
                 let client = cleanup.clone();
-                let journal = self.journal.clone();
+                let journal = journal.clone();
                 let _ = std::thread::Builder::new()
                     .name("backlab-s3-abort".to_string())
                     .spawn(move || {
@@ -561,20 +618,16 @@ impl Drop for S3Sink {
                     });
             }
         }
-        if !self.keep {
-            for (key, _) in &self.made {
-                if !answering {
-                    break;
-                }
-                match cleanup.delete(key, &NEVER) {
-                    Ok(()) => self.forget(key),
-                    Err(failure) => {
-                        // A store that does not answer at all is not asked for each object.
-                        answering = failure.status.is_some();
-                        tracing::warn!(
-                            %failure, "cannot remove an object; the next start-up sweeps it"
-                        )
-                    }
+        for (key, _) in &made {
+            if !answering {
+                break;
+            }
+            match cleanup.delete(key, &NEVER) {
+                Ok(()) => forget(key),
+                Err(failure) => {
+                    // A store that does not answer at all is not asked for each object.
+                    answering = failure.status.is_some();
+                    tracing::warn!(%failure, "cannot remove an object; the next start-up sweeps it")
                 }
             }
         }
