@@ -1536,3 +1536,36 @@ fn a_tool_filling_its_target_is_stopped_at_the_reserve() {
     assert!(error.contains("came down to the lab's reserve"), "{error}");
     assert!(!error.contains("No space left"), "{error}");
 }
+
+/// A restore of a source holding a sparse file needs room for its apparent size (a tool may
+/// restore the holes as data): on a disk without that room it is refused before anything is
+/// written, naming the sizes, and the disk is never filled.
+#[test]
+fn a_restore_without_room_for_the_source_is_refused_before_it_writes() {
+    let scratch = scratch();
+    let source = scratch.path().join("source");
+    three_files(&source);
+    std::fs::File::create(source.join("disk.img"))
+        .and_then(|file| file.set_len(2 << 30))
+        .expect("a 2 GiB sparse file");
+    let Some(disk) = SmallDisk::mount(&scratch.path().join("small"), 256) else {
+        eprintln!("a small disk needs root");
+        return;
+    };
+    let data = disk.0.join("data");
+    std::fs::create_dir(&data).expect("data dir");
+    let tools = Arc::new(Tools::find(None).expect("the built-in tools"));
+    let restored = restore_with(&tools, "tar", &source, &data);
+    assert_eq!(restored.status, RunStatus::Failed, "{restored:?}");
+    let error = restored.error.unwrap_or_default();
+    assert!(
+        error.contains("the restore needs 2.00 GiB") && error.contains("room for"),
+        "{error}"
+    );
+    let free = rustix::fs::statvfs(&disk.0).expect("statvfs");
+    assert!(
+        free.f_bfree * free.f_frsize > 200 << 20,
+        "the disk was written: {} bytes free",
+        free.f_bfree * free.f_frsize
+    );
+}

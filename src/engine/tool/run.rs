@@ -593,6 +593,23 @@ impl Context<'_> {
         self.fail_unless_succeeded(finished, what)
     }
 
+    /// Refuses a step that would write `bytes` into the file system holding `dir` when it
+    /// has less room than that above the lab's reserve: the run fails before it writes, naming
+    /// what needed the room, rather than be stopped at the reserve part way.
+    fn needs_room(&self, dir: &Path, bytes: u64, what: &str) -> Result<(), EngineError> {
+        match crate::engine::room::room_at(dir) {
+            Some(room) if room < bytes => Err(EngineError::Tool(format!(
+                "{what} needs {} and the file system of {} has room for {} above the lab's \
+                 reserve (a twentieth of it, 1 GiB at most): give the run a smaller source, or \
+                 the lab more room there",
+                crate::size::format_bytes(bytes),
+                dir.display(),
+                crate::size::format_bytes(room)
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// Keeps a warning for the run's result.
     fn warn(&self, warning: String) {
         self.warnings

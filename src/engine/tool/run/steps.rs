@@ -86,6 +86,13 @@ impl Context<'_> {
     ) -> Result<ToolOutcome, EngineError> {
         let lab = self.lab_dir(scratch)?;
         let copy = lab.join("source");
+        // The copy keeps the source's holes: it takes what the source takes on its disk.
+        let size = source_size(roots)?;
+        self.needs_room(
+            &lab,
+            size.allocated_bytes,
+            "the copy of the source it changes",
+        )?;
         tree::copy_tree(roots, &copy, self.control.cancel).map_err(tree_error)?;
         let at = Where {
             roots: copied_roots(roots, &copy)?,
@@ -155,6 +162,10 @@ impl Context<'_> {
             stream: kept.join("stream"),
             in_memory: false,
         };
+        // A tool may restore a sparse file's holes as data: the restore needs room for the
+        // source's apparent size.
+        let size = source_size(roots)?;
+        self.needs_room(&at.restore, size.apparent_bytes, "the restore")?;
         let password = format!("{:032x}", rand::random::<u128>());
         self.prepare(&at, &password)?;
         let places = self.places_with(&at, "gen1", &password);
@@ -309,4 +320,16 @@ impl Context<'_> {
         let _ = stored_on_target;
         Ok(measured)
     }
+}
+
+/// The source's files, their apparent bytes and what they take on their disks.
+fn source_size(roots: &[PathBuf]) -> Result<tree::TreeSize, EngineError> {
+    let mut size = tree::TreeSize::default();
+    for root in roots {
+        let one = tree::tree_size(root).map_err(tree_error)?;
+        size.files += one.files;
+        size.apparent_bytes += one.apparent_bytes;
+        size.allocated_bytes += one.allocated_bytes;
+    }
+    Ok(size)
 }
