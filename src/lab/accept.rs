@@ -51,10 +51,8 @@ async fn expectation_of(plans: &[RunPlan], search: Option<(usize, usize)>) -> Ex
         Some((likely, budget)) => spec::expectation::expect_search(plans, likely, budget),
         None => expect(plans),
     };
-    let owned = plans.to_vec();
-    if let Ok(warnings) =
-        tokio::task::spawn_blocking(move || spec::expectation::machine_warnings(&owned)).await
-    {
+    let questions = spec::expectation::SourceQuestions::of(plans);
+    if let Ok(warnings) = tokio::task::spawn_blocking(move || questions.warnings()).await {
         expectation.warnings.extend(warnings);
     }
     expectation

@@ -1,6 +1,8 @@
 //! A campaign's plan judged before it runs, in the spec's own terms: the fields whose values
 //! cannot give a valid figure, with the minimum each needs, and how long the campaign takes.
 
+use std::path::PathBuf;
+
 use serde::Serialize;
 
 use super::RunPlan;
@@ -91,78 +93,117 @@ pub const TOOL_INCREMENTAL_SOURCE: u64 = 1 << 30;
 /// What the plans would meet on this machine that the spec alone cannot say, from a quick walk
 /// of a source of paths: a source that fits in memory read without eviction (every read after
 /// the first measures the page cache), a source too small for a tool's incremental to be
-/// timed. Walks the file system: not on an async worker.
+/// timed, a source of sparse files. Walks the file system: not on an async worker.
 pub fn machine_warnings(plans: &[RunPlan]) -> Vec<PlanWarning> {
-    let mut warnings = Vec::new();
-    let local_paths = |plan: &RunPlan| match &plan.source {
-        super::SourcePlan::Paths(paths) if plan.agents.is_empty() => Some(paths.clone()),
-        _ => None,
-    };
-    let cached = plans.iter().find_map(|plan| {
-        (plan.test.reads_source() && !plan.params.cold_cache && !plan.params.direct)
-            .then(|| local_paths(plan))
-            .flatten()
-    });
-    if let Some((bytes, memory)) =
-        cached.and_then(|paths| crate::engine::cache::fits_in_memory(&paths))
-    {
-        warnings.push(PlanWarning {
-            field: "params.cold_cache".to_string(),
-            message: format!(
-                "the source ({}) fits in this machine's memory ({}): without cold_cache or \
-                 direct, every read after the first measures the page cache, not the disks; \
-                 set cold_cache (--cold-cache) or direct",
-                crate::size::format_bytes(bytes),
-                crate::size::format_bytes(memory)
-            ),
+    SourceQuestions::of(plans).warnings()
+}
+
+/// The sources [`machine_warnings`] walks, taken from the plans without the file system: each
+/// path once, however many runs read it, so a wide campaign is asked about cheaply and the
+/// walk can run elsewhere.
+#[derive(Debug, Clone, Default)]
+pub struct SourceQuestions {
+    /// The paths of the first run that reads its source through the page cache.
+    cached: Option<Vec<PathBuf>>,
+    /// The paths of the first tool incremental.
+    incremental: Option<Vec<PathBuf>>,
+    /// Every path a run reads, once.
+    read: Vec<PathBuf>,
+}
+
+impl SourceQuestions {
+    /// The questions of `plans` (local sources of paths only: an agent's lie elsewhere).
+    pub fn of(plans: &[RunPlan]) -> SourceQuestions {
+        fn local_paths(plan: &RunPlan) -> Option<&Vec<PathBuf>> {
+            match &plan.source {
+                super::SourcePlan::Paths(paths) if plan.agents.is_empty() => Some(paths),
+                _ => None,
+            }
+        }
+        let cached = plans.iter().find_map(|plan| {
+            (plan.test.reads_source() && !plan.params.cold_cache && !plan.params.direct)
+                .then(|| local_paths(plan).cloned())
+                .flatten()
         });
-    }
-    let incremental = plans.iter().find_map(|plan| {
-        (plan.test == super::TestKind::ToolIncremental)
-            .then(|| local_paths(plan))
-            .flatten()
-    });
-    if let Some(bytes) = incremental
-        .and_then(|paths| crate::engine::cache::tree_bytes_below(&paths, TOOL_INCREMENTAL_SOURCE))
-    {
-        warnings.push(PlanWarning {
-            field: "source.paths".to_string(),
-            message: format!(
-                "the source holds {}: a tool's incremental over it likely ends within {} s, \
-                 too short to time (too_short); a source of {} or more gives it a job the lab \
-                 can time",
-                crate::size::format_bytes(bytes),
-                crate::engine::validity::MIN_JOB_S,
-                crate::size::format_bytes(TOOL_INCREMENTAL_SOURCE)
-            ),
+        let incremental = plans.iter().find_map(|plan| {
+            (plan.test == super::TestKind::ToolIncremental)
+                .then(|| local_paths(plan).cloned())
+                .flatten()
         });
+        let mut read = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
+        for paths in plans
+            .iter()
+            .filter(|plan| plan.test.reads_source())
+            .filter_map(local_paths)
+        {
+            for path in paths {
+                if seen.insert(path.as_path()) {
+                    read.push(path.clone());
+                }
+            }
+        }
+        SourceQuestions {
+            cached,
+            incremental,
+            read,
+        }
     }
-    let sources: Vec<_> = plans
-        .iter()
-        .filter(|plan| plan.test.reads_source())
-        .filter_map(local_paths)
-        .flatten()
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    if let Some(sparse) = crate::engine::cache::sparse_files(&sources, SPARSE_HOLES) {
-        warnings.push(PlanWarning {
-            field: "source.paths".to_string(),
-            message: format!(
-                "the source holds {} of holes in {} sparse {} ({} apparent, {} on disk): a \
-                 hole is read as zeros without touching a disk, so a read or backup over it \
-                 measures memory, not the disks, and a tool or stream that does not keep holes \
-                 stores and restores {} as data; leave the sparse files out of the source",
-                crate::size::format_bytes(sparse.hole_bytes()),
-                sparse.files,
-                if sparse.files == 1 { "file" } else { "files" },
-                crate::size::format_bytes(sparse.apparent_bytes),
-                crate::size::format_bytes(sparse.allocated_bytes),
-                crate::size::format_bytes(sparse.apparent_bytes),
-            ),
-        });
+
+    /// The warnings, from a walk of each source.
+    pub fn warnings(&self) -> Vec<PlanWarning> {
+        let mut warnings = Vec::new();
+        if let Some((bytes, memory)) = self
+            .cached
+            .as_deref()
+            .and_then(crate::engine::cache::fits_in_memory)
+        {
+            warnings.push(PlanWarning {
+                field: "params.cold_cache".to_string(),
+                message: format!(
+                    "the source ({}) fits in this machine's memory ({}): without cold_cache or \
+                     direct, every read after the first measures the page cache, not the disks; \
+                     set cold_cache (--cold-cache) or direct",
+                    crate::size::format_bytes(bytes),
+                    crate::size::format_bytes(memory)
+                ),
+            });
+        }
+        if let Some(bytes) = self.incremental.as_deref().and_then(|paths| {
+            crate::engine::cache::tree_bytes_below(paths, TOOL_INCREMENTAL_SOURCE)
+        }) {
+            warnings.push(PlanWarning {
+                field: "source.paths".to_string(),
+                message: format!(
+                    "the source holds {}: a tool's incremental over it likely ends within {} s, \
+                     too short to time (too_short); a source of {} or more gives it a job the \
+                     lab can time",
+                    crate::size::format_bytes(bytes),
+                    crate::engine::validity::MIN_JOB_S,
+                    crate::size::format_bytes(TOOL_INCREMENTAL_SOURCE)
+                ),
+            });
+        }
+        if let Some(sparse) = crate::engine::cache::sparse_files(&self.read, SPARSE_HOLES) {
+            warnings.push(PlanWarning {
+                field: "source.paths".to_string(),
+                message: format!(
+                    "the source holds {} of holes in {} sparse {} ({} apparent, {} on disk): a \
+                     hole is read as zeros without touching a disk, so a read or backup over it \
+                     measures memory, not the disks, and a tool or stream that does not keep \
+                     holes stores and restores {} as data; leave the sparse files out of the \
+                     source",
+                    crate::size::format_bytes(sparse.hole_bytes()),
+                    sparse.files,
+                    if sparse.files == 1 { "file" } else { "files" },
+                    crate::size::format_bytes(sparse.apparent_bytes),
+                    crate::size::format_bytes(sparse.allocated_bytes),
+                    crate::size::format_bytes(sparse.apparent_bytes),
+                ),
+            });
+        }
+        warnings
     }
-    warnings
 }
 
 /// Holes in a source's sparse files past which a plan is warned: a read of them measures no
@@ -243,7 +284,7 @@ fn warnings_of(plan: &RunPlan) -> Vec<PlanWarning> {
     }
     if !params.time_based
         && let Some(bytes) = params.size
-        && let super::TargetPlan::Tape(config) = &plan.target
+        && let Some(config) = plan.target.tape()
     {
         let needed = (crate::engine::validity::DRIVE_BUFFERS
             * config.buffer_bytes as f64
