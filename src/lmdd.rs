@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
-use crate::engine::plan::{NamedFile, RunParams, RunPlan, SourcePlan, TargetPlan};
+use crate::engine::plan::{RunParams, RunPlan, SourcePlan, TargetPlan};
 use crate::engine::result::{RunResult, RunStatus};
 use crate::engine::test_kind::TestKind;
 use crate::engine::{self, EngineSettings, RunControl};
@@ -178,11 +178,8 @@ impl Lmdd {
                 },
             },
             target: match &self.output {
-                Some(path) => TargetPlan::File(NamedFile {
-                    path: path.clone(),
-                    pattern: self.pattern,
-                }),
-                None => TargetPlan::Null,
+                Some(path) => TargetPlan::named_file(path.clone(), self.pattern),
+                None => TargetPlan::discard(),
             },
             agents: Vec::new(),
         }
@@ -268,17 +265,14 @@ mod tests {
         assert_eq!(plan.test, TestKind::TapeWrite);
         assert_eq!(
             plan.target,
-            TargetPlan::File(NamedFile {
-                path: PathBuf::from("/export/bds/testfile"),
-                pattern: false,
-            })
+            TargetPlan::named_file(PathBuf::from("/export/bds/testfile"), false)
         );
         let read = Lmdd::parse(&operands(
             "if=/export/bds/testfile bs=7m move=500m direct=1",
         ))
         .expect("valid");
         assert_eq!(read.plan().test, TestKind::ReadSingle);
-        assert_eq!(read.plan().target, TargetPlan::Null);
+        assert_eq!(read.plan().target, TargetPlan::discard());
     }
 
     #[test]

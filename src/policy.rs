@@ -4,9 +4,10 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::engine::target::Writes;
 use crate::spec::{
-    AUTO_MAX_DURATION_S, CampaignSpec, DedupConfig, DurationInput, FieldErrors, RunPlan,
-    SourcePlan, TargetKind, TargetPlan, bounds, format_size,
+    AUTO_MAX_DURATION_S, CampaignSpec, DurationInput, FieldErrors, RunPlan, SourcePlan, bounds,
+    format_size,
 };
 
 /// The limits a lab was started with. Registered with the lab's host on a shared database, so
@@ -95,8 +96,8 @@ impl Policy {
                 }
             }
         }
-        match spec.target.kind {
-            TargetKind::Dir | TargetKind::Dedup => {
+        match spec.target.kind.facts().writes {
+            Writes::FilesUnder => {
                 if let Some(path) = spec
                     .target
                     .path
@@ -113,7 +114,7 @@ impl Policy {
                     *path = resolved;
                 }
             }
-            TargetKind::Device => {
+            Writes::Device => {
                 if let Some(path) = spec.target.path.as_mut() {
                     // Relative like every other spec path: from the data dir.
                     let absolute = lexical_absolute(&self.base_dir, path);
@@ -148,9 +149,10 @@ impl Policy {
                     }
                 }
             }
-            // Writes nothing on the host. An object store is one the operator named at start,
-            // or the spec is refused when its target is checked (`preflight`).
-            TargetKind::Null | TargetKind::Tape | TargetKind::Striped | TargetKind::S3 => {}
+            // A named file is never a spec's. A target that writes nothing on the host: an
+            // object store is one the operator named at start, or the spec is refused when its
+            // target is checked (`preflight`).
+            Writes::NamedFile | Writes::Nothing => {}
         }
         violations
     }
@@ -170,14 +172,10 @@ impl Policy {
         {
             paths.iter_mut().for_each(resolve);
         }
-        match &mut plan.target {
-            TargetPlan::Dir(path) | TargetPlan::Device(path) => resolve(path),
-            TargetPlan::Dedup(config) => resolve(&mut config.path),
-            TargetPlan::File(_)
-            | TargetPlan::Null
-            | TargetPlan::Tape(_)
-            | TargetPlan::Striped(_)
-            | TargetPlan::S3(_) => {}
+        if matches!(plan.target.writes(), Writes::FilesUnder | Writes::Device)
+            && let Some(path) = plan.target.path_mut()
+        {
+            resolve(path);
         }
     }
 
@@ -202,8 +200,9 @@ impl Policy {
                 );
             }
         }
-        match &plan.target {
-            TargetPlan::Dir(path) | TargetPlan::Dedup(DedupConfig { path, .. }) => {
+        let path = plan.target.path().unwrap_or(Path::new(""));
+        match plan.target.writes() {
+            Writes::FilesUnder => {
                 still_under(
                     path,
                     &self.target_roots,
@@ -212,8 +211,8 @@ impl Policy {
                     &mut errors,
                 );
             }
-            TargetPlan::Device(path) => {
-                let unchanged = path.canonicalize().is_ok_and(|resolved| &resolved == path);
+            Writes::Device => {
+                let unchanged = path.canonicalize().is_ok_and(|resolved| resolved == path);
                 if !unchanged || !self.device_allowed(path) {
                     errors.add(
                         "target.path",
@@ -225,16 +224,15 @@ impl Policy {
                     );
                 }
             }
-            TargetPlan::File(named) => errors.add(
+            Writes::NamedFile => errors.add(
                 "target.path",
                 format!(
                     "{}: a named file is written only from the command line",
-                    named.path.display()
+                    path.display()
                 ),
             ),
             // A store the lab no longer knows fails the run when it opens, naming the store.
-            TargetPlan::Null | TargetPlan::Tape(_) | TargetPlan::Striped(_) | TargetPlan::S3(_) => {
-            }
+            Writes::Nothing => {}
         }
         if errors.is_empty() {
             Ok(())

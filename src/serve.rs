@@ -13,7 +13,7 @@ use tokio::sync::watch;
 
 use crate::engine::EngineSettings;
 use crate::engine::dataset::{self, DatasetRequest, Profile};
-use crate::engine::plan::TargetPlan;
+use crate::engine::target::Writes;
 use crate::engine::target::s3::{self, ObjectStores};
 use crate::engine::target::sweep_lab_files;
 use crate::field_errors::FieldErrors;
@@ -25,7 +25,7 @@ use crate::lab::{DEMO_DIR, HostSettings, Lab};
 use crate::net::Clients;
 use crate::net::listener::{AgentGateway, DataLink};
 use crate::policy::Policy;
-use crate::spec::{CampaignSpec, TargetKind, format_size};
+use crate::spec::{CampaignSpec, format_size};
 use crate::store::{Location, Store, StoreError};
 
 /// How long a shutdown waits for the running run to stop and save.
@@ -529,7 +529,7 @@ fn sweep_targets(specs: &[CampaignSpec], data_dir: &Path, owner: &str) {
         );
     }
     let targets = specs.iter().filter_map(|spec| {
-        matches!(spec.target.kind, TargetKind::Dir | TargetKind::Dedup)
+        (spec.target.kind.facts().writes == Writes::FilesUnder)
             .then(|| spec.target.path.clone())
             .flatten()
     });
@@ -569,7 +569,11 @@ fn sweep_stores(specs: &[CampaignSpec], stores: &ObjectStores, owner: &str, give
         if give_up.load(Ordering::Relaxed) {
             return;
         }
-        let Some(TargetPlan::S3(config)) = spec.target.plan(&mut FieldErrors::default()) else {
+        let Some(config) = spec
+            .target
+            .plan(&mut FieldErrors::default())
+            .and_then(|plan| plan.object_store().cloned())
+        else {
             continue;
         };
         if seen.contains(&(config.store.clone(), config.prefix.clone())) {

@@ -158,6 +158,78 @@ fn modules_kept_apart_import_nothing_of_each_other() {
     );
 }
 
+/// Where a target kind may be named by its variant (`TargetKind::Dir`, `TargetPlan::S3(…)`):
+/// the kinds' own folder. Everywhere else asks a target what it is (`KindFacts`, the `Target`
+/// trait, `TargetPlan`'s questions), so a new kind is answered for wherever it is asked.
+const TARGET_KINDS_HOME: &str = "engine/target";
+
+#[test]
+fn no_file_outside_the_target_folder_names_a_target_kind() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut problems = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(&src).expect("a file under src/");
+        let is_test = relative.file_name().is_some_and(|name| name == "tests.rs")
+            || relative
+                .components()
+                .any(|part| part.as_os_str() == "tests");
+        if relative.starts_with(TARGET_KINDS_HOME) || is_test {
+            continue;
+        }
+        let text = fs::read_to_string(&file).expect("a source file can be read");
+        for (line, named) in kind_variants(&code_only(&text)) {
+            problems.push(format!("src/{}:{line}: {named}", relative.display()));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "target kinds named outside src/{TARGET_KINDS_HOME} (ask the target instead):\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+#[test]
+fn a_kind_variant_is_found_and_a_type_or_constant_is_not() {
+    let code = "let a = TargetKind::Dir;\nlet b = TargetKind::ALL;\n\
+                if let TargetPlan::S3(config) = plan {}\nTargetKind::name();";
+    assert_eq!(
+        kind_variants(code),
+        vec![
+            (1, "TargetKind::Dir".to_string()),
+            (3, "TargetPlan::S3".to_string())
+        ]
+    );
+}
+
+/// Each `TargetKind::Variant` or `TargetPlan::Variant` in `code`, with its line: a name
+/// after the `::` that starts with a capital followed by a small letter or a digit (not a
+/// constant such as `ALL`, nor a function).
+fn kind_variants(code: &str) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    for owner in ["TargetKind::", "TargetPlan::"] {
+        let mut at = 0;
+        while let Some(offset) = code[at..].find(owner) {
+            let start = at + offset;
+            at = start + owner.len();
+            let name = leading_name(&code[at..]);
+            let mut chars = name.chars();
+            let (Some(first), Some(second)) = (chars.next(), chars.next()) else {
+                continue;
+            };
+            if first.is_ascii_uppercase()
+                && (second.is_ascii_lowercase() || second.is_ascii_digit())
+            {
+                let line = code[..start].matches('\n').count() + 1;
+                found.push((line, format!("{owner}{name}")));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
 #[test]
 fn the_reader_finds_plain_and_grouped_imports_and_skips_comments_and_strings() {
     let modules: BTreeSet<String> = ["spec", "store", "analysis", "series", "size"]

@@ -14,12 +14,10 @@ use crate::analysis;
 use crate::analysis::follow_up::FollowUp;
 use crate::analysis::points::Point;
 use crate::engine::result::{Progress, RunResult, RunStatus};
+use crate::engine::target::Writes;
 use crate::engine::{self, EngineSettings, RunControl, preflight, survey};
 use crate::field_errors::FieldErrors;
-use crate::spec::{
-    self, ByteSize, CampaignSpec, DedupConfig, RunPlan, SourceSpec, TargetKind, TargetPlan,
-    TargetSpec, TestKind,
-};
+use crate::spec::{self, ByteSize, CampaignSpec, RunPlan, SourceSpec, TargetSpec, TestKind};
 use crate::views::report::{self, CampaignHeader, CampaignReport, render_table};
 
 use super::{EXIT_BAD_SPEC, EXIT_RUN_FAILED, StoreArgs, ToolFileArgs};
@@ -143,8 +141,8 @@ pub(super) fn run(args: RunArgs) -> ExitCode {
     // The engine follows no link on a target's path; the operator's own path is resolved once,
     // here, as the lab resolves a submitted one.
     for plan in &mut plans {
-        if let TargetPlan::Dir(dir) | TargetPlan::Dedup(DedupConfig { path: dir, .. }) =
-            &mut plan.target
+        if plan.target.writes() == Writes::FilesUnder
+            && let Some(dir) = plan.target.path_mut()
             && let Ok(resolved) = dir.canonicalize()
         {
             *dir = resolved;
@@ -345,7 +343,7 @@ fn build_spec(args: &RunArgs, flag_errors: &mut FieldErrors) -> Result<CampaignS
         None => CampaignSpec {
             name: String::new(),
             source: SourceSpec::default(),
-            target: TargetSpec::new(TargetKind::Null, None),
+            target: parse_target("null"),
             tests: spec::TestKind::BOTTLENECK
                 .iter()
                 .map(|test| test.id().to_string())
@@ -485,43 +483,11 @@ fn parse_tool(text: &str, field: &str, flag_errors: &mut FieldErrors) -> spec::T
 }
 
 fn parse_target(text: &str) -> TargetSpec {
-    if text == "null" {
-        TargetSpec::new(TargetKind::Null, None)
-    } else if let Some(path) = text.strip_prefix("device:") {
-        TargetSpec::new(TargetKind::Device, Some(PathBuf::from(path)))
-    } else if let Some((kind, settings)) = text
-        .split_once(':')
-        .and_then(|(kind, rest)| Some((TargetKind::from_id(kind)?, rest)))
-        .filter(|(_, rest)| rest.contains('='))
-    {
-        // KIND:NAME=VALUE,…: any kind's settings (and `path=` its path); validation names a
-        // bad one.
-        settings
-            .split(',')
-            .filter_map(|pair| pair.split_once('='))
-            .fold(TargetSpec::new(kind, None), |mut target, (name, value)| {
-                if name.trim() == "path" {
-                    target.path = Some(PathBuf::from(value));
-                    return target;
-                }
-                let value = match (value.parse::<u64>(), value.parse::<f64>()) {
-                    (Ok(whole), _) => serde_json::Value::from(whole),
-                    (_, Ok(number)) => serde_json::Value::from(number),
-                    _ => serde_json::Value::from(value),
-                };
-                target.with(name.trim(), value)
-            })
-    } else if let Some(tape) = text.strip_prefix("tape:") {
-        // tape:MODEL or tape:MODEL:DRIVES; a bad drive count is left for validation to name.
-        let (model, drives) = tape.split_once(':').unwrap_or((tape, ""));
-        let target = TargetSpec::new(TargetKind::Tape, None).with("model", model);
-        if drives.is_empty() {
-            target
-        } else {
-            target.with("drives", drives.parse::<u32>().unwrap_or(0))
-        }
-    } else {
-        TargetSpec::new(TargetKind::Dir, Some(PathBuf::from(text)))
+    let (kind, path, settings) = crate::engine::target::flag::read(text);
+    TargetSpec {
+        kind,
+        path,
+        settings,
     }
 }
 

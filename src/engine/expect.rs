@@ -4,7 +4,7 @@
 //! shortest steady window. The lab plans `auto` runs long enough with it, warns about an
 //! explicit duration that is too short, and says up front how long a campaign takes.
 
-use super::plan::{RunParams, RunPlan, SourcePlan, TargetPlan};
+use super::plan::{RunParams, RunPlan, SourcePlan};
 use super::steady::MIN_STEADY_S;
 use super::target::tape::TapeConfig;
 use super::test_kind::TestKind;
@@ -34,9 +34,7 @@ pub struct Need {
 /// (native speed times the compression the data allows, MB/s): what every figure here about a
 /// drive is worked out from.
 fn drive_of(plan: &RunPlan) -> Option<(&TapeConfig, f64, f64)> {
-    let TargetPlan::Tape(config) = &plan.target else {
-        return None;
-    };
+    let config = plan.target.tape()?;
     if !plan.test.writes_target() {
         return None;
     }
@@ -166,16 +164,10 @@ fn bytes_of(plan: &RunPlan, params: &RunParams) -> Option<u64> {
 
 /// The rate an emulated target takes data at, when the run writes to one.
 fn known_rate_mb_s(plan: &RunPlan) -> Option<f64> {
-    if let Some((config, _, host_mb_s)) = drive_of(plan) {
-        return Some(host_mb_s * f64::from(config.drives));
+    if !plan.test.writes_target() {
+        return None;
     }
-    match &plan.target {
-        TargetPlan::Striped(config) if plan.test.writes_target() => Some(
-            (config.disk_mb_s * f64::from(config.disks))
-                .min(config.controller_mb_s * f64::from(config.controllers)),
-        ),
-        _ => None,
-    }
+    plan.target.target().takes_mb_s(plan.params.compress_ratio)
 }
 
 /// How long an emulated drive takes to write out its buffer when the run closes it.

@@ -285,15 +285,10 @@ pub(super) fn build_job<'a>(
     })
 }
 
-/// The bytes a run may write into its target's file system (a dir or a dedup store), less
-/// the reserve ([`super::room`]). `None` for other targets.
+/// The bytes a run may write into its target's file system (a kind that makes files under a
+/// directory), less the reserve ([`super::room`]). `None` for other targets.
 pub(super) fn target_room(target: &plan::TargetPlan) -> Option<u64> {
-    let dir = match target {
-        plan::TargetPlan::Dir(dir) => dir,
-        plan::TargetPlan::Dedup(config) => &config.path,
-        _ => return None,
-    };
-    super::room::room_at(dir)
+    super::room::room_at(target.files_dir()?)
 }
 
 /// A restore: the target lays down a backup image (before the timed window) and gives the

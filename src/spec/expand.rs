@@ -88,7 +88,9 @@ impl CampaignSpec {
                 );
             }
         }
-        if let (Some(TargetPlan::S3(config)), Some(base)) = (&target, &base) {
+        if let (Some(config), Some(base)) =
+            (target.as_ref().and_then(TargetPlan::object_store), &base)
+        {
             let most_streams = axes
                 .streams
                 .iter()
@@ -302,7 +304,7 @@ fn build_arms(
                         params.streams = streams;
                     }
                     // Every run against an object store says how it wrote to it.
-                    if let TargetPlan::S3(config) = target {
+                    if let Some(config) = target.object_store() {
                         params.part_size = Some(point.part_size.unwrap_or(config.part_size));
                         params.concurrency = Some(point.concurrency.unwrap_or(config.concurrency));
                     }

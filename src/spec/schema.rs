@@ -16,10 +16,6 @@ use super::{
     ByteSize, DurationInput, MAX_CLIENTS, MAX_CONNECTIONS, MAX_RUNS, TargetKind, TargetSpec,
     TestKind,
 };
-use crate::engine::target::dedup::DedupSettings;
-use crate::engine::target::s3::S3Settings;
-use crate::engine::target::striped::StripedSettings;
-use crate::engine::target::tape::TapeSettings;
 
 /// The whitespace Rust's `str::trim` removes, which the spec's parsers allow around values.
 const SPACE: &str =
@@ -67,13 +63,7 @@ impl PartialSchema for TargetSpec {
                     )),
             )
             .additional_properties(Some(AdditionalProperties::FreeForm(false)));
-        let kinds = [
-            TapeSettings::schema(),
-            StripedSettings::schema(),
-            S3Settings::schema(),
-            DedupSettings::schema(),
-        ];
-        for settings in kinds {
+        for settings in crate::engine::target::settings_schemas() {
             if let RefOr::T(Schema::Object(settings)) = settings {
                 for (name, setting) in settings.properties {
                     target = target.property(name, setting);
@@ -93,10 +83,7 @@ impl ToSchema for TargetSpec {
     fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
         schemas.push((TargetKind::name().into_owned(), TargetKind::schema()));
         TargetKind::schemas(schemas);
-        TapeSettings::schemas(schemas);
-        StripedSettings::schemas(schemas);
-        S3Settings::schemas(schemas);
-        DedupSettings::schemas(schemas);
+        crate::engine::target::settings_schema_parts(schemas);
     }
 }
 

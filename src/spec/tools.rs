@@ -4,7 +4,7 @@
 //! so none can be given.
 
 use super::{CampaignSpec, FieldErrors, ToolRun};
-use crate::engine::target::TargetKind;
+use crate::engine::target::ToolRepository;
 use crate::engine::tool::{ToolShape, Tools};
 
 /// Each tool the campaign names, with the field it is named in.
@@ -77,11 +77,12 @@ pub fn check(spec: &CampaignSpec, tools: &Tools) -> FieldErrors {
                 ),
             }
         }
-        let in_bucket = spec.target.kind == TargetKind::S3 && definition.s3.is_some();
-        if definition.shape == ToolShape::Repository
-            && spec.target.kind != TargetKind::Dir
-            && !in_bucket
-        {
+        let keeps_one = match spec.target.kind.facts().tool_repository {
+            ToolRepository::InDirectory => true,
+            ToolRepository::InBucket => definition.s3.is_some(),
+            ToolRepository::Nowhere => false,
+        };
+        if definition.shape == ToolShape::Repository && !keeps_one {
             errors.add(
                 "target.kind",
                 format!(

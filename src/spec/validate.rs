@@ -580,7 +580,7 @@ impl CampaignSpec {
             Some(list) if !list.is_empty() => list.iter().copied().map(Some).collect(),
             _ => vec![None],
         };
-        let store = self.target.kind == TargetKind::S3;
+        let store = self.target.kind.facts().object_store;
         let mut store_only = |field: &str, given: bool| {
             if given && !store {
                 errors.add(

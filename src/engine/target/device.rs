@@ -20,6 +20,7 @@ use crate::engine::cache;
 use crate::engine::error::EngineError;
 use crate::engine::plan::TargetPlan;
 use crate::engine::restore::{ImageReader, ImageRequest, RestoreImage, write_image};
+use crate::engine::target::{KindFacts, ToolRepository, Writes};
 use crate::field_errors::FieldErrors;
 
 /// A spec's device target: a path, no settings.
@@ -212,7 +213,19 @@ pub fn device_allowed(path: &Path, allowed: &[PathBuf]) -> bool {
 /// A block or character device the lab was allowed to overwrite.
 pub struct DeviceTarget<'a>(pub &'a Path);
 
+/// What this kind is before its settings are read. A raw device, named with `--allow-device`.
+pub const FACTS: KindFacts = KindFacts {
+    id: "device",
+    writes: Writes::Device,
+    tool_repository: ToolRepository::Nowhere,
+    object_store: false,
+};
+
 impl Target for DeviceTarget<'_> {
+    fn facts(&self) -> &'static KindFacts {
+        &FACTS
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities::HARDWARE
     }

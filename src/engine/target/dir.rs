@@ -24,6 +24,7 @@ use crate::engine::measure::LatencyRecorder;
 use crate::engine::plan::TargetPlan;
 use crate::engine::restore::{ImageReader, ImageRequest, RestoreImage, write_image};
 use crate::engine::source::StreamSource;
+use crate::engine::target::{KindFacts, ToolRepository, Writes};
 use crate::field_errors::FieldErrors;
 
 /// A spec's directory target: a path, no settings.
@@ -199,7 +200,19 @@ impl Drop for DirSink {
 /// A directory on a real file system.
 pub struct DirTarget<'a>(pub &'a Path);
 
+/// What this kind is before its settings are read. Files the lab makes under a directory: a repository tool keeps its repository beside them.
+pub const FACTS: KindFacts = KindFacts {
+    id: "dir",
+    writes: Writes::FilesUnder,
+    tool_repository: ToolRepository::InDirectory,
+    object_store: false,
+};
+
 impl Target for DirTarget<'_> {
+    fn facts(&self) -> &'static KindFacts {
+        &FACTS
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities::HARDWARE
     }

@@ -17,6 +17,7 @@ use crate::engine::EngineSettings;
 use crate::engine::buffer::{AlignedBuf, PAGE};
 use crate::engine::error::EngineError;
 use crate::engine::plan::NamedFile;
+use crate::engine::target::{KindFacts, ToolRepository, Writes};
 use crate::field_errors::FieldErrors;
 
 /// The named file, open for writing.
@@ -101,7 +102,19 @@ fn fill_words_avx2(words: &mut [u32], start: u32) {
 /// A file on a real file system, kept after the run.
 pub struct FileTarget<'a>(pub &'a NamedFile);
 
+/// What this kind is before its settings are read. A file the operator names on the command line, never from a spec.
+pub const FACTS: KindFacts = KindFacts {
+    id: "file",
+    writes: Writes::NamedFile,
+    tool_repository: ToolRepository::Nowhere,
+    object_store: false,
+};
+
 impl Target for FileTarget<'_> {
+    fn facts(&self) -> &'static KindFacts {
+        &FACTS
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities::HARDWARE
     }

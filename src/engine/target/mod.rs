@@ -24,6 +24,7 @@ pub mod device;
 pub mod dir;
 pub mod file;
 pub mod files;
+pub mod flag;
 pub mod null;
 pub mod s3;
 pub mod striped;
@@ -211,11 +212,59 @@ pub struct Opening<'a> {
     pub deadline: Option<std::time::Instant>,
 }
 
-/// One kind of target: a new kind is a file with its `Sink` and this, registered in
-/// `TargetPlan::target`.
+/// Where a target writes on the lab's host: what the lab's policy checks, its room check
+/// watches and its start-up sweep looks in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writes {
+    /// Files the lab makes under a directory (`--allow-target`), swept at start when a run
+    /// left them, and written only within the directory's room above the lab's reserve.
+    FilesUnder,
+    /// A raw device (`--allow-device`), written from its start.
+    Device,
+    /// A file the operator named on the command line, kept after the run.
+    NamedFile,
+    /// Nothing on the host: emulated, discarded, or a store elsewhere.
+    Nothing,
+}
+
+/// Where a repository tool (restic, borg) can keep its repository in a target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolRepository {
+    /// In a directory of the run's own beside the target's files.
+    InDirectory,
+    /// Under a key prefix of the run's own in the target's bucket, for a tool whose
+    /// definition says how (`s3`).
+    InBucket,
+    /// Nowhere: only a stream tool writes into it.
+    Nowhere,
+}
+
+/// What a kind of target is, known before its settings are read: each kind's file has its
+/// own (`FACTS`), and the rest of the lab asks these rather than name the kind.
+#[derive(Debug)]
+pub struct KindFacts {
+    /// What a spec calls it.
+    pub id: &'static str,
+    pub writes: Writes,
+    pub tool_repository: ToolRepository,
+    /// It writes objects into a store elsewhere: part size and parts in flight are its
+    /// settings, and a matrix may sweep them.
+    pub object_store: bool,
+}
+
+/// One kind of target: a new kind is a file with its `Sink`, its [`KindFacts`] and this,
+/// registered in `TargetKind::facts`, `TargetKind::plan` and `TargetPlan::target`.
 pub trait Target {
+    /// What the kind is, whatever its settings.
+    fn facts(&self) -> &'static KindFacts;
     /// What the engine may assume of it.
     fn capabilities(&self) -> Capabilities;
+    /// The rate the target takes data at when it is a model with a known speed (emulated
+    /// drives at the data's compression, a striped volume), MB/s.
+    fn takes_mb_s(&self, compress_ratio: f64) -> Option<f64> {
+        let _ = compress_ratio;
+        None
+    }
     /// The file system path written, for messages and checks; none for a target without one.
     fn path(&self) -> Option<&Path> {
         None
@@ -294,17 +343,22 @@ impl TargetKind {
         TargetKind::Dedup,
     ];
 
+    /// What the kind is, from its own file.
+    pub fn facts(self) -> &'static KindFacts {
+        match self {
+            TargetKind::Dir => &dir::FACTS,
+            TargetKind::Null => &null::FACTS,
+            TargetKind::Device => &device::FACTS,
+            TargetKind::Tape => &tape::FACTS,
+            TargetKind::Striped => &striped::FACTS,
+            TargetKind::S3 => &s3::FACTS,
+            TargetKind::Dedup => &dedup::FACTS,
+        }
+    }
+
     /// The kind as a spec names it.
     pub fn id(self) -> &'static str {
-        match self {
-            TargetKind::Dir => "dir",
-            TargetKind::Null => "null",
-            TargetKind::Device => "device",
-            TargetKind::Tape => "tape",
-            TargetKind::Striped => "striped",
-            TargetKind::S3 => "s3",
-            TargetKind::Dedup => "dedup",
-        }
+        self.facts().id
     }
 
     /// The kind a spec names, if it is one.
@@ -330,6 +384,32 @@ impl TargetKind {
             TargetKind::Dedup => dedup::plan(path, settings, errors),
         }
     }
+}
+
+/// Every kind's settings type as the OpenAPI document describes it: a target's properties
+/// are theirs together.
+pub fn settings_schemas() -> Vec<utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>> {
+    use utoipa::PartialSchema;
+    vec![
+        tape::TapeSettings::schema(),
+        striped::StripedSettings::schema(),
+        s3::S3Settings::schema(),
+        dedup::DedupSettings::schema(),
+    ]
+}
+
+/// The schemas every kind's settings type refers to, for the OpenAPI document's components.
+pub fn settings_schema_parts(
+    schemas: &mut Vec<(
+        String,
+        utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+    )>,
+) {
+    use utoipa::ToSchema;
+    tape::TapeSettings::schemas(schemas);
+    striped::StripedSettings::schemas(schemas);
+    s3::S3Settings::schemas(schemas);
+    dedup::DedupSettings::schemas(schemas);
 }
 
 /// Reads a kind's settings into its own type. A setting the kind does not have, or of the
@@ -423,6 +503,75 @@ pub fn no_path(kind: TargetKind, path: Option<&Path>, errors: &mut FieldErrors) 
 }
 
 impl TargetPlan {
+    /// The path the target writes on the lab's host, when it writes one (a directory, a
+    /// device, a named file); [`Target::facts`] says which.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            TargetPlan::Dir(path) | TargetPlan::Device(path) => Some(path),
+            TargetPlan::Dedup(config) => Some(&config.path),
+            TargetPlan::File(named) => Some(&named.path),
+            TargetPlan::Null | TargetPlan::Tape(_) | TargetPlan::Striped(_) | TargetPlan::S3(_) => {
+                None
+            }
+        }
+    }
+
+    /// [`TargetPlan::path`], to resolve in place.
+    pub fn path_mut(&mut self) -> Option<&mut PathBuf> {
+        match self {
+            TargetPlan::Dir(path) | TargetPlan::Device(path) => Some(path),
+            TargetPlan::Dedup(config) => Some(&mut config.path),
+            TargetPlan::File(named) => Some(&mut named.path),
+            TargetPlan::Null | TargetPlan::Tape(_) | TargetPlan::Striped(_) | TargetPlan::S3(_) => {
+                None
+            }
+        }
+    }
+
+    /// Where the target writes on the lab's host.
+    pub fn writes(&self) -> Writes {
+        self.target().facts().writes
+    }
+
+    /// The directory the lab makes the run's files under, for a target that writes files
+    /// there: what its room, its sweep and a tool's repository beside it are about.
+    pub fn files_dir(&self) -> Option<&Path> {
+        self.path().filter(|_| self.writes() == Writes::FilesUnder)
+    }
+
+    /// The directory a repository tool keeps its repository beside, for a target that has
+    /// one.
+    pub fn tool_repository_dir(&self) -> Option<&Path> {
+        self.path()
+            .filter(|_| self.target().facts().tool_repository == ToolRepository::InDirectory)
+    }
+
+    /// An object store's settings, for a target that writes into one.
+    pub fn object_store(&self) -> Option<&s3::S3Config> {
+        match self {
+            TargetPlan::S3(config) => Some(config),
+            _ => None,
+        }
+    }
+
+    /// Emulated tape drives' settings, for a target that is one.
+    pub fn tape(&self) -> Option<&tape::TapeConfig> {
+        match self {
+            TargetPlan::Tape(config) => Some(config),
+            _ => None,
+        }
+    }
+
+    /// The target that discards what it is given, as `backlab lmdd` without `of=` writes.
+    pub fn discard() -> TargetPlan {
+        TargetPlan::Null
+    }
+
+    /// A file the operator named on the command line, and how each block is filled.
+    pub fn named_file(path: PathBuf, pattern: bool) -> TargetPlan {
+        TargetPlan::File(crate::engine::plan::NamedFile { path, pattern })
+    }
+
     /// The target behind this plan: the registration of every kind.
     pub fn target(&self) -> Box<dyn Target + '_> {
         match self {

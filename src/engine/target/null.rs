@@ -6,6 +6,7 @@ use std::path::Path;
 use super::{Capabilities, Opening, Settings, Sink, Target, TargetKind, no_path, no_settings};
 use crate::engine::error::EngineError;
 use crate::engine::plan::TargetPlan;
+use crate::engine::target::{KindFacts, ToolRepository, Writes};
 use crate::field_errors::FieldErrors;
 
 /// A spec's null target: no path, no settings.
@@ -43,7 +44,19 @@ impl Sink for NullSink {
 /// The null target: one sink that keeps nothing.
 pub struct NullTarget;
 
+/// What this kind is before its settings are read. Discards everything: writes nothing on the host.
+pub const FACTS: KindFacts = KindFacts {
+    id: "null",
+    writes: Writes::Nothing,
+    tool_repository: ToolRepository::Nowhere,
+    object_store: false,
+};
+
 impl Target for NullTarget {
+    fn facts(&self) -> &'static KindFacts {
+        &FACTS
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities::default()
     }

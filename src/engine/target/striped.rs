@@ -23,6 +23,7 @@ use super::{
 use crate::engine::error::EngineError;
 use crate::engine::plan::TargetPlan;
 use crate::engine::result::{StripedFigures, TargetReport};
+use crate::engine::target::{KindFacts, ToolRepository, Writes};
 use crate::field_errors::FieldErrors;
 use crate::size::{ByteSize, format_bytes};
 
@@ -397,9 +398,30 @@ impl StripedFigures {
 /// An emulated striped volume: one writer, one sink.
 pub struct StripedTarget<'a>(pub &'a StripedConfig);
 
+/// What this kind is before its settings are read. An emulated volume: writes nothing on the host.
+pub const FACTS: KindFacts = KindFacts {
+    id: "striped",
+    writes: Writes::Nothing,
+    tool_repository: ToolRepository::Nowhere,
+    object_store: false,
+};
+
 impl Target for StripedTarget<'_> {
+    fn facts(&self) -> &'static KindFacts {
+        &FACTS
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities::EMULATED
+    }
+
+    /// Its disks together, or its controllers, whichever are slower.
+    fn takes_mb_s(&self, _compress_ratio: f64) -> Option<f64> {
+        let config = self.0;
+        Some(
+            (config.disk_mb_s * f64::from(config.disks))
+                .min(config.controller_mb_s * f64::from(config.controllers)),
+        )
     }
 
     fn open(&self, _how: &Opening<'_>) -> Result<Vec<Box<dyn Sink>>, EngineError> {

@@ -21,7 +21,7 @@ use crate::engine::EngineSettings;
 use crate::engine::error::EngineError;
 use crate::engine::measure::{LatencyRecorder, StageClock, round1, round3};
 use crate::engine::pipeline::{Outcome, RunControl};
-use crate::engine::plan::{RunPlan, SourcePlan, TargetPlan};
+use crate::engine::plan::{RunPlan, SourcePlan};
 use crate::engine::target::files::LAB_FILE_PREFIX;
 use crate::engine::target::s3::ObjectStore;
 use crate::engine::target::s3::client::S3Client;
@@ -278,16 +278,19 @@ impl Context<'_> {
     /// The run's directory beside the target's files: a repository lives there; a stream
     /// kept for a restore too.
     fn target_dir(&self, scratch: &mut Scratch) -> Result<PathBuf, EngineError> {
-        match &self.plan.target {
-            TargetPlan::Dir(dir) => {
+        match self.plan.target.tool_repository_dir() {
+            Some(dir) => {
                 let dir = std::path::absolute(dir)
                     .map_err(|error| EngineError::Tool(format!("{}: {error}", dir.display())))?;
                 scratch.make(dir.join(self.dir_name()))
             }
-            _ if self.definition.shape == ToolShape::Stream => scratch.make(self.data_dir()?.join(
-                format!("{LAB_FILE_PREFIX}{}-kept{TOOL_DIR_SUFFIX}", self.tag),
-            )),
-            _ => Err(EngineError::Tool(format!(
+            None if self.definition.shape == ToolShape::Stream => {
+                scratch.make(self.data_dir()?.join(format!(
+                    "{LAB_FILE_PREFIX}{}-kept{TOOL_DIR_SUFFIX}",
+                    self.tag
+                )))
+            }
+            None => Err(EngineError::Tool(format!(
                 "{} keeps a repository in a directory: the target must be a dir",
                 self.definition.name
             ))),

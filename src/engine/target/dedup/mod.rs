@@ -33,6 +33,7 @@ use crate::engine::reduction::{ChunkSizes, DatasetStreams};
 use crate::engine::restore::{ImageRequest, RestoreImage, write_image};
 use crate::engine::result::TargetReport;
 use crate::engine::source::StreamSource;
+use crate::engine::target::{KindFacts, ToolRepository, Writes};
 use crate::field_errors::FieldErrors;
 use crate::size::{ByteSize, format_bytes};
 
@@ -272,7 +273,19 @@ impl DedupTarget<'_> {
     }
 }
 
+/// What this kind is before its settings are read. A store the lab builds under a directory of its own.
+pub const FACTS: KindFacts = KindFacts {
+    id: "dedup",
+    writes: Writes::FilesUnder,
+    tool_repository: ToolRepository::Nowhere,
+    object_store: false,
+};
+
 impl Target for DedupTarget<'_> {
+    fn facts(&self) -> &'static KindFacts {
+        &FACTS
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities::HARDWARE
     }

@@ -30,6 +30,7 @@ pub mod sweep;
 pub use figures::S3Figures;
 pub use stores::{CredentialSources, ObjectStore, ObjectStores};
 
+use crate::engine::target::{KindFacts, ToolRepository, Writes};
 use client::S3Client;
 use figures::RequestTally;
 
@@ -273,7 +274,19 @@ fn unknown_store(name: &str, stores: &ObjectStores) -> String {
     }
 }
 
+/// What this kind is before its settings are read. Objects in a store elsewhere: a tool that can keeps its repository in the bucket.
+pub const FACTS: KindFacts = KindFacts {
+    id: "s3",
+    writes: Writes::Nothing,
+    tool_repository: ToolRepository::InBucket,
+    object_store: true,
+};
+
 impl Target for S3Target<'_> {
+    fn facts(&self) -> &'static KindFacts {
+        &FACTS
+    }
+
     fn capabilities(&self) -> Capabilities {
         // A completed upload is stored: completing it is the flush, inside the timed window.
         Capabilities::HARDWARE

@@ -19,6 +19,7 @@ use crate::engine::plan::TargetPlan;
 use crate::engine::restore::{ImageRequest, RestoreImage};
 use crate::engine::result::{TapeFigures, TargetReport};
 use crate::engine::source::{GeneratedStream, Renewal, Throttled};
+use crate::engine::target::{KindFacts, ToolRepository, Writes};
 use crate::field_errors::FieldErrors;
 
 pub mod catalogue;
@@ -468,9 +469,28 @@ impl TapeFigures {
 /// Emulated drives: one writer, and one sink, per drive.
 pub struct TapeTarget<'a>(pub &'a TapeConfig);
 
+/// What this kind is before its settings are read. Emulated drives: write nothing on the host.
+pub const FACTS: KindFacts = KindFacts {
+    id: "tape",
+    writes: Writes::Nothing,
+    tool_repository: ToolRepository::Nowhere,
+    object_store: false,
+};
+
 impl Target for TapeTarget<'_> {
+    fn facts(&self) -> &'static KindFacts {
+        &FACTS
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities::EMULATED
+    }
+
+    /// Every drive at its native speed times the compression the data allows.
+    fn takes_mb_s(&self, compress_ratio: f64) -> Option<f64> {
+        let config = self.0;
+        let compression = compress_ratio.clamp(1.0, config.max_compression);
+        Some(config.native_mb_s * compression * f64::from(config.drives))
     }
 
     fn open(&self, _how: &Opening<'_>) -> Result<Vec<Box<dyn Sink>>, EngineError> {

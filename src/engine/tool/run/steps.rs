@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::engine::error::EngineError;
-use crate::engine::plan::TargetPlan;
 use crate::engine::tool::definition::{ProgressFrom, ToolShape};
 use crate::engine::tool::process::Output;
 use crate::engine::tool::tree::{self, RestoreLayout};
@@ -233,7 +232,7 @@ impl Context<'_> {
     /// The repository for a backup on the target: keys in the target's bucket for a tool
     /// that can keep one there, else a directory beside the target's files.
     pub(super) fn repository(&self, scratch: &mut Scratch) -> Result<Repo, EngineError> {
-        let (TargetPlan::S3(config), Some(access)) = (&self.plan.target, &self.definition.s3)
+        let (Some(config), Some(access)) = (self.plan.target.object_store(), &self.definition.s3)
         else {
             return Ok(Repo::in_dir(self.target_dir(scratch)?));
         };
