@@ -125,6 +125,8 @@ pub struct Lab {
     relay_out: OnceLock<mpsc::Sender<RelayMessage>>,
     /// Wakes idle workers when runs are queued.
     queue_changed: Notify,
+    /// Counts the times the relay from other hosts listened again after it was cut.
+    relay_reopened: tokio::sync::watch::Sender<u64>,
     /// Held while a worker claims a run and registers its switch ([`Lab::claim_next`]), and
     /// while a cancel looks for running runs, so a cancel never misses a run just claimed.
     claim_lock: tokio::sync::Mutex<()>,
@@ -181,6 +183,7 @@ impl Lab {
             events: EventHub::default(),
             relay_out: OnceLock::new(),
             queue_changed: Notify::new(),
+            relay_reopened: tokio::sync::watch::Sender::new(0),
             claim_lock: tokio::sync::Mutex::new(()),
             running: Mutex::new(HashMap::new()),
             write_check: Mutex::new(None),

@@ -127,6 +127,15 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
     let data_dir = make_data_dir(&config.data_dir)?;
     let policy = policy_of(&config, &data_dir)?;
     let store = open_store(&config.db).await?;
+    match store.session_deadlines().await {
+        Ok(Some(deadlines)) => tracing::info!(
+            statement_timeout = %deadlines.statement,
+            idle_in_transaction_session_timeout = %deadlines.idle_in_transaction,
+            "the database's deadlines for this lab's statements"
+        ),
+        Ok(None) => {}
+        Err(error) => tracing::warn!(%error, "cannot read the database's deadlines"),
+    }
     // Before anything in it is swept: a second lab on this data dir, by whatever name it
     // reaches it, would take the first lab's runs for a crashed lab's leftovers.
     let _data_dir_lock = lock_data_dir(&data_dir)?;
@@ -351,8 +360,9 @@ fn log_limits(
     }
 }
 
-/// Campaigns finished before their judgement was kept, or judged under older rules: judged
-/// once, in the background, so that no page or list read has to write.
+/// Campaigns finished before their judgement was kept (their end lost with the lab that
+/// was taking it), or judged under older rules: judged once, in the background, so that no
+/// page or list read has to write (`Lab::judge_stale`).
 fn spawn_judging(lab: &Arc<Lab>) {
     let lab = Arc::clone(lab);
     tokio::spawn(async move {

@@ -3,9 +3,11 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clap::Args;
+
+use crate::duration::format_duration;
 
 #[derive(Args)]
 pub(super) struct SubmitArgs {
@@ -23,6 +25,11 @@ pub(super) struct SubmitArgs {
     /// Wait until the campaign ends and print its answer.
     #[arg(long)]
     wait: bool,
+    /// How long `--wait` waits (`90s`, `20m`, `2h`, or seconds) before it gives up, exiting
+    /// with status 3 and where to follow the campaign, which goes on [default: twice the
+    /// longest the lab expects the campaign to take, plus 10 minutes].
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout)]
+    timeout: Option<Duration>,
     /// The lab's URL.
     #[arg(long, env = "BACKLAB_SERVER", default_value = "http://127.0.0.1:8080")]
     lab: String,
@@ -163,8 +170,25 @@ pub(super) fn submit(args: SubmitArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let url = format!("{lab}/api/campaigns/{id}");
+    let timeout = args
+        .timeout
+        .unwrap_or_else(|| default_timeout(submitted["longest_s"].as_f64()));
+    // A timeout past what the clock can count is no deadline.
+    let deadline = Instant::now().checked_add(timeout);
     loop {
-        std::thread::sleep(Duration::from_secs(1));
+        let left = deadline.map_or(POLL_EVERY, |deadline| {
+            deadline.saturating_duration_since(Instant::now())
+        });
+        if left.is_zero() {
+            eprintln!(
+                "backlab submit: campaign {id} is still running after {} (the lab goes on \
+                 with it); follow it at {lab}/campaigns/{id} (live events: \
+                 {lab}/api/campaigns/{id}/events)",
+                format_duration(timeout.as_secs_f64())
+            );
+            return ExitCode::from(EXIT_STILL_RUNNING);
+        }
+        std::thread::sleep(left.min(POLL_EVERY));
         let campaign: serde_json::Value = match client.get(&url) {
             Ok(text) => serde_json::from_str(&text).unwrap_or_default(),
             Err(message) => return fail(message),
@@ -191,6 +215,56 @@ pub(super) fn submit(args: SubmitArgs) -> ExitCode {
             ExitCode::FAILURE
         };
     }
+}
+
+/// Exit status of `submit --wait` when its timeout passed with the campaign still running.
+const EXIT_STILL_RUNNING: u8 = 3;
+
+/// How often `submit --wait` asks the lab how the campaign stands.
+const POLL_EVERY: Duration = Duration::from_secs(1);
+
+/// What `submit --wait` adds to twice the campaign's longest expected time when no
+/// `--timeout` is given: the runs queued before it and its judgement take time too.
+const TIMEOUT_MARGIN: Duration = Duration::from_secs(600);
+
+/// How long `submit --wait` waits when no `--timeout` is given: twice the longest the lab
+/// expects the campaign to take (its answer's `longest_s`), plus [`TIMEOUT_MARGIN`]; a lab
+/// that did not say gets an hour.
+fn default_timeout(longest_s: Option<f64>) -> Duration {
+    match longest_s
+        .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
+        .and_then(|seconds| Duration::try_from_secs_f64(seconds * 2.0).ok())
+    {
+        Some(twice) => twice.saturating_add(TIMEOUT_MARGIN),
+        None => Duration::from_secs(3600),
+    }
+}
+
+/// `--timeout`: seconds, or a number with `s`, `m` or `h`; more than zero.
+fn parse_timeout(text: &str) -> Result<Duration, String> {
+    let trimmed = text.trim();
+    let (number, unit) = match trimmed.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(at) => trimmed.split_at(at),
+        None => (trimmed, "s"),
+    };
+    let scale = match unit.trim() {
+        "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        _ => {
+            return Err(format!(
+                "'{text}' is not a duration: give 90s, 20m, 2h or seconds"
+            ));
+        }
+    };
+    let seconds = number
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|seconds| seconds.is_finite() && *seconds > 0.0)
+        .ok_or_else(|| format!("'{text}' is not a duration: give 90s, 20m, 2h or seconds"))?;
+    Duration::try_from_secs_f64(seconds * scale)
+        .map_err(|_| format!("'{text}' is longer than a wait can be"))
 }
 
 /// The commands' way to a lab's API: one agent, the token on every request, and any answer
@@ -240,5 +314,28 @@ impl LabClient {
         } else {
             Err(format!("{url} answered {status}: {answer}"))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timeout_is_seconds_or_a_number_with_its_unit() {
+        assert_eq!(parse_timeout("90"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_timeout("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_timeout("20m"), Ok(Duration::from_secs(1200)));
+        assert_eq!(parse_timeout("1.5h"), Ok(Duration::from_secs(5400)));
+        for refused in ["", "soon", "0", "-5m", "10d", "NaN"] {
+            assert!(parse_timeout(refused).is_err(), "{refused:?}");
+        }
+    }
+
+    #[test]
+    fn the_default_timeout_is_twice_the_longest_expected_plus_a_margin() {
+        assert_eq!(default_timeout(Some(60.0)), Duration::from_secs(720));
+        assert_eq!(default_timeout(None), Duration::from_secs(3600));
+        assert_eq!(default_timeout(Some(f64::NAN)), Duration::from_secs(3600));
     }
 }

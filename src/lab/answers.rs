@@ -1,17 +1,19 @@
 //! What the lab answers for its campaigns: one campaign judged, the list, the report, the
 //! neighbours with the same spec; and the judgements it keeps so that reads write nothing.
 
+use std::collections::HashSet;
+
 use crate::analysis;
 use crate::clock::format_ms;
 use crate::engine::survey::Survey;
 use crate::ids;
 use crate::spec::expectation::{Expectation, expect};
 use crate::spec::{self, CampaignSpec, FieldErrors, RunPlan};
-use crate::store::{CampaignRecord, CampaignStatus, Document, Neighbour, RunRecord};
+use crate::store::{Backend, CampaignRecord, CampaignStatus, Document, Neighbour, RunRecord};
 use crate::views::report::{CampaignHeader, CampaignReport};
 use crate::views::{RunPhase, RunView};
 
-use super::{Lab, LabError, MAX_PAGE, SearchReport, search, search_report};
+use super::{Ending, Lab, LabError, MAX_PAGE, SearchReport, search, search_report};
 
 /// A campaign with its spec and runs, as `GET /api/campaigns/{id}` shows it, and its
 /// judgement: the points every view reads and the verdict drawn from them.
@@ -252,10 +254,14 @@ impl Lab {
 
     /// Judges, once, every finished campaign whose kept headline is missing or was drawn under
     /// other judging rules (an older `JUDGEMENT_VERSION`), and keeps the new one; run in the
-    /// background at start, so that no read has to write. A campaign whose survey is still
-    /// being taken is left to its worker, which keeps the verdict after. Returns how many were
-    /// judged.
+    /// background at start, so that no read has to write. A campaign with no headline at all
+    /// lost its end (its host, or the host that swept its lapsed run, stopped before taking
+    /// it): the end is taken now ([`Lab::campaign_ended`], without a survey: no run's plan is
+    /// at hand). Left alone: a campaign of another host that is alive (its end may be under
+    /// way there, its survey still being taken, and it judges its own at its start) and one
+    /// whose end is under way here. Returns how many were judged.
     pub async fn judge_stale(&self) -> usize {
+        let others_alive = self.other_hosts_alive().await;
         let mut judged = 0;
         let mut before: Option<String> = None;
         loop {
@@ -272,13 +278,26 @@ impl Lab {
                 }
             };
             for record in &records {
-                let stale = headline_of(record)
+                let headline = headline_of(record);
+                let stale = headline
+                    .as_ref()
                     .is_none_or(|headline| headline.version != analysis::JUDGEMENT_VERSION);
-                if record.status.is_final()
-                    && stale
-                    && record.survey.is_some()
-                    && self.keep_verdict(&record.id).await
-                {
+                let ended = record.status.is_final() && record.runs_finished == record.runs_total;
+                let held_elsewhere = match (&record.host, &others_alive) {
+                    (None, _) => false,
+                    (Some(host), Some(alive)) => alive.contains(host),
+                    (Some(host), None) => *host != self.host.name,
+                };
+                if !ended || !stale || held_elsewhere || self.ending_here(&record.id) {
+                    continue;
+                }
+                if record.headline.is_none() {
+                    self.campaign_ended(&record.id, record.status, Ending::LastRun { plan: None })
+                        .await;
+                    if self.judged_now(&record.id).await {
+                        judged += 1;
+                    }
+                } else if self.keep_verdict(&record.id).await {
                     judged += 1;
                 }
             }
@@ -288,6 +307,38 @@ impl Lab {
             before = records.last().map(|record| record.id.clone());
         }
         judged
+    }
+
+    /// The other hosts on the database heard from within a lease (none on SQLite, where this
+    /// lab is the only one); `None` when they cannot be read, and every other host is taken
+    /// for alive.
+    async fn other_hosts_alive(&self) -> Option<HashSet<String>> {
+        if self.store.backend() == Backend::Sqlite {
+            return Some(HashSet::new());
+        }
+        let now = crate::clock::now_ms();
+        match self.store.hosts().await {
+            Ok(hosts) => Some(
+                hosts
+                    .into_iter()
+                    .filter(|host| host.name != self.host.name)
+                    .filter(|host| self.host.hears(host.heartbeat_ms, now))
+                    .map(|host| host.name)
+                    .collect(),
+            ),
+            Err(error) => {
+                tracing::warn!(%error, "cannot read the hosts: their campaigns are left to them");
+                None
+            }
+        }
+    }
+
+    /// Whether campaign `id` has a headline kept now.
+    async fn judged_now(&self, id: &str) -> bool {
+        match self.store.campaign(id).await {
+            Ok(record) => record.is_some_and(|record| record.headline.is_some()),
+            Err(_) => false,
+        }
     }
 
     /// Judges a finished campaign and keeps its judgement and headline: pages, reports and

@@ -11,7 +11,9 @@ use super::{Lab, RunSwitch, StopReason};
 use crate::engine::result::{RunResult, RunStatus};
 use crate::engine::survey::{self, Survey};
 use crate::spec::RunPlan;
-use crate::store::{CampaignRecord, CampaignStatus, ClaimedRun, HeldRun, RunState, StoreError};
+use crate::store::{
+    CampaignRecord, CampaignStatus, ClaimedRun, HeldRun, RunState, StoreError, UnreadableRun,
+};
 
 /// First wait before storing a result again, and the longest wait between two tries.
 const SAVE_RETRY_FIRST: Duration = Duration::from_millis(250);
@@ -157,6 +159,22 @@ impl Lab {
         }
     }
 
+    /// Whether campaign `id` has a run's end, or its own end, under way on this lab.
+    pub(super) fn ending_here(&self, id: &str) -> bool {
+        self.endings
+            .settling
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .held
+            .contains_key(id)
+            || self
+                .endings
+                .taking
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .contains(id)
+    }
+
     /// Marks a run's end under way for campaign `id` until the answer is dropped.
     fn settle(&self, id: &str) -> Settling<'_> {
         let mut settlings = self
@@ -252,6 +270,32 @@ impl Lab {
             return;
         }
         self.step_or_end(campaign_id, plan).await;
+    }
+
+    /// A run the queue handed out that cannot be read ended failed as it was claimed
+    /// ([`StoreError::UnreadableRun`]): it is said in the log and to its campaign's followers
+    /// (`run_finished`, failed, saying why), and its campaign's end follows as for any run
+    /// ([`Lab::step_or_end`]).
+    pub async fn unreadable_run_ended(&self, run: &UnreadableRun) {
+        let _settling = self.settle(&run.campaign_id);
+        tracing::error!(
+            campaign = %run.campaign_id,
+            run_id = run.run_id,
+            why = %run.why,
+            "a queued run cannot be read: it ended failed"
+        );
+        self.publish(
+            &run.campaign_id,
+            LabEvent::RunFinished {
+                run_id: run.run_id,
+                position: run.position,
+                test: run.test.clone(),
+                status: RunState::Failed,
+                mb_per_s: 0.0,
+                error: Some(format!("the run cannot be read: {}", run.why)),
+            },
+        );
+        self.step_or_end(&run.campaign_id, None).await;
     }
 
     /// Steps 4 and 5 of [`Lab::run_ended`]: the search's next step, then the campaign's end

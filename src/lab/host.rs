@@ -12,7 +12,7 @@ use crate::clock::now_ms;
 use crate::lab::events::RelayMessage;
 use crate::lab::{Lab, LabError, MAX_PAGE, StopReason};
 use crate::policy::Policy;
-use crate::store::{HeldRun, HostHold, HostRecord, Lapsed, Store, StoreError};
+use crate::store::{HeldRun, HostHold, HostRecord, Lapsed, Relayed, Store, StoreError};
 
 /// The longest message PostgreSQL carries on a channel is 8000 bytes; a longer one is not sent.
 const MAX_RELAYED: usize = 7900;
@@ -20,6 +20,10 @@ const MAX_RELAYED: usize = 7900;
 /// Messages waiting to be relayed before more are dropped (a database too slow to keep up
 /// must not make the lab hold events without bound).
 const RELAY_QUEUE: usize = 1024;
+
+/// The least time the relay's check of its connection may take before the connection is
+/// taken for dead.
+const RELAY_DEADLINE_LEAST: Duration = Duration::from_secs(10);
 
 /// How often a lab that finds its name taken looks again while it waits.
 const HOLD_RETRY: Duration = Duration::from_millis(250);
@@ -132,22 +136,39 @@ pub fn spawn_heartbeat(lab: &Arc<Lab>) -> JoinHandle<()> {
 }
 
 /// Starts relaying between this host and the others, when the database carries messages
-/// (PostgreSQL); on SQLite there is no one else and nothing starts.
+/// (PostgreSQL); on SQLite there is no one else and nothing starts. The feed from the others
+/// is checked when it has been quiet for a third of a lease, and taken for dead when its
+/// check has not come back within a lease, `RELAY_DEADLINE_LEAST` at least (a busy
+/// database is not taken for a dead connection: each time, what is relayed meanwhile is
+/// lost); once it listens again, this host catches up on what it may have missed
+/// ([`Lab::relay_reopened`]).
 pub async fn start_relay(lab: &Arc<Lab>) -> Result<(), StoreError> {
-    let Some(mut feed) = lab.store().relay_feed().await? else {
+    let lease = lab.host().lease;
+    let deadline = lease.max(RELAY_DEADLINE_LEAST);
+    let Some(mut feed) = lab.store().relay_feed(lease / 3, deadline).await? else {
         return Ok(());
     };
     let receiving = Arc::clone(lab);
     tokio::spawn(async move {
+        let mut retry = HOLD_RETRY;
         while !receiving.is_stopping() {
             match feed.next().await {
-                Ok(text) => match serde_json::from_str::<RelayMessage>(&text) {
+                Ok(Relayed::Message(text)) => match serde_json::from_str::<RelayMessage>(&text) {
                     Ok(message) => receiving.receive_relayed(message),
                     Err(error) => tracing::warn!(%error, "ignoring a relayed message"),
                 },
+                Ok(Relayed::Reopened) => {
+                    retry = HOLD_RETRY;
+                    tracing::warn!(
+                        "the relay from other hosts was cut and listens again: catching up on \
+                         what it may have missed"
+                    );
+                    receiving.relay_reopened();
+                }
                 Err(error) => {
                     tracing::warn!(%error, "the relay from other hosts was cut; listening again");
-                    tokio::time::sleep(HOLD_RETRY).await;
+                    tokio::time::sleep(retry).await;
+                    retry = (retry * 2).min(deadline);
                 }
             }
         }
@@ -332,6 +353,22 @@ impl Lab {
         if let Some(sender) = self.relay_out.get() {
             let _ = sender.try_send(message);
         }
+    }
+
+    /// The relay from the other hosts listens again after it was cut: what they relayed in
+    /// between is lost. Idle lanes look at the queue (runs queued meanwhile), and every
+    /// follower here reads its campaign's state again ([`Lab::relay_reopenings`]); a cancel
+    /// whose stop was lost reaches its run by the next heartbeat, which reads cancels from
+    /// the store.
+    pub fn relay_reopened(&self) {
+        self.queue_changed.notify_waiters();
+        self.relay_reopened.send_modify(|count| *count += 1);
+    }
+
+    /// Changes each time the relay from the other hosts listens again after it was cut: a
+    /// follower of a campaign reads where it stands then, since events may have been lost.
+    pub fn relay_reopenings(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.relay_reopened.subscribe()
     }
 
     /// Takes in what another host relayed: its campaigns' events for this host's followers,

@@ -13,7 +13,7 @@ use crate::engine::{self, RunControl, preflight};
 use crate::lab::events::LabEvent;
 use crate::lab::{Lab, RunSwitch};
 use crate::spec::{FieldErrors, RunPlan};
-use crate::store::{ClaimedRun, HeldRun, StoredPlan};
+use crate::store::{ClaimedRun, HeldRun, StoreError, StoredPlan};
 
 /// How long an idle lane sleeps before it looks at the queue again without being woken.
 const IDLE_POLL: Duration = Duration::from_secs(2);
@@ -53,6 +53,7 @@ async fn lane_loop(lab: Arc<Lab>, lane: usize) {
                 }
                 let _ = tokio::time::timeout(IDLE_POLL, woken).await;
             }
+            Err(StoreError::UnreadableRun(run)) => lab.unreadable_run_ended(&run).await,
             Err(error) => {
                 tracing::error!(lane, %error, "cannot take a run off the queue");
                 tokio::time::sleep(IDLE_POLL).await;

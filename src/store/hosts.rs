@@ -2,8 +2,10 @@
 //! execute, the lock that keeps two labs from serving under one name, and the channel that
 //! carries live events from the host running a campaign to every other host.
 
+use std::time::{Duration, Instant};
+
 use sqlx::Connection;
-use sqlx::postgres::{PgConnection, PgListener};
+use sqlx::postgres::{PgConnection, PgListener, PgPool, PgPoolOptions};
 
 use super::model::HostRecord;
 use super::{Pool, Store, StoreError};
@@ -45,16 +47,127 @@ pub struct HostHold {
     connection: Option<PgConnection>,
 }
 
-/// Messages from other hosts, as they arrive.
+/// Messages from other hosts, as they arrive, on a connection of the feed's own that it
+/// checks while it is quiet: a connection that died without a word (a network that dropped
+/// it, a server that lost it) is noticed within a deadline and opened again.
 pub struct RelayFeed {
-    listener: PgListener,
+    /// The store's pool: it sends the probes, as any host sends its messages.
+    pool: PgPool,
+    /// Listening on the relay's channel and on the feed's own probe channel; `None` once
+    /// found dead, until it is opened again.
+    listener: Option<PgListener>,
+    /// The feed's own channel, which only its probes use.
+    probe_channel: String,
+    /// How long the feed may hear nothing before it probes its connection.
+    quiet: Duration,
+    /// How long a probe may take to come back, and an opening to be done.
+    deadline: Duration,
+    last_heard: Instant,
+    /// When the probe under way was sent.
+    probed: Option<Instant>,
+}
+
+/// What the feed has next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Relayed {
+    /// A message another host relayed, as it sent it.
+    Message(String),
+    /// The connection was lost and is listening again: whatever was relayed in between
+    /// is lost (live news is not durable; the store keeps what matters).
+    Reopened,
 }
 
 impl RelayFeed {
-    /// The next message's text; reconnects by itself when the connection drops (messages sent
-    /// meanwhile are lost: live events are not durable, the store is).
-    pub async fn next(&mut self) -> Result<String, StoreError> {
-        Ok(self.listener.recv().await?.payload().to_string())
+    /// The next message, or [`Relayed::Reopened`] once a lost connection listens again.
+    /// After `quiet` without a message the feed sends itself a probe through the store's pool;
+    /// a probe that has not come back within `deadline` (or cannot be sent) means the
+    /// connection is dead: it is dropped, and opened again on the next call. An error (the
+    /// database cannot be reached) leaves the feed to be asked again.
+    pub async fn next(&mut self) -> Result<Relayed, StoreError> {
+        loop {
+            let Some(listener) = self.listener.as_mut() else {
+                self.listener = Some(self.listen().await?);
+                return Ok(Relayed::Reopened);
+            };
+            let wait = match self.probed {
+                Some(sent) => self.deadline.saturating_sub(sent.elapsed()),
+                None => self.quiet.saturating_sub(self.last_heard.elapsed()),
+            };
+            match tokio::time::timeout(wait, listener.try_recv()).await {
+                Ok(Ok(Some(notification))) => {
+                    self.heard();
+                    if notification.channel() != self.probe_channel {
+                        return Ok(Relayed::Message(notification.payload().to_string()));
+                    }
+                }
+                // The driver saw the connection close and listens again on a new one.
+                Ok(Ok(None)) => {
+                    self.heard();
+                    return Ok(Relayed::Reopened);
+                }
+                Ok(Err(error)) => {
+                    self.listener = None;
+                    return Err(error.into());
+                }
+                Err(_) if self.probed.is_some() => {
+                    tracing::warn!(
+                        deadline_s = self.deadline.as_secs_f64(),
+                        "the relay from other hosts did not hear its own probe: its connection \
+                         is dead; listening again"
+                    );
+                    self.listener = None;
+                }
+                Err(_) => {
+                    let sent = tokio::time::timeout(
+                        self.deadline,
+                        sqlx::query("SELECT pg_notify($1, '')")
+                            .bind(&self.probe_channel)
+                            .execute(&self.pool),
+                    )
+                    .await;
+                    match sent {
+                        Ok(Ok(_)) => self.probed = Some(Instant::now()),
+                        Ok(Err(error)) => {
+                            self.listener = None;
+                            return Err(error.into());
+                        }
+                        Err(_) => {
+                            self.listener = None;
+                            return Err(StoreError::Unanswered(self.deadline));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A new listener on a pool of its own (a connection found dead is dropped with its pool,
+    /// never handed back to the store's), listening on both channels within the deadline.
+    async fn listen(&mut self) -> Result<PgListener, StoreError> {
+        let options = (*self.pool.connect_options()).clone();
+        let own = PgPoolOptions::new()
+            .max_connections(1)
+            .min_connections(0)
+            .max_lifetime(None)
+            .idle_timeout(None)
+            .acquire_timeout(self.deadline)
+            .connect_lazy_with(options);
+        let opened = tokio::time::timeout(self.deadline, async {
+            let mut listener = PgListener::connect_with(&own).await?;
+            listener
+                .listen_all([RELAY_CHANNEL, self.probe_channel.as_str()])
+                .await?;
+            Ok::<_, sqlx::Error>(listener)
+        })
+        .await
+        .map_err(|_| StoreError::Unanswered(self.deadline))??;
+        self.heard();
+        Ok(opened)
+    }
+
+    fn heard(&mut self) {
+        self.last_heard = Instant::now();
+        self.probed = None;
     }
 }
 
@@ -270,14 +383,28 @@ impl Store {
         Ok(())
     }
 
-    /// The messages other hosts relay; `None` on SQLite.
-    pub async fn relay_feed(&self) -> Result<Option<RelayFeed>, StoreError> {
+    /// The messages other hosts relay, listening from now on; `None` on SQLite. The feed
+    /// probes its connection after `quiet` without a message and takes it for dead when the
+    /// probe has not come back within `deadline` ([`RelayFeed::next`]).
+    pub async fn relay_feed(
+        &self,
+        quiet: Duration,
+        deadline: Duration,
+    ) -> Result<Option<RelayFeed>, StoreError> {
         match &self.pool {
             Pool::Sqlite(_) => Ok(None),
             Pool::Postgres(pool) => {
-                let mut listener = PgListener::connect_with(pool).await?;
-                listener.listen(RELAY_CHANNEL).await?;
-                Ok(Some(RelayFeed { listener }))
+                let mut feed = RelayFeed {
+                    pool: pool.clone(),
+                    listener: None,
+                    probe_channel: format!("{RELAY_CHANNEL}_probe_{}", crate::ids::campaign_id()),
+                    quiet,
+                    deadline,
+                    last_heard: Instant::now(),
+                    probed: None,
+                };
+                feed.listener = Some(feed.listen().await?);
+                Ok(Some(feed))
             }
         }
     }

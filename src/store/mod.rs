@@ -24,20 +24,20 @@ pub mod model;
 
 use std::time::Duration;
 
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 // Statements built with `format!` only join this module's own fragments, never input.
 use sqlx::AssertSqlSafe;
 
-pub use hosts::{Beat, HeldRun, HostHold, Lapsed, RelayFeed};
+pub use hosts::{Beat, HeldRun, HostHold, Lapsed, RelayFeed, Relayed};
 pub use location::Location;
 pub use lock::LockError;
 pub use model::{
     CampaignRecord, CampaignStatus, CancelOutcome, ClaimedRun, DeleteOutcome, FiringRecord,
     HostRecord, NewCampaign, QueueFigures, Recovery, RunRecord, RunState, ScheduleRecord,
-    StoredPlan,
+    StoredPlan, UnreadableRun,
 };
 
 /// A campaign's status, from its runs' statuses: the one place that rule is written.
@@ -133,6 +133,16 @@ pub enum StoreError {
     Corrupt(String),
     #[error(transparent)]
     Locked(#[from] LockError),
+    /// The database did not answer within the deadline given.
+    #[error("the database did not answer within {0:?}")]
+    Unanswered(Duration),
+    /// A claimed run whose stored test or parameters cannot be read: it was ended failed in
+    /// the claim's transaction; its campaign's end is the caller's.
+    #[error(
+        "run {} of campaign {} cannot be read ({}); it ended failed",
+        .0.run_id, .0.campaign_id, .0.why
+    )]
+    UnreadableRun(Box<UnreadableRun>),
     #[error(
         "the database file is damaged ({problems}); it was left unchanged. Restore it from a \
          backup, or save what can be read with `sqlite3 {path} .recover | sqlite3 recovered.db` \
@@ -266,6 +276,67 @@ pub struct Store {
     _lock: Option<std::sync::Arc<lock::FileLock>>,
 }
 
+/// The deadlines of a PostgreSQL session, as the server writes them (`30s`, `1min`; `0`: none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionDeadlines {
+    /// How long one statement may run (`statement_timeout`).
+    pub statement: String,
+    /// How long a transaction may sit idle before the server ends its session
+    /// (`idle_in_transaction_session_timeout`).
+    pub idle_in_transaction: String,
+}
+
+/// The setting that bounds how long one statement may run on PostgreSQL.
+const STATEMENT_TIMEOUT: &str = "statement_timeout";
+
+/// The deadlines every PostgreSQL session of the lab gets unless the URL (its `options`, or
+/// `PGOPTIONS`) sets them itself: a statement runs at most 30 s (the lab's statements take
+/// milliseconds; one that waits longer is stuck on a lock or a server in trouble, and its
+/// caller fails and tries again instead of hanging), and a transaction may sit idle for at
+/// most 60 s before the server ends the session (a lab that stalls inside one must not hold
+/// its row locks for ever). The heartbeat has a deadline of its own (a lease).
+const SESSION_DEADLINES: [(&str, &str); 2] = [
+    (STATEMENT_TIMEOUT, "30s"),
+    ("idle_in_transaction_session_timeout", "60s"),
+];
+
+/// Whether a PostgreSQL `options` string (`-c name=value`, `-cname=value` or
+/// `--name=value`, as libpq reads it) sets the parameter `name`.
+fn sets_parameter(options: &str, name: &str) -> bool {
+    let mut words = options.split_whitespace();
+    while let Some(word) = words.next() {
+        let setting = if word == "-c" {
+            words.next()
+        } else {
+            word.strip_prefix("-c").or_else(|| word.strip_prefix("--"))
+        };
+        let key = setting
+            .and_then(|setting| setting.split_once('='))
+            .map(|(key, _)| key);
+        if key.is_some_and(|key| key.replace('-', "_").eq_ignore_ascii_case(name)) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Brings a PostgreSQL database's schema up to date on a connection of its own. A migration
+/// may rewrite a large table, and waits while another lab migrates: the store's own
+/// statement deadline (`own_statement_deadline`) is lifted for it, on a connection closed
+/// afterwards so that no other statement runs without one. A deadline the URL set holds.
+async fn migrate_postgres(pool: &PgPool, own_statement_deadline: bool) -> Result<(), StoreError> {
+    use sqlx::Connection;
+    let mut connection = pool.acquire().await?.detach();
+    if own_statement_deadline {
+        sqlx::query("SET statement_timeout = 0")
+            .execute(&mut connection)
+            .await?;
+    }
+    let migrated = rows::postgres_migrator().run(&mut connection).await;
+    let _ = connection.close().await;
+    Ok(migrated?)
+}
+
 /// Most problems `quick_check` is asked to list.
 const QUICK_CHECK_PROBLEMS: u32 = 5;
 
@@ -296,6 +367,8 @@ async fn check_intact(path: &std::path::Path) -> Result<(), StoreError> {
 
 impl Store {
     /// Opens the database (creating a SQLite file if needed) and brings its schema up to date.
+    /// On PostgreSQL each session is held to `SESSION_DEADLINES` (30 s a statement, 60 s
+    /// idle in a transaction), except those the URL sets itself.
     pub async fn open(location: &Location) -> Result<Self, StoreError> {
         let mut held = None;
         let pool = match location {
@@ -326,15 +399,27 @@ impl Store {
                 Pool::Sqlite(pool)
             }
             Location::Postgres(url) => {
+                let given: PgConnectOptions = url.parse()?;
+                let deadlines: Vec<(&str, &str)> = SESSION_DEADLINES
+                    .into_iter()
+                    .filter(|(name, _)| !sets_parameter(given.get_options().unwrap_or(""), name))
+                    .collect();
+                let own_statement_deadline =
+                    deadlines.iter().any(|(name, _)| *name == STATEMENT_TIMEOUT);
+                let options = if deadlines.is_empty() {
+                    given
+                } else {
+                    given.options(deadlines)
+                };
                 let pool = PgPoolOptions::new()
                     .max_connections(8)
                     .after_release(|connection, _| {
                         Box::pin(async move { still_usable(connection).await })
                     })
                     .acquire_timeout(Duration::from_secs(10))
-                    .connect(url)
+                    .connect_with(options)
                     .await?;
-                rows::postgres_migrator().run(&pool).await?;
+                migrate_postgres(&pool, own_statement_deadline).await?;
                 Pool::Postgres(pool)
             }
         };
@@ -352,6 +437,25 @@ impl Store {
     /// Closes every connection (on SQLite, checkpointing the WAL).
     pub async fn close(&self) {
         on_backend!(self, pool => pool.close().await)
+    }
+
+    /// The deadlines the database holds this store's sessions to, as the server states them:
+    /// logged at start, so an operator sees which apply (the store's or the URL's own). `None`
+    /// on SQLite, which has none.
+    pub async fn session_deadlines(&self) -> Result<Option<SessionDeadlines>, StoreError> {
+        let Pool::Postgres(pool) = &self.pool else {
+            return Ok(None);
+        };
+        let (statement, idle_in_transaction) = sqlx::query_as(
+            "SELECT current_setting('statement_timeout'),
+                    current_setting('idle_in_transaction_session_timeout')",
+        )
+        .fetch_one(pool)
+        .await?;
+        Ok(Some(SessionDeadlines {
+            statement,
+            idle_in_transaction,
+        }))
     }
 
     /// Writes one row, to learn whether the database can be written now (`/healthz`): a full
@@ -372,4 +476,29 @@ impl Store {
 
 fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(|e| StoreError::Corrupt(format!("cannot encode: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sets_parameter;
+
+    #[test]
+    fn a_parameter_set_in_a_urls_options_is_found_in_each_spelling() {
+        for options in [
+            "-c statement_timeout=5000",
+            "-cstatement_timeout=5s",
+            "--statement-timeout=5s",
+            "-c geqo=off -c STATEMENT_TIMEOUT=1min",
+        ] {
+            assert!(sets_parameter(options, "statement_timeout"), "{options}");
+        }
+        for options in [
+            "",
+            "-c lock_timeout=5s",
+            "-c idle_in_transaction_session_timeout=0",
+            "-c search_path=statement_timeout\\ x",
+        ] {
+            assert!(!sets_parameter(options, "statement_timeout"), "{options}");
+        }
+    }
 }

@@ -164,6 +164,20 @@ pub struct ClaimedRun {
     pub checked_elsewhere: bool,
 }
 
+/// A run claimed and ended failed at once because what is stored of it cannot be read (a
+/// test this lab does not know, parameters that do not parse): what its campaign's followers
+/// and its end need to know of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnreadableRun {
+    pub run_id: i64,
+    pub campaign_id: String,
+    pub position: usize,
+    /// Its test as stored.
+    pub test: String,
+    /// Why it cannot be read.
+    pub why: String,
+}
+
 /// What a new campaign is made of: its accepted spec and the runs it expands to.
 #[derive(Debug, Clone)]
 pub struct NewCampaign {

@@ -10,7 +10,9 @@ use sqlx::{AssertSqlSafe, Row};
 use crate::engine::result::{RunResult, Sample};
 use crate::spec::{RunParams, TestKind};
 
-use super::model::{ClaimedRun, QueueFigures, Recovery, RunRecord, RunState, StoredPlan};
+use super::model::{
+    ClaimedRun, QueueFigures, Recovery, RunRecord, RunState, StoredPlan, UnreadableRun,
+};
 use super::{DURATION_BUCKETS, HeldRun, Pool, Store, StoreError, to_json};
 
 /// A live or final sample, written again when a run reports the same instant twice.
@@ -77,7 +79,11 @@ impl Store {
 
     /// Takes the oldest queued run of the campaigns that run on `host` (or on any host, for
     /// campaigns stored before hosts) and marks it running under a lease that lasts until
-    /// `lease_until_ms`, atomically: two claims at once never take the same run.
+    /// `lease_until_ms`, reads its campaign and drops samples an earlier attempt left, in one
+    /// transaction: two claims at once never take the same run, and a claim that fails leaves
+    /// the run queued. A run whose stored test or parameters cannot be read is ended failed in
+    /// that transaction instead, never to be claimed again, and named in
+    /// [`StoreError::UnreadableRun`]: its campaign's end is the caller's.
     pub async fn claim_next(
         &self,
         host: &str,
@@ -96,47 +102,68 @@ impl Store {
             self.backend().runs_of_host(2),
             self.backend().claim_lock()
         );
-        let claimed = on_backend!(self, pool => {
-            let row = sqlx::query(AssertSqlSafe(sql.as_str()))
+        let begin = self.backend().begin_write();
+        let (run, campaign, read) = on_backend!(self, pool => {
+            let mut tx = pool.begin_with(begin).await?;
+            let Some(row) = sqlx::query(AssertSqlSafe(sql.as_str()))
                 .bind(now_ms)
                 .bind(host)
                 .bind(lease_until_ms)
-                .fetch_optional(pool)
+                .fetch_optional(&mut *tx)
+                .await?
+            else {
+                return Ok(None);
+            };
+            let run: (i64, i64, i64, String, String, i64) = (
+                row.try_get("id")?,
+                row.try_get("campaign_seq")?,
+                row.try_get("position")?,
+                row.try_get("test")?,
+                row.try_get("params")?,
+                row.try_get("attempts")?,
+            );
+            let campaign: (String, Option<String>, Option<String>, i64, bool) = sqlx::query_as(
+                "SELECT id, plan, CASE WHEN plan IS NULL THEN spec END,
+                        (SELECT COUNT(*) FROM runs WHERE campaign_seq = c.seq),
+                        COALESCE(checked_by <> $2, FALSE)
+                 FROM campaigns AS c WHERE seq = $1",
+            )
+            .bind(run.1)
+            .bind(host)
+            .fetch_one(&mut *tx)
+            .await?;
+            sqlx::query("DELETE FROM samples WHERE run_id = $1")
+                .bind(run.0)
+                .execute(&mut *tx)
                 .await?;
-            match row {
-                None => None,
-                Some(row) => {
-                    let run: (i64, i64, i64, String, String, i64) = (
-                        row.try_get("id")?,
-                        row.try_get("campaign_seq")?,
-                        row.try_get("position")?,
-                        row.try_get("test")?,
-                        row.try_get("params")?,
-                        row.try_get("attempts")?,
-                    );
-                    let campaign: (String, Option<String>, Option<String>, i64, bool) =
-                        sqlx::query_as(
-                            "SELECT id, plan, CASE WHEN plan IS NULL THEN spec END,
-                                    (SELECT COUNT(*) FROM runs WHERE campaign_seq = c.seq),
-                                    COALESCE(checked_by <> $2, FALSE)
-                             FROM campaigns AS c WHERE seq = $1",
-                        )
-                        .bind(run.1)
-                        .bind(host)
-                        .fetch_one(pool)
-                        .await?;
-                    sqlx::query("DELETE FROM samples WHERE run_id = $1")
-                        .bind(run.0)
-                        .execute(pool)
-                        .await?;
-                    Some((run, campaign))
-                }
+            let read = read_claimed(run.2, &run.3, &run.4);
+            if read.is_err() {
+                sqlx::query(
+                    "UPDATE runs SET status = 'failed', finished_ms = $1, lease_ms = NULL
+                     WHERE id = $2",
+                )
+                .bind(now_ms)
+                .bind(run.0)
+                .execute(&mut *tx)
+                .await?;
             }
+            tx.commit().await?;
+            (run, campaign, read)
         });
-        let Some(((run_id, _, position, test, params, attempt), campaign)) = claimed else {
-            return Ok(None);
-        };
+        let (run_id, _, position, test, _, attempt) = run;
         let (campaign_id, placement_json, spec_json, runs_total, checked_elsewhere) = campaign;
+        let (position, test, params) = match read {
+            Ok(read) => read,
+            Err(why) => {
+                return Err(StoreError::UnreadableRun(Box::new(UnreadableRun {
+                    run_id,
+                    campaign_id,
+                    position: usize::try_from(position).unwrap_or(0),
+                    test,
+                    why,
+                })));
+            }
+        };
         let plan = match (placement_json, spec_json) {
             (Some(json), _) => serde_json::from_str(&json).map_or_else(
                 |e| StoredPlan::Unreadable(format!("the stored placement cannot be read: {e}")),
@@ -150,16 +177,10 @@ impl Store {
                 "the campaign has neither a placement nor a spec".to_string(),
             ),
         };
-        let test = TestKind::from_id(&test)
-            .ok_or_else(|| StoreError::Corrupt(format!("run {run_id} has test {test:?}")))?;
-        let params: RunParams = serde_json::from_str(&params)
-            .map_err(|e| StoreError::Corrupt(format!("run {run_id} params: {e}")))?;
         Ok(Some(ClaimedRun {
             run_id,
             campaign_id,
-            position: usize::try_from(position).map_err(|_| {
-                StoreError::Corrupt(format!("run {run_id} has position {position}"))
-            })?,
+            position,
             test,
             params,
             plan,
@@ -456,6 +477,21 @@ impl FromStr for RunState {
             )
         })
     }
+}
+
+/// A claimed run's place, test and parameters as stored, read; or why they cannot be.
+fn read_claimed(
+    position: i64,
+    test: &str,
+    params: &str,
+) -> Result<(usize, TestKind, RunParams), String> {
+    let position = usize::try_from(position)
+        .map_err(|_| format!("its stored position {position} is not a place in a campaign"))?;
+    let test = TestKind::from_id(test)
+        .ok_or_else(|| format!("its stored test {test:?} is not one this lab knows"))?;
+    let params = serde_json::from_str(params)
+        .map_err(|e| format!("its stored parameters cannot be read: {e}"))?;
+    Ok((position, test, params))
 }
 
 /// A count as the database keeps it: past `i64::MAX`, `i64::MAX`.

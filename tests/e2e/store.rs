@@ -3,8 +3,10 @@
 //! list and its filters, the previous campaign of a spec, recovery after a crash, the figures
 //! for `/metrics`, a series' judged campaigns, the documents it keeps for the layers above (a
 //! judgement, what the lab makes of one kept under other rules, and a campaign's end taken
-//! once however many read it unended); and on PostgreSQL, two stores (two lab hosts) claiming
-//! from one queue at once never take a run twice.
+//! once however many read it unended); runs whose stored test or parameters cannot be read,
+//! ended failed once; and on PostgreSQL, two stores (two lab hosts) claiming from one queue at
+//! once never take a run twice, the sessions' deadlines, and what a lab judges at start of
+//! campaigns whose end another host took or lost.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -986,4 +988,340 @@ async fn a_lapsed_lease_sends_the_run_back_to_its_own_host() {
     assert_eq!(runs[0].result.as_ref().map(|r| r.mb_per_s), Some(2.0));
     a.close().await;
     b.close().await;
+}
+
+/// On PostgreSQL every statement of the lab has a deadline, and so has a transaction left
+/// idle, the store's own unless the URL sets one itself: the URL's wins.
+#[tokio::test]
+async fn postgres_statements_have_deadlines_and_the_urls_own_win() {
+    let cluster = Postgres::database();
+    let store = Store::open(&Location::Postgres(cluster.url.clone()))
+        .await
+        .expect("open");
+    let deadlines = store
+        .session_deadlines()
+        .await
+        .expect("read")
+        .expect("PostgreSQL has deadlines");
+    assert_eq!(
+        (
+            deadlines.statement.as_str(),
+            deadlines.idle_in_transaction.as_str()
+        ),
+        ("30s", "1min")
+    );
+    store.close().await;
+    let own = format!("{}?options=-c%20statement_timeout%3D5000", cluster.url);
+    let store = Store::open(&Location::Postgres(own)).await.expect("open");
+    let deadlines = store
+        .session_deadlines()
+        .await
+        .expect("read")
+        .expect("PostgreSQL has deadlines");
+    assert_eq!(
+        (
+            deadlines.statement.as_str(),
+            deadlines.idle_in_transaction.as_str()
+        ),
+        ("5s", "1min"),
+        "the URL's statement deadline, the store's idle one"
+    );
+    store.close().await;
+    let dir = scratch();
+    let store = Store::open(&Location::File(dir.path().join("lab.db")))
+        .await
+        .expect("open");
+    assert!(store.session_deadlines().await.expect("read").is_none());
+    store.close().await;
+}
+
+/// What the unreadable-run tests damage: campaign u1's first run names a test no lab knows,
+/// u2's only run has parameters that do not read.
+const DAMAGE_RUNS: [&str; 2] = [
+    "UPDATE runs SET test = 'no_such_test'
+     WHERE position = 0 AND campaign_seq = (SELECT seq FROM campaigns WHERE id = 'u1')",
+    "UPDATE runs SET params = '{\"block_size\": \"large\"}'
+     WHERE position = 0 AND campaign_seq = (SELECT seq FROM campaigns WHERE id = 'u2')",
+];
+
+/// Queues u1 (two runs) and u2 (one run); the test then damages them ([`DAMAGE_RUNS`]).
+async fn queue_runs_to_damage(store: &Store) {
+    store
+        .insert_campaign(&campaign("u1", "unknown test", 2), 1_000)
+        .await
+        .expect("insert");
+    store
+        .insert_campaign(&campaign("u2", "unreadable params", 1), 1_500)
+        .await
+        .expect("insert");
+}
+
+/// A run whose stored test or parameters do not read ends failed when it is claimed, the
+/// claim saying why, and is never claimed again (not after its lease, not at a restart); the
+/// runs beside it run.
+async fn unreadable_runs_end_failed(store: &Store) {
+    let refused = store
+        .claim_next(HOST, 2_000, 12_000)
+        .await
+        .expect_err("u1's first run cannot be read");
+    assert!(refused.to_string().contains("no_such_test"), "{refused}");
+    let u1 = store.campaign("u1").await.expect("read").expect("u1");
+    assert_eq!(
+        (u1.runs_failed, u1.runs_finished, u1.status),
+        (1, 1, RunState::Running),
+        "it ended failed; u1's second run waits"
+    );
+    let readable = store
+        .claim_next(HOST, 2_000, 12_000)
+        .await
+        .expect("claim")
+        .expect("u1's second run");
+    assert_eq!(
+        (readable.campaign_id.as_str(), readable.position),
+        ("u1", 1)
+    );
+    store
+        .finish_run(held(&readable), &done(420.5), 3_000)
+        .await
+        .expect("finish");
+    let refused = store
+        .claim_next(HOST, 4_000, 14_000)
+        .await
+        .expect_err("u2's run cannot be read");
+    assert!(refused.to_string().contains("parameters"), "{refused}");
+    let u2 = store.campaign("u2").await.expect("read").expect("u2");
+    assert_eq!((u2.runs_failed, u2.status), (1, RunState::Failed));
+    // Past every lease, and at the host's next start: nothing is queued again.
+    assert_eq!(
+        store.requeue_lapsed(60_000).await.expect("sweep").requeued,
+        0
+    );
+    assert_eq!(
+        store.recover(HOST, 61_000).await.expect("recover").requeued,
+        0
+    );
+    assert!(
+        store
+            .claim_next(HOST, 62_000, 72_000)
+            .await
+            .expect("claim")
+            .is_none(),
+        "an unreadable run was claimed again"
+    );
+    let u1 = store.campaign("u1").await.expect("read").expect("u1");
+    assert_eq!(
+        (u1.status, u1.runs_failed, u1.runs_done),
+        (RunState::Failed, 1, 1)
+    );
+}
+
+#[tokio::test]
+async fn unreadable_runs_end_failed_on_sqlite() {
+    let dir = scratch();
+    let path = dir.path().join("lab.db");
+    let store = Store::open(&Location::File(path.clone()))
+        .await
+        .expect("open");
+    queue_runs_to_damage(&store).await;
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .expect("the database, beside the store");
+    for damage in DAMAGE_RUNS {
+        sqlx::query(damage).execute(&pool).await.expect("damaged");
+    }
+    pool.close().await;
+    unreadable_runs_end_failed(&store).await;
+    store.close().await;
+}
+
+#[tokio::test]
+async fn unreadable_runs_end_failed_on_postgres() {
+    let cluster = Postgres::database();
+    let store = Store::open(&Location::Postgres(cluster.url.clone()))
+        .await
+        .expect("open");
+    queue_runs_to_damage(&store).await;
+    let pool = sqlx::PgPool::connect(&cluster.url)
+        .await
+        .expect("the database, beside the store");
+    for damage in DAMAGE_RUNS {
+        sqlx::query(damage).execute(&pool).await.expect("damaged");
+    }
+    pool.close().await;
+    unreadable_runs_end_failed(&store).await;
+    store.close().await;
+}
+
+/// A campaign of `host` whose only run ended done at `now`, its end not taken: final in the
+/// store, not judged.
+async fn ended_unjudged(store: &Store, host: &str, now: i64) -> String {
+    let id = backlab::ids::campaign_id();
+    store
+        .insert_campaign(&campaign_on(host, &id, "ended", 1), now)
+        .await
+        .expect("insert");
+    let claimed = store
+        .claim_next(host, now, now + 60_000)
+        .await
+        .expect("claim")
+        .expect("a run");
+    store
+        .finish_run(held(&claimed), &done(420.5), now)
+        .await
+        .expect("finish");
+    id
+}
+
+/// Judging at start leaves alone a campaign whose host is alive (its end may be under way
+/// there, its survey still being taken); once that host has not been heard from for a lease,
+/// the campaign is judged.
+#[tokio::test]
+async fn judging_at_start_leaves_a_live_hosts_campaign_to_it() {
+    let cluster = Postgres::database();
+    let location = Location::Postgres(cluster.url.clone());
+    let (a, b) = (
+        Store::open(&location).await.expect("host a"),
+        Store::open(&location).await.expect("host b"),
+    );
+    let now = backlab::clock::now_ms();
+    let id = ended_unjudged(&a, "lab-a", now).await;
+    // lab-a is alive and has surveyed the source; its judgement is still to come.
+    a.register_host("lab-a", "{}", None, "", now)
+        .await
+        .expect("lab-a registers");
+    a.set_survey(&id, &Survey::default()).await.expect("survey");
+    let lab = lab_named(&b, "lab-b", std::time::Duration::from_secs(15));
+    assert_eq!(lab.judge_stale().await, 0, "lab-a's campaign was judged");
+    let record = b.campaign(&id).await.expect("read").expect("the campaign");
+    assert!(record.headline.is_none());
+    // lab-a falls silent for longer than a lease: nobody is ending the campaign any more.
+    a.heartbeat("lab-a", now - 60_000, now - 45_000, &[])
+        .await
+        .expect("an old beat");
+    assert_eq!(lab.judge_stale().await, 1);
+    let record = b.campaign(&id).await.expect("read").expect("the campaign");
+    assert!(record.headline.is_some(), "judged once lab-a is gone");
+    a.close().await;
+    b.close().await;
+}
+
+/// A host's heartbeat sweeps a dead host's lapsed run of a cancelled campaign, which ends
+/// the campaign; the sweeping host shuts down before it takes that end. The next start of a
+/// lab on the database takes it: the campaign is judged and its followers told.
+#[tokio::test]
+async fn an_end_left_by_a_sweeping_host_that_stopped_is_taken_at_the_next_start() {
+    let cluster = Postgres::database();
+    let location = Location::Postgres(cluster.url.clone());
+    let (a, b) = (
+        Store::open(&location).await.expect("host a"),
+        Store::open(&location).await.expect("host b"),
+    );
+    let now = backlab::clock::now_ms();
+    let id = backlab::ids::campaign_id();
+    a.insert_campaign(&campaign_on("lab-a", &id, "swept", 1), now - 30_000)
+        .await
+        .expect("insert");
+    a.register_host("lab-a", "{}", None, "", now - 30_000)
+        .await
+        .expect("lab-a registers");
+    a.claim_next("lab-a", now - 30_000, now - 20_000)
+        .await
+        .expect("claim")
+        .expect("a run");
+    b.cancel_campaign(&id, now - 25_000)
+        .await
+        .expect("cancel")
+        .expect("the campaign");
+    // lab-b's sweep ends the run and names the campaign; lab-b stops before ending it.
+    let lapsed = b.requeue_lapsed(now).await.expect("sweep");
+    assert_eq!(lapsed.cancelled_campaigns, vec![id.clone()]);
+    let record = b.campaign(&id).await.expect("read").expect("the campaign");
+    assert_eq!(record.status, CampaignStatus::Cancelled);
+    assert!(record.headline.is_none() && record.survey.is_none());
+
+    // lab-b starts again.
+    let lab = lab_named(&b, "lab-b", std::time::Duration::from_secs(15));
+    let mut events = lab.subscribe();
+    assert_eq!(lab.judge_stale().await, 1, "the end left behind is taken");
+    let record = b.campaign(&id).await.expect("read").expect("the campaign");
+    assert!(record.headline.is_some(), "its judgement is kept");
+    let mut finished = None;
+    while let Ok(envelope) = events.try_recv() {
+        if let (true, LabEvent::CampaignFinished { status }) = (envelope.0 == id, &envelope.1) {
+            finished = Some(*status);
+        }
+    }
+    assert_eq!(finished, Some(CampaignStatus::Cancelled));
+    a.close().await;
+    b.close().await;
+}
+
+/// A lane handed a run that cannot be read ends it there: the run's followers hear it failed
+/// and why, and its campaign ends failed.
+#[tokio::test]
+async fn a_lane_handed_an_unreadable_run_ends_it_and_its_campaign() {
+    let dir = scratch();
+    let path = dir.path().join("lab.db");
+    let store = Store::open(&Location::File(path.clone()))
+        .await
+        .expect("open");
+    let id = backlab::ids::campaign_id();
+    store
+        .insert_campaign(&campaign(&id, "unknown test", 1), 1_000)
+        .await
+        .expect("insert");
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .expect("the database, beside the store");
+    sqlx::query(
+        "UPDATE runs SET test = 'no_such_test'
+         WHERE campaign_seq = (SELECT seq FROM campaigns WHERE id = $1)",
+    )
+    .bind(&id)
+    .execute(&pool)
+    .await
+    .expect("damaged");
+    pool.close().await;
+    let lab = Arc::new(lab_over(&store));
+    let mut events = lab.subscribe();
+    let lanes = backlab::lab::worker::spawn_lanes(&lab, 1);
+    let (mut failed, mut finished) = (None, None);
+    let heard = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        while finished.is_none() {
+            let envelope = events.recv().await.expect("the lab's events");
+            match (&envelope.1, envelope.0 == id) {
+                (LabEvent::RunFinished { status, error, .. }, true) => {
+                    failed = Some((*status, error.clone()));
+                }
+                (LabEvent::CampaignFinished { status }, true) => finished = Some(*status),
+                _ => {}
+            }
+        }
+    })
+    .await;
+    assert!(
+        heard.is_ok(),
+        "the campaign's end was not heard: {failed:?}"
+    );
+    let (status, error) = failed.expect("the run's end was heard");
+    assert_eq!(status, RunState::Failed);
+    assert!(
+        error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("no_such_test"),
+        "{error:?}"
+    );
+    assert_eq!(finished, Some(CampaignStatus::Failed));
+    let record = store
+        .campaign(&id)
+        .await
+        .expect("read")
+        .expect("the campaign");
+    assert_eq!((record.status, record.runs_failed), (RunState::Failed, 1));
+    lab.stop_all();
+    for lane in lanes {
+        lane.await.expect("the lane stops");
+    }
+    store.close().await;
 }

@@ -1,6 +1,8 @@
 //! `/api/campaigns/{id}/events`: a campaign's live events as Server-Sent Events.
 
 use std::convert::Infallible;
+use std::ops::ControlFlow;
+use std::sync::Arc;
 
 use axum::extract::{Path, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -22,7 +24,8 @@ pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState>
 
 /// Live events of a campaign (Server-Sent Events). The first event is `state`; then
 /// `run_started`, `progress` (a few times a second), `run_finished` and, last,
-/// `campaign_finished`, after which the stream ends.
+/// `campaign_finished`, after which the stream ends. `state` comes again when the lab's relay
+/// from the other hosts of a fleet was cut and listens again (events may have been lost).
 #[utoipa::path(
     get, path = "/api/campaigns/{id}/events", tag = "campaigns",
     params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),
@@ -37,28 +40,32 @@ async fn get_events(
 ) -> Result<Response, ApiError> {
     // Subscribe before reading the state, so nothing falls between the two.
     let mut events = state.lab.subscribe();
+    let mut reopenings = state.lab.relay_reopenings();
     let first = state.lab.state_event(&id).await?;
     let (tx, rx) = mpsc::channel::<Result<Event, Infallible>>(64);
     let mut shutdown = state.shutdown.clone();
+    let lab = Arc::clone(&state.lab);
     tokio::spawn(async move {
-        let finished = match &first {
-            LabEvent::State { status, .. } => status.is_final(),
-            _ => false,
-        };
-        if tx.send(Ok(sse_event(&first))).await.is_err() {
+        if send_state(&tx, &first).await.is_break() {
             return;
         }
-        if finished {
-            if let LabEvent::State { status, .. } = first {
-                let _ = tx
-                    .send(Ok(sse_event(&LabEvent::CampaignFinished { status })))
-                    .await;
-            }
-            return;
-        }
+        let mut relay_lives = true;
         loop {
             tokio::select! {
                 _ = shutdown.changed() => return,
+                reopened = reopenings.changed(), if relay_lives => {
+                    if reopened.is_err() {
+                        relay_lives = false;
+                        continue;
+                    }
+                    // Events relayed from other hosts may have been lost: where it stands now.
+                    let Ok(now) = lab.state_event(&id).await else {
+                        continue;
+                    };
+                    if send_state(&tx, &now).await.is_break() {
+                        return;
+                    }
+                }
                 received = events.recv() => match received {
                     Ok(envelope) => {
                         let (campaign, event) = &*envelope;
@@ -81,6 +88,25 @@ async fn get_events(
     Ok(Sse::new(ReceiverStream::new(rx))
         .keep_alive(KeepAlive::default())
         .into_response())
+}
+
+/// Sends a `state` event, and `campaign_finished` after it when the campaign has ended: the
+/// stream ends then (`Break`), or when the follower has gone.
+async fn send_state(
+    tx: &mpsc::Sender<Result<Event, Infallible>>,
+    state: &LabEvent,
+) -> ControlFlow<()> {
+    if tx.send(Ok(sse_event(state))).await.is_err() {
+        return ControlFlow::Break(());
+    }
+    match state {
+        LabEvent::State { status, .. } if status.is_final() => {
+            let finished = LabEvent::CampaignFinished { status: *status };
+            let _ = tx.send(Ok(sse_event(&finished))).await;
+            ControlFlow::Break(())
+        }
+        _ => ControlFlow::Continue(()),
+    }
 }
 
 fn sse_event(event: &LabEvent) -> Event {

@@ -5,3 +5,4 @@ mod campaign;
 mod dataset;
 mod lmdd;
 mod restore;
+mod submit;

@@ -2,7 +2,8 @@
 //! share one queue without running a run twice, each taking only its own campaigns; a host
 //! killed mid-run gets its run back when it restarts and finishes it; a campaign running on one
 //! host is followed live from another; a campaign for a host is held to that host's roots; and
-//! a second lab cannot serve under a name already serving.
+//! a second lab cannot serve under a name already serving; a host whose relay from the others
+//! died silently notices, listens again and catches up.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -14,6 +15,8 @@ use crate::support::cli::backlab;
 use crate::support::fixtures::{create_dataset, scratch};
 use crate::support::lab::{Lab, LabOptions};
 use crate::support::postgres::Postgres;
+use crate::support::silent_link::SilentLink;
+use crate::support::wait::wait_until;
 
 /// A lab host on the test's database, with a short lease.
 fn host(cluster: &Postgres, name: &str) -> LabOptions {
@@ -319,4 +322,101 @@ async fn a_cancel_on_one_host_stops_the_run_where_it_runs() {
         .as_f64()
         .unwrap_or(f64::MAX);
     assert!(seconds < 30.0, "stopped on lab-a, not run out: {campaign}");
+}
+
+/// The session of a lab's relay that came through `link` (other than session `ended`), as
+/// the server sees it: its process id and the port it comes from.
+async fn relay_session(
+    server: &mut sqlx::PgConnection,
+    link: &SilentLink,
+    ended: Option<i32>,
+) -> Result<(i32, u16), String> {
+    let listening: Vec<(i32, Option<i32>)> = sqlx::query_as(
+        "SELECT pid, client_port FROM pg_stat_activity
+         WHERE datname = current_database() AND query ILIKE 'LISTEN%'",
+    )
+    .fetch_all(&mut *server)
+    .await
+    .map_err(|error| error.to_string())?;
+    let through = link.ports();
+    listening
+        .iter()
+        .find_map(|&(pid, port)| {
+            let port = u16::try_from(port?).ok()?;
+            (through.contains(&port) && Some(pid) != ended).then_some((pid, port))
+        })
+        .ok_or_else(|| format!("listening: {listening:?}, through the link: {through:?}"))
+}
+
+#[tokio::test]
+async fn a_relay_cut_silently_is_noticed_and_its_followers_catch_up() {
+    use sqlx::Connection;
+    let cluster = Postgres::database();
+    let link = SilentLink::before(&cluster.url);
+    let roots = [scratch(), scratch()];
+    // lab-a reaches the database through the link, lab-b directly.
+    let a = Lab::start(
+        roots[0].path(),
+        &LabOptions {
+            db: Some(link.url.clone()),
+            ..host(&cluster, "lab-a")
+        },
+    );
+    let b = Lab::start(roots[1].path(), &host(&cluster, "lab-b"));
+    let mut server = sqlx::PgConnection::connect(&cluster.url)
+        .await
+        .expect("the database, beside the labs");
+    let (pid, port) = wait_until(
+        "lab-a's relay to listen",
+        Duration::from_secs(30),
+        Duration::from_millis(100),
+        async || relay_session(&mut server, &link, None).await,
+    )
+    .await;
+
+    // A campaign running on lab-b, followed from lab-a.
+    let id = b.submit(&steady("followed through a cut", 4, 100)).await;
+    let mut events = a.events(&id).await;
+    let (first, _) = events.next().await.expect("the stream").expect("an event");
+    assert_eq!(first, "state");
+    // lab-a's relay dies without a word: its server session ends (as its side of the link
+    // closes, or by this termination, whichever comes first), and lab-a hears nothing.
+    link.cut(port);
+    sqlx::query("SELECT pg_terminate_backend($1)")
+        .bind(pid)
+        .execute(&mut server)
+        .await
+        .expect("the relay's session is ended");
+    // The follower on lab-a hears the campaign end, whether live or caught up.
+    let mut seen = Vec::new();
+    let followed = tokio::time::timeout(Duration::from_secs(120), async {
+        while let Some(event) = events.next().await.expect("the stream") {
+            let last = event.0 == "campaign_finished";
+            seen.push(event);
+            if last {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(followed.is_ok(), "no campaign_finished on lab-a: {seen:?}");
+    let (_, finished) = seen.last().expect("an event");
+    assert_eq!(finished["status"], "done", "{seen:?}");
+
+    // lab-a listens again, and the events of the next campaign reach it live.
+    wait_until(
+        "lab-a's relay to listen again",
+        Duration::from_secs(30),
+        Duration::from_millis(100),
+        async || relay_session(&mut server, &link, Some(pid)).await,
+    )
+    .await;
+    let next = b.submit(&steady("after the cut", 4, 100)).await;
+    let seen = a.follow(&next, Duration::from_secs(60)).await;
+    let names: Vec<&str> = seen.iter().map(|(name, _)| name.as_str()).collect();
+    assert!(
+        names.contains(&"progress"),
+        "live events reached lab-a: {names:?}"
+    );
+    assert_eq!(names.last(), Some(&"campaign_finished"), "{names:?}");
 }

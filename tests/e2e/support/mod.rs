@@ -14,4 +14,5 @@ pub mod openapi;
 pub mod postgres;
 pub mod runs;
 pub mod s3;
+pub mod silent_link;
 pub mod wait;
