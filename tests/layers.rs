@@ -230,6 +230,252 @@ fn kind_variants(code: &str) -> Vec<(usize, String)> {
     found
 }
 
+/// No two files of `src/` import each other, directly or round a loop: the files of a module
+/// read from one another one way. A file naming its own parent or an ancestor (a kind's file
+/// implementing its folder's trait) is the module tree, not an import, and is not counted; nor
+/// are tests (`tests.rs`, a `tests/` folder, and what follows `#[cfg(test)]` in a file).
+#[test]
+fn no_files_of_src_import_each_other_in_a_loop() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let modules: BTreeMap<String, PathBuf> = files
+        .iter()
+        .map(|file| (module_of(&src, file), file.clone()))
+        .collect();
+    let mut imports = Vec::new();
+    for (module, file) in &modules {
+        let relative = file.strip_prefix(&src).expect("a file under src/");
+        let is_test = relative.file_name().is_some_and(|name| name == "tests.rs")
+            || relative
+                .components()
+                .any(|part| part.as_os_str() == "tests");
+        if is_test {
+            continue;
+        }
+        let text = fs::read_to_string(file).expect("a source file can be read");
+        let code = code_only(&text);
+        let code = &code[..inline_tests_at(&code)];
+        let children: Vec<&str> = modules
+            .keys()
+            .filter_map(|other| {
+                let name = if module.is_empty() {
+                    other.as_str()
+                } else {
+                    other.strip_prefix(module.as_str())?.strip_prefix("::")?
+                };
+                (!name.is_empty() && !name.contains("::")).then_some(name)
+            })
+            .collect();
+        for (path, line) in module_paths(code, module, &children) {
+            let Some(target) = longest_module(&path, &modules) else {
+                continue;
+            };
+            let is_ancestor = target.is_empty()
+                || module == &target
+                || module.starts_with(&format!("{target}::"));
+            if !is_ancestor {
+                imports.push(Import {
+                    from: module.clone(),
+                    to: target,
+                    file: Path::new("src").join(relative),
+                    line,
+                });
+            }
+        }
+    }
+    let loops: Vec<String> = cycles(&imports)
+        .into_iter()
+        .map(|cycle| {
+            cycle
+                .windows(2)
+                .map(|pair| {
+                    let at = imports
+                        .iter()
+                        .find(|import| import.from == pair[0] && import.to == pair[1])
+                        .map(|import| format!("{}:{}", import.file.display(), import.line))
+                        .unwrap_or_default();
+                    format!("{} -> {} ({at})", pair[0], pair[1])
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .collect();
+    assert!(
+        loops.is_empty(),
+        "files of src/ import each other in a loop:\n  {}",
+        loops.join("\n  ")
+    );
+}
+
+#[test]
+fn paths_are_read_from_plain_grouped_and_relative_references() {
+    let code = "use super::{plan::RunPlan, target::{dedup::Store, Sink}};\n\
+                use crate::engine::measure::Sample;\nlet x = self::inner::f();\n\
+                let y = inner::g(); let z = a::inner::h();";
+    let found: Vec<(String, usize)> = module_paths(code, "engine::pipeline", &["inner"])
+        .into_iter()
+        .map(|(path, line)| (path.join("::"), line))
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            ("engine::plan::RunPlan".to_string(), 1),
+            ("engine::target::dedup::Store".to_string(), 1),
+            ("engine::target::Sink".to_string(), 1),
+            ("engine::measure::Sample".to_string(), 2),
+            ("engine::pipeline::inner::f".to_string(), 3),
+            ("engine::pipeline::inner::g".to_string(), 4),
+        ]
+    );
+}
+
+/// Where a file's inline test module (`#[cfg(test)] mod tests { … }`) begins, or its end; a
+/// test module in a file of its own (`#[cfg(test)] mod tests;`) is no part of the file.
+fn inline_tests_at(code: &str) -> usize {
+    let mut at = 0;
+    while let Some(offset) = code[at..].find("#[cfg(test)]") {
+        let start = at + offset;
+        at = start + "#[cfg(test)]".len();
+        let rest = code[at..].trim_start();
+        let opens = rest.find('{');
+        let ends = rest.find(';');
+        if rest.starts_with("mod ") && opens.is_some_and(|open| ends.is_none_or(|end| open < end)) {
+            return start;
+        }
+    }
+    code.len()
+}
+
+/// The module a file of `src/` is: `src/engine/target/mod.rs` is `engine::target`,
+/// `src/lib.rs` the crate itself (``).
+fn module_of(src: &Path, file: &Path) -> String {
+    let relative = file.strip_prefix(src).expect("a file under src/");
+    let mut parts: Vec<String> = relative
+        .with_extension("")
+        .components()
+        .filter_map(|part| part.as_os_str().to_str().map(String::from))
+        .collect();
+    if parts.last().is_some_and(|last| last == "mod") {
+        parts.pop();
+    }
+    if parts.len() == 1 && (parts[0] == "lib" || parts[0] == "main") {
+        parts.clear();
+    }
+    parts.join("::")
+}
+
+/// Every path `code` (of the file that is `module`) names through `crate::`, `super::`,
+/// `self::` or one of its `children` (`dir::plan`), as segments from the crate's root, with
+/// its line; a `{…}` group is expanded.
+fn module_paths(code: &str, module: &str, children: &[&str]) -> Vec<(Vec<String>, usize)> {
+    let own: Vec<String> = module
+        .split("::")
+        .filter(|part| !part.is_empty())
+        .map(String::from)
+        .collect();
+    let mut found = Vec::new();
+    let child_prefixes: Vec<(String, Vec<String>)> = children
+        .iter()
+        .map(|child| {
+            let mut base = own.clone();
+            base.push((*child).to_string());
+            (format!("{child}::"), base)
+        })
+        .collect();
+    let prefixes = [
+        ("crate::".to_string(), Vec::new()),
+        (
+            "super::".to_string(),
+            own[..own.len().saturating_sub(1)].to_vec(),
+        ),
+        ("self::".to_string(), own.clone()),
+    ]
+    .into_iter()
+    .chain(child_prefixes);
+    for (prefix, base) in prefixes {
+        let prefix = prefix.as_str();
+        let mut at = 0;
+        while let Some(offset) = code[at..].find(prefix) {
+            let start = at + offset;
+            at = start + prefix.len();
+            if code[..start]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
+            {
+                continue;
+            }
+            let line = code[..start].matches('\n').count() + 1;
+            let mut base = base.clone();
+            let mut rest = &code[at..];
+            // `super::super::x`
+            while let Some(after) = rest.strip_prefix("super::") {
+                base.pop();
+                rest = after;
+            }
+            for path in use_tree(rest, &base) {
+                found.push((path, line));
+            }
+        }
+    }
+    found.sort_by_key(|(_, line)| *line);
+    found
+}
+
+/// The paths of a use tree (`a::b`, `a::{b, c::d}`) after `base`.
+fn use_tree(text: &str, base: &[String]) -> Vec<Vec<String>> {
+    let mut path = base.to_vec();
+    let mut rest = text;
+    loop {
+        if let Some(group) = rest.strip_prefix('{') {
+            let mut paths = Vec::new();
+            let mut depth = 0usize;
+            let mut item = 0;
+            for (index, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        paths.extend(use_tree(group[item..index].trim(), &path));
+                        return paths;
+                    }
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        paths.extend(use_tree(group[item..index].trim(), &path));
+                        item = index + 1;
+                    }
+                    _ => {}
+                }
+            }
+            return paths;
+        }
+        let name = leading_name(rest);
+        if name.is_empty() {
+            return if path.len() > base.len() || !text.is_empty() {
+                vec![path]
+            } else {
+                Vec::new()
+            };
+        }
+        if name != "self" {
+            path.push(name.to_string());
+        }
+        rest = &rest[name.len()..];
+        match rest.strip_prefix("::") {
+            Some(after) => rest = after,
+            None => return vec![path],
+        }
+    }
+}
+
+/// The longest prefix of `path` that is a module of `modules`.
+fn longest_module(path: &[String], modules: &BTreeMap<String, PathBuf>) -> Option<String> {
+    (0..=path.len())
+        .rev()
+        .map(|len| path[..len].join("::"))
+        .find(|candidate| modules.contains_key(candidate))
+}
+
 #[test]
 fn the_reader_finds_plain_and_grouped_imports_and_skips_comments_and_strings() {
     let modules: BTreeSet<String> = ["spec", "store", "analysis", "series", "size"]

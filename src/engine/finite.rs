@@ -99,7 +99,7 @@ fn zero_non_finite(value: &mut Value, path: &mut String, found: &mut Vec<String>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::plan::RunParams;
+    use crate::engine::params::RunParams;
     use crate::engine::result::Sample;
     use crate::engine::steady::SteadyFigures;
     use crate::engine::test_kind::TestKind;

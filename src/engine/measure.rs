@@ -3,8 +3,10 @@
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
 
-use super::result::{CpuFigures, LatencyFigures, Sample};
+/// Interval between throughput samples.
+pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(250);
 
 /// Time one thread of a stage spent working and waiting, and how often it had to wait.
 #[derive(Debug, Clone, Copy, Default)]
@@ -232,6 +234,31 @@ pub fn round1(value: f64) -> f64 {
 /// Rounds to three decimals.
 pub fn round3(value: f64) -> f64 {
     (value * 1000.0).round() / 1000.0
+}
+
+/// CPU use over the run, both as a percentage of all CPUs of the machine.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct CpuFigures {
+    /// This process (getrusage).
+    pub process_pct: f64,
+    /// The whole machine (/proc/stat): everything not idle or waiting for I/O.
+    pub system_pct: f64,
+}
+
+/// Percentiles of I/O call latency in microseconds.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+pub struct LatencyFigures {
+    pub p50: u64,
+    pub p99: u64,
+    pub max: u64,
+}
+
+/// Throughput over one short interval of a run.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct Sample {
+    /// Seconds since the run started, at the end of the interval.
+    pub t: f64,
+    pub mb_per_s: f64,
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use crate::engine::remote::RemoteClient;
 use crate::engine::result::{ClientStatus, RunResult, RunStatus, StageFigures};
 
 use crate::engine::job::units_of;
-use crate::engine::{measure, reduction, remote, result, target};
+use crate::engine::{measure, reduction, remote, result};
 
 /// Fills a result from what the pipeline measured; `drain` is the run's allowance after its
 /// duration and `remote` whether its target lies outside the machine (for the words of a cut).
@@ -48,7 +48,7 @@ pub(super) fn fill_from_outcome(
         result.latency_of = Some(of.to_string());
     }
     result.samples = outcome.samples;
-    target::SinkFigures::apply(&outcome.sink_figures, result);
+    result.take_sink_figures(&outcome.sink_figures);
     if let Some(tape) = result.tape.as_ref().filter(|tape| tape.end_of_tape) {
         result.warnings.push(format!(
             "end of tape: a cartridge of the emulated {} filled up after {} on tape; the run \

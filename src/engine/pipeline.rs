@@ -18,8 +18,7 @@ use super::result::{Progress, Sample};
 use super::source::{Passes, StreamSource};
 use super::target::{Sink, SinkFigures};
 
-/// Interval between throughput samples.
-pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(250);
+pub use super::measure::SAMPLE_INTERVAL;
 /// How long a blocked thread sleeps before it looks at the stop flag again.
 const POLL: Duration = Duration::from_millis(50);
 

@@ -2,10 +2,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::plan::RunParams;
+pub use super::flags::{Flag, FlagCode, Validity};
+pub use super::measure::{CpuFigures, LatencyFigures, Sample};
+use super::params::RunParams;
 pub use super::steady::SteadyFigures;
+pub use super::target::{StripedFigures, TapeFigures, TargetReport};
 use super::test_kind::TestKind;
-pub use super::validity::{Flag, FlagCode, Validity};
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
@@ -167,25 +169,6 @@ pub struct ClientFigures {
     pub samples: Vec<Sample>,
 }
 
-/// A target's own figures in words, for pages and exports that show them without knowing the
-/// kind of target.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TargetReport {
-    /// What reported them: `emulated LTO-4 × 2`.
-    pub reporter: String,
-    /// The device the figures are of, in a few words for a table row: `2 emulated LTO-4
-    /// drives`, `emulated striped volume`.
-    pub device: String,
-    /// Each figure as a short phrase: `compression 2.00:1`, `3 backhitches`.
-    pub figures: Vec<String>,
-}
-
-impl std::fmt::Display for TargetReport {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.reporter, self.figures.join(", "))
-    }
-}
-
 impl RunResult {
     /// The target's own figures, when it reports any: every kind that does is listed here.
     pub fn target_report(&self) -> Option<TargetReport> {
@@ -221,82 +204,6 @@ pub struct RestoreFigures {
     pub positioning_s: f64,
 }
 
-/// What an emulated striped volume reports about a run: always marked emulated.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
-pub struct StripedFigures {
-    /// Always true: these figures come from a model, not a volume.
-    pub emulated: bool,
-    pub disks: u32,
-    pub disk_mb_s: f64,
-    /// Bytes on one disk before the next.
-    pub stripe_unit: u64,
-    pub controllers: u32,
-    pub controller_mb_s: f64,
-    pub requests: u64,
-    /// Disks one request kept busy, on average.
-    pub disks_per_request: f64,
-    /// Stripe units written, each after a rotational delay.
-    pub rotational_delays: u64,
-    /// Requests a controller, not a disk, finished last.
-    pub controller_bound_pct: f64,
-    /// The rate the volume gave these requests, and would give the same requests read (no
-    /// rotational delays), MB/s.
-    pub write_mb_s: f64,
-    pub read_mb_s: f64,
-}
-
-/// What emulated tape drives report about a run: always marked emulated.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
-pub struct TapeFigures {
-    /// Always true: these figures come from a model, not a drive.
-    pub emulated: bool,
-    pub model: String,
-    pub drives: u32,
-    /// Native speed and lowest speed-matching step of one drive, MB/s.
-    pub native_mb_s: f64,
-    pub min_mb_s: f64,
-    /// Compression achieved on the bytes written (host bytes ÷ tape bytes).
-    pub compression: f64,
-    /// Seconds the drives spent streaming, repositioning (backhitches) and idle, summed over
-    /// drives.
-    pub streaming_s: f64,
-    pub repositioning_s: f64,
-    pub idle_s: f64,
-    pub backhitches: u64,
-    /// Average tape speed while streaming, native MB/s per drive.
-    pub tape_mb_s: f64,
-    /// Native bytes written to tape.
-    pub tape_bytes: u64,
-    /// A cartridge filled up and the run ended there.
-    pub end_of_tape: bool,
-    /// One drive's buffer, native bytes.
-    #[serde(default)]
-    pub buffer_bytes: u64,
-    /// A drive's buffer was full at least once, so the host waited for the drive: its pace,
-    /// not the feed's, set the figure.
-    #[serde(default)]
-    pub buffer_filled: bool,
-}
-
-impl TapeFigures {
-    /// Whether the drives shoe-shined: stopped and restarted while fed below their lowest
-    /// speed step (`feed_mb_s`, the host's rate into all of them). A stop while fed faster
-    /// (the last buffer drained at the end) is not shoe-shining.
-    pub fn shoe_shined(&self, feed_mb_s: f64) -> bool {
-        self.backhitches > 0
-            && feed_mb_s < self.min_mb_s * self.compression * f64::from(self.drives.max(1))
-    }
-}
-
-/// CPU use over the run, both as a percentage of all CPUs of the machine.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
-pub struct CpuFigures {
-    /// This process (getrusage).
-    pub process_pct: f64,
-    /// The whole machine (/proc/stat): everything not idle or waiting for I/O.
-    pub system_pct: f64,
-}
-
 /// Where the pipeline's threads spent their time, as shares of `threads × wall`.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct StageFigures {
@@ -312,22 +219,6 @@ pub struct StageFigures {
     pub writer_waits: u64,
 }
 
-/// Percentiles of I/O call latency in microseconds.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
-pub struct LatencyFigures {
-    pub p50: u64,
-    pub p99: u64,
-    pub max: u64,
-}
-
-/// Throughput over one short interval of a run.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
-pub struct Sample {
-    /// Seconds since the run started, at the end of the interval.
-    pub t: f64,
-    pub mb_per_s: f64,
-}
-
 /// What a run reports while it goes, a few times a second.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Progress {
@@ -337,4 +228,56 @@ pub struct Progress {
     pub mb_per_s: f64,
     /// How far the run is towards its size or duration limit, 0–100, when one is known.
     pub percent: Option<f64>,
+}
+
+impl RunResult {
+    /// Puts the figures of a run's sinks (one per writer) into the result.
+    pub fn take_sink_figures(&mut self, all: &[crate::engine::target::SinkFigures]) {
+        let result = self;
+        let mut drives = Vec::new();
+        for figures in all {
+            match figures {
+                crate::engine::target::SinkFigures::Tape(drive) => drives.push(drive.clone()),
+                crate::engine::target::SinkFigures::Striped(volume) => {
+                    result.striped = Some(volume.clone())
+                }
+                // Each writer reports the shared tally when it ends: the last to end saw the
+                // most requests.
+                crate::engine::target::SinkFigures::S3(store)
+                    if result
+                        .s3
+                        .as_ref()
+                        .is_none_or(|seen| seen.requests <= store.requests) =>
+                {
+                    let mut store = store.clone();
+                    if result.seconds > 0.0 {
+                        store.requests_per_s =
+                            (store.requests as f64 / result.seconds * 10.0).round() / 10.0;
+                    }
+                    result.s3 = Some(store);
+                }
+                crate::engine::target::SinkFigures::S3(_) => {}
+                crate::engine::target::SinkFigures::Dedup(store)
+                    if result
+                        .dedup
+                        .as_ref()
+                        .is_none_or(|seen| seen.logical_bytes <= store.logical_bytes) =>
+                {
+                    let mut store = store.clone();
+                    store.over(result.seconds);
+                    result.dedup = Some(store);
+                }
+                crate::engine::target::SinkFigures::Dedup(_) => {}
+                crate::engine::target::SinkFigures::Restored { files, into } => {
+                    result.files = *files;
+                    if let Some(restore) = result.restore.as_mut() {
+                        restore.into.clone_from(into);
+                    }
+                }
+            }
+        }
+        if let Some(tape) = crate::engine::target::tape::combine(&drives) {
+            result.tape = Some(tape);
+        }
+    }
 }

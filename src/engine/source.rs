@@ -645,9 +645,9 @@ impl StreamSource for GeneratedStream {
 /// Generated data of a chosen dedup ratio: a stream of units, what it makes added to the run's
 /// tally as it goes. A stream with a share of a dataset ends once it has given its share.
 pub struct UnitSource<'a> {
-    units: crate::engine::reduction::UnitStream,
-    made: &'a crate::engine::reduction::UnitsMade,
-    told: crate::engine::reduction::UnitTally,
+    units: crate::engine::reduction::units::UnitStream,
+    made: &'a crate::engine::reduction::units::UnitsMade,
+    told: crate::engine::reduction::units::UnitTally,
     /// Bytes left of the stream's share; `None`: endless.
     left: Option<u64>,
 }
@@ -655,8 +655,8 @@ pub struct UnitSource<'a> {
 impl<'a> UnitSource<'a> {
     /// A stream of `units`, counted into `made`; with `share`, it ends after that many bytes.
     pub fn new(
-        units: crate::engine::reduction::UnitStream,
-        made: &'a crate::engine::reduction::UnitsMade,
+        units: crate::engine::reduction::units::UnitStream,
+        made: &'a crate::engine::reduction::units::UnitsMade,
         share: Option<u64>,
     ) -> Self {
         Self {
@@ -680,7 +680,7 @@ impl StreamSource for UnitSource<'_> {
         }
         self.units.fill(&mut buf.as_mut_slice()[..want]);
         let now = self.units.tally();
-        self.made.add(crate::engine::reduction::UnitTally {
+        self.made.add(crate::engine::reduction::units::UnitTally {
             units: now.units - self.told.units,
             new_units: now.new_units - self.told.new_units,
             changed_units: now.changed_units - self.told.changed_units,

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::result::Sample;
+use super::measure::Sample;
 
 /// Most the steady window's throughput may vary: coefficient of variation of its buckets, %.
 pub const STEADY_CV_PCT: f64 = 10.0;

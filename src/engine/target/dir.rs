@@ -21,9 +21,9 @@ use crate::engine::buffer::{AlignedBuf, PAGE};
 use crate::engine::cache;
 use crate::engine::error::EngineError;
 use crate::engine::measure::LatencyRecorder;
-use crate::engine::plan::TargetPlan;
-use crate::engine::restore::{ImageReader, ImageRequest, RestoreImage, write_image};
 use crate::engine::source::StreamSource;
+use crate::engine::target::TargetPlan;
+use crate::engine::target::image::{ImageReader, ImageRequest, RestoreImage, write_image};
 use crate::engine::target::{KindFacts, ToolRepository, Writes};
 use crate::field_errors::FieldErrors;
 

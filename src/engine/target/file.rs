@@ -16,7 +16,7 @@ use super::{Capabilities, Opening, Sink, Target};
 use crate::engine::EngineSettings;
 use crate::engine::buffer::{AlignedBuf, PAGE};
 use crate::engine::error::EngineError;
-use crate::engine::plan::NamedFile;
+use crate::engine::target::NamedFile;
 use crate::engine::target::{KindFacts, ToolRepository, Writes};
 use crate::field_errors::FieldErrors;
 

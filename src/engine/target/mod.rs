@@ -14,10 +14,11 @@ use serde::{Deserialize, Serialize};
 
 use super::EngineSettings;
 use super::error::EngineError;
-use super::plan::{RunParams, TargetPlan};
-use super::restore::{ImageRequest, RestoreImage};
-use super::result::{RunResult, StripedFigures, TapeFigures};
+use super::params::RunParams;
 use crate::field_errors::FieldErrors;
+use image::{ImageRequest, RestoreImage};
+pub use striped::StripedFigures;
+pub use tape::TapeFigures;
 
 pub mod dedup;
 pub mod device;
@@ -25,16 +26,38 @@ pub mod dir;
 pub mod file;
 pub mod files;
 pub mod flag;
+pub mod image;
 pub mod null;
+mod plan;
 pub mod s3;
 pub mod striped;
 pub mod tape;
 pub mod write_behind;
 
+/// A target's own figures in words, for pages and exports that show them without knowing the
+/// kind of target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetReport {
+    /// What reported them: `emulated LTO-4 × 2`.
+    pub reporter: String,
+    /// The device the figures are of, in a few words for a table row: `2 emulated LTO-4
+    /// drives`, `emulated striped volume`.
+    pub device: String,
+    /// Each figure as a short phrase: `compression 2.00:1`, `3 backhitches`.
+    pub figures: Vec<String>,
+}
+
+impl std::fmt::Display for TargetReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.reporter, self.figures.join(", "))
+    }
+}
+
 #[cfg(test)]
 mod tests;
 
 pub use files::{LAB_FILE_PREFIX, sweep_lab_files, wait_for_background};
+pub use plan::{NamedFile, TargetPlan};
 
 /// Something the writer drains into.
 pub trait Sink: Send {
@@ -91,8 +114,9 @@ pub trait Sink: Send {
 }
 
 /// What a sink reports of itself after a run, one variant per kind that reports anything. A
-/// kind with figures adds its variant here and says, in `apply`, how its writers' figures
-/// combine into the run's result; the pages show them through `RunResult::target_report`.
+/// kind with figures adds its variant here and says, in `RunResult::take_sink_figures`, how
+/// its writers' figures combine into the run's result; the pages show them through
+/// `RunResult::target_report`.
 #[derive(Debug, Clone)]
 pub enum SinkFigures {
     /// An emulated tape drive: streaming, repositioning, compression.
@@ -105,55 +129,6 @@ pub enum SinkFigures {
     S3(s3::S3Figures),
     /// A dedup store: every writer reports the figures of the writers that have finished.
     Dedup(dedup::DedupFigures),
-}
-
-impl SinkFigures {
-    /// Puts the figures of a run's sinks (one per writer) into its result.
-    pub fn apply(all: &[SinkFigures], result: &mut RunResult) {
-        let mut drives = Vec::new();
-        for figures in all {
-            match figures {
-                SinkFigures::Tape(drive) => drives.push(drive.clone()),
-                SinkFigures::Striped(volume) => result.striped = Some(volume.clone()),
-                // Each writer reports the shared tally when it ends: the last to end saw the
-                // most requests.
-                SinkFigures::S3(store)
-                    if result
-                        .s3
-                        .as_ref()
-                        .is_none_or(|seen| seen.requests <= store.requests) =>
-                {
-                    let mut store = store.clone();
-                    if result.seconds > 0.0 {
-                        store.requests_per_s =
-                            (store.requests as f64 / result.seconds * 10.0).round() / 10.0;
-                    }
-                    result.s3 = Some(store);
-                }
-                SinkFigures::S3(_) => {}
-                SinkFigures::Dedup(store)
-                    if result
-                        .dedup
-                        .as_ref()
-                        .is_none_or(|seen| seen.logical_bytes <= store.logical_bytes) =>
-                {
-                    let mut store = store.clone();
-                    store.over(result.seconds);
-                    result.dedup = Some(store);
-                }
-                SinkFigures::Dedup(_) => {}
-                SinkFigures::Restored { files, into } => {
-                    result.files = *files;
-                    if let Some(restore) = result.restore.as_mut() {
-                        restore.into.clone_from(into);
-                    }
-                }
-            }
-        }
-        if let Some(tape) = tape::combine(&drives) {
-            result.tape = Some(tape);
-        }
-    }
 }
 
 /// What a target kind is, as far as a measurement depends on it.
@@ -569,7 +544,7 @@ impl TargetPlan {
 
     /// A file the operator named on the command line, and how each block is filled.
     pub fn named_file(path: PathBuf, pattern: bool) -> TargetPlan {
-        TargetPlan::File(crate::engine::plan::NamedFile { path, pattern })
+        TargetPlan::File(NamedFile { path, pattern })
     }
 
     /// The target behind this plan: the registration of every kind.

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::{Capabilities, Opening, Settings, Sink, Target, TargetKind, no_path, no_settings};
 use crate::engine::error::EngineError;
-use crate::engine::plan::TargetPlan;
+use crate::engine::target::TargetPlan;
 use crate::engine::target::{KindFacts, ToolRepository, Writes};
 use crate::field_errors::FieldErrors;
 

@@ -21,8 +21,8 @@ use super::{
     Capabilities, Opening, Settings, Sink, SinkFigures, Target, TargetKind, no_path, read_settings,
 };
 use crate::engine::error::EngineError;
-use crate::engine::plan::TargetPlan;
-use crate::engine::result::{StripedFigures, TargetReport};
+use crate::engine::target::TargetPlan;
+use crate::engine::target::TargetReport;
 use crate::engine::target::{KindFacts, ToolRepository, Writes};
 use crate::field_errors::FieldErrors;
 use crate::size::{ByteSize, format_bytes};
@@ -440,6 +440,30 @@ impl Target for StripedTarget<'_> {
             config.controller_mb_s
         )
     }
+}
+
+/// What an emulated striped volume reports about a run: always marked emulated.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct StripedFigures {
+    /// Always true: these figures come from a model, not a volume.
+    pub emulated: bool,
+    pub disks: u32,
+    pub disk_mb_s: f64,
+    /// Bytes on one disk before the next.
+    pub stripe_unit: u64,
+    pub controllers: u32,
+    pub controller_mb_s: f64,
+    pub requests: u64,
+    /// Disks one request kept busy, on average.
+    pub disks_per_request: f64,
+    /// Stripe units written, each after a rotational delay.
+    pub rotational_delays: u64,
+    /// Requests a controller, not a disk, finished last.
+    pub controller_bound_pct: f64,
+    /// The rate the volume gave these requests, and would give the same requests read (no
+    /// rotational delays), MB/s.
+    pub write_mb_s: f64,
+    pub read_mb_s: f64,
 }
 
 #[cfg(test)]

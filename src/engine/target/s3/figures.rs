@@ -9,7 +9,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use crate::engine::result::TargetReport;
+use crate::engine::target::TargetReport;
 use crate::size::format_bytes;
 
 /// Which latency a request's time counts towards.

@@ -17,9 +17,9 @@ use super::{ObjectStore, S3Config, S3Figures};
 use crate::engine::buffer::AlignedBuf;
 use crate::engine::error::EngineError;
 use crate::engine::measure::LatencyRecorder;
-use crate::engine::restore::{ImageRequest, RestoreImage, write_image};
 use crate::engine::source::StreamSource;
 use crate::engine::target::SinkFigures;
+use crate::engine::target::image::{ImageRequest, RestoreImage, write_image};
 
 /// Longest wait between looks at the run's give-up flag.
 const POLL: Duration = Duration::from_millis(50);

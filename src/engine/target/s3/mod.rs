@@ -14,8 +14,9 @@ use serde::{Deserialize, Serialize};
 use super::{Capabilities, Opening, Settings, Sink, Target, TargetKind, no_path, read_settings};
 use crate::engine::EngineSettings;
 use crate::engine::error::EngineError;
-use crate::engine::plan::{RunParams, TargetPlan};
-use crate::engine::restore::{ImageRequest, RestoreImage};
+use crate::engine::params::RunParams;
+use crate::engine::target::TargetPlan;
+use crate::engine::target::image::{ImageRequest, RestoreImage};
 use crate::field_errors::FieldErrors;
 use crate::size::{ByteSize, format_bytes};
 

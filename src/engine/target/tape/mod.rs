@@ -10,15 +10,17 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use serde::{Deserialize, Serialize};
+
 use super::{
     Capabilities, Opening, Settings, Sink, SinkFigures, Target, TargetKind, no_path, read_settings,
 };
 use crate::engine::data::DataPool;
 use crate::engine::error::EngineError;
-use crate::engine::plan::TargetPlan;
-use crate::engine::restore::{ImageRequest, RestoreImage};
-use crate::engine::result::{TapeFigures, TargetReport};
 use crate::engine::source::{GeneratedStream, Renewal, Throttled};
+use crate::engine::target::TargetPlan;
+use crate::engine::target::TargetReport;
+use crate::engine::target::image::{ImageRequest, RestoreImage};
 use crate::engine::target::{KindFacts, ToolRepository, Writes};
 use crate::field_errors::FieldErrors;
 
@@ -531,6 +533,49 @@ impl Target for TapeTarget<'_> {
             positioning_s: config.load_s + config.locate_s,
             figures: None,
         })
+    }
+}
+
+/// What emulated tape drives report about a run: always marked emulated.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct TapeFigures {
+    /// Always true: these figures come from a model, not a drive.
+    pub emulated: bool,
+    pub model: String,
+    pub drives: u32,
+    /// Native speed and lowest speed-matching step of one drive, MB/s.
+    pub native_mb_s: f64,
+    pub min_mb_s: f64,
+    /// Compression achieved on the bytes written (host bytes ÷ tape bytes).
+    pub compression: f64,
+    /// Seconds the drives spent streaming, repositioning (backhitches) and idle, summed over
+    /// drives.
+    pub streaming_s: f64,
+    pub repositioning_s: f64,
+    pub idle_s: f64,
+    pub backhitches: u64,
+    /// Average tape speed while streaming, native MB/s per drive.
+    pub tape_mb_s: f64,
+    /// Native bytes written to tape.
+    pub tape_bytes: u64,
+    /// A cartridge filled up and the run ended there.
+    pub end_of_tape: bool,
+    /// One drive's buffer, native bytes.
+    #[serde(default)]
+    pub buffer_bytes: u64,
+    /// A drive's buffer was full at least once, so the host waited for the drive: its pace,
+    /// not the feed's, set the figure.
+    #[serde(default)]
+    pub buffer_filled: bool,
+}
+
+impl TapeFigures {
+    /// Whether the drives shoe-shined: stopped and restarted while fed below their lowest
+    /// speed step (`feed_mb_s`, the host's rate into all of them). A stop while fed faster
+    /// (the last buffer drained at the end) is not shoe-shining.
+    pub fn shoe_shined(&self, feed_mb_s: f64) -> bool {
+        self.backhitches > 0
+            && feed_mb_s < self.min_mb_s * self.compression * f64::from(self.drives.max(1))
     }
 }
 
