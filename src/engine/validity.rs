@@ -125,6 +125,25 @@ pub fn judge(result: &mut RunResult, evidence: Evidence) {
     if result.status != RunStatus::Done {
         return;
     }
+    find_steady_window(result, &evidence);
+    let mut flags = length_flags(result, &evidence);
+    flags.extend(cache_flag(result));
+    flags.extend(drive_flag(result));
+    flags.extend(cpu_flags(result, &evidence));
+    flags.extend(skipped_flag(result, &evidence));
+    result.validity = Some(Validity {
+        valid: flags.is_empty(),
+        flags,
+    });
+}
+
+fn flag(code: FlagCode, detail: String) -> Flag {
+    Flag { code, detail }
+}
+
+/// The run's steady window, in buckets fit for its passes; a run whose end flushed to stable
+/// storage has the flush charged to the window.
+fn find_steady_window(result: &mut RunResult, evidence: &Evidence) {
     let active = steady::active_part(&result.samples);
     result.steady = steady::find(active, bucket_s(result, evidence.pass_s));
     if evidence.flushes_at_end
@@ -134,9 +153,12 @@ pub fn judge(result: &mut RunResult, evidence: Evidence) {
         let flush_s = result.seconds - last.t - SAMPLE_INTERVAL.as_secs_f64();
         figures.charge_flush(result.mb_per_s, flush_s);
     }
-    let mut flags = Vec::new();
-    let mut flag = |code, detail: String| flags.push(Flag { code, detail });
+}
 
+/// Whether the run lasted long enough, and steadily enough, to be judged: data that ran out,
+/// too short, or unsteady.
+fn length_flags(result: &RunResult, evidence: &Evidence) -> Vec<Flag> {
+    let mut flags = Vec::new();
     // A run too short to judge because its data ran out long before its duration says so:
     // the cure is to read the data again, not a longer duration.
     let ran_out = result.params.duration_s.filter(|&duration| {
@@ -159,34 +181,34 @@ pub fn judge(result: &mut RunResult, evidence: Evidence) {
         } else {
             ""
         };
-        flag(
+        flags.push(flag(
             FlagCode::DataSmallerThanRun,
             format!(
                 "the data ran out after {:.1} s of the {duration} s allowed: the figure is \
                  mostly start-up{why}",
                 result.seconds
             ),
-        );
+        ));
+        return flags;
     }
     match &result.steady {
-        _ if too_short && ran_out.is_some() => {}
-        _ if evidence.whole_job && too_short => flag(
+        _ if evidence.whole_job && too_short => flags.push(flag(
             FlagCode::TooShort,
             format!(
                 "the job took {:.2} s; under {MIN_JOB_S} s its figure is mostly the tool's \
                  start-up: give it more data",
                 result.seconds
             ),
-        ),
+        )),
         _ if evidence.whole_job => {}
-        None => flag(
+        None => flags.push(flag(
             FlagCode::TooShort,
             format!(
                 "{:.2} s of samples; a steady figure needs at least {MIN_STEADY_S} s",
                 result.samples.last().map_or(0.0, |sample| sample.t)
             ),
-        ),
-        Some(window) if !window.steady => flag(
+        )),
+        Some(window) if !window.steady => flags.push(flag(
             FlagCode::Unsteady,
             match window.cv_pct {
                 Some(cv_pct) => format!(
@@ -199,64 +221,73 @@ pub fn judge(result: &mut RunResult, evidence: Evidence) {
                     window.from_s, window.to_s
                 ),
             },
-        ),
+        )),
         Some(_) => {}
     }
+    flags
+}
 
-    let params = &result.params;
-    if let Some(pct) = result.cache_resident_pct
-        && pct > CACHE_RESIDENT_PCT
-        && !params.direct
-    {
+/// A buffered read of a source the page cache held measured memory.
+fn cache_flag(result: &RunResult) -> Option<Flag> {
+    let pct = result.cache_resident_pct?;
+    (pct > CACHE_RESIDENT_PCT && !result.params.direct).then(|| {
         flag(
             FlagCode::CacheResident,
             format!("{pct:.0} % of the source was in the page cache when the read began"),
-        );
-    }
+        )
+    })
+}
 
-    if let Some(tape) = &result.tape {
-        let drives = f64::from(tape.drives.max(1));
-        let per_drive_host = result.bytes as f64 / drives;
-        if tape.backhitches == 0
-            && !tape.buffer_filled
-            && per_drive_host < DRIVE_BUFFERS * tape.buffer_bytes as f64 * tape.compression
-        {
-            flag(
-                FlagCode::DriveBufferNotFilled,
-                format!(
-                    "each drive took {} against a {} buffer and never made the host wait: the \
-                     figure is how fast data went into the buffer",
-                    crate::size::format_bytes(per_drive_host as u64),
-                    crate::size::format_bytes(tape.buffer_bytes)
-                ),
-            );
-        } else if tape.shoe_shined(result.mb_per_s)
-            && (tape.backhitches as f64 / drives) < MIN_DRIVE_CYCLES
-        {
-            flag(
-                FlagCode::TooFewDriveCycles,
-                format!(
-                    "{} backhitch(es) over {} drive(s); at least {MIN_DRIVE_CYCLES} per drive \
-                     show the start-stop rate",
-                    tape.backhitches, tape.drives
-                ),
-            );
-        }
+/// An emulated drive's figure that is its buffer's, or a shoe-shine seen too few times.
+fn drive_flag(result: &RunResult) -> Option<Flag> {
+    let tape = result.tape.as_ref()?;
+    let drives = f64::from(tape.drives.max(1));
+    let per_drive_host = result.bytes as f64 / drives;
+    if tape.backhitches == 0
+        && !tape.buffer_filled
+        && per_drive_host < DRIVE_BUFFERS * tape.buffer_bytes as f64 * tape.compression
+    {
+        Some(flag(
+            FlagCode::DriveBufferNotFilled,
+            format!(
+                "each drive took {} against a {} buffer and never made the host wait: the \
+                 figure is how fast data went into the buffer",
+                crate::size::format_bytes(per_drive_host as u64),
+                crate::size::format_bytes(tape.buffer_bytes)
+            ),
+        ))
+    } else if tape.shoe_shined(result.mb_per_s)
+        && (tape.backhitches as f64 / drives) < MIN_DRIVE_CYCLES
+    {
+        Some(flag(
+            FlagCode::TooFewDriveCycles,
+            format!(
+                "{} backhitch(es) over {} drive(s); at least {MIN_DRIVE_CYCLES} per drive \
+                 show the start-stop rate",
+                tape.backhitches, tape.drives
+            ),
+        ))
+    } else {
+        None
     }
+}
 
+/// Other work on the machine, or CPUs so busy that a device test measured them.
+fn cpu_flags(result: &RunResult, evidence: &Evidence) -> Vec<Flag> {
+    let mut flags = Vec::new();
     let other = result.cpu.system_pct - result.cpu.process_pct;
     // A network run's clients on this machine are part of the run, not other work.
     let busy = result.test != TestKind::NetworkBackup
         && other > BUSY_OTHER_PCT
         && other > result.cpu.process_pct;
     if busy {
-        flag(
+        flags.push(flag(
             FlagCode::BusyMachine,
             format!(
                 "other work used {other:.0} % of the machine's CPU, the lab {:.0} %",
                 result.cpu.process_pct
             ),
-        );
+        ));
     }
     let measures_device = evidence.measures_device
         && matches!(
@@ -265,30 +296,29 @@ pub fn judge(result: &mut RunResult, evidence: Evidence) {
         );
     // On a machine busy with other work the CPUs are full whatever the run does.
     if measures_device && !busy && result.cpu.system_pct > CPU_SATURATED_PCT {
-        flag(
+        flags.push(flag(
             FlagCode::CpuSaturated,
             format!(
                 "the CPUs were {:.0} % busy: the figure may be the CPU's, not the device's",
                 result.cpu.system_pct
             ),
-        );
+        ));
     }
+    flags
+}
 
+/// A source of which too much could not be read: the figure covers other data than asked.
+fn skipped_flag(result: &RunResult, evidence: &Evidence) -> Option<Flag> {
     let entries = result.files + evidence.skipped_entries;
-    if evidence.skipped_entries > 0
-        && 100.0 * evidence.skipped_entries as f64 / entries as f64 > SKIPPED_PCT
-    {
-        flag(
-            FlagCode::SkippedData,
-            format!(
-                "{} of {entries} entries of the source could not be read",
-                evidence.skipped_entries
-            ),
-        );
-    }
-
-    result.validity = Some(Validity {
-        valid: flags.is_empty(),
-        flags,
-    });
+    (evidence.skipped_entries > 0
+        && 100.0 * evidence.skipped_entries as f64 / entries as f64 > SKIPPED_PCT)
+        .then(|| {
+            flag(
+                FlagCode::SkippedData,
+                format!(
+                    "{} of {entries} entries of the source could not be read",
+                    evidence.skipped_entries
+                ),
+            )
+        })
 }
