@@ -132,123 +132,35 @@ pub(super) fn build_job<'a>(
         steady_after: steady_after(plan),
         drain: drain_allowance(plan),
     };
-    let mut feeders: Vec<Box<dyn FnOnce() + Send + 'a>> = Vec::new();
+    let mut feeders: Feeders<'a> = Vec::new();
     let mut passes = None;
-    let generated = match (&plan.source, plan.test) {
-        (
-            SourcePlan::Generated {
-                size,
-                compress_ratio,
-                repeat,
-                dedup,
-                generations,
-            },
-            _,
-        ) => Some((*size, *compress_ratio, *repeat, *dedup, *generations)),
-        (SourcePlan::Paths(_), TestKind::TapeWrite) => Some((
-            params.size.unwrap_or(DEFAULT_GENERATED_SIZE),
-            matched.compress_ratio.unwrap_or(params.compress_ratio),
-            false,
-            matched.dedup,
-            None,
-        )),
-        (SourcePlan::Paths(_), _) => None,
-    };
     let mut dataset = None;
-    let readers: Vec<Box<dyn StreamSource + 'a>> = match (generated, &plan.source) {
-        (Some((size, compress_ratio, repeat, dedup, generations)), _) => {
+    let readers = match (generated_of(plan, matched), &plan.source) {
+        (Some(generated), _) => {
             // Generated data never runs out: a time-based run ends at its duration, or at an
             // explicit size.
             if !params.time_based {
+                let size = generated.size;
                 limits.bytes = Some(limits.bytes.map_or(size, |limit| limit.min(size)));
             }
-            let pool = data::DataPool::new(GENERATED_SEED, compress_ratio);
-            // The target write must outrun any target, so its blocks are refreshed in place;
-            // where generated data stands in for a source, every byte is produced, as a read
-            // would copy it; lmdd's internal input writes its one block again as it is.
-            let renewal = if repeat {
-                Renewal::Repeat
-            } else if plan.test == TestKind::TapeWrite {
-                Renewal::Refresh
-            } else {
-                Renewal::Full
-            };
-            let seeds = (0..streams).map(|index| GENERATED_SEED ^ index as u64);
-            match units_of(dedup, generations, params.generation) {
-                // Units are made afresh every time: a copy must be its original. A dataset of
-                // several generations is split between the streams, each sending its share
-                // of it whole, so every generation is the same data but for its changes.
-                Some((settings, change_rate)) => {
-                    let share_of = generations.map(|_| limits.bytes.unwrap_or(size));
-                    let streams = reduction::DatasetStreams::new(
-                        Arc::clone(&pool),
-                        settings,
-                        seeds,
-                        share_of,
-                        params.generation.unwrap_or(1),
-                        change_rate,
-                    );
-                    let generation = streams.generation();
-                    let readers = (0..streams.len())
-                        .filter_map(|index| streams.stream(index, generation))
-                        .map(|(units, share)| {
-                            Box::new(source::UnitSource::new(units, made, share))
-                                as Box<dyn StreamSource>
-                        })
-                        .collect();
-                    dataset = Some(streams);
-                    readers
-                }
-                None => seeds
-                    .map(|seed| {
-                        Box::new(GeneratedStream::new(Arc::clone(&pool), seed, renewal))
-                            as Box<dyn StreamSource>
-                    })
-                    .collect(),
-            }
+            let (readers, streams) = generated_readers(plan, &generated, streams, &limits, made);
+            dataset = streams;
+            readers
         }
         (None, SourcePlan::Paths(paths)) => {
-            let (files_tx, files_rx) = bounded::<source::SourceFile>(FILE_QUEUE);
             // A time-based run reads a source that runs out again until its time is up, but
             // into a dedup store, which would take the second pass as duplicates.
             let again = params.time_based && limits.duration.is_some() && !reads_once(plan);
-            let alive = Arc::new(());
-            let counted = Arc::new(Passes::new(paths.len()));
-            if again {
-                passes = Some(Arc::clone(&counted));
-            }
-            for root in paths {
-                let files_tx = files_tx.clone();
-                let streams = Arc::downgrade(&alive);
-                let counted = Arc::clone(&counted);
-                feeders.push(Box::new(move || {
-                    if again {
-                        source::walk_until_hung_up(root, &files_tx, skipped, &streams, &counted)
-                    } else {
-                        source::walk_into(root, &files_tx, skipped)
-                    }
-                }));
-            }
-            (0..streams)
-                .map(|_| {
-                    Box::new(
-                        FileStream::new(
-                            files_rx.clone(),
-                            params.direct,
-                            params.cold_cache,
-                            skipped,
-                        )
-                        .counted_in(&alive),
-                    ) as Box<dyn StreamSource>
-                })
-                .collect()
+            let (readers, walkers, counted) = path_readers(plan, paths, streams, again, skipped);
+            feeders = walkers;
+            passes = again.then_some(counted);
+            readers
         }
         (None, SourcePlan::Generated { .. }) => Vec::new(),
     };
     // A source what-if caps only the tests that read the source: the target's own test
     // writes generated data, and stays the target's ceiling.
-    let source_rate = params.source_rate_mb_s.filter(|_| plan.test.reads_source());
-    let readers = match source_rate {
+    let readers = match params.source_rate_mb_s.filter(|_| plan.test.reads_source()) {
         Some(rate) => readers
             .into_iter()
             .map(|stream| Box::new(source::Throttled::new(stream, rate)) as Box<dyn StreamSource>)
@@ -283,6 +195,150 @@ pub(super) fn build_job<'a>(
         tallies: Vec::new(),
         passes,
     })
+}
+
+/// Generated data a run sends: its size, compressibility, whether it repeats its one block,
+/// and its dedup and generations.
+struct Generated {
+    size: u64,
+    compress_ratio: f64,
+    repeat: bool,
+    dedup: Option<reduction::DedupSettings>,
+    generations: Option<reduction::Generations>,
+}
+
+/// The generated data a run sends: its source's, or for a target test of a source of paths,
+/// data of the size asked and the source's compressibility and dedup when they were measured.
+fn generated_of(plan: &RunPlan, matched: &Matched) -> Option<Generated> {
+    let params = &plan.params;
+    match (&plan.source, plan.test) {
+        (
+            SourcePlan::Generated {
+                size,
+                compress_ratio,
+                repeat,
+                dedup,
+                generations,
+            },
+            _,
+        ) => Some(Generated {
+            size: *size,
+            compress_ratio: *compress_ratio,
+            repeat: *repeat,
+            dedup: *dedup,
+            generations: *generations,
+        }),
+        (SourcePlan::Paths(_), TestKind::TapeWrite) => Some(Generated {
+            size: params.size.unwrap_or(DEFAULT_GENERATED_SIZE),
+            compress_ratio: matched.compress_ratio.unwrap_or(params.compress_ratio),
+            repeat: false,
+            dedup: matched.dedup,
+            generations: None,
+        }),
+        (SourcePlan::Paths(_), _) => None,
+    }
+}
+
+/// One stream of generated data per reader, and the dataset they share when the data
+/// dedups by units.
+fn generated_readers<'a>(
+    plan: &RunPlan,
+    generated: &Generated,
+    streams: usize,
+    limits: &Limits,
+    made: &'a reduction::UnitsMade,
+) -> (
+    Vec<Box<dyn StreamSource + 'a>>,
+    Option<reduction::DatasetStreams>,
+) {
+    let params = &plan.params;
+    let pool = data::DataPool::new(GENERATED_SEED, generated.compress_ratio);
+    // The target write must outrun any target, so its blocks are refreshed in place; where
+    // generated data stands in for a source, every byte is produced, as a read would copy it;
+    // lmdd's internal input writes its one block again as it is.
+    let renewal = if generated.repeat {
+        Renewal::Repeat
+    } else if plan.test == TestKind::TapeWrite {
+        Renewal::Refresh
+    } else {
+        Renewal::Full
+    };
+    let seeds = (0..streams).map(|index| GENERATED_SEED ^ index as u64);
+    match units_of(generated.dedup, generated.generations, params.generation) {
+        // Units are made afresh every time: a copy must be its original. A dataset of several
+        // generations is split between the streams, each sending its share of it whole, so
+        // every generation is the same data but for its changes.
+        Some((settings, change_rate)) => {
+            let share_of = generated
+                .generations
+                .map(|_| limits.bytes.unwrap_or(generated.size));
+            let dataset = reduction::DatasetStreams::new(
+                Arc::clone(&pool),
+                settings,
+                seeds,
+                share_of,
+                params.generation.unwrap_or(1),
+                change_rate,
+            );
+            let generation = dataset.generation();
+            let readers = (0..dataset.len())
+                .filter_map(|index| dataset.stream(index, generation))
+                .map(|(units, share)| {
+                    Box::new(source::UnitSource::new(units, made, share)) as Box<dyn StreamSource>
+                })
+                .collect();
+            (readers, Some(dataset))
+        }
+        None => (
+            seeds
+                .map(|seed| {
+                    Box::new(GeneratedStream::new(Arc::clone(&pool), seed, renewal))
+                        as Box<dyn StreamSource>
+                })
+                .collect(),
+            None,
+        ),
+    }
+}
+
+/// The walkers that feed a run's file streams, one per root, each run on a thread of its own.
+type Feeders<'a> = Vec<Box<dyn FnOnce() + Send + 'a>>;
+
+/// The feeders and file streams of a source of paths: one walker per root into a queue the
+/// streams share, walking again (`again`) until the streams hang up, with the passes counted.
+fn path_readers<'a>(
+    plan: &RunPlan,
+    paths: &'a [std::path::PathBuf],
+    streams: usize,
+    again: bool,
+    skipped: &'a Skipped,
+) -> (Vec<Box<dyn StreamSource + 'a>>, Feeders<'a>, Arc<Passes>) {
+    let params = &plan.params;
+    let (files_tx, files_rx) = bounded::<source::SourceFile>(FILE_QUEUE);
+    let alive = Arc::new(());
+    let counted = Arc::new(Passes::new(paths.len()));
+    let mut feeders: Feeders<'a> = Vec::new();
+    for root in paths {
+        let files_tx = files_tx.clone();
+        let streams = Arc::downgrade(&alive);
+        let counted = Arc::clone(&counted);
+        feeders.push(Box::new(move || {
+            if again {
+                source::walk_until_hung_up(root, &files_tx, skipped, &streams, &counted)
+            } else {
+                source::walk_into(root, &files_tx, skipped)
+            }
+        }));
+    }
+    let readers = (0..streams)
+        .map(|_| {
+            Box::new(
+                FileStream::new(files_rx.clone(), params.direct, params.cold_cache, skipped)
+                    .counted_in(&alive),
+            ) as Box<dyn StreamSource>
+        })
+        .collect();
+    (readers, feeders, counted)
 }
 
 /// The bytes a run may write into its target's file system (a kind that makes files under a
