@@ -134,35 +134,9 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
         None
     };
     let cpu_before = CpuSnapshot::take();
-    let mut tallies = Vec::new();
-    let mut restore_figures = None;
-    let mut tool_figures = None;
-    let outcome = if control.cancel.load(std::sync::atomic::Ordering::Relaxed) {
-        Err(EngineError::Cancelled)
-    } else if plan.test.runs_tool() {
-        tool::run::execute(plan, settings, control).map(|measured| {
-            tool_figures = Some(measured.figures);
-            warnings.extend(measured.warnings);
-            measured.outcome
-        })
-    } else if plan.test == TestKind::NetworkBackup {
-        run_network(plan, settings, control).map(|(outcome, clients)| {
-            tallies = clients;
-            outcome
-        })
-    } else if plan.test == TestKind::Restore {
-        restore_job(plan, settings, source_ratio, control.cancel).map(|(job, figures, medium)| {
-            restore_figures = Some(figures);
-            let mut outcome = pipeline::run(job, control);
-            // The medium's own figures (an object store's reads), taken once its reader is done.
-            outcome.sink_figures.extend(medium.map(|figures| figures()));
-            outcome
-        })
-    } else {
-        build_job(plan, settings, &skipped, &made, &matched, control.cancel)
-            .map(|job| pipeline::run(job, control))
-    };
+    let measured = measure(plan, settings, control, &skipped, &made, &matched);
     let cpu = cpu_before.usage_until(&CpuSnapshot::take());
+    warnings.extend(measured.warnings);
     warnings.extend(skipped.warning());
 
     let mut result = RunResult {
@@ -173,31 +147,16 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
         warnings,
         data_compress_ratio: source_ratio,
         generated_dedup: generated_dedup(plan, source_dedup, made.tally()),
-        restore: restore_figures,
-        tool: tool_figures,
+        restore: measured.restore,
+        tool: measured.tool,
         ..RunResult::failed(plan.test, params.clone(), String::new())
     };
-    let pass_s = outcome.as_ref().ok().and_then(|outcome| outcome.pass_s);
-    let (drain, remote) = (
-        drain_allowance(plan),
-        plan.target.target().reaches_outside(),
-    );
-    match outcome {
-        Ok(mut outcome) if plan.test == TestKind::NetworkBackup => {
-            let per_client = std::mem::take(&mut outcome.tally_samples);
-            fill_from_outcome(&mut result, outcome, drain, remote);
-            fill_clients(&mut result, &tallies, per_client);
-        }
-        Ok(outcome) => fill_from_outcome(&mut result, outcome, drain, remote),
-        Err(EngineError::Cancelled) => {
-            result.status = RunStatus::Cancelled;
-            result.error = Some("cancelled".to_string());
-        }
-        Err(error) => {
-            result.status = RunStatus::Failed;
-            result.error = Some(error.to_string());
-        }
-    }
+    let pass_s = measured
+        .outcome
+        .as_ref()
+        .ok()
+        .and_then(|outcome| outcome.pass_s);
+    record_outcome(&mut result, plan, measured.outcome, &measured.clients);
     if let Some(room) = room_before
         && result.bytes > 0
         && result.bytes + plan.params.block_size >= room
@@ -209,24 +168,7 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
             crate::size::format_bytes(room)
         ));
     }
-    let capabilities = plan.target.target().capabilities();
-    validity::judge(
-        &mut result,
-        validity::Evidence {
-            skipped_entries: skipped.count(),
-            // A dedup store's work is the CPU's as much as its disk's: a busy CPU is what it
-            // measures, not a reason to doubt it.
-            measures_device: if plan.test.reads_source() {
-                matches!(plan.source, SourcePlan::Paths(_))
-            } else {
-                capabilities.real_device && plan.target.target().dedups_at().is_none()
-            },
-            flushes_at_end: plan.test.writes_target() && params.fsync && capabilities.flushes,
-            one_pass: reads_once(plan),
-            whole_job: plan.test.runs_tool(),
-            pass_s,
-        },
-    );
+    validity::judge(&mut result, evidence_of(plan, skipped.count(), pass_s));
     if result.status == RunStatus::Failed {
         // A failed run keeps what it moved and for how long, never a rate: the run did not
         // measure what it was meant to.
@@ -235,4 +177,110 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
     }
     finite::keep_finite(&mut result);
     result
+}
+
+/// What one test measured, with what its kind adds: a network run's clients, a restore's
+/// figures, a tool's figures and warnings.
+struct Measured {
+    outcome: Result<pipeline::Outcome, EngineError>,
+    clients: Vec<Arc<dyn remote::RemoteClient>>,
+    restore: Option<result::RestoreFigures>,
+    tool: Option<tool::figures::ToolFigures>,
+    warnings: Vec<String>,
+}
+
+/// Runs the test: a tool's, a network backup, a restore, or the lab's own pipeline.
+fn measure(
+    plan: &RunPlan,
+    settings: &EngineSettings,
+    control: &RunControl<'_>,
+    skipped: &Skipped,
+    made: &reduction::UnitsMade,
+    matched: &Matched,
+) -> Measured {
+    let mut measured = Measured {
+        outcome: Err(EngineError::Cancelled),
+        clients: Vec::new(),
+        restore: None,
+        tool: None,
+        warnings: Vec::new(),
+    };
+    if control.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+        return measured;
+    }
+    measured.outcome = if plan.test.runs_tool() {
+        tool::run::execute(plan, settings, control).map(|ran| {
+            measured.tool = Some(ran.figures);
+            measured.warnings = ran.warnings;
+            ran.outcome
+        })
+    } else if plan.test == TestKind::NetworkBackup {
+        run_network(plan, settings, control).map(|(outcome, clients)| {
+            measured.clients = clients;
+            outcome
+        })
+    } else if plan.test == TestKind::Restore {
+        restore_job(plan, settings, matched.compress_ratio, control.cancel).map(
+            |(job, figures, medium)| {
+                measured.restore = Some(figures);
+                let mut outcome = pipeline::run(job, control);
+                // The medium's own figures (an object store's reads), taken once its reader
+                // is done.
+                outcome.sink_figures.extend(medium.map(|figures| figures()));
+                outcome
+            },
+        )
+    } else {
+        build_job(plan, settings, skipped, made, matched, control.cancel)
+            .map(|job| pipeline::run(job, control))
+    };
+    measured
+}
+
+/// Puts what the test measured into its result: its figures, or how it ended.
+fn record_outcome(
+    result: &mut RunResult,
+    plan: &RunPlan,
+    outcome: Result<pipeline::Outcome, EngineError>,
+    clients: &[Arc<dyn remote::RemoteClient>],
+) {
+    let (drain, remote) = (
+        drain_allowance(plan),
+        plan.target.target().reaches_outside(),
+    );
+    match outcome {
+        Ok(mut outcome) if plan.test == TestKind::NetworkBackup => {
+            let per_client = std::mem::take(&mut outcome.tally_samples);
+            fill_from_outcome(result, outcome, drain, remote);
+            fill_clients(result, clients, per_client);
+        }
+        Ok(outcome) => fill_from_outcome(result, outcome, drain, remote),
+        Err(EngineError::Cancelled) => {
+            result.status = RunStatus::Cancelled;
+            result.error = Some("cancelled".to_string());
+        }
+        Err(error) => {
+            result.status = RunStatus::Failed;
+            result.error = Some(error.to_string());
+        }
+    }
+}
+
+/// What the validity rules need to know of the run besides its result.
+fn evidence_of(plan: &RunPlan, skipped_entries: u64, pass_s: Option<f64>) -> validity::Evidence {
+    let capabilities = plan.target.target().capabilities();
+    validity::Evidence {
+        skipped_entries,
+        // A dedup store's work is the CPU's as much as its disk's: a busy CPU is what it
+        // measures, not a reason to doubt it.
+        measures_device: if plan.test.reads_source() {
+            matches!(plan.source, SourcePlan::Paths(_))
+        } else {
+            capabilities.real_device && plan.target.target().dedups_at().is_none()
+        },
+        flushes_at_end: plan.test.writes_target() && plan.params.fsync && capabilities.flushes,
+        one_pass: reads_once(plan),
+        whole_job: plan.test.runs_tool(),
+        pass_s,
+    }
 }
