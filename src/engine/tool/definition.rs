@@ -298,6 +298,30 @@ impl ToolDefinition {
             tool: self.name.clone(),
             message,
         };
+        self.check_name_and_shape().map_err(invalid)?;
+        self.check_commands().map_err(invalid)?;
+        let names = self.check_params().map_err(invalid)?;
+        if self.shell {
+            for command in self.init.iter().chain(&self.backup).chain(&self.restore) {
+                check_shell_line(command, &names).map_err(invalid)?;
+            }
+        }
+        self.check_placeholders(&names).map_err(invalid)?;
+        self.check_s3().map_err(invalid)?;
+        self.check_env().map_err(invalid)
+    }
+
+    /// Every command of the definition: `init`, `backup`, `restore`, `version`.
+    fn commands(&self) -> impl Iterator<Item = &Vec<String>> + Clone {
+        self.init
+            .iter()
+            .chain(&self.backup)
+            .chain(&self.restore)
+            .chain(&self.version)
+    }
+
+    /// A name of 1 to 40 letters, digits, `-` and `_`; the commands its shape needs.
+    fn check_name_and_shape(&self) -> Result<(), String> {
         if self.name.is_empty()
             || self.name.len() > 40
             || !self
@@ -305,41 +329,46 @@ impl ToolDefinition {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         {
-            return Err(invalid(
-                "a name is 1 to 40 letters, digits, '-' or '_'".to_string(),
-            ));
+            return Err("a name is 1 to 40 letters, digits, '-' or '_'".to_string());
         }
         if self.version.is_empty() || self.version.iter().any(Vec::is_empty) {
-            return Err(invalid("`version` needs a command per program".to_string()));
+            return Err("`version` needs a command per program".to_string());
         }
         if self.backup.is_empty() || self.restore.is_empty() {
-            return Err(invalid("`backup` and `restore` need a command".to_string()));
+            return Err("`backup` and `restore` need a command".to_string());
         }
         if self.shape == ToolShape::Repository && self.backup.len() > 1 {
-            return Err(invalid(
-                "a repository tool's backup is one command, not a pipeline".to_string(),
-            ));
+            return Err("a repository tool's backup is one command, not a pipeline".to_string());
         }
-        let commands = self
-            .init
-            .iter()
-            .chain(&self.backup)
-            .chain(&self.restore)
-            .chain(&self.version);
-        for command in commands.clone() {
-            if command.is_empty() || command[0].is_empty() {
-                return Err(invalid("a command is empty".to_string()));
-            }
+        Ok(())
+    }
+
+    /// No empty command, and every program named, not a placeholder (a shell line is the
+    /// shell's, so only `version` is looked at under `shell`).
+    fn check_commands(&self) -> Result<(), String> {
+        if self
+            .commands()
+            .any(|command| command.is_empty() || command[0].is_empty())
+        {
+            return Err("a command is empty".to_string());
         }
         let named = |command: &&Vec<String>| !self.shell || self.version.contains(command);
-        for command in commands.clone().filter(named) {
-            if command[0].contains('{') {
-                return Err(invalid(format!(
-                    "the program of `{}` must be named, not a placeholder",
-                    command.join(" ")
-                )));
-            }
+        if let Some(command) = self
+            .commands()
+            .filter(named)
+            .find(|command| command[0].contains('{'))
+        {
+            return Err(format!(
+                "the program of `{}` must be named, not a placeholder",
+                command.join(" ")
+            ));
         }
+        Ok(())
+    }
+
+    /// Parameters with good names, none twice nor a place, each default within its own
+    /// rule; their names.
+    fn check_params(&self) -> Result<Vec<&str>, String> {
         let mut names: Vec<&str> = Vec::new();
         for param in &self.params {
             let name = param.name();
@@ -348,27 +377,28 @@ impl ToolDefinition {
                     .chars()
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
             {
-                return Err(invalid(format!(
+                return Err(format!(
                     "parameter '{name}': a name is lower-case letters, digits and '_'"
-                )));
+                ));
             }
             if RESERVED.contains(&name) || names.contains(&name) {
-                return Err(invalid(format!(
+                return Err(format!(
                     "parameter '{name}' is given twice or names a place"
-                )));
+                ));
             }
             names.push(name);
             param
                 .check(&param.default_value())
-                .map_err(|message| invalid(format!("parameter '{name}': its default {message}")))?;
+                .map_err(|message| format!("parameter '{name}': its default {message}"))?;
         }
-        if self.shell {
-            for command in self.init.iter().chain(&self.backup).chain(&self.restore) {
-                check_shell_line(command, &names).map_err(invalid)?;
-            }
-        }
-        // A shell line is shell code, checked above; its braces are the shell's.
-        let texts = commands
+        Ok(names)
+    }
+
+    /// Every placeholder names a place or a parameter (`names`), in the commands, the
+    /// environment and a choice's arguments; a shell line's braces are the shell's.
+    fn check_placeholders(&self, names: &[&str]) -> Result<(), String> {
+        let texts = self
+            .commands()
             .flat_map(|command| {
                 let line = self.shell && !self.version.contains(command);
                 command.iter().skip(usize::from(line))
@@ -386,30 +416,39 @@ impl ToolDefinition {
         for text in texts {
             for name in placeholders(text) {
                 if !RESERVED.contains(&name) && !names.contains(&name) {
-                    return Err(invalid(format!(
+                    return Err(format!(
                         "`{text}` names {{{name}}}, which is neither a place nor a parameter"
-                    )));
+                    ));
                 }
             }
         }
-        if let Some(s3) = &self.s3 {
-            if self.shape != ToolShape::Repository {
-                return Err(invalid(
-                    "`s3` is for a repository tool; a stream goes into any target".to_string(),
+        Ok(())
+    }
+
+    /// `s3` only for a repository tool, naming only the store's places.
+    fn check_s3(&self) -> Result<(), String> {
+        let Some(s3) = &self.s3 else {
+            return Ok(());
+        };
+        if self.shape != ToolShape::Repository {
+            return Err("`s3` is for a repository tool; a stream goes into any target".to_string());
+        }
+        for text in std::iter::once(&s3.repo).chain(s3.env.values()) {
+            if let Some(name) = placeholders(text)
+                .into_iter()
+                .find(|name| !S3_PLACES.contains(name))
+            {
+                return Err(format!(
+                    "`{text}` names {{{name}}}; `s3` may name {}",
+                    S3_PLACES.map(|name| format!("{{{name}}}")).join(", ")
                 ));
             }
-            for text in std::iter::once(&s3.repo).chain(s3.env.values()) {
-                if let Some(name) = placeholders(text)
-                    .into_iter()
-                    .find(|name| !S3_PLACES.contains(name))
-                {
-                    return Err(invalid(format!(
-                        "`{text}` names {{{name}}}; `s3` may name {}",
-                        S3_PLACES.map(|name| format!("{{{name}}}")).join(", ")
-                    )));
-                }
-            }
         }
+        Ok(())
+    }
+
+    /// Environment names in capitals, never the lab's own (`PATH`, `HOME`, `BACKLAB_*`).
+    fn check_env(&self) -> Result<(), String> {
         for key in self
             .env
             .keys()
@@ -423,11 +462,11 @@ impl ToolDefinition {
                     .chars()
                     .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
             {
-                return Err(invalid(format!(
+                return Err(format!(
                     "environment variable '{key}': a name is upper-case letters, digits and \
                      '_', and PATH, HOME and BACKLAB_* (the run's marker among them) are the \
                      lab's"
-                )));
+                ));
             }
         }
         Ok(())
