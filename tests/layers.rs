@@ -108,18 +108,7 @@ fn every_module_imports_only_from_its_own_layer_or_below_and_none_in_a_loop() {
         }
     }
     for cycle in cycles(&imports) {
-        let hops: Vec<String> = cycle
-            .windows(2)
-            .map(|pair| {
-                let at = imports
-                    .iter()
-                    .find(|import| import.from == pair[0] && import.to == pair[1])
-                    .map(|import| format!("{}:{}", import.file.display(), import.line))
-                    .unwrap_or_default();
-                format!("{} -> {} ({at})", pair[0], pair[1])
-            })
-            .collect();
-        problems.push(format!("an import loop: {}", hops.join(", ")));
+        problems.push(format!("an import loop: {}", hops(&cycle, &imports)));
     }
 
     assert!(
@@ -285,21 +274,8 @@ fn no_files_of_src_import_each_other_in_a_loop() {
         }
     }
     let loops: Vec<String> = cycles(&imports)
-        .into_iter()
-        .map(|cycle| {
-            cycle
-                .windows(2)
-                .map(|pair| {
-                    let at = imports
-                        .iter()
-                        .find(|import| import.from == pair[0] && import.to == pair[1])
-                        .map(|import| format!("{}:{}", import.file.display(), import.line))
-                        .unwrap_or_default();
-                    format!("{} -> {} ({at})", pair[0], pair[1])
-                })
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
+        .iter()
+        .map(|cycle| hops(cycle, &imports))
         .collect();
     assert!(
         loops.is_empty(),
@@ -530,6 +506,22 @@ fn a_loop_is_found_and_a_chain_is_not() {
             "a".to_string()
         ]]
     );
+}
+
+/// A loop's hops, each with the file and line of its import: `a -> b (src/a.rs:3), …`.
+fn hops(cycle: &[String], imports: &[Import]) -> String {
+    cycle
+        .windows(2)
+        .map(|pair| {
+            let at = imports
+                .iter()
+                .find(|import| import.from == pair[0] && import.to == pair[1])
+                .map(|import| format!("{}:{}", import.file.display(), import.line))
+                .unwrap_or_default();
+            format!("{} -> {} ({at})", pair[0], pair[1])
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The library's top-level modules: `src/<name>.rs` and `src/<name>/`.

@@ -80,6 +80,20 @@ pub fn fits_in_memory(paths: &[std::path::PathBuf]) -> Option<(u64, u64)> {
 /// when they are not, or when the tree has more entries than a quick walk looks at.
 pub fn tree_bytes_below(paths: &[std::path::PathBuf], limit: u64) -> Option<u64> {
     let mut bytes = 0u64;
+    let whole = each_file(paths, |metadata| {
+        bytes += metadata.len();
+        bytes < limit
+    });
+    whole.then_some(bytes)
+}
+
+/// Hands the metadata of each regular file under `paths` to `visit`, links not followed and on
+/// each root's file system, until `visit` says stop or the walk has looked at
+/// [`WALK_BUDGET`] entries; whether it went through them all.
+fn each_file(
+    paths: &[std::path::PathBuf],
+    mut visit: impl FnMut(&std::fs::Metadata) -> bool,
+) -> bool {
     let mut entries = 0usize;
     for root in paths {
         let walker = walkdir::WalkDir::new(root)
@@ -88,19 +102,17 @@ pub fn tree_bytes_below(paths: &[std::path::PathBuf], limit: u64) -> Option<u64>
         for entry in walker.into_iter().flatten() {
             entries += 1;
             if entries > WALK_BUDGET {
-                return None;
+                return false;
             }
             if entry.file_type().is_file()
                 && let Ok(metadata) = entry.metadata()
+                && !visit(&metadata)
             {
-                bytes += metadata.len();
-                if bytes >= limit {
-                    return None;
-                }
+                return false;
             }
         }
     }
-    Some(bytes)
+    true
 }
 
 /// The holes in the sparse files under `paths`, when they add up to `at_least` or more:
@@ -110,28 +122,15 @@ pub fn tree_bytes_below(paths: &[std::path::PathBuf], limit: u64) -> Option<u64>
 pub fn sparse_files(paths: &[std::path::PathBuf], at_least: u64) -> Option<SparseFiles> {
     use std::os::unix::fs::MetadataExt;
     let mut sparse = SparseFiles::default();
-    let mut entries = 0usize;
-    for root in paths {
-        let walker = walkdir::WalkDir::new(root)
-            .follow_links(false)
-            .same_file_system(true);
-        for entry in walker.into_iter().flatten() {
-            entries += 1;
-            if entries > WALK_BUDGET {
-                break;
-            }
-            if entry.file_type().is_file()
-                && let Ok(metadata) = entry.metadata()
-            {
-                let allocated = metadata.blocks().saturating_mul(512);
-                if allocated < metadata.len() {
-                    sparse.files += 1;
-                    sparse.apparent_bytes += metadata.len();
-                    sparse.allocated_bytes += allocated;
-                }
-            }
+    each_file(paths, |metadata| {
+        let allocated = metadata.blocks().saturating_mul(512);
+        if allocated < metadata.len() {
+            sparse.files += 1;
+            sparse.apparent_bytes += metadata.len();
+            sparse.allocated_bytes += allocated;
         }
-    }
+        true
+    });
     (sparse.hole_bytes() >= at_least).then_some(sparse)
 }
 

@@ -761,12 +761,7 @@ async fn two_hosts_claiming_at_once_never_take_a_run_twice() {
 /// the sweeping host then takes.
 #[tokio::test]
 async fn a_lapsed_run_of_a_cancelled_campaign_ends_cancelled() {
-    let cluster = Postgres::database();
-    let location = Location::Postgres(cluster.url.clone());
-    let (a, b) = (
-        Store::open(&location).await.expect("host a"),
-        Store::open(&location).await.expect("host b"),
-    );
+    let (_cluster, a, b) = two_hosts().await;
     lapsed_run_of_a_cancelled_campaign(&a, &b).await;
     a.close().await;
     b.close().await;
@@ -845,12 +840,7 @@ async fn lapsed_run_of_a_cancelled_campaign(a: &Store, b: &Store) {
 /// its judgement is kept and its followers hear that it finished, cancelled.
 #[tokio::test]
 async fn the_host_that_sweeps_a_cancelled_campaigns_lapsed_run_ends_the_campaign() {
-    let cluster = Postgres::database();
-    let location = Location::Postgres(cluster.url.clone());
-    let (a, b) = (
-        Store::open(&location).await.expect("host a"),
-        Store::open(&location).await.expect("host b"),
-    );
+    let (_cluster, a, b) = two_hosts().await;
     let now = backlab::clock::now_ms();
     // An id as the lab makes them: the lab reads only campaigns whose ids look like its own.
     let id = backlab::ids::campaign_id();
@@ -893,12 +883,7 @@ async fn the_host_that_sweeps_a_cancelled_campaigns_lapsed_run_ends_the_campaign
 /// and the run's next attempt finishes it.
 #[tokio::test]
 async fn a_lapsed_lease_sends_the_run_back_to_its_own_host() {
-    let cluster = Postgres::database();
-    let location = Location::Postgres(cluster.url.clone());
-    let (a, b) = (
-        Store::open(&location).await.expect("host a"),
-        Store::open(&location).await.expect("host b"),
-    );
+    let (_cluster, a, b) = two_hosts().await;
     a.insert_campaign(&campaign_on("lab-a", "c1", "leased", 1), 1_000)
         .await
         .expect("insert");
@@ -1177,12 +1162,7 @@ async fn ended_unjudged(store: &Store, host: &str, now: i64) -> String {
 /// the campaign is judged.
 #[tokio::test]
 async fn judging_at_start_leaves_a_live_hosts_campaign_to_it() {
-    let cluster = Postgres::database();
-    let location = Location::Postgres(cluster.url.clone());
-    let (a, b) = (
-        Store::open(&location).await.expect("host a"),
-        Store::open(&location).await.expect("host b"),
-    );
+    let (_cluster, a, b) = two_hosts().await;
     let now = backlab::clock::now_ms();
     let id = ended_unjudged(&a, "lab-a", now).await;
     // lab-a is alive and has surveyed the source; its judgement is still to come.
@@ -1210,12 +1190,7 @@ async fn judging_at_start_leaves_a_live_hosts_campaign_to_it() {
 /// lab on the database takes it: the campaign is judged and its followers told.
 #[tokio::test]
 async fn an_end_left_by_a_sweeping_host_that_stopped_is_taken_at_the_next_start() {
-    let cluster = Postgres::database();
-    let location = Location::Postgres(cluster.url.clone());
-    let (a, b) = (
-        Store::open(&location).await.expect("host a"),
-        Store::open(&location).await.expect("host b"),
-    );
+    let (_cluster, a, b) = two_hosts().await;
     let now = backlab::clock::now_ms();
     let id = backlab::ids::campaign_id();
     a.insert_campaign(&campaign_on("lab-a", &id, "swept", 1), now - 30_000)
@@ -1324,4 +1299,14 @@ async fn a_lane_handed_an_unreadable_run_ends_it_and_its_campaign() {
         lane.await.expect("the lane stops");
     }
     store.close().await;
+}
+
+/// Two lab hosts' stores on one fresh PostgreSQL database: its cluster (kept while the test
+/// runs), and host a's and host b's store.
+async fn two_hosts() -> (Postgres, Store, Store) {
+    let cluster = Postgres::database();
+    let location = Location::Postgres(cluster.url.clone());
+    let a = Store::open(&location).await.expect("host a");
+    let b = Store::open(&location).await.expect("host b");
+    (cluster, a, b)
 }
