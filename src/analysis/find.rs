@@ -69,8 +69,13 @@ pub(super) fn finding(figures: &Figures<'_>, survey: Option<&Survey>) -> Finding
     // target test on data the drive compressed less than the backup's, once the backup
     // reached it (the drive takes the backup's data faster than that test says).
     let undermeasured = target_undermeasured(figures);
+    // A tool whose own backup kept its cores, or its one thread, busy was held by its CPU
+    // whatever its ceiling's run measured at another moment: that ceiling is not outrun, the
+    // tool limits (below, with the gap said).
+    let held_by_cpu = tool_held_by_cpu(figures, roles.backup);
     if let Some(outran) = ceilings
         .iter()
+        .filter(|ceiling| !(held_by_cpu && ceiling.component == Component::Tool))
         .filter(|ceiling| {
             full > ceiling.mb_per_s / REACHED
                 || (undermeasured
@@ -99,17 +104,7 @@ pub(super) fn finding(figures: &Figures<'_>, survey: Option<&Survey>) -> Finding
     // A tool whose own backup kept its cores, or its one thread, busy was held by its CPU:
     // the tool limits, though its ceiling's run (other data in memory, a quieter moment) went
     // faster.
-    if lowest.component == Component::Tool
-        && figures
-            .run(roles.backup)
-            .and_then(findings::ToolUse::of)
-            .is_some_and(|tool| {
-                matches!(
-                    tool.held_by,
-                    findings::ToolHeldBy::AllCores | findings::ToolHeldBy::OneThread
-                )
-            })
-    {
+    if lowest.component == Component::Tool && held_by_cpu {
         return Finding::Limits {
             ceiling: lowest,
             full_mb_s: full,
@@ -117,6 +112,19 @@ pub(super) fn finding(figures: &Figures<'_>, survey: Option<&Survey>) -> Finding
         };
     }
     interference(figures, survey, &ceilings, lowest, full, roles.backup)
+}
+
+/// Whether the tool's own backup kept every core, or its one thread, busy.
+fn tool_held_by_cpu(figures: &Figures<'_>, backup: TestKind) -> bool {
+    figures
+        .run(backup)
+        .and_then(findings::ToolUse::of)
+        .is_some_and(|tool| {
+            matches!(
+                tool.held_by,
+                findings::ToolHeldBy::AllCores | findings::ToolHeldBy::OneThread
+            )
+        })
 }
 
 /// Which tests play the backup and the backup's own process in the table: the lab's full

@@ -83,7 +83,10 @@ impl<'a> Figures<'a> {
 ///
 /// 6: a target test on data the drive compressed clearly less than the backup's is not
 /// trusted once the backup reaches it (the drive takes the backup's data faster).
-pub const JUDGEMENT_VERSION: u32 = 6;
+///
+/// 7: a tool whose own backup was held by its CPU limits the backup though that backup ran
+/// faster than its ceiling's run (the CPU gave more at another moment).
+pub const JUDGEMENT_VERSION: u32 = 7;
 
 /// A campaign judged: its points and the verdict drawn from them. Every view of a campaign
 /// (page, report, `/compare`, CSV, JSON, list) reads one judgement.

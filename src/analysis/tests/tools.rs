@@ -67,6 +67,34 @@ fn a_tool_held_by_its_one_thread_limits_though_its_ceiling_went_faster() {
     );
 }
 
+/// The other way round: its backup held by one thread ran faster than its ceiling's run (the
+/// CPU gave more at another moment): the tool still limits, the gap said, not an outrun
+/// ceiling left inconclusive.
+#[test]
+fn a_tool_held_by_its_one_thread_limits_though_its_backup_went_faster_than_its_ceiling() {
+    let runs = vec![
+        run(TestKind::TapeWrite, 300.0, 20.0),
+        run(TestKind::ReadParallel, 1000.0, 20.0),
+        tool_run(TestKind::ToolCeiling, 8.8, 1.0, 99.0),
+        tool_run(TestKind::ToolBackup, 10.8, 1.01, 95.0),
+    ];
+    let limited = verdict(&runs, None);
+    assert!(
+        matches!(&limited.finding, Finding::Limits { ceiling, above, .. }
+            if ceiling.component == Component::Tool && !above.is_empty()),
+        "{:?}",
+        limited.finding
+    );
+    assert!(limited.conclusive, "{}", limited.sentence());
+    // Held by nothing, the same gap leaves the ceiling outrun.
+    let mut idle = runs.clone();
+    idle[3] = tool_run(TestKind::ToolBackup, 10.8, 0.4, 40.0);
+    assert!(matches!(
+        verdict(&idle, None).finding,
+        Finding::FullOutranCeiling { .. }
+    ));
+}
+
 #[test]
 fn a_tool_that_waited_below_its_ceiling_is_interference() {
     let verdict = verdict(&slow_tool(40.0), Some(&shared()));
