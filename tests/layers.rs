@@ -147,9 +147,10 @@ fn modules_kept_apart_import_nothing_of_each_other() {
     );
 }
 
-/// Where a target kind may be named by its variant (`TargetKind::Dir`, `TargetPlan::S3(…)`):
-/// the kinds' own folder. Everywhere else asks a target what it is (`KindFacts`, the `Target`
-/// trait, `TargetPlan`'s questions), so a new kind is answered for wherever it is asked.
+/// Where a target kind may be named (`TargetKind::of(&tape::Tape)`, `plan.of_type::<S3Target>()`,
+/// or a variant as `TargetKind::Dir` once was): the kinds' own folder. Everywhere else asks a
+/// kind or a target what it is (`KindFacts`, the `Kind` and `Target` traits, `TargetPlan`'s
+/// questions), so a new kind is answered for wherever it is asked.
 const TARGET_KINDS_HOME: &str = "engine/target";
 
 #[test]
@@ -182,19 +183,22 @@ fn no_file_outside_the_target_folder_names_a_target_kind() {
 #[test]
 fn a_kind_variant_is_found_and_a_type_or_constant_is_not() {
     let code = "let a = TargetKind::Dir;\nlet b = TargetKind::ALL;\n\
-                if let TargetPlan::S3(config) = plan {}\nTargetKind::name();";
+                if let TargetPlan::S3(config) = plan {}\nTargetKind::name();\n\
+                let t = TargetKind::of(&tape::Tape);\nplan.of_type::<S3Target>();";
     assert_eq!(
         kind_variants(code),
         vec![
             (1, "TargetKind::Dir".to_string()),
-            (3, "TargetPlan::S3".to_string())
+            (3, "TargetPlan::S3".to_string()),
+            (5, "TargetKind::of(".to_string()),
+            (6, "of_type::<".to_string()),
         ]
     );
 }
 
-/// Each `TargetKind::Variant` or `TargetPlan::Variant` in `code`, with its line: a name
-/// after the `::` that starts with a capital followed by a small letter or a digit (not a
-/// constant such as `ALL`, nor a function).
+/// Each `TargetKind::Variant` or `TargetPlan::Variant` in `code`, with its line (a name
+/// after the `::` that starts with a capital followed by a small letter or a digit, not a
+/// constant such as `ALL`, nor a function), and each kind taken by its own type.
 fn kind_variants(code: &str) -> Vec<(usize, String)> {
     let mut found = Vec::new();
     for owner in ["TargetKind::", "TargetPlan::"] {
@@ -213,6 +217,12 @@ fn kind_variants(code: &str) -> Vec<(usize, String)> {
                 let line = code[..start].matches('\n').count() + 1;
                 found.push((line, format!("{owner}{name}")));
             }
+        }
+    }
+    for call in ["TargetKind::of(", "of_type::<", "of_type_mut::<"] {
+        for (start, _) in code.match_indices(call) {
+            let line = code[..start].matches('\n').count() + 1;
+            found.push((line, call.to_string()));
         }
     }
     found.sort();

@@ -340,7 +340,7 @@ fn tape_targets_take_a_known_model_and_sane_overrides() {
     };
     let plans = plan(r#"{"kind": "tape", "model": "Ultrium-960", "drives": 2, "buffer_mb": 8}"#)
         .expect("valid");
-    let TargetPlan::Tape(config) = &plans[0].target else {
+    let Some(config) = plans[0].target.tape() else {
         panic!("not tape");
     };
     assert_eq!((config.model.as_str(), config.drives), ("LTO-3", 2));

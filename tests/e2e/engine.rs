@@ -70,7 +70,7 @@ fn the_duration_limit_ends_a_run_and_samples_come_every_quarter_second() {
             ..run_params()
         },
         source: generated(1 << 50),
-        target: TargetPlan::Null,
+        target: TargetPlan::discard(),
         agents: Vec::new(),
     };
     let (result, progress) = run_with(&plan, &AtomicBool::new(false));
@@ -104,7 +104,7 @@ fn a_null_sink_starves_its_writer_and_says_the_source_is_behind() {
         test: TestKind::NullSink,
         params: run_params(),
         source: generated(512 << 20),
-        target: TargetPlan::Null,
+        target: TargetPlan::discard(),
         agents: Vec::new(),
     };
     let result = run(&plan);
@@ -130,7 +130,9 @@ async fn cancelling_stops_a_run_within_a_second_and_removes_its_files() {
             ..run_params()
         },
         source: generated(1 << 50),
-        target: TargetPlan::Dir(target.path().to_path_buf()),
+        target: TargetPlan::new(backlab::engine::target::dir::DirTarget(
+            target.path().to_path_buf(),
+        )),
         agents: Vec::new(),
     };
     let cancel = Arc::new(AtomicBool::new(false));
@@ -217,7 +219,7 @@ fn a_throttled_source_stops_within_a_second_of_a_cancel() {
             ..run_params()
         },
         source: generated(1 << 40),
-        target: TargetPlan::Null,
+        target: TargetPlan::discard(),
         agents: Vec::new(),
     };
     let (result, took) = cancel_when(&plan, |progress| progress.elapsed_s > 0.3);
@@ -243,7 +245,9 @@ fn a_cancel_during_the_final_flush_stops_the_run_within_a_second() {
             ..run_params()
         },
         source: generated(size),
-        target: TargetPlan::Dir(target.path().to_path_buf()),
+        target: TargetPlan::new(backlab::engine::target::dir::DirTarget(
+            target.path().to_path_buf(),
+        )),
         agents: Vec::new(),
     };
     let (result, took) = cancel_when(&plan, |progress| progress.bytes >= size);
@@ -282,7 +286,7 @@ fn direct_reads_take_whole_files_including_unaligned_tails() {
                 ..run_params()
             },
             source: SourcePlan::Paths(vec![root.clone()]),
-            target: TargetPlan::Null,
+            target: TargetPlan::discard(),
             agents: Vec::new(),
         };
         let result = run(&plan);
@@ -304,7 +308,9 @@ fn a_direct_write_pads_nothing_it_counts_and_leaves_no_file() {
             ..run_params()
         },
         source: SourcePlan::Paths(vec![PathBuf::from("/")]),
-        target: TargetPlan::Dir(target.path().to_path_buf()),
+        target: TargetPlan::new(backlab::engine::target::dir::DirTarget(
+            target.path().to_path_buf(),
+        )),
         agents: Vec::new(),
     };
     let result = run(&plan);
@@ -332,7 +338,7 @@ fn one_buffer_is_read_and_written_in_turn_and_each_side_waits_for_the_other() {
             ..run_params()
         },
         source: SourcePlan::Paths(vec![root]),
-        target: TargetPlan::Dir(target.clone()),
+        target: TargetPlan::new(backlab::engine::target::dir::DirTarget(target.clone())),
         agents: Vec::new(),
     };
     let result = run(&plan);
@@ -378,7 +384,7 @@ fn more_streams_than_buffers_finish_the_source_without_stalling() {
             ..run_params()
         },
         source: SourcePlan::Paths(vec![root]),
-        target: TargetPlan::Null,
+        target: TargetPlan::discard(),
         agents: Vec::new(),
     };
     let result = run(&plan);
@@ -445,7 +451,7 @@ fn what_ifs_cap_only_the_component_they_describe() {
                 ..run_params()
             },
             source: generated(1 << 40),
-            target: TargetPlan::Null,
+            target: TargetPlan::discard(),
             agents: Vec::new(),
         };
         let result = run(&plan);
@@ -489,7 +495,7 @@ fn a_run_until_steady_ends_once_its_throughput_holds() {
             ..run_params()
         },
         source: generated(1 << 40),
-        target: TargetPlan::Null,
+        target: TargetPlan::discard(),
         agents: Vec::new(),
     };
     let result = run(&plan);
@@ -505,10 +511,12 @@ fn a_run_until_steady_ends_once_its_throughput_holds() {
 }
 
 fn dedup_store(dir: &Path) -> TargetPlan {
-    TargetPlan::Dedup(backlab::engine::target::dedup::DedupConfig {
-        path: dir.to_path_buf(),
-        avg_chunk: 64 << 10,
-    })
+    TargetPlan::new(backlab::engine::target::dedup::DedupTarget(
+        backlab::engine::target::dedup::DedupConfig {
+            path: dir.to_path_buf(),
+            avg_chunk: 64 << 10,
+        },
+    ))
 }
 
 /// A target test into a dedup store first reads its source whole to match the source's dedup

@@ -786,7 +786,7 @@ fn run_tool_within(
             ..run_params()
         },
         source: SourcePlan::Paths(vec![source.to_path_buf()]),
-        target: TargetPlan::Dir(target.clone()),
+        target: TargetPlan::new(backlab::engine::target::dir::DirTarget(target.clone())),
         agents: Vec::new(),
     };
     let settings = EngineSettings {

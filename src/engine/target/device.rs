@@ -13,7 +13,7 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use super::files::{
     NoFollowError, close_in_background, describe, open_dir_no_follow, sync_or_give_up,
 };
-use super::{Capabilities, Opening, Settings, Sink, Target, TargetKind, path_only};
+use super::{Capabilities, Kind, Opening, Settings, Sink, Target, path_only};
 use crate::engine::EngineSettings;
 use crate::engine::buffer::PAGE;
 use crate::engine::cache;
@@ -23,13 +23,26 @@ use crate::engine::target::image::{ImageReader, ImageRequest, RestoreImage, writ
 use crate::engine::target::{KindFacts, ToolRepository, Writes};
 use crate::field_errors::FieldErrors;
 
-/// A spec's device target: a path, no settings.
-pub fn plan(
-    path: Option<&Path>,
-    settings: &Settings,
-    errors: &mut FieldErrors,
-) -> Option<TargetPlan> {
-    path_only(TargetKind::Device, path, settings, errors).map(TargetPlan::Device)
+/// The device kind: a path, no settings.
+pub struct Device;
+
+impl Kind for Device {
+    fn facts(&self) -> &'static KindFacts {
+        &FACTS
+    }
+
+    fn plan(
+        &self,
+        path: Option<&Path>,
+        settings: &Settings,
+        errors: &mut FieldErrors,
+    ) -> Option<TargetPlan> {
+        path_only(&FACTS, path, settings, errors).map(|path| TargetPlan::new(DeviceTarget(path)))
+    }
+
+    fn stored(&self, value: serde_json::Value) -> Result<TargetPlan, serde_json::Error> {
+        super::stored_as::<DeviceTarget>(value)
+    }
 }
 
 /// A raw device written sequentially from its start. Only opened when the caller allowed it.
@@ -211,17 +224,20 @@ pub fn device_allowed(path: &Path, allowed: &[PathBuf]) -> bool {
 }
 
 /// A block or character device the lab was allowed to overwrite.
-pub struct DeviceTarget<'a>(pub &'a Path);
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeviceTarget(pub PathBuf);
 
 /// What this kind is before its settings are read. A raw device, named with `--allow-device`.
 pub const FACTS: KindFacts = KindFacts {
     id: "device",
+    label: "device",
+    takes_path: true,
     writes: Writes::Device,
     tool_repository: ToolRepository::Nowhere,
     object_store: false,
 };
 
-impl Target for DeviceTarget<'_> {
+impl Target for DeviceTarget {
     fn facts(&self) -> &'static KindFacts {
         &FACTS
     }
@@ -235,36 +251,40 @@ impl Target for DeviceTarget<'_> {
     }
 
     fn path(&self) -> Option<&Path> {
-        Some(self.0)
+        Some(&self.0)
+    }
+
+    fn path_mut(&mut self) -> Option<&mut PathBuf> {
+        Some(&mut self.0)
     }
 
     fn device_id(&self) -> Option<u64> {
-        std::fs::metadata(self.0)
+        std::fs::metadata(&self.0)
             .ok()
             .map(|metadata| metadata.rdev())
     }
 
     fn preflight(&self, _direct: bool, settings: &EngineSettings, errors: &mut FieldErrors) {
-        if let Err(message) = check_device(self.0, &settings.allow_devices) {
+        if let Err(message) = check_device(&self.0, &settings.allow_devices) {
             errors.add("target.path", message);
         }
     }
 
     fn open(&self, how: &Opening<'_>) -> Result<Vec<Box<dyn Sink>>, EngineError> {
         Ok(vec![Box::new(DeviceSink::open(
-            self.0,
+            &self.0,
             &how.settings.allow_devices,
             how.direct,
         )?)])
     }
 
     fn restores(&self) -> bool {
-        is_block_device(self.0)
+        is_block_device(&self.0)
     }
 
     fn restore_image(&self, request: &ImageRequest<'_>) -> Result<RestoreImage, EngineError> {
         Ok(RestoreImage {
-            stream: Box::new(device_image(self.0, request)?),
+            stream: Box::new(device_image(&self.0, request)?),
             from: self.words(),
             // A device is read from its start to its end, whatever was interleaved on it.
             interleaved: 1,

@@ -15,7 +15,9 @@ use super::files::{
     open_dir_no_follow, sync_or_give_up,
 };
 use super::write_behind::WriteBehind;
-use super::{Capabilities, Opening, Settings, Sink, Target, TargetKind, path_only};
+use serde::{Deserialize, Serialize};
+
+use super::{Capabilities, Kind, Opening, Settings, Sink, Target, path_only};
 use crate::engine::EngineSettings;
 use crate::engine::buffer::{AlignedBuf, PAGE};
 use crate::engine::cache;
@@ -27,13 +29,26 @@ use crate::engine::target::image::{ImageReader, ImageRequest, RestoreImage, writ
 use crate::engine::target::{KindFacts, ToolRepository, Writes};
 use crate::field_errors::FieldErrors;
 
-/// A spec's directory target: a path, no settings.
-pub fn plan(
-    path: Option<&Path>,
-    settings: &Settings,
-    errors: &mut FieldErrors,
-) -> Option<TargetPlan> {
-    path_only(TargetKind::Dir, path, settings, errors).map(TargetPlan::Dir)
+/// The directory kind: a path, no settings.
+pub struct Dir;
+
+impl Kind for Dir {
+    fn facts(&self) -> &'static KindFacts {
+        &FACTS
+    }
+
+    fn plan(
+        &self,
+        path: Option<&Path>,
+        settings: &Settings,
+        errors: &mut FieldErrors,
+    ) -> Option<TargetPlan> {
+        path_only(&FACTS, path, settings, errors).map(|path| TargetPlan::new(DirTarget(path)))
+    }
+
+    fn stored(&self, value: serde_json::Value) -> Result<TargetPlan, serde_json::Error> {
+        super::stored_as::<DirTarget>(value)
+    }
 }
 
 /// A file the lab creates in a target directory, written like a backup image and removed when
@@ -198,17 +213,20 @@ impl Drop for DirSink {
 }
 
 /// A directory on a real file system.
-pub struct DirTarget<'a>(pub &'a Path);
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DirTarget(pub PathBuf);
 
 /// What this kind is before its settings are read. Files the lab makes under a directory: a repository tool keeps its repository beside them.
 pub const FACTS: KindFacts = KindFacts {
     id: "dir",
+    label: "directory",
+    takes_path: true,
     writes: Writes::FilesUnder,
     tool_repository: ToolRepository::InDirectory,
     object_store: false,
 };
 
-impl Target for DirTarget<'_> {
+impl Target for DirTarget {
     fn facts(&self) -> &'static KindFacts {
         &FACTS
     }
@@ -222,23 +240,27 @@ impl Target for DirTarget<'_> {
     }
 
     fn path(&self) -> Option<&Path> {
-        Some(self.0)
+        Some(&self.0)
+    }
+
+    fn path_mut(&mut self) -> Option<&mut PathBuf> {
+        Some(&mut self.0)
     }
 
     fn device_id(&self) -> Option<u64> {
-        std::fs::metadata(self.0)
+        std::fs::metadata(&self.0)
             .ok()
             .map(|metadata| metadata.dev())
     }
 
     fn preflight(&self, direct: bool, _settings: &EngineSettings, errors: &mut FieldErrors) {
-        if let Err((field, message)) = check_target_dir(self.0, direct) {
+        if let Err((field, message)) = check_target_dir(&self.0, direct) {
             errors.add(field, message);
         }
     }
 
     fn open(&self, how: &Opening<'_>) -> Result<Vec<Box<dyn Sink>>, EngineError> {
-        let sink = DirSink::create(self.0, how.tag, how.direct)?;
+        let sink = DirSink::create(&self.0, how.tag, how.direct)?;
         // A run that flushes at its end is timed at the disk's pace throughout; one that asked
         // not to measures what the page cache takes.
         let sink = if how.params.fsync {
@@ -254,7 +276,7 @@ impl Target for DirTarget<'_> {
     }
 
     fn restore_image(&self, request: &ImageRequest<'_>) -> Result<RestoreImage, EngineError> {
-        let stream = ImageStream::write(self.0, request)?;
+        let stream = ImageStream::write(&self.0, request)?;
         Ok(RestoreImage {
             stream: Box::new(stream),
             from: self.words(),

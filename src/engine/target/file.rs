@@ -16,7 +16,6 @@ use super::{Capabilities, Opening, Sink, Target};
 use crate::engine::EngineSettings;
 use crate::engine::buffer::{AlignedBuf, PAGE};
 use crate::engine::error::EngineError;
-use crate::engine::target::NamedFile;
 use crate::engine::target::{KindFacts, ToolRepository, Writes};
 use crate::field_errors::FieldErrors;
 
@@ -99,18 +98,31 @@ fn fill_words_avx2(words: &mut [u32], start: u32) {
     fill_words(words, start);
 }
 
+/// A named file to write, and what goes into it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NamedFile {
+    pub path: PathBuf,
+    /// lmdd's `opat=1`: each block is filled with lmdd's offset pattern just before its write,
+    /// on the writing thread, instead of carrying the data the pipeline handed over.
+    #[serde(default)]
+    pub pattern: bool,
+}
+
 /// A file on a real file system, kept after the run.
-pub struct FileTarget<'a>(pub &'a NamedFile);
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FileTarget(pub NamedFile);
 
 /// What this kind is before its settings are read. A file the operator names on the command line, never from a spec.
 pub const FACTS: KindFacts = KindFacts {
     id: "file",
+    label: "file",
+    takes_path: true,
     writes: Writes::NamedFile,
     tool_repository: ToolRepository::Nowhere,
     object_store: false,
 };
 
-impl Target for FileTarget<'_> {
+impl Target for FileTarget {
     fn facts(&self) -> &'static KindFacts {
         &FACTS
     }
@@ -125,6 +137,10 @@ impl Target for FileTarget<'_> {
 
     fn path(&self) -> Option<&Path> {
         Some(&self.0.path)
+    }
+
+    fn path_mut(&mut self) -> Option<&mut PathBuf> {
+        Some(&mut self.0.path)
     }
 
     fn device_id(&self) -> Option<u64> {

@@ -3,17 +3,17 @@
 
 use std::path::PathBuf;
 
-use super::{Settings, TargetKind};
+use super::{Settings, TargetKind, device, dir, null, tape};
 
 /// A target from the flag: `null`; `device:PATH`; `tape:MODEL` or `tape:MODEL:DRIVES`;
 /// `KIND:NAME=VALUE,…` for any kind's settings (`path=` its path); anything else a directory.
 /// A bad value is left for the spec's validation to name.
 pub fn read(text: &str) -> (TargetKind, Option<PathBuf>, Settings) {
     if text == "null" {
-        (TargetKind::Null, None, Settings::new())
+        (TargetKind::of(&null::Null), None, Settings::new())
     } else if let Some(path) = text.strip_prefix("device:") {
         (
-            TargetKind::Device,
+            TargetKind::of(&device::Device),
             Some(PathBuf::from(path)),
             Settings::new(),
         )
@@ -47,8 +47,12 @@ pub fn read(text: &str) -> (TargetKind, Option<PathBuf>, Settings) {
                 drives.parse::<u32>().unwrap_or(0).into(),
             );
         }
-        (TargetKind::Tape, None, settings)
+        (TargetKind::of(&tape::Tape), None, settings)
     } else {
-        (TargetKind::Dir, Some(PathBuf::from(text)), Settings::new())
+        (
+            TargetKind::of(&dir::Dir),
+            Some(PathBuf::from(text)),
+            Settings::new(),
+        )
     }
 }

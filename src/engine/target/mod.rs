@@ -1,16 +1,15 @@
-//! Targets: where the writers drain the ring. Each kind is one file: how a spec's target of
-//! that kind is read and checked (`plan`), its `Sink` (how blocks are written) and its `Target`
-//! (what it can do, what it needs of the machine, how a run's sinks open, how it is named).
-//! `TargetKind::plan` and `TargetPlan::target` below are the only places a kind is named; the
-//! engine, the survey, the checks and the pages ask a target's capabilities and words, never
-//! its kind.
+//! Targets: where the writers drain the ring. Each kind is one module: its [`Kind`] (what it
+//! is, how a spec's target of that kind is read and checked, its settings' schema and typed
+//! fields), its `Sink` (how blocks are written) and its `Target` (what it can do, what it
+//! needs of the machine, how a run's sinks open, how it is named). [`KINDS`] lists the kinds;
+//! the engine, the survey, the checks and the pages ask a kind's facts and a target's
+//! capabilities and words, never name a kind.
 
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 
 use super::EngineSettings;
 use super::error::EngineError;
@@ -27,6 +26,7 @@ pub mod file;
 pub mod files;
 pub mod flag;
 pub mod image;
+mod kind;
 pub mod null;
 mod plan;
 pub mod s3;
@@ -56,8 +56,13 @@ impl std::fmt::Display for TargetReport {
 #[cfg(test)]
 mod tests;
 
+pub use file::NamedFile;
 pub use files::{LAB_FILE_PREFIX, sweep_lab_files, wait_for_background};
-pub use plan::{NamedFile, TargetPlan};
+pub use kind::{
+    FieldInput, Kind, SettingsText, TargetKind, TypedField, settings_of, settings_schema_parts,
+    settings_schemas, stored_as,
+};
+pub use plan::{PlanParts, TargetPlan};
 
 /// Something the writer drains into.
 pub trait Sink: Send {
@@ -220,6 +225,10 @@ pub enum ToolRepository {
 pub struct KindFacts {
     /// What a spec calls it.
     pub id: &'static str,
+    /// What a person choosing it reads: `emulated tape`.
+    pub label: &'static str,
+    /// It writes a path a spec must give (a directory, a device); the others take none.
+    pub takes_path: bool,
     pub writes: Writes,
     pub tool_repository: ToolRepository,
     /// It writes objects into a store elsewhere: part size and parts in flight are its
@@ -227,9 +236,9 @@ pub struct KindFacts {
     pub object_store: bool,
 }
 
-/// One kind of target: a new kind is a file with its `Sink`, its [`KindFacts`] and this,
-/// registered in `TargetKind::facts`, `TargetKind::plan` and `TargetPlan::target`.
-pub trait Target {
+/// One kind of target with its settings, as a run uses it: a new kind is a module with its
+/// `Sink`, its [`KindFacts`], its [`Kind`] and this, and one line in [`KINDS`].
+pub trait Target: PlanParts {
     /// What the kind is, whatever its settings.
     fn facts(&self) -> &'static KindFacts;
     /// What the engine may assume of it.
@@ -242,6 +251,10 @@ pub trait Target {
     }
     /// The file system path written, for messages and checks; none for a target without one.
     fn path(&self) -> Option<&Path> {
+        None
+    }
+    /// [`Target::path`], to resolve in place.
+    fn path_mut(&mut self) -> Option<&mut PathBuf> {
         None
     }
     /// The device the target's data lands on (`st_dev` of a directory, `st_rdev` of a
@@ -285,112 +298,22 @@ pub trait Target {
 /// `kind` and `path`. Each kind reads them into a type of its own (`read_settings`).
 pub type Settings = serde_json::Map<String, serde_json::Value>;
 
-/// The kinds of target a campaign may name. Each is one module below; adding one is a
-/// variant here, its line in `plan` and its line in `TargetPlan::target`.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, utoipa::ToSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum TargetKind {
-    /// Files the lab creates under a directory and removes afterwards.
-    Dir,
-    /// Discards everything: the pipeline's own ceiling.
-    Null,
-    /// A raw device, written from its start; needs the caller's permission.
-    Device,
-    /// Emulated LTO tape drives, in real time.
-    Tape,
-    /// An emulated striped volume (disks, stripe unit, controllers), in real time.
-    Striped,
-    /// An object store the lab was started with, written by multipart uploads.
-    S3,
-    /// A content-addressed store on disk that writes only the chunks it has not seen.
-    Dedup,
-}
-
-impl TargetKind {
-    /// Every kind, in the order forms and help list them.
-    pub const ALL: [TargetKind; 7] = [
-        TargetKind::Dir,
-        TargetKind::Null,
-        TargetKind::Device,
-        TargetKind::Tape,
-        TargetKind::Striped,
-        TargetKind::S3,
-        TargetKind::Dedup,
-    ];
-
-    /// What the kind is, from its own file.
-    pub fn facts(self) -> &'static KindFacts {
-        match self {
-            TargetKind::Dir => &dir::FACTS,
-            TargetKind::Null => &null::FACTS,
-            TargetKind::Device => &device::FACTS,
-            TargetKind::Tape => &tape::FACTS,
-            TargetKind::Striped => &striped::FACTS,
-            TargetKind::S3 => &s3::FACTS,
-            TargetKind::Dedup => &dedup::FACTS,
-        }
-    }
-
-    /// The kind as a spec names it.
-    pub fn id(self) -> &'static str {
-        self.facts().id
-    }
-
-    /// The kind a spec names, if it is one.
-    pub fn from_id(id: &str) -> Option<TargetKind> {
-        TargetKind::ALL.into_iter().find(|kind| kind.id() == id)
-    }
-
-    /// A spec's target of this kind as the engine runs it, or `None` with every problem
-    /// recorded in `errors` under `target.…`.
-    pub fn plan(
-        self,
-        path: Option<&Path>,
-        settings: &Settings,
-        errors: &mut FieldErrors,
-    ) -> Option<TargetPlan> {
-        match self {
-            TargetKind::Dir => dir::plan(path, settings, errors),
-            TargetKind::Null => null::plan(path, settings, errors),
-            TargetKind::Device => device::plan(path, settings, errors),
-            TargetKind::Tape => tape::plan(path, settings, errors),
-            TargetKind::Striped => striped::plan(path, settings, errors),
-            TargetKind::S3 => s3::plan(path, settings, errors),
-            TargetKind::Dedup => dedup::plan(path, settings, errors),
-        }
-    }
-}
-
-/// Every kind's settings type as the OpenAPI document describes it: a target's properties
-/// are theirs together.
-pub fn settings_schemas() -> Vec<utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>> {
-    use utoipa::PartialSchema;
-    vec![
-        tape::TapeSettings::schema(),
-        striped::StripedSettings::schema(),
-        s3::S3Settings::schema(),
-        dedup::DedupSettings::schema(),
-    ]
-}
-
-/// The schemas every kind's settings type refers to, for the OpenAPI document's components.
-pub fn settings_schema_parts(
-    schemas: &mut Vec<(
-        String,
-        utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
-    )>,
-) {
-    use utoipa::ToSchema;
-    tape::TapeSettings::schemas(schemas);
-    striped::StripedSettings::schemas(schemas);
-    s3::S3Settings::schemas(schemas);
-    dedup::DedupSettings::schemas(schemas);
-}
+/// Every kind a spec may name, in the order forms and help list them: adding a kind is its
+/// module and one line here.
+pub static KINDS: &[&dyn Kind] = &[
+    &dir::Dir,
+    &null::Null,
+    &device::Device,
+    &tape::Tape,
+    &striped::Striped,
+    &s3::S3,
+    &dedup::Dedup,
+];
 
 /// Reads a kind's settings into its own type. A setting the kind does not have, or of the
 /// wrong type, is recorded under `target.NAME` in plain words.
 pub fn read_settings<T: DeserializeOwned>(
-    kind: TargetKind,
+    facts: &KindFacts,
     settings: &Settings,
     errors: &mut FieldErrors,
 ) -> Option<T> {
@@ -405,7 +328,7 @@ pub fn read_settings<T: DeserializeOwned>(
             {
                 errors.add(
                     format!("target.{field}"),
-                    format!("is not a setting of kind {}", kind.id()),
+                    format!("is not a setting of kind {}", facts.id),
                 );
             } else {
                 let path = if path == "." {
@@ -422,11 +345,11 @@ pub fn read_settings<T: DeserializeOwned>(
 }
 
 /// A kind that has no settings of its own: records each one given.
-pub fn no_settings(kind: TargetKind, settings: &Settings, errors: &mut FieldErrors) -> bool {
+pub fn no_settings(facts: &KindFacts, settings: &Settings, errors: &mut FieldErrors) -> bool {
     for name in settings.keys() {
         errors.add(
             format!("target.{name}"),
-            format!("is not a setting of kind {}", kind.id()),
+            format!("is not a setting of kind {}", facts.id),
         );
     }
     settings.is_empty()
@@ -434,44 +357,41 @@ pub fn no_settings(kind: TargetKind, settings: &Settings, errors: &mut FieldErro
 
 /// The path of a kind that takes a path and nothing else (a directory, a device).
 pub fn path_only(
-    kind: TargetKind,
+    facts: &KindFacts,
     path: Option<&Path>,
     settings: &Settings,
     errors: &mut FieldErrors,
 ) -> Option<PathBuf> {
-    let no_settings = no_settings(kind, settings, errors);
-    let path = required_path(kind, path, errors)?;
+    let no_settings = no_settings(facts, settings, errors);
+    let path = required_path(facts, path, errors)?;
     no_settings.then_some(path)
 }
 
 /// The path a kind writes, which it requires.
 fn required_path(
-    kind: TargetKind,
+    facts: &KindFacts,
     path: Option<&Path>,
     errors: &mut FieldErrors,
 ) -> Option<PathBuf> {
     let path = path.filter(|path| !path.as_os_str().is_empty());
     if path.is_none() {
-        errors.add(
-            "target.path",
-            format!("is required with kind {}", kind.id()),
-        );
+        errors.add("target.path", format!("is required with kind {}", facts.id));
     }
     path.map(Path::to_path_buf)
 }
 
 /// A kind that writes no path: records one given.
-pub fn no_path(kind: TargetKind, path: Option<&Path>, errors: &mut FieldErrors) -> bool {
+pub fn no_path(facts: &KindFacts, path: Option<&Path>, errors: &mut FieldErrors) -> bool {
     let given = path.is_some_and(|path| !path.as_os_str().is_empty());
     if given {
-        let why = if kind == TargetKind::Null {
+        let why = if facts.id == null::FACTS.id {
             String::new()
         } else {
             " (it is emulated)".to_string()
         };
         errors.add(
             "target.path",
-            format!("is not used with kind {}{why}; remove it", kind.id()),
+            format!("is not used with kind {}{why}; remove it", facts.id),
         );
     }
     !given
@@ -481,26 +401,7 @@ impl TargetPlan {
     /// The path the target writes on the lab's host, when it writes one (a directory, a
     /// device, a named file); [`Target::facts`] says which.
     pub fn path(&self) -> Option<&Path> {
-        match self {
-            TargetPlan::Dir(path) | TargetPlan::Device(path) => Some(path),
-            TargetPlan::Dedup(config) => Some(&config.path),
-            TargetPlan::File(named) => Some(&named.path),
-            TargetPlan::Null | TargetPlan::Tape(_) | TargetPlan::Striped(_) | TargetPlan::S3(_) => {
-                None
-            }
-        }
-    }
-
-    /// [`TargetPlan::path`], to resolve in place.
-    pub fn path_mut(&mut self) -> Option<&mut PathBuf> {
-        match self {
-            TargetPlan::Dir(path) | TargetPlan::Device(path) => Some(path),
-            TargetPlan::Dedup(config) => Some(&mut config.path),
-            TargetPlan::File(named) => Some(&mut named.path),
-            TargetPlan::Null | TargetPlan::Tape(_) | TargetPlan::Striped(_) | TargetPlan::S3(_) => {
-                None
-            }
-        }
+        self.target().path()
     }
 
     /// Where the target writes on the lab's host.
@@ -523,41 +424,21 @@ impl TargetPlan {
 
     /// An object store's settings, for a target that writes into one.
     pub fn object_store(&self) -> Option<&s3::S3Config> {
-        match self {
-            TargetPlan::S3(config) => Some(config),
-            _ => None,
-        }
+        self.of_type::<s3::S3Target>().map(|target| &target.0)
     }
 
     /// Emulated tape drives' settings, for a target that is one.
     pub fn tape(&self) -> Option<&tape::TapeConfig> {
-        match self {
-            TargetPlan::Tape(config) => Some(config),
-            _ => None,
-        }
+        self.of_type::<tape::TapeTarget>().map(|target| &target.0)
     }
 
     /// The target that discards what it is given, as `backlab lmdd` without `of=` writes.
     pub fn discard() -> TargetPlan {
-        TargetPlan::Null
+        TargetPlan::new(null::NullTarget)
     }
 
     /// A file the operator named on the command line, and how each block is filled.
     pub fn named_file(path: PathBuf, pattern: bool) -> TargetPlan {
-        TargetPlan::File(NamedFile { path, pattern })
-    }
-
-    /// The target behind this plan: the registration of every kind.
-    pub fn target(&self) -> Box<dyn Target + '_> {
-        match self {
-            TargetPlan::Null => Box::new(null::NullTarget),
-            TargetPlan::Dir(path) => Box::new(dir::DirTarget(path)),
-            TargetPlan::File(named) => Box::new(file::FileTarget(named)),
-            TargetPlan::Device(path) => Box::new(device::DeviceTarget(path)),
-            TargetPlan::Tape(config) => Box::new(tape::TapeTarget(config)),
-            TargetPlan::Striped(config) => Box::new(striped::StripedTarget(config)),
-            TargetPlan::S3(config) => Box::new(s3::S3Target(config)),
-            TargetPlan::Dedup(config) => Box::new(dedup::DedupTarget(config)),
-        }
+        TargetPlan::new(file::FileTarget(NamedFile { path, pattern }))
     }
 }

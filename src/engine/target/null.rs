@@ -3,21 +3,36 @@
 use std::io;
 use std::path::Path;
 
-use super::{Capabilities, Opening, Settings, Sink, Target, TargetKind, no_path, no_settings};
+use serde::{Deserialize, Serialize};
+
+use super::{Capabilities, Kind, Opening, Settings, Sink, Target, no_path, no_settings};
 use crate::engine::error::EngineError;
 use crate::engine::target::TargetPlan;
 use crate::engine::target::{KindFacts, ToolRepository, Writes};
 use crate::field_errors::FieldErrors;
 
-/// A spec's null target: no path, no settings.
-pub fn plan(
-    path: Option<&Path>,
-    settings: &Settings,
-    errors: &mut FieldErrors,
-) -> Option<TargetPlan> {
-    let no_path = no_path(TargetKind::Null, path, errors);
-    let no_settings = no_settings(TargetKind::Null, settings, errors);
-    (no_path && no_settings).then_some(TargetPlan::Null)
+/// The null kind: no path, no settings.
+pub struct Null;
+
+impl Kind for Null {
+    fn facts(&self) -> &'static KindFacts {
+        &FACTS
+    }
+
+    fn plan(
+        &self,
+        path: Option<&Path>,
+        settings: &Settings,
+        errors: &mut FieldErrors,
+    ) -> Option<TargetPlan> {
+        let no_path = no_path(&FACTS, path, errors);
+        let no_settings = no_settings(&FACTS, settings, errors);
+        (no_path && no_settings).then(|| TargetPlan::new(NullTarget))
+    }
+
+    fn stored(&self, value: serde_json::Value) -> Result<TargetPlan, serde_json::Error> {
+        super::stored_as::<NullTarget>(value)
+    }
 }
 
 /// Discards everything: the ceiling of the pipeline itself.
@@ -42,11 +57,14 @@ impl Sink for NullSink {
 }
 
 /// The null target: one sink that keeps nothing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NullTarget;
 
 /// What this kind is before its settings are read. Discards everything: writes nothing on the host.
 pub const FACTS: KindFacts = KindFacts {
     id: "null",
+    label: "null (discard)",
+    takes_path: false,
     writes: Writes::Nothing,
     tool_repository: ToolRepository::Nowhere,
     object_store: false,

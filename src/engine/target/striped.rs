@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Capabilities, Opening, Settings, Sink, SinkFigures, Target, TargetKind, no_path, read_settings,
+    Capabilities, FieldInput, Kind, Opening, Settings, SettingsText, Sink, SinkFigures, Target,
+    TypedField, no_path, read_settings, settings_of,
 };
 use crate::engine::error::EngineError;
 use crate::engine::target::TargetPlan;
@@ -40,7 +41,7 @@ pub const MIN_RATE_MB_S: f64 = 0.1;
 /// A striped volume's settings as a spec gives them; every one has a default from the
 /// seed's example (4 disks of 5 MB/s, 64 KiB tracks, one 20 MB/s controller per four disks).
 /// Each field's comment and bounds are what the OpenAPI document says of it.
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StripedSettings {
     /// Emulated striped volume: disks in the stripe (default 4).
@@ -93,13 +94,9 @@ impl StripedConfig {
 
 /// A spec's striped target: no path; every setting in range, the stripe unit a whole number
 /// of tracks.
-pub fn plan(
-    path: Option<&Path>,
-    settings: &Settings,
-    errors: &mut FieldErrors,
-) -> Option<TargetPlan> {
-    let no_path = no_path(TargetKind::Striped, path, errors);
-    let settings: StripedSettings = read_settings(TargetKind::Striped, settings, errors)?;
+fn plan(path: Option<&Path>, settings: &Settings, errors: &mut FieldErrors) -> Option<TargetPlan> {
+    let no_path = no_path(&FACTS, path, errors);
+    let settings: StripedSettings = read_settings(&FACTS, settings, errors)?;
     let before = errors.0.len();
     let disks = settings.disks.unwrap_or(4);
     if !(1..=MAX_DISKS).contains(&disks) {
@@ -183,7 +180,7 @@ pub fn plan(
         controller_mb_s,
         rotational_delay_ms,
     };
-    (no_path && errors.0.len() == before).then_some(TargetPlan::Striped(config))
+    (no_path && errors.0.len() == before).then(|| TargetPlan::new(StripedTarget(config)))
 }
 
 /// How long one request keeps the volume, written and (for comparison) read, in seconds.
@@ -395,18 +392,103 @@ impl StripedFigures {
     }
 }
 
+/// The emulated striped volume kind.
+pub struct Striped;
+
+impl Kind for Striped {
+    fn facts(&self) -> &'static KindFacts {
+        &FACTS
+    }
+
+    fn plan(
+        &self,
+        path: Option<&Path>,
+        settings: &Settings,
+        errors: &mut FieldErrors,
+    ) -> Option<TargetPlan> {
+        plan(path, settings, errors)
+    }
+
+    fn stored(&self, value: serde_json::Value) -> Result<TargetPlan, serde_json::Error> {
+        super::stored_as::<StripedTarget>(value)
+    }
+
+    fn settings_schema(&self) -> Option<utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>> {
+        Some(<StripedSettings as utoipa::PartialSchema>::schema())
+    }
+
+    fn settings_schema_parts(
+        &self,
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        <StripedSettings as utoipa::ToSchema>::schemas(schemas);
+    }
+
+    fn typed_fields(&self) -> &'static [TypedField] {
+        &[
+            TypedField {
+                setting: "disks",
+                label: "Disks",
+                input: FieldInput::Count,
+                default: "10",
+            },
+            TypedField {
+                setting: "disk_mb_s",
+                label: "MB/s per disk",
+                input: FieldInput::Number,
+                default: "5",
+            },
+            TypedField {
+                setting: "stripe_unit",
+                label: "Stripe unit",
+                input: FieldInput::Size,
+                default: "64K",
+            },
+            TypedField {
+                setting: "controllers",
+                label: "Controllers",
+                input: FieldInput::Count,
+                default: "3",
+            },
+            TypedField {
+                setting: "controller_mb_s",
+                label: "MB/s per controller",
+                input: FieldInput::Number,
+                default: "20",
+            },
+        ]
+    }
+
+    fn settings_from_text(&self, text: &mut dyn SettingsText) -> Settings {
+        settings_of(&StripedSettings {
+            disks: text.count("disks"),
+            disk_mb_s: text.number("disk_mb_s"),
+            stripe_unit: text.size("stripe_unit"),
+            controllers: text.count("controllers"),
+            controller_mb_s: text.number("controller_mb_s"),
+            ..Default::default()
+        })
+    }
+}
+
 /// An emulated striped volume: one writer, one sink.
-pub struct StripedTarget<'a>(pub &'a StripedConfig);
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StripedTarget(pub StripedConfig);
 
 /// What this kind is before its settings are read. An emulated volume: writes nothing on the host.
 pub const FACTS: KindFacts = KindFacts {
     id: "striped",
+    label: "emulated striped volume",
+    takes_path: false,
     writes: Writes::Nothing,
     tool_repository: ToolRepository::Nowhere,
     object_store: false,
 };
 
-impl Target for StripedTarget<'_> {
+impl Target for StripedTarget {
     fn facts(&self) -> &'static KindFacts {
         &FACTS
     }
@@ -417,7 +499,7 @@ impl Target for StripedTarget<'_> {
 
     /// Its disks together, or its controllers, whichever are slower.
     fn takes_mb_s(&self, _compress_ratio: f64) -> Option<f64> {
-        let config = self.0;
+        let config = &self.0;
         Some(
             (config.disk_mb_s * f64::from(config.disks))
                 .min(config.controller_mb_s * f64::from(config.controllers)),
@@ -425,11 +507,11 @@ impl Target for StripedTarget<'_> {
     }
 
     fn open(&self, _how: &Opening<'_>) -> Result<Vec<Box<dyn Sink>>, EngineError> {
-        Ok(vec![Box::new(StripedSink::new(self.0))])
+        Ok(vec![Box::new(StripedSink::new(&self.0))])
     }
 
     fn words(&self) -> String {
-        let config = self.0;
+        let config = &self.0;
         format!(
             "emulated striped volume, {} × {} MB/s disks, {} stripe unit ({} wide), {} × {} MB/s controllers",
             config.disks,

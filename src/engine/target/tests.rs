@@ -151,3 +151,90 @@ fn devices_need_permission() {
     let mut sink = DeviceSink::open(&link, &allowed, false).expect("open through a link");
     sink.write_block(&[0; 512]).expect("write");
 }
+
+/// Every registered kind answers the questions the rest of the lab asks of it, so a kind
+/// added to [`KINDS`] is planned, stored, described and typed in like the others.
+#[test]
+fn every_registered_kind_answers_for_itself() {
+    let mut ids = std::collections::BTreeSet::new();
+    for kind in TargetKind::all() {
+        let facts = kind.facts();
+        assert!(ids.insert(facts.id), "{} registered twice", facts.id);
+        assert!(!facts.label.is_empty(), "{} has no label", facts.id);
+        assert_eq!(TargetKind::from_id(facts.id), Some(kind));
+        assert!(
+            facts.writes != Writes::FilesUnder || facts.takes_path,
+            "{}: files under a directory need the directory's path",
+            facts.id
+        );
+        // Its typed-in fields are settings its schema describes.
+        let described: Vec<String> = match kind.kind().settings_schema() {
+            Some(utoipa::openapi::RefOr::T(utoipa::openapi::schema::Schema::Object(object))) => {
+                object.properties.into_keys().collect()
+            }
+            _ => Vec::new(),
+        };
+        for field in kind.kind().typed_fields() {
+            assert!(
+                described.iter().any(|name| name == field.setting),
+                "{}: the field {} is not a setting of its schema",
+                facts.id,
+                field.setting
+            );
+        }
+        // A path where it takes none is refused by the kind, named by its field.
+        let mut errors = FieldErrors::default();
+        let path = (!facts.takes_path).then(|| Path::new("/srv/somewhere"));
+        let plan = kind.plan(path, &Settings::new(), &mut errors);
+        if let Some(plan) = plan {
+            assert_eq!(plan.target().facts().id, facts.id);
+            // Stored and read back, the plan is the same plan.
+            let stored = serde_json::to_value(&plan).expect("a plan is stored");
+            let read: TargetPlan = serde_json::from_value(stored).expect("and read back");
+            assert_eq!(read, plan);
+        } else {
+            assert!(
+                !errors.0.is_empty(),
+                "{}: refused without a reason",
+                facts.id
+            );
+        }
+        if path.is_some() {
+            assert!(
+                errors.0.iter().any(|(field, _)| field == "target.path"),
+                "{}: a path it does not take is not refused",
+                facts.id
+            );
+        }
+    }
+}
+
+/// A directory plan is stored as the lab has always stored it, and a null plan as its word.
+#[test]
+fn plans_are_stored_as_before() {
+    let mut errors = FieldErrors::default();
+    let dir = TargetKind::from_id("dir")
+        .and_then(|kind| kind.plan(Some(Path::new("/srv/b")), &Settings::new(), &mut errors))
+        .expect("a directory plan");
+    assert_eq!(
+        serde_json::to_value(&dir).expect("stored"),
+        serde_json::json!({"dir": "/srv/b"})
+    );
+    assert_eq!(
+        serde_json::to_value(TargetPlan::discard()).expect("stored"),
+        serde_json::json!("null")
+    );
+    let tape: TargetPlan = serde_json::from_value(serde_json::json!({"tape": serde_json::to_value(
+            TargetKind::from_id("tape")
+                .and_then(|kind| {
+                    let mut settings = Settings::new();
+                    settings.insert("model".into(), "lto-4".into());
+                    kind.plan(None, &settings, &mut errors)
+                })
+                .expect("a tape plan")
+                .tape()
+                .expect("its drives")
+        ).expect("stored")}))
+    .expect("read back");
+    assert_eq!(tape.tape().map(|config| config.drives), Some(1));
+}

@@ -6,10 +6,6 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::engine::target::dedup::DedupSettings;
-use crate::engine::target::s3::S3Settings;
-use crate::engine::target::striped::StripedSettings;
-use crate::engine::target::tape::TapeSettings;
 use crate::spec;
 use crate::spec::TestKind;
 use crate::spec::field_names::names_of;
@@ -80,26 +76,59 @@ fn parse<T: for<'de> Deserialize<'de>>(value: Value) -> Result<(), String> {
 /// settings open until the kind reads them.
 fn parse_target(value: Value) -> Result<(), String> {
     let target: spec::TargetSpec = serde_json::from_value(value).map_err(|e| e.to_string())?;
-    let known = match target.kind {
-        spec::TargetKind::Tape => names_of::<TapeSettings>(),
-        spec::TargetKind::Striped => names_of::<StripedSettings>(),
-        spec::TargetKind::S3 => names_of::<S3Settings>(),
-        spec::TargetKind::Dedup => names_of::<DedupSettings>(),
-        _ => Vec::new(),
-    };
-    match target.settings.keys().find(|name| !known.contains(name)) {
-        Some(name) => Err(format!("{name} is not a setting of {}", target.kind.id())),
+    let mut errors = crate::field_errors::FieldErrors::default();
+    target.plan(&mut errors);
+    match errors
+        .0
+        .iter()
+        .find(|(_, message)| message.contains("is not a setting of kind"))
+    {
+        Some((field, message)) => Err(format!("{field} {message}")),
         None => Ok(()),
+    }
+}
+
+/// A kind's settings as its settings type's schema names them.
+fn settings_names(kind: spec::TargetKind) -> Vec<String> {
+    match kind.kind().settings_schema() {
+        Some(utoipa::openapi::RefOr::T(utoipa::openapi::schema::Schema::Object(object))) => {
+            object.properties.into_keys().collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+#[test]
+fn each_kinds_settings_schema_names_its_settings_types_fields() {
+    use crate::engine::target::dedup::DedupSettings;
+    use crate::engine::target::s3::S3Settings;
+    use crate::engine::target::striped::StripedSettings;
+    use crate::engine::target::tape::TapeSettings;
+    let sorted = |mut names: Vec<String>| {
+        names.sort();
+        names
+    };
+    for (id, fields) in [
+        ("tape", names_of::<TapeSettings>()),
+        ("striped", names_of::<StripedSettings>()),
+        ("s3", names_of::<S3Settings>()),
+        ("dedup", names_of::<DedupSettings>()),
+        ("dir", Vec::new()),
+        ("null", Vec::new()),
+        ("device", Vec::new()),
+    ] {
+        let kind = spec::TargetKind::from_id(id).expect("a kind");
+        assert_eq!(sorted(settings_names(kind)), sorted(fields), "{id}");
     }
 }
 
 fn target_names() -> Vec<String> {
     let mut names = vec!["kind".to_string(), "path".to_string()];
-    names.extend(names_of::<TapeSettings>());
-    names.extend(names_of::<StripedSettings>());
-    names.extend(names_of::<S3Settings>());
-    names.extend(names_of::<DedupSettings>());
+    for kind in spec::TargetKind::all() {
+        names.extend(settings_names(kind));
+    }
     names.sort();
+    names.dedup();
     names
 }
 
@@ -235,9 +264,19 @@ fn the_enums_list_what_the_spec_knows() {
         .iter()
         .filter_map(|v| v.as_str().map(str::to_string))
         .collect();
-    let mut sorted = kinds.clone();
-    sorted.sort();
-    assert_eq!(sorted, names_of::<spec::TargetKind>());
+    let registered: Vec<&str> = spec::TargetKind::all().map(spec::TargetKind::id).collect();
+    assert_eq!(kinds, registered);
+    for kind in &kinds {
+        let read: spec::TargetKind = serde_json::from_value(json!(kind)).expect("a kind");
+        assert_eq!(read.id(), kind);
+    }
+    let unknown = serde_json::from_value::<spec::TargetKind>(json!("tapes"))
+        .expect_err("not a kind")
+        .to_string();
+    assert!(
+        unknown.contains("expected one of `dir`, `null`"),
+        "{unknown}"
+    );
 
     let tests = &component(&document, "CampaignSpec")["properties"]["tests"];
     let listed: Vec<&str> = tests["items"]["enum"]

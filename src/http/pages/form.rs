@@ -8,9 +8,11 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
+use crate::engine::target::{FieldInput, SettingsText, TargetKind, TypedField};
 use crate::engine::tool::Tools;
 use crate::engine::tool::definition::ParamDef;
 use crate::field_errors::FieldErrors;
+use crate::size::ByteSize;
 use crate::spec::TestKind;
 
 use values::{Kind, count, size, split_list};
@@ -48,14 +50,9 @@ pub struct CampaignForm {
     pub generated_size: String,
     pub target_kind: String,
     pub target_path: String,
-    pub tape_model: String,
-    pub tape_drives: String,
-    /// Emulated striped volume: disks, disk MB/s, stripe unit, controllers, controller MB/s.
-    pub striped_disks: String,
-    pub striped_disk_mb_s: String,
-    pub striped_stripe_unit: String,
-    pub striped_controllers: String,
-    pub striped_controller_mb_s: String,
+    /// Every kind's settings as typed, by form field (`KIND_SETTING`: `tape_drives`); only
+    /// the chosen kind's go into the spec.
+    pub target_settings: BTreeMap<String, String>,
     pub tests: Vec<String>,
     pub buffers: String,
     pub block_size: String,
@@ -76,14 +73,6 @@ pub struct CampaignForm {
     pub clients: String,
     pub link_mb_s: String,
     pub matrix_clients: String,
-    /// Object store: the store's name, prefix, part size, parts in flight, object size.
-    pub s3_store: String,
-    pub s3_prefix: String,
-    pub s3_part_size: String,
-    pub s3_concurrency: String,
-    pub s3_object_size: String,
-    /// Dedup store: the chunker's average chunk.
-    pub dedup_avg_chunk: String,
     pub matrix_part_size: String,
     pub matrix_concurrency: String,
     /// How the matrix is explored: `full` or `adaptive`, its budget of runs and its seed.
@@ -115,6 +104,60 @@ pub struct ToolOffer {
     /// The targets it can write into, said beside the choice: a repository tool needs a
     /// directory (or a bucket, when it can keep one there).
     pub targets: &'static str,
+}
+
+/// A kind of target the form offers: its id, its label, whether it takes a path, and the
+/// fields of its settings.
+#[derive(Debug, Clone)]
+pub struct KindOffer {
+    pub id: &'static str,
+    pub label: &'static str,
+    pub takes_path: bool,
+    pub fields: Vec<SettingOffer>,
+}
+
+/// One setting of an offered kind, as the form shows it.
+#[derive(Debug, Clone)]
+pub struct SettingOffer {
+    /// Its form field: `KIND_SETTING`.
+    pub name: String,
+    /// Its spec path: `target.SETTING`.
+    pub path: String,
+    pub label: &'static str,
+    /// The keyboard a phone shows for it: `numeric`, `decimal`, or none.
+    pub inputmode: &'static str,
+    /// Its values and their labels, for a setting chosen from a list; empty for one typed in.
+    pub choices: Vec<(&'static str, String)>,
+}
+
+/// Every kind a campaign may name, as the form offers them.
+pub fn kind_offers() -> Vec<KindOffer> {
+    TargetKind::all()
+        .map(|kind| KindOffer {
+            id: kind.id(),
+            label: kind.facts().label,
+            takes_path: kind.facts().takes_path,
+            fields: kind
+                .kind()
+                .typed_fields()
+                .iter()
+                .map(|field| SettingOffer {
+                    name: field_name(kind, field),
+                    path: format!("target.{}", field.setting),
+                    label: field.label,
+                    inputmode: match field.input {
+                        FieldInput::Count => "numeric",
+                        FieldInput::Number => "decimal",
+                        FieldInput::Size | FieldInput::Text | FieldInput::Choice(_) => "",
+                    },
+                    choices: match field.input {
+                        FieldInput::Choice(choices) => choices(),
+                        _ => Vec::new(),
+                    },
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 /// One parameter of an offered tool, as the form shows it.
@@ -169,18 +212,14 @@ impl CampaignForm {
             generated_size: "1G".into(),
             target_kind: "tape".into(),
             target_path: String::new(),
-            tape_model: "lto-4".into(),
-            tape_drives: "1".into(),
-            striped_disks: "10".into(),
-            striped_disk_mb_s: "5".into(),
-            striped_stripe_unit: "64K".into(),
-            striped_controllers: "3".into(),
-            striped_controller_mb_s: "20".into(),
-            s3_prefix: "backlab/".into(),
-            s3_part_size: "16M".into(),
-            s3_concurrency: "8".into(),
-            s3_object_size: "1G".into(),
-            dedup_avg_chunk: "64K".into(),
+            target_settings: TargetKind::all()
+                .flat_map(|kind| {
+                    kind.kind()
+                        .typed_fields()
+                        .iter()
+                        .map(move |field| (field_name(kind, field), field.default.to_string()))
+                })
+                .collect(),
             tests: TestKind::BOTTLENECK
                 .iter()
                 .map(|t| t.id().to_string())
@@ -269,7 +308,8 @@ impl CampaignForm {
                 form.source_kind = "generated".into();
                 form.source_paths = String::new();
                 form.generated_size = "2G".into();
-                form.tape_drives = "2".into();
+                form.target_settings
+                    .insert("tape_drives".into(), "2".into());
                 form.tests = vec!["network_backup".into()];
                 form.streams = "2".into();
                 form.matrix_clients = "6, 7, 8".into();
@@ -297,13 +337,6 @@ impl CampaignForm {
                 "generated_size" => form.generated_size = value,
                 "target_kind" => form.target_kind = value,
                 "target_path" => form.target_path = value,
-                "tape_model" => form.tape_model = value,
-                "tape_drives" => form.tape_drives = value,
-                "striped_disks" => form.striped_disks = value,
-                "striped_disk_mb_s" => form.striped_disk_mb_s = value,
-                "striped_stripe_unit" => form.striped_stripe_unit = value,
-                "striped_controllers" => form.striped_controllers = value,
-                "striped_controller_mb_s" => form.striped_controller_mb_s = value,
                 "tests" => form.tests.push(value),
                 "buffers" => form.buffers = value,
                 "block_size" => form.block_size = value,
@@ -322,12 +355,6 @@ impl CampaignForm {
                 "clients" => form.clients = value,
                 "link_mb_s" => form.link_mb_s = value,
                 "matrix_clients" => form.matrix_clients = value,
-                "s3_store" => form.s3_store = value,
-                "s3_prefix" => form.s3_prefix = value,
-                "s3_part_size" => form.s3_part_size = value,
-                "s3_concurrency" => form.s3_concurrency = value,
-                "s3_object_size" => form.s3_object_size = value,
-                "dedup_avg_chunk" => form.dedup_avg_chunk = value,
                 "matrix_part_size" => form.matrix_part_size = value,
                 "matrix_concurrency" => form.matrix_concurrency = value,
                 "search_strategy" => form.search_strategy = value,
@@ -342,6 +369,8 @@ impl CampaignForm {
                 _ => {
                     if key.starts_with("tool.") {
                         form.tool_params.insert(key.clone(), value);
+                    } else if target_field(key).is_some() {
+                        form.target_settings.insert(key.clone(), value);
                     }
                 }
             }
@@ -427,52 +456,30 @@ impl CampaignForm {
         source
     }
 
-    /// The spec's `target`: its kind and the fields that kind reads.
+    /// The spec's `target`: its kind, its path when it takes one, and the settings the kind
+    /// reads from its own fields, into its own settings type.
     fn target_spec(&self, errors: &mut FieldErrors) -> Value {
         let mut target = Map::new();
         target.insert("kind".into(), json!(self.target_kind));
-        if self.target_kind == "tape" {
-            target.insert("model".into(), json!(self.tape_model.trim()));
-            if let Some(drives) = count(&self.tape_drives, "target.drives", errors) {
-                target.insert("drives".into(), drives);
-            }
-        } else if self.target_kind == "striped" {
-            for (key, text, kind) in [
-                ("disks", &self.striped_disks, Kind::Count),
-                ("disk_mb_s", &self.striped_disk_mb_s, Kind::Number),
-                ("stripe_unit", &self.striped_stripe_unit, Kind::Size),
-                ("controllers", &self.striped_controllers, Kind::Count),
-                (
-                    "controller_mb_s",
-                    &self.striped_controller_mb_s,
-                    Kind::Number,
-                ),
-            ] {
-                if let Some(value) = kind.read(text, &format!("target.{key}"), errors) {
-                    target.insert(key.into(), value);
-                }
-            }
-        } else if self.target_kind == "s3" {
-            target.insert("store".into(), json!(self.s3_store.trim()));
-            target.insert("prefix".into(), json!(self.s3_prefix.trim()));
-            for (key, text, kind) in [
-                ("part_size", &self.s3_part_size, Kind::Size),
-                ("concurrency", &self.s3_concurrency, Kind::Count),
-                ("object_size", &self.s3_object_size, Kind::Size),
-            ] {
-                if let Some(value) = kind.read(text, &format!("target.{key}"), errors) {
-                    target.insert(key.into(), value);
-                }
-            }
-        } else if self.target_kind != "null" && !self.target_path.trim().is_empty() {
+        let kind = TargetKind::from_id(&self.target_kind);
+        let takes_path = kind.is_none_or(|kind| kind.facts().takes_path);
+        if takes_path && !self.target_path.trim().is_empty() {
             target.insert("path".into(), json!(self.target_path.trim()));
         }
-        if self.target_kind == "dedup"
-            && let Some(value) = Kind::Size.read(&self.dedup_avg_chunk, "target.avg_chunk", errors)
-        {
-            target.insert("avg_chunk".into(), value);
+        if let Some(kind) = kind {
+            let mut text = KindText {
+                form: self,
+                kind,
+                errors,
+            };
+            target.extend(kind.kind().settings_from_text(&mut text));
         }
         Value::Object(target)
+    }
+
+    /// A kind's setting as typed, else the empty text.
+    pub fn target_value(&self, field: &str) -> &str {
+        self.target_settings.get(field).map_or("", String::as_str)
     }
 
     /// The spec's `params`: every checkbox both ways, every filled field read.
@@ -667,7 +674,9 @@ impl CampaignForm {
                 .and_then(|param| Some((self.tool.first()?.as_str(), param)));
             let field = match indexed.or(one) {
                 Some((tool, param)) => format!("tool.{tool}.{param}"),
-                None => form_field(path).to_string(),
+                None => self
+                    .setting_field(path)
+                    .unwrap_or_else(|| form_field(path).to_string()),
             };
             self.errors
                 .entry(field)
@@ -677,6 +686,25 @@ impl CampaignForm {
                 })
                 .or_insert_with(|| message.clone());
         }
+    }
+
+    /// The form field of a kind's setting a spec path names (`target.drives`): the chosen
+    /// kind's, else the first kind's that has it.
+    fn setting_field(&self, path: &str) -> Option<String> {
+        let setting = path.strip_prefix("target.")?;
+        let setting = setting.split(['.', '[']).next()?;
+        let chosen = TargetKind::from_id(&self.target_kind);
+        chosen
+            .into_iter()
+            .chain(TargetKind::all())
+            .find_map(|kind| {
+                let field = kind
+                    .kind()
+                    .typed_fields()
+                    .iter()
+                    .find(|field| field.setting == setting)?;
+                Some(field_name(kind, field))
+            })
     }
 
     /// The error shown next to a field, or nothing.
@@ -700,21 +728,61 @@ impl CampaignForm {
     }
 }
 
-/// The striped volume's, the object store's and the dedup store's settings the form offers, and their form
-/// fields.
-const TARGET_FIELDS: [(&str, &str); 11] = [
-    ("disks", "striped_disks"),
-    ("disk_mb_s", "striped_disk_mb_s"),
-    ("stripe_unit", "striped_stripe_unit"),
-    ("controllers", "striped_controllers"),
-    ("controller_mb_s", "striped_controller_mb_s"),
-    ("store", "s3_store"),
-    ("prefix", "s3_prefix"),
-    ("part_size", "s3_part_size"),
-    ("concurrency", "s3_concurrency"),
-    ("object_size", "s3_object_size"),
-    ("avg_chunk", "dedup_avg_chunk"),
-];
+/// A kind's setting's form field: `KIND_SETTING` (`tape_drives`, `s3_part_size`).
+pub fn field_name(kind: TargetKind, field: &TypedField) -> String {
+    format!("{}_{}", kind.id(), field.setting)
+}
+
+/// The kind and setting a form field is of, when it is a kind's setting.
+fn target_field(name: &str) -> Option<(TargetKind, &'static TypedField)> {
+    TargetKind::all().find_map(|kind| {
+        let setting = name.strip_prefix(kind.id())?.strip_prefix('_')?;
+        let field = kind
+            .kind()
+            .typed_fields()
+            .iter()
+            .find(|field| field.setting == setting)?;
+        Some((kind, field))
+    })
+}
+
+/// The chosen kind's settings as the form holds them, read into the kind's settings type; a
+/// text that cannot be read is recorded under `target.SETTING` in the form's words.
+struct KindText<'a> {
+    form: &'a CampaignForm,
+    kind: TargetKind,
+    errors: &'a mut FieldErrors,
+}
+
+impl<'a> KindText<'a> {
+    /// The setting's text as typed, and its spec path.
+    fn typed(&self, setting: &str) -> (&'a str, String) {
+        let form: &'a CampaignForm = self.form;
+        let field = format!("{}_{setting}", self.kind.id());
+        (form.target_value(&field), format!("target.{setting}"))
+    }
+}
+
+impl SettingsText for KindText<'_> {
+    fn count(&mut self, setting: &str) -> Option<u32> {
+        let (text, path) = self.typed(setting);
+        values::read_count(text, &path, self.errors)
+    }
+
+    fn number(&mut self, setting: &str) -> Option<f64> {
+        let (text, path) = self.typed(setting);
+        values::read_number(text, &path, self.errors)
+    }
+
+    fn size(&mut self, setting: &str) -> Option<ByteSize> {
+        let (text, path) = self.typed(setting);
+        values::read_size(text, &path, self.errors)
+    }
+
+    fn text(&mut self, setting: &str) -> Option<String> {
+        Some(self.typed(setting).0.trim().to_string())
+    }
+}
 
 /// The form field a spec path belongs to.
 fn form_field(path: &str) -> &'static str {
@@ -733,15 +801,6 @@ fn form_field(path: &str) -> &'static str {
         "source_paths"
     } else if head("target.path") {
         "target_path"
-    } else if head("target.model") {
-        "tape_model"
-    } else if head("target.drives") {
-        "tape_drives"
-    } else if let Some((_, field)) = TARGET_FIELDS
-        .iter()
-        .find(|(setting, _)| head(&format!("target.{setting}")))
-    {
-        field
     } else if head("target") {
         "target_kind"
     } else if head("tests") {

@@ -15,7 +15,7 @@ use crate::http::error::ApiError;
 use crate::lab::LabError;
 use crate::spec::TestKind;
 
-use super::form::{CampaignForm, FormSpec, PRESETS, ParamInput};
+use super::form::{CampaignForm, FormSpec, KindOffer, PRESETS, ParamInput, kind_offers};
 use super::render::html;
 
 #[derive(Template)]
@@ -26,8 +26,7 @@ pub(super) struct NewTemplate {
     form: CampaignForm,
     presets: Vec<(&'static str, &'static str)>,
     tests: Vec<(&'static str, &'static str)>,
-    tape_models: Vec<(&'static str, String)>,
-    target_kinds: [(&'static str, &'static str); 7],
+    target_kinds: Vec<KindOffer>,
     error: Option<String>,
     /// What a dry run found: the runs, how long they take, what cannot give a valid run.
     plan: Option<String>,
@@ -56,27 +55,7 @@ pub(super) fn new_page(
         form,
         presets: PRESETS.to_vec(),
         tests: TestKind::ALL.iter().map(|t| (t.id(), t.label())).collect(),
-        target_kinds: [
-            ("dir", "directory"),
-            ("null", "null (discard)"),
-            ("device", "device"),
-            ("tape", "emulated tape"),
-            ("striped", "emulated striped volume"),
-            ("s3", "object store (S3)"),
-            ("dedup", "dedup store"),
-        ],
-        tape_models: crate::spec::TAPE_MODELS
-            .iter()
-            .map(|m| {
-                (
-                    m.id,
-                    format!(
-                        "{} ({} MB/s native, {}:1)",
-                        m.name, m.native_mb_s, m.max_compression
-                    ),
-                )
-            })
-            .collect(),
+        target_kinds: kind_offers(),
         error,
     }
 }

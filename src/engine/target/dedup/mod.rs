@@ -21,7 +21,8 @@ use serde::{Deserialize, Serialize};
 use self::sink::DedupSink;
 use self::store::Store;
 use super::{
-    Capabilities, Opening, Settings, Sink, Target, TargetKind, read_settings, required_path,
+    Capabilities, FieldInput, Kind, Opening, Settings, SettingsText, Sink, Target, TypedField,
+    read_settings, settings_of,
 };
 use crate::engine::EngineSettings;
 use crate::engine::buffer::AlignedBuf;
@@ -42,7 +43,7 @@ const DEFAULT_AVG_CHUNK: u64 = 64 << 10;
 
 /// A dedup target's settings as a spec gives them. Each field's comment is what the OpenAPI
 /// document says of it.
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DedupSettings {
     /// Dedup store: the content-defined chunker's average chunk, 1K to 1M (default 64K).
@@ -63,13 +64,9 @@ impl DedupConfig {
 }
 
 /// A spec's dedup target: a directory and the average chunk.
-pub fn plan(
-    path: Option<&Path>,
-    settings: &Settings,
-    errors: &mut FieldErrors,
-) -> Option<TargetPlan> {
-    let path = required_path(TargetKind::Dedup, path, errors);
-    let settings: DedupSettings = read_settings(TargetKind::Dedup, settings, errors)?;
+fn plan(path: Option<&Path>, settings: &Settings, errors: &mut FieldErrors) -> Option<TargetPlan> {
+    let path = super::required_path(&FACTS, path, errors);
+    let settings: DedupSettings = read_settings(&FACTS, settings, errors)?;
     let avg_chunk = settings
         .avg_chunk
         .map_or(DEFAULT_AVG_CHUNK, |size| size.bytes());
@@ -83,10 +80,10 @@ pub fn plan(
         );
         return None;
     }
-    Some(TargetPlan::Dedup(DedupConfig {
+    Some(TargetPlan::new(DedupTarget(DedupConfig {
         path: path?,
         avg_chunk: avg_chunk as u32,
-    }))
+    })))
 }
 
 /// What a dedup store did in a run: what it was sent, what it kept, and where its time went
@@ -260,9 +257,10 @@ impl DedupLimit {
 }
 
 /// A dedup store under a directory on a real file system.
-pub struct DedupTarget<'a>(pub &'a DedupConfig);
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DedupTarget(pub DedupConfig);
 
-impl DedupTarget<'_> {
+impl DedupTarget {
     fn store(&self, tag: &str) -> Result<Arc<Store>, EngineError> {
         Ok(Arc::new(Store::create(
             &self.0.path,
@@ -276,12 +274,65 @@ impl DedupTarget<'_> {
 /// What this kind is before its settings are read. A store the lab builds under a directory of its own.
 pub const FACTS: KindFacts = KindFacts {
     id: "dedup",
+    label: "dedup store",
+    takes_path: true,
     writes: Writes::FilesUnder,
     tool_repository: ToolRepository::Nowhere,
     object_store: false,
 };
 
-impl Target for DedupTarget<'_> {
+/// The dedup store kind.
+pub struct Dedup;
+
+impl Kind for Dedup {
+    fn facts(&self) -> &'static KindFacts {
+        &FACTS
+    }
+
+    fn plan(
+        &self,
+        path: Option<&Path>,
+        settings: &Settings,
+        errors: &mut FieldErrors,
+    ) -> Option<TargetPlan> {
+        plan(path, settings, errors)
+    }
+
+    fn stored(&self, value: serde_json::Value) -> Result<TargetPlan, serde_json::Error> {
+        super::stored_as::<DedupTarget>(value)
+    }
+
+    fn settings_schema(&self) -> Option<utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>> {
+        Some(<DedupSettings as utoipa::PartialSchema>::schema())
+    }
+
+    fn settings_schema_parts(
+        &self,
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        <DedupSettings as utoipa::ToSchema>::schemas(schemas);
+    }
+
+    fn typed_fields(&self) -> &'static [TypedField] {
+        &[TypedField {
+            setting: "avg_chunk",
+            label: "Average chunk",
+            input: FieldInput::Size,
+            default: "64K",
+        }]
+    }
+
+    fn settings_from_text(&self, text: &mut dyn SettingsText) -> Settings {
+        settings_of(&DedupSettings {
+            avg_chunk: text.size("avg_chunk"),
+        })
+    }
+}
+
+impl Target for DedupTarget {
     fn facts(&self) -> &'static KindFacts {
         &FACTS
     }

@@ -11,7 +11,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Capabilities, Opening, Settings, Sink, Target, TargetKind, no_path, read_settings};
+use super::{
+    Capabilities, FieldInput, Kind, Opening, Settings, SettingsText, Sink, Target, TypedField,
+    no_path, read_settings, settings_of,
+};
 use crate::engine::EngineSettings;
 use crate::engine::error::EngineError;
 use crate::engine::params::RunParams;
@@ -62,7 +65,7 @@ const NOT_FROM_A_SPEC: [&str; 9] = [
 
 /// An object-store target's settings as a spec gives them. Each field's comment and bounds
 /// are what the OpenAPI document says of it.
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct S3Settings {
     /// Object store: the name of a store the lab was started with (`--s3-store NAME=URL`);
@@ -137,12 +140,8 @@ pub fn check_concurrency(value: u32, field: &str, errors: &mut FieldErrors) -> O
 
 /// A spec's object-store target: a store name, a prefix of safe characters, and part size,
 /// concurrency and object size within S3's limits.
-pub fn plan(
-    path: Option<&Path>,
-    settings: &Settings,
-    errors: &mut FieldErrors,
-) -> Option<TargetPlan> {
-    let no_path = no_path(TargetKind::S3, path, errors);
+fn plan(path: Option<&Path>, settings: &Settings, errors: &mut FieldErrors) -> Option<TargetPlan> {
+    let no_path = no_path(&FACTS, path, errors);
     let before = errors.0.len();
     for name in NOT_FROM_A_SPEC {
         if settings.contains_key(name) {
@@ -157,7 +156,7 @@ pub fn plan(
     if errors.0.len() > before {
         return None;
     }
-    let settings: S3Settings = read_settings(TargetKind::S3, settings, errors)?;
+    let settings: S3Settings = read_settings(&FACTS, settings, errors)?;
     let store = settings.store.unwrap_or_default();
     if store.is_empty() {
         errors.add(
@@ -215,7 +214,7 @@ pub fn plan(
         concurrency: concurrency?,
         object_size,
     };
-    (no_path && errors.0.len() == before).then_some(TargetPlan::S3(config))
+    (no_path && errors.0.len() == before).then(|| TargetPlan::new(S3Target(config)))
 }
 
 /// The name the lab's objects start with under a prefix: the writing lab's own
@@ -252,9 +251,10 @@ pub fn process_owner() -> String {
 }
 
 /// An object store, as a run writes to it.
-pub struct S3Target<'a>(pub &'a S3Config);
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct S3Target(pub S3Config);
 
-impl S3Target<'_> {
+impl S3Target {
     fn store<'s>(&self, stores: &'s ObjectStores) -> Result<&'s ObjectStore, EngineError> {
         stores
             .get(&self.0.store)
@@ -278,12 +278,95 @@ fn unknown_store(name: &str, stores: &ObjectStores) -> String {
 /// What this kind is before its settings are read. Objects in a store elsewhere: a tool that can keeps its repository in the bucket.
 pub const FACTS: KindFacts = KindFacts {
     id: "s3",
+    label: "object store (S3)",
+    takes_path: false,
     writes: Writes::Nothing,
     tool_repository: ToolRepository::InBucket,
     object_store: true,
 };
 
-impl Target for S3Target<'_> {
+/// The object-store kind.
+pub struct S3;
+
+impl Kind for S3 {
+    fn facts(&self) -> &'static KindFacts {
+        &FACTS
+    }
+
+    fn plan(
+        &self,
+        path: Option<&Path>,
+        settings: &Settings,
+        errors: &mut FieldErrors,
+    ) -> Option<TargetPlan> {
+        plan(path, settings, errors)
+    }
+
+    fn stored(&self, value: serde_json::Value) -> Result<TargetPlan, serde_json::Error> {
+        super::stored_as::<S3Target>(value)
+    }
+
+    fn settings_schema(&self) -> Option<utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>> {
+        Some(<S3Settings as utoipa::PartialSchema>::schema())
+    }
+
+    fn settings_schema_parts(
+        &self,
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        <S3Settings as utoipa::ToSchema>::schemas(schemas);
+    }
+
+    fn typed_fields(&self) -> &'static [TypedField] {
+        &[
+            TypedField {
+                setting: "store",
+                label: "Store (one the lab was started with)",
+                input: FieldInput::Text,
+                default: "",
+            },
+            TypedField {
+                setting: "prefix",
+                label: "Prefix",
+                input: FieldInput::Text,
+                default: "backlab/",
+            },
+            TypedField {
+                setting: "part_size",
+                label: "Part size",
+                input: FieldInput::Size,
+                default: "16M",
+            },
+            TypedField {
+                setting: "concurrency",
+                label: "Parts in flight per stream",
+                input: FieldInput::Count,
+                default: "8",
+            },
+            TypedField {
+                setting: "object_size",
+                label: "Object size",
+                input: FieldInput::Size,
+                default: "1G",
+            },
+        ]
+    }
+
+    fn settings_from_text(&self, text: &mut dyn SettingsText) -> Settings {
+        settings_of(&S3Settings {
+            store: text.text("store"),
+            prefix: text.text("prefix"),
+            part_size: text.size("part_size"),
+            concurrency: text.count("concurrency"),
+            object_size: text.size("object_size"),
+        })
+    }
+}
+
+impl Target for S3Target {
     fn facts(&self) -> &'static KindFacts {
         &FACTS
     }

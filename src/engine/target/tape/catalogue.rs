@@ -139,7 +139,7 @@ pub fn tape_model(name: &str) -> Option<&'static TapeModel> {
 
 /// A tape target's settings as a campaign gives them: a model, and any of its figures
 /// overridden. Each field's comment and bounds are what the OpenAPI document says of it.
-#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TapeSettings {
     /// The drive model (`lto-3` … `lto-9`, `ultrium-960`); the document gives it the
@@ -172,6 +172,22 @@ pub struct TapeSettings {
     /// (default 50).
     #[schema(minimum = 0.0, maximum = 3600.0)]
     pub locate_s: Option<f64>,
+}
+
+/// Every model as a person chooses one: its id, and its name with its speed and compression.
+pub fn model_choices() -> Vec<(&'static str, String)> {
+    TAPE_MODELS
+        .iter()
+        .map(|model| {
+            (
+                model.id,
+                format!(
+                    "{} ({} MB/s native, {}:1)",
+                    model.name, model.native_mb_s, model.max_compression
+                ),
+            )
+        })
+        .collect()
 }
 
 /// Most emulated drives one target may have.

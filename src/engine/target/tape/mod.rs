@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Capabilities, Opening, Settings, Sink, SinkFigures, Target, TargetKind, no_path, read_settings,
+    Capabilities, FieldInput, Kind, Opening, Settings, SettingsText, Sink, SinkFigures, Target,
+    TypedField, no_path, read_settings, settings_of,
 };
 use crate::engine::data::DataPool;
 use crate::engine::error::EngineError;
@@ -29,15 +30,11 @@ pub mod catalogue;
 pub use catalogue::{TapeConfig, TapeSettings};
 
 /// A spec's tape target: no path; the model and its overrides checked against the catalogue.
-pub fn plan(
-    path: Option<&Path>,
-    settings: &Settings,
-    errors: &mut FieldErrors,
-) -> Option<TargetPlan> {
-    let no_path = no_path(TargetKind::Tape, path, errors);
-    let settings: TapeSettings = read_settings(TargetKind::Tape, settings, errors)?;
+fn plan(path: Option<&Path>, settings: &Settings, errors: &mut FieldErrors) -> Option<TargetPlan> {
+    let no_path = no_path(&FACTS, path, errors);
+    let settings: TapeSettings = read_settings(&FACTS, settings, errors)?;
     let config = settings.resolve("target", errors)?;
-    no_path.then_some(TargetPlan::Tape(config))
+    no_path.then(|| TargetPlan::new(TapeTarget(config)))
 }
 
 /// The seed of the data an emulated drive reads back.
@@ -469,17 +466,81 @@ impl TapeFigures {
 }
 
 /// Emulated drives: one writer, and one sink, per drive.
-pub struct TapeTarget<'a>(pub &'a TapeConfig);
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TapeTarget(pub TapeConfig);
 
 /// What this kind is before its settings are read. Emulated drives: write nothing on the host.
 pub const FACTS: KindFacts = KindFacts {
     id: "tape",
+    label: "emulated tape",
+    takes_path: false,
     writes: Writes::Nothing,
     tool_repository: ToolRepository::Nowhere,
     object_store: false,
 };
 
-impl Target for TapeTarget<'_> {
+/// The emulated tape kind.
+pub struct Tape;
+
+impl Kind for Tape {
+    fn facts(&self) -> &'static KindFacts {
+        &FACTS
+    }
+
+    fn plan(
+        &self,
+        path: Option<&Path>,
+        settings: &Settings,
+        errors: &mut FieldErrors,
+    ) -> Option<TargetPlan> {
+        plan(path, settings, errors)
+    }
+
+    fn stored(&self, value: serde_json::Value) -> Result<TargetPlan, serde_json::Error> {
+        super::stored_as::<TapeTarget>(value)
+    }
+
+    fn settings_schema(&self) -> Option<utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>> {
+        Some(<TapeSettings as utoipa::PartialSchema>::schema())
+    }
+
+    fn settings_schema_parts(
+        &self,
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        <TapeSettings as utoipa::ToSchema>::schemas(schemas);
+    }
+
+    fn typed_fields(&self) -> &'static [TypedField] {
+        &[
+            TypedField {
+                setting: "model",
+                label: "Tape model",
+                input: FieldInput::Choice(catalogue::model_choices),
+                default: "lto-4",
+            },
+            TypedField {
+                setting: "drives",
+                label: "Drives",
+                input: FieldInput::Count,
+                default: "1",
+            },
+        ]
+    }
+
+    fn settings_from_text(&self, text: &mut dyn SettingsText) -> Settings {
+        settings_of(&TapeSettings {
+            model: text.text("model"),
+            drives: text.count("drives"),
+            ..Default::default()
+        })
+    }
+}
+
+impl Target for TapeTarget {
     fn facts(&self) -> &'static KindFacts {
         &FACTS
     }
@@ -490,14 +551,14 @@ impl Target for TapeTarget<'_> {
 
     /// Every drive at its native speed times the compression the data allows.
     fn takes_mb_s(&self, compress_ratio: f64) -> Option<f64> {
-        let config = self.0;
+        let config = &self.0;
         let compression = compress_ratio.clamp(1.0, config.max_compression);
         Some(config.native_mb_s * compression * f64::from(config.drives))
     }
 
     fn open(&self, _how: &Opening<'_>) -> Result<Vec<Box<dyn Sink>>, EngineError> {
         Ok((0..self.0.drives)
-            .map(|index| Box::new(TapeSink::new(self.0, index as usize)) as Box<dyn Sink>)
+            .map(|index| Box::new(TapeSink::new(&self.0, index as usize)) as Box<dyn Sink>)
             .collect())
     }
 
@@ -517,7 +578,7 @@ impl Target for TapeTarget<'_> {
     /// the data's compression, through every stream the backup interleaved on that drive
     /// (streams spread over the drives), after loading the cartridge and locating the backup.
     fn restore_image(&self, request: &ImageRequest<'_>) -> Result<RestoreImage, EngineError> {
-        let config = self.0;
+        let config = &self.0;
         let interleaved = request.streams.div_ceil(config.drives.max(1)).max(1);
         let compression = request.compress_ratio.clamp(1.0, config.max_compression);
         let rate = config.native_mb_s * compression / f64::from(interleaved);

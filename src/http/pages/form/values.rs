@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::field_errors::FieldErrors;
+use crate::size::ByteSize;
 
 /// A list field's items: split at commas and white space, empty ones dropped.
 pub(super) fn split_list(text: &str) -> impl Iterator<Item = &str> {
@@ -23,12 +24,17 @@ pub(super) enum Kind {
 
 /// A whole number; one out of its field's range is left to the checks, which say the range.
 pub(super) fn count(text: &str, path: &str, errors: &mut FieldErrors) -> Option<Value> {
+    read_count(text, path, errors).map(|value| json!(value))
+}
+
+/// [`count`], as the number it is.
+pub(super) fn read_count(text: &str, path: &str, errors: &mut FieldErrors) -> Option<u32> {
     let text = text.trim();
     if text.is_empty() {
         return None;
     }
     match text.parse::<u32>() {
-        Ok(value) => Some(json!(value)),
+        Ok(value) => Some(value),
         Err(_) => {
             let wanted = crate::spec::bounds::whole_range_at(path)
                 .map_or_else(|| "a whole number".to_string(), |range| range.words());
@@ -52,9 +58,9 @@ pub(super) fn number(
     if auto_allowed && text.eq_ignore_ascii_case("auto") {
         return Some(json!("auto"));
     }
-    match text.parse::<f64>() {
-        Ok(value) if value.is_finite() => Some(json!(value)),
-        _ => {
+    match read_finite(text) {
+        Some(value) => Some(json!(value)),
+        None => {
             let example = if auto_allowed {
                 "write e.g. 10, or auto"
             } else {
@@ -66,16 +72,31 @@ pub(super) fn number(
     }
 }
 
+/// A number that is one (not infinite, not NaN).
+fn read_finite(text: &str) -> Option<f64> {
+    text.parse::<f64>().ok().filter(|value| value.is_finite())
+}
+
+/// A number, as the number it is.
+pub(super) fn read_number(text: &str, path: &str, errors: &mut FieldErrors) -> Option<f64> {
+    number(text, path, errors, false)?.as_f64()
+}
+
 /// A size: bytes, or a number with K, M, G or T.
 pub(super) fn size(text: &str, path: &str, errors: &mut FieldErrors) -> Option<Value> {
+    serde_json::to_value(read_size(text, path, errors)?).ok()
+}
+
+/// [`size`], as the size it is: a byte count typed as one stays a count.
+pub(super) fn read_size(text: &str, path: &str, errors: &mut FieldErrors) -> Option<ByteSize> {
     let text = text.trim();
     if text.is_empty() {
         return None;
     }
-    match crate::size::parse_size(text) {
-        Ok(_) => Some(match text.parse::<u64>() {
-            Ok(bytes) => json!(bytes),
-            Err(_) => json!(text),
+    match ByteSize::parse(text) {
+        Ok(size) => Some(match text.parse::<u64>() {
+            Ok(bytes) => ByteSize::new(bytes),
+            Err(_) => size,
         }),
         Err(message) => {
             errors.add(path, message);
