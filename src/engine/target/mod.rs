@@ -19,19 +19,12 @@ use image::{ImageRequest, RestoreImage};
 pub use striped::StripedFigures;
 pub use tape::TapeFigures;
 
-pub mod dedup;
-pub mod device;
-pub mod dir;
 pub mod file;
 pub mod files;
 pub mod flag;
 pub mod image;
 mod kind;
-pub mod null;
 mod plan;
-pub mod s3;
-pub mod striped;
-pub mod tape;
 pub mod write_behind;
 
 /// A target's own figures in words, for pages and exports that show them without knowing the
@@ -298,16 +291,25 @@ pub trait Target: PlanParts {
 /// `kind` and `path`. Each kind reads them into a type of its own (`read_settings`).
 pub type Settings = serde_json::Map<String, serde_json::Value>;
 
-/// Every kind a spec may name, in the order forms and help list them: adding a kind is its
-/// module and one line here.
-pub static KINDS: &[&dyn Kind] = &[
-    &dir::Dir,
-    &null::Null,
-    &device::Device,
-    &tape::Tape,
-    &striped::Striped,
-    &s3::S3,
-    &dedup::Dedup,
+/// Declares each kind's module and lists its [`Kind`] in `KINDS`, in the order forms and help
+/// list them.
+macro_rules! kinds {
+    ($($module:ident :: $kind:ident),* $(,)?) => {
+        $(pub mod $module;)*
+        /// Every kind a spec may name, in the order forms and help list them.
+        pub static KINDS: &[&dyn Kind] = &[$(&$module::$kind),*];
+    };
+}
+
+// Every kind a spec may name: adding a kind is its module and one line here.
+kinds![
+    dir::Dir,
+    null::Null,
+    device::Device,
+    tape::Tape,
+    striped::Striped,
+    s3::S3,
+    dedup::Dedup,
 ];
 
 /// Reads a kind's settings into its own type. A setting the kind does not have, or of the
