@@ -3,7 +3,8 @@
 //! kind: copied to `src/engine/target/slow/mod.rs` with `slow::Slow,` added to the kinds in
 //! `src/engine/target/mod.rs`, it is planned, checked against the lab's target
 //! roots, given the room check and the start-up sweep, offered by the form and described by
-//! the OpenAPI document, with no other file touched.
+//! the OpenAPI document, with no other file touched. The lab's unit tests compile and run it
+//! as it is here (`engine::target::slow_example`), so it stays one that builds.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -81,7 +82,10 @@ impl Kind for Slow {
 
     fn settings_schema_parts(
         &self,
-        schemas: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>)>,
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
     ) {
         <SlowSettings as utoipa::ToSchema>::schemas(schemas);
     }

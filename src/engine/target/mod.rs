@@ -49,6 +49,12 @@ impl std::fmt::Display for TargetReport {
 #[cfg(test)]
 mod tests;
 
+/// The example of a new kind (`docs/examples/slow`), compiled and tested with the kinds so
+/// that it stays one a newcomer can copy; never registered.
+#[cfg(test)]
+#[path = "../../../docs/examples/slow/mod.rs"]
+mod slow_example;
+
 pub use file::NamedFile;
 pub use files::{LAB_FILE_PREFIX, sweep_lab_files, wait_for_background};
 pub use kind::{

@@ -158,10 +158,57 @@ fn devices_need_permission() {
 fn every_registered_kind_answers_for_itself() {
     let mut ids = std::collections::BTreeSet::new();
     for kind in TargetKind::all() {
+        assert!(ids.insert(kind.id()), "{} registered twice", kind.id());
+        assert_eq!(TargetKind::from_id(kind.id()), Some(kind));
+        answers_for_itself(kind);
+    }
+    answers_for_itself(TargetKind::of(&slow_example::Slow));
+}
+
+/// The example kind plans, writes at its rate into files of the lab's, and leaves none.
+#[test]
+fn the_example_kind_writes_at_its_rate() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = Settings::new();
+    settings.insert("rate_mb_s".into(), 20.into());
+    let mut errors = FieldErrors::default();
+    let plan = TargetKind::of(&slow_example::Slow)
+        .plan(Some(dir.path()), &settings, &mut errors)
+        .expect("a slow directory");
+    assert_eq!(plan.files_dir(), Some(dir.path()));
+    assert_eq!(plan.target().takes_mb_s(1.0), Some(20.0));
+    let params = RunParams::example();
+    let settings = EngineSettings::default();
+    let cancel = AtomicBool::new(false);
+    let opening = Opening {
+        direct: false,
+        block_size: 1 << 20,
+        params: &params,
+        settings: &settings,
+        tag: "slow-example",
+        history: None,
+        cancel: &cancel,
+        deadline: None,
+    };
+    let mut sinks = plan.target().open(&opening).expect("opened");
+    let block = vec![7u8; 1 << 20];
+    let started = std::time::Instant::now();
+    for _ in 0..4 {
+        sinks[0].write_block(&block).expect("written");
+    }
+    sinks[0].finish(true).expect("finished");
+    // 4 MiB at 20 MB/s is 0.21 s at least, however fast the disk.
+    assert!(started.elapsed() >= Duration::from_millis(200));
+    drop(sinks);
+    assert!(wait_for_background(Duration::from_secs(30)));
+    assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 0);
+}
+
+/// What the lab asks of any kind, answered by `kind`.
+fn answers_for_itself(kind: TargetKind) {
+    {
         let facts = kind.facts();
-        assert!(ids.insert(facts.id), "{} registered twice", facts.id);
         assert!(!facts.label.is_empty(), "{} has no label", facts.id);
-        assert_eq!(TargetKind::from_id(facts.id), Some(kind));
         assert!(
             facts.writes != Writes::FilesUnder || facts.takes_path,
             "{}: files under a directory need the directory's path",
