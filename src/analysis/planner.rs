@@ -156,6 +156,8 @@ pub fn plan(
     plan
 }
 
+/// The plan in logical rates: each tool's own in a comparison of tools, else judged by the
+/// measured backup against the rate the question needs.
 fn logical_plan(
     question: PlanQuestion,
     verdict: &Verdict,
@@ -166,25 +168,80 @@ fn logical_plan(
     if !verdict.by_tool.is_empty() {
         return tools_plan(question, verdict, points, runs, survey);
     }
-    let needed = question.needed_mb_s();
-    let needed_text = rate_text(needed);
-    let data = format_bytes(question.data_bytes);
-    let window = format_duration(question.window_s);
-    let row = |test: TestKind| {
-        verdict
-            .rows
-            .iter()
-            .find(|row| row.test == test)
-            .and_then(|row| row.mb_per_s)
-    };
-    let backup = [
+    let asked = Asked::new(question);
+    let ceilings = measured_ceilings(verdict, survey);
+    let short: Vec<&Ceiling> = ceilings
+        .iter()
+        .filter(|c| c.mb_per_s < asked.needed)
+        .collect();
+    match measured_backup(verdict) {
+        None => unmeasured_plan(&asked, &ceilings, &short),
+        Some((backup_test, measured)) if measured >= asked.needed => {
+            fast_enough_plan(&asked, points, backup_test, measured)
+        }
+        Some((backup_test, measured)) => too_slow_plan(
+            &asked,
+            verdict,
+            runs,
+            &ceilings,
+            &short,
+            (backup_test, measured),
+        ),
+    }
+}
+
+/// The question as every answer says it: the rate it needs, the data and the window in words.
+struct Asked {
+    question: PlanQuestion,
+    needed: f64,
+    needed_text: String,
+    data: String,
+    window: String,
+}
+
+impl Asked {
+    /// The question with its rate worked out and its data and window said once.
+    fn new(question: PlanQuestion) -> Self {
+        let needed = question.needed_mb_s();
+        Self {
+            question,
+            needed,
+            needed_text: rate_text(needed),
+            data: format_bytes(question.data_bytes),
+            window: format_duration(question.window_s),
+        }
+    }
+
+    /// How long the data takes at `mb_s`, in words.
+    fn time_at(&self, mb_s: f64) -> String {
+        format_duration(self.question.data_bytes as f64 / (mb_s * 1e6))
+    }
+}
+
+/// The verdict's figure of `test`, when the campaign measured one.
+fn row_figure(verdict: &Verdict, test: TestKind) -> Option<f64> {
+    verdict
+        .rows
+        .iter()
+        .find(|row| row.test == test)
+        .and_then(|row| row.mb_per_s)
+}
+
+/// The backup the answer is judged by: the full backup's figure, else the network's, else the
+/// tool's.
+fn measured_backup(verdict: &Verdict) -> Option<(TestKind, f64)> {
+    [
         TestKind::FullBackup,
         TestKind::NetworkBackup,
         TestKind::ToolBackup,
     ]
     .into_iter()
-    .find_map(|test| row(test).map(|mb| (test, mb)));
-    let ceilings: Vec<Ceiling> = [
+    .find_map(|test| row_figure(verdict, test).map(|mb| (test, mb)))
+}
+
+/// Each component's ceiling its isolated test measured, in the order the answer names them.
+fn measured_ceilings(verdict: &Verdict, survey: Option<&Survey>) -> Vec<Ceiling> {
+    [
         (super::target_component(survey), TestKind::TapeWrite),
         (Component::Source, TestKind::ReadParallel),
         (Component::Pipeline, TestKind::NullSink),
@@ -192,93 +249,103 @@ fn logical_plan(
     ]
     .into_iter()
     .filter_map(|(component, test)| {
-        row(test).map(|mb_per_s| Ceiling {
+        row_figure(verdict, test).map(|mb_per_s| Ceiling {
             component,
             test,
             mb_per_s,
         })
     })
-    .collect();
-    let short: Vec<&Ceiling> = ceilings.iter().filter(|c| c.mb_per_s < needed).collect();
+    .collect()
+}
 
-    let Some((backup_test, measured)) = backup else {
-        let mut changes = short_words(&short, needed);
-        if changes.is_empty() && !ceilings.is_empty() {
-            changes.push(format!(
-                "Every isolated test reached {needed_text} MB/s; run the full backup to see \
-                 whether they do together."
-            ));
-        }
-        return Plan {
-            needed_mb_s: needed,
-            measured_mb_s: None,
-            answer: format!(
-                "{data} in {window} needs {needed_text} MB/s; this campaign measured no full \
-                 backup to judge it by."
-            ),
-            changes,
-            reachable: false,
-            physical_mb_s: None,
-        };
+/// The answer without a backup figure: only the isolated tests can speak, and the campaign
+/// cannot be said to reach the rate.
+fn unmeasured_plan(asked: &Asked, ceilings: &[Ceiling], short: &[&Ceiling]) -> Plan {
+    let Asked {
+        needed,
+        needed_text,
+        data,
+        window,
+        ..
+    } = asked;
+    let mut changes = short_words(short, *needed);
+    if changes.is_empty() && !ceilings.is_empty() {
+        changes.push(format!(
+            "Every isolated test reached {needed_text} MB/s; run the full backup to see \
+             whether they do together."
+        ));
+    }
+    Plan {
+        needed_mb_s: *needed,
+        measured_mb_s: None,
+        answer: format!(
+            "{data} in {window} needs {needed_text} MB/s; this campaign measured no full \
+             backup to judge it by."
+        ),
+        changes,
+        reachable: false,
+        physical_mb_s: None,
+    }
+}
+
+/// The answer when the measured backup already reaches the rate: how long it takes, and the
+/// upload settings that reach it with the least memory when the campaign swept them.
+fn fast_enough_plan(asked: &Asked, points: &[Point], backup_test: TestKind, measured: f64) -> Plan {
+    let Asked {
+        needed,
+        needed_text,
+        data,
+        window,
+        ..
+    } = asked;
+    Plan {
+        needed_mb_s: *needed,
+        measured_mb_s: Some(measured),
+        answer: format!(
+            "{data} in {window} needs {needed_text} MB/s; the measured backup ({measured:.1} \
+             MB/s) does it in {}.",
+            asked.time_at(measured)
+        ),
+        changes: upload_settings(points, backup_test, *needed)
+            .into_iter()
+            .collect(),
+        reachable: true,
+        physical_mb_s: None,
+    }
+}
+
+/// The answer when the measured backup falls short of the rate. The backup's figure is already
+/// its best measured point (the median of its valid repeats), so no other point of a sweep is
+/// offered: only changes the isolated tests measured.
+fn too_slow_plan(
+    asked: &Asked,
+    verdict: &Verdict,
+    runs: &[&RunResult],
+    ceilings: &[Ceiling],
+    short: &[&Ceiling],
+    (backup_test, measured): (TestKind, f64),
+) -> Plan {
+    let Asked {
+        needed,
+        needed_text,
+        data,
+        window,
+        ..
+    } = asked;
+    let (drives, reachable) = match more_drives_change(verdict, runs, short, *needed) {
+        Some((change, others_keep_up)) => (Some(change), others_keep_up),
+        None => (None, false),
     };
-
-    if measured >= needed {
-        return Plan {
-            needed_mb_s: needed,
-            measured_mb_s: Some(measured),
-            answer: format!(
-                "{data} in {window} needs {needed_text} MB/s; the measured backup ({measured:.1} \
-                 MB/s) does it in {}.",
-                format_duration(question.data_bytes as f64 / (measured * 1e6))
-            ),
-            changes: upload_settings(points, backup_test, needed)
-                .into_iter()
-                .collect(),
-            reachable: true,
-            physical_mb_s: None,
-        };
-    }
-
-    // The backup's figure is already its best measured point (the median of its valid
-    // repeats), so no other point of a sweep is offered: only changes the isolated tests
-    // measured.
-    let mut changes = Vec::new();
-    let mut reachable = false;
-    let target_write = row(TestKind::TapeWrite);
-    if let Some(drives) = target_write
-        .and_then(|mb_per_s| more_drives(runs, mb_per_s, needed))
-        .filter(|drives| drives.needed > drives.now)
-    {
-        let others_keep_up = short.iter().all(|c| c.component == Component::Target);
-        reachable |= others_keep_up;
-        changes.push(format!(
-            "Use {} drives{}: each wrote {:.1} MB/s here.{}",
-            drives.needed,
-            drives.model,
-            drives.per_drive_mb_s,
-            if others_keep_up {
-                String::new()
-            } else {
-                " More drives alone do not get there (see below).".to_string()
-            }
-        ));
-    }
-    if short.is_empty() && backup_test == TestKind::NetworkBackup {
-        changes.push(format!(
-            "The lab's own tests carry {needed_text} MB/s, and the network delivered \
-             {measured:.1} MB/s: it takes more clients, more streams or faster links (the \
-             verdict says which limits it)."
-        ));
-    } else if short.is_empty() {
-        // Every component alone carries the rate: the backup loses it in how they are driven.
-        changes.push(format!(
-            "Each component alone carries {needed_text} MB/s (lowest ceiling {}), so the backup \
-             loses the rate in how they work together: try more streams or buffers.",
-            lowest_words(&ceilings)
-        ));
-    } else {
-        changes.extend(short_words(&short, needed));
-    }
+    let changes = drives
+        .into_iter()
+        .chain(components_changes(
+            asked,
+            ceilings,
+            short,
+            backup_test,
+            measured,
+        ))
+        .collect();
     let answer = if reachable {
         format!(
             "{data} in {window} needs {needed_text} MB/s; the backup measured {measured:.1} MB/s, \
@@ -288,16 +355,71 @@ fn logical_plan(
         format!(
             "{data} in {window} needs {needed_text} MB/s; the backup measured {measured:.1} MB/s \
              ({} for the data), and no measured change gets there.",
-            format_duration(question.data_bytes as f64 / (measured * 1e6))
+            asked.time_at(measured)
         )
     };
     Plan {
-        needed_mb_s: needed,
+        needed_mb_s: *needed,
         measured_mb_s: Some(measured),
         answer,
         changes,
         reachable,
         physical_mb_s: None,
+    }
+}
+
+/// More emulated drives as a change, when the target write's figure says how many the rate
+/// takes and that is more than now; with whether the other components keep up, so that the
+/// drives alone get there.
+fn more_drives_change(
+    verdict: &Verdict,
+    runs: &[&RunResult],
+    short: &[&Ceiling],
+    needed: f64,
+) -> Option<(String, bool)> {
+    let drives = row_figure(verdict, TestKind::TapeWrite)
+        .and_then(|mb_per_s| more_drives(runs, mb_per_s, needed))
+        .filter(|drives| drives.needed > drives.now)?;
+    let others_keep_up = short.iter().all(|c| c.component == Component::Target);
+    let change = format!(
+        "Use {} drives{}: each wrote {:.1} MB/s here.{}",
+        drives.needed,
+        drives.model,
+        drives.per_drive_mb_s,
+        if others_keep_up {
+            String::new()
+        } else {
+            " More drives alone do not get there (see below).".to_string()
+        }
+    );
+    Some((change, others_keep_up))
+}
+
+/// What the components' own ceilings say of a backup short of the rate: each one under it, or,
+/// when none is, where the rate is lost between them.
+fn components_changes(
+    asked: &Asked,
+    ceilings: &[Ceiling],
+    short: &[&Ceiling],
+    backup_test: TestKind,
+    measured: f64,
+) -> Vec<String> {
+    let needed_text = &asked.needed_text;
+    if short.is_empty() && backup_test == TestKind::NetworkBackup {
+        vec![format!(
+            "The lab's own tests carry {needed_text} MB/s, and the network delivered \
+             {measured:.1} MB/s: it takes more clients, more streams or faster links (the \
+             verdict says which limits it)."
+        )]
+    } else if short.is_empty() {
+        // Every component alone carries the rate: the backup loses it in how they are driven.
+        vec![format!(
+            "Each component alone carries {needed_text} MB/s (lowest ceiling {}), so the backup \
+             loses the rate in how they work together: try more streams or buffers.",
+            lowest_words(ceilings)
+        )]
+    } else {
+        short_words(short, asked.needed)
     }
 }
 

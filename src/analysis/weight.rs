@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::findings::{Finding, Interference, NetworkLimit};
+use super::findings::{Ceiling, Finding, Interference, NetworkFinding, NetworkLimit, ShoeShine};
 use super::{Figures, REACHED, Side, stage_attribution};
 use crate::engine::result::RunResult;
 use crate::engine::validity::{Bias, FlagCode};
@@ -314,64 +314,103 @@ fn weigh(
     run: &RunResult,
     flag: FlagCode,
 ) -> Weight {
-    let steps = ranges(figures, test, run, flag);
+    let raised = RaisedFlag {
+        steps: ranges(figures, test, run, flag),
+        figures,
+        test,
+        run,
+        flag,
+    };
     match finding {
         Finding::Limits {
             ceiling, full_mb_s, ..
-        } => {
-            let full = *full_mb_s;
-            if is_backup(test) {
-                if flag.bias() == Bias::Raised {
-                    full_at_ceiling(run, flag, full)
-                } else {
-                    // The backup reached the ceiling: it still does at any value it may have.
-                    decide(&steps, |b| b.floor >= REACHED * ceiling.mb_per_s)
-                }
-            } else if test == ceiling.test {
-                // The named ceiling higher could leave the backup short of it.
-                decide(&steps, |b| full >= REACHED * b.ceiling)
-            } else {
-                // Another ceiling lower could become the lowest; one the backup itself
-                // proved at least as fast as what reached the named one cannot.
-                decide(&steps, |b| b.floor >= REACHED * ceiling.mb_per_s.min(full))
-            }
-        }
-        Finding::LowestCeiling { ceiling } => {
-            if test == ceiling.test {
-                let others = lowest_other(figures, ceiling.test);
-                decide(&steps, |b| b.ceiling <= others)
-            } else {
-                decide(&steps, |b| b.floor >= ceiling.mb_per_s)
-            }
-        }
+        } => raised.on_limits(ceiling, *full_mb_s),
+        Finding::LowestCeiling { ceiling } => raised.on_lowest_ceiling(ceiling),
         Finding::Interference {
             lowest,
             full_mb_s,
             evidence,
             ..
-        } => {
-            if is_backup(test) {
-                // Further below every ceiling changes nothing; closer could reach one.
-                match flag.bias() {
-                    Bias::Raised => Weight::OnlyLower,
-                    _ => decide(&steps, |b| b.ceiling < REACHED * lowest.mb_per_s),
-                }
+        } => raised.on_interference(lowest, *full_mb_s, evidence),
+        Finding::ShoeShine(shoe_shine) => raised.on_shoe_shine(shoe_shine),
+        Finding::Network(network) => raised.on_network(network),
+        // Each tool's own verdict weighs its flags; the comparison rests on those.
+        Finding::Incomplete { .. }
+        | Finding::FullOutranCeiling { .. }
+        | Finding::ToolsCompared { .. } => Weight::Overturns,
+    }
+}
+
+/// A flag as it is weighed: the figures around it, the test and run it was raised on, and the
+/// ranges it allows that run's figure. Each kind of finding weighs it by its own comparisons.
+struct RaisedFlag<'a> {
+    figures: &'a Figures<'a>,
+    test: TestKind,
+    run: &'a RunResult,
+    flag: FlagCode,
+    steps: Vec<(Bounds, Weight)>,
+}
+
+impl RaisedFlag<'_> {
+    /// The weight of the first range at which the claim `holds`.
+    fn decide(&self, holds: impl Fn(Bounds) -> bool) -> Weight {
+        decide(&self.steps, holds)
+    }
+
+    /// On "the component of `ceiling` limits the backup", which reached `full` MB/s.
+    fn on_limits(&self, ceiling: &Ceiling, full: f64) -> Weight {
+        if is_backup(self.test) {
+            if self.flag.bias() == Bias::Raised {
+                full_at_ceiling(self.run, self.flag, full)
             } else {
-                let named_by_figures = matches!(evidence, Interference::LowestCeiling);
-                if named_by_figures && test == lowest.test {
-                    // The lowest names the component: it must stay the lowest.
-                    let others = lowest_other(figures, test);
-                    decide(&steps, |b| {
-                        b.ceiling <= others && REACHED * b.floor > *full_mb_s
-                    })
-                } else {
-                    // A higher ceiling is further above the backup; a lower one must stay
-                    // clear of it.
-                    decide(&steps, |b| REACHED * b.floor > *full_mb_s)
-                }
+                // The backup reached the ceiling: it still does at any value it may have.
+                self.decide(|b| b.floor >= REACHED * ceiling.mb_per_s)
             }
+        } else if self.test == ceiling.test {
+            // The named ceiling higher could leave the backup short of it.
+            self.decide(|b| full >= REACHED * b.ceiling)
+        } else {
+            // Another ceiling lower could become the lowest; one the backup itself
+            // proved at least as fast as what reached the named one cannot.
+            self.decide(|b| b.floor >= REACHED * ceiling.mb_per_s.min(full))
         }
-        Finding::ShoeShine(shoe_shine) => match (test, flag) {
+    }
+
+    /// On "`ceiling` is the lowest", with no backup to confirm it.
+    fn on_lowest_ceiling(&self, ceiling: &Ceiling) -> Weight {
+        if self.test == ceiling.test {
+            let others = lowest_other(self.figures, ceiling.test);
+            self.decide(|b| b.ceiling <= others)
+        } else {
+            self.decide(|b| b.floor >= ceiling.mb_per_s)
+        }
+    }
+
+    /// On "the components slow each other down": the backup at `full_mb_s` is well below the
+    /// `lowest` ceiling, which `evidence` may have named.
+    fn on_interference(&self, lowest: &Ceiling, full_mb_s: f64, evidence: &Interference) -> Weight {
+        if is_backup(self.test) {
+            // Further below every ceiling changes nothing; closer could reach one.
+            return match self.flag.bias() {
+                Bias::Raised => Weight::OnlyLower,
+                _ => self.decide(|b| b.ceiling < REACHED * lowest.mb_per_s),
+            };
+        }
+        let named_by_figures = matches!(evidence, Interference::LowestCeiling);
+        if named_by_figures && self.test == lowest.test {
+            // The lowest names the component: it must stay the lowest.
+            let others = lowest_other(self.figures, self.test);
+            self.decide(|b| b.ceiling <= others && REACHED * b.floor > full_mb_s)
+        } else {
+            // A higher ceiling is further above the backup; a lower one must stay
+            // clear of it.
+            self.decide(|b| REACHED * b.floor > full_mb_s)
+        }
+    }
+
+    /// On "the drives shoe-shine for want of data".
+    fn on_shoe_shine(&self, shoe_shine: &ShoeShine) -> Weight {
+        match (self.test, self.flag) {
             // The drives did stop and start: only how often per minute is open.
             (
                 TestKind::FullBackup | TestKind::NetworkBackup | TestKind::ToolBackup,
@@ -379,42 +418,40 @@ fn weigh(
             ) => Weight::Secondary,
             (TestKind::FullBackup | TestKind::NetworkBackup | TestKind::ToolBackup, _) => {
                 // A feed held below what the drives need by its cap cannot reach it.
-                match decide(&steps, |b| b.ceiling < REACHED * shoe_shine.needed_mb_s) {
-                    Weight::Overturns => source_short_of(figures, shoe_shine.needed_mb_s),
+                match self.decide(|b| b.ceiling < REACHED * shoe_shine.needed_mb_s) {
+                    Weight::Overturns => source_short_of(self.figures, shoe_shine.needed_mb_s),
                     weight => weight,
                 }
             }
             // The streams' figure sizes the advice, not the finding; a bounded one sizes it.
-            (TestKind::ReadParallel, _) => decide(&steps, |b| b.ceiling.is_finite()),
+            (TestKind::ReadParallel, _) => self.decide(|b| b.ceiling.is_finite()),
             _ => Weight::Overturns,
-        },
-        Finding::Network(network) => {
-            let n = network.mb_per_s;
-            match (&network.limit, test) {
-                (NetworkLimit::Links { total_mb_s, .. }, TestKind::NetworkBackup) => {
-                    decide(&steps, |b| b.floor >= REACHED * total_mb_s)
-                }
-                (NetworkLimit::Links { .. }, TestKind::TapeWrite) => {
-                    // The target stays clear of full.
-                    decide(&steps, |b| REACHED * b.floor > n)
-                }
-                (
-                    NetworkLimit::Target {
-                        ceiling_mb_s: Some(t),
-                        ..
-                    },
-                    TestKind::NetworkBackup,
-                ) => decide(&steps, |b| b.floor >= REACHED * t),
-                (NetworkLimit::Target { .. }, TestKind::TapeWrite) => {
-                    decide(&steps, |b| n >= REACHED * b.ceiling)
-                }
-                _ => Weight::Overturns,
-            }
         }
-        // Each tool's own verdict weighs its flags; the comparison rests on those.
-        Finding::Incomplete { .. }
-        | Finding::FullOutranCeiling { .. }
-        | Finding::ToolsCompared { .. } => Weight::Overturns,
+    }
+
+    /// On what limits a network backup: the links or the target.
+    fn on_network(&self, network: &NetworkFinding) -> Weight {
+        let n = network.mb_per_s;
+        match (&network.limit, self.test) {
+            (NetworkLimit::Links { total_mb_s, .. }, TestKind::NetworkBackup) => {
+                self.decide(|b| b.floor >= REACHED * total_mb_s)
+            }
+            (NetworkLimit::Links { .. }, TestKind::TapeWrite) => {
+                // The target stays clear of full.
+                self.decide(|b| REACHED * b.floor > n)
+            }
+            (
+                NetworkLimit::Target {
+                    ceiling_mb_s: Some(t),
+                    ..
+                },
+                TestKind::NetworkBackup,
+            ) => self.decide(|b| b.floor >= REACHED * t),
+            (NetworkLimit::Target { .. }, TestKind::TapeWrite) => {
+                self.decide(|b| n >= REACHED * b.ceiling)
+            }
+            _ => Weight::Overturns,
+        }
     }
 }
 

@@ -85,99 +85,153 @@ pub fn finding(
     target: Option<&str>,
     tool: Option<&str>,
 ) -> String {
-    // In a campaign that ran a backup tool, the backup is the tool's and so is the process.
-    let backup = tool.map_or_else(
-        || "the full backup".to_string(),
-        |tool| format!("{tool}'s backup"),
-    );
-    let component = |named: Component, target: Option<&str>| match (named, tool) {
-        (Component::Tool, Some(tool)) => tool.to_string(),
-        _ => component(named, target),
-    };
+    let names = Names { target, tool };
     let text = match finding {
         Finding::Incomplete { missing } => format!(
             "Not enough finished tests to name a bottleneck: run {}",
             and_list(missing.iter().map(|test| test.name()))
         ),
         Finding::Limits {
-            ceiling: limit,
+            ceiling,
             full_mb_s,
             above,
-        } => format!(
-            "{} limits the backup: {backup} reached {full_mb_s:.1} MB/s, {:.0}% of its \
-             isolated ceiling ({}){}",
-            capitalize(&component(limit.component, target)),
-            100.0 * full_mb_s / limit.mb_per_s,
-            ceiling(limit),
-            if above.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "; it ran {:.1}% faster than that test: {}",
-                    100.0 * (full_mb_s / limit.mb_per_s - 1.0),
-                    above
-                        .iter()
-                        .map(above_ceiling)
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                )
-            }
-        ),
+        } => limits(&names, ceiling, *full_mb_s, above),
         Finding::FullOutranCeiling {
-            ceiling: limit,
+            ceiling,
             full_mb_s,
             causes,
-        } => format!(
-            "{} ({full_mb_s:.1} MB/s) {} the isolated test of {} \
-             ({}), so that test did not measure what the backup met: {}",
-            capitalize(&backup),
-            if *full_mb_s > limit.mb_per_s {
-                "ran faster than"
-            } else {
-                "reached"
-            },
-            component(limit.component, target),
-            ceiling(limit),
-            causes
-                .iter()
-                .map(outran_cause)
-                .collect::<Vec<_>>()
-                .join("; ")
-        ),
+        } => full_outran_ceiling(&names, ceiling, *full_mb_s, causes),
         Finding::Interference {
-            component: named,
+            component,
             lowest,
             full_mb_s,
             evidence,
-        } => format!(
-            "No one component limits the backup: the components slow each other down when \
-             combined. {} ran at {full_mb_s:.1} MB/s, only {:.0}% of the lowest isolated \
-             ceiling ({}){}; where they meet, {} is the first place to look",
-            capitalize(&backup),
-            100.0 * full_mb_s / lowest.mb_per_s,
-            ceiling(lowest),
-            match evidence {
-                Interference::SharedDevice => "; source and target share one device".to_string(),
-                Interference::Stages {
-                    side: Side::Target,
-                    wait_pct,
-                } => format!("; its readers waited for the target {wait_pct:.0}% of the time"),
-                Interference::Stages { wait_pct, .. } => {
-                    format!("; its writer waited for the source {wait_pct:.0}% of the time")
-                }
-                Interference::LowestCeiling => String::new(),
-            },
-            component(*named, target)
-        ),
+        } => interference(&names, *component, lowest, *full_mb_s, evidence),
         Finding::LowestCeiling { ceiling: lowest } => format!(
-            "{} has the lowest ceiling ({}); run {backup} to confirm it limits the backup",
-            capitalize(&component(lowest.component, target)),
-            ceiling(lowest)
+            "{} has the lowest ceiling ({}); run {} to confirm it limits the backup",
+            capitalize(&names.component(lowest.component)),
+            ceiling(lowest),
+            names.backup()
         ),
         Finding::ShoeShine(shine) => shoe_shine(shine),
         Finding::Network(network) => network_finding(network),
         Finding::ToolsCompared { tools } => tools_compared(tools, target),
     };
+    hedged(finding, text, conclusive, redo)
+}
+
+/// How a finding names what it judges: the target when it is more than a path, and the backup
+/// tool when the campaign ran one (the backup is then the tool's, and so is the process).
+struct Names<'a> {
+    target: Option<&'a str>,
+    tool: Option<&'a str>,
+}
+
+impl Names<'_> {
+    /// The backup the finding judges: the full backup, or the tool's.
+    fn backup(&self) -> String {
+        self.tool.map_or_else(
+            || "the full backup".to_string(),
+            |tool| format!("{tool}'s backup"),
+        )
+    }
+
+    /// A component as the finding names it: the tool by its own name.
+    fn component(&self, named: Component) -> String {
+        match (named, self.tool) {
+            (Component::Tool, Some(tool)) => tool.to_string(),
+            _ => component(named, self.target),
+        }
+    }
+}
+
+/// One component limits the backup: how close the backup came to its ceiling, and why it
+/// ran above it when it did.
+fn limits(names: &Names<'_>, limit: &Ceiling, full_mb_s: f64, above: &[AboveCeiling]) -> String {
+    format!(
+        "{} limits the backup: {} reached {full_mb_s:.1} MB/s, {:.0}% of its \
+         isolated ceiling ({}){}",
+        capitalize(&names.component(limit.component)),
+        names.backup(),
+        100.0 * full_mb_s / limit.mb_per_s,
+        ceiling(limit),
+        if above.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; it ran {:.1}% faster than that test: {}",
+                100.0 * (full_mb_s / limit.mb_per_s - 1.0),
+                above
+                    .iter()
+                    .map(above_ceiling)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )
+        }
+    )
+}
+
+/// The backup reached or passed an isolated ceiling, so that test missed what the backup met:
+/// the causes that explain it.
+fn full_outran_ceiling(
+    names: &Names<'_>,
+    limit: &Ceiling,
+    full_mb_s: f64,
+    causes: &[OutranCause],
+) -> String {
+    format!(
+        "{} ({full_mb_s:.1} MB/s) {} the isolated test of {} \
+         ({}), so that test did not measure what the backup met: {}",
+        capitalize(&names.backup()),
+        if full_mb_s > limit.mb_per_s {
+            "ran faster than"
+        } else {
+            "reached"
+        },
+        names.component(limit.component),
+        ceiling(limit),
+        causes
+            .iter()
+            .map(outran_cause)
+            .collect::<Vec<_>>()
+            .join("; ")
+    )
+}
+
+/// No one component limits the backup: how far below the lowest ceiling it ran, the evidence
+/// of the components slowing each other, and where to look first.
+fn interference(
+    names: &Names<'_>,
+    named: Component,
+    lowest: &Ceiling,
+    full_mb_s: f64,
+    evidence: &Interference,
+) -> String {
+    format!(
+        "No one component limits the backup: the components slow each other down when \
+         combined. {} ran at {full_mb_s:.1} MB/s, only {:.0}% of the lowest isolated \
+         ceiling ({}){}; where they meet, {} is the first place to look",
+        capitalize(&names.backup()),
+        100.0 * full_mb_s / lowest.mb_per_s,
+        ceiling(lowest),
+        match evidence {
+            Interference::SharedDevice => "; source and target share one device".to_string(),
+            Interference::Stages {
+                side: Side::Target,
+                wait_pct,
+            } => format!("; its readers waited for the target {wait_pct:.0}% of the time"),
+            Interference::Stages { wait_pct, .. } => {
+                format!("; its writer waited for the source {wait_pct:.0}% of the time")
+            }
+            Interference::LowestCeiling => String::new(),
+        },
+        names.component(named)
+    )
+}
+
+/// A finding's sentence as the verdict says it: as it is when conclusive, else said to be
+/// inconclusive, and whether runs it rests on must be redone.
+fn hedged(finding: &Finding, text: String, conclusive: bool, redo: bool) -> String {
     if conclusive {
         text
     } else if matches!(finding, Finding::Incomplete { .. }) {
@@ -443,8 +497,8 @@ fn redo(redo: &Redo) -> String {
     )
 }
 
-/// One piece of advice as a sentence: one arm per kind of advice, each sentence beside the
-/// figures it says (the match is long because the advice is many, not because an arm is).
+/// One piece of advice as a sentence: one arm per kind of advice, each sentence written
+/// beside the figures it says.
 pub fn advice(advice: &Advice) -> String {
     match advice {
         Advice::Redo(r) => redo(r),
@@ -460,84 +514,41 @@ pub fn advice(advice: &Advice) -> String {
             drives,
             per_drive_mb_s,
             full_speed,
-        } => {
-            let fewer = if *drives > 1 {
-                format!("; fewer drives also help, since each one needs {per_drive_mb_s:.1} MB/s")
-            } else {
-                String::new()
-            };
-            let full = full_speed.map_or_else(String::new, |(target_mb_s, streams)| {
-                format!(
-                    " ({} for the target's full {target_mb_s:.1} MB/s)",
-                    counted(streams, "stream", "streams")
-                )
-            });
-            format!(
-                "Feed the drive{} at least {needed_mb_s:.1} MB/s to keep {} streaming: \
-                 {} at the measured {per_stream_mb_s:.1} MB/s per stream{full}, \
-                 or faster streams{fewer}.",
-                if *drives > 1 { "s" } else { "" },
-                if *drives > 1 { "them" } else { "it" },
-                counted(*streams_needed, "stream", "streams"),
-            )
-        }
+        } => feed_the_drives(
+            *needed_mb_s,
+            *streams_needed,
+            *per_stream_mb_s,
+            (*drives, *per_drive_mb_s),
+            *full_speed,
+        ),
         Advice::ParallelStreams {
             single_mb_s,
             target_mb_s,
             streams,
-        } => format!(
-            "One stream reads {single_mb_s:.1} MB/s but the target takes {target_mb_s:.1} MB/s: \
-             one stream cannot keep the target busy; back up with at least {streams} parallel \
-             streams."
-        ),
+        } => parallel_streams(*single_mb_s, *target_mb_s, *streams),
         Advice::SourceBound {
             source_mb_s,
             target_mb_s,
             streams,
-        } => format!(
-            "The source delivers {source_mb_s:.1} MB/s with {}, less than the target's \
-             {target_mb_s:.1} MB/s: the backup is source-bound; spread it over more file \
-             systems or faster disks.",
-            counted(u64::from(*streams), "stream", "streams")
-        ),
+        } => source_bound(*source_mb_s, *target_mb_s, *streams),
         Advice::TargetAtFullSpeed {
             full_mb_s,
             target_mb_s,
-        } => format!(
-            "The target streams at full speed ({full_mb_s:.1} of {target_mb_s:.1} MB/s): only a \
-             faster target or a second one raises the figure."
-        ),
-        Advice::CpuBound { cpu_pct } => format!(
-            "Backup to null kept the CPUs {cpu_pct:.0}% busy: the pipeline is CPU-bound; larger \
-             blocks cut per-block overhead, and compression or encryption would slow it further."
-        ),
+        } => target_at_full_speed(*full_mb_s, *target_mb_s),
+        Advice::CpuBound { cpu_pct } => cpu_bound(*cpu_pct),
         Advice::PipelineSlowerThanReading {
             pipeline_mb_s,
             source_mb_s,
-        } => format!(
-            "The pipeline ({pipeline_mb_s:.1} MB/s to null) is slower than reading alone \
-             ({source_mb_s:.1} MB/s): try more buffers or larger blocks (e.g. 32 × 256K)."
-        ),
-        Advice::ReadersWaited { wait_pct } => format!(
-            "In the full backup the readers waited for empty buffers {wait_pct:.0}% of the time: \
-             the target side is behind, so more buffers will not help."
-        ),
-        Advice::WriterWaited { wait_pct } => format!(
-            "In the full backup the writer waited for full buffers {wait_pct:.0}% of the time: \
-             the source side is behind; add streams if read_parallel is faster than the full \
-             backup."
-        ),
+        } => pipeline_slower_than_reading(*pipeline_mb_s, *source_mb_s),
+        Advice::ReadersWaited { wait_pct } => readers_waited(*wait_pct),
+        Advice::WriterWaited { wait_pct } => writer_waited(*wait_pct),
         Advice::SeparateDevice => "Source and target are on the same device, so the backup's \
              reads and writes compete: put the target on a separate device."
             .to_string(),
         Advice::MatchCompressibility {
             target_test,
             full_backup,
-        } => format!(
-            "The target test wrote data that compressed {target_test:.2}:1, the source \
-             {full_backup:.2}:1: set compress_ratio to {full_backup:.1} so the target's ceiling \
-             is measured on data like the source's."
-        ),
+        } => match_compressibility(*target_test, *full_backup),
         Advice::NetworkTargetFull => "The network delivers what the target takes: more clients \
              or streams will not raise the figure; a faster target, or a second drive, will."
             .to_string(),
@@ -545,16 +556,8 @@ pub fn advice(advice: &Advice) -> String {
             per_client_mb_s,
             clients,
             total_mb_s,
-        } => format!(
-            "Each client's link carries {per_client_mb_s:.1} MB/s, so {clients} clients deliver \
-             at most {total_mb_s:.1} MB/s: add clients or faster links."
-        ),
-        Advice::MoreClients { shape: s } => format!(
-            "{} could not fill the target: add clients or streams per client, or check the links \
-             between the clients and the lab (seed 000's servers were fed by six to eight \
-             clients with two streams each).",
-            shape(s)
-        ),
+        } => faster_links(*per_client_mb_s, *clients, *total_mb_s),
+        Advice::MoreClients { shape } => more_clients(shape),
         Advice::PartialNetworkRun { failed } => format!(
             "The figure is partial: {} failed during the run, so fewer clients sent than asked.",
             failed.join(", ")
@@ -563,12 +566,134 @@ pub fn advice(advice: &Advice) -> String {
             local_mb_s,
             network_mb_s,
             needed_mb_s,
-        } => format!(
-            "The lab's target writes {local_mb_s:.1} MB/s, under twice the {network_mb_s:.1} \
-             MB/s the network delivered: a backup server also absorbs the protocol's overhead, \
-             so its local writes need {needed_mb_s:.1} MB/s or more."
-        ),
+        } => local_under_twice_network(*local_mb_s, *network_mb_s, *needed_mb_s),
     }
+}
+
+/// The drives shoe-shine for want of data: the rate and streams that keep them streaming.
+/// `drives` is their count and what each one needs.
+fn feed_the_drives(
+    needed_mb_s: f64,
+    streams_needed: u64,
+    per_stream_mb_s: f64,
+    (drives, per_drive_mb_s): (u32, f64),
+    full_speed: Option<(f64, u64)>,
+) -> String {
+    let fewer = if drives > 1 {
+        format!("; fewer drives also help, since each one needs {per_drive_mb_s:.1} MB/s")
+    } else {
+        String::new()
+    };
+    let full = full_speed.map_or_else(String::new, |(target_mb_s, streams)| {
+        format!(
+            " ({} for the target's full {target_mb_s:.1} MB/s)",
+            counted(streams, "stream", "streams")
+        )
+    });
+    format!(
+        "Feed the drive{} at least {needed_mb_s:.1} MB/s to keep {} streaming: \
+         {} at the measured {per_stream_mb_s:.1} MB/s per stream{full}, \
+         or faster streams{fewer}.",
+        if drives > 1 { "s" } else { "" },
+        if drives > 1 { "them" } else { "it" },
+        counted(streams_needed, "stream", "streams"),
+    )
+}
+
+/// One stream cannot keep the target busy: how many it takes.
+fn parallel_streams(single_mb_s: f64, target_mb_s: f64, streams: u32) -> String {
+    format!(
+        "One stream reads {single_mb_s:.1} MB/s but the target takes {target_mb_s:.1} MB/s: \
+         one stream cannot keep the target busy; back up with at least {streams} parallel \
+         streams."
+    )
+}
+
+/// The source delivers less than the target takes, even with parallel streams.
+fn source_bound(source_mb_s: f64, target_mb_s: f64, streams: u32) -> String {
+    format!(
+        "The source delivers {source_mb_s:.1} MB/s with {}, less than the target's \
+         {target_mb_s:.1} MB/s: the backup is source-bound; spread it over more file \
+         systems or faster disks.",
+        counted(u64::from(streams), "stream", "streams")
+    )
+}
+
+/// The backup already runs at the target's speed: only the target can raise it.
+fn target_at_full_speed(full_mb_s: f64, target_mb_s: f64) -> String {
+    format!(
+        "The target streams at full speed ({full_mb_s:.1} of {target_mb_s:.1} MB/s): only a \
+         faster target or a second one raises the figure."
+    )
+}
+
+/// The pipeline kept the CPUs busy: what lightens it, and what would weigh on it more.
+fn cpu_bound(cpu_pct: f64) -> String {
+    format!(
+        "Backup to null kept the CPUs {cpu_pct:.0}% busy: the pipeline is CPU-bound; larger \
+         blocks cut per-block overhead, and compression or encryption would slow it further."
+    )
+}
+
+/// The pipeline loses what the source delivers: buffers and blocks to try.
+fn pipeline_slower_than_reading(pipeline_mb_s: f64, source_mb_s: f64) -> String {
+    format!(
+        "The pipeline ({pipeline_mb_s:.1} MB/s to null) is slower than reading alone \
+         ({source_mb_s:.1} MB/s): try more buffers or larger blocks (e.g. 32 × 256K)."
+    )
+}
+
+/// The full backup's readers waited for the target: buffers are not what it lacks.
+fn readers_waited(wait_pct: f64) -> String {
+    format!(
+        "In the full backup the readers waited for empty buffers {wait_pct:.0}% of the time: \
+         the target side is behind, so more buffers will not help."
+    )
+}
+
+/// The full backup's writer waited for the source: streams may help.
+fn writer_waited(wait_pct: f64) -> String {
+    format!(
+        "In the full backup the writer waited for full buffers {wait_pct:.0}% of the time: \
+         the source side is behind; add streams if read_parallel is faster than the full \
+         backup."
+    )
+}
+
+/// The target test wrote data unlike the source's: the ratio that makes them alike.
+fn match_compressibility(target_test: f64, full_backup: f64) -> String {
+    format!(
+        "The target test wrote data that compressed {target_test:.2}:1, the source \
+         {full_backup:.2}:1: set compress_ratio to {full_backup:.1} so the target's ceiling \
+         is measured on data like the source's."
+    )
+}
+
+/// The emulated links carry no more: more clients or faster links.
+fn faster_links(per_client_mb_s: f64, clients: u32, total_mb_s: f64) -> String {
+    format!(
+        "Each client's link carries {per_client_mb_s:.1} MB/s, so {clients} clients deliver \
+         at most {total_mb_s:.1} MB/s: add clients or faster links."
+    )
+}
+
+/// The clients could not fill the target: more of them, or a look at the links.
+fn more_clients(clients: &Shape) -> String {
+    format!(
+        "{} could not fill the target: add clients or streams per client, or check the links \
+         between the clients and the lab (seed 000's servers were fed by six to eight \
+         clients with two streams each).",
+        shape(clients)
+    )
+}
+
+/// The lab's own writes leave a backup server too little margin over the network's rate.
+fn local_under_twice_network(local_mb_s: f64, network_mb_s: f64, needed_mb_s: f64) -> String {
+    format!(
+        "The lab's target writes {local_mb_s:.1} MB/s, under twice the {network_mb_s:.1} \
+         MB/s the network delivered: a backup server also absorbs the protocol's overhead, \
+         so its local writes need {needed_mb_s:.1} MB/s or more."
+    )
 }
 
 /// The campaign's figures in one paragraph, from the verdict's rows.

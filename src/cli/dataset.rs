@@ -8,6 +8,7 @@ use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::engine::dataset::{self, DatasetRequest, Profile};
+use crate::engine::reduction::tree::TreeScan;
 use crate::engine::reduction::{self, ChunkSizes, DedupSettings};
 use crate::spec::{self, format_size};
 
@@ -89,49 +90,64 @@ fn bad_arguments(what: &str, message: &str) -> ExitCode {
 }
 
 pub(super) fn create_dataset(args: DatasetArgs) -> ExitCode {
-    let like = match &args.like {
-        None => None,
-        Some(path) => {
-            eprintln!("scanning {} for its twin", path.display());
-            match reduction::tree::scan(
-                std::slice::from_ref(path),
-                ChunkSizes::around(16 << 10),
-                reduction::scan::DEFAULT_ERROR,
-                &mut |_| {},
-            ) {
-                Ok(scan) if scan.files > 0 => Some(scan),
-                Ok(_) => return bad_dataset(&format!("--like: {} holds no files", path.display())),
-                Err(error) => return bad_dataset(&format!("--like: {error}")),
-            }
-        }
+    let like = match args.like.as_deref().map(scan_for_twin).transpose() {
+        Ok(like) => like,
+        Err(message) => return bad_dataset(&message),
     };
-    let size_text = match (&args.size, &like) {
+    let request = match dataset_request(&args, like.as_ref()) {
+        Ok(request) => request,
+        Err(message) => return bad_dataset(&message),
+    };
+    if let Some(scan) = &like {
+        say_twin(scan);
+    }
+    match create_with_progress(&args.dir, &request) {
+        Ok(summary) => {
+            println!("{}", dataset_line(&args.dir, &request, &summary));
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::from(EXIT_RUN_FAILED)
+        }
+    }
+}
+
+/// The tree at `path` scanned for a twin to be made of it: its sizes, compressibility and dedup
+/// ratio. A tree without files has nothing to be like.
+fn scan_for_twin(path: &Path) -> Result<TreeScan, String> {
+    eprintln!("scanning {} for its twin", path.display());
+    match reduction::tree::scan(
+        &[path.to_path_buf()],
+        ChunkSizes::around(16 << 10),
+        reduction::scan::DEFAULT_ERROR,
+        &mut |_| {},
+    ) {
+        Ok(scan) if scan.files > 0 => Ok(scan),
+        Ok(_) => Err(format!("--like: {} holds no files", path.display())),
+        Err(error) => Err(format!("--like: {error}")),
+    }
+}
+
+/// What to create, from the arguments, checked, and the scanned tree when a twin is asked for
+/// (its sizes and ratios then stand in for the profile's and the arguments'). The error is the
+/// first argument that cannot be used, said as `--flag: why`.
+fn dataset_request(args: &DatasetArgs, like: Option<&TreeScan>) -> Result<DatasetRequest, String> {
+    let size_text = match (&args.size, like) {
         (Some(size), _) => size.clone(),
         (None, Some(scan)) => scan.reduction.logical_bytes.to_string(),
         (None, None) => "1G".to_string(),
     };
     let size = match spec::parse_size(&size_text) {
-        Ok(0) => return bad_dataset("--size: must be greater than 0"),
+        Ok(0) => return Err("--size: must be greater than 0".to_string()),
         Ok(size) => size,
-        Err(message) => return bad_dataset(&format!("--size: {message}")),
+        Err(message) => return Err(format!("--size: {message}")),
     };
     if !(args.compress_ratio.is_finite() && (1.0..=100.0).contains(&args.compress_ratio)) {
-        return bad_dataset("--compress-ratio: must be between 1.0 and 100.0");
+        return Err("--compress-ratio: must be between 1.0 and 100.0".to_string());
     }
-    let dedup = match args.dedup_ratio {
-        None => None,
-        Some(ratio) if !(ratio.is_finite() && (1.0..=100.0).contains(&ratio)) => {
-            return bad_dataset("--dedup-ratio: must be between 1.0 and 100.0");
-        }
-        Some(ratio) => match spec::parse_size(&args.dedup_unit) {
-            Ok(unit) if unit >= 4096 && unit.is_multiple_of(4096) && unit <= 64 << 20 => {
-                Some(DedupSettings { ratio, unit })
-            }
-            Ok(_) => return bad_dataset("--dedup-unit: must be a multiple of 4K, at most 64M"),
-            Err(message) => return bad_dataset(&format!("--dedup-unit: {message}")),
-        },
-    };
-    let request = match &like {
+    let dedup = dedup_settings(args)?;
+    Ok(match like {
         Some(scan) => DatasetRequest {
             profile: Profile::Typical,
             size,
@@ -153,43 +169,62 @@ pub(super) fn create_dataset(args: DatasetArgs) -> ExitCode {
             dedup,
             like: None,
         },
-    };
-    if let Some(scan) = &like {
-        eprintln!(
-            "a twin of {} files, {}: median file {}, compression {:.2}:1, dedup {:.2}:1",
-            scan.files,
-            crate::size::format_bytes(scan.reduction.logical_bytes),
-            crate::size::format_bytes(scan.sizes.median),
-            scan.reduction.compress_ratio,
-            scan.reduction.dedup_ratio
-        );
-        if scan.sparse_files > 0 {
-            eprintln!(
-                "{} sparse files: their {} of holes are left out, the twin holds their data",
-                scan.sparse_files,
-                crate::size::format_bytes(scan.hole_bytes)
-            );
+    })
+}
+
+/// The dedup ratio and unit asked for, checked; `None` when no ratio is.
+fn dedup_settings(args: &DatasetArgs) -> Result<Option<DedupSettings>, String> {
+    match args.dedup_ratio {
+        None => Ok(None),
+        Some(ratio) if !(ratio.is_finite() && (1.0..=100.0).contains(&ratio)) => {
+            Err("--dedup-ratio: must be between 1.0 and 100.0".to_string())
         }
+        Some(ratio) => match spec::parse_size(&args.dedup_unit) {
+            Ok(unit) if unit >= 4096 && unit.is_multiple_of(4096) && unit <= 64 << 20 => {
+                Ok(Some(DedupSettings { ratio, unit }))
+            }
+            Ok(_) => Err("--dedup-unit: must be a multiple of 4K, at most 64M".to_string()),
+            Err(message) => Err(format!("--dedup-unit: {message}")),
+        },
     }
-    let bar = ProgressBar::new(size);
+}
+
+/// Says what the twin will be like, before it is written: the scanned tree's files, size,
+/// median file and ratios, and its sparse files' holes, which the twin leaves out.
+fn say_twin(scan: &TreeScan) {
+    eprintln!(
+        "a twin of {} files, {}: median file {}, compression {:.2}:1, dedup {:.2}:1",
+        scan.files,
+        crate::size::format_bytes(scan.reduction.logical_bytes),
+        crate::size::format_bytes(scan.sizes.median),
+        scan.reduction.compress_ratio,
+        scan.reduction.dedup_ratio
+    );
+    if scan.sparse_files > 0 {
+        eprintln!(
+            "{} sparse files: their {} of holes are left out, the twin holds their data",
+            scan.sparse_files,
+            crate::size::format_bytes(scan.hole_bytes)
+        );
+    }
+}
+
+/// Creates the dataset under `dir` with a progress bar of the bytes written, cleared when
+/// done.
+fn create_with_progress(
+    dir: &Path,
+    request: &DatasetRequest,
+) -> Result<dataset::DatasetSummary, dataset::DatasetError> {
+    let bar = ProgressBar::new(request.size);
     let style =
         ProgressStyle::with_template("{spinner} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}")
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> ");
     bar.set_style(style);
     let mut report = |written: u64| bar.set_position(written);
-    let result = dataset::create(&args.dir, &request, &mut report);
+    let result = dataset::create(dir, request, &mut report);
     bar.finish_and_clear();
-    match result {
-        Ok(summary) => {
-            println!("{}", dataset_line(&args.dir, &request, &summary));
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
-            eprintln!("error: {error}");
-            ExitCode::from(EXIT_RUN_FAILED)
-        }
-    }
+    result
 }
 
 pub(super) fn scan_dataset(args: ScanArgs) -> ExitCode {

@@ -4,6 +4,7 @@
 
 mod placement;
 
+use std::collections::HashMap;
 use std::fs::OpenOptions;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -186,6 +187,7 @@ fn remove_written(root: &Path, made_root: bool) {
     }
 }
 
+/// Writes the files and directories of the dataset under `root`, then flushes them.
 fn write_tree(
     root: &Path,
     request: &DatasetRequest,
@@ -206,87 +208,159 @@ fn write_tree(
         ratio: 1.0,
         unit: 1 << 20,
     });
-    let mut data = UnitStream::new(Arc::clone(&pool), dedup, request.seed);
+    let data = UnitStream::new(Arc::clone(&pool), dedup, request.seed);
     let mut placement = Placement::new(pool, dedup, request.seed);
     let mut buffer = vec![0u8; WRITE_CHUNK];
 
-    let mut dirs: Vec<PathBuf> = vec![root.to_path_buf()];
-    let mut dir_budget = rng.random_range(shape.files_per_dir.0..=shape.files_per_dir.1);
-    let mut files_in_dir = 0;
+    let mut dirs = Directories::new(root, &shape, &mut rng);
+    let mut twin = request.like.as_ref().map(|like| TwinFiles::new(like, data));
     let mut written = 0u64;
     let mut files = 0u64;
-    // A twin's files by size class, for copies, and the bytes it wrote afresh.
-    let mut deck = Vec::new();
-    let mut copies: std::collections::HashMap<u64, Vec<(PathBuf, u64)>> =
-        std::collections::HashMap::new();
-    let mut unique = 0u64;
     while written < request.size && request.max_files.is_none_or(|max| files < max) {
-        if files_in_dir >= dir_budget {
-            // Directories form an 8-ary tree in creation order: dir i hangs under dir (i-1)/8.
-            let index = dirs.len();
-            let parent = &dirs[(index - 1) / FAN_OUT];
-            let dir = parent.join(format!("dir-{index:05}"));
-            std::fs::create_dir(&dir).map_err(io_error(&dir))?;
-            dirs.push(dir);
-            dir_budget = rng.random_range(shape.files_per_dir.0..=shape.files_per_dir.1);
-            files_in_dir = 0;
-        }
-        let path = dirs[dirs.len() - 1].join(format!("file-{files:07}.dat"));
-        let size = match &request.like {
-            Some(like) => {
-                let drawn = draw_size(&like.percentiles, &mut deck, &mut rng);
-                let bucket = drawn.max(1).next_power_of_two();
-                let size = drawn.min(request.size - written);
-                // A copy of an earlier file of its size class while the tree has fewer
-                // duplicate bytes than the ratio asks.
-                let behind = (unique as f64) > (written + size) as f64 / like.dedup_ratio;
-                let earlier = copies
-                    .get(&bucket)
-                    .filter(|_| behind)
-                    .and_then(|files| files.get(rng.random_range(0..files.len().max(1))).cloned());
-                match earlier {
-                    Some((original, original_size)) if original_size <= request.size - written => {
-                        std::fs::copy(&original, &path).map_err(io_error(&path))?;
-                        original_size
-                    }
-                    _ => {
-                        write_file(&path, size, &mut data, &mut buffer).map_err(io_error(&path))?;
-                        unique += size;
-                        copies.entry(bucket).or_default().push((path.clone(), size));
-                        size
-                    }
-                }
-            }
+        let path = dirs
+            .for_next_file(&shape, &mut rng)?
+            .join(format!("file-{files:07}.dat"));
+        let left = request.size - written;
+        let size = match &mut twin {
+            Some(twin) => twin.write(&path, written, left, &mut rng, &mut buffer)?,
             None => {
                 let drawn = sizes.sample(&mut rng).round() as u64;
-                let size = drawn
-                    .clamp(shape.min_bytes, shape.max_bytes)
-                    .min(request.size - written);
+                let size = drawn.clamp(shape.min_bytes, shape.max_bytes).min(left);
                 placement
-                    .write(&path, size, request.size - written, &mut buffer)
+                    .write(&path, size, left, &mut buffer)
                     .map_err(io_error(&path))?
             }
         };
         written += size;
         files += 1;
-        files_in_dir += 1;
         progress(written);
     }
+    sync_tree(root)?;
+    Ok(DatasetSummary {
+        files,
+        dirs: dirs.paths.len() as u64,
+        bytes: written,
+        seconds: started.elapsed().as_secs_f64(),
+        new_bytes: match twin {
+            Some(twin) => twin.unique,
+            None => placement.new_bytes(),
+        },
+    })
+}
+
+/// Flushes everything written under `root`, so that a cold-cache test can evict it.
+fn sync_tree(root: &Path) -> Result<(), DatasetError> {
     let root_dir = std::fs::File::open(root).map_err(io_error(root))?;
     rustix::fs::syncfs(&root_dir).map_err(|error| DatasetError::Io {
         path: root.to_path_buf(),
         source: error.into(),
-    })?;
-    Ok(DatasetSummary {
-        files,
-        dirs: dirs.len() as u64,
-        bytes: written,
-        seconds: started.elapsed().as_secs_f64(),
-        new_bytes: match request.like {
-            Some(_) => unique,
-            None => placement.new_bytes(),
-        },
     })
+}
+
+/// The directories of a tree being written, in creation order, and how many files the newest
+/// takes before the next is made.
+struct Directories {
+    paths: Vec<PathBuf>,
+    budget: usize,
+    files_in_newest: usize,
+}
+
+impl Directories {
+    /// The tree's root alone, with its share of files drawn.
+    fn new(root: &Path, shape: &Shape, rng: &mut ChaCha8Rng) -> Self {
+        Self {
+            paths: vec![root.to_path_buf()],
+            budget: rng.random_range(shape.files_per_dir.0..=shape.files_per_dir.1),
+            files_in_newest: 0,
+        }
+    }
+
+    /// The directory the next file goes in, counted there: the newest, or a new one made once
+    /// the newest has its share. Directories form an 8-ary tree in creation order: dir i hangs
+    /// under dir (i-1)/8.
+    fn for_next_file(
+        &mut self,
+        shape: &Shape,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<&Path, DatasetError> {
+        if self.files_in_newest >= self.budget {
+            let index = self.paths.len();
+            let parent = &self.paths[(index - 1) / FAN_OUT];
+            let dir = parent.join(format!("dir-{index:05}"));
+            std::fs::create_dir(&dir).map_err(io_error(&dir))?;
+            self.paths.push(dir);
+            self.budget = rng.random_range(shape.files_per_dir.0..=shape.files_per_dir.1);
+            self.files_in_newest = 0;
+        }
+        self.files_in_newest += 1;
+        Ok(&self.paths[self.paths.len() - 1])
+    }
+}
+
+/// A twin's files as they are written: sizes drawn from the tree it stands for, and copies of
+/// earlier files of the same size class while the twin has fewer duplicate bytes than the
+/// tree's dedup ratio asks.
+struct TwinFiles<'a> {
+    like: &'a Likeness,
+    /// The data of files written afresh.
+    data: UnitStream,
+    /// The percentile intervals still to be dealt this round ([`draw_size`]).
+    deck: Vec<usize>,
+    /// The files written afresh, by size class (a power of two), with their sizes.
+    by_class: HashMap<u64, Vec<(PathBuf, u64)>>,
+    /// The bytes written afresh.
+    unique: u64,
+}
+
+impl<'a> TwinFiles<'a> {
+    /// A twin of `like` with nothing written yet, its new files' data drawn from `data`.
+    fn new(like: &'a Likeness, data: UnitStream) -> Self {
+        Self {
+            like,
+            data,
+            deck: Vec::new(),
+            by_class: HashMap::new(),
+            unique: 0,
+        }
+    }
+
+    /// Writes the file at `path`, with `written` bytes in the tree so far and `left` to go: a
+    /// copy of an earlier file of its size class, or new data. Returns its size.
+    fn write(
+        &mut self,
+        path: &Path,
+        written: u64,
+        left: u64,
+        rng: &mut ChaCha8Rng,
+        buffer: &mut [u8],
+    ) -> Result<u64, DatasetError> {
+        let drawn = draw_size(&self.like.percentiles, &mut self.deck, rng);
+        let bucket = drawn.max(1).next_power_of_two();
+        let size = drawn.min(left);
+        // A copy of an earlier file of its size class while the tree has fewer
+        // duplicate bytes than the ratio asks.
+        let behind = (self.unique as f64) > (written + size) as f64 / self.like.dedup_ratio;
+        let earlier = self
+            .by_class
+            .get(&bucket)
+            .filter(|_| behind)
+            .and_then(|files| files.get(rng.random_range(0..files.len().max(1))).cloned());
+        match earlier {
+            Some((original, original_size)) if original_size <= left => {
+                std::fs::copy(&original, path).map_err(io_error(path))?;
+                Ok(original_size)
+            }
+            _ => {
+                write_file(path, size, &mut self.data, buffer).map_err(io_error(path))?;
+                self.unique += size;
+                self.by_class
+                    .entry(bucket)
+                    .or_default()
+                    .push((path.to_path_buf(), size));
+                Ok(size)
+            }
+        }
+    }
 }
 
 /// A file size drawn from a tree's percentiles: a point between two of them at random, on a

@@ -243,92 +243,19 @@ pub fn run(job: Job<'_>, control: &RunControl<'_>) -> Outcome {
         let reader_threads = job.streams.len();
         let writer_threads = job.sinks.len();
         let (reader_reports, writer_reports) = if job.sinks.is_empty() {
-            let readers: Vec<_> = job
-                .streams
-                .into_iter()
-                .enumerate()
-                .filter_map(|(index, stream)| {
-                    let block_size = job.block_size;
-                    spawn(scope, &format!("backlab-read-{index}"), shared, move || {
-                        discard_loop(stream, block_size, shared)
-                    })
-                })
-                .collect();
-            (join_all(readers), Vec::new())
+            let readers = read_and_discard(scope, job.streams, job.block_size, shared);
+            (readers, Vec::new())
         } else if job.streams.len() == 1 && job.sinks.len() == 1 && blocks.len() == 1 {
-            let fsync = job.fsync;
-            let turns: Vec<_> = job
-                .streams
-                .into_iter()
-                .zip(job.sinks)
-                .zip(blocks)
-                .filter_map(|((stream, sink), block)| {
-                    spawn(scope, "backlab-copy-0", shared, move || {
-                        turn_loop(stream, sink, block, fsync, shared)
-                    })
-                })
-                .collect();
-            join_all(turns).into_iter().unzip()
+            copy_in_turn(scope, job.streams, job.sinks, blocks, job.fsync, shared)
         } else {
-            let (empty_tx, empty_rx) = bounded::<Block>(job.buffers);
-            let (full_tx, full_rx) = bounded::<Block>(job.buffers);
-            for block in blocks {
-                let _ = empty_tx.send(block);
-            }
-            let fsync = job.fsync;
-            let writers: Vec<_> = job
-                .sinks
-                .into_iter()
-                .enumerate()
-                .filter_map(|(index, sink)| {
-                    let (full_rx, empty_tx) = (full_rx.clone(), empty_tx.clone());
-                    spawn(
-                        scope,
-                        &format!("backlab-write-{index}"),
-                        shared,
-                        move || write_loop(sink, full_rx, empty_tx, fsync, shared),
-                    )
-                })
-                .collect();
-            let readers: Vec<_> = job
-                .streams
-                .into_iter()
-                .enumerate()
-                .filter_map(|(index, stream)| {
-                    let ring = ReaderRing {
-                        empty: empty_rx.clone(),
-                        recycle: empty_tx.clone(),
-                        full: full_tx.clone(),
-                    };
-                    spawn(scope, &format!("backlab-read-{index}"), shared, move || {
-                        read_loop(index, stream, ring, shared)
-                    })
-                })
-                .collect();
-            // Only the threads hold channel ends now, so each side sees the other finish.
-            drop((empty_tx, empty_rx, full_tx, full_rx));
-            (join_all(readers), join_all(writers))
+            copy_through_ring(scope, job.streams, job.sinks, blocks, job.fsync, shared)
         };
         drop(finished_tx);
         let (samples, tally_samples) = monitor
             .and_then(|handle| handle.join().ok())
             .unwrap_or_default();
         join_all(feeders);
-        let mut latency = LatencyRecorder::new();
-        let timed = if writer_reports.is_empty() {
-            reader_reports
-                .iter()
-                .map(|report| &report.latency)
-                .collect::<Vec<_>>()
-        } else {
-            writer_reports
-                .iter()
-                .map(|report| &report.latency)
-                .collect()
-        };
-        for recorded in timed {
-            latency.merge(recorded);
-        }
+        let latency = merged_latency(&reader_reports, &writer_reports);
         let elapsed_s = start.elapsed().as_secs_f64();
         let pass_s = passes.and_then(|passes| passes.pass_s(elapsed_s));
         outcome(
@@ -346,6 +273,115 @@ pub fn run(job: Job<'_>, control: &RunControl<'_>) -> Outcome {
             },
         )
     })
+}
+
+/// A read test: each stream read on a thread of its own into its own buffer, and what it read
+/// discarded. Returns once every reader has ended.
+fn read_and_discard<'scope, 'a: 'scope>(
+    scope: &'scope Scope<'scope, '_>,
+    streams: Vec<Box<dyn StreamSource + 'a>>,
+    block_size: usize,
+    shared: &'scope Shared,
+) -> Vec<ReaderReport> {
+    let readers: Vec<_> = streams
+        .into_iter()
+        .enumerate()
+        .filter_map(|(index, stream)| {
+            spawn(scope, &format!("backlab-read-{index}"), shared, move || {
+                discard_loop(stream, block_size, shared)
+            })
+        })
+        .collect();
+    join_all(readers)
+}
+
+/// One stream into one sink through a ring of one block, filled and written in turn on one
+/// thread ([`turn_loop`]). Returns once it has ended.
+fn copy_in_turn<'scope, 'a: 'scope>(
+    scope: &'scope Scope<'scope, '_>,
+    streams: Vec<Box<dyn StreamSource + 'a>>,
+    sinks: Vec<Box<dyn Sink + 'a>>,
+    blocks: Vec<Block>,
+    fsync: bool,
+    shared: &'scope Shared,
+) -> (Vec<ReaderReport>, Vec<WriterReport>) {
+    let turns: Vec<_> = streams
+        .into_iter()
+        .zip(sinks)
+        .zip(blocks)
+        .filter_map(|((stream, sink), block)| {
+            spawn(scope, "backlab-copy-0", shared, move || {
+                turn_loop(stream, sink, block, fsync, shared)
+            })
+        })
+        .collect();
+    join_all(turns).into_iter().unzip()
+}
+
+/// Streams into sinks through the ring: a reader thread per stream fills empty blocks, a
+/// writer thread per sink writes full ones and hands them back. Returns once every reader and
+/// writer has ended.
+fn copy_through_ring<'scope, 'a: 'scope>(
+    scope: &'scope Scope<'scope, '_>,
+    streams: Vec<Box<dyn StreamSource + 'a>>,
+    sinks: Vec<Box<dyn Sink + 'a>>,
+    blocks: Vec<Block>,
+    fsync: bool,
+    shared: &'scope Shared,
+) -> (Vec<ReaderReport>, Vec<WriterReport>) {
+    let (empty_tx, empty_rx) = bounded::<Block>(blocks.len());
+    let (full_tx, full_rx) = bounded::<Block>(blocks.len());
+    for block in blocks {
+        let _ = empty_tx.send(block);
+    }
+    let writers: Vec<_> = sinks
+        .into_iter()
+        .enumerate()
+        .filter_map(|(index, sink)| {
+            let (full_rx, empty_tx) = (full_rx.clone(), empty_tx.clone());
+            spawn(
+                scope,
+                &format!("backlab-write-{index}"),
+                shared,
+                move || write_loop(sink, full_rx, empty_tx, fsync, shared),
+            )
+        })
+        .collect();
+    let readers: Vec<_> = streams
+        .into_iter()
+        .enumerate()
+        .filter_map(|(index, stream)| {
+            let ring = ReaderRing {
+                empty: empty_rx.clone(),
+                recycle: empty_tx.clone(),
+                full: full_tx.clone(),
+            };
+            spawn(scope, &format!("backlab-read-{index}"), shared, move || {
+                read_loop(index, stream, ring, shared)
+            })
+        })
+        .collect();
+    // Only the threads hold channel ends now, so each side sees the other finish.
+    drop((empty_tx, empty_rx, full_tx, full_rx));
+    (join_all(readers), join_all(writers))
+}
+
+/// The latency of the measured side's I/O calls: the writers' when there were sinks, else the
+/// readers'.
+fn merged_latency(readers: &[ReaderReport], writers: &[WriterReport]) -> LatencyRecorder {
+    let mut latency = LatencyRecorder::new();
+    let timed = if writers.is_empty() {
+        readers
+            .iter()
+            .map(|report| &report.latency)
+            .collect::<Vec<_>>()
+    } else {
+        writers.iter().map(|report| &report.latency).collect()
+    };
+    for recorded in timed {
+        latency.merge(recorded);
+    }
+    latency
 }
 
 /// The ring: `buffers` blocks of `block_size` bytes, allocated once before the clock starts.

@@ -7,9 +7,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::thread::{Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::bounded;
+use crossbeam_channel::{Receiver, Sender, bounded};
 
 use super::wire::{self, ClientSource, FrameKind, Hello, Start, StreamEnd, WorkOrder};
 use super::{CONNECT_TIMEOUT, HELLO_TIMEOUT, POLL};
@@ -45,30 +46,7 @@ pub fn send_client(addr: SocketAddr, order: &WorkOrder, stop: &AtomicBool) -> Cl
     let skipped = Skipped::default();
     let block_size = order.block_size.clamp(4096, u64::from(wire::MAX_DATA)) as usize;
     let (files_tx, files_rx) = bounded::<source::SourceFile>(1024);
-    let (sources, roots): (Vec<Box<dyn StreamSource + '_>>, &[PathBuf]) = match &order.source {
-        ClientSource::Generated { compress_ratio } => {
-            let pool = DataPool::new(CLIENT_SEED, *compress_ratio);
-            let sources = (0..streams)
-                .map(|index| {
-                    Box::new(GeneratedStream::new(
-                        Arc::clone(&pool),
-                        CLIENT_SEED ^ u64::from(index),
-                        Renewal::Refresh,
-                    )) as Box<dyn StreamSource>
-                })
-                .collect();
-            (sources, &[])
-        }
-        ClientSource::Paths(paths) => {
-            let sources = (0..streams)
-                .map(|_| {
-                    Box::new(FileStream::new(files_rx.clone(), false, false, &skipped))
-                        as Box<dyn StreamSource>
-                })
-                .collect();
-            (sources, paths.as_slice())
-        }
-    };
+    let (sources, roots) = client_sources(&order.source, streams, &files_rx, &skipped);
     drop(files_rx);
     // The client's share of the run's bytes, spread over its streams as they ask.
     let share = Budget::new(order.bytes);
@@ -88,26 +66,7 @@ pub fn send_client(addr: SocketAddr, order: &WorkOrder, stop: &AtomicBool) -> Cl
             error: Some(why),
             ..ClientSent::default()
         };
-        let mut walkers = Vec::new();
-        for _ in 0..roots.len().min(MAX_WALKERS) {
-            let files_tx = files_tx.clone();
-            let (skipped, next_root) = (&skipped, &next_root);
-            let spawned = std::thread::Builder::new()
-                .name("backlab-walk".into())
-                .spawn_scoped(scope, move || {
-                    while let Some(root) = roots.get(next_root.fetch_add(1, Ordering::Relaxed)) {
-                        source::walk_into(root, &files_tx, skipped);
-                    }
-                });
-            match spawned {
-                Ok(walker) => walkers.push(walker),
-                Err(error) => skipped.record(format!("cannot start a walker: {error}")),
-            }
-        }
-        if walkers.is_empty() && !roots.is_empty() {
-            skipped.record("no walker could start; nothing was read".to_string());
-        }
-        drop(files_tx);
+        let walkers = start_walkers(scope, roots, files_tx, &skipped, &next_root);
         let senders: Vec<_> = sources
             .into_iter()
             .enumerate()
@@ -134,6 +93,77 @@ pub fn send_client(addr: SocketAddr, order: &WorkOrder, stop: &AtomicBool) -> Cl
         }
         results
     });
+    client_total(results, &skipped)
+}
+
+/// The client's streams, one per stream of the order, and the roots to walk: generated data,
+/// or the files the walkers send down `files`; `skipped` keeps what could not be read.
+fn client_sources<'a>(
+    client_source: &'a ClientSource,
+    streams: u32,
+    files: &Receiver<source::SourceFile>,
+    skipped: &'a Skipped,
+) -> (Vec<Box<dyn StreamSource + 'a>>, &'a [PathBuf]) {
+    match client_source {
+        ClientSource::Generated { compress_ratio } => {
+            let pool = DataPool::new(CLIENT_SEED, *compress_ratio);
+            let sources = (0..streams)
+                .map(|index| {
+                    Box::new(GeneratedStream::new(
+                        Arc::clone(&pool),
+                        CLIENT_SEED ^ u64::from(index),
+                        Renewal::Refresh,
+                    )) as Box<dyn StreamSource>
+                })
+                .collect();
+            (sources, &[])
+        }
+        ClientSource::Paths(paths) => {
+            let sources = (0..streams)
+                .map(|_| {
+                    Box::new(FileStream::new(files.clone(), false, false, skipped))
+                        as Box<dyn StreamSource>
+                })
+                .collect();
+            (sources, paths.as_slice())
+        }
+    }
+}
+
+/// Starts the threads that walk `roots` into `files`, no more than [`MAX_WALKERS`], each
+/// taking the next root from `next_root`; a walker that cannot start is recorded in
+/// `skipped`. The walkers hold the only senders of `files` once this returns.
+fn start_walkers<'scope>(
+    scope: &'scope Scope<'scope, '_>,
+    roots: &'scope [PathBuf],
+    files: Sender<source::SourceFile>,
+    skipped: &'scope Skipped,
+    next_root: &'scope AtomicUsize,
+) -> Vec<ScopedJoinHandle<'scope, ()>> {
+    let mut walkers = Vec::new();
+    for _ in 0..roots.len().min(MAX_WALKERS) {
+        let files = files.clone();
+        let spawned = std::thread::Builder::new()
+            .name("backlab-walk".into())
+            .spawn_scoped(scope, move || {
+                while let Some(root) = roots.get(next_root.fetch_add(1, Ordering::Relaxed)) {
+                    source::walk_into(root, &files, skipped);
+                }
+            });
+        match spawned {
+            Ok(walker) => walkers.push(walker),
+            Err(error) => skipped.record(format!("cannot start a walker: {error}")),
+        }
+    }
+    if walkers.is_empty() && !roots.is_empty() {
+        skipped.record("no walker could start; nothing was read".to_string());
+    }
+    walkers
+}
+
+/// What the client sent, from its streams' own counts: their bytes, the longest of their
+/// times, and the first error, else what the walkers could not read.
+fn client_total(results: Vec<ClientSent>, skipped: &Skipped) -> ClientSent {
     let mut sent = ClientSent::default();
     for result in results {
         sent.bytes += result.bytes;

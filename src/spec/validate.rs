@@ -438,36 +438,53 @@ impl CampaignSpec {
     ) -> Option<NetworkDefaults> {
         let before = errors.0.len();
         let network = tests.contains(&TestKind::NetworkBackup);
-        let sweep = self.matrix.as_ref().and_then(|m| m.clients.as_ref());
         if !network {
-            let only = "is used by network_backup only; add it to tests or remove this";
-            if self.params.clients.is_some() {
-                errors.add("params.clients", only);
-            }
-            if self.params.link_mb_s.is_some() {
-                errors.add("params.link_mb_s", only);
-            }
-            if sweep.is_some() {
-                errors.add("matrix.clients", only);
-            }
-            if self.source.agents.is_some() {
-                errors.add("source.agents", only);
-            }
+            self.unused_network_settings(errors);
         }
         if !agents.is_empty() {
-            for (index, test) in tests.iter().enumerate() {
-                if *test != TestKind::NetworkBackup {
-                    errors.add(
-                        format!("tests[{index}]"),
-                        format!(
-                            "{} runs on the lab's own host; with source.agents only \
-                             network_backup can run (submit the local tests separately)",
-                            test.id()
-                        ),
-                    );
-                }
-            }
+            local_tests_with_agents(errors, tests);
         }
+        let clients = self.client_count(errors, agents);
+        if let Some(rate) = self.params.link_mb_s
+            && !(rate.is_finite() && (MIN_LINK_MB_S..=MAX_RATE_MB_S).contains(&rate))
+        {
+            errors.add(
+                "params.link_mb_s",
+                format!("must be between {MIN_LINK_MB_S} and {MAX_RATE_MB_S} MB/s"),
+            );
+        }
+        if network {
+            self.check_connections(errors, clients);
+        }
+        (errors.0.len() == before).then_some(NetworkDefaults { clients })
+    }
+
+    /// The client counts the matrix sweeps, when it sweeps them.
+    fn client_sweep(&self) -> Option<&Vec<u32>> {
+        self.matrix.as_ref().and_then(|m| m.clients.as_ref())
+    }
+
+    /// Without a network backup, each setting only it uses is an error: set, it would be
+    /// silently ignored.
+    fn unused_network_settings(&self, errors: &mut FieldErrors) {
+        let only = "is used by network_backup only; add it to tests or remove this";
+        if self.params.clients.is_some() {
+            errors.add("params.clients", only);
+        }
+        if self.params.link_mb_s.is_some() {
+            errors.add("params.link_mb_s", only);
+        }
+        if self.client_sweep().is_some() {
+            errors.add("matrix.clients", only);
+        }
+        if self.source.agents.is_some() {
+            errors.add("source.agents", only);
+        }
+    }
+
+    /// The number of clients a network backup runs with, checked with each the matrix sweeps:
+    /// from 1 to the lab's limit, or to the number of `agents` named (each client is one).
+    fn client_count(&self, errors: &mut FieldErrors, agents: &[String]) -> u32 {
         let most = if agents.is_empty() {
             MAX_CLIENTS
         } else {
@@ -490,7 +507,7 @@ impl CampaignSpec {
         if !(1..=most).contains(&clients) {
             errors.add("params.clients", clients_error("must be"));
         }
-        if let Some(sweep) = sweep {
+        if let Some(sweep) = self.client_sweep() {
             if sweep.is_empty() {
                 errors.add(
                     "matrix.clients",
@@ -503,37 +520,33 @@ impl CampaignSpec {
                 }
             }
         }
-        if let Some(rate) = self.params.link_mb_s
-            && !(rate.is_finite() && (MIN_LINK_MB_S..=MAX_RATE_MB_S).contains(&rate))
-        {
+        clients
+    }
+
+    /// Whether the widest run of the network backup, the most clients by the most streams the
+    /// spec asks for, stays within the connections the lab takes at once.
+    fn check_connections(&self, errors: &mut FieldErrors, clients: u32) {
+        let streams = self.params.streams.unwrap_or(DEFAULT_CLIENT_STREAMS);
+        let widest_clients = self
+            .client_sweep()
+            .and_then(|sweep| sweep.iter().max().copied())
+            .unwrap_or(clients);
+        let widest_streams = self
+            .matrix
+            .as_ref()
+            .and_then(|m| m.streams.as_ref())
+            .and_then(|list| list.iter().max().copied())
+            .unwrap_or(streams);
+        let connections = u64::from(widest_clients) * u64::from(widest_streams);
+        if connections > u64::from(MAX_CONNECTIONS) {
             errors.add(
-                "params.link_mb_s",
-                format!("must be between {MIN_LINK_MB_S} and {MAX_RATE_MB_S} MB/s"),
+                "params",
+                format!(
+                    "clients × streams is {connections} connections; at most \
+                     {MAX_CONNECTIONS} are allowed"
+                ),
             );
         }
-        if network {
-            let streams = self.params.streams.unwrap_or(DEFAULT_CLIENT_STREAMS);
-            let widest_clients = sweep
-                .and_then(|sweep| sweep.iter().max().copied())
-                .unwrap_or(clients);
-            let widest_streams = self
-                .matrix
-                .as_ref()
-                .and_then(|m| m.streams.as_ref())
-                .and_then(|list| list.iter().max().copied())
-                .unwrap_or(streams);
-            let connections = u64::from(widest_clients) * u64::from(widest_streams);
-            if connections > u64::from(MAX_CONNECTIONS) {
-                errors.add(
-                    "params",
-                    format!(
-                        "clients × streams is {connections} connections; at most \
-                         {MAX_CONNECTIONS} are allowed"
-                    ),
-                );
-            }
-        }
-        (errors.0.len() == before).then_some(NetworkDefaults { clients })
     }
 
     /// The matrix's values, each checked; one `None` for a list left out.
@@ -613,6 +626,23 @@ impl CampaignSpec {
             clients,
             part_sizes,
             concurrency,
+        }
+    }
+}
+
+/// With agents named, only network_backup can run: each other test is an error, since it runs
+/// on the lab's own host.
+fn local_tests_with_agents(errors: &mut FieldErrors, tests: &[TestKind]) {
+    for (index, test) in tests.iter().enumerate() {
+        if *test != TestKind::NetworkBackup {
+            errors.add(
+                format!("tests[{index}]"),
+                format!(
+                    "{} runs on the lab's own host; with source.agents only \
+                     network_backup can run (submit the local tests separately)",
+                    test.id()
+                ),
+            );
         }
     }
 }

@@ -90,18 +90,7 @@ impl Store {
         now_ms: i64,
         lease_until_ms: i64,
     ) -> Result<Option<ClaimedRun>, StoreError> {
-        let sql = format!(
-            "UPDATE runs SET status = 'running', attempts = attempts + 1, started_ms = $1,
-                host = $2, lease_ms = $3
-             WHERE status = 'queued' AND id = (
-                 SELECT r.id FROM runs AS r JOIN campaigns AS c ON c.seq = r.campaign_seq
-                 WHERE r.status = 'queued' AND {}
-                 ORDER BY r.id LIMIT 1{}
-             )
-             RETURNING id, campaign_seq, position, test, params, attempts",
-            self.backend().runs_of_host(2),
-            self.backend().claim_lock()
-        );
+        let sql = self.claim_sql();
         let begin = self.backend().begin_write();
         let (run, campaign, read) = on_backend!(self, pool => {
             let mut tx = pool.begin_with(begin).await?;
@@ -114,7 +103,7 @@ impl Store {
             else {
                 return Ok(None);
             };
-            let run: (i64, i64, i64, String, String, i64) = (
+            let run: ClaimedRow = (
                 row.try_get("id")?,
                 row.try_get("campaign_seq")?,
                 row.try_get("position")?,
@@ -122,7 +111,7 @@ impl Store {
                 row.try_get("params")?,
                 row.try_get("attempts")?,
             );
-            let campaign: (String, Option<String>, Option<String>, i64, bool) = sqlx::query_as(
+            let campaign: ClaimedCampaign = sqlx::query_as(
                 "SELECT id, plan, CASE WHEN plan IS NULL THEN spec END,
                         (SELECT COUNT(*) FROM runs WHERE campaign_seq = c.seq),
                         COALESCE(checked_by <> $2, FALSE)
@@ -150,44 +139,24 @@ impl Store {
             tx.commit().await?;
             (run, campaign, read)
         });
-        let (run_id, _, position, test, _, attempt) = run;
-        let (campaign_id, placement_json, spec_json, runs_total, checked_elsewhere) = campaign;
-        let (position, test, params) = match read {
-            Ok(read) => read,
-            Err(why) => {
-                return Err(StoreError::UnreadableRun(Box::new(UnreadableRun {
-                    run_id,
-                    campaign_id,
-                    position: usize::try_from(position).unwrap_or(0),
-                    test,
-                    why,
-                })));
-            }
-        };
-        let plan = match (placement_json, spec_json) {
-            (Some(json), _) => serde_json::from_str(&json).map_or_else(
-                |e| StoredPlan::Unreadable(format!("the stored placement cannot be read: {e}")),
-                StoredPlan::Placement,
-            ),
-            (None, Some(json)) => serde_json::from_str(&json).map_or_else(
-                |e| StoredPlan::Unreadable(format!("the stored spec cannot be read: {e}")),
-                |spec| StoredPlan::Spec(Box::new(spec)),
-            ),
-            (None, None) => StoredPlan::Unreadable(
-                "the campaign has neither a placement nor a spec".to_string(),
-            ),
-        };
-        Ok(Some(ClaimedRun {
-            run_id,
-            campaign_id,
-            position,
-            test,
-            params,
-            plan,
-            runs_total: usize::try_from(runs_total).unwrap_or(0),
-            attempt,
-            checked_elsewhere,
-        }))
+        claimed_run(run, campaign, read).map(Some)
+    }
+
+    /// The statement that claims the oldest queued run this host may take, under its lease,
+    /// and returns it: the backend says which runs are the host's and how the row is locked.
+    fn claim_sql(&self) -> String {
+        format!(
+            "UPDATE runs SET status = 'running', attempts = attempts + 1, started_ms = $1,
+                host = $2, lease_ms = $3
+             WHERE status = 'queued' AND id = (
+                 SELECT r.id FROM runs AS r JOIN campaigns AS c ON c.seq = r.campaign_seq
+                 WHERE r.status = 'queued' AND {}
+                 ORDER BY r.id LIMIT 1{}
+             )
+             RETURNING id, campaign_seq, position, test, params, attempts",
+            self.backend().runs_of_host(2),
+            self.backend().claim_lock()
+        )
     }
 
     /// Records a live sample of a running run, while `run` is the attempt that holds it: an
@@ -476,6 +445,66 @@ impl FromStr for RunState {
                 RunState::ALL.map(RunState::id).join(", ")
             )
         })
+    }
+}
+
+/// A claimed run as its row reads: id, campaign row number, position, test, parameters (JSON)
+/// and attempt.
+type ClaimedRow = (i64, i64, i64, String, String, i64);
+
+/// A claimed run's campaign as its row reads: id, placement (JSON), spec (JSON, read only
+/// without a placement), runs in all, and whether another host checked it.
+type ClaimedCampaign = (String, Option<String>, Option<String>, i64, bool);
+
+/// The claimed run from its rows and what its position, test and parameters read as: the
+/// run to execute, or why it cannot be (the claim then failed it).
+fn claimed_run(
+    run: ClaimedRow,
+    campaign: ClaimedCampaign,
+    read: Result<(usize, TestKind, RunParams), String>,
+) -> Result<ClaimedRun, StoreError> {
+    let (run_id, _, position, test, _, attempt) = run;
+    let (campaign_id, placement_json, spec_json, runs_total, checked_elsewhere) = campaign;
+    let (position, test, params) = match read {
+        Ok(read) => read,
+        Err(why) => {
+            return Err(StoreError::UnreadableRun(Box::new(UnreadableRun {
+                run_id,
+                campaign_id,
+                position: usize::try_from(position).unwrap_or(0),
+                test,
+                why,
+            })));
+        }
+    };
+    Ok(ClaimedRun {
+        run_id,
+        campaign_id,
+        position,
+        test,
+        params,
+        plan: stored_plan(placement_json, spec_json),
+        runs_total: usize::try_from(runs_total).unwrap_or(0),
+        attempt,
+        checked_elsewhere,
+    })
+}
+
+/// What a claimed run's campaign is planned by: its placement, else its spec, each read from
+/// its JSON; unreadable when neither reads.
+fn stored_plan(placement_json: Option<String>, spec_json: Option<String>) -> StoredPlan {
+    match (placement_json, spec_json) {
+        (Some(json), _) => serde_json::from_str(&json).map_or_else(
+            |e| StoredPlan::Unreadable(format!("the stored placement cannot be read: {e}")),
+            StoredPlan::Placement,
+        ),
+        (None, Some(json)) => serde_json::from_str(&json).map_or_else(
+            |e| StoredPlan::Unreadable(format!("the stored spec cannot be read: {e}")),
+            |spec| StoredPlan::Spec(Box::new(spec)),
+        ),
+        (None, None) => {
+            StoredPlan::Unreadable("the campaign has neither a placement nor a spec".to_string())
+        }
     }
 }
 

@@ -12,7 +12,7 @@ use crate::duration::format_duration;
 use crate::engine::result::{RunResult, RunStatus};
 use crate::engine::survey::Survey;
 use crate::engine::validity::FlagCode;
-use crate::spec::CampaignSpec;
+use crate::spec::{CampaignSpec, RunParams};
 use crate::views::run::RunView;
 
 /// The campaign a report belongs to.
@@ -361,9 +361,25 @@ pub fn validity_note(result: &RunResult) -> String {
     }
 }
 
-/// One CSV row per run: every parameter and figure a column.
+/// One CSV row per run: every parameter and figure a column, in groups by where they come
+/// from; the groups' fields, in order, are the columns.
 #[derive(Serialize)]
-struct CsvRow<'a> {
+struct CsvRow<'a>(
+    RunColumns<'a>,
+    ParamColumns,
+    FigureColumns,
+    StageColumns<'a>,
+    RecordColumns<'a>,
+    TapeColumns,
+    NetworkColumns,
+    S3Columns,
+    DedupColumns,
+    ToolColumns<'a>,
+);
+
+/// Which run of which campaign the row is, and how far it got.
+#[derive(Serialize)]
+struct RunColumns<'a> {
     campaign: &'a str,
     run: usize,
     test: &'a str,
@@ -371,6 +387,29 @@ struct CsvRow<'a> {
     tool: Option<String>,
     status: &'a str,
     attempts: i64,
+}
+
+impl<'a> RunColumns<'a> {
+    /// The run's place in campaign `campaign_id`, its test and its phase.
+    fn of(campaign_id: &'a str, run: &RunView<'_>) -> Self {
+        Self {
+            campaign: campaign_id,
+            run: run.number,
+            test: run.test.id(),
+            tool: run
+                .params
+                .tool
+                .as_ref()
+                .map(crate::engine::tool::ToolRun::label),
+            status: run.phase.id(),
+            attempts: run.attempts,
+        }
+    }
+}
+
+/// The parameters the run was planned with.
+#[derive(Serialize)]
+struct ParamColumns {
     buffers: u32,
     block_size: u64,
     streams: u32,
@@ -391,6 +430,35 @@ struct CsvRow<'a> {
     concurrency: Option<u32>,
     /// Which full backup of a dataset with generations the run sent (1 = the first).
     generation: Option<u32>,
+}
+
+impl ParamColumns {
+    /// The run's parameters, with the data ratio its result says the target test matched.
+    fn of(params: &RunParams, result: Option<&RunResult>) -> Self {
+        Self {
+            buffers: params.buffers,
+            block_size: params.block_size,
+            streams: params.streams,
+            direct: params.direct,
+            cold_cache: params.cold_cache,
+            fsync: params.fsync,
+            compress_ratio: params.compress_ratio,
+            data_compress_ratio: result.and_then(|r| r.data_compress_ratio),
+            size: params.size,
+            duration_s: params.duration_s,
+            time_based: params.time_based,
+            until_steady: params.until_steady,
+            source_rate_mb_s: params.source_rate_mb_s,
+            part_size: params.part_size,
+            concurrency: params.concurrency,
+            generation: params.generation,
+        }
+    }
+}
+
+/// What the run moved and how fast, whether it may be trusted, and its point's figure.
+#[derive(Serialize)]
+struct FigureColumns {
     bytes: Option<u64>,
     files: Option<u64>,
     seconds: Option<f64>,
@@ -410,119 +478,14 @@ struct CsvRow<'a> {
     point_mb_per_s: String,
     point_basis: Option<&'static str>,
     point_valid: String,
-    process_cpu_pct: Option<f64>,
-    system_cpu_pct: Option<f64>,
-    reader_busy_pct: Option<f64>,
-    reader_wait_pct: Option<f64>,
-    reader_waits: Option<u64>,
-    writer_busy_pct: Option<f64>,
-    writer_wait_pct: Option<f64>,
-    writer_waits: Option<u64>,
-    latency_p50_us: Option<u64>,
-    latency_p99_us: Option<u64>,
-    latency_max_us: Option<u64>,
-    latency_of: Option<&'a str>,
-    cache_resident_pct: Option<f64>,
-    started: String,
-    finished: String,
-    warnings: String,
-    error: Option<&'a str>,
-    emulated_tape: Option<String>,
-    tape_drives: Option<u32>,
-    tape_compression: Option<f64>,
-    tape_streaming_s: Option<f64>,
-    tape_repositioning_s: Option<f64>,
-    tape_backhitches: Option<u64>,
-    tape_mb_s: Option<f64>,
-    end_of_tape: Option<bool>,
-    clients: Option<u32>,
-    emulated_link_mb_s: Option<f64>,
-    partial: Option<bool>,
-    /// Each client as `name:bytes:MB/s:status`, separated by spaces.
-    client_figures: Option<String>,
-    /// An object store's requests: count, rate, and the latency of part uploads,
-    /// completions and ranged reads (ms), retries, throttling answers, time completing.
-    s3_requests: Option<u64>,
-    s3_requests_per_s: Option<f64>,
-    s3_part_p50_ms: Option<f64>,
-    s3_part_p99_ms: Option<f64>,
-    s3_part_max_ms: Option<f64>,
-    s3_complete_p50_ms: Option<f64>,
-    s3_complete_p99_ms: Option<f64>,
-    s3_complete_max_ms: Option<f64>,
-    s3_get_p50_ms: Option<f64>,
-    s3_get_p99_ms: Option<f64>,
-    s3_get_max_ms: Option<f64>,
-    s3_retries: Option<u64>,
-    s3_throttled: Option<u64>,
-    s3_completing_s: Option<f64>,
-    /// A deduplicating store's figures: bytes sent and written, their ratio, and the rate at
-    /// which the written bytes reached the disk.
-    dedup_logical_bytes: Option<u64>,
-    dedup_stored_bytes: Option<u64>,
-    dedup_ratio: Option<f64>,
-    dedup_physical_mb_s: Option<f64>,
-    /// A tool run's own figures: its programs' version, CPU seconds per GiB of its process
-    /// tree, its peak memory, what its backup stored, and the files and bytes its restore
-    /// was verified on.
-    tool_version: Option<&'a str>,
-    tool_cpu_s_per_gib: Option<f64>,
-    tool_peak_rss_bytes: Option<u64>,
-    tool_stored_bytes: Option<u64>,
-    tool_verified: Option<bool>,
-    tool_verified_files: Option<u64>,
-    tool_verified_bytes: Option<u64>,
 }
 
-/// The runs of a campaign as CSV, in plan order, numbered from 1 as the pages number them,
-/// each with its point's figure from `points`.
-pub fn runs_csv(
-    campaign_id: &str,
-    runs: &[RunView<'_>],
-    points: &[Point],
-) -> Result<String, csv::Error> {
-    // Long on purpose: one line per CSV column, in the columns' order, so that a column is
-    // added in one place and read beside its neighbours.
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    for run in runs {
-        let number = run.number;
-        let point = point_of_run(points, number);
-        let result = run.result;
-        let tape = result.and_then(|r| r.tape.as_ref());
-        let s3 = result.and_then(|r| r.s3.as_ref());
-        let dedup = result.and_then(|r| r.dedup.as_ref());
-        let tool = result.and_then(|r| r.tool.as_ref());
-        let verified = tool.and_then(|t| t.verified.as_ref());
-        let gets = s3.and_then(|s| s.ranged_gets.as_ref());
+impl FigureColumns {
+    /// The run's own figures from its result, and its point's from `point`.
+    fn of(result: Option<&RunResult>, point: Option<&Point>) -> Self {
         let steady = result.and_then(|r| r.steady);
         let validity = result.and_then(|r| r.validity.as_ref());
-        let params = run.params;
-        writer.serialize(CsvRow {
-            campaign: campaign_id,
-            run: number,
-            test: run.test.id(),
-            tool: params
-                .tool
-                .as_ref()
-                .map(crate::engine::tool::ToolRun::label),
-            status: run.phase.id(),
-            attempts: run.attempts,
-            buffers: params.buffers,
-            block_size: params.block_size,
-            streams: params.streams,
-            direct: params.direct,
-            cold_cache: params.cold_cache,
-            fsync: params.fsync,
-            compress_ratio: params.compress_ratio,
-            data_compress_ratio: result.and_then(|r| r.data_compress_ratio),
-            size: params.size,
-            duration_s: params.duration_s,
-            time_based: params.time_based,
-            until_steady: params.until_steady,
-            source_rate_mb_s: params.source_rate_mb_s,
-            part_size: params.part_size,
-            concurrency: params.concurrency,
-            generation: params.generation,
+        Self {
             bytes: result.map(|r| r.bytes),
             files: result.map(|r| r.files),
             seconds: result.map(|r| r.seconds),
@@ -538,6 +501,33 @@ pub fn runs_csv(
                 .and_then(|point| point.figure.as_ref())
                 .map(|figure| figure.basis.id()),
             point_valid: point.map(Point::valid_count).unwrap_or_default(),
+        }
+    }
+}
+
+/// Where the run's time went: the CPUs, the pipeline's stages, the I/O calls' latency and the
+/// page cache.
+#[derive(Serialize)]
+struct StageColumns<'a> {
+    process_cpu_pct: Option<f64>,
+    system_cpu_pct: Option<f64>,
+    reader_busy_pct: Option<f64>,
+    reader_wait_pct: Option<f64>,
+    reader_waits: Option<u64>,
+    writer_busy_pct: Option<f64>,
+    writer_wait_pct: Option<f64>,
+    writer_waits: Option<u64>,
+    latency_p50_us: Option<u64>,
+    latency_p99_us: Option<u64>,
+    latency_max_us: Option<u64>,
+    latency_of: Option<&'a str>,
+    cache_resident_pct: Option<f64>,
+}
+
+impl<'a> StageColumns<'a> {
+    /// The result's CPU, stage, latency and cache figures.
+    fn of(result: Option<&'a RunResult>) -> Self {
+        Self {
             process_cpu_pct: result.map(|r| r.cpu.process_pct),
             system_cpu_pct: result.map(|r| r.cpu.system_pct),
             reader_busy_pct: result.map(|r| r.stages.reader_busy_pct),
@@ -551,10 +541,50 @@ pub fn runs_csv(
             latency_max_us: result.and_then(|r| r.latency_us).map(|l| l.max),
             latency_of: result.and_then(|r| r.latency_of.as_deref()),
             cache_resident_pct: result.and_then(|r| r.cache_resident_pct),
+        }
+    }
+}
+
+/// When the run started and finished, and what it warned of or failed with.
+#[derive(Serialize)]
+struct RecordColumns<'a> {
+    started: String,
+    finished: String,
+    warnings: String,
+    error: Option<&'a str>,
+}
+
+impl<'a> RecordColumns<'a> {
+    /// The run's times and its result's warnings and error.
+    fn of(run: &RunView<'a>) -> Self {
+        let result = run.result;
+        Self {
             started: run.started_ms.map(format_ms).unwrap_or_default(),
             finished: run.finished_ms.map(format_ms).unwrap_or_default(),
             warnings: result.map(|r| r.warnings.join(" | ")).unwrap_or_default(),
             error: result.and_then(|r| r.error.as_deref()),
+        }
+    }
+}
+
+/// The emulated drives' own figures.
+#[derive(Serialize)]
+struct TapeColumns {
+    emulated_tape: Option<String>,
+    tape_drives: Option<u32>,
+    tape_compression: Option<f64>,
+    tape_streaming_s: Option<f64>,
+    tape_repositioning_s: Option<f64>,
+    tape_backhitches: Option<u64>,
+    tape_mb_s: Option<f64>,
+    end_of_tape: Option<bool>,
+}
+
+impl TapeColumns {
+    /// The result's tape figures; empty for other targets.
+    fn of(result: Option<&RunResult>) -> Self {
+        let tape = result.and_then(|r| r.tape.as_ref());
+        Self {
             emulated_tape: tape.map(|t| t.model.clone()),
             tape_drives: tape.map(|t| t.drives),
             tape_compression: tape.map(|t| t.compression),
@@ -563,6 +593,24 @@ pub fn runs_csv(
             tape_backhitches: tape.map(|t| t.backhitches),
             tape_mb_s: tape.map(|t| t.tape_mb_s),
             end_of_tape: tape.map(|t| t.end_of_tape),
+        }
+    }
+}
+
+/// A network backup's clients and links.
+#[derive(Serialize)]
+struct NetworkColumns {
+    clients: Option<u32>,
+    emulated_link_mb_s: Option<f64>,
+    partial: Option<bool>,
+    /// Each client as `name:bytes:MB/s:status`, separated by spaces.
+    client_figures: Option<String>,
+}
+
+impl NetworkColumns {
+    /// The clients and links the run was planned with, and what each client sent.
+    fn of(params: &RunParams, result: Option<&RunResult>) -> Self {
+        Self {
             clients: params.clients,
             emulated_link_mb_s: params.link_mb_s,
             partial: result.filter(|r| r.clients.is_some()).map(|r| r.partial),
@@ -573,6 +621,36 @@ pub fn runs_csv(
                     .collect::<Vec<_>>()
                     .join(" ")
             }),
+        }
+    }
+}
+
+/// An object store's requests: count, rate, and the latency of part uploads, completions and
+/// ranged reads (ms), retries, throttling answers, time completing.
+#[derive(Serialize)]
+struct S3Columns {
+    s3_requests: Option<u64>,
+    s3_requests_per_s: Option<f64>,
+    s3_part_p50_ms: Option<f64>,
+    s3_part_p99_ms: Option<f64>,
+    s3_part_max_ms: Option<f64>,
+    s3_complete_p50_ms: Option<f64>,
+    s3_complete_p99_ms: Option<f64>,
+    s3_complete_max_ms: Option<f64>,
+    s3_get_p50_ms: Option<f64>,
+    s3_get_p99_ms: Option<f64>,
+    s3_get_max_ms: Option<f64>,
+    s3_retries: Option<u64>,
+    s3_throttled: Option<u64>,
+    s3_completing_s: Option<f64>,
+}
+
+impl S3Columns {
+    /// The result's object store figures; empty for other targets.
+    fn of(result: Option<&RunResult>) -> Self {
+        let s3 = result.and_then(|r| r.s3.as_ref());
+        let gets = s3.and_then(|s| s.ranged_gets.as_ref());
+        Self {
             s3_requests: s3.map(|s| s.requests),
             s3_requests_per_s: s3.map(|s| s.requests_per_s),
             s3_part_p50_ms: s3.map(|s| s.part_uploads.p50_ms),
@@ -587,10 +665,53 @@ pub fn runs_csv(
             s3_retries: s3.map(|s| s.retries),
             s3_throttled: s3.map(|s| s.throttled),
             s3_completing_s: s3.map(|s| s.completing_s),
+        }
+    }
+}
+
+/// A deduplicating store's figures: bytes sent and written, their ratio, and the rate at which
+/// the written bytes reached the disk.
+#[derive(Serialize)]
+struct DedupColumns {
+    dedup_logical_bytes: Option<u64>,
+    dedup_stored_bytes: Option<u64>,
+    dedup_ratio: Option<f64>,
+    dedup_physical_mb_s: Option<f64>,
+}
+
+impl DedupColumns {
+    /// The result's dedup store figures; empty for other targets.
+    fn of(result: Option<&RunResult>) -> Self {
+        let dedup = result.and_then(|r| r.dedup.as_ref());
+        Self {
             dedup_logical_bytes: dedup.map(|d| d.logical_bytes),
             dedup_stored_bytes: dedup.map(|d| d.stored_bytes),
             dedup_ratio: dedup.map(|d| d.dedup_ratio),
             dedup_physical_mb_s: dedup.map(|d| d.physical_mb_s),
+        }
+    }
+}
+
+/// A tool run's own figures: its programs' version, CPU seconds per GiB of its process tree,
+/// its peak memory, what its backup stored, and the files and bytes its restore was verified
+/// on.
+#[derive(Serialize)]
+struct ToolColumns<'a> {
+    tool_version: Option<&'a str>,
+    tool_cpu_s_per_gib: Option<f64>,
+    tool_peak_rss_bytes: Option<u64>,
+    tool_stored_bytes: Option<u64>,
+    tool_verified: Option<bool>,
+    tool_verified_files: Option<u64>,
+    tool_verified_bytes: Option<u64>,
+}
+
+impl<'a> ToolColumns<'a> {
+    /// The result's tool figures; empty for runs without a tool.
+    fn of(result: Option<&'a RunResult>) -> Self {
+        let tool = result.and_then(|r| r.tool.as_ref());
+        let verified = tool.and_then(|t| t.verified.as_ref());
+        Self {
             tool_version: tool.map(|t| t.version.as_str()),
             tool_cpu_s_per_gib: tool
                 .and_then(|t| t.cpu_s_per_gib())
@@ -600,7 +721,32 @@ pub fn runs_csv(
             tool_verified: verified.map(|v| v.ok()),
             tool_verified_files: verified.map(|v| v.files),
             tool_verified_bytes: verified.map(|v| v.bytes),
-        })?;
+        }
+    }
+}
+
+/// The runs of a campaign as CSV, in plan order, numbered from 1 as the pages number them,
+/// each with its point's figure from `points`.
+pub fn runs_csv(
+    campaign_id: &str,
+    runs: &[RunView<'_>],
+    points: &[Point],
+) -> Result<String, csv::Error> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for run in runs {
+        let result = run.result;
+        writer.serialize(CsvRow(
+            RunColumns::of(campaign_id, run),
+            ParamColumns::of(run.params, result),
+            FigureColumns::of(result, point_of_run(points, run.number)),
+            StageColumns::of(result),
+            RecordColumns::of(run),
+            TapeColumns::of(result),
+            NetworkColumns::of(run.params, result),
+            S3Columns::of(result),
+            DedupColumns::of(result),
+            ToolColumns::of(result),
+        ))?;
     }
     let bytes = writer
         .into_inner()

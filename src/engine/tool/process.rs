@@ -27,11 +27,11 @@ pub fn caged() -> bool {
     cage::Cage::available()
 }
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -190,6 +190,50 @@ pub struct Running {
     secrets: Vec<String>,
 }
 
+/// Every stage's program, looked up before any starts (so a missing one starts nothing): a
+/// name on the PATH of the launch's environment `env`, a path relative to `dir`.
+fn look_up_programs(
+    stages: &[Stage],
+    env: &[(OsString, OsString)],
+    dir: &Path,
+) -> Result<Vec<PathBuf>, ProcessError> {
+    if stages.is_empty() {
+        return Err(ProcessError::NoStages);
+    }
+    let search_path = env
+        .iter()
+        .rev()
+        .find(|(name, _)| name == "PATH")
+        .map(|(_, value)| value.clone());
+    stages
+        .iter()
+        .enumerate()
+        .map(|(index, stage)| {
+            let name = stage
+                .argv
+                .first()
+                .ok_or(ProcessError::EmptyArgv { stage: index + 1 })?;
+            resolve(name, search_path.as_deref(), dir)
+        })
+        .collect()
+}
+
+/// Whether the launch's working directory is one: a stage started elsewhere would fail in
+/// the child, where the lab cannot say why.
+fn usable_dir(dir: &Path) -> Result<(), ProcessError> {
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(ProcessError::Dir {
+            dir: dir.to_path_buf(),
+            source: io::Error::from(io::ErrorKind::NotADirectory),
+        }),
+        Err(source) => Err(ProcessError::Dir {
+            dir: dir.to_path_buf(),
+            source,
+        }),
+    }
+}
+
 impl Running {
     /// Starts the launch's stages, each in the process group of the first, and the threads that
     /// read their output and sample the tree.
@@ -209,61 +253,16 @@ impl Running {
             grace,
             secrets,
         } = launch;
-        if stages.is_empty() {
-            return Err(ProcessError::NoStages);
-        }
-        let search_path = env
-            .iter()
-            .rev()
-            .find(|(name, _)| name == "PATH")
-            .map(|(_, value)| value.clone());
-        let programs = stages
-            .iter()
-            .enumerate()
-            .map(|(index, stage)| {
-                let name = stage
-                    .argv
-                    .first()
-                    .ok_or(ProcessError::EmptyArgv { stage: index + 1 })?;
-                resolve(name, search_path.as_deref(), &dir)
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        match std::fs::metadata(&dir) {
-            Ok(meta) if meta.is_dir() => {}
-            Ok(_) => {
-                return Err(ProcessError::Dir {
-                    dir,
-                    source: io::Error::from(io::ErrorKind::NotADirectory),
-                });
-            }
-            Err(source) => return Err(ProcessError::Dir { dir, source }),
-        }
+        let programs = look_up_programs(&stages, &env, &dir)?;
+        usable_dir(&dir)?;
 
         let sample_every = sample_every.max(MIN_SAMPLE_EVERY);
         let on_line = Arc::new(Mutex::new(on_line));
-        let pressure_at_start = procfs::read_pressure();
-        let started = Instant::now();
         // From here on, an early return drops `running`, which kills and reaps what started.
-        let mut running = Running {
-            pgid: 0,
-            started,
-            stages: Vec::with_capacity(stages.len()),
-            last_exit: None,
-            stdout: None,
-            grace,
-            tree: Arc::new(Mutex::new(Tree::new(sample_every.as_secs_f64()))),
-            sampler: None,
-            readers: Readers::default(),
-            pressure_at_start,
-            waited: false,
-            cage: Cage::new(),
-            secrets,
-        };
-        let lab = rustix::process::getpid();
+        let mut running = Running::starting(stages.len(), grace, sample_every, secrets);
         let last = stages.len() - 1;
         let mut previous_stdout: Option<ChildStdout> = None;
         for (index, (stage, program)) in stages.iter().zip(&programs).enumerate() {
-            let name = display_name(&stage.argv[0]);
             let mut command = Command::new(program);
             command
                 .arg0(&stage.argv[0])
@@ -279,79 +278,156 @@ impl Running {
                     Stdio::null()
                 })
                 .stderr(Stdio::piped());
-            let door = running.cage.as_ref().map(|cage| cage.door().as_raw_fd());
-            // SAFETY: the closure runs in the child between fork and exec, and only makes
-            // system calls (prctl, getppid, getpid, write) and formats on the stack; it
-            // allocates nothing and takes no lock. The cage's descriptor stays open in the
-            // parent until the child has exec'd (spawn returns after exec).
-            unsafe {
-                command.pre_exec(move || {
-                    die_with(lab)?;
-                    match door {
-                        Some(fd) => Cage::join(BorrowedFd::borrow_raw(fd)),
-                        None => Ok(()),
-                    }
-                });
-            }
-            let mut child = command.spawn().map_err(|source| ProcessError::Spawn {
-                program: name.clone(),
-                source,
-            })?;
-            let pid = child.id() as i32;
-            if index == 0 {
-                running.pgid = pid;
-            }
-            lock(&running.tree).add_stage(pid);
-            running.stages.push(StageProcess {
-                pid,
-                program: name.clone(),
-                exit: None,
-                max_rss_bytes: 0,
-            });
-            previous_stdout = child.stdout.take();
-            let tail = Arc::new(Mutex::new(Tail::default()));
-            running.readers.stderr_tails.push(tail.clone());
-            if let Some(stderr) = child.stderr.take() {
-                let on_line = on_line.clone();
-                let reader = thread::Builder::new()
-                    .name(format!("tool-stderr-{}", index + 1))
-                    .spawn(move || read_into(stderr, Stream::Stderr, &tail, &on_line))
-                    .map_err(|source| ProcessError::Thread {
-                        program: name.clone(),
-                        source,
-                    })?;
-                running.readers.threads.push(reader);
-            }
+            running.bind_to_lab(&mut command);
+            previous_stdout = running.start_stage(index, &stage.argv[0], command, &on_line)?;
         }
-        let last_name = running.stages[last].program.clone();
+        running.send_last_output(stdout, previous_stdout, on_line)?;
+        running.start_sampler(sample_every)?;
+        Ok(running)
+    }
+
+    /// A launch's state before its first stage starts: the clock and the pressure it is
+    /// measured from, an empty tree sampled every `sample_every`, and the cage, where the
+    /// machine gives one.
+    fn starting(
+        stage_count: usize,
+        grace: Duration,
+        sample_every: Duration,
+        secrets: Vec<String>,
+    ) -> Running {
+        let pressure_at_start = procfs::read_pressure();
+        let started = Instant::now();
+        Running {
+            pgid: 0,
+            started,
+            stages: Vec::with_capacity(stage_count),
+            last_exit: None,
+            stdout: None,
+            grace,
+            tree: Arc::new(Mutex::new(Tree::new(sample_every.as_secs_f64()))),
+            sampler: None,
+            readers: Readers::default(),
+            pressure_at_start,
+            waited: false,
+            cage: Cage::new(),
+            secrets,
+        }
+    }
+
+    /// Makes a stage's command, between fork and exec, die with the lab and join the launch's
+    /// cage, where there is one, so that no stage outlives the lab or escapes the cage.
+    fn bind_to_lab(&self, command: &mut Command) {
+        let lab = rustix::process::getpid();
+        let door = self.cage.as_ref().map(|cage| cage.door().as_raw_fd());
+        // SAFETY: the closure runs in the child between fork and exec, and only makes
+        // system calls (prctl, getppid, getpid, write) and formats on the stack; it
+        // allocates nothing and takes no lock. The cage's descriptor stays open in the
+        // parent until the child has exec'd (spawn returns after exec).
+        unsafe {
+            command.pre_exec(move || {
+                die_with(lab)?;
+                match door {
+                    Some(fd) => Cage::join(BorrowedFd::borrow_raw(fd)),
+                    None => Ok(()),
+                }
+            });
+        }
+    }
+
+    /// Starts stage `index` (named by `argv0`) and tracks it: its pid (the first one's is the
+    /// group's), its place in the sampled tree, and a thread reading its standard error.
+    /// Returns its standard output, for the next stage or for the launch's own output.
+    fn start_stage(
+        &mut self,
+        index: usize,
+        argv0: &OsStr,
+        mut command: Command,
+        on_line: &Arc<Mutex<Option<LineHandler>>>,
+    ) -> Result<Option<ChildStdout>, ProcessError> {
+        let name = display_name(argv0);
+        let mut child = command.spawn().map_err(|source| ProcessError::Spawn {
+            program: name.clone(),
+            source,
+        })?;
+        let pid = child.id() as i32;
+        if index == 0 {
+            self.pgid = pid;
+        }
+        lock(&self.tree).add_stage(pid);
+        self.stages.push(StageProcess {
+            pid,
+            program: name.clone(),
+            exit: None,
+            max_rss_bytes: 0,
+        });
+        let stdout = child.stdout.take();
+        let tail = Arc::new(Mutex::new(Tail::default()));
+        self.readers.stderr_tails.push(tail.clone());
+        if let Some(stderr) = child.stderr.take() {
+            let on_line = on_line.clone();
+            let reader = thread::Builder::new()
+                .name(format!("tool-stderr-{}", index + 1))
+                .spawn(move || read_into(stderr, Stream::Stderr, &tail, &on_line))
+                .map_err(|source| ProcessError::Thread {
+                    program: name.clone(),
+                    source,
+                })?;
+            self.readers.threads.push(reader);
+        }
+        Ok(stdout)
+    }
+
+    /// The name of the last stage started: the program a failure to watch the launch names.
+    fn last_program(&self) -> String {
+        self.stages
+            .last()
+            .map(|stage| stage.program.clone())
+            .unwrap_or_default()
+    }
+
+    /// Sends the last stage's standard output where the launch asked: nowhere, to the caller,
+    /// or line by line to `on_line` and the kept tail.
+    fn send_last_output(
+        &mut self,
+        stdout: Output,
+        last_stdout: Option<ChildStdout>,
+        on_line: Arc<Mutex<Option<LineHandler>>>,
+    ) -> Result<(), ProcessError> {
         match stdout {
             Output::Discard => {}
-            Output::Hand => running.stdout = previous_stdout,
+            Output::Hand => self.stdout = last_stdout,
             Output::Lines => {
-                if let Some(out) = previous_stdout {
-                    let tail = running.readers.stdout_tail.clone();
+                if let Some(out) = last_stdout {
+                    let tail = self.readers.stdout_tail.clone();
                     let reader = thread::Builder::new()
                         .name("tool-stdout".to_string())
                         .spawn(move || read_into(out, Stream::Stdout, &tail, &on_line))
                         .map_err(|source| ProcessError::Thread {
-                            program: last_name.clone(),
+                            program: self.last_program(),
                             source,
                         })?;
-                    running.readers.threads.push(reader);
+                    self.readers.threads.push(reader);
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Starts the thread that samples the process tree every `sample_every` until the launch
+    /// is waited for.
+    fn start_sampler(&mut self, sample_every: Duration) -> Result<(), ProcessError> {
         let (stop, stopped) = mpsc::channel::<()>();
-        let tree = running.tree.clone();
+        let tree = self.tree.clone();
+        let started = self.started;
         let sampler = thread::Builder::new()
             .name("tool-sampler".to_string())
             .spawn(move || sample(&tree, started, sample_every, &stopped))
             .map_err(|source| ProcessError::Thread {
-                program: last_name,
+                program: self.last_program(),
                 source,
             })?;
-        running.sampler = Some((stop, sampler));
-        Ok(running)
+        self.sampler = Some((stop, sampler));
+        Ok(())
     }
 
     /// The last stage's standard output, with `Output::Hand`, once. Read it to its end (on

@@ -9,8 +9,9 @@ use crate::engine::error::EngineError;
 use crate::engine::measure::LatencyRecorder;
 use crate::engine::pipeline::{self, Job, Limits, Outcome};
 use crate::engine::source::StreamSource;
+use crate::engine::target::Sink;
 use crate::engine::tool::definition::{Places, ProgressFrom};
-use crate::engine::tool::process::{Finished, Output, Running};
+use crate::engine::tool::process::{Finished, Launch, Output, Running};
 
 use super::{Context, Progress, ToolOutcome, Where};
 
@@ -82,19 +83,53 @@ impl Context<'_> {
             Output::Hand,
             None,
         );
+        let deadline = self.step_deadline(true);
+        let sinks = crate::engine::job::target_sinks(
+            self.plan,
+            self.settings,
+            None,
+            self.control.cancel,
+            None,
+        )?;
+        // Into a file system, the stream stops at its room less the reserve, as the lab's own
+        // writes do; the run then fails saying so rather than give a cut stream's figure.
+        let room = crate::engine::job::target_room(&self.plan.target);
+        let spawned = Instant::now();
+        let began = std::time::SystemTime::now();
+        let (finished, outcome, ended) = self.tool_into_pipeline(launch, deadline, sinks, room)?;
+        if let Some(room) = room
+            && outcome.bytes >= room
+        {
+            return Err(EngineError::Tool(format!(
+                "{}'s stream was stopped at {}: the target's file system had no more room above \
+                 the lab's reserve (a twentieth of it, 1 GiB at most), which a run never takes",
+                self.definition.name,
+                crate::size::format_bytes(room)
+            )));
+        }
+        if !outcome.cancelled && outcome.failure.is_none() {
+            self.fail_unless_backed_up(&finished, "the backup", &at.roots, began)?;
+        }
+        let wall = ended.duration_since(spawned).max(finished.wall);
+        Ok(self.stream_outcome(&finished, outcome, tally, at.in_memory, wall))
+    }
+
+    /// Runs the tool and the lab's pipeline together, the tool's standard output the
+    /// pipeline's one stream into `sinks`, stopping at `room` bytes: a cancel reaches the tool
+    /// at once, and a pipeline that stops taking the stream ends it. Returns what the tool
+    /// left, what the pipeline measured, and when the pipeline ended.
+    fn tool_into_pipeline(
+        &self,
+        launch: Launch,
+        deadline: Instant,
+        sinks: Vec<Box<dyn Sink>>,
+        room: Option<u64>,
+    ) -> Result<(Finished, Outcome, Instant), EngineError> {
         let stop = AtomicBool::new(false);
         let watched = AtomicBool::new(false);
         let tool_ended = AtomicBool::new(false);
         let cancel = self.control.cancel;
-        let deadline = self.step_deadline(true);
-        let sinks = crate::engine::job::target_sinks(self.plan, self.settings, None, cancel, None)?;
-        // Into a file system, the stream stops at its room less the reserve, as the lab's own
-        // writes do; the run then fails saying so rather than give a cut stream's figure.
-        let room = crate::engine::job::target_room(&self.plan.target);
-        let params = &self.plan.params;
-        let spawned = Instant::now();
-        let began = std::time::SystemTime::now();
-        let (finished, outcome, ended) = std::thread::scope(
+        std::thread::scope(
             |scope| -> Result<(Finished, Outcome, Instant), EngineError> {
                 let (handed, stdout) = std::sync::mpsc::channel();
                 let (stop, watched, tool_ended) = (&stop, &watched, &tool_ended);
@@ -117,28 +152,7 @@ impl Context<'_> {
                 });
                 let outcome = match stdout.recv() {
                     Ok(Some(stdout)) => {
-                        let job = Job {
-                            streams: vec![Box::new(ChildStream {
-                                stdout,
-                                done: false,
-                                tool_ended,
-                                quiet_since: None,
-                            })],
-                            feeders: Vec::new(),
-                            sinks,
-                            buffers: params.buffers as usize,
-                            block_size: params.block_size as usize,
-                            fsync: params.fsync,
-                            limits: Limits {
-                                bytes: room,
-                                duration: None,
-                                until_steady: false,
-                                steady_after: Duration::ZERO,
-                                drain: None,
-                            },
-                            tallies: Vec::new(),
-                            passes: None,
-                        };
+                        let job = self.stream_job(stdout, tool_ended, sinks, room);
                         Some(pipeline::run(job, self.control))
                     }
                     _ => None,
@@ -168,35 +182,67 @@ impl Context<'_> {
                 })?;
                 Ok((finished, outcome, ended))
             },
-        )?;
-        if let Some(room) = room
-            && outcome.bytes >= room
-        {
-            return Err(EngineError::Tool(format!(
-                "{}'s stream was stopped at {}: the target's file system had no more room above \
-                 the lab's reserve (a twentieth of it, 1 GiB at most), which a run never takes",
-                self.definition.name,
-                crate::size::format_bytes(room)
-            )));
+        )
+    }
+
+    /// The pipeline's job for a tool's stream: the tool's standard output its one stream,
+    /// into `sinks` with the run's buffers and blocks, up to `room` bytes.
+    fn stream_job<'a>(
+        &self,
+        stdout: std::process::ChildStdout,
+        tool_ended: &'a AtomicBool,
+        sinks: Vec<Box<dyn Sink>>,
+        room: Option<u64>,
+    ) -> Job<'a> {
+        let params = &self.plan.params;
+        Job {
+            streams: vec![Box::new(ChildStream {
+                stdout,
+                done: false,
+                tool_ended,
+                quiet_since: None,
+            })],
+            feeders: Vec::new(),
+            sinks,
+            buffers: params.buffers as usize,
+            block_size: params.block_size as usize,
+            fsync: params.fsync,
+            limits: Limits {
+                bytes: room,
+                duration: None,
+                until_steady: false,
+                steady_after: Duration::ZERO,
+                drain: None,
+            },
+            tallies: Vec::new(),
+            passes: None,
         }
-        if !outcome.cancelled && outcome.failure.is_none() {
-            self.fail_unless_backed_up(&finished, "the backup", &at.roots, began)?;
-        }
+    }
+
+    /// The run's outcome from the tool's stream: the tool's own figures with the bytes the
+    /// stream carried as what it stored, and the tool's tally (files and bytes read) and wall
+    /// time in place of the pipeline's.
+    fn stream_outcome(
+        &self,
+        finished: &Finished,
+        mut outcome: Outcome,
+        tally: (u64, u64),
+        in_memory: bool,
+        wall: Duration,
+    ) -> ToolOutcome {
         let stream_bytes = outcome.bytes;
-        let mut figures = self.figures(&finished, tally, at.in_memory);
+        let mut figures = self.figures(finished, tally, in_memory);
         figures.stored_bytes = Some(stream_bytes);
-        let wall = ended.duration_since(spawned).max(finished.wall);
         let progress = Progress::new(ProgressFrom::ProcessIo);
-        let mut outcome = outcome;
-        outcome.samples = progress.samples(&finished, true, tally.1);
+        outcome.samples = progress.samples(finished, true, tally.1);
         outcome.bytes = tally.1;
         outcome.files = tally.0;
         outcome.wall = wall;
-        Ok(ToolOutcome {
+        ToolOutcome {
             outcome,
             figures,
             warnings: Vec::new(),
-        })
+        }
     }
 }
 
