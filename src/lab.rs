@@ -2,58 +2,64 @@
 //! deletes them, and keeps the registry of runs executing now. The web layer asks it for
 //! everything and maps its errors to status codes.
 //!
-//! This file holds the lab itself ([`Lab`]) and its errors. What it does is in its parts:
-//! taking a campaign in (`accept`); answering for campaigns, judged (`answers`); taking one
-//! back (`cancel`); the runs executing here and their switches (`running`); the lanes that
-//! execute what it queues (`worker`); what follows when a run or a campaign ends, in one
-//! order (`ended`); live events (`events`); its place on the database, the other hosts and
-//! the relay between them (`host`); the agents it knows (`agents`); its series and their
-//! alerts (`watch`), schedules (`schedules`), adaptive searches (`search`) and reference
-//! figures (`references`).
+//! This file holds the lab itself ([`Lab`]) and its errors. The lab keeps the worker's side:
+//! the lanes that execute what it queues (`worker`), the runs executing here and their
+//! switches (`running`), what follows when a run or a campaign ends, in one order (`ended`),
+//! live events (`events`), its place on the database and the relay between hosts (`host`),
+//! adaptive searches (`search`) and the watch over series (`watch`). The web layer reaches the
+//! rest through one service per concern, each a small handle over the lab: its campaigns
+//! ([`Lab::campaigns`]: taking one in, `accept`; answering for them, `answers`; taking one
+//! back, `cancel`; their reference figures, `references`), its runs as they execute and are
+//! counted ([`Lab::runs`]), its schedules ([`Lab::schedules`]), its series ([`Lab::series`]),
+//! the hosts on its database ([`Lab::hosts`]) and the agents it knows ([`Lab::agents`]).
 
 mod accept;
 use accept::parse_body;
 pub use accept::{Planned, PlannedRun, Submitted};
 mod agents;
-pub use agents::{AgentView, AgentsView};
+pub use crate::net::registry::AgentInfo;
+pub use agents::Agents;
 mod answers;
 pub use answers::{
     CampaignPage, CampaignSummary, CampaignView, campaign_url, run_entries, run_views,
 };
-use answers::{current_judgement, not_found};
+use answers::{check_id, current_judgement, not_found};
+mod campaigns;
+pub use campaigns::Campaigns;
 mod cancel;
 mod ended;
 pub use ended::{Ending, KeptAnswers};
 pub mod events;
 pub mod host;
-pub use host::{HostSettings, HostView};
+pub use host::HostSettings;
+mod hosts;
+pub use hosts::{HostView, Hosts};
 mod references;
 mod running;
 pub use running::{RunSwitch, StopReason};
+mod runs;
+pub use runs::Runs;
 mod schedules;
+pub use schedules::{MAX_CRON_CHARS, SCHEDULE_TICK, SchedulePage, ScheduleView, Schedules};
 mod search;
 pub use search::{SearchReport, deciding_test, search_report, unexplored};
+mod series;
+pub use series::Series;
 mod watch;
 pub mod worker;
-
-pub use schedules::{MAX_CRON_CHARS, SCHEDULE_TICK, SchedulePage, ScheduleView};
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
 
 use tokio::sync::{Notify, mpsc};
 
-use crate::clock::now_ms;
 use crate::engine::EngineSettings;
-use crate::engine::result::{RunResult, Sample};
-use crate::engine::survey::Survey;
 use crate::lab::events::{EventHub, RelayMessage};
 use crate::net::listener::DataLink;
 use crate::policy::Policy;
 use crate::spec::FieldErrors;
-use crate::store::{CampaignRecord, CampaignStatus, HeldRun, QueueFigures, Store, StoreError};
+use crate::store::{Store, StoreError};
 
 /// The demo dataset's directory name under the data dir.
 pub const DEMO_DIR: &str = "demo";
@@ -193,30 +199,10 @@ impl Lab {
         }
     }
 
-    /// The allow-lists and limits campaigns are held to.
-    pub fn policy(&self) -> &Policy {
-        &self.policy
-    }
-
-    /// What every run is executed with.
-    pub fn engine_settings(&self) -> &EngineSettings {
-        &self.engine
-    }
-
     /// The backup tools campaigns may name here, found at start: those it can run, with
     /// their versions and parameters, and those it cannot, with the reason.
     pub fn tools(&self) -> &crate::engine::tool::Tools {
         &self.engine.tools
-    }
-
-    /// Who this lab is on its database.
-    pub fn host(&self) -> &HostSettings {
-        &self.host
-    }
-
-    /// The store, for the tasks that keep the lab's place on it (heartbeat, relay).
-    pub fn store(&self) -> &Store {
-        &self.store
     }
 
     /// Where the demo dataset lives.
@@ -224,64 +210,23 @@ impl Lab {
         self.policy.base_dir.join(DEMO_DIR)
     }
 
+    /// The allow-lists and limits campaigns are held to.
+    fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// What every run is executed with.
+    fn engine_settings(&self) -> &EngineSettings {
+        &self.engine
+    }
+
+    /// Who this lab is on its database.
+    fn host(&self) -> &HostSettings {
+        &self.host
+    }
+
     /// Resolves when runs are queued or a lane may have work; workers wait on it when idle.
-    pub fn work_queued(&self) -> tokio::sync::futures::Notified<'_> {
+    fn work_queued(&self) -> tokio::sync::futures::Notified<'_> {
         self.queue_changed.notified()
-    }
-
-    /// Keeps a live sample of a running run.
-    pub async fn add_sample(&self, run: HeldRun, sample: Sample) -> Result<(), StoreError> {
-        self.store.add_sample(run, sample).await
-    }
-
-    /// Stores a finished run's result; `Ok(false)` when this attempt no longer holds the run.
-    pub async fn finish_run(&self, run: HeldRun, result: &RunResult) -> Result<bool, StoreError> {
-        self.store.finish_run(run, result, now_ms()).await
-    }
-
-    /// Marks a run stopped by a shutdown, to be queued again at the next start.
-    pub async fn interrupt_run(&self, run: HeldRun) -> Result<(), StoreError> {
-        self.store.interrupt_run(run).await
-    }
-
-    /// The stored campaign, `None` when it was deleted.
-    pub async fn stored_campaign(&self, id: &str) -> Result<Option<CampaignRecord>, StoreError> {
-        self.store.campaign(id).await
-    }
-
-    /// Keeps the survey of a campaign's source.
-    pub async fn set_survey(&self, id: &str, survey: &Survey) -> Result<(), StoreError> {
-        self.store.set_survey(id, survey).await
-    }
-
-    /// Run counts by status, bytes moved and durations, for `/metrics`.
-    pub async fn queue_figures(&self) -> Result<QueueFigures, LabError> {
-        Ok(self.store.queue_figures().await?)
-    }
-
-    /// Whether the database can be written now, for `/healthz`: a write probe, made at most
-    /// once a second however often it is asked. `Err` says why not (a full disk, say).
-    pub async fn database_writable(&self) -> Result<(), String> {
-        const FRESH: Duration = Duration::from_secs(1);
-        if let Ok(check) = self.write_check.lock()
-            && let Some((at, outcome)) = check.as_ref()
-            && at.elapsed() < FRESH
-        {
-            return outcome.clone();
-        }
-        let outcome = self
-            .store
-            .probe_write(now_ms())
-            .await
-            .map_err(|error| error.to_string());
-        if let Ok(mut check) = self.write_check.lock() {
-            *check = Some((std::time::Instant::now(), outcome.clone()));
-        }
-        outcome
-    }
-
-    /// How many runs are in each state, for `/healthz`.
-    pub async fn runs_by_status(&self) -> Result<Vec<(CampaignStatus, i64)>, LabError> {
-        Ok(self.store.runs_by_status().await?)
     }
 }

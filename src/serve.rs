@@ -386,7 +386,7 @@ fn spawn_scheduling(lab: &Arc<Lab>, mut stop: watch::Receiver<bool>) {
         loop {
             tokio::select! {
                 _ = tick.tick() => {
-                    lab.fire_due_schedules().await;
+                    lab.schedules().fire_due().await;
                 }
                 _ = stop.changed() => break,
             }

@@ -68,33 +68,6 @@ impl Verdict {
     pub fn caveats(&self) -> Vec<String> {
         words::caveats(&self.basis, &self.open, self.conclusive)
     }
-
-    /// The verdict with every sentence rendered: what the JSON answers carry.
-    pub fn said(&self) -> SaidVerdict {
-        SaidVerdict {
-            rows: self.rows.iter().map(SaidRow::of).collect(),
-            component: self.component,
-            conclusive: self.conclusive,
-            finding: self.finding.clone(),
-            advice: self.advice.clone(),
-            verdict: self.sentence(),
-            summary: self.summary(),
-            recommendations: self.recommendations(),
-            backup_window_s: self.backup_window_s,
-            restore: self.restore.clone(),
-            restore_words: self.restore_words(),
-            basis: self.basis.clone(),
-            open: self.open.clone(),
-            caveats: self.caveats(),
-            dedup_limit: self.dedup_limit,
-            target: self.target.clone(),
-            network_shape: self.network_shape,
-            source_bytes: self.source_bytes,
-            tool: self.tool.clone(),
-            tools: self.tools.clone(),
-            by_tool: self.by_tool.iter().map(Verdict::said).collect(),
-        }
-    }
 }
 
 impl VerdictRow {
@@ -157,30 +130,55 @@ pub struct SaidVerdict {
     pub by_tool: Vec<SaidVerdict>,
 }
 
-impl SaidVerdict {
-    /// The typed verdict again, its sentences left behind (they are rendered from it).
-    pub fn into_verdict(self) -> Verdict {
+/// The verdict with every sentence rendered: what the JSON answers carry.
+impl From<&Verdict> for SaidVerdict {
+    fn from(verdict: &Verdict) -> Self {
+        SaidVerdict {
+            rows: verdict.rows.iter().map(SaidRow::from).collect(),
+            component: verdict.component,
+            conclusive: verdict.conclusive,
+            finding: verdict.finding.clone(),
+            advice: verdict.advice.clone(),
+            verdict: verdict.sentence(),
+            summary: verdict.summary(),
+            recommendations: verdict.recommendations(),
+            backup_window_s: verdict.backup_window_s,
+            restore: verdict.restore.clone(),
+            restore_words: verdict.restore_words(),
+            basis: verdict.basis.clone(),
+            open: verdict.open.clone(),
+            caveats: verdict.caveats(),
+            dedup_limit: verdict.dedup_limit,
+            target: verdict.target.clone(),
+            network_shape: verdict.network_shape,
+            source_bytes: verdict.source_bytes,
+            tool: verdict.tool.clone(),
+            tools: verdict.tools.clone(),
+            by_tool: verdict.by_tool.iter().map(SaidVerdict::from).collect(),
+        }
+    }
+}
+
+/// The typed verdict again, its sentences left behind (they are rendered from it).
+impl From<SaidVerdict> for Verdict {
+    fn from(said: SaidVerdict) -> Self {
         Verdict {
-            rows: self.rows.into_iter().map(SaidRow::into_row).collect(),
-            component: self.component,
-            conclusive: self.conclusive,
-            finding: self.finding,
-            advice: self.advice,
-            backup_window_s: self.backup_window_s,
-            restore: self.restore,
-            basis: self.basis,
-            open: self.open,
-            dedup_limit: self.dedup_limit,
-            target: self.target,
-            network_shape: self.network_shape,
-            source_bytes: self.source_bytes,
-            tool: self.tool,
-            tools: self.tools,
-            by_tool: self
-                .by_tool
-                .into_iter()
-                .map(SaidVerdict::into_verdict)
-                .collect(),
+            rows: said.rows.into_iter().map(VerdictRow::from).collect(),
+            component: said.component,
+            conclusive: said.conclusive,
+            finding: said.finding,
+            advice: said.advice,
+            backup_window_s: said.backup_window_s,
+            restore: said.restore,
+            basis: said.basis,
+            open: said.open,
+            dedup_limit: said.dedup_limit,
+            target: said.target,
+            network_shape: said.network_shape,
+            source_bytes: said.source_bytes,
+            tool: said.tool,
+            tools: said.tools,
+            by_tool: said.by_tool.into_iter().map(Verdict::from).collect(),
         }
     }
 }
@@ -219,8 +217,9 @@ pub struct SaidRow {
     pub no_figure: Option<NoFigure>,
 }
 
-impl SaidRow {
-    fn of(row: &VerdictRow) -> SaidRow {
+/// A kept row with its stage accounting said.
+impl From<&VerdictRow> for SaidRow {
+    fn from(row: &VerdictRow) -> Self {
         SaidRow {
             test: row.test,
             label: row.label.clone(),
@@ -246,28 +245,31 @@ impl SaidRow {
             no_figure: row.no_figure,
         }
     }
+}
 
-    fn into_row(self) -> VerdictRow {
+/// The kept row again, its reason in words left behind.
+impl From<SaidRow> for VerdictRow {
+    fn from(said: SaidRow) -> Self {
         VerdictRow {
-            test: self.test,
-            label: self.label,
-            tool: self.tool,
-            mb_per_s: self.mb_per_s,
-            basis: self.basis,
-            spread_pct: self.spread_pct,
-            repeats: self.repeats,
-            runs_total: self.runs_total,
-            runs_valid: self.runs_valid,
-            valid: self.valid,
-            flags: self.flags,
-            cpu_pct: self.cpu_pct,
-            lab_cpu_pct: self.lab_cpu_pct,
-            other_cpu_pct: self.other_cpu_pct,
-            bottleneck: self.bottleneck,
-            candidate: self.candidate,
-            stage: self.stage.map(|stage| stage.attribution),
-            busy: self.busy,
-            no_figure: self.no_figure,
+            test: said.test,
+            label: said.label,
+            tool: said.tool,
+            mb_per_s: said.mb_per_s,
+            basis: said.basis,
+            spread_pct: said.spread_pct,
+            repeats: said.repeats,
+            runs_total: said.runs_total,
+            runs_valid: said.runs_valid,
+            valid: said.valid,
+            flags: said.flags,
+            cpu_pct: said.cpu_pct,
+            lab_cpu_pct: said.lab_cpu_pct,
+            other_cpu_pct: said.other_cpu_pct,
+            bottleneck: said.bottleneck,
+            candidate: said.candidate,
+            stage: said.stage.map(|stage| stage.attribution),
+            busy: said.busy,
+            no_figure: said.no_figure,
         }
     }
 }
@@ -289,11 +291,11 @@ pub mod in_words {
 
     /// Writes the verdict with its sentences.
     pub fn serialize<S: Serializer>(verdict: &Verdict, serializer: S) -> Result<S::Ok, S::Error> {
-        verdict.said().serialize(serializer)
+        SaidVerdict::from(verdict).serialize(serializer)
     }
 
     /// Reads a said verdict back as the typed one; its sentences are rendered again on demand.
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Verdict, D::Error> {
-        SaidVerdict::deserialize(deserializer).map(SaidVerdict::into_verdict)
+        SaidVerdict::deserialize(deserializer).map(Verdict::from)
     }
 }

@@ -8,7 +8,8 @@ use super::points;
 use super::weight::{Basis, OpenClaim};
 use crate::spec::TestKind;
 
-/// One row of the bottleneck table.
+/// One row of the bottleneck table, as it is kept: the JSON answers carry it as
+/// [`SaidRow`](super::SaidRow), with its stage accounting in words (one `From` each way).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct VerdictRow {
     pub test: TestKind,
@@ -159,6 +160,12 @@ impl VerdictRow {
 }
 
 /// The answer to "which component limits the backup, by how much, and what to change".
+///
+/// This is the verdict as it is kept, and it holds no sentence: a sentence's wording can
+/// change without a new judgement version. The JSON answers carry it as
+/// [`SaidVerdict`](super::SaidVerdict), the same fields with the sentences rendered beside
+/// them; the two stay two types because one is kept without words and the other is the
+/// API's shape, with them. Each turns into the other by one `From` conversion.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Verdict {
     pub rows: Vec<VerdictRow>,

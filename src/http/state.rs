@@ -42,7 +42,7 @@ impl AppState {
     /// Queues a rerun of `id`. The original's kept pages list its reruns, so they are
     /// rendered again.
     pub async fn rerun(&self, id: &str) -> Result<Submitted, LabError> {
-        let submitted = self.lab.rerun(id).await?;
+        let submitted = self.lab.campaigns().rerun(id).await?;
         self.pages.forget(id);
         Ok(submitted)
     }
@@ -50,7 +50,7 @@ impl AppState {
     /// Deletes a campaign and forgets every kept page: its own, the list of reruns on the
     /// campaign it reran, and any later campaign's link to it as the previous of its spec.
     pub async fn delete(&self, id: &str) -> Result<(), LabError> {
-        self.lab.delete(id).await?;
+        self.lab.campaigns().delete(id).await?;
         self.pages.clear();
         Ok(())
     }

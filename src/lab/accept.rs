@@ -13,7 +13,7 @@ use crate::spec::expectation::{Expectation, expect};
 use crate::spec::{self, CampaignSpec, FieldErrors, Placement, RunPlan};
 use crate::store::{Document, NewCampaign};
 
-use super::{Lab, LabError, MAX_QUEUED_RUNS, campaign_url, search};
+use super::{Campaigns, Lab, LabError, MAX_QUEUED_RUNS, campaign_url, search};
 
 /// A campaign accepted and queued.
 #[derive(Debug, Clone)]
@@ -73,17 +73,17 @@ pub(super) fn parse_body(body: &[u8]) -> Result<CampaignSpec, LabError> {
     Ok(spec)
 }
 
-impl Lab {
+impl Campaigns<'_> {
     /// Validates a submitted spec (JSON text) against the spec rules, the lab's policy and the
     /// real file system, then stores and queues its runs.
-    pub async fn submit(self: &Arc<Self>, body: &[u8]) -> Result<Submitted, LabError> {
-        self.accept(parse_body(body)?, None).await
+    pub async fn submit(&self, body: &[u8]) -> Result<Submitted, LabError> {
+        self.lab.accept(parse_body(body)?, None).await
     }
 
     /// Checks a spec as `submit` does, queueing nothing: every problem it has, by field, or
     /// the plan it would run, how long it would take and what in it cannot give a valid run.
-    pub async fn check(self: &Arc<Self>, body: &[u8]) -> Result<Planned, LabError> {
-        let (spec, plans) = self.checked(parse_body(body)?).await?;
+    pub async fn check(&self, body: &[u8]) -> Result<Planned, LabError> {
+        let (spec, plans) = self.lab.checked(parse_body(body)?).await?;
         Ok(Planned {
             runs: plans.len(),
             expectation: expectation_of(
@@ -102,6 +102,14 @@ impl Lab {
         })
     }
 
+    /// Queues a new campaign with the same spec as `id`, linked to it.
+    pub async fn rerun(&self, id: &str) -> Result<Submitted, LabError> {
+        let record = self.lab.record(id).await?;
+        self.lab.accept(record.spec, Some(record.id)).await
+    }
+}
+
+impl Lab {
     /// A spec checked for the host it names (this one when it names none, and then filled in),
     /// with its runs. Resolving paths and the preflight touch the file system: not on an async
     /// worker.
@@ -131,6 +139,7 @@ impl Lab {
         let Some(record) = self.store.host(host).await? else {
             let known: Vec<String> = self
                 .hosts()
+                .list()
                 .await?
                 .into_iter()
                 .filter(|host| host.alive)
@@ -145,7 +154,7 @@ impl Lab {
                 "no lab host named '{host}' serves on this database (alive: {alive})"
             ))));
         };
-        let view = self.host_view(&record, now_ms());
+        let view = self.hosts().view(&record, now_ms());
         if !view.alive {
             return Ok(RunsOn::Nowhere(Some(format!(
                 "lab host '{host}' was last heard from {:.0} s ago: it is not running, and its \
@@ -161,12 +170,8 @@ impl Lab {
         Ok(RunsOn::Elsewhere(policy))
     }
 
-    /// Queues a new campaign with the same spec as `id`, linked to it.
-    pub async fn rerun(self: &Arc<Self>, id: &str) -> Result<Submitted, LabError> {
-        let record = self.record(id).await?;
-        self.accept(record.spec, Some(record.id)).await
-    }
-
+    /// Checks a spec, stores it as a new campaign (a rerun of `rerun_of`, when it is one) and
+    /// queues its runs, or an adaptive search's first step.
     pub(super) async fn accept(
         self: &Arc<Self>,
         spec: CampaignSpec,

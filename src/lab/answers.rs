@@ -13,14 +13,14 @@ use crate::store::{Backend, CampaignRecord, CampaignStatus, Document, Neighbour,
 use crate::views::report::{CampaignHeader, CampaignReport};
 use crate::views::{RunPhase, RunView};
 
-use super::{Ending, Lab, LabError, MAX_PAGE, SearchReport, search, search_report};
+use super::{Campaigns, Ending, Lab, LabError, MAX_PAGE, SearchReport, search, search_report};
 
 /// A campaign with its spec and runs, as `GET /api/campaigns/{id}` shows it, and its
 /// judgement: the points every view reads and the verdict drawn from them.
 #[derive(Debug, Clone)]
 pub struct CampaignView {
+    /// The campaign as stored (its spec and survey among it), at the status a reader is shown.
     pub campaign: CampaignSummary,
-    pub spec: CampaignSpec,
     pub runs: Vec<RunRecord>,
     /// Each test at each parameter set, with its figure and how many of its runs are valid.
     pub points: Vec<analysis::points::Point>,
@@ -28,8 +28,6 @@ pub struct CampaignView {
     pub verdict: analysis::Verdict,
     /// Runs were still to come when it was judged.
     pub provisional: bool,
-    /// The survey taken when it finished: the source's size and where it was measured.
-    pub survey: Option<Survey>,
     /// Its adaptive search, when its matrix has one.
     pub search: Option<SearchReport>,
 }
@@ -73,6 +71,16 @@ pub fn run_views(runs: &[RunRecord]) -> Vec<RunView<'_>> {
 }
 
 impl CampaignView {
+    /// The spec as accepted.
+    pub fn spec(&self) -> &CampaignSpec {
+        &self.campaign.record.spec
+    }
+
+    /// The survey taken when it finished: the source's size and where it was measured.
+    pub fn survey(&self) -> Option<&Survey> {
+        self.campaign.record.survey.as_ref()
+    }
+
     /// Each run's expected length in seconds, by position, as the plan check works it out
     /// from the stored spec and each run's own parameters, and what in the plan cannot give a
     /// valid run; nothing when the spec no longer expands to its runs.
@@ -91,7 +99,7 @@ impl CampaignView {
     /// bound (for an adaptive search, of its likely runs and of its budget), so a page can set
     /// it against what the campaign took.
     pub fn expected(&self) -> Option<Expectation> {
-        let sweep = self.spec.plan_arms().ok()?;
+        let sweep = self.spec().plan_arms().ok()?;
         if let Some((likely, budget)) = search::search_runs(&sweep) {
             return Some(spec::expectation::expect_search(
                 &sweep.plans,
@@ -106,7 +114,7 @@ impl CampaignView {
     /// full campaign, by test and parameters for an adaptive search's chosen runs; `None`
     /// when the spec no longer expands to the runs.
     fn run_plans(&self) -> Option<Vec<RunPlan>> {
-        let plans = self.spec.plan().ok()?;
+        let plans = self.spec().plan().ok()?;
         if plans.len() == self.runs.len() {
             let mut plans = plans;
             for (plan, run) in plans.iter_mut().zip(&self.runs) {
@@ -126,32 +134,53 @@ impl CampaignView {
     }
 }
 
-/// A campaign in a list.
+/// A campaign as a list shows it: the stored campaign, at the status a reader is shown of it
+/// (`Lab::status_shown`), with its headline read. The facts are the record's own, never
+/// copied; what a list says of them (its link, its date, its verdict in a line) is drawn from
+/// it here. The API answers with a shape of its own (`CampaignSummaryBody`, one `From`): a
+/// subset of the record, named for clients and held still by the OpenAPI document, where this
+/// carries the whole record (spec, kept documents) for the pages.
 #[derive(Debug, Clone)]
 pub struct CampaignSummary {
-    pub id: String,
-    pub name: String,
+    /// The campaign as stored. Its `status` is the stored one; a reader is shown `status`.
+    pub record: CampaignRecord,
+    /// The status a reader is shown: running while a run's end is still being taken here.
     pub status: CampaignStatus,
-    pub created: String,
-    pub rerun_of: Option<String>,
-    /// The lab host it runs on (`None`: stored before hosts were named, any host's).
-    pub host: Option<String>,
-    pub url: String,
-    /// The series its figures join: `/series/{series}` draws them beside the others'.
-    pub series: Option<String>,
-    pub tests: Vec<String>,
-    pub runs_total: i64,
-    pub runs_finished: i64,
-    /// Of the finished runs: how many ended done, cancelled and failed.
-    pub runs_done: i64,
-    pub runs_cancelled: i64,
-    pub runs_failed: i64,
-    /// The fastest whole-run figure of any test: not the backup's figure (see `headline`).
-    pub best_mb_per_s: Option<f64>,
-    /// The verdict in one line once the campaign has finished (the list shows it).
-    pub verdict: Option<String>,
-    /// The backup's figure and the component named, once the campaign has been judged.
+    /// The backup's figure and the component named, once the campaign has been judged (one
+    /// kept in an older shape reads as none, and the campaign is judged again).
     pub headline: Option<analysis::Headline>,
+}
+
+impl CampaignSummary {
+    /// The stored campaign `record` as a reader is shown it, at `status`.
+    fn of(record: CampaignRecord, status: CampaignStatus) -> Self {
+        Self {
+            headline: headline_of(&record),
+            record,
+            status,
+        }
+    }
+
+    /// Where its report lives.
+    pub fn url(&self) -> String {
+        campaign_url(&self.record.id)
+    }
+
+    /// When it was submitted (`2026-01-02T03:04:05Z`).
+    pub fn created(&self) -> String {
+        format_ms(self.record.created_ms)
+    }
+
+    /// The verdict in one line once the campaign has been judged (the list shows it):
+    /// rendered from the kept judgement; one kept under older rules is said as it reads (it
+    /// is judged again at start, unless it has no survey to rest on).
+    pub fn verdict(&self) -> Option<String> {
+        self.record
+            .judgement
+            .as_ref()
+            .and_then(|kept| kept.decode::<analysis::Judgement>().ok())
+            .map(|judgement| judgement.verdict.sentence())
+    }
 }
 
 /// A page of campaigns, newest first; `next_before` continues the list.
@@ -161,17 +190,16 @@ pub struct CampaignPage {
     pub next_before: Option<String>,
 }
 
-impl Lab {
+impl Campaigns<'_> {
     /// A campaign with its spec and runs, judged: its points and the verdict on them. A
     /// finished campaign's judgement is the one kept when it finished; any other is drawn in
     /// memory from the runs. Reads only: nothing is written.
-    pub async fn campaign(&self, id: &str) -> Result<CampaignView, LabError> {
-        let (record, status) = self.record_shown(id).await?;
-        let runs = self.store.runs(&record.id).await?;
-        let spec = record.spec.clone();
-        let survey = survey_of(&record);
+    pub async fn view(&self, id: &str) -> Result<CampaignView, LabError> {
+        let lab = self.lab;
+        let (record, status) = lab.record_shown(id).await?;
+        let runs = lab.store.runs(&record.id).await?;
         let kept = if record.status.is_final() {
-            self.store
+            lab.store
                 .judgement(&record.id)
                 .await?
                 .as_ref()
@@ -179,32 +207,21 @@ impl Lab {
         } else {
             None
         };
-        let judgement =
-            kept.unwrap_or_else(|| analysis::Judgement::of(&run_entries(&runs), survey.as_ref()));
+        let judgement = kept.unwrap_or_else(|| {
+            analysis::Judgement::of(&run_entries(&runs), record.survey.as_ref())
+        });
         let search = search::state_of(&record).map(|(_, state)| {
             let cap = judgement.verdict.cap();
-            search_report(&spec, &state, runs.len(), &judgement.points, cap)
+            search_report(&record.spec, &state, runs.len(), &judgement.points, cap)
         });
         Ok(CampaignView {
-            campaign: summary(&record, status),
+            campaign: CampaignSummary::of(record, status),
             search,
-            spec,
             runs,
             points: judgement.points,
             verdict: judgement.verdict,
             provisional: judgement.provisional,
-            survey,
         })
-    }
-
-    /// Judges a campaign from its runs, whatever was kept.
-    async fn judge(&self, id: &str) -> Result<analysis::Judgement, LabError> {
-        let record = self.record(id).await?;
-        let runs = self.store.runs(&record.id).await?;
-        Ok(analysis::Judgement::of(
-            &run_entries(&runs),
-            survey_of(&record).as_ref(),
-        ))
     }
 
     /// Campaigns newest first.
@@ -214,9 +231,10 @@ impl Lab {
         before: Option<&str>,
         limit: u32,
     ) -> Result<CampaignPage, LabError> {
+        let lab = self.lab;
         let limit = limit.clamp(1, MAX_PAGE);
-        let start = self.read_start();
-        let Some(records) = self.store.list_campaigns(status, before, limit).await? else {
+        let start = lab.read_start();
+        let Some(records) = lab.store.list_campaigns(status, before, limit).await? else {
             let mut errors = FieldErrors::default();
             errors.add(
                 "before",
@@ -224,15 +242,20 @@ impl Lab {
             );
             return Err(LabError::BadQuery(errors));
         };
+        let next_before = if records.len() == limit as usize {
+            records.last().map(|record| record.id.clone())
+        } else {
+            None
+        };
         // A read: the list shows what was kept when each campaign was judged, and judges
         // nothing itself (see `judge_stale`). A campaign still being judged here reads as
         // running, so a list of another status leaves it out.
         let mut campaigns = Vec::with_capacity(records.len());
-        for record in &records {
-            let shown = match self.status_shown(record, start) {
-                Some(shown) => summary(record, shown),
-                None => match self.record_shown(&record.id).await {
-                    Ok((record, shown)) => summary(&record, shown),
+        for record in records {
+            let shown = match lab.status_shown(&record, start) {
+                Some(shown) => CampaignSummary::of(record, shown),
+                None => match lab.record_shown(&record.id).await {
+                    Ok((record, shown)) => CampaignSummary::of(record, shown),
                     Err(LabError::NotFound(_)) => continue,
                     Err(error) => return Err(error),
                 },
@@ -241,15 +264,64 @@ impl Lab {
                 campaigns.push(shown);
             }
         }
-        let next_before = if records.len() == limit as usize {
-            records.last().map(|record| record.id.clone())
-        } else {
-            None
-        };
         Ok(CampaignPage {
             campaigns,
             next_before,
         })
+    }
+
+    /// The campaign's report: the same document `backlab run --json` prints.
+    pub async fn report(&self, id: &str) -> Result<CampaignReport, LabError> {
+        let view = self.view(id).await?;
+        let record = view.campaign.record;
+        Ok(CampaignReport {
+            campaign: CampaignHeader {
+                name: record.name,
+                spec: record.spec,
+            },
+            runs: view.runs.into_iter().filter_map(|run| run.result).collect(),
+            points: view.points,
+            bottleneck: view.verdict,
+            survey: record.survey,
+        })
+    }
+
+    /// The campaigns queued as reruns of `id`, oldest first.
+    pub async fn reruns(&self, id: &str) -> Result<Vec<String>, LabError> {
+        check_id(id)?;
+        Ok(self.lab.store.reruns_of(id).await?)
+    }
+
+    /// The newest earlier campaign with the same spec (its name aside), if any.
+    pub async fn previous_with_same_spec(&self, id: &str) -> Result<Option<String>, LabError> {
+        check_id(id)?;
+        Ok(self
+            .lab
+            .store
+            .same_spec_neighbour(id, Neighbour::Previous)
+            .await?)
+    }
+
+    /// The oldest later campaign with the same spec (its name aside), if any.
+    pub async fn next_with_same_spec(&self, id: &str) -> Result<Option<String>, LabError> {
+        check_id(id)?;
+        Ok(self
+            .lab
+            .store
+            .same_spec_neighbour(id, Neighbour::Next)
+            .await?)
+    }
+}
+
+impl Lab {
+    /// Judges a campaign from its runs, whatever was kept.
+    async fn judge(&self, id: &str) -> Result<analysis::Judgement, LabError> {
+        let record = self.record(id).await?;
+        let runs = self.store.runs(&record.id).await?;
+        Ok(analysis::Judgement::of(
+            &run_entries(&runs),
+            record.survey.as_ref(),
+        ))
     }
 
     /// Judges, once, every finished campaign whose kept headline is missing or was drawn under
@@ -343,7 +415,7 @@ impl Lab {
 
     /// Judges a finished campaign and keeps its judgement and headline: pages, reports and
     /// the list read them from then on. False when it cannot be judged (a warning is logged).
-    pub async fn keep_verdict(&self, id: &str) -> bool {
+    pub(super) async fn keep_verdict(&self, id: &str) -> bool {
         let judgement = match self.judge(id).await {
             Ok(judgement) => judgement,
             Err(error) => {
@@ -362,44 +434,9 @@ impl Lab {
         true
     }
 
-    /// The campaign's report: the same document `backlab run --json` prints.
-    pub async fn report(&self, id: &str) -> Result<CampaignReport, LabError> {
-        let view = self.campaign(id).await?;
-        Ok(CampaignReport {
-            campaign: CampaignHeader {
-                name: view.campaign.name,
-                spec: view.spec,
-            },
-            runs: view.runs.into_iter().filter_map(|run| run.result).collect(),
-            points: view.points,
-            bottleneck: view.verdict,
-            survey: view.survey,
-        })
-    }
-
-    /// The campaigns queued as reruns of `id`, oldest first.
-    pub async fn reruns(&self, id: &str) -> Result<Vec<String>, LabError> {
-        self.check_id(id)?;
-        Ok(self.store.reruns_of(id).await?)
-    }
-
-    /// The newest earlier campaign with the same spec (its name aside), if any.
-    pub async fn previous_with_same_spec(&self, id: &str) -> Result<Option<String>, LabError> {
-        self.check_id(id)?;
-        Ok(self
-            .store
-            .same_spec_neighbour(id, Neighbour::Previous)
-            .await?)
-    }
-
-    /// The oldest later campaign with the same spec (its name aside), if any.
-    pub async fn next_with_same_spec(&self, id: &str) -> Result<Option<String>, LabError> {
-        self.check_id(id)?;
-        Ok(self.store.same_spec_neighbour(id, Neighbour::Next).await?)
-    }
-
+    /// The stored campaign `id`; not found when there is none.
     pub(super) async fn record(&self, id: &str) -> Result<CampaignRecord, LabError> {
-        self.check_id(id)?;
+        check_id(id)?;
         self.store.campaign(id).await?.ok_or_else(|| not_found(id))
     }
 
@@ -425,23 +462,20 @@ impl Lab {
             }
         }
     }
+}
 
-    pub(super) fn check_id(&self, id: &str) -> Result<(), LabError> {
-        if ids::looks_like_campaign_id(id) {
-            Ok(())
-        } else {
-            Err(not_found(id))
-        }
+/// Refuses, as not found, an id no campaign can have: the store is not asked.
+pub(super) fn check_id(id: &str) -> Result<(), LabError> {
+    if ids::looks_like_campaign_id(id) {
+        Ok(())
+    } else {
+        Err(not_found(id))
     }
 }
 
 /// Where a campaign's report lives.
 pub fn campaign_url(id: &str) -> String {
     format!("/campaigns/{id}")
-}
-
-fn survey_of(record: &CampaignRecord) -> Option<Survey> {
-    record.survey.clone()
 }
 
 /// A kept judgement, when it still reads and was drawn under today's judging rules
@@ -461,33 +495,4 @@ fn headline_of(record: &CampaignRecord) -> Option<analysis::Headline> {
 
 pub(super) fn not_found(id: &str) -> LabError {
     LabError::NotFound(format!("no campaign {id:?}"))
-}
-
-/// A campaign as a list shows it, at the status a reader is shown ([`Lab::status_shown`]).
-fn summary(record: &CampaignRecord, status: CampaignStatus) -> CampaignSummary {
-    CampaignSummary {
-        id: record.id.clone(),
-        name: record.name.clone(),
-        status,
-        created: format_ms(record.created_ms),
-        rerun_of: record.rerun_of.clone(),
-        host: record.host.clone(),
-        url: campaign_url(&record.id),
-        series: record.series.clone(),
-        tests: record.spec.tests.clone(),
-        runs_total: record.runs_total,
-        runs_finished: record.runs_finished,
-        runs_done: record.runs_done,
-        runs_cancelled: record.runs_cancelled,
-        runs_failed: record.runs_failed,
-        best_mb_per_s: record.best_mb_per_s,
-        // Rendered from the kept judgement; one kept under older rules is said as it reads
-        // (it is judged again at start, unless it has no survey to rest on).
-        verdict: record
-            .judgement
-            .as_ref()
-            .and_then(|kept| kept.decode::<analysis::Judgement>().ok())
-            .map(|judgement| judgement.verdict.sentence()),
-        headline: headline_of(record),
-    }
 }

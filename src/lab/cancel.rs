@@ -5,41 +5,42 @@ use crate::clock::now_ms;
 use crate::lab::events::RelayMessage;
 use crate::store::{CampaignStatus, DeleteOutcome};
 
-use super::{Ending, Lab, LabError, StopReason, not_found};
+use super::{Campaigns, Ending, LabError, StopReason, check_id, not_found};
 
-impl Lab {
+impl Campaigns<'_> {
     /// Cancels the queued runs of a campaign and stops its running one.
     pub async fn cancel(&self, id: &str) -> Result<CampaignStatus, LabError> {
-        self.check_id(id)?;
+        check_id(id)?;
+        let lab = self.lab;
         let outcome = {
-            let _claiming = self.claim_lock.lock().await;
+            let _claiming = lab.claim_lock.lock().await;
             // A search chooses nothing more once its campaign is cancelled.
-            self.cancel_search(id).await?;
-            let outcome = self
+            lab.cancel_search(id).await?;
+            let outcome = lab
                 .store
                 .cancel_campaign(id, now_ms())
                 .await?
                 .ok_or_else(|| not_found(id))?;
             let mut elsewhere = Vec::new();
             for run_id in &outcome.running {
-                match self.switch(*run_id) {
+                match lab.switch(*run_id) {
                     Some(switch) => switch.stop(StopReason::Cancelled),
                     None => elsewhere.push(*run_id),
                 }
             }
             // Running on another host: that host stops it.
             if !elsewhere.is_empty() {
-                self.relay(RelayMessage::Stop {
-                    from: self.host.name.clone(),
+                lab.relay(RelayMessage::Stop {
+                    from: lab.host.name.clone(),
                     runs: elsewhere,
                 });
             }
             outcome
         };
-        let (record, shown) = self.record_shown(id).await?;
+        let (record, shown) = lab.record_shown(id).await?;
         // A run executing ends the campaign when it stops; with none, the cancel did.
         if outcome.running.is_empty() && outcome.cancelled_queued > 0 {
-            self.campaign_ended(id, record.status, Ending::CancelledIdle)
+            lab.campaign_ended(id, record.status, Ending::CancelledIdle)
                 .await;
         }
         Ok(shown)
@@ -48,8 +49,8 @@ impl Lab {
     /// Deletes a campaign and everything measured for it, unless it is running. Returns the
     /// campaign it was a rerun of, if any.
     pub async fn delete(&self, id: &str) -> Result<Option<String>, LabError> {
-        let rerun_of = self.record(id).await?.rerun_of;
-        match self.store.delete_campaign(id).await? {
+        let rerun_of = self.lab.record(id).await?.rerun_of;
+        match self.lab.store.delete_campaign(id).await? {
             DeleteOutcome::Deleted => Ok(rerun_of),
             DeleteOutcome::NotFound => Err(not_found(id)),
             DeleteOutcome::Running => Err(LabError::Conflict(format!(

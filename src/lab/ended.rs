@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::events::LabEvent;
 use super::{Lab, RunSwitch, StopReason};
+use crate::clock::now_ms;
 use crate::engine::result::{RunResult, RunStatus};
 use crate::engine::survey::{self, Survey};
 use crate::spec::RunPlan;
@@ -203,7 +204,7 @@ impl Lab {
     /// 4. take the campaign's adaptive **search step**, once this was its last run left:
     ///    before the campaign is read back, since runs the step queues keep it open;
     /// 5. when the campaign is final now, its **end**: [`Lab::campaign_ended`].
-    pub async fn run_ended(
+    pub(super) async fn run_ended(
         &self,
         claimed: &ClaimedRun,
         switch: &RunSwitch,
@@ -276,7 +277,7 @@ impl Lab {
     /// ([`StoreError::UnreadableRun`]): it is said in the log and to its campaign's followers
     /// (`run_finished`, failed, saying why), and its campaign's end follows as for any run
     /// ([`Lab::step_or_end`]).
-    pub async fn unreadable_run_ended(&self, run: &UnreadableRun) {
+    pub(super) async fn unreadable_run_ended(&self, run: &UnreadableRun) {
         let _settling = self.settle(&run.campaign_id);
         tracing::error!(
             campaign = %run.campaign_id,
@@ -308,7 +309,7 @@ impl Lab {
             tracing::error!(campaign = %campaign_id, %error, "cannot take the search's next step");
         }
         // 5. The campaign's end.
-        let record = match self.stored_campaign(campaign_id).await {
+        let record = match self.store.campaign(campaign_id).await {
             Ok(Some(record)) => record,
             Ok(None) => return,
             Err(error) => {
@@ -387,7 +388,7 @@ impl Lab {
     /// was taken by a caller that has since finished (the mark `step_or_end` reads too). A
     /// campaign that cannot be read is not taken for ended.
     async fn ended_already(&self, id: &str) -> bool {
-        match self.stored_campaign(id).await {
+        match self.store.campaign(id).await {
             Ok(record) => record.is_some_and(|record| record.headline.is_some()),
             Err(error) => {
                 tracing::warn!(campaign = %id, %error, "cannot read the campaign back at its end");
@@ -432,7 +433,7 @@ impl Lab {
 
     /// Stores a campaign's survey; false when it could not be stored (said in the log).
     async fn store_survey(&self, id: &str, survey: &Survey) -> bool {
-        match self.set_survey(id, survey).await {
+        match self.store.set_survey(id, survey).await {
             Ok(()) => true,
             Err(error) => {
                 tracing::warn!(campaign = %id, %error, "cannot store the survey");
@@ -454,10 +455,12 @@ impl Lab {
         let mut wait = SAVE_RETRY_FIRST;
         loop {
             let saved = match stopped_by {
-                Some(StopReason::Shutdown) => self.interrupt_run(held).await.map(|()| true),
+                Some(StopReason::Shutdown) => self.store.interrupt_run(held).await.map(|()| true),
                 // Queued again when its lease lapsed: the next attempt's result is the run's.
                 Some(StopReason::LeaseLost) => Ok(false),
-                Some(StopReason::Cancelled) | None => self.finish_run(held, result).await,
+                Some(StopReason::Cancelled) | None => {
+                    self.store.finish_run(held, result, now_ms()).await
+                }
             };
             match saved {
                 Err(error) if !self.is_stopping() => {

@@ -1,7 +1,7 @@
 //! Live news of campaigns for whoever listens (the SSE endpoint): runs starting, progress a few
 //! times a second, runs and campaigns finishing. Nothing here is durable; the store is. The lab
 //! publishes here and to the other hosts (`Lab::publish`), and a new follower gets the
-//! campaign's state first (`Lab::state_event`).
+//! campaign's state first (`Runs::state_event`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -11,7 +11,7 @@ use tokio::sync::broadcast;
 
 use crate::store::{RunRecord, RunState};
 
-use super::{Lab, LabError};
+use super::Lab;
 
 /// Events buffered per subscriber before a slow one starts missing progress.
 const CAPACITY: usize = 1024;
@@ -171,7 +171,7 @@ impl EventHub {
 
 impl Lab {
     /// Tells a campaign's followers what happened, on this host and on the others.
-    pub fn publish(&self, campaign_id: &str, event: LabEvent) {
+    pub(super) fn publish(&self, campaign_id: &str, event: LabEvent) {
         if self.relay_out.get().is_some() {
             self.relay(RelayMessage::Event {
                 from: self.host.name.clone(),
@@ -180,23 +180,5 @@ impl Lab {
             });
         }
         self.events.publish(campaign_id, event);
-    }
-
-    /// Every event of every campaign from now on.
-    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<crate::lab::events::Envelope> {
-        self.events.subscribe()
-    }
-
-    /// The `state` event a new subscriber gets first.
-    pub async fn state_event(&self, id: &str) -> Result<LabEvent, LabError> {
-        let (record, status) = self.record_shown(id).await?;
-        let runs = self.store.runs(&record.id).await?;
-        Ok(LabEvent::State {
-            status,
-            runs_total: runs.len(),
-            runs_finished: runs.iter().filter(|run| run.status.is_final()).count(),
-            runs: runs.iter().map(RunBrief::from).collect(),
-            progress: self.events.latest_progress(id).map(Box::new),
-        })
     }
 }

@@ -1,6 +1,6 @@
 //! A lab's place on its database: its name held against a second lab taking it, its
-//! registration (what it may read and write), its heartbeat, the other hosts as it sees
-//! them, and the relay that carries live events and stops between the hosts of a fleet.
+//! registration (what it may read and write), its heartbeat, and the relay that carries live
+//! events and stops between the hosts of a fleet. How it sees the other hosts is in `hosts`.
 
 use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
@@ -10,9 +10,9 @@ use tokio::task::JoinHandle;
 
 use crate::clock::now_ms;
 use crate::lab::events::RelayMessage;
-use crate::lab::{Lab, LabError, MAX_PAGE, StopReason};
+use crate::lab::{Lab, StopReason};
 use crate::policy::Policy;
-use crate::store::{HeldRun, HostHold, HostRecord, Lapsed, Relayed, Store, StoreError};
+use crate::store::{HeldRun, HostHold, Lapsed, Relayed, Store, StoreError};
 
 /// The longest message PostgreSQL carries on a channel is 8000 bytes; a longer one is not sent.
 const MAX_RELAYED: usize = 7900;
@@ -145,7 +145,7 @@ pub fn spawn_heartbeat(lab: &Arc<Lab>) -> JoinHandle<()> {
 pub async fn start_relay(lab: &Arc<Lab>) -> Result<(), StoreError> {
     let lease = lab.host().lease;
     let deadline = lease.max(RELAY_DEADLINE_LEAST);
-    let Some(mut feed) = lab.store().relay_feed(lease / 3, deadline).await? else {
+    let Some(mut feed) = lab.store.relay_feed(lease / 3, deadline).await? else {
         return Ok(());
     };
     let receiving = Arc::clone(lab);
@@ -174,8 +174,8 @@ pub async fn start_relay(lab: &Arc<Lab>) -> Result<(), StoreError> {
         }
     });
     let (sender, mut outbox) = mpsc::channel::<RelayMessage>(RELAY_QUEUE);
-    lab.start_relay(sender);
-    let store = lab.store().clone();
+    lab.relay_through(sender);
+    let store = lab.store.clone();
     tokio::spawn(async move {
         while let Some(message) = outbox.recv().await {
             let Ok(text) = serde_json::to_string(&message) else {
@@ -223,26 +223,13 @@ impl HostSettings {
     }
 }
 
-/// A lab host as the form shows it (the API's answer is built from it).
-#[derive(Debug, Clone)]
-pub struct HostView {
-    pub name: String,
-    /// Whether it was heard from within its lease: it takes runs now.
-    pub alive: bool,
-    /// Seconds since it was last heard from.
-    pub last_seen_s: f64,
-    /// Whether it is the host answering.
-    pub this_host: bool,
-    pub url: Option<String>,
-}
-
 impl Lab {
     /// The heartbeat: tells the database this host is alive, renews the leases of the runs it
     /// executes (stopping any whose lease it lost, or whose campaign was cancelled), and puts
     /// back on the queue the runs of hosts whose leases lapsed, or ends them cancelled when
     /// their campaign was cancelled meanwhile. Returns what the sweep did; the campaigns it
     /// cancelled runs of are the caller's to end.
-    pub async fn heartbeat(&self) -> Result<Lapsed, StoreError> {
+    async fn heartbeat(&self) -> Result<Lapsed, StoreError> {
         let held: Vec<HeldRun> = self
             .running
             .lock()
@@ -293,60 +280,12 @@ impl Lab {
         Ok(lapsed)
     }
 
-    /// The registered lab hosts, those alive first.
-    pub async fn hosts(&self) -> Result<Vec<HostView>, LabError> {
-        let now = now_ms();
-        let mut hosts: Vec<HostView> = self
-            .store
-            .hosts()
-            .await?
-            .into_iter()
-            .map(|record| self.host_view(&record, now))
-            .collect();
-        hosts.sort_by_key(|host| !host.alive);
-        Ok(hosts)
-    }
-
-    /// A page of the registered lab hosts by name: at most `limit` (clamped to
-    /// 1..=[`MAX_PAGE`]) whose names sort after `after`; the name the next page starts
-    /// after, when more follow.
-    pub async fn hosts_page(
-        &self,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<(Vec<HostView>, Option<String>), LabError> {
-        let limit = limit.clamp(1, MAX_PAGE);
-        let now = now_ms();
-        // One more than the page shows: whether another page follows.
-        let mut records = self.store.hosts_page(after, limit + 1).await?;
-        let more = records.len() > limit as usize;
-        records.truncate(limit as usize);
-        let next_after = more
-            .then(|| records.last().map(|record| record.name.clone()))
-            .flatten();
-        let hosts = records
-            .iter()
-            .map(|record| self.host_view(record, now))
-            .collect();
-        Ok((hosts, next_after))
-    }
-
-    pub(super) fn host_view(&self, record: &HostRecord, now: i64) -> HostView {
-        let last_seen_s = (now - record.heartbeat_ms).max(0) as f64 / 1000.0;
-        HostView {
-            name: record.name.clone(),
-            alive: record.name == self.host.name || self.host.hears(record.heartbeat_ms, now),
-            last_seen_s,
-            this_host: record.name == self.host.name,
-            url: record.url.clone(),
-        }
-    }
-
     /// Starts sending this host's events and stops to the others through `sender`.
-    pub fn start_relay(&self, sender: mpsc::Sender<RelayMessage>) {
+    fn relay_through(&self, sender: mpsc::Sender<RelayMessage>) {
         let _ = self.relay_out.set(sender);
     }
 
+    /// Sends `message` to the other hosts, once the relay runs.
     pub(super) fn relay(&self, message: RelayMessage) {
         // Full only when the database cannot keep up: live news is dropped, the store keeps
         // what matters.
@@ -357,23 +296,17 @@ impl Lab {
 
     /// The relay from the other hosts listens again after it was cut: what they relayed in
     /// between is lost. Idle lanes look at the queue (runs queued meanwhile), and every
-    /// follower here reads its campaign's state again ([`Lab::relay_reopenings`]); a cancel
-    /// whose stop was lost reaches its run by the next heartbeat, which reads cancels from
-    /// the store.
-    pub fn relay_reopened(&self) {
+    /// follower here reads its campaign's state again
+    /// ([`Runs::relay_reopenings`](crate::lab::Runs::relay_reopenings)); a cancel whose stop
+    /// was lost reaches its run by the next heartbeat, which reads cancels from the store.
+    fn relay_reopened(&self) {
         self.queue_changed.notify_waiters();
         self.relay_reopened.send_modify(|count| *count += 1);
     }
 
-    /// Changes each time the relay from the other hosts listens again after it was cut: a
-    /// follower of a campaign reads where it stands then, since events may have been lost.
-    pub fn relay_reopenings(&self) -> tokio::sync::watch::Receiver<u64> {
-        self.relay_reopened.subscribe()
-    }
-
     /// Takes in what another host relayed: its campaigns' events for this host's followers,
     /// stops for runs executing here, and news of runs queued.
-    pub fn receive_relayed(&self, message: RelayMessage) {
+    fn receive_relayed(&self, message: RelayMessage) {
         match message {
             RelayMessage::Event { from, .. }
             | RelayMessage::Stop { from, .. }

@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 
-use super::{Lab, LabError, not_found, read_json};
+use super::{Campaigns, LabError, check_id, not_found, read_json};
 use crate::clock::now_ms;
 use crate::field_errors::FieldErrors;
 use crate::reference::{self, Reference, Tool};
@@ -16,7 +16,7 @@ struct Import {
     result: serde_json::Value,
 }
 
-impl Lab {
+impl Campaigns<'_> {
     /// Reads a tool's result (`{"tool": "fio" | "iperf3", "result": …}`) and keeps its figures
     /// with campaign `id`; answers every reference the campaign holds.
     pub async fn import_references(
@@ -24,7 +24,7 @@ impl Lab {
         id: &str,
         body: &[u8],
     ) -> Result<Vec<Reference>, LabError> {
-        self.check_id(id)?;
+        check_id(id)?;
         let import: Import = read_json(body)?;
         let references = reference::read(import.tool, &import.result).map_err(|error| {
             let mut errors = FieldErrors::default();
@@ -35,7 +35,12 @@ impl Lab {
             .iter()
             .map(Document::encode)
             .collect::<Result<_, _>>()?;
-        match self.store.add_references(id, &documents, now_ms()).await? {
+        match self
+            .lab
+            .store
+            .add_references(id, &documents, now_ms())
+            .await?
+        {
             None => Err(not_found(id)),
             Some(false) => Err(LabError::Conflict(format!(
                 "a campaign keeps at most {MAX_REFERENCES} reference figures"
@@ -47,8 +52,9 @@ impl Lab {
     /// The reference figures kept with campaign `id`, in the order they were imported (any
     /// that no longer reads left out).
     pub async fn references(&self, id: &str) -> Result<Vec<Reference>, LabError> {
-        self.check_id(id)?;
+        check_id(id)?;
         let kept = self
+            .lab
             .store
             .references(id)
             .await?

@@ -53,7 +53,9 @@ impl Lab {
     /// Takes the oldest queued run and registers its switch, both under the claim lock, so a
     /// cancel never misses a run just claimed. `None` when nothing is queued or the lab is
     /// stopping.
-    pub async fn claim_next(&self) -> Result<Option<(ClaimedRun, Arc<RunSwitch>)>, StoreError> {
+    pub(super) async fn claim_next(
+        &self,
+    ) -> Result<Option<(ClaimedRun, Arc<RunSwitch>)>, StoreError> {
         let _claiming = self.claim_lock.lock().await;
         if self.is_stopping() {
             return Ok(None);
@@ -97,7 +99,7 @@ impl Lab {
     }
 
     /// Forgets a finished attempt's switch (not a later attempt's, registered since).
-    pub fn unregister(&self, run: HeldRun) {
+    pub(super) fn unregister(&self, run: HeldRun) {
         let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
         if running
             .get(&run.run_id)
@@ -143,7 +145,7 @@ impl Lab {
     }
 
     /// Whether a shutdown has begun.
-    pub fn is_stopping(&self) -> bool {
+    pub(super) fn is_stopping(&self) -> bool {
         self.stopping.load(Ordering::SeqCst)
     }
 }

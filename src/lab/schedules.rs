@@ -112,9 +112,22 @@ fn unknown_after(after: Option<&str>) -> LabError {
     LabError::BadQuery(errors)
 }
 
+/// The lab's schedules: created, read, changed and deleted by request, and fired when due.
+pub struct Schedules<'a> {
+    /// A schedule's spec is checked, and its occurrences queued, as a campaign is: on the lab.
+    lab: &'a Arc<Lab>,
+}
+
 impl Lab {
+    /// The schedules: kept, changed, and fired when due.
+    pub fn schedules(self: &Arc<Self>) -> Schedules<'_> {
+        Schedules { lab: self }
+    }
+}
+
+impl Schedules<'_> {
     /// Creates a schedule from a request body; every bad field is named (`cron`, `spec.…`).
-    pub async fn create_schedule(self: &Arc<Self>, body: &[u8]) -> Result<ScheduleView, LabError> {
+    pub async fn create(&self, body: &[u8]) -> Result<ScheduleView, LabError> {
         let request: NewSchedule = read_json(body)?;
         let mut errors = FieldErrors::default();
         let pattern = checked_pattern(&request.cron, &mut errors);
@@ -142,7 +155,7 @@ impl Lab {
             last_missed_ms: None,
             last_error: None,
         };
-        if !self.store.insert_schedule(&record).await? {
+        if !self.lab.store.insert_schedule(&record).await? {
             return Err(LabError::Conflict(format!(
                 "the lab keeps at most {MAX_SCHEDULES} schedules: delete one first"
             )));
@@ -152,14 +165,10 @@ impl Lab {
 
     /// A page of schedules, oldest first (without their firings): at most `limit` (clamped to
     /// 1..=[`MAX_PAGE`]) after the one `after` names.
-    pub async fn schedules(
-        &self,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<SchedulePage, LabError> {
+    pub async fn page(&self, after: Option<&str>, limit: u32) -> Result<SchedulePage, LabError> {
         let limit = limit.clamp(1, MAX_PAGE);
         // One more than the page shows: whether another page follows.
-        let records = self.store.schedules(after, limit + 1).await?;
+        let records = self.lab.store.schedules(after, limit + 1).await?;
         let records = records.ok_or_else(|| unknown_after(after))?;
         Ok(SchedulePage::of(
             records
@@ -170,9 +179,9 @@ impl Lab {
         ))
     }
 
-    /// A page of schedules as [`Lab::schedules`] reads it, each with its newest `shown`
+    /// A page of schedules as [`Schedules::page`] reads it, each with its newest `shown`
     /// firings.
-    pub async fn schedules_with_firings(
+    pub async fn page_with_firings(
         &self,
         after: Option<&str>,
         limit: u32,
@@ -181,6 +190,7 @@ impl Lab {
         let limit = limit.clamp(1, MAX_PAGE);
         let shown = i64::try_from(shown).unwrap_or(i64::MAX);
         let records = self
+            .lab
             .store
             .schedules_with_firings(after, limit + 1, shown)
             .await?
@@ -195,18 +205,14 @@ impl Lab {
     }
 
     /// One schedule with its newest firings.
-    pub async fn schedule(&self, id: &str) -> Result<ScheduleView, LabError> {
+    pub async fn view(&self, id: &str) -> Result<ScheduleView, LabError> {
         let (record, firings) = self.schedule_with_firings(id).await?;
         Ok(ScheduleView::of(record, firings))
     }
 
     /// Changes a schedule's name, pattern, spec or pause; a resumed or re-timed schedule
     /// fires next at the pattern's first occurrence from now (none of those it slept through).
-    pub async fn change_schedule(
-        self: &Arc<Self>,
-        id: &str,
-        body: &[u8],
-    ) -> Result<ScheduleView, LabError> {
+    pub async fn change(&self, id: &str, body: &[u8]) -> Result<ScheduleView, LabError> {
         let (mut record, _) = self.schedule_with_firings(id).await?;
         let change: ScheduleChange = read_json(body)?;
         let mut errors = FieldErrors::default();
@@ -242,15 +248,15 @@ impl Lab {
         {
             record.next_ms = pattern.next_after(calendar_ms()).unwrap_or(i64::MAX);
         }
-        if !self.store.update_schedule(&record).await? {
+        if !self.lab.store.update_schedule(&record).await? {
             return Err(no_schedule(id));
         }
-        self.schedule(id).await
+        self.view(id).await
     }
 
     /// Deletes a schedule; the campaigns it queued stay.
-    pub async fn delete_schedule(&self, id: &str) -> Result<(), LabError> {
-        if !crate::ids::looks_like_campaign_id(id) || !self.store.delete_schedule(id).await? {
+    pub async fn delete(&self, id: &str) -> Result<(), LabError> {
+        if !crate::ids::looks_like_campaign_id(id) || !self.lab.store.delete_schedule(id).await? {
             return Err(no_schedule(id));
         }
         Ok(())
@@ -259,9 +265,9 @@ impl Lab {
     /// Fires every occurrence due now that no other lab has taken, and counts as missed those
     /// too long past. Returns how many occurrences it fired (their campaigns are queued in the
     /// background).
-    pub async fn fire_due_schedules(self: &Arc<Self>) -> usize {
+    pub async fn fire_due(&self) -> usize {
         let now = calendar_ms();
-        let due = match self.store.schedules_due(now).await {
+        let due = match self.lab.store.schedules_due(now).await {
             Ok(due) => due,
             Err(error) => {
                 tracing::warn!(%error, "cannot read the schedules due");
@@ -280,6 +286,7 @@ impl Lab {
                 continue;
             }
             let taken = self
+                .lab
                 .store
                 .take_occurrences(
                     &record.id,
@@ -288,7 +295,7 @@ impl Lab {
                     due.missed,
                     due.last_missed,
                     due.fire,
-                    &self.host.name,
+                    &self.lab.host.name,
                     now,
                 )
                 .await;
@@ -314,20 +321,21 @@ impl Lab {
             // The occurrence is taken; queuing its spec (checks that may wait on a store
             // outside the machine) goes on beside the clock, so no schedule fires late
             // because another one's checks are slow.
-            let lab = Arc::clone(self);
-            tokio::spawn(async move { lab.fire_and_settle(&record, occurrence).await });
+            let lab = Arc::clone(self.lab);
+            tokio::spawn(async move { lab.schedules().fire_and_settle(&record, occurrence).await });
             fired += 1;
         }
         fired
     }
 
     /// Queues an occurrence's campaign and records how it went.
-    async fn fire_and_settle(self: &Arc<Self>, record: &ScheduleRecord, occurrence: i64) {
+    async fn fire_and_settle(&self, record: &ScheduleRecord, occurrence: i64) {
         let outcome = self.fire(record).await;
         if let Err(error) = &outcome {
             tracing::warn!(schedule = %record.id, %error, "the schedule's spec could not be queued");
         }
         let settled = self
+            .lab
             .store
             .settle_firing(
                 &record.id,
@@ -341,12 +349,12 @@ impl Lab {
     }
 
     /// Queues the schedule's spec as a campaign named after the schedule when it has no name.
-    async fn fire(self: &Arc<Self>, record: &ScheduleRecord) -> Result<String, String> {
+    async fn fire(&self, record: &ScheduleRecord) -> Result<String, String> {
         let mut spec = parse_body(record.spec.as_bytes()).map_err(|error| error.to_string())?;
         if spec.name.is_empty() {
             spec.name = record.name.clone();
         }
-        match self.accept(spec, None).await {
+        match self.lab.accept(spec, None).await {
             Ok(submitted) => Ok(submitted.id),
             Err(error) => Err(error
                 .field_errors()
@@ -354,6 +362,7 @@ impl Lab {
         }
     }
 
+    /// The stored schedule `id` with its newest firings; not found when there is none.
     async fn schedule_with_firings(
         &self,
         id: &str,
@@ -361,7 +370,8 @@ impl Lab {
         if !crate::ids::looks_like_campaign_id(id) {
             return Err(no_schedule(id));
         }
-        self.store
+        self.lab
+            .store
             .schedule(id)
             .await?
             .ok_or_else(|| no_schedule(id))
@@ -370,13 +380,13 @@ impl Lab {
     /// The spec of a schedule, checked as a campaign's is; its problems go into `errors`
     /// under `spec.`.
     async fn checked_schedule_spec(
-        self: &Arc<Self>,
+        &self,
         spec: &serde_json::Value,
         errors: &mut FieldErrors,
     ) -> Option<CampaignSpec> {
         let text = spec.to_string();
         let checked = match parse_body(text.as_bytes()) {
-            Ok(spec) => self.checked(spec).await,
+            Ok(spec) => self.lab.checked(spec).await,
             Err(error) => Err(error),
         };
         match checked {

@@ -144,7 +144,7 @@ impl Lab {
     /// Takes the next step of campaign `id`'s search, once none of its runs is left to run:
     /// queues the points the tuner chooses, or records why it stopped. Returns whether the
     /// search is still open.
-    pub async fn advance_search(&self, id: &str) -> Result<bool, LabError> {
+    pub(super) async fn advance_search(&self, id: &str) -> Result<bool, LabError> {
         let record = self.record(id).await?;
         let Some((kept, state)) = state_of(&record) else {
             return Ok(false);
@@ -211,7 +211,7 @@ impl Lab {
 
     /// Closes campaign `id`'s open search as cancelled, so that it chooses nothing more and
     /// its campaign reads cancelled even when the cancel fell between two steps.
-    pub(crate) async fn cancel_search(&self, id: &str) -> Result<(), LabError> {
+    pub(super) async fn cancel_search(&self, id: &str) -> Result<(), LabError> {
         // A step taken meanwhile changes the stored state: read it again and retry.
         for _ in 0..3 {
             let Some(record) = self.store.campaign(id).await? else {
@@ -237,7 +237,7 @@ impl Lab {
 
     /// Steps every search of this host left waiting (the lab stopped between two steps), and
     /// ends the campaigns whose search stops there.
-    pub async fn resume_searches(&self) {
+    pub(super) async fn resume_searches(&self) {
         let idle = match self.store.idle_searches(&self.host.name).await {
             Ok(idle) => idle,
             Err(error) => {

@@ -1,22 +1,12 @@
-//! The lab's watch over its series: each read as a history, and the changes a finished
-//! campaign brings to light, posted once to the webhook the operator configured.
+//! The lab's watch over its series: the changes a finished campaign brings to light, posted
+//! once to the webhook the operator configured.
 
 use std::time::Duration;
 
 use serde::Serialize;
 
-use super::{Lab, LabError, current_judgement};
-use crate::series::history::{Change, Entry, History};
-use crate::store::JudgedCampaign;
-
-/// The most campaigns of a series a history reads: the newest ones.
-pub const SERIES_CAMPAIGNS: u32 = 1000;
-
-/// The most other tools' figures a history draws.
-pub const SERIES_REFERENCES: u32 = 1000;
-
-/// The most series `/metrics` exports, the most recently measured.
-pub const METRICS_SERIES: u32 = 200;
+use super::Lab;
+use crate::series::history::Change;
 
 /// How long a post to the webhook may take before it is given up (and logged).
 const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -41,49 +31,11 @@ pub struct AlertedChange {
 }
 
 impl Lab {
-    /// The history of series `key`.
-    pub async fn series(&self, key: &str) -> Result<History, LabError> {
-        if !crate::series::is_key(key) {
-            return Err(LabError::NotFound(format!("no series {key:?}")));
-        }
-        let entries = entries(self.store.series_entries(key, SERIES_CAMPAIGNS).await?);
-        if entries.is_empty() {
-            return Err(LabError::NotFound(format!(
-                "no series {key:?} (or none of its campaigns has finished)"
-            )));
-        }
-        let references = self
-            .store
-            .series_references(key, SERIES_REFERENCES)
-            .await?
-            .into_iter()
-            .filter_map(|(id, kept)| Some((id, kept.decode().ok()?)))
-            .collect();
-        Ok(History::of(key, &entries).with_references(references))
-    }
-
-    /// The series campaign `id` belongs to.
-    pub async fn series_of(&self, id: &str) -> Result<Option<String>, LabError> {
-        self.check_id(id)?;
-        Ok(self.store.series_of(id).await?)
-    }
-
-    /// The newest judged campaign of each series, for `/metrics`.
-    pub async fn series_latest(&self) -> Result<Vec<(String, Entry)>, LabError> {
-        Ok(self
-            .store
-            .series_latest(METRICS_SERIES)
-            .await?
-            .into_iter()
-            .filter_map(|(key, judged)| Some((key, entry(judged)?)))
-            .collect())
-    }
-
     /// The changes finished campaign `id` brought to light in its series, posted to the
     /// webhook when there are any and one is configured. Failures are logged, never raised:
     /// the campaign is finished whatever becomes of its alert.
-    pub async fn watch(&self, id: &str) -> Vec<Change> {
-        let found = match self.changes_found_by(id).await {
+    pub(super) async fn watch(&self, id: &str) -> Vec<Change> {
+        let found = match self.series().found_by(id).await {
             Ok(found) => found,
             Err(error) => {
                 tracing::warn!(campaign = %id, %error, "cannot test the campaign against its series");
@@ -113,44 +65,6 @@ impl Lab {
         }
         found.map(|(_, changes)| changes).unwrap_or_default()
     }
-
-    /// The series of campaign `id` and the changes its figures made stand out there (what
-    /// its report tells of); no series for a campaign not yet keyed.
-    pub async fn series_changes_found_by(
-        &self,
-        id: &str,
-    ) -> Result<(Option<String>, Vec<Change>), LabError> {
-        self.check_id(id)?;
-        Ok(match self.changes_found_by(id).await? {
-            Some((key, changes)) => (Some(key), changes),
-            None => (None, Vec::new()),
-        })
-    }
-
-    async fn changes_found_by(&self, id: &str) -> Result<Option<(String, Vec<Change>)>, LabError> {
-        let Some(key) = self.store.series_of(id).await? else {
-            return Ok(None);
-        };
-        let entries = entries(self.store.series_entries(&key, SERIES_CAMPAIGNS).await?);
-        let changes = History::found_by(&key, &entries, id);
-        Ok(Some((key, changes)))
-    }
-}
-
-/// A series' campaigns whose kept judgement was drawn under today's rules, in their order.
-fn entries(judged: Vec<JudgedCampaign>) -> Vec<Entry> {
-    judged.into_iter().filter_map(entry).collect()
-}
-
-/// A campaign of a series as its history reads it; `None` when its kept judgement was drawn
-/// under other rules (it joins its history again once judged anew).
-fn entry(judged: JudgedCampaign) -> Option<Entry> {
-    Some(Entry {
-        judgement: current_judgement(&judged.judgement)?,
-        id: judged.id,
-        name: judged.name,
-        created_ms: judged.created_ms,
-    })
 }
 
 /// Posts `alert` to `webhook` as JSON, giving up after [`WEBHOOK_TIMEOUT`].

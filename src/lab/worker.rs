@@ -156,7 +156,7 @@ async fn execute(lab: &Arc<Lab>, claimed: ClaimedRun, switch: Arc<RunSwitch>) {
             t: progress.elapsed_s,
             mb_per_s: progress.mb_per_s,
         };
-        if let Err(error) = lab.add_sample(held, sample).await {
+        if let Err(error) = lab.store.add_sample(held, sample).await {
             tracing::warn!(run_id, %error, "cannot store a sample");
         }
         lab.publish(

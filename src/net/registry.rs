@@ -9,16 +9,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
+
 use super::wire::{self, FrameKind, Register, WorkOrder};
 use crate::clock::now_ms;
 
-/// An agent as the registry keeps it (the lab shows it as `lab::AgentView`).
-#[derive(Debug, Clone)]
+/// An agent as the registry keeps it, and as `GET /api/agents` shows it: one shape from the
+/// registry to the answer, its schema held still by `tests/fixtures/openapi.json`.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[schema(description = "An agent as `GET /api/agents` shows it.")]
 pub struct AgentInfo {
     pub name: String,
     /// The address its control connection comes from.
     pub host: String,
     /// The paths it may read.
+    #[schema(value_type = Vec<String>)]
     pub sources: Vec<PathBuf>,
     pub version: String,
     /// Whether its control connection is up.

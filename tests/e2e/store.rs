@@ -576,7 +576,7 @@ async fn a_campaigns_end_is_taken_once_by_callers_that_read_it_unended() {
     let lab = lab_over(&store);
     let judged = Arc::new(JudgedCount::default());
     lab.keep_answers_in(judged.clone());
-    let mut events = lab.subscribe();
+    let mut events = lab.runs().subscribe();
     // What both lanes read: the campaign final, its judgement not kept.
     let read = store
         .campaign(&id)
@@ -653,10 +653,10 @@ async fn a_judgement_kept_under_other_rules_is_judged_again_by_the_lab() {
         .keep_judgement(&id, &keep(&as_kept), &headline)
         .await
         .expect("verdict");
-    let lab = lab_over(&store);
-    let view = lab.campaign(&id).await.expect("the campaign");
+    let lab = Arc::new(lab_over(&store));
+    let view = lab.campaigns().view(&id).await.expect("the campaign");
     assert!(view.provisional, "the judgement as it was kept");
-    let history = lab.series(&key).await.expect("a series");
+    let history = lab.series().history(&key).await.expect("a series");
     let ids: Vec<&str> = history.campaigns.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids, [id.as_str()]);
 
@@ -665,13 +665,13 @@ async fn a_judgement_kept_under_other_rules_is_judged_again_by_the_lab() {
         .keep_judgement(&id, &keep(&as_kept), &headline)
         .await
         .expect("verdict");
-    let view = lab.campaign(&id).await.expect("the campaign");
+    let view = lab.campaigns().view(&id).await.expect("the campaign");
     assert!(
         !view.provisional && view.verdict == judgement.verdict,
         "a judgement kept under other rules is judged again"
     );
     assert!(
-        lab.series(&key).await.is_err(),
+        lab.series().history(&key).await.is_err(),
         "a series leaves out a judgement kept under other rules"
     );
     store.close().await;
@@ -857,7 +857,7 @@ async fn the_host_that_sweeps_a_cancelled_campaigns_lapsed_run_ends_the_campaign
         .expect("cancel")
         .expect("the campaign");
     let lab = Arc::new(lab_named(&b, "lab-b", std::time::Duration::from_secs(1)));
-    let mut events = lab.subscribe();
+    let mut events = lab.runs().subscribe();
     let heartbeat = backlab::lab::host::spawn_heartbeat(&lab);
     let finished = tokio::time::timeout(std::time::Duration::from_secs(30), async {
         loop {
@@ -1216,7 +1216,7 @@ async fn an_end_left_by_a_sweeping_host_that_stopped_is_taken_at_the_next_start(
 
     // lab-b starts again.
     let lab = lab_named(&b, "lab-b", std::time::Duration::from_secs(15));
-    let mut events = lab.subscribe();
+    let mut events = lab.runs().subscribe();
     assert_eq!(lab.judge_stale().await, 1, "the end left behind is taken");
     let record = b.campaign(&id).await.expect("read").expect("the campaign");
     assert!(record.headline.is_some(), "its judgement is kept");
@@ -1258,7 +1258,7 @@ async fn a_lane_handed_an_unreadable_run_ends_it_and_its_campaign() {
     .expect("damaged");
     pool.close().await;
     let lab = Arc::new(lab_over(&store));
-    let mut events = lab.subscribe();
+    let mut events = lab.runs().subscribe();
     let lanes = backlab::lab::worker::spawn_lanes(&lab, 1);
     let (mut failed, mut finished) = (None, None);
     let heard = tokio::time::timeout(std::time::Duration::from_secs(60), async {

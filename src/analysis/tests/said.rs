@@ -101,7 +101,7 @@ const NAMED: &[&str] = &[
 #[test]
 fn a_kept_judgement_holds_no_sentence_and_what_is_shown_is_rendered_from_it() {
     let judgement = judged();
-    let said = judgement.verdict.said();
+    let said = SaidVerdict::from(&judgement.verdict);
     assert!(judgement.verdict.conclusive, "{}", said.verdict);
     assert!(
         said.verdict.contains("(emulated LTO-4 drive)"),
@@ -133,14 +133,14 @@ fn a_kept_judgement_holds_no_sentence_and_what_is_shown_is_rendered_from_it() {
     // Read back, it shows what it showed when judged: every sentence rendered from it now.
     let read: Judgement = serde_json::from_str(&kept).expect("a kept judgement reads");
     assert_eq!(read, judgement);
-    assert_eq!(read.verdict.said(), said);
+    assert_eq!(SaidVerdict::from(&read.verdict), said);
 }
 
 /// The JSON answers carry the kept verdict whole, with the sentences beside it.
 #[test]
 fn the_said_verdict_carries_every_kept_field_and_reads_back_typed() {
     let verdict = judged().verdict;
-    let said = verdict.said();
+    let said = SaidVerdict::from(&verdict);
     let (kept, shown) = (
         serde_json::to_value(&verdict).expect("JSON"),
         serde_json::to_value(&said).expect("JSON"),
@@ -164,7 +164,7 @@ fn the_said_verdict_carries_every_kept_field_and_reads_back_typed() {
             assert!(shown_row.get(&key).is_some(), "rows/{key}");
         }
     }
-    assert_eq!(said.into_verdict(), verdict);
+    assert_eq!(Verdict::from(said), verdict);
 }
 
 /// A judgement kept by version 2 holds its sentences and lacks what they are now rendered
@@ -173,7 +173,7 @@ fn the_said_verdict_carries_every_kept_field_and_reads_back_typed() {
 #[test]
 fn a_judgement_kept_with_its_sentences_still_reads_and_is_judged_again() {
     let judgement = judged();
-    let today = judgement.verdict.said();
+    let today = SaidVerdict::from(&judgement.verdict);
     let mut old = serde_json::to_value(&judgement).expect("JSON");
     old["version"] = 2.into();
     let verdict = &mut old["verdict"];
@@ -192,7 +192,7 @@ fn a_judgement_kept_with_its_sentences_still_reads_and_is_judged_again() {
     }
     let read: Judgement = serde_json::from_value(old).expect("an older judgement reads");
     assert_ne!(read.version, JUDGEMENT_VERSION);
-    let shown = read.verdict.said();
+    let shown = SaidVerdict::from(&read.verdict);
     assert!(
         sentences(&shown)
             .iter()

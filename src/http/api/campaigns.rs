@@ -68,10 +68,10 @@ async fn create_campaign(
     let Query(query) = query?;
     let body = body?;
     if query.dry_run == Some(true) {
-        let planned = state.lab.check(&body).await?;
+        let planned = state.lab.campaigns().check(&body).await?;
         return Ok((StatusCode::OK, Json(PlannedBody::from(&planned))).into_response());
     }
-    let submitted = state.lab.submit(&body).await?;
+    let submitted = state.lab.campaigns().submit(&body).await?;
     created(submitted)
 }
 
@@ -136,6 +136,7 @@ async fn list_campaigns(
     let limit = super::page::page_limit(query.limit)?;
     let page = state
         .lab
+        .campaigns()
         .list(
             status,
             query.before.as_deref().filter(|before| !before.is_empty()),
@@ -172,7 +173,7 @@ async fn get_campaign(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let view = state.lab.campaign(&id).await?;
+    let view = state.lab.campaigns().view(&id).await?;
     Ok(Json(CampaignBody::from(&view)).into_response())
 }
 
@@ -208,7 +209,7 @@ async fn get_bottleneck(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let report = state.lab.report(&id).await?;
+    let report = state.lab.campaigns().report(&id).await?;
     Ok(Json(BottleneckBody::from(&report)).into_response())
 }
 
@@ -225,10 +226,10 @@ async fn get_results_csv(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let view = state.lab.campaign(&id).await?;
+    let view = state.lab.campaigns().view(&id).await?;
     let runs = crate::lab::run_views(&view.runs);
-    let csv = report::runs_csv(&view.campaign.id, &runs, &view.points);
-    super::csv_download(csv, &format!("backlab-{}.csv", view.campaign.id))
+    let csv = report::runs_csv(&view.campaign.record.id, &runs, &view.points);
+    super::csv_download(csv, &format!("backlab-{}.csv", view.campaign.record.id))
 }
 
 /// The backup tools the campaign compared, one line per tool (and parameters), as the
@@ -245,9 +246,12 @@ async fn get_tools_csv(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let view = state.lab.campaign(&id).await?;
-    let csv = report::tools_csv(&view.campaign.id, &view.verdict.tools);
-    super::csv_download(csv, &format!("backlab-{}-tools.csv", view.campaign.id))
+    let view = state.lab.campaigns().view(&id).await?;
+    let csv = report::tools_csv(&view.campaign.record.id, &view.verdict.tools);
+    super::csv_download(
+        csv,
+        &format!("backlab-{}-tools.csv", view.campaign.record.id),
+    )
 }
 
 /// Cancels the queued runs and stops the running one (within a second; its files are removed).
@@ -264,7 +268,7 @@ async fn cancel_campaign(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let status = state.lab.cancel(&id).await?;
+    let status = state.lab.campaigns().cancel(&id).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(CancelledBody {

@@ -39,9 +39,9 @@ async fn get_events(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     // Subscribe before reading the state, so nothing falls between the two.
-    let mut events = state.lab.subscribe();
-    let mut reopenings = state.lab.relay_reopenings();
-    let first = state.lab.state_event(&id).await?;
+    let mut events = state.lab.runs().subscribe();
+    let mut reopenings = state.lab.runs().relay_reopenings();
+    let first = state.lab.runs().state_event(&id).await?;
     let (tx, rx) = mpsc::channel::<Result<Event, Infallible>>(64);
     let mut shutdown = state.shutdown.clone();
     let lab = Arc::clone(&state.lab);
@@ -59,7 +59,7 @@ async fn get_events(
                         continue;
                     }
                     // Events relayed from other hosts may have been lost: where it stands now.
-                    let Ok(now) = lab.state_event(&id).await else {
+                    let Ok(now) = lab.runs().state_event(&id).await else {
                         continue;
                     };
                     if send_state(&tx, &now).await.is_break() {

@@ -46,7 +46,11 @@ async fn list_hosts(
 ) -> Result<Response, ApiError> {
     let Query(query) = query?;
     let limit = super::page::page_limit(query.limit)?;
-    let (hosts, next_after) = state.lab.hosts_page(query.after.as_deref(), limit).await?;
+    let (hosts, next_after) = state
+        .lab
+        .hosts()
+        .page(query.after.as_deref(), limit)
+        .await?;
     let body: Vec<HostBody> = hosts.into_iter().map(HostBody::from).collect();
     Ok(super::page::link_next(
         Json(body).into_response(),

@@ -41,7 +41,7 @@ async fn import_references(
     Path(id): Path<String>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let references = state.lab.import_references(&id, &body?).await?;
+    let references = state.lab.campaigns().import_references(&id, &body?).await?;
     // The report shows them: a kept page of it is stale now.
     state.pages.forget(&id);
     let body: Vec<ReferenceBody> = references.iter().map(ReferenceBody::from).collect();
@@ -61,7 +61,7 @@ async fn list_references(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let references = state.lab.references(&id).await?;
+    let references = state.lab.campaigns().references(&id).await?;
     let body: Vec<ReferenceBody> = references.iter().map(ReferenceBody::from).collect();
     Ok(Json(body).into_response())
 }

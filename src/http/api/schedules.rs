@@ -43,7 +43,7 @@ async fn create_schedule(
     State(state): State<AppState>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let schedule = state.lab.create_schedule(&body?).await?;
+    let schedule = state.lab.schedules().create(&body?).await?;
     let mut response = (StatusCode::CREATED, Json(ScheduleBody::from(&schedule))).into_response();
     if let Ok(value) = HeaderValue::from_str(&schedule.url) {
         response.headers_mut().insert(header::LOCATION, value);
@@ -78,7 +78,11 @@ async fn list_schedules(
 ) -> Result<Response, ApiError> {
     let Query(query) = query?;
     let limit = super::page::page_limit(query.limit)?;
-    let page = state.lab.schedules(query.after.as_deref(), limit).await?;
+    let page = state
+        .lab
+        .schedules()
+        .page(query.after.as_deref(), limit)
+        .await?;
     Ok(super::page::link_next(
         Json(ScheduleListBody::from(&page)).into_response(),
         "/api/schedules",
@@ -102,7 +106,7 @@ async fn get_schedule(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let schedule = state.lab.schedule(&id).await?;
+    let schedule = state.lab.schedules().view(&id).await?;
     Ok(Json(ScheduleBody::from(&schedule)).into_response())
 }
 
@@ -125,7 +129,7 @@ async fn change_schedule(
     Path(id): Path<String>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let schedule = state.lab.change_schedule(&id, &body?).await?;
+    let schedule = state.lab.schedules().change(&id, &body?).await?;
     Ok(Json(ScheduleBody::from(&schedule)).into_response())
 }
 
@@ -143,6 +147,6 @@ async fn delete_schedule(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    state.lab.delete_schedule(&id).await?;
+    state.lab.schedules().delete(&id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

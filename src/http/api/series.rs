@@ -33,7 +33,7 @@ async fn get_series(
     State(state): State<AppState>,
     Path(key): Path<String>,
 ) -> Result<Response, ApiError> {
-    let history = state.lab.series(&key).await?;
+    let history = state.lab.series().history(&key).await?;
     Ok(Json(SeriesBody::from(&history)).into_response())
 }
 
@@ -50,7 +50,7 @@ async fn get_series_csv(
     State(state): State<AppState>,
     Path(key): Path<String>,
 ) -> Result<Response, ApiError> {
-    let history = state.lab.series(&key).await?;
+    let history = state.lab.series().history(&key).await?;
     let csv = history.to_csv();
     super::csv_download(csv, &format!("backlab-series-{key}.csv"))
 }

@@ -46,7 +46,7 @@ async fn get_openapi(State(state): State<AppState>) -> Response {
     )
 )]
 async fn healthz(State(state): State<AppState>) -> Result<Response, ApiError> {
-    let runs_by_status = state.lab.runs_by_status().await?;
+    let runs_by_status = state.lab.runs().by_status().await?;
     let count = |wanted: RunState| {
         runs_by_status
             .iter()
@@ -55,7 +55,7 @@ async fn healthz(State(state): State<AppState>) -> Result<Response, ApiError> {
     };
     // A lab whose database cannot be written (a full disk) answers but cannot store a result:
     // it says so, and the status tells a load balancer or a monitor.
-    let writable = state.lab.database_writable().await;
+    let writable = state.lab.runs().database_writable().await;
     let body = Json(HealthBody {
         status: if writable.is_ok() {
             HealthStatus::Ok
@@ -84,8 +84,8 @@ async fn healthz(State(state): State<AppState>) -> Result<Response, ApiError> {
     responses((status = 200, description = "Prometheus text format", content_type = "text/plain", body = String))
 )]
 async fn get_metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
-    let figures = state.lab.queue_figures().await?;
-    let latest = state.lab.series_latest().await?;
+    let figures = state.lab.runs().queue_figures().await?;
+    let latest = state.lab.series().latest().await?;
     Ok((
         [(
             header::CONTENT_TYPE,

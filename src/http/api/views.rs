@@ -125,11 +125,11 @@ pub struct CampaignSummaryBody<'a> {
     pub id: &'a str,
     pub name: &'a str,
     pub status: StatusBody,
-    pub created: &'a str,
+    pub created: String,
     pub rerun_of: Option<&'a str>,
     /// The lab host it runs on (`None`: stored before hosts were named, any host's).
     pub host: Option<&'a str>,
-    pub url: &'a str,
+    pub url: String,
     /// The series its figures join: `/api/series/{series}` is their history.
     pub series: Option<&'a str>,
     pub tests: &'a [String],
@@ -147,22 +147,23 @@ pub struct CampaignSummaryBody<'a> {
 
 impl<'a> From<&'a CampaignSummary> for CampaignSummaryBody<'a> {
     fn from(summary: &'a CampaignSummary) -> Self {
+        let record = &summary.record;
         Self {
-            id: &summary.id,
-            name: &summary.name,
+            id: &record.id,
+            name: &record.name,
             status: summary.status.into(),
-            created: &summary.created,
-            rerun_of: summary.rerun_of.as_deref(),
-            host: summary.host.as_deref(),
-            url: &summary.url,
-            series: summary.series.as_deref(),
-            tests: &summary.tests,
-            runs_total: summary.runs_total,
-            runs_finished: summary.runs_finished,
-            runs_done: summary.runs_done,
-            runs_cancelled: summary.runs_cancelled,
-            runs_failed: summary.runs_failed,
-            best_mb_per_s: summary.best_mb_per_s,
+            created: summary.created(),
+            rerun_of: record.rerun_of.as_deref(),
+            host: record.host.as_deref(),
+            url: summary.url(),
+            series: record.series.as_deref(),
+            tests: &record.spec.tests,
+            runs_total: record.runs_total,
+            runs_finished: record.runs_finished,
+            runs_done: record.runs_done,
+            runs_cancelled: record.runs_cancelled,
+            runs_failed: record.runs_failed,
+            best_mb_per_s: record.best_mb_per_s,
             headline: summary.headline.as_ref().map(HeadlineBody::from),
         }
     }
@@ -250,7 +251,7 @@ impl<'a> From<&'a CampaignView> for CampaignBody<'a> {
     fn from(view: &'a CampaignView) -> Self {
         Self {
             campaign: CampaignSummaryBody::from(&view.campaign),
-            spec: &view.spec,
+            spec: view.spec(),
             runs: view.runs.iter().map(RunBody::from).collect(),
             points: &view.points,
             search: view.search.as_ref().map(SearchBody::from),

@@ -43,7 +43,7 @@ pub(super) async fn cancel(
     if let Some(refused) = token_refusal(&state, &body) {
         return refused;
     }
-    match state.lab.cancel(&id).await {
+    match state.lab.campaigns().cancel(&id).await {
         Ok(_) => Redirect::to(&format!("/campaigns/{id}")).into_response(),
         Err(error) => lab_error_page(error),
     }
@@ -79,12 +79,12 @@ pub(super) async fn confirm_delete(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Response {
-    match state.lab.campaign(&id).await {
+    match state.lab.campaigns().view(&id).await {
         Ok(view) => html(DeleteTemplate {
             standalone: false,
             css: "",
-            id: view.campaign.id.clone(),
-            name: view.campaign.name.clone(),
+            id: view.campaign.record.id.clone(),
+            name: view.campaign.record.name.clone(),
             runs: view.runs.len(),
             needs_token: state.token.is_some(),
         }),

@@ -26,7 +26,7 @@ pub(super) struct CampaignTemplate {
 }
 
 pub(super) async fn load(state: &AppState, id: &str) -> Result<CampaignView, LabError> {
-    state.lab.campaign(id).await
+    state.lab.campaigns().view(id).await
 }
 
 /// A question to the report's backup-window planner: `?data=12T&window=8h`.
@@ -46,7 +46,7 @@ pub(super) async fn campaign(
     if let Some(kept) = state.pages.get(&id, "page") {
         return kept.respond(&request);
     }
-    let reruns = match state.lab.reruns(&id).await {
+    let reruns = match state.lab.campaigns().reruns(&id).await {
         Ok(reruns) => reruns,
         Err(error) => return lab_error_page(error),
     };
@@ -54,11 +54,11 @@ pub(super) async fn campaign(
         Ok(previous) => previous,
         Err(error) => return lab_error_page(error),
     };
-    let (series, series_changes) = match state.lab.series_changes_found_by(&id).await {
+    let (series, series_changes) = match state.lab.series().changes_found_by(&id).await {
         Ok(found) => found,
         Err(error) => return lab_error_page(error),
     };
-    let references = match state.lab.references(&id).await {
+    let references = match state.lab.campaigns().references(&id).await {
         Ok(references) => references,
         Err(error) => return lab_error_page(error),
     };
@@ -71,7 +71,7 @@ pub(super) async fn campaign(
         let mut c = views::campaign_page(&shown(view), false).map_err(|e| e.to_string())?;
         c.reruns = reruns;
         c.previous = previous.as_ref().map(|previous| {
-            views::PreviousView::of(&previous.campaign.id, &previous.points, &view.points)
+            views::PreviousView::of(&previous.campaign.record.id, &previous.points, &view.points)
         });
         c.needs_token = needs_token;
         c.references = crate::views::page::references::rows(&references, &view.verdict);
@@ -128,7 +128,7 @@ pub(super) async fn plan(
     html(PlanTemplate {
         standalone: false,
         css: "",
-        name: views::display_name(&view.campaign.name),
+        name: views::display_name(&view.campaign.record.name),
         planner,
     })
 }
@@ -137,19 +137,19 @@ pub(super) async fn plan(
 fn shown(view: &CampaignView) -> CampaignShown<'_> {
     let (expected_by_run, plan_warnings) = view.expectation();
     CampaignShown {
-        id: &view.campaign.id,
-        name: &view.campaign.name,
+        id: &view.campaign.record.id,
+        name: &view.campaign.record.name,
         status: view.campaign.status.id(),
         is_final: view.campaign.status.is_final(),
-        created: &view.campaign.created,
-        host: view.campaign.host.as_deref(),
-        rerun_of: view.campaign.rerun_of.as_deref(),
-        spec: &view.spec,
+        created: view.campaign.created(),
+        host: view.campaign.record.host.as_deref(),
+        rerun_of: view.campaign.record.rerun_of.as_deref(),
+        spec: view.spec(),
         runs: crate::lab::run_views(&view.runs),
         points: &view.points,
         verdict: &view.verdict,
         provisional: view.provisional,
-        survey: view.survey.as_ref(),
+        survey: view.survey(),
         search: view.search.as_ref().map(|search| SearchShown {
             words: search.words(),
             sureness: &search.sureness,
@@ -163,8 +163,8 @@ fn shown(view: &CampaignView) -> CampaignShown<'_> {
 
 /// The newest earlier campaign of the same spec, with its runs.
 async fn previous_campaign(state: &AppState, id: &str) -> Result<Option<CampaignView>, LabError> {
-    match state.lab.previous_with_same_spec(id).await? {
-        Some(previous) => Ok(Some(state.lab.campaign(&previous).await?)),
+    match state.lab.campaigns().previous_with_same_spec(id).await? {
+        Some(previous) => Ok(Some(state.lab.campaigns().view(&previous).await?)),
         None => Ok(None),
     }
 }
@@ -185,7 +185,7 @@ pub(super) async fn report_download(
         .map_err(|e| e.to_string())?;
         let disposition = HeaderValue::from_str(&format!(
             "attachment; filename=\"backlab-{}.html\"",
-            view.campaign.id
+            view.campaign.record.id
         ))
         .ok();
         Ok(CachedPage::new(body, HTML, disposition))

@@ -37,18 +37,18 @@ pub(super) async fn compare_page(
     State(state): State<AppState>,
     Query(query): Query<CompareQuery>,
 ) -> Response {
-    let choices: Vec<(String, String)> = match state.lab.list(None, None, 200).await {
+    let choices: Vec<(String, String)> = match state.lab.campaigns().list(None, None, 200).await {
         Ok(page) => page
             .campaigns
             .iter()
             .map(|c| {
                 (
-                    c.id.clone(),
+                    c.record.id.clone(),
                     format!(
                         "{} ({}, {})",
-                        display_name(&c.name),
-                        c.id,
-                        c.created.chars().take(16).collect::<String>()
+                        display_name(&c.record.name),
+                        c.record.id,
+                        c.created().chars().take(16).collect::<String>()
                     ),
                 )
             })
@@ -94,7 +94,7 @@ async fn default_partner(
     a: &str,
     choices: &[(String, String)],
 ) -> Result<Option<String>, LabError> {
-    if let Some(next) = state.lab.next_with_same_spec(a).await? {
+    if let Some(next) = state.lab.campaigns().next_with_same_spec(a).await? {
         return Ok(Some(next));
     }
     Ok(choices
@@ -107,13 +107,12 @@ async fn default_partner(
 /// A campaign as one side of a comparison.
 fn side(view: &CampaignView) -> CompareSide<'_> {
     CompareSide {
-        id: &view.campaign.id,
-        name: &view.campaign.name,
-        spec: &view.spec,
+        id: &view.campaign.record.id,
+        name: &view.campaign.record.name,
+        spec: view.spec(),
         points: &view.points,
         host: view
-            .survey
-            .as_ref()
+            .survey()
             .and_then(|survey| survey.provenance.as_ref())
             .map(|provenance| provenance.hostname.as_str()),
     }
@@ -125,7 +124,10 @@ pub(super) async fn load_pair(
     a: &str,
     b: &str,
 ) -> Result<(CampaignView, CampaignView), LabError> {
-    Ok((state.lab.campaign(a).await?, state.lab.campaign(b).await?))
+    Ok((
+        state.lab.campaigns().view(a).await?,
+        state.lab.campaigns().view(b).await?,
+    ))
 }
 
 pub(super) async fn compare_chart(

@@ -73,19 +73,21 @@ pub(super) async fn index(
         }
     };
     let before = query.before.filter(|b| !b.is_empty());
-    let page = match state.lab.list(status, before.as_deref(), PAGE_SIZE).await {
+    let page = match state
+        .lab
+        .campaigns()
+        .list(status, before.as_deref(), PAGE_SIZE)
+        .await
+    {
         Ok(page) => page,
         Err(error) => return lab_error_page(error),
     };
     let mut rows = Vec::with_capacity(page.campaigns.len());
     for summary in &page.campaigns {
         let verdict = if summary.status.is_final() {
-            summary
-                .verdict
-                .as_deref()
-                .map_or_else(String::new, |verdict| {
-                    verdict.trim_end_matches('.').to_string()
-                })
+            summary.verdict().map_or_else(String::new, |verdict| {
+                verdict.trim_end_matches('.').to_string()
+            })
         } else {
             String::new()
         };
@@ -123,18 +125,20 @@ pub(super) async fn index(
             None => ("–".to_string(), String::new()),
         };
         rows.push(ListRow {
-            id: summary.id.clone(),
-            name: display_name(&summary.name),
+            id: summary.record.id.clone(),
+            name: display_name(&summary.record.name),
             status: summary.status.id().to_string(),
             runs: run_counts(summary),
             created: summary
-                .created
+                .created()
                 .replace('T', " ")
                 .trim_end_matches('Z')
                 .chars()
                 .take(16)
                 .collect(),
             tests: summary
+                .record
+                .spec
                 .tests
                 .iter()
                 .map(|id| TestKind::from_id(id).map_or(id.as_str(), |test| test.label()))
@@ -165,15 +169,16 @@ pub(super) async fn index(
 
 /// How many runs ended, and how: a cancelled campaign says how many were really done.
 fn run_counts(summary: &CampaignSummary) -> String {
+    let record = &summary.record;
     if !summary.status.is_final() {
-        return format!("{} of {} runs", summary.runs_finished, summary.runs_total);
+        return format!("{} of {} runs", record.runs_finished, record.runs_total);
     }
-    let mut text = format!("{} of {} runs done", summary.runs_done, summary.runs_total);
-    if summary.runs_cancelled > 0 {
-        text.push_str(&format!(", {} cancelled", summary.runs_cancelled));
+    let mut text = format!("{} of {} runs done", record.runs_done, record.runs_total);
+    if record.runs_cancelled > 0 {
+        text.push_str(&format!(", {} cancelled", record.runs_cancelled));
     }
-    if summary.runs_failed > 0 {
-        text.push_str(&format!(", {} failed", summary.runs_failed));
+    if record.runs_failed > 0 {
+        text.push_str(&format!(", {} failed", record.runs_failed));
     }
     text
 }

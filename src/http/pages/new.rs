@@ -67,7 +67,7 @@ pub(super) async fn new_form(
     let asked = query.preset.as_deref().unwrap_or("bottleneck");
     let known = PRESETS.iter().any(|(id, _)| *id == asked);
     let mut form = CampaignForm::preset(if known { asked } else { "bottleneck" });
-    form.host = state.lab.host().name.clone();
+    form.host = state.lab.hosts().this_host().to_string();
     form.offer_tools(state.lab.tools());
     // A preset that is not one is said, with the ones there are, over the default form.
     let error = (!known).then(|| {
@@ -94,9 +94,9 @@ pub(super) async fn new_form(
 /// The live lab hosts for the form's choice, this one first; only this one when the others
 /// cannot be read (the campaign still runs here).
 async fn live_hosts(state: &AppState) -> Vec<(String, String)> {
-    let this = state.lab.host().name.clone();
+    let this = state.lab.hosts().this_host().to_string();
     let mut hosts = vec![(this.clone(), format!("{this} (this lab)"))];
-    match state.lab.hosts().await {
+    match state.lab.hosts().list().await {
         Ok(all) => hosts.extend(
             all.into_iter()
                 .filter(|host| host.alive && !host.this_host)
@@ -150,7 +150,7 @@ pub(super) async fn create_from_form(
         .iter()
         .any(|(key, value)| key == "dry_run" && value == "true");
     if dry_run && errors.is_empty() {
-        match state.lab.check(spec.as_bytes()).await {
+        match state.lab.campaigns().check(spec.as_bytes()).await {
             Ok(planned) => {
                 let summary = plan_summary(&planned);
                 if wants_json {
@@ -183,10 +183,10 @@ pub(super) async fn create_from_form(
         }
     }
     let outcome = if errors.is_empty() {
-        state.lab.submit(spec.as_bytes()).await
+        state.lab.campaigns().submit(spec.as_bytes()).await
     } else {
         // Fields the form could not read, and everything else the checks find, in one answer.
-        match state.lab.check(spec.as_bytes()).await {
+        match state.lab.campaigns().check(spec.as_bytes()).await {
             Ok(_) => Err(LabError::Invalid(errors)),
             Err(error) => Err(with_form_errors(error, errors)),
         }

@@ -68,7 +68,8 @@ async fn render(
 ) -> Response {
     let page = match state
         .lab
-        .schedules_with_firings(after, SCHEDULES_SHOWN, FIRINGS_SHOWN)
+        .schedules()
+        .page_with_firings(after, SCHEDULES_SHOWN, FIRINGS_SHOWN)
         .await
     {
         Ok(page) => page,
@@ -160,7 +161,7 @@ pub(super) async fn create(State(state): State<AppState>, body: Bytes) -> Respon
         Ok(json) => json,
         Err(errors) => return refuse(&state, None, form, Err(errors)).await,
     };
-    match state.lab.create_schedule(&json).await {
+    match state.lab.schedules().create(&json).await {
         Ok(_) => Redirect::to("/schedules").into_response(),
         Err(error) => refuse(&state, None, form, Ok(error)).await,
     }
@@ -180,7 +181,7 @@ pub(super) async fn edit(
         Ok(json) => json,
         Err(errors) => return refuse(&state, Some(id), form, Err(errors)).await,
     };
-    match state.lab.change_schedule(&id, &json).await {
+    match state.lab.schedules().change(&id, &json).await {
         Ok(_) => Redirect::to("/schedules").into_response(),
         Err(error) => refuse(&state, Some(id), form, Ok(error)).await,
     }
@@ -206,7 +207,7 @@ async fn set_paused(
         return refused;
     }
     let change = serde_json::json!({ "paused": paused }).to_string();
-    match state.lab.change_schedule(&id, change.as_bytes()).await {
+    match state.lab.schedules().change(&id, change.as_bytes()).await {
         Ok(_) => Redirect::to("/schedules").into_response(),
         Err(error) => lab_error_page(error),
     }
@@ -221,7 +222,7 @@ pub(super) async fn delete(
     if let Some(refused) = token_refusal(&state, &body) {
         return refused;
     }
-    match state.lab.delete_schedule(&id).await {
+    match state.lab.schedules().delete(&id).await {
         Ok(()) => Redirect::to("/schedules").into_response(),
         Err(error) => lab_error_page(error),
     }

@@ -53,7 +53,7 @@ pub(super) async fn series_page(
     State(state): State<AppState>,
     Path(key): Path<String>,
 ) -> Response {
-    let history = match state.lab.series(&key).await {
+    let history = match state.lab.series().history(&key).await {
         Ok(history) => history,
         Err(error) => return lab_error_page(error),
     };

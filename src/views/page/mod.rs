@@ -38,7 +38,7 @@ pub struct CampaignShown<'a> {
     /// Nothing more will happen to it.
     pub is_final: bool,
     /// When it was submitted, as stored (`2026-01-02T03:04:05Z`).
-    pub created: &'a str,
+    pub created: String,
     pub host: Option<&'a str>,
     pub rerun_of: Option<&'a str>,
     pub spec: &'a CampaignSpec,

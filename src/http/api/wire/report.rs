@@ -43,7 +43,7 @@ impl<'a> From<&'a CampaignReport> for BottleneckBody<'a> {
             },
             runs: &report.runs,
             points: &report.points,
-            bottleneck: report.bottleneck.said(),
+            bottleneck: SaidVerdict::from(&report.bottleneck),
             survey: report.survey.as_ref(),
         }
     }
