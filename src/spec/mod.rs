@@ -157,6 +157,20 @@ pub struct GeneratedSpec {
     pub change_rate: Option<f64>,
 }
 
+impl GeneratedSpec {
+    /// Generated data of a size, every other figure its default.
+    pub fn of_size(size: ByteSize) -> Self {
+        Self {
+            size,
+            compress_ratio: default_compress_ratio(),
+            dedup_ratio: None,
+            dedup_unit: None,
+            generations: None,
+            change_rate: None,
+        }
+    }
+}
+
 /// Where the data goes: a kind, the path it writes when it writes one, and the kind's own
 /// settings (a tape's model and drives, a striped volume's disks), which the kind reads and
 /// checks (`engine::target`).

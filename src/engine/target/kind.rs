@@ -151,6 +151,12 @@ impl TargetKind {
         self.0.plan(path, settings, errors)
     }
 
+    /// The kind that writes nothing: a stand-in where a kind cannot be read, so the other
+    /// checks still run.
+    pub fn discard() -> TargetKind {
+        TargetKind(&super::null::Null)
+    }
+
     /// The kind's own questions.
     pub fn kind(self) -> &'static dyn Kind {
         self.0

@@ -6,16 +6,22 @@ mod values;
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value, json};
+use std::path::PathBuf;
+
+use serde_json::Value;
 
 use crate::engine::target::{FieldInput, SettingsText, TargetKind, TypedField};
 use crate::engine::tool::Tools;
 use crate::engine::tool::definition::ParamDef;
+use crate::engine::tool::definition::ParamValue;
 use crate::field_errors::FieldErrors;
 use crate::size::ByteSize;
-use crate::spec::TestKind;
+use crate::spec::{
+    CampaignSpec, GeneratedSpec, MatrixSpec, ParamsSpec, SearchSpec, SearchStrategy, SourceSpec,
+    TargetSpec, TestKind, ToolRun,
+};
 
-use values::{Kind, count, size, split_list};
+use values::split_list;
 
 /// The spec a posted form stands for, and the fields that could not be read into it.
 pub struct FormSpec {
@@ -378,103 +384,108 @@ impl CampaignForm {
         form
     }
 
-    /// The campaign spec the form stands for, as JSON, and what in the form cannot be part of
-    /// one (a count that is not a whole number, a size that is not a size), by spec path, in
-    /// plain words. A field that cannot be read is left to its default (or a stand-in), so
-    /// that the spec's own checks still run and one answer names every bad field.
+    /// The campaign spec the form stands for, built as the API's own spec types and handed on
+    /// as the JSON the API takes, and what in the form cannot be part of one (a count that is
+    /// not a whole number, a size that is not a size), by spec path, in plain words. A field
+    /// that cannot be read is left to its default (or a stand-in), so that the spec's own
+    /// checks still run and one answer names every bad field.
     pub fn to_spec(&self) -> FormSpec {
         let mut errors = FieldErrors::default();
-        let mut spec = Map::new();
-        spec.insert("name".into(), json!(self.name.trim()));
-        if !self.host.trim().is_empty() {
-            spec.insert("host".into(), json!(self.host.trim()));
-        }
-        if !self.series.trim().is_empty() {
-            spec.insert("series".into(), json!(self.series.trim()));
-        }
-        spec.insert("source".into(), self.source_spec(&mut errors));
-        spec.insert("target".into(), self.target_spec(&mut errors));
-        let mut tools: Vec<Value> = self
+        let source = self.source_spec(&mut errors);
+        let target = self.target_spec(&mut errors);
+        let mut tools: Vec<ToolRun> = self
             .tool
             .iter()
-            .map(|name| self.tool_spec(name, &mut errors))
+            .map(|name| self.tool_run(name, &mut errors))
             .collect();
-        let compared = (tools.len() > 1).then(|| Value::Array(std::mem::take(&mut tools)));
-        if let Some(tool) = tools.pop() {
-            spec.insert("tool".into(), tool);
-        }
-        spec.insert("tests".into(), json!(self.tests));
-        spec.insert("params".into(), self.params_spec(&mut errors));
+        let compared = (tools.len() > 1).then(|| std::mem::take(&mut tools));
+        let params = self.params_spec(&mut errors);
         let mut matrix = self.matrix_spec(&mut errors);
         if let Some(compared) = compared {
-            if let Some(Value::Object(matrix)) = &mut matrix {
-                matrix.insert("tool".into(), compared);
-            } else {
-                matrix = Some(json!({ "tool": compared }));
-            }
+            matrix.get_or_insert_with(MatrixSpec::default).tool = Some(compared);
         }
-        if let Some(matrix) = matrix {
-            spec.insert("matrix".into(), matrix);
-        }
-        spec.insert(
-            "repeat".into(),
-            count(&self.repeat, "repeat", &mut errors).unwrap_or_else(|| json!(1)),
-        );
+        let repeat = values::read_count(&self.repeat, "repeat", &mut errors).unwrap_or(1);
+        let spec = CampaignSpec {
+            name: self.name.trim().to_string(),
+            host: given(&self.host),
+            series: given(&self.series),
+            source,
+            target,
+            tests: self.tests.clone(),
+            params,
+            matrix,
+            repeat,
+            tool: tools.pop(),
+        };
         FormSpec {
-            spec: Value::Object(spec),
+            spec: serde_json::to_value(&spec).unwrap_or_default(),
             errors,
         }
     }
 
     /// The spec's `source`: generated data of a size, or paths one per line, and the agents
     /// that send it.
-    fn source_spec(&self, errors: &mut FieldErrors) -> Value {
-        let source = if self.source_kind == "generated" {
-            let size = size(&self.generated_size, "source.generated.size", errors)
-                .unwrap_or_else(|| json!("1G"));
-            json!({ "generated": { "size": size } })
+    fn source_spec(&self, errors: &mut FieldErrors) -> SourceSpec {
+        let generated = self.source_kind == "generated";
+        let mut source = if generated {
+            let size = values::read_size(&self.generated_size, "source.generated.size", errors)
+                .unwrap_or_else(|| ByteSize::parse("1G").unwrap_or(ByteSize::new(1 << 30)));
+            SourceSpec {
+                generated: Some(GeneratedSpec::of_size(size)),
+                ..SourceSpec::default()
+            }
         } else {
-            let paths: Vec<&str> = self
+            let paths = self
                 .source_paths
                 .lines()
                 .map(str::trim)
                 .filter(|line| !line.is_empty())
+                .map(PathBuf::from)
                 .collect();
-            json!({ "paths": paths })
+            SourceSpec {
+                paths: Some(paths),
+                ..SourceSpec::default()
+            }
         };
-        let mut source = source;
-        let agents: Vec<&str> = split_list(&self.agents).collect();
-        if !agents.is_empty()
-            && let Some(object) = source.as_object_mut()
-        {
-            object.insert("agents".into(), json!(agents));
+        let agents: Vec<String> = split_list(&self.agents).map(str::to_string).collect();
+        if !agents.is_empty() {
+            source.agents = Some(agents);
             // Agents alone send generated data; paths are read on the agents' hosts.
-            if self.source_kind == "generated" {
-                object.remove("generated");
+            if generated {
+                source.generated = None;
             }
         }
         source
     }
 
     /// The spec's `target`: its kind, its path when it takes one, and the settings the kind
-    /// reads from its own fields, into its own settings type.
-    fn target_spec(&self, errors: &mut FieldErrors) -> Value {
-        let mut target = Map::new();
-        target.insert("kind".into(), json!(self.target_kind));
-        let kind = TargetKind::from_id(&self.target_kind);
-        let takes_path = kind.is_none_or(|kind| kind.facts().takes_path);
-        if takes_path && !self.target_path.trim().is_empty() {
-            target.insert("path".into(), json!(self.target_path.trim()));
+    /// reads from its own fields, into its own settings type. A kind this lab does not know
+    /// is named as the problem, and the checks run on no target at all (`null`).
+    fn target_spec(&self, errors: &mut FieldErrors) -> TargetSpec {
+        let Some(kind) = TargetKind::from_id(&self.target_kind) else {
+            let kinds: Vec<&str> = TargetKind::all().map(TargetKind::id).collect();
+            errors.add(
+                "target.kind",
+                format!(
+                    "'{}' is not a kind of target (one of {})",
+                    self.target_kind,
+                    kinds.join(", ")
+                ),
+            );
+            return TargetSpec::new(TargetKind::discard(), None);
+        };
+        let path = (kind.facts().takes_path && !self.target_path.trim().is_empty())
+            .then(|| PathBuf::from(self.target_path.trim()));
+        let mut text = KindText {
+            form: self,
+            kind,
+            errors,
+        };
+        TargetSpec {
+            kind,
+            path,
+            settings: kind.kind().settings_from_text(&mut text),
         }
-        if let Some(kind) = kind {
-            let mut text = KindText {
-                form: self,
-                kind,
-                errors,
-            };
-            target.extend(kind.kind().settings_from_text(&mut text));
-        }
-        Value::Object(target)
     }
 
     /// A kind's setting as typed, else the empty text.
@@ -482,77 +493,111 @@ impl CampaignForm {
         self.target_settings.get(field).map_or("", String::as_str)
     }
 
-    /// The spec's `params`: every checkbox both ways, every filled field read.
-    fn params_spec(&self, errors: &mut FieldErrors) -> Value {
-        let mut params = Map::new();
-        if let Some(buffers) = count(&self.buffers, "params.buffers", errors) {
-            params.insert("buffers".into(), buffers);
+    /// The spec's `params`: every checkbox both ways, every filled field read; one left empty
+    /// or unreadable keeps its default (the target test then matches the source's
+    /// compressibility).
+    fn params_spec(&self, errors: &mut FieldErrors) -> ParamsSpec {
+        let defaults = ParamsSpec::default();
+        ParamsSpec {
+            buffers: values::read_count(&self.buffers, "params.buffers", errors)
+                .unwrap_or(defaults.buffers),
+            block_size: values::read_size(&self.block_size, "params.block_size", errors)
+                .unwrap_or(defaults.block_size),
+            direct: self.direct,
+            cold_cache: self.cold_cache,
+            // A checkbox is posted only when ticked: the form says both ways.
+            time_based: Some(self.time_based),
+            fsync: self.fsync,
+            streams: values::read_count(&self.streams, "params.streams", errors),
+            size: values::read_size(&self.size, "params.size", errors),
+            duration_s: values::read_duration(&self.duration_s, "params.duration_s", errors),
+            compress_ratio: values::read_number(
+                &self.compress_ratio,
+                "params.compress_ratio",
+                errors,
+            ),
+            clients: values::read_count(&self.clients, "params.clients", errors),
+            link_mb_s: values::read_number(&self.link_mb_s, "params.link_mb_s", errors),
+            source_rate_mb_s: defaults.source_rate_mb_s,
         }
-        if let Some(block_size) = size(&self.block_size, "params.block_size", errors) {
-            params.insert("block_size".into(), block_size);
-        }
-        params.insert("direct".into(), json!(self.direct));
-        params.insert("cold_cache".into(), json!(self.cold_cache));
-        // A checkbox is posted only when ticked: the form says both ways.
-        params.insert("time_based".into(), json!(self.time_based));
-        params.insert("fsync".into(), json!(self.fsync));
-        // Left empty, the target test matches the source's compressibility.
-        let fields = [
-            ("streams", &self.streams, Kind::Count),
-            ("size", &self.size, Kind::Size),
-            ("duration_s", &self.duration_s, Kind::Seconds),
-            ("compress_ratio", &self.compress_ratio, Kind::Number),
-            ("clients", &self.clients, Kind::Count),
-            ("link_mb_s", &self.link_mb_s, Kind::Number),
-        ];
-        for (key, text, kind) in fields {
-            if let Some(value) = kind.read(text, &format!("params.{key}"), errors) {
-                params.insert(key.into(), value);
-            }
-        }
-        Value::Object(params)
     }
 
     /// The spec's `matrix`, with its adaptive search when one is chosen; `None` when no list
     /// is filled in.
-    fn matrix_spec(&self, errors: &mut FieldErrors) -> Option<Value> {
-        let mut matrix = Map::new();
-        for (key, text, kind) in [
-            ("buffers", &self.matrix_buffers, Kind::Count),
-            ("block_size", &self.matrix_block_size, Kind::Size),
-            ("streams", &self.matrix_streams, Kind::Count),
-            ("clients", &self.matrix_clients, Kind::Count),
-            ("part_size", &self.matrix_part_size, Kind::Size),
-            ("concurrency", &self.matrix_concurrency, Kind::Count),
-        ] {
-            let path = format!("matrix.{key}");
-            let values: Vec<Value> = split_list(text)
-                .filter_map(|item| kind.read(item, &path, errors))
+    fn matrix_spec(&self, errors: &mut FieldErrors) -> Option<MatrixSpec> {
+        fn listed<T>(
+            text: &str,
+            path: &str,
+            errors: &mut FieldErrors,
+            read: fn(&str, &str, &mut FieldErrors) -> Option<T>,
+        ) -> Option<Vec<T>> {
+            let values: Vec<T> = split_list(text)
+                .filter_map(|item| read(item, path, errors))
                 .collect();
-            if !values.is_empty() {
-                matrix.insert(key.into(), Value::Array(values));
-            }
+            (!values.is_empty()).then_some(values)
         }
-        if !matrix.is_empty() && self.search_strategy == "adaptive" {
-            let mut search = Map::new();
-            search.insert("strategy".into(), json!("adaptive"));
-            for (key, text) in [
-                ("budget_runs", &self.search_budget_runs),
-                ("seed", &self.search_seed),
-            ] {
-                if let Some(value) = count(text, &format!("matrix.search.{key}"), errors) {
-                    search.insert(key.into(), value);
-                }
-            }
-            matrix.insert("search".into(), Value::Object(search));
+        let mut matrix = MatrixSpec {
+            buffers: listed(
+                &self.matrix_buffers,
+                "matrix.buffers",
+                errors,
+                values::read_count,
+            ),
+            block_size: listed(
+                &self.matrix_block_size,
+                "matrix.block_size",
+                errors,
+                values::read_size,
+            ),
+            streams: listed(
+                &self.matrix_streams,
+                "matrix.streams",
+                errors,
+                values::read_count,
+            ),
+            clients: listed(
+                &self.matrix_clients,
+                "matrix.clients",
+                errors,
+                values::read_count,
+            ),
+            part_size: listed(
+                &self.matrix_part_size,
+                "matrix.part_size",
+                errors,
+                values::read_size,
+            ),
+            concurrency: listed(
+                &self.matrix_concurrency,
+                "matrix.concurrency",
+                errors,
+                values::read_count,
+            ),
+            tool: None,
+            search: None,
+        };
+        if matrix == MatrixSpec::default() {
+            return None;
         }
-        (!matrix.is_empty()).then_some(Value::Object(matrix))
+        if self.search_strategy == "adaptive" {
+            matrix.search = Some(SearchSpec {
+                strategy: SearchStrategy::Adaptive,
+                budget_runs: values::read_count(
+                    &self.search_budget_runs,
+                    "matrix.search.budget_runs",
+                    errors,
+                ),
+                seed: values::read_count(&self.search_seed, "matrix.search.seed", errors)
+                    .map(u64::from),
+            });
+        }
+        Some(matrix)
     }
 
     /// A chosen tool as the spec names it: its name, and each parameter whose value is not
     /// its default (a whole number for a number, the word for a choice).
-    fn tool_spec(&self, name: &str, errors: &mut FieldErrors) -> Value {
-        let mut params = Map::new();
+    fn tool_run(&self, name: &str, errors: &mut FieldErrors) -> ToolRun {
+        let mut params = BTreeMap::new();
         let offer = self.tools.iter().find(|tool| tool.name == name);
         for param in offer.map(|tool| tool.params.as_slice()).unwrap_or_default() {
             let text = self
@@ -566,7 +611,7 @@ impl CampaignForm {
             match &param.input {
                 ParamInput::Integer { min, max, default } => match text.parse::<i64>() {
                     Ok(value) => {
-                        params.insert(param.name.clone(), json!(value));
+                        params.insert(param.name.clone(), ParamValue::Integer(value));
                     }
                     Err(_) => errors.add(
                         path,
@@ -577,16 +622,14 @@ impl CampaignForm {
                     ),
                 },
                 ParamInput::Choice { .. } => {
-                    params.insert(param.name.clone(), json!(text));
+                    params.insert(param.name.clone(), ParamValue::Word(text.to_string()));
                 }
             }
         }
-        let mut tool = Map::new();
-        tool.insert("name".into(), json!(name));
-        if !params.is_empty() {
-            tool.insert("params".into(), Value::Object(params));
+        ToolRun {
+            name: name.to_string(),
+            params,
         }
-        Value::Object(tool)
     }
 
     /// Whether the form has `name` among its chosen tools.
@@ -726,6 +769,12 @@ impl CampaignForm {
     pub fn has_test(&self, test: &str) -> bool {
         self.tests.iter().any(|t| t == test)
     }
+}
+
+/// A field's text, trimmed, when something was typed.
+fn given(text: &str) -> Option<String> {
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_string())
 }
 
 /// A kind's setting's form field: `KIND_SETTING` (`tape_drives`, `s3_part_size`).

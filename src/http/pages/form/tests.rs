@@ -1,5 +1,6 @@
 use super::*;
 use crate::spec::field_names::names_of;
+use serde_json::json;
 
 /// The spec's fields the form does not offer, and why.
 const NOT_IN_THE_FORM: &[(&str, &str)] = &[
@@ -180,10 +181,7 @@ fn posted_pairs_round_trip_and_errors_find_their_fields() {
     let FormSpec { spec, errors } = form.to_spec();
     assert_eq!(spec["source"]["paths"], json!(["a", "b"]));
     assert_eq!(spec["tests"], json!(["null_sink", "read_single"]));
-    assert!(
-        spec["params"].get("buffers").is_none(),
-        "left to its default"
-    );
+    assert_eq!(spec["params"]["buffers"], json!(32), "left to its default");
     assert_eq!(
         errors.0["params.buffers"],
         "'eight' is not a whole number from 1 to 1024 (write e.g. 4)"
