@@ -15,6 +15,22 @@ pub struct ByteSize {
     text: Option<String>,
 }
 
+/// White space as a JSON Schema pattern matches it (`\s` differs between regex dialects).
+const SPACE: &str =
+    r"[\t\n\u000b\u000c\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]";
+
+/// A size as [`parse_size`] reads it, as a JSON Schema pattern: digits, then an optional unit
+/// (K/M/G/T and KiB…TiB binary, KB/MB/GB/TB decimal), white space around.
+pub fn size_pattern() -> String {
+    format!("^{SPACE}*[0-9]+{SPACE}*(?:[Bb]|[KkMmGgTt](?:[Ii]?[Bb])?)?{SPACE}*$")
+}
+
+/// `words` as a JSON Schema pattern, white space around them allowed as every text field of a
+/// spec allows it.
+pub fn spaced_pattern(words: &str) -> String {
+    format!("^{SPACE}*{words}{SPACE}*$")
+}
+
 impl ByteSize {
     /// A size given as a byte count.
     pub fn new(bytes: u64) -> Self {

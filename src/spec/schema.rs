@@ -18,30 +18,28 @@ use super::{
 };
 
 /// The whitespace Rust's `str::trim` removes, which the spec's parsers allow around values.
-const SPACE: &str =
-    r"[\t\n\u000b\u000c\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]";
-
-/// A size as `spec::parse_size` reads it: digits, then an optional unit (K/M/G/T and KiB…TiB
-/// binary, KB/MB/GB/TB decimal).
-pub fn size_pattern() -> String {
-    format!("^{SPACE}*[0-9]+{SPACE}*(?:[Bb]|[KkMmGgTt](?:[Ii]?[Bb])?)?{SPACE}*$")
-}
-
-/// A tape model as `spec::tape_model` reads it: `lto-3` … `lto-9` or `ultrium-960`, any case.
-pub fn tape_model_pattern() -> String {
-    format!("^{SPACE}*(?:[Ll][Tt][Oo]-[3-9]|[Uu][Ll][Tt][Rr][Ii][Uu][Mm]-960){SPACE}*$")
-}
+pub use crate::engine::target::tape::catalogue::model_pattern as tape_model_pattern;
+pub use crate::size::size_pattern;
 
 /// An agent's or a lab host's name as `spec::check_name` accepts it.
 pub const NAME_PATTERN: &str = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$";
 
-/// What the document says of a target besides its kinds' settings.
-const TARGET_DESCRIPTION: &str = concat!(
-    "Where the data goes. `path` is required with `dir`, `device` and `dedup` and not used\n",
-    "otherwise; the drive settings belong to `tape` only, the disk and controller settings to\n",
-    "`striped` only, the store, prefix and part settings to `s3` only, the average chunk to\n",
-    "`dedup` only."
-);
+/// What the document says of a target besides its kinds' settings: which kinds take a path.
+fn target_description() -> String {
+    let with_path: Vec<String> = TargetKind::all()
+        .filter(|kind| kind.facts().takes_path)
+        .map(|kind| format!("`{}`", kind.id()))
+        .collect();
+    let with_path = match with_path.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => "no kind".to_string(),
+    };
+    format!(
+        "Where the data goes. `path` is required with {with_path} and not used otherwise; each \
+         other field is a setting of the one kind its description names."
+    )
+}
 
 /// A target as the document describes it: its kind, its path, and every setting of every
 /// kind, each as the kind's settings type derives it (`engine::target`); a target is read as
@@ -50,7 +48,7 @@ impl PartialSchema for TargetSpec {
     fn schema() -> RefOr<Schema> {
         let mut target = ObjectBuilder::new()
             .schema_type(Type::Object)
-            .description(Some(TARGET_DESCRIPTION))
+            .description(Some(target_description()))
             .property("kind", Ref::from_schema_name(TargetKind::name()))
             .required("kind")
             .property(
@@ -70,8 +68,7 @@ impl PartialSchema for TargetSpec {
                 }
             }
         }
-        // The model's pattern is the one `tape_model` reads, which the engine does not spell.
-        target.property("model", tape_model_schema()).into()
+        target.into()
     }
 }
 
@@ -193,16 +190,6 @@ pub(crate) fn agents_schema() -> ArrayBuilder {
         .unique_items(true)
         .description(Some(
             "Registered agents that send the network backup (see GET /api/agents)",
-        ))
-}
-
-pub(crate) fn tape_model_schema() -> ObjectBuilder {
-    ObjectBuilder::new()
-        .schema_type(or_null(Type::String))
-        .pattern(Some(tape_model_pattern()))
-        .examples(["lto-4", "lto-9"])
-        .description(Some(
-            "Emulated tape: lto-3 … lto-9, or ultrium-960 (any case)",
         ))
 }
 

@@ -174,6 +174,24 @@ pub struct TapeSettings {
     pub locate_s: Option<f64>,
 }
 
+/// A model's name as [`tape_model`] reads it, as a JSON Schema pattern: `lto-3` … `lto-9` or
+/// `ultrium-960`, any case.
+pub fn model_pattern() -> String {
+    crate::size::spaced_pattern("(?:[Ll][Tt][Oo]-[3-9]|[Uu][Ll][Tt][Rr][Ii][Uu][Mm]-960)")
+}
+
+/// The `model` setting as the OpenAPI document describes it, with [`model_pattern`].
+pub fn model_schema() -> utoipa::openapi::schema::ObjectBuilder {
+    use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+    ObjectBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+        .pattern(Some(model_pattern()))
+        .examples(["lto-4", "lto-9"])
+        .description(Some(
+            "Emulated tape: lto-3 … lto-9, or ultrium-960 (any case)",
+        ))
+}
+
 /// Every model as a person chooses one: its id, and its name with its speed and compression.
 pub fn model_choices() -> Vec<(&'static str, String)> {
     TAPE_MODELS

@@ -501,7 +501,15 @@ impl Kind for Tape {
     }
 
     fn settings_schema(&self) -> Option<utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>> {
-        Some(<TapeSettings as utoipa::PartialSchema>::schema())
+        use utoipa::openapi::{RefOr, schema::Schema};
+        let mut schema = <TapeSettings as utoipa::PartialSchema>::schema();
+        // The model's pattern is the one `catalogue::model` reads, which the derive cannot say.
+        if let RefOr::T(Schema::Object(object)) = &mut schema {
+            object
+                .properties
+                .insert("model".into(), catalogue::model_schema().into());
+        }
+        Some(schema)
     }
 
     fn settings_schema_parts(
