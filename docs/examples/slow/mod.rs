@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use super::dir::DirSink;
 use super::{
-    Capabilities, FieldInput, Kind, KindFacts, Opening, Settings, SettingsText, Sink, Target,
-    TargetPlan, ToolRepository, TypedField, Writes, read_settings, settings_of,
+    Capabilities, FieldInput, Kind, KindFacts, Opening, Settings, SettingsText, SettingsType, Sink,
+    Target, TargetPlan, ToolRepository, TypedField, Writes, read_settings, settings_of,
 };
 use crate::engine::error::EngineError;
 use crate::field_errors::FieldErrors;
@@ -76,18 +76,8 @@ impl Kind for Slow {
         super::stored_as::<SlowTarget>(value)
     }
 
-    fn settings_schema(&self) -> Option<utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>> {
-        Some(<SlowSettings as utoipa::PartialSchema>::schema())
-    }
-
-    fn settings_schema_parts(
-        &self,
-        schemas: &mut Vec<(
-            String,
-            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
-        )>,
-    ) {
-        <SlowSettings as utoipa::ToSchema>::schemas(schemas);
+    fn settings_type(&self) -> Option<SettingsType> {
+        Some(SettingsType::of::<SlowSettings>())
     }
 
     fn typed_fields(&self) -> &'static [TypedField] {

@@ -32,12 +32,8 @@ pub trait Kind: Sync {
     fn stored(&self, value: serde_json::Value) -> Result<TargetPlan, serde_json::Error>;
     /// The kind's settings type as the OpenAPI document describes it; `None` for a kind
     /// without settings.
-    fn settings_schema(&self) -> Option<RefOr<Schema>> {
+    fn settings_type(&self) -> Option<SettingsType> {
         None
-    }
-    /// The schemas the kind's settings type refers to, for the document's components.
-    fn settings_schema_parts(&self, schemas: &mut Vec<(String, RefOr<Schema>)>) {
-        let _ = schemas;
     }
     /// The settings a person types in for this kind (the new-campaign form's fields), in the
     /// order they are shown.
@@ -49,6 +45,24 @@ pub trait Kind: Sync {
     fn settings_from_text(&self, text: &mut dyn SettingsText) -> Settings {
         let _ = text;
         Settings::new()
+    }
+}
+
+/// A kind's settings type as the OpenAPI document describes it: its schema, and the schemas
+/// that schema refers to.
+#[derive(Clone, Copy)]
+pub struct SettingsType {
+    pub schema: fn() -> RefOr<Schema>,
+    pub parts: fn(&mut Vec<(String, RefOr<Schema>)>),
+}
+
+impl SettingsType {
+    /// A settings type as it derives its schema.
+    pub fn of<T: utoipa::ToSchema>() -> Self {
+        Self {
+            schema: T::schema,
+            parts: T::schemas,
+        }
     }
 }
 
@@ -231,13 +245,14 @@ impl utoipa::ToSchema for TargetKind {
 pub fn settings_schemas() -> Vec<RefOr<Schema>> {
     super::KINDS
         .iter()
-        .filter_map(|kind| kind.settings_schema())
+        .filter_map(|kind| kind.settings_type())
+        .map(|settings| (settings.schema)())
         .collect()
 }
 
 /// The schemas every kind's settings type refers to, for the OpenAPI document's components.
 pub fn settings_schema_parts(schemas: &mut Vec<(String, RefOr<schema::Schema>)>) {
-    for kind in super::KINDS {
-        kind.settings_schema_parts(schemas);
+    for settings in super::KINDS.iter().filter_map(|kind| kind.settings_type()) {
+        (settings.parts)(schemas);
     }
 }

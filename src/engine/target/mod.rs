@@ -58,8 +58,8 @@ mod slow_example;
 pub use file::NamedFile;
 pub use files::{LAB_FILE_PREFIX, sweep_lab_files, wait_for_background};
 pub use kind::{
-    FieldInput, Kind, SettingsText, TargetKind, TypedField, settings_of, settings_schema_parts,
-    settings_schemas, stored_as,
+    FieldInput, Kind, SettingsText, SettingsType, TargetKind, TypedField, settings_of,
+    settings_schema_parts, settings_schemas, stored_as,
 };
 pub use plan::{PlanParts, TargetPlan};
 

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Capabilities, FieldInput, Kind, Opening, Settings, SettingsText, Sink, SinkFigures, Target,
+    Capabilities, FieldInput, Kind, SettingsType, Opening, Settings, SettingsText, Sink, SinkFigures, Target,
     TypedField, no_path, read_settings, settings_of,
 };
 use crate::engine::error::EngineError;
@@ -413,18 +413,8 @@ impl Kind for Striped {
         super::stored_as::<StripedTarget>(value)
     }
 
-    fn settings_schema(&self) -> Option<utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>> {
-        Some(<StripedSettings as utoipa::PartialSchema>::schema())
-    }
-
-    fn settings_schema_parts(
-        &self,
-        schemas: &mut Vec<(
-            String,
-            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
-        )>,
-    ) {
-        <StripedSettings as utoipa::ToSchema>::schemas(schemas);
+    fn settings_type(&self) -> Option<SettingsType> {
+        Some(SettingsType::of::<StripedSettings>())
     }
 
     fn typed_fields(&self) -> &'static [TypedField] {

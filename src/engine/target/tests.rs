@@ -215,7 +215,11 @@ fn answers_for_itself(kind: TargetKind) {
             facts.id
         );
         // Its typed-in fields are settings its schema describes.
-        let described: Vec<String> = match kind.kind().settings_schema() {
+        let described: Vec<String> = match kind
+            .kind()
+            .settings_type()
+            .map(|settings| (settings.schema)())
+        {
             Some(utoipa::openapi::RefOr::T(utoipa::openapi::schema::Schema::Object(object))) => {
                 object.properties.into_keys().collect()
             }

@@ -90,7 +90,11 @@ fn parse_target(value: Value) -> Result<(), String> {
 
 /// A kind's settings as its settings type's schema names them.
 fn settings_names(kind: spec::TargetKind) -> Vec<String> {
-    match kind.kind().settings_schema() {
+    match kind
+        .kind()
+        .settings_type()
+        .map(|settings| (settings.schema)())
+    {
         Some(utoipa::openapi::RefOr::T(utoipa::openapi::schema::Schema::Object(object))) => {
             object.properties.into_keys().collect()
         }

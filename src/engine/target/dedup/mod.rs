@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use self::sink::DedupSink;
 use self::store::Store;
 use super::{
-    Capabilities, FieldInput, Kind, Opening, Settings, SettingsText, Sink, Target, TypedField,
+    Capabilities, FieldInput, Kind, SettingsType, Opening, Settings, SettingsText, Sink, Target, TypedField,
     read_settings, settings_of,
 };
 use crate::engine::EngineSettings;
@@ -302,18 +302,8 @@ impl Kind for Dedup {
         super::stored_as::<DedupTarget>(value)
     }
 
-    fn settings_schema(&self) -> Option<utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>> {
-        Some(<DedupSettings as utoipa::PartialSchema>::schema())
-    }
-
-    fn settings_schema_parts(
-        &self,
-        schemas: &mut Vec<(
-            String,
-            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
-        )>,
-    ) {
-        <DedupSettings as utoipa::ToSchema>::schemas(schemas);
+    fn settings_type(&self) -> Option<SettingsType> {
+        Some(SettingsType::of::<DedupSettings>())
     }
 
     fn typed_fields(&self) -> &'static [TypedField] {

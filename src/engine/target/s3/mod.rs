@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Capabilities, FieldInput, Kind, Opening, Settings, SettingsText, Sink, Target, TypedField,
+    Capabilities, FieldInput, Kind, SettingsType, Opening, Settings, SettingsText, Sink, Target, TypedField,
     no_path, read_settings, settings_of,
 };
 use crate::engine::EngineSettings;
@@ -306,18 +306,8 @@ impl Kind for S3 {
         super::stored_as::<S3Target>(value)
     }
 
-    fn settings_schema(&self) -> Option<utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>> {
-        Some(<S3Settings as utoipa::PartialSchema>::schema())
-    }
-
-    fn settings_schema_parts(
-        &self,
-        schemas: &mut Vec<(
-            String,
-            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
-        )>,
-    ) {
-        <S3Settings as utoipa::ToSchema>::schemas(schemas);
+    fn settings_type(&self) -> Option<SettingsType> {
+        Some(SettingsType::of::<S3Settings>())
     }
 
     fn typed_fields(&self) -> &'static [TypedField] {

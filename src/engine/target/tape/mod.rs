@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Capabilities, FieldInput, Kind, Opening, Settings, SettingsText, Sink, SinkFigures, Target,
+    Capabilities, FieldInput, Kind, SettingsType, Opening, Settings, SettingsText, Sink, SinkFigures, Target,
     TypedField, no_path, read_settings, settings_of,
 };
 use crate::engine::data::DataPool;
@@ -35,6 +35,19 @@ fn plan(path: Option<&Path>, settings: &Settings, errors: &mut FieldErrors) -> O
     let settings: TapeSettings = read_settings(&FACTS, settings, errors)?;
     let config = settings.resolve("target", errors)?;
     no_path.then(|| TargetPlan::new(TapeTarget(config)))
+}
+
+/// The settings type's schema, its `model` given the pattern `catalogue::tape_model` reads,
+/// which the derive cannot say.
+fn settings_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    use utoipa::openapi::{RefOr, schema::Schema};
+    let mut schema = <TapeSettings as utoipa::PartialSchema>::schema();
+    if let RefOr::T(Schema::Object(object)) = &mut schema {
+        object
+            .properties
+            .insert("model".into(), catalogue::model_schema().into());
+    }
+    schema
 }
 
 /// The seed of the data an emulated drive reads back.
@@ -500,26 +513,11 @@ impl Kind for Tape {
         super::stored_as::<TapeTarget>(value)
     }
 
-    fn settings_schema(&self) -> Option<utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>> {
-        use utoipa::openapi::{RefOr, schema::Schema};
-        let mut schema = <TapeSettings as utoipa::PartialSchema>::schema();
-        // The model's pattern is the one `catalogue::model` reads, which the derive cannot say.
-        if let RefOr::T(Schema::Object(object)) = &mut schema {
-            object
-                .properties
-                .insert("model".into(), catalogue::model_schema().into());
-        }
-        Some(schema)
-    }
-
-    fn settings_schema_parts(
-        &self,
-        schemas: &mut Vec<(
-            String,
-            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
-        )>,
-    ) {
-        <TapeSettings as utoipa::ToSchema>::schemas(schemas);
+    fn settings_type(&self) -> Option<SettingsType> {
+        Some(SettingsType {
+            schema: settings_schema,
+            parts: <TapeSettings as utoipa::ToSchema>::schemas,
+        })
     }
 
     fn typed_fields(&self) -> &'static [TypedField] {
