@@ -184,7 +184,8 @@ fn no_file_outside_the_target_folder_names_a_target_kind() {
 fn a_kind_variant_is_found_and_a_type_or_constant_is_not() {
     let code = "let a = TargetKind::Dir;\nlet b = TargetKind::ALL;\n\
                 if let TargetPlan::S3(config) = plan {}\nTargetKind::name();\n\
-                let t = TargetKind::of(&tape::Tape);\nplan.of_type::<S3Target>();";
+                let t = TargetKind::of(&tape::Tape);\nplan.of_type::<S3Target>();\n\
+                if let SinkFigures::Tape(drive) = figures {}";
     assert_eq!(
         kind_variants(code),
         vec![
@@ -192,16 +193,18 @@ fn a_kind_variant_is_found_and_a_type_or_constant_is_not() {
             (3, "TargetPlan::S3".to_string()),
             (5, "TargetKind::of(".to_string()),
             (6, "of_type::<".to_string()),
+            (7, "SinkFigures::Tape".to_string()),
         ]
     );
 }
 
-/// Each `TargetKind::Variant` or `TargetPlan::Variant` in `code`, with its line (a name
+/// Each `TargetKind::Variant`, `TargetPlan::Variant` or `SinkFigures::Variant` (a kind's
+/// figures) in `code`, with its line (a name
 /// after the `::` that starts with a capital followed by a small letter or a digit, not a
 /// constant such as `ALL`, nor a function), and each kind taken by its own type.
 fn kind_variants(code: &str) -> Vec<(usize, String)> {
     let mut found = Vec::new();
-    for owner in ["TargetKind::", "TargetPlan::"] {
+    for owner in ["TargetKind::", "TargetPlan::", "SinkFigures::"] {
         let mut at = 0;
         while let Some(offset) = code[at..].find(owner) {
             let start = at + offset;

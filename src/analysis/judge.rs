@@ -304,9 +304,12 @@ fn row(test: TestKind, figure: Option<&TestFigure<'_>>, yes_row: Option<TestKind
     VerdictRow {
         test,
         tool: tool.clone(),
-        label: match (run.and_then(RunResult::target_report), test) {
+        label: match (
+            run.and_then(crate::engine::target::figures::target_report),
+            test,
+        ) {
             (_, test) if test.runs_tool() => match tool {
-                Some(tool) => match run.and_then(RunResult::target_report) {
+                Some(tool) => match run.and_then(crate::engine::target::figures::target_report) {
                     Some(report) => format!("{} ({tool}, {})", test.label(), report.device),
                     None => format!("{} ({tool})", test.label()),
                 },

@@ -48,7 +48,7 @@ pub(super) fn fill_from_outcome(
         result.latency_of = Some(of.to_string());
     }
     result.samples = outcome.samples;
-    result.take_sink_figures(&outcome.sink_figures);
+    super::target::figures::take_sink_figures(result, &outcome.sink_figures);
     if let Some(tape) = result.tape.as_ref().filter(|tape| tape.end_of_tape) {
         result.warnings.push(format!(
             "end of tape: a cartridge of the emulated {} filled up after {} on tape; the run \

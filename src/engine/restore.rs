@@ -138,10 +138,10 @@ impl Sink for RestoreSink {
     }
 
     fn figures(&self) -> Option<SinkFigures> {
-        Some(SinkFigures::Restored {
-            files: self.files,
-            into: self.path.display().to_string(),
-        })
+        Some(SinkFigures::restored(
+            self.files,
+            self.path.display().to_string(),
+        ))
     }
 }
 

@@ -169,26 +169,6 @@ pub struct ClientFigures {
     pub samples: Vec<Sample>,
 }
 
-impl RunResult {
-    /// The target's own figures, when it reports any: every kind that does is listed here.
-    pub fn target_report(&self) -> Option<TargetReport> {
-        self.tape
-            .as_ref()
-            .map(TapeFigures::report)
-            .or_else(|| self.striped.as_ref().map(StripedFigures::report))
-            .or_else(|| {
-                self.s3
-                    .as_ref()
-                    .map(crate::engine::target::s3::S3Figures::report)
-            })
-            .or_else(|| {
-                self.dedup
-                    .as_ref()
-                    .map(crate::engine::target::dedup::DedupFigures::report)
-            })
-    }
-}
-
 /// What a restore read its image from, and what it cost besides moving the data.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct RestoreFigures {
@@ -228,56 +208,4 @@ pub struct Progress {
     pub mb_per_s: f64,
     /// How far the run is towards its size or duration limit, 0–100, when one is known.
     pub percent: Option<f64>,
-}
-
-impl RunResult {
-    /// Puts the figures of a run's sinks (one per writer) into the result.
-    pub fn take_sink_figures(&mut self, all: &[crate::engine::target::SinkFigures]) {
-        let result = self;
-        let mut drives = Vec::new();
-        for figures in all {
-            match figures {
-                crate::engine::target::SinkFigures::Tape(drive) => drives.push(drive.clone()),
-                crate::engine::target::SinkFigures::Striped(volume) => {
-                    result.striped = Some(volume.clone())
-                }
-                // Each writer reports the shared tally when it ends: the last to end saw the
-                // most requests.
-                crate::engine::target::SinkFigures::S3(store)
-                    if result
-                        .s3
-                        .as_ref()
-                        .is_none_or(|seen| seen.requests <= store.requests) =>
-                {
-                    let mut store = store.clone();
-                    if result.seconds > 0.0 {
-                        store.requests_per_s =
-                            (store.requests as f64 / result.seconds * 10.0).round() / 10.0;
-                    }
-                    result.s3 = Some(store);
-                }
-                crate::engine::target::SinkFigures::S3(_) => {}
-                crate::engine::target::SinkFigures::Dedup(store)
-                    if result
-                        .dedup
-                        .as_ref()
-                        .is_none_or(|seen| seen.logical_bytes <= store.logical_bytes) =>
-                {
-                    let mut store = store.clone();
-                    store.over(result.seconds);
-                    result.dedup = Some(store);
-                }
-                crate::engine::target::SinkFigures::Dedup(_) => {}
-                crate::engine::target::SinkFigures::Restored { files, into } => {
-                    result.files = *files;
-                    if let Some(restore) = result.restore.as_mut() {
-                        restore.into.clone_from(into);
-                    }
-                }
-            }
-        }
-        if let Some(tape) = crate::engine::target::tape::combine(&drives) {
-            result.tape = Some(tape);
-        }
-    }
 }

@@ -19,6 +19,7 @@ use image::{ImageRequest, RestoreImage};
 pub use striped::StripedFigures;
 pub use tape::TapeFigures;
 
+pub mod figures;
 pub mod file;
 pub mod files;
 pub mod flag;
@@ -118,9 +119,9 @@ pub trait Sink: Send {
 }
 
 /// What a sink reports of itself after a run, one variant per kind that reports anything. A
-/// kind with figures adds its variant here and says, in `RunResult::take_sink_figures`, how
+/// kind with figures adds its variant here and says, in `figures::take_sink_figures`, how
 /// its writers' figures combine into the run's result; the pages show them through
-/// `RunResult::target_report`.
+/// `figures::target_report`.
 #[derive(Debug, Clone)]
 pub enum SinkFigures {
     /// An emulated tape drive: streaming, repositioning, compression.
@@ -133,6 +134,14 @@ pub enum SinkFigures {
     S3(s3::S3Figures),
     /// A dedup store: every writer reports the figures of the writers that have finished.
     Dedup(dedup::DedupFigures),
+}
+
+impl SinkFigures {
+    /// What a restore's writer reports: the files it wrote, and the directory it wrote them
+    /// into (no kind's figures: a restore writes into a directory of the lab's).
+    pub fn restored(files: u64, into: String) -> Self {
+        SinkFigures::Restored { files, into }
+    }
 }
 
 /// What a target kind is, as far as a measurement depends on it.

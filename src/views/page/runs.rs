@@ -112,7 +112,7 @@ pub(super) fn run_row(run: &RunView<'_>, points: &[Point]) -> RunRow {
             ran.and_then(|r| r.error.clone())
         },
         target: result
-            .and_then(RunResult::target_report)
+            .and_then(crate::engine::target::figures::target_report)
             .map(|report| report.to_string()),
         clients: result
             .and_then(|r| r.clients.as_ref())
