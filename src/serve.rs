@@ -127,15 +127,7 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
     let data_dir = make_data_dir(&config.data_dir)?;
     let policy = policy_of(&config, &data_dir)?;
     let store = open_store(&config.db).await?;
-    match store.session_deadlines().await {
-        Ok(Some(deadlines)) => tracing::info!(
-            statement_timeout = %deadlines.statement,
-            idle_in_transaction_session_timeout = %deadlines.idle_in_transaction,
-            "the database's deadlines for this lab's statements"
-        ),
-        Ok(None) => {}
-        Err(error) => tracing::warn!(%error, "cannot read the database's deadlines"),
-    }
+    log_session_deadlines(&store).await;
     // Before anything in it is swept: a second lab on this data dir, by whatever name it
     // reaches it, would take the first lab's runs for a crashed lab's leftovers.
     let _data_dir_lock = lock_data_dir(&data_dir)?;
@@ -151,13 +143,8 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
             db: config.db.to_string(),
             source,
         })?;
-    let journal = s3::journal::Journal::open(&data_dir.join(UPLOAD_JOURNAL))
-        .map_err(|e| bad_path("--data-dir", &data_dir.join(UPLOAD_JOURNAL), &e))?;
-    let object_owner = format!(
-        "{}-{}",
-        host.name,
-        lab_identity(&data_dir).map_err(|e| bad_path("--data-dir", &data_dir.join(LAB_ID), &e))?
-    );
+    let journal = open_upload_journal(&data_dir)?;
+    let object_owner = object_owner(&host.name, &data_dir)?;
     let sweep_give_up = Arc::new(AtomicBool::new(false));
     let stores_swept = recover(
         &store,
@@ -173,103 +160,184 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
     .await;
 
     let token: Option<Arc<str>> = config.token.as_deref().map(Arc::from);
-    let datalink =
-        DataLink::start(config.data_bind, token.clone()).map_err(|source| ServeError::Bind {
-            addr: config.data_bind,
-            source,
-        })?;
+    let datalink = start_datalink(config.data_bind, token.clone())?;
     let lab = Arc::new(Lab::new(
         store.clone(),
         policy,
-        EngineSettings {
-            allow_devices: config.allow_devices.clone(),
-            network: Some(Arc::new(Clients::with_agents(Arc::new(AgentGateway(
-                Arc::clone(&datalink),
-            ))))),
-            restore_dir: data_dir.clone(),
-            object_stores: config.object_stores.clone(),
-            upload_journal: Some(journal),
-            object_owner,
-            tools: Arc::new(config.tools.clone()),
-            max_run: std::time::Duration::try_from_secs_f64(config.max_duration_s).ok(),
-        },
+        engine_settings(&config, &data_dir, &datalink, journal, object_owner),
         host,
         Arc::clone(&datalink),
     ));
-    if let Err(error) = host::start_relay(&lab).await {
-        tracing::warn!(%error, "cannot relay live events between hosts: followers on other hosts see runs only when they finish");
-    }
+    relay_live_events(&lab).await;
     let heartbeat = host::spawn_heartbeat(&lab);
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let (api_router, openapi) = http::api().map_err(ServeError::OpenApi)?;
     let state = AppState::new(Arc::clone(&lab), openapi, token, shutdown_rx);
-    let http_listener =
-        TcpListener::bind(config.bind)
-            .await
-            .map_err(|source| ServeError::Bind {
-                addr: config.bind,
-                source,
-            })?;
+    let http_listener = bind_http(config.bind).await?;
     let addr = http_listener.local_addr().map_err(ServeError::Serve)?;
     let site = Arc::new(SitePolicy::new(addr, &site_flags));
     let app = http::app(api_router, state, Arc::clone(&site));
 
     log_limits(&file_limit, max_connections, &site, addr);
     announce(&format!("backlab listening on http://{addr}"));
+    log_serving(&config, datalink.addr(), &data_dir);
+
+    spawn_demo(&data_dir, config.demo_size);
+    let workers = spawn_lanes_once_swept(&lab, config.lanes, stores_swept);
+    spawn_judging(&lab);
+    spawn_scheduling(&lab, shutdown_tx.subscribe());
+
+    listener::serve(
+        http_listener,
+        app,
+        max_connections,
+        SHUTDOWN_GRACE,
+        stop_on_signal(stop_signals, Arc::clone(&lab), sweep_give_up, shutdown_tx),
+    )
+    .await;
+    wait_for_lanes(workers).await;
+    heartbeat.abort();
+    datalink.shutdown();
+    store.close().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// The database's own deadlines on this lab's statements, logged so that an operator sees
+/// what a slow statement runs into.
+async fn log_session_deadlines(store: &Store) {
+    match store.session_deadlines().await {
+        Ok(Some(deadlines)) => tracing::info!(
+            statement_timeout = %deadlines.statement,
+            idle_in_transaction_session_timeout = %deadlines.idle_in_transaction,
+            "the database's deadlines for this lab's statements"
+        ),
+        Ok(None) => {}
+        Err(error) => tracing::warn!(%error, "cannot read the database's deadlines"),
+    }
+}
+
+/// The journal in the data dir where the lab notes its uploads, so that what a stopped lab
+/// left in object stores can be found again.
+fn open_upload_journal(data_dir: &Path) -> Result<s3::journal::Journal, ServeError> {
+    s3::journal::Journal::open(&data_dir.join(UPLOAD_JOURNAL))
+        .map_err(|e| bad_path("--data-dir", &data_dir.join(UPLOAD_JOURNAL), &e))
+}
+
+/// The owner this lab's objects in a shared object store carry: its name and its data dir's
+/// identity.
+fn object_owner(host_name: &str, data_dir: &Path) -> Result<String, ServeError> {
+    Ok(format!(
+        "{}-{}",
+        host_name,
+        lab_identity(data_dir).map_err(|e| bad_path("--data-dir", &data_dir.join(LAB_ID), &e))?
+    ))
+}
+
+/// The TCP data listener for agents and network-backup streams, listening.
+fn start_datalink(bind: SocketAddr, token: Option<Arc<str>>) -> Result<Arc<DataLink>, ServeError> {
+    DataLink::start(bind, token).map_err(|source| ServeError::Bind { addr: bind, source })
+}
+
+/// What the engine runs this lab's campaigns with: its flags, the data link its network
+/// clients reach agents through, and where it keeps restores and notes uploads.
+fn engine_settings(
+    config: &ServeConfig,
+    data_dir: &Path,
+    datalink: &Arc<DataLink>,
+    journal: s3::journal::Journal,
+    object_owner: String,
+) -> EngineSettings {
+    EngineSettings {
+        allow_devices: config.allow_devices.clone(),
+        network: Some(Arc::new(Clients::with_agents(Arc::new(AgentGateway(
+            Arc::clone(datalink),
+        ))))),
+        restore_dir: data_dir.to_path_buf(),
+        object_stores: config.object_stores.clone(),
+        upload_journal: Some(journal),
+        object_owner,
+        tools: Arc::new(config.tools.clone()),
+        max_run: std::time::Duration::try_from_secs_f64(config.max_duration_s).ok(),
+    }
+}
+
+/// Relays live events between the labs on the database; without it the lab still serves,
+/// its followers seeing other hosts' runs only when they finish.
+async fn relay_live_events(lab: &Arc<Lab>) {
+    if let Err(error) = host::start_relay(lab).await {
+        tracing::warn!(%error, "cannot relay live events between hosts: followers on other hosts see runs only when they finish");
+    }
+}
+
+/// The web listener, bound to `--bind`.
+async fn bind_http(bind: SocketAddr) -> Result<TcpListener, ServeError> {
+    TcpListener::bind(bind)
+        .await
+        .map_err(|source| ServeError::Bind { addr: bind, source })
+}
+
+/// Logs where and how the lab serves, once it listens.
+fn log_serving(config: &ServeConfig, data_addr: SocketAddr, data_dir: &Path) {
     tracing::info!(
-        data = %datalink.addr(),
+        data = %data_addr,
         data_dir = %data_dir.display(),
         db = %config.db,
         host = %config.host_name,
         lanes = config.lanes,
         "serving"
     );
+}
 
-    // File-system work, off the async workers: a half-written demo can be hundreds of MB.
-    let (demo_parent, size) = (data_dir.clone(), config.demo_size);
+/// Clears away half-written demo datasets and writes the demo when one is asked for: file-
+/// system work, off the async workers, since a half-written demo can be hundreds of MB.
+fn spawn_demo(data_dir: &Path, size: u64) {
+    let demo_parent = data_dir.to_path_buf();
     tokio::task::spawn_blocking(move || {
         remove_partial_demos(&demo_parent);
         if size > 0 {
             write_demo_dataset(&demo_parent.join(DEMO_DIR), size);
         }
     });
-    // Runs start once the object stores are swept of what this lab left (or the sweep's
-    // deadline passed): a sweep must not take a new run's objects for an old run's.
-    let lanes_lab = Arc::clone(&lab);
-    let lanes = config.lanes;
-    let workers = tokio::spawn(async move {
+}
+
+/// Starts the lanes once the object stores are swept of what this lab left (or the sweep's
+/// deadline passed): a sweep must not take a new run's objects for an old run's.
+fn spawn_lanes_once_swept(
+    lab: &Arc<Lab>,
+    lanes: usize,
+    stores_swept: tokio::task::JoinHandle<()>,
+) -> tokio::task::JoinHandle<Vec<tokio::task::JoinHandle<()>>> {
+    let lanes_lab = Arc::clone(lab);
+    tokio::spawn(async move {
         let _ = stores_swept.await;
         worker::spawn_lanes(&lanes_lab, lanes)
-    });
-    spawn_judging(&lab);
-    spawn_scheduling(&lab, shutdown_tx.subscribe());
+    })
+}
 
-    let stop_lab = Arc::clone(&lab);
-    listener::serve(
-        http_listener,
-        app,
-        max_connections,
-        SHUTDOWN_GRACE,
-        async move {
-            stop_signals.recv().await;
-            tracing::info!("shutting down: interrupting the running run, ending live streams");
-            stop_lab.stop_all();
-            sweep_give_up.store(true, Ordering::Relaxed);
-            let _ = shutdown_tx.send(true);
-        },
-    )
-    .await;
+/// Waits for SIGTERM or Ctrl-C, then stops the lab: the running run is interrupted, the
+/// store sweep given up and live streams ended.
+async fn stop_on_signal(
+    stop_signals: StopSignals,
+    lab: Arc<Lab>,
+    sweep_give_up: Arc<AtomicBool>,
+    shutdown_tx: watch::Sender<bool>,
+) {
+    stop_signals.recv().await;
+    tracing::info!("shutting down: interrupting the running run, ending live streams");
+    lab.stop_all();
+    sweep_give_up.store(true, Ordering::Relaxed);
+    let _ = shutdown_tx.send(true);
+}
+
+/// Gives the lanes up to [`SHUTDOWN_GRACE`] to stop and save their runs.
+async fn wait_for_lanes(workers: tokio::task::JoinHandle<Vec<tokio::task::JoinHandle<()>>>) {
     let _ = tokio::time::timeout(SHUTDOWN_GRACE, async {
         if let Ok(lanes) = workers.await {
             futures_util::future::join_all(lanes).await;
         }
     })
     .await;
-    heartbeat.abort();
-    datalink.shutdown();
-    store.close().await;
-    tracing::info!("stopped");
-    Ok(())
 }
 
 /// The flags' checks that need nothing opened: a lab reachable from other machines takes a

@@ -125,83 +125,17 @@ pub(super) struct RunArgs {
 }
 
 pub(super) fn run(args: RunArgs) -> ExitCode {
-    let mut flag_errors = FieldErrors::default();
-    let spec = match build_spec(&args, &mut flag_errors) {
-        Ok(spec) => spec,
+    let (spec, plans) = match checked_plans(&args) {
+        Ok(checked) => checked,
         Err(message) => return bad_spec(&message),
     };
-    let mut plans = match spec.plan() {
-        Ok(plans) if flag_errors.is_empty() => plans,
-        Ok(_) => return bad_spec(&flag_errors.to_string()),
-        Err(mut errors) => {
-            errors.extend(flag_errors);
-            return bad_spec(&errors.to_string());
-        }
+    let settings = match engine_settings(&args, &spec, &plans) {
+        Ok(settings) => settings,
+        Err(message) => return bad_spec(&message),
     };
-    // The engine follows no link on a target's path; the operator's own path is resolved once,
-    // here, as the lab resolves a submitted one.
-    for plan in &mut plans {
-        if plan.target.writes() == Writes::FilesUnder
-            && let Some(dir) = plan.target.path_mut()
-            && let Ok(resolved) = dir.canonicalize()
-        {
-            *dir = resolved;
-        }
-    }
-    let object_stores = match args.stores.stores() {
-        Ok(stores) => stores,
-        Err(problems) => return bad_spec(&problems.join("\n")),
-    };
-    let tools = match args.tool_file.tools() {
-        Ok(tools) => Arc::new(tools),
-        Err(problem) => return bad_spec(&problem),
-    };
-    let tool_errors = spec::tools::check(&spec, &tools);
-    if !tool_errors.is_empty() {
-        return bad_spec(&tool_errors.to_string());
-    }
-    let settings = EngineSettings {
-        allow_devices: args.allow_devices.clone(),
-        network: Some(Arc::new(crate::net::Clients::loopback())),
-        restore_dir: args.restore_to.clone(),
-        object_stores,
-        tools,
-        // A run from the command line is watched by its operator; Ctrl-C cleans up.
-        upload_journal: None,
-        object_owner: crate::engine::target::s3::process_owner(),
-        max_run: None,
-    };
-    let problems = preflight::check(&plans, &settings);
-    if !problems.is_empty() {
-        return bad_spec(&problems.to_string());
-    }
-    // Before the first byte: how long it takes, and what in the plan cannot give a valid run.
-    let mut expectation = spec::expectation::expect(&plans);
-    expectation
-        .warnings
-        .extend(spec::expectation::machine_warnings(&plans));
-    eprintln!("{}", expectation.summary(plans.len()));
-    for warning in &expectation.warnings {
-        eprintln!("warning: {}: {}", warning.field, warning.message);
-    }
-
-    let cancel = Arc::new(AtomicBool::new(false));
-    let handler_flag = Arc::clone(&cancel);
-    // Ctrl-C stops the current run within a second; its files are removed.
-    let _ = ctrlc::set_handler(move || handler_flag.store(true, Ordering::Relaxed));
-
-    let mut runs: Vec<RunResult> = Vec::with_capacity(plans.len());
-    for (index, plan) in plans.iter().enumerate() {
-        if cancel.load(Ordering::Relaxed) {
-            break;
-        }
-        runs.push(execute_shown(
-            plan,
-            &settings,
-            &cancel,
-            (index + 1, plans.len()),
-        ));
-    }
+    show_expectation(&plans);
+    let cancel = cancel_on_ctrl_c();
+    let mut runs = execute_in_turn(&plans, &settings, &cancel, (0, plans.len()));
 
     let survey = plans
         .first()
@@ -228,14 +162,9 @@ pub(super) fn run(args: RunArgs) -> ExitCode {
                 expected.summary(again.len())
             );
             let of = plans.len() + again.len();
-            for (index, plan) in again.iter().enumerate() {
-                if cancel.load(Ordering::Relaxed) {
-                    break;
-                }
-                let result = execute_shown(plan, &settings, &cancel, (plans.len() + index + 1, of));
-                all_done &= result.status == RunStatus::Done;
-                runs.push(result);
-            }
+            let more = execute_in_turn(&again, &settings, &cancel, (plans.len(), of));
+            all_done &= more.iter().all(|run| run.status == RunStatus::Done);
+            runs.extend(more);
             all_done &= runs.len() == plans.len() + again.len();
             judgement = analysis::Judgement::of(
                 &analysis::points::RunEntry::of_results(&runs),
@@ -253,8 +182,122 @@ pub(super) fn run(args: RunArgs) -> ExitCode {
         bottleneck: judgement.verdict,
         survey,
     };
-    if args.json {
-        match serde_json::to_string_pretty(&report) {
+    print_report(&report, args.json, all_done)
+}
+
+/// The campaign the spec file and flags describe, checked and expanded into its runs: every
+/// mistake in the flags and the spec is named at once.
+fn checked_plans(args: &RunArgs) -> Result<(CampaignSpec, Vec<RunPlan>), String> {
+    let mut flag_errors = FieldErrors::default();
+    let spec = build_spec(args, &mut flag_errors)?;
+    let mut plans = match spec.plan() {
+        Ok(plans) if flag_errors.is_empty() => plans,
+        Ok(_) => return Err(flag_errors.to_string()),
+        Err(mut errors) => {
+            errors.extend(flag_errors);
+            return Err(errors.to_string());
+        }
+    };
+    resolve_target_dirs(&mut plans);
+    Ok((spec, plans))
+}
+
+/// The engine follows no link on a target's path; the operator's own path is resolved once,
+/// here, as the lab resolves a submitted one.
+fn resolve_target_dirs(plans: &mut [RunPlan]) {
+    for plan in plans {
+        if plan.target.writes() == Writes::FilesUnder
+            && let Some(dir) = plan.target.path_mut()
+            && let Ok(resolved) = dir.canonicalize()
+        {
+            *dir = resolved;
+        }
+    }
+}
+
+/// What the engine runs the campaign with: the object stores and tools the flags name, the
+/// tools checked against the spec and the runs against the settings before any starts.
+fn engine_settings(
+    args: &RunArgs,
+    spec: &CampaignSpec,
+    plans: &[RunPlan],
+) -> Result<EngineSettings, String> {
+    let object_stores = args
+        .stores
+        .stores()
+        .map_err(|problems| problems.join("\n"))?;
+    let tools = Arc::new(args.tool_file.tools()?);
+    let tool_errors = spec::tools::check(spec, &tools);
+    if !tool_errors.is_empty() {
+        return Err(tool_errors.to_string());
+    }
+    let settings = EngineSettings {
+        allow_devices: args.allow_devices.clone(),
+        network: Some(Arc::new(crate::net::Clients::loopback())),
+        restore_dir: args.restore_to.clone(),
+        object_stores,
+        tools,
+        // A run from the command line is watched by its operator; Ctrl-C cleans up.
+        upload_journal: None,
+        object_owner: crate::engine::target::s3::process_owner(),
+        max_run: None,
+    };
+    let problems = preflight::check(plans, &settings);
+    if !problems.is_empty() {
+        return Err(problems.to_string());
+    }
+    Ok(settings)
+}
+
+/// Before the first byte: how long it takes, and what in the plan cannot give a valid run.
+fn show_expectation(plans: &[RunPlan]) {
+    let mut expectation = spec::expectation::expect(plans);
+    expectation
+        .warnings
+        .extend(spec::expectation::machine_warnings(plans));
+    eprintln!("{}", expectation.summary(plans.len()));
+    for warning in &expectation.warnings {
+        eprintln!("warning: {}: {}", warning.field, warning.message);
+    }
+}
+
+/// The flag Ctrl-C raises: it stops the current run within a second, and its files are
+/// removed.
+fn cancel_on_ctrl_c() -> Arc<AtomicBool> {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let handler_flag = Arc::clone(&cancel);
+    let _ = ctrlc::set_handler(move || handler_flag.store(true, Ordering::Relaxed));
+    cancel
+}
+
+/// Runs `plans` one after another, numbered on from `before` of `of`, until all have run or
+/// Ctrl-C stops them.
+fn execute_in_turn(
+    plans: &[RunPlan],
+    settings: &EngineSettings,
+    cancel: &AtomicBool,
+    (before, of): (usize, usize),
+) -> Vec<RunResult> {
+    let mut runs = Vec::with_capacity(plans.len());
+    for (index, plan) in plans.iter().enumerate() {
+        if cancel.load(Ordering::Relaxed) {
+            break;
+        }
+        runs.push(execute_shown(
+            plan,
+            settings,
+            cancel,
+            (before + index + 1, of),
+        ));
+    }
+    runs
+}
+
+/// Prints the report, as the table or as JSON, and gives the exit code: success only when
+/// every run was done.
+fn print_report(report: &CampaignReport, json: bool, all_done: bool) -> ExitCode {
+    if json {
+        match serde_json::to_string_pretty(report) {
             Ok(json) => println!("{json}"),
             Err(error) => {
                 eprintln!("error: cannot encode the result: {error}");
@@ -262,7 +305,7 @@ pub(super) fn run(args: RunArgs) -> ExitCode {
             }
         }
     } else {
-        print!("{}", render_table(&report));
+        print!("{}", render_table(report));
     }
     if all_done {
         ExitCode::SUCCESS
@@ -328,13 +371,34 @@ fn parse_duration(text: &str) -> Result<spec::DurationInput, String> {
 /// not a size is recorded in `flag_errors` under its spec field and left at its default, so
 /// the spec's own checks still name every other mistake.
 fn build_spec(args: &RunArgs, flag_errors: &mut FieldErrors) -> Result<CampaignSpec, String> {
-    let mut size_flag = |field: &str, text: &str, stand_in: u64| {
-        ByteSize::parse(text).unwrap_or_else(|message| {
-            flag_errors.add(field, message);
-            ByteSize::new(stand_in)
-        })
-    };
-    let mut spec = match &args.spec {
+    let mut spec = spec_to_start_from(args)?;
+    if let Some(host) = &spec.host {
+        return Err(format!(
+            "host: this command measures the machine it runs on; host '{host}' names a lab host \
+             on a shared database, for campaigns submitted to a lab (backlab serve)"
+        ));
+    }
+    apply_source_flags(args, &mut spec.source, flag_errors);
+    if let Some(target) = &args.target {
+        spec.target = parse_target(target);
+    }
+    let tool_errors = apply_tool_flags(args, &mut spec);
+    if let Some(tests) = &args.tests {
+        spec.tests = tests.iter().map(|test| test.trim().to_string()).collect();
+    }
+    if let Some(name) = &args.name {
+        spec.name = name.clone();
+    }
+    apply_param_flags(args, &mut spec.params, flag_errors);
+    flag_errors.extend(tool_errors);
+    spec.settle_defaults();
+    Ok(spec)
+}
+
+/// The spec the flags apply to: the spec file given, or without one a campaign of the
+/// bottleneck tests into the null target.
+fn spec_to_start_from(args: &RunArgs) -> Result<CampaignSpec, String> {
+    Ok(match &args.spec {
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .map_err(|error| format!("spec: cannot read {}: {error}", path.display()))?;
@@ -355,40 +419,49 @@ fn build_spec(args: &RunArgs, flag_errors: &mut FieldErrors) -> Result<CampaignS
             series: None,
             tool: None,
         },
-    };
-    if let Some(host) = &spec.host {
-        return Err(format!(
-            "host: this command measures the machine it runs on; host '{host}' names a lab host \
-             on a shared database, for campaigns submitted to a lab (backlab serve)"
-        ));
-    }
+    })
+}
+
+/// A size flag's value; one that is not a size is recorded in `flag_errors` under its spec
+/// `field` and stands in as `stand_in` bytes.
+fn size_flag(flag_errors: &mut FieldErrors, field: &str, text: &str, stand_in: u64) -> ByteSize {
+    ByteSize::parse(text).unwrap_or_else(|message| {
+        flag_errors.add(field, message);
+        ByteSize::new(stand_in)
+    })
+}
+
+/// `--source` paths, or `--generated` data with its dedup and generations, in place of the
+/// spec's source.
+fn apply_source_flags(args: &RunArgs, source: &mut SourceSpec, flag_errors: &mut FieldErrors) {
     if !args.sources.is_empty() {
-        spec.source = SourceSpec {
+        *source = SourceSpec {
             paths: Some(args.sources.clone()),
             generated: None,
             agents: None,
         };
     }
     if let Some(size) = &args.generated {
-        spec.source = SourceSpec {
+        *source = SourceSpec {
             paths: None,
             generated: Some(spec::GeneratedSpec {
-                size: size_flag("source.generated.size", size, 1 << 30),
+                size: size_flag(flag_errors, "source.generated.size", size, 1 << 30),
                 compress_ratio: args.compress_ratio.unwrap_or(2.0),
                 dedup_ratio: args.dedup_ratio,
-                dedup_unit: args
-                    .dedup_unit
-                    .as_ref()
-                    .map(|unit| size_flag("source.generated.dedup_unit", unit, 128 << 10)),
+                dedup_unit: args.dedup_unit.as_ref().map(|unit| {
+                    size_flag(flag_errors, "source.generated.dedup_unit", unit, 128 << 10)
+                }),
                 generations: args.generations,
                 change_rate: args.change_rate,
             }),
             agents: None,
         };
     }
-    if let Some(target) = &args.target {
-        spec.target = parse_target(target);
-    }
+}
+
+/// `--tool`: one tool is the spec's tool, several are the matrix's list to compare. The
+/// mistakes in their parameters are returned, to be named after the other flags'.
+fn apply_tool_flags(args: &RunArgs, spec: &mut CampaignSpec) -> FieldErrors {
     let mut tool_errors = FieldErrors::default();
     match args.tools.as_slice() {
         [] => {}
@@ -404,18 +477,16 @@ fn build_spec(args: &RunArgs, flag_errors: &mut FieldErrors) -> Result<CampaignS
             spec.matrix.get_or_insert_with(Default::default).tool = Some(tools);
         }
     }
-    if let Some(tests) = &args.tests {
-        spec.tests = tests.iter().map(|test| test.trim().to_string()).collect();
-    }
-    if let Some(name) = &args.name {
-        spec.name = name.clone();
-    }
-    let params = &mut spec.params;
+    tool_errors
+}
+
+/// The run parameters' flags, each given one in place of the spec's value.
+fn apply_param_flags(args: &RunArgs, params: &mut spec::ParamsSpec, flag_errors: &mut FieldErrors) {
     if let Some(buffers) = args.buffers {
         params.buffers = buffers;
     }
     if let Some(block_size) = &args.block_size {
-        params.block_size = size_flag("params.block_size", block_size, 256 << 10);
+        params.block_size = size_flag(flag_errors, "params.block_size", block_size, 256 << 10);
     }
     if args.streams.is_some() {
         params.streams = args.streams;
@@ -433,7 +504,7 @@ fn build_spec(args: &RunArgs, flag_errors: &mut FieldErrors) -> Result<CampaignS
         params.compress_ratio = Some(ratio);
     }
     if let Some(size) = &args.size {
-        params.size = Some(size_flag("params.size", size, 1 << 30));
+        params.size = Some(size_flag(flag_errors, "params.size", size, 1 << 30));
     }
     if args.duration_s.is_some() {
         params.duration_s = args.duration_s;
@@ -450,9 +521,6 @@ fn build_spec(args: &RunArgs, flag_errors: &mut FieldErrors) -> Result<CampaignS
     if args.link_mb_s.is_some() {
         params.link_mb_s = args.link_mb_s;
     }
-    flag_errors.extend(tool_errors);
-    spec.settle_defaults();
-    Ok(spec)
 }
 
 /// `--tool NAME[:PARAM=VALUE,…]`: a value that reads as a whole number is one, any other a

@@ -64,11 +64,6 @@ async fn lane_loop(lab: Arc<Lab>, lane: usize) {
 
 async fn execute(lab: &Arc<Lab>, claimed: ClaimedRun, switch: Arc<RunSwitch>) {
     let run_id = claimed.run_id;
-    let held = HeldRun {
-        run_id,
-        attempt: claimed.attempt,
-    };
-    let campaign_id = claimed.campaign_id.clone();
     let plan = match plan_of(&claimed) {
         Ok(plan) => plan,
         Err(message) => {
@@ -78,68 +73,91 @@ async fn execute(lab: &Arc<Lab>, claimed: ClaimedRun, switch: Arc<RunSwitch>) {
             return;
         }
     };
-    let total = claimed.runs_total;
-    // The allow-lists may have narrowed since the run was queued, or a directory on its way
-    // been replaced by a link: its paths are checked again now, on the file system. A campaign
-    // another host received was checked there by name alone: its paths are resolved here
-    // first, and the machine's checks made.
-    let checking = Arc::clone(lab);
-    let mut checked_plan = plan;
-    let elsewhere = claimed.checked_elsewhere;
-    let rechecked = tokio::task::spawn_blocking(move || {
-        if elsewhere {
-            checking.policy().resolve_plan(&mut checked_plan);
-        }
-        let mut problems = match checking.policy().recheck(&checked_plan) {
-            Ok(()) => FieldErrors::default(),
-            Err(problems) => problems,
-        };
-        if elsewhere && problems.is_empty() {
-            let settings = checking.engine_settings();
-            for (path, message) in preflight::check(std::slice::from_ref(&checked_plan), settings).0
-            {
-                problems.add(path, message);
-            }
-        }
-        (checked_plan, problems)
-    })
-    .await;
-    let (plan, refusal) = match rechecked {
-        Ok((plan, problems)) if problems.is_empty() => (plan, None),
-        Ok((plan, problems)) => (
-            plan,
-            Some(format!(
-                "refused when the run started on host {}, its paths checked again: {problems}",
-                lab.host().name
-            )),
-        ),
-        Err(error) => {
-            let message = format!("the run's paths could not be checked: {error}");
+    let plan = match checked_at_start(lab, &claimed, plan).await {
+        Ok(plan) => plan,
+        Err(message) => {
             let result = failed_result(&claimed, message);
             lab.run_ended(&claimed, &switch, result, None).await;
             return;
         }
     };
-    if let Some(message) = refusal {
-        tracing::warn!(run_id, %message, "run refused at start");
-        let result = failed_result(&claimed, message);
-        lab.run_ended(&claimed, &switch, result, None).await;
-        return;
+    announce_start(lab, &claimed, &plan);
+    let result = run_through_engine(lab, &claimed, &switch, &plan).await;
+    lab.run_ended(&claimed, &switch, result, Some(&plan)).await;
+}
+
+/// The run's paths checked again as it starts, since the allow-lists may have narrowed since
+/// the run was queued, or a directory on its way been replaced by a link. The plan to run, or
+/// why the run is refused (a refusal is logged).
+async fn checked_at_start(
+    lab: &Arc<Lab>,
+    claimed: &ClaimedRun,
+    plan: RunPlan,
+) -> Result<RunPlan, String> {
+    let checking = Arc::clone(lab);
+    let elsewhere = claimed.checked_elsewhere;
+    let rechecked =
+        tokio::task::spawn_blocking(move || recheck_paths(&checking, plan, elsewhere)).await;
+    match rechecked {
+        Ok((plan, problems)) if problems.is_empty() => Ok(plan),
+        Ok((_, problems)) => {
+            let message = format!(
+                "refused when the run started on host {}, its paths checked again: {problems}",
+                lab.host().name
+            );
+            tracing::warn!(run_id = claimed.run_id, %message, "run refused at start");
+            Err(message)
+        }
+        Err(error) => Err(format!("the run's paths could not be checked: {error}")),
     }
-    tracing::info!(campaign = %campaign_id, run_id, test = %plan.test, "run started");
+}
+
+/// The plan's paths checked on the file system, where they are now; blocking. A campaign
+/// another host received was checked there by name alone: its paths are resolved here first,
+/// and the machine's checks made.
+fn recheck_paths(lab: &Lab, mut plan: RunPlan, elsewhere: bool) -> (RunPlan, FieldErrors) {
+    if elsewhere {
+        lab.policy().resolve_plan(&mut plan);
+    }
+    let mut problems = match lab.policy().recheck(&plan) {
+        Ok(()) => FieldErrors::default(),
+        Err(problems) => problems,
+    };
+    if elsewhere && problems.is_empty() {
+        let settings = lab.engine_settings();
+        for (path, message) in preflight::check(std::slice::from_ref(&plan), settings).0 {
+            problems.add(path, message);
+        }
+    }
+    (plan, problems)
+}
+
+/// Tells the log and the campaign's followers that the run has started.
+fn announce_start(lab: &Lab, claimed: &ClaimedRun, plan: &RunPlan) {
+    let run_id = claimed.run_id;
+    tracing::info!(campaign = %claimed.campaign_id, run_id, test = %plan.test, "run started");
     lab.publish(
-        &campaign_id,
+        &claimed.campaign_id,
         LabEvent::RunStarted {
             run_id,
             position: claimed.position,
             test: plan.test.id().to_string(),
-            runs_total: total,
+            runs_total: claimed.runs_total,
         },
     );
+}
 
+/// The run executed by the engine on an OS thread while its progress is kept and told here;
+/// what became of it, a failure when the thread itself ended abnormally.
+async fn run_through_engine(
+    lab: &Lab,
+    claimed: &ClaimedRun,
+    switch: &Arc<RunSwitch>,
+    plan: &RunPlan,
+) -> RunResult {
     let (progress_tx, mut progress_rx) = mpsc::unbounded_channel::<Progress>();
     let settings = lab.engine_settings().clone();
-    let engine_switch = Arc::clone(&switch);
+    let engine_switch = Arc::clone(switch);
     let engine_plan = plan.clone();
     let engine_task = tokio::task::spawn_blocking(move || {
         let report = |progress: &Progress| {
@@ -152,34 +170,44 @@ async fn execute(lab: &Arc<Lab>, claimed: ClaimedRun, switch: Arc<RunSwitch>) {
         engine::execute(&engine_plan, &settings, &control)
     });
     while let Some(progress) = progress_rx.recv().await {
-        let sample = Sample {
-            t: progress.elapsed_s,
-            mb_per_s: progress.mb_per_s,
-        };
-        if let Err(error) = lab.store.add_sample(held, sample).await {
-            tracing::warn!(run_id, %error, "cannot store a sample");
-        }
-        lab.publish(
-            &campaign_id,
-            LabEvent::Progress {
-                run_id,
-                position: claimed.position,
-                test: plan.test.id().to_string(),
-                elapsed_s: progress.elapsed_s,
-                bytes: progress.bytes,
-                mb_per_s: progress.mb_per_s,
-                percent: progress.percent,
-            },
-        );
+        record_progress(lab, claimed, plan, progress).await;
     }
-    let result = match engine_task.await {
+    match engine_task.await {
         Ok(result) => result,
         Err(error) => failed_result(
-            &claimed,
+            claimed,
             format!("the run's thread ended abnormally: {error}"),
         ),
+    }
+}
+
+/// One report of the engine's progress: stored as a sample of the run (a sample that cannot
+/// be stored is logged, and the run goes on) and told to the campaign's followers.
+async fn record_progress(lab: &Lab, claimed: &ClaimedRun, plan: &RunPlan, progress: Progress) {
+    let run_id = claimed.run_id;
+    let held = HeldRun {
+        run_id,
+        attempt: claimed.attempt,
     };
-    lab.run_ended(&claimed, &switch, result, Some(&plan)).await;
+    let sample = Sample {
+        t: progress.elapsed_s,
+        mb_per_s: progress.mb_per_s,
+    };
+    if let Err(error) = lab.store.add_sample(held, sample).await {
+        tracing::warn!(run_id, %error, "cannot store a sample");
+    }
+    lab.publish(
+        &claimed.campaign_id,
+        LabEvent::Progress {
+            run_id,
+            position: claimed.position,
+            test: plan.test.id().to_string(),
+            elapsed_s: progress.elapsed_s,
+            bytes: progress.bytes,
+            mb_per_s: progress.mb_per_s,
+            percent: progress.percent,
+        },
+    );
 }
 
 /// The run's plan: its own stored test and parameters at the campaign's stored placement. A

@@ -12,6 +12,58 @@ impl CampaignSpec {
             return Err(lengths);
         }
         let mut errors = FieldErrors::default();
+        self.check_labels(&mut errors);
+        let source = self.source_plan(&mut errors);
+        let target = self.target_plan(&mut errors);
+        let tests = self.test_kinds(&mut errors);
+        if !bounds::REPEAT.contains(u64::from(self.repeat)) {
+            errors.add("repeat", bounds::REPEAT.rule());
+        }
+        let base = self.base_params(&mut errors, source.as_ref());
+        let axes = self.matrix_axes(&mut errors);
+        let agents = self.agent_names(&mut errors);
+        let network = self.network_plan(&mut errors, &tests, &agents);
+        if let Some(target) = &target {
+            self.check_restore_target(&mut errors, target);
+        }
+        self.check_matrix_block_sizes(&mut errors);
+        if let Some(base) = &base {
+            self.check_ring_memory(&mut errors, &axes, base);
+        }
+        if let (Some(config), Some(base)) =
+            (target.as_ref().and_then(TargetPlan::object_store), &base)
+        {
+            check_part_memory(&mut errors, &axes, base, config);
+        }
+        errors.extend(self.check_run_count());
+        let runs = self.run_count();
+
+        let (Some(source), Some(target), Some(base), Some(network)) =
+            (source, target, base, network)
+        else {
+            return Err(errors);
+        };
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let arms = build_arms(
+            &axes, &tests, &source, &target, &base, network, &agents, self,
+        );
+        let search = self.search_plan(&mut errors, &arms);
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let plans = queue_order(&arms, self.repeat as usize, runs);
+        Ok(SweepPlan {
+            plans,
+            arms,
+            search,
+        })
+    }
+
+    /// The words that name the campaign and where it goes: its name's length, its host's and
+    /// its series' names.
+    fn check_labels(&self, errors: &mut FieldErrors) {
         if self.name.chars().count() > 200 {
             errors.add("name", "must be at most 200 characters");
         }
@@ -25,21 +77,15 @@ impl CampaignSpec {
         {
             errors.add("series", message);
         }
-        let source = self.source_plan(&mut errors);
-        let target = self.target_plan(&mut errors);
-        let tests = self.test_kinds(&mut errors);
-        if !bounds::REPEAT.contains(u64::from(self.repeat)) {
-            errors.add("repeat", bounds::REPEAT.rule());
-        }
-        let base = self.base_params(&mut errors, source.as_ref());
-        let axes = self.matrix_axes(&mut errors);
-        let agents = self.agent_names(&mut errors);
-        let network = self.network_plan(&mut errors, &tests, &agents);
-        if let Some(target) = &target
-            && let Some(index) = self
-                .tests
-                .iter()
-                .position(|test| test == TestKind::Restore.id())
+    }
+
+    /// A restore reads back a backup image: the first restore test listed is an error when
+    /// the target keeps none.
+    fn check_restore_target(&self, errors: &mut FieldErrors, target: &TargetPlan) {
+        if let Some(index) = self
+            .tests
+            .iter()
+            .position(|test| test == TestKind::Restore.id())
             && !target.target().restores()
         {
             errors.add(
@@ -51,116 +97,39 @@ impl CampaignSpec {
                 ),
             );
         }
+    }
 
+    /// Each block size the matrix sweeps meets the same rules as the one in `params`.
+    fn check_matrix_block_sizes(&self, errors: &mut FieldErrors) {
         if let Some(sizes) = self.matrix.as_ref().and_then(|m| m.block_size.as_ref()) {
             for (index, size) in sizes.iter().enumerate() {
                 let field = format!("matrix.block_size[{index}]");
-                check_block_size(&mut errors, &field, self.params.direct, size.bytes());
+                check_block_size(errors, &field, self.params.direct, size.bytes());
             }
         }
-        if let Some(base) = &base {
-            let most_buffers = axes
-                .buffers
-                .iter()
-                .map(|value| value.unwrap_or(base.buffers))
-                .max()
-                .unwrap_or(base.buffers);
-            let largest_block = axes
-                .block_sizes
-                .iter()
-                .map(|value| value.unwrap_or(base.block_size))
-                .max()
-                .unwrap_or(base.block_size);
-            let largest_ring = u64::from(most_buffers).saturating_mul(largest_block);
-            if largest_ring > MAX_RING_BYTES {
-                let matrix_sets_ring = self
-                    .matrix
-                    .as_ref()
-                    .is_some_and(|m| m.buffers.is_some() || m.block_size.is_some());
-                let field = if matrix_sets_ring { "matrix" } else { "params" };
-                errors.add(
-                    field,
-                    format!(
-                        "buffers × block_size is {}; at most {} may be allocated",
-                        format_size(largest_ring),
-                        format_size(MAX_RING_BYTES)
-                    ),
-                );
-            }
-        }
-        if let (Some(config), Some(base)) =
-            (target.as_ref().and_then(TargetPlan::object_store), &base)
-        {
-            let most_streams = axes
-                .streams
-                .iter()
-                .map(|value| value.unwrap_or(base.streams))
-                .max()
-                .unwrap_or(base.streams);
-            let largest = |values: &[Option<u64>], default: u64| {
-                values
-                    .iter()
-                    .map(|v| v.unwrap_or(default))
-                    .max()
-                    .unwrap_or(default)
-            };
-            let part_size = largest(&axes.part_sizes, config.part_size);
-            let concurrency = axes
-                .concurrency
-                .iter()
-                .map(|value| value.unwrap_or(config.concurrency))
-                .max()
-                .unwrap_or(config.concurrency);
-            let held = S3Config {
-                part_size,
-                concurrency,
-                ..config.clone()
-            }
-            .part_memory(most_streams);
-            if held > MAX_RING_BYTES {
-                errors.add(
-                    "target.part_size",
-                    format!(
-                        "streams × (concurrency + 1) × part_size is {}; at most {} may be held in parts",
-                        format_size(held),
-                        format_size(MAX_RING_BYTES)
-                    ),
-                );
-            }
-        }
-        errors.extend(self.check_run_count());
-        let runs = self.run_count();
+    }
 
-        let (Some(source), Some(target), Some(base), Some(network)) =
-            (source, target, base, network)
-        else {
-            return Err(errors);
-        };
-        if !errors.is_empty() {
-            return Err(errors);
+    /// The largest ring any point allocates, the most buffers by the largest block, stays
+    /// within the memory a run may take; the error names the matrix when it sets either.
+    fn check_ring_memory(&self, errors: &mut FieldErrors, axes: &MatrixAxes, base: &RunParams) {
+        let most_buffers = largest(&axes.buffers, base.buffers);
+        let largest_block = largest(&axes.block_sizes, base.block_size);
+        let largest_ring = u64::from(most_buffers).saturating_mul(largest_block);
+        if largest_ring > MAX_RING_BYTES {
+            let matrix_sets_ring = self
+                .matrix
+                .as_ref()
+                .is_some_and(|m| m.buffers.is_some() || m.block_size.is_some());
+            let field = if matrix_sets_ring { "matrix" } else { "params" };
+            errors.add(
+                field,
+                format!(
+                    "buffers × block_size is {}; at most {} may be allocated",
+                    format_size(largest_ring),
+                    format_size(MAX_RING_BYTES)
+                ),
+            );
         }
-        let repeat = self.repeat as usize;
-        let arms = build_arms(
-            &axes, &tests, &source, &target, &base, network, &agents, self,
-        );
-        let search = self.search_plan(&mut errors, &arms);
-        if !errors.is_empty() {
-            return Err(errors);
-        }
-        let mut plans = Vec::with_capacity(usize::try_from(runs).unwrap_or(0));
-        for arm in &arms {
-            // Each test's runs are repeated in turn, each repeat sending every generation.
-            for group in &arm.groups {
-                for _ in 0..repeat {
-                    plans.extend(group.iter().cloned());
-                }
-            }
-        }
-        Ok(SweepPlan {
-            plans,
-            arms,
-            search,
-        })
     }
 
     /// Checks every field and expands the campaign into runs: matrix × tests × repeat.
@@ -211,6 +180,58 @@ impl CampaignSpec {
             max_repeats: self.repeat as usize,
         })
     }
+}
+
+/// The parts an object store's widest run holds at once, the most streams by the most
+/// concurrency by the largest part, stay within the memory a run may take.
+fn check_part_memory(
+    errors: &mut FieldErrors,
+    axes: &MatrixAxes,
+    base: &RunParams,
+    config: &S3Config,
+) {
+    let most_streams = largest(&axes.streams, base.streams);
+    let part_size = largest(&axes.part_sizes, config.part_size);
+    let concurrency = largest(&axes.concurrency, config.concurrency);
+    let held = S3Config {
+        part_size,
+        concurrency,
+        ..config.clone()
+    }
+    .part_memory(most_streams);
+    if held > MAX_RING_BYTES {
+        errors.add(
+            "target.part_size",
+            format!(
+                "streams × (concurrency + 1) × part_size is {}; at most {} may be held in parts",
+                format_size(held),
+                format_size(MAX_RING_BYTES)
+            ),
+        );
+    }
+}
+
+/// The largest value a matrix list gives, a value left out standing for `default`.
+fn largest<T: Ord + Copy>(values: &[Option<T>], default: T) -> T {
+    values
+        .iter()
+        .map(|value| value.unwrap_or(default))
+        .max()
+        .unwrap_or(default)
+}
+
+/// The full sweep's runs in queue order: each point's tests in turn, each test's runs
+/// repeated `repeat` times, each repeat sending every generation.
+fn queue_order(arms: &[Arm], repeat: usize, runs: u64) -> Vec<RunPlan> {
+    let mut plans = Vec::with_capacity(usize::try_from(runs).unwrap_or(0));
+    for arm in arms {
+        for group in &arm.groups {
+            for _ in 0..repeat {
+                plans.extend(group.iter().cloned());
+            }
+        }
+    }
+    plans
 }
 
 /// A campaign's runs, and the matrix points they come from.

@@ -116,33 +116,12 @@ pub(super) async fn create_from_form(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let wants_json = headers
-        .get(header::ACCEPT)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|accept| accept.contains("application/json"));
+    let wants_json = asks_for_json(&headers);
     let pairs: Vec<(String, String)> = form_urlencoded::parse(&body).into_owned().collect();
     let mut form = CampaignForm::from_pairs(&pairs);
     form.offer_tools(state.lab.tools());
-    if let Some(token) = state.token.as_deref() {
-        let given = pairs
-            .iter()
-            .find(|(key, _)| key == "token")
-            .map_or("", |(_, value)| value.as_str());
-        if !crate::http::auth::same_secret(given.as_bytes(), token.as_bytes()) {
-            let message = if given.is_empty() {
-                "this lab requires its token to start a campaign"
-            } else {
-                "the token is not valid for this lab"
-            };
-            if wants_json {
-                return ApiError::unauthorized(message).into_response();
-            }
-            form.errors.insert("token".into(), message.into());
-            let hosts = live_hosts(&state).await;
-            let mut response = html(new_page(form, Some(message.to_string()), true, hosts));
-            *response.status_mut() = StatusCode::UNAUTHORIZED;
-            return response;
-        }
+    if let Some(message) = token_refusal(&state, &pairs) {
+        return token_refused(&state, form, message, wants_json).await;
     }
     let FormSpec { spec, errors } = form.to_spec();
     let spec = spec.to_string();
@@ -150,37 +129,7 @@ pub(super) async fn create_from_form(
         .iter()
         .any(|(key, value)| key == "dry_run" && value == "true");
     if dry_run && errors.is_empty() {
-        match state.lab.campaigns().check(spec.as_bytes()).await {
-            Ok(planned) => {
-                let summary = plan_summary(&planned);
-                if wants_json {
-                    let mut answer =
-                        serde_json::to_value(PlannedBody::from(&planned)).unwrap_or_default();
-                    answer["summary"] = summary.into();
-                    return Json(answer).into_response();
-                }
-                let hosts = live_hosts(&state).await;
-                let mut page = new_page(form, None, state.token.is_some(), hosts);
-                page.plan = Some(summary);
-                return html(page);
-            }
-            Err(error) => {
-                let api = ApiError::from(error);
-                if wants_json {
-                    return api.into_response();
-                }
-                form.set_errors(api.fields());
-                let hosts = live_hosts(&state).await;
-                let mut response = html(new_page(
-                    form,
-                    Some(api.message().to_string()),
-                    state.token.is_some(),
-                    hosts,
-                ));
-                *response.status_mut() = api.status();
-                return response;
-            }
-        }
+        return dry_run_answer(&state, form, &spec, wants_json).await;
     }
     let outcome = if errors.is_empty() {
         state.lab.campaigns().submit(spec.as_bytes()).await
@@ -196,22 +145,101 @@ pub(super) async fn create_from_form(
             (StatusCode::CREATED, Json(SubmittedBody::from(&submitted))).into_response()
         }
         Ok(submitted) => Redirect::to(&submitted.url).into_response(),
-        Err(error) if wants_json => ApiError::from(error).into_response(),
-        Err(error) => {
-            let api = ApiError::from(error);
-            form.set_errors(api.fields());
-            let needs_token = state.token.is_some();
-            let hosts = live_hosts(&state).await;
-            let mut response = html(new_page(
-                form,
-                Some(api.message().to_string()),
-                needs_token,
-                hosts,
-            ));
-            *response.status_mut() = api.status();
-            response
-        }
+        Err(error) => refused(&state, form, ApiError::from(error), wants_json).await,
     }
+}
+
+/// Whether the poster is the page's script, which asks for the API's answer in JSON.
+fn asks_for_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|accept| accept.contains("application/json"))
+}
+
+/// Why a lab that requires its token refuses the form: none given, or not its token; `None`
+/// when the lab requires none or the form gave it.
+fn token_refusal(state: &AppState, pairs: &[(String, String)]) -> Option<&'static str> {
+    let token = state.token.as_deref()?;
+    let given = pairs
+        .iter()
+        .find(|(key, _)| key == "token")
+        .map_or("", |(_, value)| value.as_str());
+    if crate::http::auth::same_secret(given.as_bytes(), token.as_bytes()) {
+        return None;
+    }
+    Some(if given.is_empty() {
+        "this lab requires its token to start a campaign"
+    } else {
+        "the token is not valid for this lab"
+    })
+}
+
+/// The answer to a form without the lab's token: the API's refusal, or the form again with
+/// the token field marked.
+async fn token_refused(
+    state: &AppState,
+    mut form: CampaignForm,
+    message: &str,
+    wants_json: bool,
+) -> Response {
+    if wants_json {
+        return ApiError::unauthorized(message).into_response();
+    }
+    form.errors.insert("token".into(), message.into());
+    let hosts = live_hosts(state).await;
+    let mut response = html(new_page(form, Some(message.to_string()), true, hosts));
+    *response.status_mut() = StatusCode::UNAUTHORIZED;
+    response
+}
+
+/// The answer to a dry run of a form that read well: the plan (as the API gives it, with its
+/// summary), or the form again with the plan said above it; or the checks' refusal.
+async fn dry_run_answer(
+    state: &AppState,
+    form: CampaignForm,
+    spec: &str,
+    wants_json: bool,
+) -> Response {
+    match state.lab.campaigns().check(spec.as_bytes()).await {
+        Ok(planned) => {
+            let summary = plan_summary(&planned);
+            if wants_json {
+                let mut answer =
+                    serde_json::to_value(PlannedBody::from(&planned)).unwrap_or_default();
+                answer["summary"] = summary.into();
+                return Json(answer).into_response();
+            }
+            let hosts = live_hosts(state).await;
+            let mut page = new_page(form, None, state.token.is_some(), hosts);
+            page.plan = Some(summary);
+            html(page)
+        }
+        Err(error) => refused(state, form, ApiError::from(error), wants_json).await,
+    }
+}
+
+/// The answer to a form the lab refuses: the API's error, or the form again with its message
+/// and each bad field marked, under the error's status.
+async fn refused(
+    state: &AppState,
+    mut form: CampaignForm,
+    api: ApiError,
+    wants_json: bool,
+) -> Response {
+    if wants_json {
+        return api.into_response();
+    }
+    form.set_errors(api.fields());
+    let hosts = live_hosts(state).await;
+    let mut response = html(new_page(
+        form,
+        Some(api.message().to_string()),
+        state.token.is_some(),
+        hosts,
+    ));
+    *response.status_mut() = api.status();
+    response
 }
 
 /// The checks' answer with the form's own problems added: each field the form could not read
