@@ -148,7 +148,8 @@ fn modules_kept_apart_import_nothing_of_each_other() {
 }
 
 /// Where a target kind may be named (`TargetKind::of(&tape::Tape)`, `plan.of_type::<S3Target>()`,
-/// or a variant as `TargetKind::Dir` once was): the kinds' own folder. Everywhere else asks a
+/// a variant such as `TargetKind::Dir`, a kind's figures such as `SinkFigures::Tape`): the
+/// kinds' own folder. Everywhere else asks a
 /// kind or a target what it is (`KindFacts`, the `Kind` and `Target` traits, `TargetPlan`'s
 /// questions), so a new kind is answered for wherever it is asked.
 const TARGET_KINDS_HOME: &str = "engine/target";

@@ -1,7 +1,7 @@
 //! A slow directory: files under a directory, written as `dir` writes them, at no more than a
 //! set rate (a slow disk or a throttled share, played on a fast one). An example of a target
-//! kind: copied to `src/engine/target/slow/mod.rs` with `slow::Slow,` added to the kinds in
-//! `src/engine/target/mod.rs`, it is planned, checked against the lab's target
+//! kind: copied to `src/engine/target/slow/mod.rs`, declared (`pub mod slow;`) and listed
+//! (`&slow::Slow,`) with the other kinds in `src/engine/target/mod.rs`, it is planned, checked against the lab's target
 //! roots, given the room check and the start-up sweep, offered by the form and described by
 //! the OpenAPI document, with no other file touched. The lab's unit tests compile and run it
 //! as it is here (`engine::target::slow_example`), so it stays one that builds.
@@ -99,7 +99,9 @@ impl Kind for Slow {
 /// A directory written at no more than a rate.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SlowTarget {
+    /// The directory the run's file is made in.
     pub path: PathBuf,
+    /// The most it takes, MB/s.
     pub rate_mb_s: f64,
 }
 

@@ -52,7 +52,9 @@ pub trait Kind: Sync {
 /// that schema refers to.
 #[derive(Clone, Copy)]
 pub struct SettingsType {
+    /// The settings type's own schema: a target's properties are every kind's together.
     pub schema: fn() -> RefOr<Schema>,
+    /// Puts the schemas it refers to among the document's components.
     pub parts: fn(&mut Vec<(String, RefOr<Schema>)>),
 }
 
@@ -70,9 +72,13 @@ impl SettingsType {
 /// what a new campaign starts with.
 #[derive(Debug, Clone, Copy)]
 pub struct TypedField {
+    /// The setting's name in a spec (`drives`); its form field is `KIND_SETTING`.
     pub setting: &'static str,
+    /// What the field says it is.
     pub label: &'static str,
+    /// How it is entered.
     pub input: FieldInput,
+    /// Its text in a new campaign's form.
     pub default: &'static str,
 }
 
@@ -101,7 +107,8 @@ pub trait SettingsText {
     fn number(&mut self, setting: &str) -> Option<f64>;
     /// A size.
     fn size(&mut self, setting: &str) -> Option<ByteSize>;
-    /// The text itself, trimmed; `None` when nothing was typed.
+    /// The text itself, trimmed, as typed: empty when nothing was, so a required text
+    /// setting is named by the kind's own check.
     fn text(&mut self, setting: &str) -> Option<String>;
 }
 
@@ -172,7 +179,7 @@ impl TargetKind {
     }
 
     /// The kind's own questions.
-    pub fn kind(self) -> &'static dyn Kind {
+    pub fn as_kind(self) -> &'static dyn Kind {
         self.0
     }
 }

@@ -19,6 +19,15 @@ use image::{ImageRequest, RestoreImage};
 pub use striped::StripedFigures;
 pub use tape::TapeFigures;
 
+// The kinds a spec may name, each listed in `KINDS` below.
+pub mod dedup;
+pub mod device;
+pub mod dir;
+pub mod null;
+pub mod s3;
+pub mod striped;
+pub mod tape;
+
 pub mod figures;
 pub mod file;
 pub mod files;
@@ -306,25 +315,16 @@ pub trait Target: PlanParts {
 /// `kind` and `path`. Each kind reads them into a type of its own (`read_settings`).
 pub type Settings = serde_json::Map<String, serde_json::Value>;
 
-/// Declares each kind's module and lists its [`Kind`] in `KINDS`, in the order forms and help
-/// list them.
-macro_rules! kinds {
-    ($($module:ident :: $kind:ident),* $(,)?) => {
-        $(pub mod $module;)*
-        /// Every kind a spec may name, in the order forms and help list them.
-        pub static KINDS: &[&dyn Kind] = &[$(&$module::$kind),*];
-    };
-}
-
-// Every kind a spec may name: adding a kind is its module and one line here.
-kinds![
-    dir::Dir,
-    null::Null,
-    device::Device,
-    tape::Tape,
-    striped::Striped,
-    s3::S3,
-    dedup::Dedup,
+/// Every kind a spec may name, in the order forms and help list them: adding a kind is its
+/// module (declared with the others above) and one line here.
+pub static KINDS: &[&dyn Kind] = &[
+    &dir::Dir,
+    &null::Null,
+    &device::Device,
+    &tape::Tape,
+    &striped::Striped,
+    &s3::S3,
+    &dedup::Dedup,
 ];
 
 /// Reads a kind's settings into its own type. A setting the kind does not have, or of the

@@ -18,8 +18,9 @@ pub struct TargetPlan(Box<dyn Target>);
 pub trait PlanParts: Any + Send + Sync + std::fmt::Debug {
     /// A copy, boxed.
     fn boxed_clone(&self) -> Box<dyn Target>;
-    /// Its settings as the plan's serialisation stores them (null for a target without any).
-    fn stored_settings(&self) -> serde_json::Value;
+    /// Its settings as the plan's serialisation stores them (null for a target without any),
+    /// or why they cannot be (a path that is not UTF-8).
+    fn stored_settings(&self) -> Result<serde_json::Value, serde_json::Error>;
     /// Itself, to be found by its type.
     fn as_any(&self) -> &dyn Any;
     /// Itself, to be changed in place by its type.
@@ -36,8 +37,8 @@ where
         Box::new(self.clone())
     }
 
-    fn stored_settings(&self) -> serde_json::Value {
-        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    fn stored_settings(&self) -> Result<serde_json::Value, serde_json::Error> {
+        serde_json::to_value(self)
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -101,7 +102,8 @@ impl std::fmt::Debug for TargetPlan {
 impl Serialize for TargetPlan {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let id = self.0.facts().id;
-        match self.0.stored_settings() {
+        use serde::ser::Error;
+        match self.0.stored_settings().map_err(S::Error::custom)? {
             serde_json::Value::Null => serializer.serialize_str(id),
             settings => {
                 use serde::ser::SerializeMap;
@@ -130,6 +132,6 @@ impl<'de> Deserialize<'de> for TargetPlan {
         }
         let kind = TargetKind::from_id(&id)
             .ok_or_else(|| D::Error::custom(format!("unknown target kind {id}")))?;
-        kind.kind().stored(settings).map_err(D::Error::custom)
+        kind.as_kind().stored(settings).map_err(D::Error::custom)
     }
 }

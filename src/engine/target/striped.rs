@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Capabilities, FieldInput, Kind, SettingsType, Opening, Settings, SettingsText, Sink, SinkFigures, Target,
-    TypedField, no_path, read_settings, settings_of,
+    Capabilities, FieldInput, Kind, Opening, Settings, SettingsText, SettingsType, Sink,
+    SinkFigures, Target, TypedField, no_path, read_settings, settings_of,
 };
 use crate::engine::error::EngineError;
 use crate::engine::target::TargetPlan;

@@ -204,59 +204,105 @@ fn the_example_kind_writes_at_its_rate() {
     assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 0);
 }
 
+/// A kind's typed-in fields at their defaults, as a new campaign's form holds them.
+struct Defaults(&'static [TypedField]);
+
+impl Defaults {
+    /// The default text of `setting`.
+    fn of(&self, setting: &str) -> &'static str {
+        self.0
+            .iter()
+            .find(|field| field.setting == setting)
+            .map_or("", |field| field.default)
+    }
+}
+
+impl SettingsText for Defaults {
+    fn count(&mut self, setting: &str) -> Option<u32> {
+        self.of(setting).parse().ok()
+    }
+
+    fn number(&mut self, setting: &str) -> Option<f64> {
+        self.of(setting).parse().ok()
+    }
+
+    fn size(&mut self, setting: &str) -> Option<crate::size::ByteSize> {
+        crate::size::ByteSize::parse(self.of(setting)).ok()
+    }
+
+    fn text(&mut self, setting: &str) -> Option<String> {
+        Some(self.of(setting).to_string())
+    }
+}
+
 /// What the lab asks of any kind, answered by `kind`.
 fn answers_for_itself(kind: TargetKind) {
-    {
-        let facts = kind.facts();
-        assert!(!facts.label.is_empty(), "{} has no label", facts.id);
+    let facts = kind.facts();
+    assert!(!facts.label.is_empty(), "{} has no label", facts.id);
+    assert!(
+        facts.writes != Writes::FilesUnder || facts.takes_path,
+        "{}: files under a directory need the directory's path",
+        facts.id
+    );
+    // Its typed-in fields are settings its schema describes.
+    let schema = kind
+        .as_kind()
+        .settings_type()
+        .map(|settings| (settings.schema)());
+    let described: Vec<String> = match schema {
+        Some(utoipa::openapi::RefOr::T(utoipa::openapi::schema::Schema::Object(object))) => {
+            object.properties.into_keys().collect()
+        }
+        _ => Vec::new(),
+    };
+    let fields = kind.as_kind().typed_fields();
+    for field in fields {
         assert!(
-            facts.writes != Writes::FilesUnder || facts.takes_path,
-            "{}: files under a directory need the directory's path",
+            described.iter().any(|name| name == field.setting),
+            "{}: the field {} is not a setting of its schema",
+            facts.id,
+            field.setting
+        );
+    }
+    // A path where it takes none is refused, named by its field.
+    if !facts.takes_path {
+        let mut errors = FieldErrors::default();
+        kind.plan(
+            Some(Path::new("/srv/somewhere")),
+            &Settings::new(),
+            &mut errors,
+        );
+        assert!(
+            errors.0.iter().any(|(field, _)| field == "target.path"),
+            "{}: a path it does not take is not refused",
             facts.id
         );
-        // Its typed-in fields are settings its schema describes.
-        let described: Vec<String> = match kind
-            .kind()
-            .settings_type()
-            .map(|settings| (settings.schema)())
-        {
-            Some(utoipa::openapi::RefOr::T(utoipa::openapi::schema::Schema::Object(object))) => {
-                object.properties.into_keys().collect()
-            }
-            _ => Vec::new(),
-        };
-        for field in kind.kind().typed_fields() {
-            assert!(
-                described.iter().any(|name| name == field.setting),
-                "{}: the field {} is not a setting of its schema",
-                facts.id,
-                field.setting
-            );
-        }
-        // A path where it takes none is refused by the kind, named by its field.
-        let mut errors = FieldErrors::default();
-        let path = (!facts.takes_path).then(|| Path::new("/srv/somewhere"));
-        let plan = kind.plan(path, &Settings::new(), &mut errors);
-        if let Some(plan) = plan {
+    }
+    // Its form's defaults, read into its settings, plan (an object store also needs the name
+    // of a store, which no default can give); stored and read back, the plan is the same.
+    let settings = kind.as_kind().settings_from_text(&mut Defaults(fields));
+    let path = facts.takes_path.then(|| Path::new("/srv/somewhere"));
+    let mut errors = FieldErrors::default();
+    match kind.plan(path, &settings, &mut errors) {
+        Some(plan) => {
             assert_eq!(plan.target().facts().id, facts.id);
-            // Stored and read back, the plan is the same plan.
-            let stored = serde_json::to_value(&plan).expect("a plan is stored");
-            let read: TargetPlan = serde_json::from_value(stored).expect("and read back");
-            assert_eq!(read, plan);
-        } else {
-            assert!(
-                !errors.0.is_empty(),
-                "{}: refused without a reason",
-                facts.id
-            );
+            // Stored as `"ID"` or `{"ID": settings}`, and read back by the kind itself.
+            let settings = match serde_json::to_value(&plan).expect("a plan is stored") {
+                serde_json::Value::Object(stored) => stored.get(facts.id).cloned(),
+                serde_json::Value::String(id) => {
+                    (id == facts.id).then_some(serde_json::Value::Null)
+                }
+                _ => None,
+            }
+            .expect("stored under its kind's id");
+            let read = kind.as_kind().stored(settings).expect("and read back");
+            assert_eq!(read, plan, "{}", facts.id);
         }
-        if path.is_some() {
-            assert!(
-                errors.0.iter().any(|(field, _)| field == "target.path"),
-                "{}: a path it does not take is not refused",
-                facts.id
-            );
-        }
+        None => assert!(
+            facts.object_store && errors.0.keys().all(|field| field == "target.store"),
+            "{}: its defaults do not plan: {errors}",
+            facts.id
+        ),
     }
 }
 
@@ -288,4 +334,17 @@ fn plans_are_stored_as_before() {
         ).expect("stored")}))
     .expect("read back");
     assert_eq!(tape.tape().map(|config| config.drives), Some(1));
+    // Each kind's plan as the lab stored it before its kinds answered for themselves.
+    for stored in [
+        serde_json::json!("null"),
+        serde_json::json!({"dir": "/srv/b"}),
+        serde_json::json!({"device": "/dev/sdz"}),
+        serde_json::json!({"file": {"path": "/export/bds/testfile", "pattern": true}}),
+        serde_json::json!({"dedup": {"path": "/srv/d", "avg_chunk": 65536}}),
+        serde_json::json!({"s3": {"store": "lab", "prefix": "backlab/", "part_size": 16777216,
+            "concurrency": 8, "object_size": 1073741824}}),
+    ] {
+        let plan: TargetPlan = serde_json::from_value(stored.clone()).expect("read");
+        assert_eq!(serde_json::to_value(&plan).expect("stored"), stored);
+    }
 }

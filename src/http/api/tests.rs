@@ -91,7 +91,7 @@ fn parse_target(value: Value) -> Result<(), String> {
 /// A kind's settings as its settings type's schema names them.
 fn settings_names(kind: spec::TargetKind) -> Vec<String> {
     match kind
-        .kind()
+        .as_kind()
         .settings_type()
         .map(|settings| (settings.schema)())
     {

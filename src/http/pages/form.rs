@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::engine::target::{FieldInput, SettingsText, TargetKind, TypedField};
+use crate::engine::target::{FieldInput, SettingsText, TargetKind, ToolRepository, TypedField};
 use crate::engine::tool::Tools;
 use crate::engine::tool::definition::ParamDef;
 use crate::engine::tool::definition::ParamValue;
@@ -109,16 +109,22 @@ pub struct ToolOffer {
     pub params: Vec<ToolParamOffer>,
     /// The targets it can write into, said beside the choice: a repository tool needs a
     /// directory (or a bucket, when it can keep one there).
-    pub targets: &'static str,
+    pub targets: String,
 }
 
-/// A kind of target the form offers: its id, its label, whether it takes a path, and the
-/// fields of its settings.
+/// A kind of target the form offers: what it shows of the kind, and what choosing it shows
+/// of the rest of the form.
 #[derive(Debug, Clone)]
 pub struct KindOffer {
+    /// What a spec calls it: its radio button's value and its fields' class (`for-ID`).
     pub id: &'static str,
+    /// What a person choosing it reads.
     pub label: &'static str,
+    /// Choosing it shows the path field.
     pub takes_path: bool,
+    /// Choosing it shows the matrix's object-store sweeps (part sizes, parts in flight).
+    pub object_store: bool,
+    /// Its settings, shown when it is chosen.
     pub fields: Vec<SettingOffer>,
 }
 
@@ -129,11 +135,42 @@ pub struct SettingOffer {
     pub name: String,
     /// Its spec path: `target.SETTING`.
     pub path: String,
+    /// What the field says it is.
     pub label: &'static str,
     /// The keyboard a phone shows for it: `numeric`, `decimal`, or none.
     pub inputmode: &'static str,
     /// Its values and their labels, for a setting chosen from a list; empty for one typed in.
     pub choices: Vec<(&'static str, String)>,
+}
+
+/// The kinds that take a path, by their labels: what the path field says it is for.
+pub fn path_kinds() -> String {
+    listed(
+        TargetKind::all()
+            .filter(|kind| kind.facts().takes_path)
+            .map(|kind| kind.facts().label),
+    )
+}
+
+/// The kinds a repository tool can keep its repository in, by their labels (a bucket only
+/// for a tool that can use one).
+fn repository_kinds(in_bucket: bool) -> String {
+    let kinds = TargetKind::all().filter(|kind| match kind.facts().tool_repository {
+        ToolRepository::InDirectory => true,
+        ToolRepository::InBucket => in_bucket,
+        ToolRepository::Nowhere => false,
+    });
+    format!("a {}", listed(kinds.map(|kind| kind.facts().label)))
+}
+
+/// Words as a list reads: `a, b or c`.
+fn listed<'a>(words: impl Iterator<Item = &'a str>) -> String {
+    let words: Vec<&str> = words.collect();
+    match words.split_last() {
+        Some((last, [])) => (*last).to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
 }
 
 /// Every kind a campaign may name, as the form offers them.
@@ -143,8 +180,9 @@ pub fn kind_offers() -> Vec<KindOffer> {
             id: kind.id(),
             label: kind.facts().label,
             takes_path: kind.facts().takes_path,
+            object_store: kind.facts().object_store,
             fields: kind
-                .kind()
+                .as_kind()
                 .typed_fields()
                 .iter()
                 .map(|field| SettingOffer {
@@ -220,7 +258,7 @@ impl CampaignForm {
             target_path: String::new(),
             target_settings: TargetKind::all()
                 .flat_map(|kind| {
-                    kind.kind()
+                    kind.as_kind()
                         .typed_fields()
                         .iter()
                         .map(move |field| (field_name(kind, field), field.default.to_string()))
@@ -484,7 +522,7 @@ impl CampaignForm {
         TargetSpec {
             kind,
             path,
-            settings: kind.kind().settings_from_text(&mut text),
+            settings: kind.as_kind().settings_from_text(&mut text),
         }
     }
 
@@ -647,15 +685,13 @@ impl CampaignForm {
                 ToolOffer {
                     name: name.clone(),
                     version: tool.version.clone(),
-                    targets: match (tool.definition.shape, tool.definition.s3.is_some()) {
-                        (crate::engine::tool::ToolShape::Repository, true) => {
-                            "keeps a repository: a directory or s3 target"
-                        }
-                        (crate::engine::tool::ToolShape::Repository, false) => {
-                            "keeps a repository: a directory target"
-                        }
-                        (crate::engine::tool::ToolShape::Stream, _) => {
-                            "writes a stream: any target"
+                    targets: match tool.definition.shape {
+                        crate::engine::tool::ToolShape::Repository => format!(
+                            "keeps a repository: {}",
+                            repository_kinds(tool.definition.s3.is_some())
+                        ),
+                        crate::engine::tool::ToolShape::Stream => {
+                            "writes a stream: any target".to_string()
                         }
                     },
                     params: tool
@@ -742,7 +778,7 @@ impl CampaignForm {
             .chain(TargetKind::all())
             .find_map(|kind| {
                 let field = kind
-                    .kind()
+                    .as_kind()
                     .typed_fields()
                     .iter()
                     .find(|field| field.setting == setting)?;
@@ -787,7 +823,7 @@ fn target_field(name: &str) -> Option<(TargetKind, &'static TypedField)> {
     TargetKind::all().find_map(|kind| {
         let setting = name.strip_prefix(kind.id())?.strip_prefix('_')?;
         let field = kind
-            .kind()
+            .as_kind()
             .typed_fields()
             .iter()
             .find(|field| field.setting == setting)?;

@@ -15,7 +15,9 @@ use crate::http::error::ApiError;
 use crate::lab::LabError;
 use crate::spec::TestKind;
 
-use super::form::{CampaignForm, FormSpec, KindOffer, PRESETS, ParamInput, kind_offers};
+use super::form::{
+    CampaignForm, FormSpec, KindOffer, PRESETS, ParamInput, kind_offers, path_kinds,
+};
 use super::render::html;
 
 #[derive(Template)]
@@ -27,6 +29,8 @@ pub(super) struct NewTemplate {
     presets: Vec<(&'static str, &'static str)>,
     tests: Vec<(&'static str, &'static str)>,
     target_kinds: Vec<KindOffer>,
+    /// What the path field is for: the kinds that take one.
+    path_kinds: String,
     error: Option<String>,
     /// What a dry run found: the runs, how long they take, what cannot give a valid run.
     plan: Option<String>,
@@ -56,6 +60,7 @@ pub(super) fn new_page(
         presets: PRESETS.to_vec(),
         tests: TestKind::ALL.iter().map(|t| (t.id(), t.label())).collect(),
         target_kinds: kind_offers(),
+        path_kinds: path_kinds(),
         error,
     }
 }

@@ -21,8 +21,8 @@ use serde::{Deserialize, Serialize};
 use self::sink::DedupSink;
 use self::store::Store;
 use super::{
-    Capabilities, FieldInput, Kind, SettingsType, Opening, Settings, SettingsText, Sink, Target, TypedField,
-    read_settings, settings_of,
+    Capabilities, FieldInput, Kind, Opening, Settings, SettingsText, SettingsType, Sink, Target,
+    TypedField, read_settings, settings_of,
 };
 use crate::engine::EngineSettings;
 use crate::engine::buffer::AlignedBuf;

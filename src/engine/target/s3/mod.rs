@@ -12,8 +12,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Capabilities, FieldInput, Kind, SettingsType, Opening, Settings, SettingsText, Sink, Target, TypedField,
-    no_path, read_settings, settings_of,
+    Capabilities, FieldInput, Kind, Opening, Settings, SettingsText, SettingsType, Sink, Target,
+    TypedField, no_path, read_settings, settings_of,
 };
 use crate::engine::EngineSettings;
 use crate::engine::error::EngineError;
