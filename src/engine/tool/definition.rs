@@ -180,6 +180,19 @@ pub struct ToolDefinition {
     /// The restore of the latest backup into `{restore}` (a stream tool reads the stream
     /// from the file `{stream}`).
     pub restore: Vec<Vec<String>>,
+    /// A repository tool's retention: commands run one after another that keep the last
+    /// `{keep}` backups and free what only the others held (restic's `forget --prune`, borg's
+    /// `prune` then `compact`), each timed on its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retention: Vec<Vec<String>>,
+    /// A repository tool's check of its repository's structure and metadata, not its data
+    /// (restic's `check`, borg's `check`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub check: Vec<Vec<String>>,
+    /// A repository tool's check of every byte of its data (restic's `check --read-data`,
+    /// borg's `check --verify-data`), which reads the whole repository back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub check_data: Vec<Vec<String>>,
     pub progress: ProgressFrom,
     #[serde(default)]
     pub params: Vec<ParamDef>,
@@ -286,8 +299,8 @@ pub enum DefinitionError {
 }
 
 /// Parameter names a definition may not take: they are the places.
-const RESERVED: [&str; 8] = [
-    "source", "repo", "restore", "stream", "archive", "password", "home", "cores",
+const RESERVED: [&str; 9] = [
+    "source", "repo", "restore", "stream", "archive", "password", "home", "cores", "keep",
 ];
 
 impl ToolDefinition {
@@ -302,7 +315,13 @@ impl ToolDefinition {
         self.check_commands().map_err(invalid)?;
         let names = self.check_params().map_err(invalid)?;
         if self.shell {
-            for command in self.init.iter().chain(&self.backup).chain(&self.restore) {
+            for command in self
+                .init
+                .iter()
+                .chain(&self.backup)
+                .chain(&self.restore)
+                .chain(self.maintenance())
+            {
                 check_shell_line(command, &names).map_err(invalid)?;
             }
         }
@@ -311,13 +330,23 @@ impl ToolDefinition {
         self.check_env().map_err(invalid)
     }
 
-    /// Every command of the definition: `init`, `backup`, `restore`, `version`.
+    /// Every command of the definition: `init`, `backup`, `restore`, the maintenance,
+    /// `version`.
     fn commands(&self) -> impl Iterator<Item = &Vec<String>> + Clone {
         self.init
             .iter()
             .chain(&self.backup)
             .chain(&self.restore)
+            .chain(self.maintenance())
             .chain(&self.version)
+    }
+
+    /// The repository's maintenance: `retention`, `check`, `check_data`.
+    fn maintenance(&self) -> impl Iterator<Item = &Vec<String>> + Clone {
+        self.retention
+            .iter()
+            .chain(&self.check)
+            .chain(&self.check_data)
     }
 
     /// A name of 1 to 40 letters, digits, `-` and `_`; the commands its shape needs.
@@ -339,6 +368,13 @@ impl ToolDefinition {
         }
         if self.shape == ToolShape::Repository && self.backup.len() > 1 {
             return Err("a repository tool's backup is one command, not a pipeline".to_string());
+        }
+        if self.shape == ToolShape::Stream && self.maintenance().next().is_some() {
+            return Err(
+                "`retention`, `check` and `check_data` are a repository tool's; a stream \
+                 tool keeps no repository to maintain"
+                    .to_string(),
+            );
         }
         Ok(())
     }
@@ -751,6 +787,27 @@ mod tests {
         let mut tool = builtin::definitions().remove(0);
         tool.env.insert("PATH".to_string(), "/evil".to_string());
         assert!(tool.check().is_err());
+    }
+
+    #[test]
+    fn maintenance_is_a_repository_tools_and_names_only_places_it_knows() {
+        let mut tar = builtin::definitions()
+            .into_iter()
+            .find(|tool| tool.name == "tar")
+            .expect("tar is built in");
+        tar.check = vec![vec!["tar".to_string(), "--version".to_string()]];
+        let error = tar.check().expect_err("a stream tool keeps no repository");
+        assert!(error.to_string().contains("repository tool"), "{error}");
+        let mut restic = builtin::definitions().remove(0);
+        restic.retention[0].push("{kept}".to_string());
+        let error = restic.check().expect_err("an unknown place");
+        assert!(error.to_string().contains("{kept}"), "{error}");
+        let mut restic = builtin::definitions().remove(0);
+        restic.check_data = vec![vec!["{repo}".to_string()]];
+        assert!(
+            restic.check().is_err(),
+            "a program is named, not a placeholder"
+        );
     }
 
     #[test]
