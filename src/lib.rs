@@ -8,6 +8,7 @@ pub mod clock;
 pub mod duration;
 pub mod engine;
 pub mod field_errors;
+pub mod forecast;
 pub mod http;
 pub mod ids;
 pub mod lab;

@@ -1,0 +1,371 @@
+//! A forecast to the user's size: a figure measured at a ladder of sizes is fitted as a power
+//! law (figure = a · size^b, a straight line through the logarithms) and answered at the
+//! user's size with its range and its basis. An answer the ladder cannot support is said in
+//! words instead of printed as a number: a figure that does not move beyond its noise across
+//! the ladder, a fit whose range is wide, or a size far beyond the largest one measured.
+
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+/// How sure a range is: the share of outcomes it holds.
+pub const CONFIDENCE: f64 = 0.95;
+/// The farthest a forecast reaches beyond the largest size measured, as a factor, before it
+/// says it is an extrapolation rather than giving a number.
+pub const MAX_REACH: f64 = 1_000.0;
+/// The widest range, high ÷ low, a number is given with; wider, the answer says the fit is
+/// too uncertain.
+pub const MAX_SPREAD: f64 = 4.0;
+
+/// What a figure grows with, and how its sizes are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Driver {
+    /// Bytes (of the source, of the repository, of its index).
+    Bytes,
+    /// Files of the source.
+    Files,
+    /// Backups kept.
+    Snapshots,
+}
+
+impl Driver {
+    /// A size of this driver in words: `2 GiB`, `400 000 files`, `30 backups`.
+    pub fn words(self, size: f64) -> String {
+        match self {
+            Driver::Bytes => crate::size::format_bytes(size.round() as u64),
+            Driver::Files => format!("{} files", grouped(size.round() as u64)),
+            Driver::Snapshots => format!("{} backups", grouped(size.round() as u64)),
+        }
+    }
+}
+
+/// A whole number in groups of three: `400 000`.
+fn grouped(value: u64) -> String {
+    let digits = value.to_string();
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// A power law fitted to a ladder's figures, in logarithms: ln figure = intercept + exponent ·
+/// ln size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PowerFit {
+    pub exponent: f64,
+    /// The exponent's standard error.
+    pub exponent_se: f64,
+    pub intercept: f64,
+    /// The residuals' standard deviation, in logarithms.
+    pub residual_sd: f64,
+    /// Points fitted, and the distinct sizes among them.
+    pub points: usize,
+    pub sizes: usize,
+    /// The mean of ln size, and Σ (ln size − mean)².
+    mean_ln_size: f64,
+    spread_ln_size: f64,
+    /// The largest size measured.
+    pub largest: f64,
+}
+
+/// Why a ladder's figures cannot be fitted.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FitError {
+    #[error("a fit needs at least 3 sizes; the ladder measured {0}")]
+    TooFewSizes(usize),
+    #[error("a size or a figure is not above 0 (size {size}, figure {value})")]
+    NotPositive { size: f64, value: f64 },
+}
+
+/// Fits `figure = a · size^b` to (size, figure) points, a size measured more than once
+/// counted each time.
+pub fn fit(points: &[(f64, f64)]) -> Result<PowerFit, FitError> {
+    if let Some(&(size, value)) = points.iter().find(|(size, value)| {
+        !(*size > 0.0 && *value > 0.0 && size.is_finite() && value.is_finite())
+    }) {
+        return Err(FitError::NotPositive { size, value });
+    }
+    let mut distinct: Vec<f64> = points.iter().map(|(size, _)| *size).collect();
+    distinct.sort_by(f64::total_cmp);
+    distinct.dedup();
+    if distinct.len() < 3 {
+        return Err(FitError::TooFewSizes(distinct.len()));
+    }
+    let n = points.len() as f64;
+    let logs: Vec<(f64, f64)> = points
+        .iter()
+        .map(|(size, value)| (size.ln(), value.ln()))
+        .collect();
+    let mean_x = logs.iter().map(|(x, _)| x).sum::<f64>() / n;
+    let mean_y = logs.iter().map(|(_, y)| y).sum::<f64>() / n;
+    let sxx: f64 = logs.iter().map(|(x, _)| (x - mean_x).powi(2)).sum();
+    let sxy: f64 = logs.iter().map(|(x, y)| (x - mean_x) * (y - mean_y)).sum();
+    let exponent = sxy / sxx;
+    let intercept = mean_y - exponent * mean_x;
+    let residual_ss: f64 = logs
+        .iter()
+        .map(|(x, y)| (y - intercept - exponent * x).powi(2))
+        .sum();
+    let residual_sd = (residual_ss / (n - 2.0)).sqrt();
+    Ok(PowerFit {
+        exponent,
+        exponent_se: residual_sd / sxx.sqrt(),
+        intercept,
+        residual_sd,
+        points: points.len(),
+        sizes: distinct.len(),
+        mean_ln_size: mean_x,
+        spread_ln_size: sxx,
+        largest: distinct.last().copied().unwrap_or(0.0),
+    })
+}
+
+/// A forecast at one size: a number with its range, or why there is none, always with the
+/// fit it comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// The figure at the size, and the range it lies in with [`CONFIDENCE`].
+    Estimate { value: f64, low: f64, high: f64 },
+    /// The figure did not move beyond its noise across the ladder: what it is at the user's
+    /// size cannot be told from these sizes (the ladder's own range is given).
+    NotMeasurable { low: f64, high: f64 },
+    /// The size lies more than [`MAX_REACH`] times beyond the largest measured.
+    TooFar { reach: f64 },
+    /// The range is wider than [`MAX_SPREAD`]: the fit is too uncertain to give a number.
+    TooUncertain { low: f64, high: f64 },
+}
+
+/// A forecast and its basis, in words the pages show as they are.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Forecast {
+    pub answer: Answer,
+    pub fit: PowerFit,
+    /// What it rests on: `fit over 4 sizes up to 2 GiB, exponent 1.03 ± 0.04`.
+    pub basis: String,
+}
+
+impl PowerFit {
+    /// The two-sided Student t factor for [`CONFIDENCE`] with this fit's degrees of freedom.
+    fn t_factor(&self) -> f64 {
+        let df = (self.points as f64 - 2.0).max(1.0);
+        StudentsT::new(0.0, 1.0, df)
+            .map(|t| t.inverse_cdf(0.5 + CONFIDENCE / 2.0))
+            .unwrap_or(f64::INFINITY)
+    }
+
+    /// The fitted figure at `size`, and its prediction range with [`CONFIDENCE`].
+    pub fn at(&self, size: f64) -> (f64, f64, f64) {
+        let x = size.ln();
+        let y = self.intercept + self.exponent * x;
+        let n = self.points as f64;
+        let se = self.residual_sd
+            * (1.0 + 1.0 / n + (x - self.mean_ln_size).powi(2) / self.spread_ln_size).sqrt();
+        let margin = self.t_factor() * se;
+        (y.exp(), (y - margin).exp(), (y + margin).exp())
+    }
+
+    /// Whether the figure moved beyond its noise across the ladder: the exponent differs
+    /// from 0 by more than its range.
+    pub fn moves(&self) -> bool {
+        self.exponent.abs() > self.t_factor() * self.exponent_se
+    }
+
+    /// The fit in words: `fit over 4 sizes up to 2 GiB, exponent 1.03 ± 0.04`.
+    pub fn basis(&self, driver: Driver) -> String {
+        format!(
+            "fit over {} sizes up to {}, exponent {:.2} ± {:.2}",
+            self.sizes,
+            driver.words(self.largest),
+            self.exponent,
+            self.t_factor() * self.exponent_se
+        )
+    }
+}
+
+/// The forecast of a figure at `size` from the ladder's `points`, its sizes of `driver`.
+pub fn forecast(points: &[(f64, f64)], size: f64, driver: Driver) -> Result<Forecast, FitError> {
+    let fit = fit(points)?;
+    let basis = fit.basis(driver);
+    let reach = size / fit.largest;
+    let answer = if !fit.moves() {
+        let values = points.iter().map(|(_, value)| *value);
+        let low = values.clone().fold(f64::INFINITY, f64::min);
+        let high = values.fold(0.0, f64::max);
+        Answer::NotMeasurable { low, high }
+    } else if reach > MAX_REACH {
+        Answer::TooFar { reach }
+    } else {
+        let (value, low, high) = fit.at(size);
+        if high / low > MAX_SPREAD {
+            Answer::TooUncertain { low, high }
+        } else {
+            Answer::Estimate { value, low, high }
+        }
+    };
+    Ok(Forecast { answer, fit, basis })
+}
+
+impl Forecast {
+    /// The answer in words, with `unit` after each figure (`GiB`, `s`): a number only where
+    /// the ladder supports one.
+    pub fn words(&self, unit: &str, driver: Driver, size: f64) -> String {
+        let at = driver.words(size);
+        match &self.answer {
+            Answer::Estimate { value, low, high } => format!(
+                "about {} {unit} at {at} ({}–{} {unit}; {})",
+                sig(*value),
+                sig(*low),
+                sig(*high),
+                self.basis
+            ),
+            Answer::NotMeasurable { low, high } => format!(
+                "not measurable at these sizes: it stayed within {}–{} {unit} across the \
+                 ladder, within its noise ({})",
+                sig(*low),
+                sig(*high),
+                self.basis
+            ),
+            Answer::TooFar { reach } => format!(
+                "no number: {at} is {}× the largest size measured, beyond the {}× a fit \
+                 may be carried ({})",
+                sig(*reach),
+                MAX_REACH,
+                self.basis
+            ),
+            Answer::TooUncertain { low, high } => format!(
+                "no number: the fit is too uncertain, anywhere from {} to {} {unit} at {at} \
+                 ({})",
+                sig(*low),
+                sig(*high),
+                self.basis
+            ),
+        }
+    }
+}
+
+/// A figure to three significant digits, as a forecast deserves no more.
+fn sig(value: f64) -> String {
+    if value == 0.0 || !value.is_finite() {
+        return format!("{value}");
+    }
+    let digits = (2 - value.abs().log10().floor() as i32).max(0) as usize;
+    format!("{value:.digits$}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{RngExt, SeedableRng};
+
+    /// A ladder of `rungs` sizes doubling from `first`, each measured `repeats` times, its
+    /// figure `law(size)` with multiplicative noise of about `noise` (a share).
+    fn ladder(
+        first: f64,
+        rungs: u32,
+        repeats: u32,
+        noise: f64,
+        law: impl Fn(f64) -> f64,
+    ) -> Vec<(f64, f64)> {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let mut points = Vec::new();
+        for rung in 0..rungs {
+            let size = first * 2f64.powi(rung as i32);
+            for _ in 0..repeats {
+                let factor = 1.0 + noise * (rng.random::<f64>() * 2.0 - 1.0);
+                points.push((size, law(size) * factor));
+            }
+        }
+        points
+    }
+
+    #[test]
+    fn a_known_law_is_recovered_within_five_percent_of_its_exponent() {
+        for exponent in [1.0, 1.5] {
+            let points = ladder(256.0 * 1024.0 * 1024.0, 4, 3, 0.05, |size| {
+                2e-6 * size.powf(exponent)
+            });
+            let fit = fit(&points).expect("a fit");
+            assert!(
+                (fit.exponent - exponent).abs() / exponent < 0.05,
+                "exponent {exponent} fitted as {}",
+                fit.exponent
+            );
+            assert!(fit.moves());
+            // At twice the largest rung, the law's own figure lies in the range.
+            let size = 2.0 * fit.largest;
+            let forecast = forecast(&points, size, Driver::Bytes).expect("a forecast");
+            let Answer::Estimate { value, low, high } = forecast.answer else {
+                panic!("a number: {forecast:?}");
+            };
+            let truth = 2e-6 * size.powf(exponent);
+            assert!(low <= truth && truth <= high, "{low} ≤ {truth} ≤ {high}");
+            assert!(
+                (value - truth).abs() / truth < 0.1,
+                "{value} against {truth}"
+            );
+            assert!(
+                forecast
+                    .basis
+                    .starts_with("fit over 4 sizes up to 2 GiB, exponent")
+            );
+        }
+    }
+
+    #[test]
+    fn past_a_thousand_times_the_largest_size_the_forecast_says_it_is_an_extrapolation() {
+        let points = ladder(1e6, 4, 2, 0.02, |size| size);
+        let largest = 8e6;
+        let forecast = forecast(&points, 2_000.0 * largest, Driver::Files).expect("a forecast");
+        assert!(
+            matches!(forecast.answer, Answer::TooFar { .. }),
+            "{forecast:?}"
+        );
+        let words = forecast.words("s", Driver::Files, 2_000.0 * largest);
+        assert!(
+            words.starts_with("no number: 16 000 000 000 files is 2000× the largest"),
+            "{words}"
+        );
+        let near = super::forecast(&points, 500.0 * largest, Driver::Files).expect("a forecast");
+        assert!(matches!(near.answer, Answer::Estimate { .. }), "{near:?}");
+    }
+
+    #[test]
+    fn a_figure_that_stays_within_its_noise_is_not_measurable_at_these_sizes() {
+        // Memory that does not grow with the bytes of a few large files.
+        let points = ladder(256e6, 4, 3, 0.05, |_| 60e6);
+        let forecast = forecast(&points, 36e12, Driver::Bytes).expect("a forecast");
+        assert!(
+            matches!(forecast.answer, Answer::NotMeasurable { .. }),
+            "{forecast:?}"
+        );
+        let words = forecast.words("MB", Driver::Bytes, 36e12);
+        assert!(
+            words.starts_with("not measurable at these sizes"),
+            "{words}"
+        );
+    }
+
+    #[test]
+    fn a_noisy_fit_gives_no_number() {
+        let points = ladder(1e6, 4, 2, 0.9, |size| size.powf(1.2));
+        let forecast = forecast(&points, 500.0 * 8e6, Driver::Bytes).expect("a forecast");
+        assert!(
+            !matches!(forecast.answer, Answer::Estimate { .. }),
+            "{forecast:?}"
+        );
+    }
+
+    #[test]
+    fn a_ladder_too_short_or_with_nothing_measured_is_refused() {
+        assert_eq!(
+            fit(&[(1.0, 1.0), (2.0, 2.0), (2.0, 2.1)]),
+            Err(FitError::TooFewSizes(2))
+        );
+        assert!(matches!(
+            fit(&[(1.0, 1.0), (2.0, 0.0), (4.0, 4.0)]),
+            Err(FitError::NotPositive { .. })
+        ));
+    }
+}
