@@ -1,13 +1,14 @@
 //! The file trees a backup tool the lab runs works on: copies of the source (one the lab may
 //! change for an incremental run, one in a memory file system for the tool's ceiling), a
-//! nightly change of a known share of a tree, the check of a restore against its source file
+//! nightly change of a known share of a tree (and a whole night of a life: edits, new,
+//! deleted and renamed files), the check of a restore against its source file
 //! by file, a repository's stored size, a cold start, and the removal of scratch trees a tool
 //! left read-only. Every walk reads its tree as the lab's own readers do: in name order, on
 //! the root's file system, never following a link, source files opened beneath their root.
 //!
 //! This file holds the walk and the removal they share, a tree's size and its eviction from
-//! the page cache; the copies are in `copy`, the nightly change in `change`, and the check of
-//! a restore in `verify`.
+//! the page cache; the copies are in `copy`, the nightly change in `change`, a night of a life
+//! in `night`, and the check of a restore in `verify`.
 
 use std::fs;
 use std::io;
@@ -23,10 +24,12 @@ use crate::engine::source::each_file;
 
 mod change;
 mod copy;
+mod night;
 mod verify;
 
 pub use change::{Changed, change_share};
 pub use copy::{MemoryRefused, TreeTally, copy_tree, memory_dir};
+pub use night::{NightChanged, NightModel, apply_night};
 pub use verify::{
     RestoreLayout, SourceState, Verified, changed_since, listed as listed_paths, verify,
 };
@@ -56,6 +59,12 @@ pub enum TreeError {
     IntoSource { into: PathBuf, root: PathBuf },
     #[error("{path}: a share of {share} of its bytes cannot be changed (give 0 to 1)")]
     Share { path: PathBuf, share: f64 },
+    #[error("{path}: a night's {name} share of {share} is not from 0 to 1")]
+    NightShare {
+        path: PathBuf,
+        name: &'static str,
+        share: f64,
+    },
     #[error("{path} is another file system mounted inside the tree: it is not removed")]
     Mounted { path: PathBuf },
     #[error("cancelled at {path}")]

@@ -592,3 +592,94 @@ fn a_sparse_file_is_copied_sparse() {
     .expect("verify");
     assert!(verified.ok(), "{}", verified.sentence());
 }
+
+/// Every regular file beneath `root`, by its path beneath it, with its bytes.
+fn contents(root: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    walk(root)
+        .flatten()
+        .filter(|entry| entry.file_type().is_file())
+        .map(|entry| {
+            let bytes = fs::read(entry.path()).expect("a file of the tree");
+            let relative = entry
+                .path()
+                .strip_prefix(root)
+                .expect("beneath")
+                .to_path_buf();
+            (relative, bytes)
+        })
+        .collect()
+}
+
+#[test]
+fn a_night_edits_adds_deletes_and_renames_as_its_model_says_the_same_way_each_time() {
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let (one, two) = (scratch.path().join("one"), scratch.path().join("two"));
+    let total = mixed_tree(&one);
+    mixed_tree(&two);
+    let before = contents(&one);
+    let model = NightModel {
+        edited: 0.05,
+        added: 0.04,
+        deleted: 0.05,
+        renamed: 0.05,
+    };
+    let night = apply_night(&one, &model, 3).expect("a night");
+    assert_eq!(apply_night(&two, &model, 3).expect("a night"), night);
+    let after = contents(&one);
+    assert_eq!(
+        after,
+        contents(&two),
+        "the same tree and seed give the same night"
+    );
+
+    assert_eq!(night.deleted_files, 10, "5 % of 200 files");
+    assert_eq!(night.renamed_files, 10);
+    assert_eq!(night.added_bytes, (0.04 * total as f64).round() as u64);
+    let edited = night.edited.bytes as f64 / total as f64;
+    assert!((0.04..=0.06).contains(&edited), "edited {edited}");
+    assert_eq!(
+        after.len() as u64,
+        before.len() as u64 - night.deleted_files + night.added_files
+    );
+    let bytes_after: u64 = after.values().map(|bytes| bytes.len() as u64).sum();
+    assert_eq!(bytes_after, total - night.deleted_bytes + night.added_bytes);
+    let renamed: Vec<&PathBuf> = after
+        .keys()
+        .filter(|path| path.to_string_lossy().ends_with(".moved-3"))
+        .collect();
+    assert_eq!(renamed.len(), 10);
+    for path in renamed {
+        let was = PathBuf::from(path.to_string_lossy().trim_end_matches(".moved-3"));
+        assert!(before.contains_key(&was) && !after.contains_key(&was));
+        assert_eq!(
+            after[path].len(),
+            before[&was].len(),
+            "a rename keeps the bytes' length"
+        );
+    }
+    let added = after
+        .keys()
+        .filter(|path| path.to_string_lossy().contains("night-3-"))
+        .count() as u64;
+    assert_eq!(added, night.added_files);
+    // Another seed, another night.
+    let three = scratch.path().join("three");
+    mixed_tree(&three);
+    apply_night(&three, &model, 4).expect("a night");
+    assert_ne!(contents(&three), after);
+}
+
+#[test]
+fn a_night_model_out_of_its_shares_is_refused_and_the_default_is_stated() {
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let model = NightModel {
+        renamed: 1.5,
+        ..NightModel::default()
+    };
+    assert_eq!(model.problems(), vec![("renamed", 1.5)]);
+    assert!(apply_night(scratch.path(), &model, 1).is_err());
+    assert_eq!(
+        NightModel::default().words(),
+        "2 % of bytes edited, 0.5 % added as new files, 0.2 % of files deleted, 0.2 % renamed"
+    );
+}
