@@ -102,14 +102,10 @@ fn restics_retention_keeps_what_it_says_and_its_data_check_reads_the_data() {
         .collect::<Vec<_>>();
         run_all(&restic, &[backup], &places, root.path());
     }
-    let snapshots = |places: &BTreeMap<&str, String>| {
-        let list = ["restic", "snapshots", "--json", "--repo", "{repo}"].map(str::to_string);
-        let output = run(&restic, &list, places, root.path());
-        let listed: serde_json::Value =
-            serde_json::from_slice(&output.stdout).expect("restic's snapshots as JSON");
-        listed.as_array().map_or(0, Vec::len)
-    };
+    let snapshots = |places: &BTreeMap<&str, String>| listed(&restic, places, root.path());
     assert_eq!(snapshots(&places), 3);
+    let (index, total) = index_and_total(&restic, &places);
+    assert!(0 < index && index < total, "index {index} of {total} bytes");
     run_all(&restic, &restic.retention, &places, root.path());
     assert_eq!(snapshots(&places), 1, "keep-last 1 keeps one backup");
     run_all(&restic, &restic.check, &places, root.path());
@@ -168,12 +164,10 @@ fn borgs_retention_prunes_then_compacts_and_both_checks_pass() {
             .collect::<Vec<_>>();
         run_all(&borg, &[create], &places, root.path());
     }
-    let archives = |places: &BTreeMap<&str, String>| {
-        let list = ["borg", "list", "--short", "{repo}"].map(str::to_string);
-        let output = run(&borg, &list, places, root.path());
-        String::from_utf8_lossy(&output.stdout).lines().count()
-    };
+    let archives = |places: &BTreeMap<&str, String>| listed(&borg, places, root.path());
     assert_eq!(archives(&places), 3);
+    let (index, total) = index_and_total(&borg, &places);
+    assert!(0 < index && index < total, "index {index} of {total} bytes");
     let before = tree_bytes(&repo);
     run_all(&borg, &borg.retention, &places, root.path());
     assert_eq!(archives(&places), 1, "keep-last 1 keeps one archive");
@@ -185,11 +179,43 @@ fn borgs_retention_prunes_then_compacts_and_both_checks_pass() {
     run_all(&borg, &borg.check_data, &places, root.path());
 }
 
+/// The backups the definition's `list` says the repository keeps.
+fn listed(tool: &ToolDefinition, places: &BTreeMap<&str, String>, cwd: &Path) -> usize {
+    let output = run(tool, &tool.list[0], places, cwd);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .count()
+}
+
+/// The bytes of the definition's index and metadata, and of the repository and its cache.
+fn index_and_total(tool: &ToolDefinition, places: &BTreeMap<&str, String>) -> (u64, u64) {
+    let index = tool
+        .index
+        .iter()
+        .map(|pattern| {
+            backlab::engine::tool::tree::matching_size(Path::new(&filled(pattern, places)))
+                .expect("counted")
+                .apparent_bytes
+        })
+        .sum();
+    let total = tree_bytes(Path::new(&places["repo"])) + tree_bytes(Path::new(&places["home"]));
+    (index, total)
+}
+
 #[test]
 fn only_a_repository_tool_has_maintenance() {
     for tool in builtin::definitions() {
-        let has =
-            !tool.retention.is_empty() && !tool.check.is_empty() && !tool.check_data.is_empty();
+        let has = !tool.retention.is_empty()
+            && !tool.check.is_empty()
+            && !tool.check_data.is_empty()
+            && !tool.list.is_empty()
+            && !tool.index.is_empty();
         let repository = tool.shape == backlab::engine::tool::ToolShape::Repository;
         assert_eq!(has, repository, "{}", tool.name);
     }

@@ -193,6 +193,15 @@ pub struct ToolDefinition {
     /// borg's `check --verify-data`), which reads the whole repository back.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub check_data: Vec<Vec<String>>,
+    /// A repository tool's command whose output lists the backups it keeps, one a line
+    /// (restic's `list snapshots`, borg's `list --short`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub list: Vec<Vec<String>>,
+    /// Where a repository tool keeps its index and metadata, the part every command loads:
+    /// paths with places, the last part of each may hold `*` (restic's `{repo}/index`, borg's
+    /// `{repo}/index.*` and its cache `{home}/.cache/borg`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub index: Vec<String>,
     pub progress: ProgressFrom,
     #[serde(default)]
     pub params: Vec<ParamDef>,
@@ -341,12 +350,14 @@ impl ToolDefinition {
             .chain(&self.version)
     }
 
-    /// The repository's maintenance: `retention`, `check`, `check_data`.
+    /// The repository's maintenance and its listing: `retention`, `check`, `check_data`,
+    /// `list`.
     fn maintenance(&self) -> impl Iterator<Item = &Vec<String>> + Clone {
         self.retention
             .iter()
             .chain(&self.check)
             .chain(&self.check_data)
+            .chain(&self.list)
     }
 
     /// A name of 1 to 40 letters, digits, `-` and `_`; the commands its shape needs.
@@ -369,10 +380,12 @@ impl ToolDefinition {
         if self.shape == ToolShape::Repository && self.backup.len() > 1 {
             return Err("a repository tool's backup is one command, not a pipeline".to_string());
         }
-        if self.shape == ToolShape::Stream && self.maintenance().next().is_some() {
+        if self.shape == ToolShape::Stream
+            && (self.maintenance().next().is_some() || !self.index.is_empty())
+        {
             return Err(
-                "`retention`, `check` and `check_data` are a repository tool's; a stream \
-                 tool keeps no repository to maintain"
+                "`retention`, `check`, `check_data`, `list` and `index` are a repository \
+                 tool's; a stream tool keeps no repository to maintain"
                     .to_string(),
             );
         }
@@ -440,6 +453,7 @@ impl ToolDefinition {
                 command.iter().skip(usize::from(line))
             })
             .chain(self.env.values())
+            .chain(&self.index)
             .chain(self.params.iter().flat_map(|param| {
                 match param {
                     ParamDef::Choice { values, .. } => values

@@ -207,6 +207,60 @@ pub fn tree_size(root: &Path) -> Result<TreeSize, TreeError> {
     Ok(size)
 }
 
+/// Counts what `pattern` names, as [`tree_size`] counts a tree: one path, or, when its last
+/// part holds `*`, every entry of its directory whose name matches (`index.*`). Nothing there
+/// counts nothing.
+pub fn matching_size(pattern: &Path) -> Result<TreeSize, TreeError> {
+    let wildcard = pattern
+        .file_name()
+        .and_then(|name| name.to_str())
+        .filter(|name| name.contains('*'));
+    let (Some(wildcard), Some(dir)) = (wildcard, pattern.parent()) else {
+        return match fs::symlink_metadata(pattern) {
+            Ok(_) => tree_size(pattern),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(TreeSize::default()),
+            Err(error) => Err(io_at(pattern)(error)),
+        };
+    };
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(TreeSize::default()),
+        Err(error) => return Err(io_at(dir)(error)),
+    };
+    let mut size = TreeSize::default();
+    for entry in entries {
+        let entry = entry.map_err(io_at(dir))?;
+        if wildcard_matches(wildcard, &entry.file_name().to_string_lossy()) {
+            let one = tree_size(&entry.path())?;
+            size.files += one.files;
+            size.dirs += one.dirs;
+            size.apparent_bytes += one.apparent_bytes;
+            size.allocated_bytes += one.allocated_bytes;
+        }
+    }
+    Ok(size)
+}
+
+/// Whether `name` matches `pattern`, whose `*`s stand for any run of characters.
+fn wildcard_matches(pattern: &str, name: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or("");
+    let Some(mut rest) = name.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
 /// What [`drop_from_cache`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Evicted {

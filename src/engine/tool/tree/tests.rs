@@ -683,3 +683,29 @@ fn a_night_model_out_of_its_shares_is_refused_and_the_default_is_stated() {
         "2 % of bytes edited, 0.5 % added as new files, 0.2 % of files deleted, 0.2 % renamed"
     );
 }
+
+#[test]
+fn a_pattern_counts_the_entries_its_wildcard_names_and_nothing_there_counts_nothing() {
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let repo = scratch.path();
+    for (name, len) in [
+        ("index.5", 100),
+        ("index.12", 50),
+        ("integrity.5", 7),
+        ("hints.5", 3),
+    ] {
+        write_file(&repo.join(name), len, 1);
+    }
+    write_file(&repo.join("index").join("ab").join("one"), 40, 2);
+    let bytes = |pattern: &str| {
+        matching_size(&repo.join(pattern))
+            .expect("counted")
+            .apparent_bytes
+    };
+    assert_eq!(bytes("index.*"), 150);
+    assert_eq!(bytes("*.5"), 110);
+    assert_eq!(bytes("index"), 40, "a directory, whole");
+    assert_eq!(bytes("missing"), 0);
+    assert_eq!(bytes("missing/*"), 0);
+    assert!(wildcard_matches("a*b*c", "a-b-c") && !wildcard_matches("ab*b", "ab"));
+}
