@@ -24,6 +24,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "ids",
             "schedule",
             "change_points",
+            "forecast",
             "secrets",
         ],
     ),
