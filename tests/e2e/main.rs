@@ -27,5 +27,13 @@ mod store;
 mod support;
 mod tools;
 
-/// Where this binary's labs keep results unless a test says otherwise.
-const STORE: support::lab::DefaultStore = support::lab::DefaultStore::Sqlite;
+/// Where this binary's labs keep results unless a test says otherwise: a SQLite file, or, with
+/// `BACKLAB_TEST_STORE=postgres`, a database of each lab's own on one throwaway PostgreSQL
+/// cluster per process. `./run-tests` runs the service tests whose outcome can depend on the
+/// backend a second time that way (its list says which, and why).
+fn store() -> support::lab::DefaultStore {
+    match std::env::var("BACKLAB_TEST_STORE").as_deref() {
+        Ok("postgres") => support::lab::DefaultStore::Postgres,
+        _ => support::lab::DefaultStore::Sqlite,
+    }
+}

@@ -32,9 +32,8 @@ pub struct Lab {
 }
 
 /// Where the labs of a test binary keep their results when a test names no database: the
-/// service suite runs once on each ([`crate::STORE`]).
+/// service suite runs once on each ([`crate::store`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(dead_code)] // each binary names one
 pub enum DefaultStore {
     /// A SQLite file in the lab's root.
     Sqlite,
@@ -82,7 +81,7 @@ impl Lab {
     pub fn start(root: &Path, options: &LabOptions) -> Lab {
         let data_dir = root.join("data");
         let db_dir = root.join("dbfs");
-        let (db, host_name) = match (&options.db, crate::STORE) {
+        let (db, host_name) = match (&options.db, crate::store()) {
             (Some(db), _) => (db.clone(), options.host_name.clone()),
             (None, _) if options.db_tmpfs_mib.is_some() => (
                 db_dir.join("lab.db").display().to_string(),
