@@ -230,7 +230,7 @@ impl Forecast {
             Answer::TooFar { reach } => format!(
                 "no number: {at} is {}× the largest size measured, beyond the {}× a fit \
                  may be carried ({})",
-                sig(*reach),
+                reach.round(),
                 MAX_REACH,
                 self.basis
             ),
@@ -245,12 +245,20 @@ impl Forecast {
     }
 }
 
-/// A figure to three significant digits, as a forecast deserves no more.
+/// A figure to three significant digits, as a forecast deserves no more: `0.0123`, `4.56`,
+/// `12 300 000`.
 fn sig(value: f64) -> String {
     if value == 0.0 || !value.is_finite() {
         return format!("{value}");
     }
-    let digits = (2 - value.abs().log10().floor() as i32).max(0) as usize;
+    let magnitude = value.abs().log10().floor() as i32;
+    if magnitude >= 2 {
+        let unit = 10f64.powi(magnitude - 2);
+        let rounded = ((value / unit).round() * unit) as i64;
+        let sign = if rounded < 0 { "-" } else { "" };
+        return format!("{sign}{}", grouped(rounded.unsigned_abs()));
+    }
+    let digits = (2 - magnitude) as usize;
     format!("{value:.digits$}")
 }
 
@@ -355,6 +363,14 @@ mod tests {
             !matches!(forecast.answer, Answer::Estimate { .. }),
             "{forecast:?}"
         );
+    }
+
+    #[test]
+    fn a_figure_is_shown_to_three_significant_digits() {
+        assert_eq!(sig(12_345_678.0), "12 300 000");
+        assert_eq!(sig(456.7), "457");
+        assert_eq!(sig(4.567), "4.57");
+        assert_eq!(sig(0.012_34), "0.0123");
     }
 
     #[test]

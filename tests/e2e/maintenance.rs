@@ -4,11 +4,13 @@
 //! by its data check only).
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use backlab::engine::tool::ParamValue;
 use backlab::engine::tool::builtin;
-use backlab::engine::tool::definition::ToolDefinition;
+use backlab::engine::tool::definition::{Places, ToolDefinition};
+use backlab::engine::tool::tree::{matching_size, tree_size};
 
 use crate::support::fixtures::scratch;
 
@@ -20,42 +22,44 @@ fn definition(name: &str) -> ToolDefinition {
         .expect("a built-in tool")
 }
 
-/// `text` with each `{place}` filled in.
-fn filled(text: &str, places: &BTreeMap<&str, String>) -> String {
-    places.iter().fold(text.to_string(), |text, (name, value)| {
-        text.replace(&format!("{{{name}}}"), value)
-    })
+/// The places of a repository under `root`, its source in `root/source`.
+fn places(root: &Path) -> Places {
+    let home = root.join("home");
+    std::fs::create_dir_all(&home).expect("home");
+    Places {
+        source: vec![root.join("source")],
+        repo: root.join("repo"),
+        restore: root.join("restore"),
+        stream: root.join("stream"),
+        archive: "night-0".to_string(),
+        password: "a-test-password".to_string(),
+        home,
+        cores: 1,
+        keep: 1,
+        repo_env: Vec::new(),
+    }
 }
 
-/// Runs one of the definition's commands with its environment, places filled in; its output.
-fn run(
-    tool: &ToolDefinition,
-    command: &[String],
-    places: &BTreeMap<&str, String>,
-    cwd: &Path,
-) -> Output {
-    let mut process = Command::new(&command[0]);
+/// Runs one of the definition's commands as the lab would: its arguments and environment
+/// expanded by the definition, its parameters at their defaults; its output.
+fn run(tool: &ToolDefinition, command: &[String], places: &Places) -> Output {
+    let values: BTreeMap<String, ParamValue> = tool.settle(&BTreeMap::new());
+    let args = tool.expand(command, places, &values);
+    let mut process = Command::new(&args[0]);
     process
-        .args(command[1..].iter().map(|arg| filled(arg, places)))
+        .args(&args[1..])
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &places["home"])
-        .current_dir(cwd);
-    for (key, value) in &tool.env {
-        process.env(key, filled(value, places));
-    }
+        .env("HOME", &places.home)
+        .envs(tool.environment(places, &values))
+        .current_dir(&places.home);
     process.output().expect("the tool runs")
 }
 
 /// Runs each command of a list in turn; every one must succeed.
-fn run_all(
-    tool: &ToolDefinition,
-    commands: &[Vec<String>],
-    places: &BTreeMap<&str, String>,
-    cwd: &Path,
-) {
+fn run_all(tool: &ToolDefinition, commands: &[Vec<String>], places: &Places) {
     for command in commands {
-        let output = run(tool, command, places, cwd);
+        let output = run(tool, command, places);
         assert!(
             output.status.success(),
             "{} failed: {}",
@@ -80,41 +84,23 @@ fn write_source(dir: &Path, night: u32) {
 fn restics_retention_keeps_what_it_says_and_its_data_check_reads_the_data() {
     let root = scratch();
     let restic = definition("restic");
-    let places: BTreeMap<&str, String> = [
-        ("repo", root.path().join("repo").display().to_string()),
-        ("home", root.path().join("home").display().to_string()),
-        ("password", "a-test-password".to_string()),
-        ("keep", "1".to_string()),
-    ]
-    .into_iter()
-    .collect();
-    let source = root.path().join("source");
-    std::fs::create_dir_all(&places["home"]).expect("home");
-    run_all(&restic, &restic.init, &places, root.path());
+    let places = places(root.path());
+    run_all(&restic, &restic.init, &places);
     for night in 0..3 {
-        write_source(&source, night);
-        let backup = [
-            "restic", "backup", "--quiet", "--repo", "{repo}", "--host", "backlab",
-        ]
-        .iter()
-        .map(|word| word.to_string())
-        .chain([source.display().to_string()])
-        .collect::<Vec<_>>();
-        run_all(&restic, &[backup], &places, root.path());
+        write_source(&places.source[0], night);
+        run_all(&restic, &restic.backup, &places);
     }
-    let snapshots = |places: &BTreeMap<&str, String>| listed(&restic, places, root.path());
-    assert_eq!(snapshots(&places), 3);
+    assert_eq!(listed(&restic, &places), 3);
     let (index, total) = index_and_total(&restic, &places);
     assert!(0 < index && index < total, "index {index} of {total} bytes");
-    run_all(&restic, &restic.retention, &places, root.path());
-    assert_eq!(snapshots(&places), 1, "keep-last 1 keeps one backup");
-    run_all(&restic, &restic.check, &places, root.path());
-    run_all(&restic, &restic.check_data, &places, root.path());
+    run_all(&restic, &restic.retention, &places);
+    assert_eq!(listed(&restic, &places), 1, "keep-last 1 keeps one backup");
+    run_all(&restic, &restic.check, &places);
+    run_all(&restic, &restic.check_data, &places);
 
     // A pack whose bytes change in place: the metadata check does not read it, the data
     // check does.
-    let data = Path::new(&places["repo"]).join("data");
-    let pack = walk_files(&data)
+    let pack = walk_files(&places.repo.join("data"))
         .into_iter()
         .max_by_key(|path| std::fs::metadata(path).map_or(0, |m| m.len()))
         .expect("a pack");
@@ -122,15 +108,14 @@ fn restics_retention_keeps_what_it_says_and_its_data_check_reads_the_data() {
     let middle = bytes.len() / 2;
     bytes[middle] ^= 0xff;
     std::fs::write(&pack, bytes).expect("the pack, damaged");
-    let cache = Path::new(&places["home"]).join("cache");
-    let _ = std::fs::remove_dir_all(cache);
-    let metadata = run(&restic, &restic.check[0], &places, root.path());
+    let _ = std::fs::remove_dir_all(places.home.join("cache"));
+    let metadata = run(&restic, &restic.check[0], &places);
     assert!(
         metadata.status.success(),
         "the metadata check reads no pack's data: {}",
         String::from_utf8_lossy(&metadata.stderr)
     );
-    let full = run(&restic, &restic.check_data[0], &places, root.path());
+    let full = run(&restic, &restic.check_data[0], &places);
     assert!(
         !full.status.success(),
         "the data check finds the damaged pack"
@@ -141,47 +126,30 @@ fn restics_retention_keeps_what_it_says_and_its_data_check_reads_the_data() {
 fn borgs_retention_prunes_then_compacts_and_both_checks_pass() {
     let root = scratch();
     let borg = definition("borg");
-    let repo = root.path().join("repo");
-    let mut places: BTreeMap<&str, String> = [
-        ("repo", repo.display().to_string()),
-        ("home", root.path().join("home").display().to_string()),
-        ("password", "a-test-password".to_string()),
-        ("keep", "1".to_string()),
-        ("encryption", "repokey".to_string()),
-    ]
-    .into_iter()
-    .collect();
-    let source = root.path().join("source");
-    std::fs::create_dir_all(&places["home"]).expect("home");
-    run_all(&borg, &borg.init, &places, root.path());
+    let mut places = places(root.path());
+    run_all(&borg, &borg.init, &places);
     for night in 0..3 {
-        write_source(&source, night);
-        places.insert("archive", format!("night-{night}"));
-        let create = ["borg", "create", "{repo}::{archive}"]
-            .iter()
-            .map(|word| word.to_string())
-            .chain([source.display().to_string()])
-            .collect::<Vec<_>>();
-        run_all(&borg, &[create], &places, root.path());
+        write_source(&places.source[0], night);
+        places.archive = format!("night-{night}");
+        run_all(&borg, &borg.backup, &places);
     }
-    let archives = |places: &BTreeMap<&str, String>| listed(&borg, places, root.path());
-    assert_eq!(archives(&places), 3);
+    assert_eq!(listed(&borg, &places), 3);
     let (index, total) = index_and_total(&borg, &places);
     assert!(0 < index && index < total, "index {index} of {total} bytes");
-    let before = tree_bytes(&repo);
-    run_all(&borg, &borg.retention, &places, root.path());
-    assert_eq!(archives(&places), 1, "keep-last 1 keeps one archive");
+    let before = tree_bytes(&places.repo);
+    run_all(&borg, &borg.retention, &places);
+    assert_eq!(listed(&borg, &places), 1, "keep-last 1 keeps one archive");
     assert!(
-        tree_bytes(&repo) < before,
+        tree_bytes(&places.repo) < before,
         "compact frees what only the pruned archives held"
     );
-    run_all(&borg, &borg.check, &places, root.path());
-    run_all(&borg, &borg.check_data, &places, root.path());
+    run_all(&borg, &borg.check, &places);
+    run_all(&borg, &borg.check_data, &places);
 }
 
 /// The backups the definition's `list` says the repository keeps.
-fn listed(tool: &ToolDefinition, places: &BTreeMap<&str, String>, cwd: &Path) -> usize {
-    let output = run(tool, &tool.list[0], places, cwd);
+fn listed(tool: &ToolDefinition, places: &Places) -> usize {
+    let output = run(tool, &tool.list[0], places);
     assert!(
         output.status.success(),
         "{}",
@@ -194,18 +162,13 @@ fn listed(tool: &ToolDefinition, places: &BTreeMap<&str, String>, cwd: &Path) ->
 }
 
 /// The bytes of the definition's index and metadata, and of the repository and its cache.
-fn index_and_total(tool: &ToolDefinition, places: &BTreeMap<&str, String>) -> (u64, u64) {
+fn index_and_total(tool: &ToolDefinition, places: &Places) -> (u64, u64) {
     let index = tool
-        .index
+        .index_paths(places, &tool.settle(&BTreeMap::new()))
         .iter()
-        .map(|pattern| {
-            backlab::engine::tool::tree::matching_size(Path::new(&filled(pattern, places)))
-                .expect("counted")
-                .apparent_bytes
-        })
+        .map(|path| matching_size(path).expect("counted").apparent_bytes)
         .sum();
-    let total = tree_bytes(Path::new(&places["repo"])) + tree_bytes(Path::new(&places["home"]));
-    (index, total)
+    (index, tree_bytes(&places.repo) + tree_bytes(&places.home))
 }
 
 #[test]
@@ -222,7 +185,7 @@ fn only_a_repository_tool_has_maintenance() {
 }
 
 /// Every file under `dir`.
-fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
+fn walk_files(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut dirs = vec![dir.to_path_buf()];
     while let Some(dir) = dirs.pop() {
@@ -238,11 +201,7 @@ fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
     files
 }
 
-/// The bytes of every file under `dir`.
+/// The bytes a tree holds, as the lab counts a repository.
 fn tree_bytes(dir: &Path) -> u64 {
-    walk_files(dir)
-        .iter()
-        .filter_map(|path| std::fs::metadata(path).ok())
-        .map(|metadata| metadata.len())
-        .sum()
+    tree_size(dir).expect("counted").apparent_bytes
 }

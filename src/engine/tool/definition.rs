@@ -296,6 +296,8 @@ pub struct Places {
     /// The scratch home of the run (`HOME`), where a tool keeps its caches.
     pub home: PathBuf,
     pub cores: usize,
+    /// The backups a retention keeps.
+    pub keep: u32,
     /// Environment the repository's place adds (an S3 bucket's keys).
     pub repo_env: Vec<(String, String)>,
 }
@@ -601,6 +603,19 @@ impl ToolDefinition {
         out
     }
 
+    /// Where the repository keeps its index and metadata (`index`), places filled in: each a
+    /// path whose last part may hold `*` (`tree::matching_size` counts it).
+    pub fn index_paths(
+        &self,
+        places: &Places,
+        values: &BTreeMap<String, ParamValue>,
+    ) -> Vec<PathBuf> {
+        self.index
+            .iter()
+            .map(|pattern| PathBuf::from(fill(pattern, places, values)))
+            .collect()
+    }
+
     /// The environment of every command, placeholders filled in.
     pub fn environment(
         &self,
@@ -682,6 +697,7 @@ fn fill(text: &str, places: &Places, values: &BTreeMap<String, ParamValue>) -> S
         "password" => places.password.clone(),
         "home" => path(&places.home),
         "cores" => places.cores.to_string(),
+        "keep" => places.keep.to_string(),
         other => values
             .get(other)
             .map(ToString::to_string)
@@ -723,6 +739,7 @@ mod tests {
             password: "pw".to_string(),
             home: PathBuf::from("/d/home"),
             cores: 2,
+            keep: 7,
             repo_env: Vec::new(),
         }
     }
@@ -801,6 +818,29 @@ mod tests {
         let mut tool = builtin::definitions().remove(0);
         tool.env.insert("PATH".to_string(), "/evil".to_string());
         assert!(tool.check().is_err());
+    }
+
+    #[test]
+    fn a_retention_keeps_the_count_its_places_give_and_the_index_is_found_in_the_repository() {
+        for tool in builtin::definitions()
+            .into_iter()
+            .filter(|tool| !tool.retention.is_empty())
+        {
+            let values = tool.settle(&BTreeMap::new());
+            let args = tool.expand(&tool.retention[0], &places(), &values);
+            let joined = args
+                .iter()
+                .map(|arg| arg.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(" ");
+            assert!(joined.contains("--keep-last 7"), "{}: {joined}", tool.name);
+            let index = tool.index_paths(&places(), &values);
+            assert!(
+                index.iter().any(|path| path.starts_with("/t/repo")),
+                "{}: {index:?}",
+                tool.name
+            );
+        }
     }
 
     #[test]

@@ -320,6 +320,8 @@ impl Context<'_> {
             password: format!("{:032x}", rand::random::<u128>()),
             home: at.home.clone(),
             cores: std::thread::available_parallelism().map_or(1, usize::from),
+            // No tool test runs a retention; a backup's life gives its own count.
+            keep: 1,
             repo_env: at.repo.env.clone(),
         }
     }

@@ -164,13 +164,14 @@ fn files_of(root: &Path) -> Result<Vec<(PathBuf, u64)>, TreeError> {
     Ok(files)
 }
 
-/// The directories the tree's files lie in, each once, in walk order (the root when it has
+/// The directories the tree's files lie in, each once, in name order (the root when it has
 /// none).
 fn dirs_of(root: &Path, files: &[(PathBuf, u64)]) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = files
         .iter()
         .filter_map(|(path, _)| path.parent().map(Path::to_path_buf))
         .collect();
+    dirs.sort();
     dirs.dedup();
     if dirs.is_empty() {
         dirs.push(root.to_path_buf());
