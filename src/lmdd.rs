@@ -165,6 +165,7 @@ impl Lmdd {
                 concurrency: None,
                 generation: None,
                 tool: None,
+                life: None,
             },
             source: match &self.input {
                 Some(path) => SourcePlan::Paths(vec![path.clone()]),

@@ -341,6 +341,7 @@ fn row(test: TestKind, figure: Option<&TestFigure<'_>>, yes_row: Option<TestKind
                 | TestKind::ToolBackup
                 | TestKind::ToolIncremental
                 | TestKind::ToolRestore
+                | TestKind::ToolLife
         ))
         .then_some(yes_row == Some(test)),
         stage: run

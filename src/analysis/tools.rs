@@ -94,10 +94,15 @@ impl ToolLine {
     }
 }
 
-/// The tools a campaign ran, each once, in the order of its points.
+/// The tools a campaign ran a first night of (backup, ceiling, incremental, restore), each
+/// once, in the order of its points. A life is shown by its nights, not in this table.
 pub fn tools_of(points: &[Point]) -> Vec<&ToolRun> {
     let mut tools: Vec<&ToolRun> = Vec::new();
-    for tool in points.iter().filter_map(|point| point.params.tool.as_ref()) {
+    for tool in points
+        .iter()
+        .filter(|point| point.test != TestKind::ToolLife)
+        .filter_map(|point| point.params.tool.as_ref())
+    {
         if !tools.contains(&tool) {
             tools.push(tool);
         }

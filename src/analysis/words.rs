@@ -718,6 +718,7 @@ pub fn summary(verdict: &Verdict) -> String {
                     | TestKind::ToolBackup
                     | TestKind::ToolIncremental
                     | TestKind::ToolRestore
+                    | TestKind::ToolLife
             )
         })
         .filter_map(|row| {

@@ -113,6 +113,11 @@ pub(super) struct RunArgs {
     /// same data. Without --tests the campaign runs the tool's table.
     #[arg(long = "tool", value_name = "NAME[:PARAM=VALUE,…]")]
     tools: Vec<String>,
+    /// A backup's life of the tool: this many nights (2 to 1000), each changed and backed up,
+    /// its retention every 7 keeping 7, its checks after the last, its latest and oldest kept
+    /// backup restored and verified. Without --tests the campaign runs the life alone.
+    #[arg(long, value_name = "NIGHTS")]
+    life: Option<u32>,
     #[command(flatten)]
     tool_file: ToolFileArgs,
     /// Print the machine-readable result to stdout instead of the table.
@@ -383,6 +388,9 @@ fn build_spec(args: &RunArgs, flag_errors: &mut FieldErrors) -> Result<CampaignS
         spec.target = parse_target(target);
     }
     let tool_errors = apply_tool_flags(args, &mut spec);
+    if let Some(nights) = args.life {
+        spec.life.get_or_insert_with(Default::default).nights = nights;
+    }
     if let Some(tests) = &args.tests {
         spec.tests = tests.iter().map(|test| test.trim().to_string()).collect();
     }
@@ -418,6 +426,7 @@ fn spec_to_start_from(args: &RunArgs) -> Result<CampaignSpec, String> {
             host: None,
             series: None,
             tool: None,
+            life: None,
         },
     })
 }
@@ -657,6 +666,7 @@ mod tests {
         ("--link-rate", &["10"]),
         ("--name", &["n"]),
         ("--tool", &["restic"]),
+        ("--life", &["5"]),
     ];
     const NOT_SPEC_FIELDS: &[&str] = &[
         "--allow-device",

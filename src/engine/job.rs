@@ -446,7 +446,8 @@ pub(super) fn target_sinks(
         | TestKind::FullBackup
         | TestKind::NetworkBackup
         | TestKind::ToolBackup
-        | TestKind::ToolIncremental => plan.target.target().open(&Opening {
+        | TestKind::ToolIncremental
+        | TestKind::ToolLife => plan.target.target().open(&Opening {
             direct: plan.params.direct,
             block_size: plan.params.block_size as usize,
             params: &plan.params,

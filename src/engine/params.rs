@@ -50,6 +50,9 @@ pub struct RunParams {
     /// The backup tool a tool test runs, and the parameters the campaign set for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<crate::engine::tool::ToolRun>,
+    /// A life test: its nights, retention, checks and change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub life: Option<crate::engine::tool::LifePlan>,
 }
 
 #[cfg(test)]
@@ -77,6 +80,7 @@ impl RunParams {
             concurrency: None,
             generation: None,
             tool: None,
+            life: None,
         }
     }
 }

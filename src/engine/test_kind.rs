@@ -50,11 +50,15 @@ pub enum TestKind {
     /// The tool's latest backup restored into a directory of the lab's, timed, then verified
     /// file by file against the source.
     ToolRestore,
+    /// Many nights of the tool on a copy of the source, each changed by a stated model and
+    /// backed up, its retention and checks where due, then its latest and oldest kept backup
+    /// restored and verified: a backup's life.
+    ToolLife,
 }
 
 impl TestKind {
     /// Every test, in the order of the bottleneck table.
-    pub const ALL: [TestKind; 11] = [
+    pub const ALL: [TestKind; 12] = [
         TestKind::TapeWrite,
         TestKind::ReadSingle,
         TestKind::ReadParallel,
@@ -66,6 +70,7 @@ impl TestKind {
         TestKind::ToolBackup,
         TestKind::ToolIncremental,
         TestKind::ToolRestore,
+        TestKind::ToolLife,
     ];
 
     /// The table of a campaign that names a backup tool, what it runs by default: the
@@ -103,6 +108,7 @@ impl TestKind {
             TestKind::ToolCeiling => "tool_ceiling",
             TestKind::ToolIncremental => "tool_incremental",
             TestKind::ToolRestore => "tool_restore",
+            TestKind::ToolLife => "tool_life",
         }
     }
 
@@ -120,6 +126,7 @@ impl TestKind {
             TestKind::ToolCeiling => "Tool alone, in memory",
             TestKind::ToolIncremental => "Tool incremental",
             TestKind::ToolRestore => "Tool restore, verified",
+            TestKind::ToolLife => "Tool life, nightly backups",
         }
     }
 
@@ -137,6 +144,7 @@ impl TestKind {
             TestKind::ToolCeiling => "the tool alone",
             TestKind::ToolIncremental => "the tool's incremental",
             TestKind::ToolRestore => "the tool's restore",
+            TestKind::ToolLife => "the tool's life",
         }
     }
 
@@ -157,6 +165,7 @@ impl TestKind {
                 | TestKind::ToolCeiling
                 | TestKind::ToolIncremental
                 | TestKind::ToolRestore
+                | TestKind::ToolLife
         )
     }
 
@@ -174,6 +183,7 @@ impl TestKind {
                 | TestKind::NetworkBackup
                 | TestKind::ToolBackup
                 | TestKind::ToolIncremental
+                | TestKind::ToolLife
         )
     }
 
@@ -185,6 +195,7 @@ impl TestKind {
                 | TestKind::ToolCeiling
                 | TestKind::ToolIncremental
                 | TestKind::ToolRestore
+                | TestKind::ToolLife
         )
     }
 

@@ -315,6 +315,9 @@ fn build_arms(
                     let mut params = base.clone();
                     params.generation = generation;
                     params.tool = tool.clone();
+                    if test == TestKind::ToolLife {
+                        params.life = Some(spec.life.unwrap_or_default());
+                    }
                     if let Some(buffers) = point.buffers {
                         params.buffers = buffers;
                     }

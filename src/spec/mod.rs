@@ -104,6 +104,12 @@ pub struct CampaignSpec {
     /// and the source's ceilings, and the tool alone, backing up, incremental and restoring.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<ToolRun>,
+    /// A backup's life (`tool_life`): its nights, the tool's retention and checks, and what
+    /// each night changes. A campaign with `life` and no `tests` runs the life alone; one
+    /// with `tool_life` in its tests and no `life` runs the defaults (30 nights, retention
+    /// every 7 keeping 7, checks after the last, 2 % of bytes edited a night).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub life: Option<crate::engine::tool::LifePlan>,
 }
 
 /// What is backed up: `paths` (each one a file system) or `generated` data, not both; for a
@@ -593,7 +599,9 @@ impl CampaignSpec {
     /// table instead ([`TestKind::TOOL_TABLE`]).
     pub fn settle_defaults(&mut self) {
         self.params.settle(&self.source);
-        if self.names_a_tool() && self.tests == bottleneck_test_names() {
+        if self.life.is_some() && self.tests == bottleneck_test_names() {
+            self.tests = vec![TestKind::ToolLife.id().to_string()];
+        } else if self.names_a_tool() && self.tests == bottleneck_test_names() {
             self.tests = TestKind::TOOL_TABLE
                 .iter()
                 .map(|test| test.id().to_string())

@@ -241,8 +241,26 @@ impl CampaignSpec {
             }
         }
         self.check_tool_tests(errors, &kinds);
+        self.check_life(errors, &kinds);
         kinds.sort();
         kinds
+    }
+
+    /// A life's plan within its bounds, each bad field named; a life given to a campaign
+    /// that runs no `tool_life` is refused rather than ignored.
+    fn check_life(&self, errors: &mut FieldErrors, kinds: &[TestKind]) {
+        let Some(life) = &self.life else {
+            return;
+        };
+        for (field, why) in life.problems() {
+            errors.add(format!("life.{field}"), why);
+        }
+        if !kinds.contains(&TestKind::ToolLife) {
+            errors.add(
+                "life",
+                "no test runs the life: add tool_life to tests, or leave tests out",
+            );
+        }
     }
 
     /// The tool tests need a tool to run and files for it to back up; a tool needs a test to
@@ -398,6 +416,7 @@ impl CampaignSpec {
             concurrency: None,
             generation: None,
             tool: None,
+            life: None,
         })
     }
 

@@ -110,6 +110,15 @@ pub fn render_table(report: &CampaignReport) -> String {
     if !verdict.tools.is_empty() {
         let _ = writeln!(out, "{}", tools_table(&verdict.tools));
     }
+    let lives: Vec<crate::views::life::LifeView> = report
+        .runs
+        .iter()
+        .enumerate()
+        .filter_map(|(index, run)| crate::views::life::LifeView::of(index + 1, run))
+        .collect();
+    if !lives.is_empty() {
+        let _ = write!(out, "{}", crate::views::life::life_text(&lives));
+    }
     for run in &report.runs {
         for warning in &run.warnings {
             let _ = writeln!(out, "warning ({}): {warning}", run.test);

@@ -29,6 +29,7 @@ fn tool_run(test: TestKind, mb_per_s: f64, cores_used: f64, busiest_pct: f64) ->
         changed_bytes: None,
         verified: None,
         pressure: None,
+        life: None,
     });
     run
 }

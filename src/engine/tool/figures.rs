@@ -52,6 +52,10 @@ pub struct ToolFigures {
     /// A restore's check against the source, file by file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verified: Option<super::tree::Verified>,
+    /// A life: its nights, maintenance and restores (the figures above are then its
+    /// backups' together: CPU summed, the highest peak memory of any command).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub life: Option<super::life::LifeFigures>,
     /// The machine's CPU and I/O pressure over the timed step, where the kernel gives it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pressure: Option<PressureFigures>,

@@ -7,6 +7,7 @@ pub mod builtin;
 pub mod catalogue;
 pub mod definition;
 pub mod figures;
+pub mod life;
 pub mod process;
 pub mod run;
 pub mod tree;
@@ -18,6 +19,7 @@ use serde::{Deserialize, Serialize};
 pub use catalogue::{AvailableTool, MissingTool, Tools};
 pub use definition::{ParamValue, ToolDefinition, ToolShape};
 pub use figures::ToolFigures;
+pub use life::{LifeFigures, LifePlan};
 
 /// The tool a run uses and the parameters the campaign set for it (the definition's defaults
 /// fill in the rest when the run starts).

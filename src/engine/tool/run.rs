@@ -27,7 +27,9 @@ use crate::engine::target::s3::ObjectStore;
 use crate::engine::target::s3::client::S3Client;
 use crate::engine::target::s3::figures::RequestTally;
 use crate::engine::test_kind::TestKind;
+use steps::source_size;
 
+mod life;
 mod progress;
 mod steps;
 mod stream;
@@ -198,6 +200,7 @@ pub fn execute(
         TestKind::ToolCeiling => context.ceiling(roots, &mut scratch),
         TestKind::ToolIncremental => context.incremental(roots, &mut scratch),
         TestKind::ToolRestore => context.restore(roots, &mut scratch),
+        TestKind::ToolLife => context.life(roots, &mut scratch),
         other => Err(EngineError::Tool(format!("{other} does not run a tool"))),
     };
     drop(scratch);
@@ -648,6 +651,7 @@ impl Context<'_> {
             changed_files: None,
             changed_bytes: None,
             verified: None,
+            life: None,
             pressure: finished.pressure.map(|pressure| PressureFigures {
                 cpu_some_pct: round1(pressure.cpu_some_pct),
                 io_some_pct: round1(pressure.io_some_pct),
@@ -698,9 +702,10 @@ fn tree_error(error: tree::TreeError) -> EngineError {
     EngineError::Tool(error.to_string())
 }
 
-/// A run's outcome when no pipeline ran: the tool's own wall time and the bytes it handled.
+/// A run's outcome when no pipeline ran: the tool's own wall time (a life's, its nights'
+/// backups together) and the bytes it handled.
 fn process_outcome(
-    finished: &Finished,
+    wall: Duration,
     bytes: u64,
     files: u64,
     samples: Vec<crate::engine::result::Sample>,
@@ -709,7 +714,7 @@ fn process_outcome(
         pass_s: None,
         bytes,
         files,
-        wall: finished.wall,
+        wall,
         readers: StageClock::default(),
         reader_threads: 0,
         writers: StageClock::default(),

@@ -28,6 +28,7 @@ pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState>
         .routes(routes!(get_bottleneck))
         .routes(routes!(get_results_csv))
         .routes(routes!(get_tools_csv))
+        .routes(routes!(get_life_csv))
         .routes(routes!(cancel_campaign))
         .routes(routes!(rerun_campaign))
 }
@@ -251,6 +252,29 @@ async fn get_tools_csv(
     super::csv_download(
         csv,
         &format!("backlab-{}-tools.csv", view.campaign.record.id),
+    )
+}
+
+/// The backups' lives the campaign ran, a row per night and command (`backup`, `retention`,
+/// `check`, `check_data`) and per verified restore; empty for a campaign that ran none.
+#[utoipa::path(
+    get, path = "/api/campaigns/{id}/life.csv", tag = "campaigns",
+    params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),
+    responses(
+        (status = 200, description = "CSV", content_type = "text/csv", body = String),
+        (status = 404, description = "No such campaign", body = ErrorBody),
+    )
+)]
+async fn get_life_csv(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let view = state.lab.campaigns().view(&id).await?;
+    let runs = crate::lab::run_views(&view.runs);
+    let csv = crate::views::life::life_csv(&view.campaign.record.id, &runs);
+    super::csv_download(
+        csv,
+        &format!("backlab-{}-life.csv", view.campaign.record.id),
     )
 }
 

@@ -11,9 +11,9 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::engine::target::{FieldInput, SettingsText, TargetKind, ToolRepository, TypedField};
-use crate::engine::tool::Tools;
 use crate::engine::tool::definition::ParamDef;
 use crate::engine::tool::definition::ParamValue;
+use crate::engine::tool::{LifePlan, Tools};
 use crate::field_errors::FieldErrors;
 use crate::size::ByteSize;
 use crate::spec::{
@@ -32,13 +32,14 @@ pub struct FormSpec {
 }
 
 /// Presets offered above the form: id and label.
-pub const PRESETS: [(&str, &str); 6] = [
+pub const PRESETS: [(&str, &str); 7] = [
     ("bottleneck", "Bottleneck determination"),
     ("tuning", "Buffer × block tuning"),
     ("direct", "Direct I/O check"),
     ("network", "Network backup, 6–8 clients"),
     ("storage", "Storage layout (seed 001)"),
     ("striped", "Striped volume model (seed 001)"),
+    ("life", "A year of backups"),
 ];
 
 /// The form's values as text, plus the errors to show next to them.
@@ -85,6 +86,11 @@ pub struct CampaignForm {
     pub search_strategy: String,
     pub search_budget_runs: String,
     pub search_seed: String,
+    /// A backup's life (`tool_life`): nights, retention every, backups kept, checks every.
+    pub life_nights: String,
+    pub life_retention_every: String,
+    pub life_keep: String,
+    pub life_check_every: String,
     /// The backup tools the tool tests run, by name, in the form's order: none for the lab's
     /// own pipeline, one for its table, several for a comparison.
     pub tool: Vec<String>,
@@ -360,6 +366,21 @@ impl CampaignForm {
                 form.matrix_buffers = "16, 32".into();
                 form.matrix_block_size = "128K, 256K".into();
             }
+            "life" => {
+                // A year of nightly restic backups of the demo data into the data dir, pruned
+                // weekly keeping a month, checked quarterly and at the end.
+                form.preset = "life".into();
+                form.name = "A year of backups".into();
+                form.repeat = "1".into();
+                form.target_kind = "dir".into();
+                form.target_path = ".".into();
+                form.tool = vec!["restic".into()];
+                form.tests = vec![TestKind::ToolLife.id().into()];
+                form.life_nights = "365".into();
+                form.life_retention_every = "7".into();
+                form.life_keep = "30".into();
+                form.life_check_every = "90".into();
+            }
             _ => {}
         }
         form
@@ -404,6 +425,10 @@ impl CampaignForm {
                 "search_strategy" => form.search_strategy = value,
                 "search_budget_runs" => form.search_budget_runs = value,
                 "search_seed" => form.search_seed = value,
+                "life_nights" => form.life_nights = value,
+                "life_retention_every" => form.life_retention_every = value,
+                "life_keep" => form.life_keep = value,
+                "life_check_every" => form.life_check_every = value,
                 "tool" => {
                     let name = value.trim();
                     if !name.is_empty() && !form.tool.iter().any(|chosen| chosen == name) {
@@ -454,11 +479,38 @@ impl CampaignForm {
             matrix,
             repeat,
             tool: tools.pop(),
+            life: self.life_plan(&mut errors),
         };
         FormSpec {
             spec: serde_json::to_value(&spec).unwrap_or_default(),
             errors,
         }
+    }
+
+    /// The spec's `life`, for a campaign that runs `tool_life`: each field left empty at its
+    /// default.
+    fn life_plan(&self, errors: &mut FieldErrors) -> Option<LifePlan> {
+        if !self
+            .tests
+            .iter()
+            .any(|test| test == TestKind::ToolLife.id())
+        {
+            return None;
+        }
+        let defaults = LifePlan::default();
+        Some(LifePlan {
+            nights: values::read_count(&self.life_nights, "life.nights", errors)
+                .unwrap_or(defaults.nights),
+            retention_every: values::read_count(
+                &self.life_retention_every,
+                "life.retention_every",
+                errors,
+            )
+            .unwrap_or(defaults.retention_every),
+            keep: values::read_count(&self.life_keep, "life.keep", errors).unwrap_or(defaults.keep),
+            check_every: values::read_count(&self.life_check_every, "life.check_every", errors),
+            change: defaults.change,
+        })
     }
 
     /// The spec's `source`: generated data of a size, or paths one per line, and the agents
@@ -892,6 +944,16 @@ fn form_field(path: &str) -> &'static str {
         "tests"
     } else if head("tool") {
         "tool"
+    } else if head("life.nights") {
+        "life_nights"
+    } else if head("life.retention_every") {
+        "life_retention_every"
+    } else if head("life.keep") {
+        "life_keep"
+    } else if head("life.check_every") {
+        "life_check_every"
+    } else if head("life") {
+        "tests"
     } else if head("name") {
         "name"
     } else if head("host") {

@@ -139,6 +139,8 @@ pub struct CampaignPageView {
     /// The adaptive search in words: what it ran and why it stopped, and how sure it is.
     pub search: Option<(String, String)>,
     pub runs: Vec<RunRow>,
+    /// The backups' lives the campaign ran: nights, maintenance, restores.
+    pub lives: Vec<crate::views::life::LifeView>,
 }
 
 /// One component of the stage bar: how busy it was in the backup.
@@ -381,6 +383,7 @@ pub fn campaign_page(
             .as_ref()
             .map(|search| (search.words.clone(), search.sureness.to_string())),
         runs: runs.iter().map(|run| run_row(run, points)).collect(),
+        lives: crate::views::life::LifeView::all(runs),
     })
 }
 

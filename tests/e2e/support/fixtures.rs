@@ -37,6 +37,7 @@ pub fn run_params() -> RunParams {
         concurrency: None,
         generation: None,
         tool: None,
+        life: None,
     }
 }
 

@@ -184,7 +184,9 @@ impl Context<'_> {
                 )?;
                 self.fail_unless_backed_up(&finished, "the backup to restore", roots, began)?;
             }
-            ToolShape::Stream => self.stream_into_file(&places, &at)?,
+            ToolShape::Stream => {
+                self.stream_into_file(&places, &at)?;
+            }
         }
         let kept_roots = [kept.clone()];
         tree::drop_from_cache(&kept_roots);
@@ -215,7 +217,7 @@ impl Context<'_> {
         let ok = verified.ok();
         let sentence = verified.sentence();
         figures.verified = Some(verified);
-        let mut outcome = process_outcome(&finished, restored, tally.0, samples);
+        let mut outcome = process_outcome(finished.wall, restored, tally.0, samples);
         if !ok {
             outcome.failure = Some(EngineError::Tool(format!(
                 "{} restored what it was given back wrong: {sentence}",
@@ -263,7 +265,7 @@ impl Context<'_> {
     }
 
     /// The untimed commands that make an empty repository.
-    fn prepare(&self, at: &Where, password: &str) -> Result<(), EngineError> {
+    pub(super) fn prepare(&self, at: &Where, password: &str) -> Result<(), EngineError> {
         if self.definition.init.is_empty() {
             return Ok(());
         }
@@ -307,7 +309,7 @@ impl Context<'_> {
                 let samples = progress.samples(&finished, true, tally.1);
                 let mut figures = self.figures(&finished, tally, at.in_memory);
                 figures.stored_bytes = at.repo.stored();
-                let outcome = process_outcome(&finished, tally.1, tally.0, samples);
+                let outcome = process_outcome(finished.wall, tally.1, tally.0, samples);
                 ToolOutcome {
                     outcome,
                     figures,
@@ -322,7 +324,7 @@ impl Context<'_> {
 }
 
 /// The source's files, their apparent bytes and what they take on their disks.
-fn source_size(roots: &[PathBuf]) -> Result<tree::TreeSize, EngineError> {
+pub(super) fn source_size(roots: &[PathBuf]) -> Result<tree::TreeSize, EngineError> {
     let mut size = tree::TreeSize::default();
     for root in roots {
         let one = tree::tree_size(root).map_err(tree_error)?;

@@ -30,7 +30,11 @@ const HELD_OPEN: Duration = Duration::from_secs(1);
 
 impl Context<'_> {
     /// A stream tool's backup written into a file for a restore, untimed.
-    pub(super) fn stream_into_file(&self, places: &Places, at: &Where) -> Result<(), EngineError> {
+    pub(super) fn stream_into_file(
+        &self,
+        places: &Places,
+        at: &Where,
+    ) -> Result<Finished, EngineError> {
         let launch = self.launch(
             self.stages(&self.definition.backup, places),
             places,
@@ -38,11 +42,11 @@ impl Context<'_> {
             Output::Hand,
             None,
         );
-        let mut file = std::fs::File::create(&at.stream).map_err(|error| {
-            EngineError::Tool(format!("cannot make {}: {error}", at.stream.display()))
+        let mut file = std::fs::File::create(&places.stream).map_err(|error| {
+            EngineError::Tool(format!("cannot make {}: {error}", places.stream.display()))
         })?;
         let deadline = self.step_deadline(false);
-        let kept_in = at.stream.parent().unwrap_or(&at.home).to_path_buf();
+        let kept_in = places.stream.parent().unwrap_or(&at.home).to_path_buf();
         let began = std::time::SystemTime::now();
         let finished = std::thread::scope(|scope| -> Result<Finished, EngineError> {
             let (handed, stdout) = std::sync::mpsc::channel();
@@ -66,7 +70,8 @@ impl Context<'_> {
         })?;
         self.fail_unless_backed_up(&finished, "the backup to restore", &at.roots, began)?;
         file.sync_all()
-            .map_err(|error| EngineError::Tool(format!("keeping the stream failed: {error}")))
+            .map_err(|error| EngineError::Tool(format!("keeping the stream failed: {error}")))?;
+        Ok(finished)
     }
 
     /// A stream tool's output taken into the lab's pipeline as the one stream of the run.

@@ -17,6 +17,7 @@ use super::{Changed, IO_CHUNK, TreeError, change_share, io_at, walk, walk_error}
 
 /// What one night changes, each as a share of the tree as the night found it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields, default)]
 pub struct NightModel {
     /// Bytes rewritten in place (default 0.02).
     pub edited: f64,

@@ -1,0 +1,436 @@
+//! A backup's life as every view shows it: its nights, its maintenance and its verified
+//! restores, each figure formatted once here so the page, report.html, the CLI and
+//! `life.csv` give the same numbers under the same names.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::engine::result::RunResult;
+use crate::engine::tool::life::{CommandFigures, LATEST, LifeCommand, LifeFigures, NightFigures};
+use crate::size::format_bytes;
+
+use super::run::RunView;
+
+/// One life of one tool, in cells.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LifeView {
+    /// The run's number, as every view numbers it.
+    pub run: usize,
+    /// The tool and its parameters: `restic compression=auto`.
+    pub tool: String,
+    pub version: String,
+    /// The plan in a sentence: nights, retention, checks, change.
+    pub plan: String,
+    /// Why the tool ran no maintenance of its own, when it did not.
+    pub no_maintenance: Option<String>,
+    pub nights: Vec<NightRow>,
+    pub maintenance: Vec<CommandRow>,
+    pub restores: Vec<RestoreRow>,
+    /// The life in a few sentences: first and last night's backup, the most memory a command
+    /// took, the failures.
+    pub summary: Vec<String>,
+}
+
+/// A night's row: its change, its backup and the repository after it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NightRow {
+    pub night: u32,
+    pub changed: String,
+    pub backup_s: String,
+    pub mb_per_s: String,
+    pub files_per_s: String,
+    pub added: String,
+    pub repository: String,
+    pub index: String,
+    pub snapshots: String,
+    pub peak_memory: String,
+    pub cpu_s: String,
+}
+
+/// A maintenance command's row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandRow {
+    pub night: u32,
+    pub command: &'static str,
+    pub program: String,
+    pub seconds: String,
+    pub cpu_s: String,
+    pub peak_memory: String,
+    pub mb_per_s: String,
+    /// `ok`, or how it failed.
+    pub outcome: String,
+    pub failed: bool,
+}
+
+/// A verified restore's row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RestoreRow {
+    pub which: String,
+    pub night: u32,
+    pub seconds: String,
+    pub mb_per_s: String,
+    pub peak_memory: String,
+    pub verified: String,
+    pub ok: bool,
+}
+
+fn dash() -> String {
+    "-".to_string()
+}
+
+fn seconds(value: f64) -> String {
+    format!("{value:.2}")
+}
+
+fn bytes(value: Option<u64>) -> String {
+    value.map_or_else(dash, format_bytes)
+}
+
+impl LifeView {
+    /// The life of a finished run (numbered as every view numbers it), if it was one.
+    pub fn of(number: usize, result: &RunResult) -> Option<LifeView> {
+        let tool = result.tool.as_ref()?;
+        let life = tool.life.as_ref()?;
+        Some(LifeView {
+            run: number,
+            tool: result
+                .params
+                .tool
+                .as_ref()
+                .map_or_else(|| tool.name.clone(), |tool| tool.label()),
+            version: tool.version.clone(),
+            plan: life.plan.words(),
+            no_maintenance: life.no_maintenance.clone(),
+            nights: life.nights.iter().map(NightRow::of).collect(),
+            maintenance: life
+                .commands()
+                .filter(|(_, command)| command.command != LifeCommand::Backup)
+                .map(|(night, command)| CommandRow::of(night.night, command))
+                .collect(),
+            restores: life
+                .restores
+                .iter()
+                .map(|restore| RestoreRow {
+                    which: restore.which.clone(),
+                    night: restore.night,
+                    seconds: seconds(restore.seconds),
+                    mb_per_s: format!("{:.1}", restore.mb_per_s),
+                    peak_memory: format_bytes(restore.peak_rss_bytes),
+                    verified: restore.verified.sentence(),
+                    ok: restore.verified.ok(),
+                })
+                .collect(),
+            summary: summary(&tool.name, life),
+        })
+    }
+
+    /// Every life among a campaign's finished runs.
+    pub fn all(runs: &[RunView<'_>]) -> Vec<LifeView> {
+        runs.iter()
+            .filter_map(|run| LifeView::of(run.number, run.result?))
+            .collect()
+    }
+}
+
+impl NightRow {
+    fn of(night: &NightFigures) -> NightRow {
+        let backup = night.backup();
+        NightRow {
+            night: night.night,
+            changed: night.changed.map_or_else(
+                || "full backup".to_string(),
+                |changed| {
+                    format!(
+                        "{} edited, {} new, {} deleted, {} renamed",
+                        format_bytes(changed.edited.bytes),
+                        format_bytes(changed.added_bytes),
+                        changed.deleted_files,
+                        changed.renamed_files
+                    )
+                },
+            ),
+            backup_s: backup.map_or_else(dash, |backup| seconds(backup.seconds)),
+            mb_per_s: backup
+                .and_then(|backup| backup.mb_per_s)
+                .map_or_else(dash, |value| format!("{value:.1}")),
+            files_per_s: backup
+                .and_then(|backup| backup.files_per_s)
+                .map_or_else(dash, |value| format!("{value:.0}")),
+            added: bytes(night.added_bytes),
+            repository: bytes(night.repository_bytes),
+            index: bytes(night.index_bytes),
+            snapshots: night.snapshots.map_or_else(dash, |count| count.to_string()),
+            peak_memory: backup.map_or_else(dash, |backup| format_bytes(backup.peak_rss_bytes)),
+            cpu_s: backup.map_or_else(dash, |backup| seconds(backup.cpu_s)),
+        }
+    }
+}
+
+impl CommandRow {
+    fn of(night: u32, command: &CommandFigures) -> CommandRow {
+        CommandRow {
+            night,
+            command: command.command.label(),
+            program: command.program.clone(),
+            seconds: seconds(command.seconds),
+            cpu_s: seconds(command.cpu_s),
+            peak_memory: format_bytes(command.peak_rss_bytes),
+            mb_per_s: command
+                .mb_per_s
+                .map_or_else(dash, |value| format!("{value:.1}")),
+            outcome: command
+                .error
+                .as_ref()
+                .map_or_else(|| "ok".to_string(), |error| format!("failed: {error}")),
+            failed: command.error.is_some(),
+        }
+    }
+}
+
+/// The life in sentences: how the nightly backup's time moved, the most memory each kind of
+/// command took, and every command that failed.
+fn summary(tool: &str, life: &LifeFigures) -> Vec<String> {
+    let mut lines = Vec::new();
+    let backups: Vec<(u32, &CommandFigures)> = life
+        .nights
+        .iter()
+        .filter_map(|night| night.backup().map(|backup| (night.night, backup)))
+        .collect();
+    if let (Some((_, first)), Some((last_night, last))) = (backups.get(1), backups.last()) {
+        lines.push(format!(
+            "{tool}'s nightly backup took {:.2} s on night 2 and {:.2} s on night {last_night} \
+             ({}); the full backup of night 1 took {:.2} s.",
+            first.seconds,
+            last.seconds,
+            change_words(first.seconds, last.seconds),
+            backups[0].1.seconds
+        ));
+    }
+    for kind in [
+        LifeCommand::Backup,
+        LifeCommand::Retention,
+        LifeCommand::Check,
+        LifeCommand::CheckData,
+    ] {
+        if let Some((night, most)) = life
+            .commands()
+            .filter(|(_, command)| command.command == kind)
+            .max_by_key(|(_, command)| command.peak_rss_bytes)
+        {
+            lines.push(format!(
+                "Most memory for its {}: {} ({}, night {}).",
+                kind.label(),
+                format_bytes(most.peak_rss_bytes),
+                most.program,
+                night.night
+            ));
+        }
+    }
+    for (night, failed) in life.failures() {
+        lines.push(format!(
+            "Night {}: {} ({}) failed after {:.2} s holding {}: {}",
+            night.night,
+            failed.command.label(),
+            failed.program,
+            failed.seconds,
+            format_bytes(failed.peak_rss_bytes),
+            failed.error.as_deref().unwrap_or_default()
+        ));
+    }
+    lines
+}
+
+/// How a time moved from `from` to `to`, in words.
+fn change_words(from: f64, to: f64) -> String {
+    if from <= 0.0 {
+        return "no time to compare".to_string();
+    }
+    let ratio = to / from;
+    if (0.9..=1.1).contains(&ratio) {
+        "about the same".to_string()
+    } else if ratio > 1.0 {
+        format!("{ratio:.1}× longer")
+    } else {
+        format!("{:.1}× shorter", 1.0 / ratio)
+    }
+}
+
+/// The lives as the CLI prints them: the plan, a row per night, the maintenance, the
+/// restores and the summary.
+pub fn life_text(lives: &[LifeView]) -> String {
+    let mut out = String::new();
+    for life in lives {
+        let _ = writeln!(
+            out,
+            "Life of {} ({}): {}",
+            life.tool, life.version, life.plan
+        );
+        let _ = writeln!(
+            out,
+            "{:>5} {:>9} {:>8} {:>8} {:>10} {:>11} {:>10} {:>5} {:>10}  Changed",
+            "Night",
+            "backup s",
+            "MB/s",
+            "files/s",
+            "added",
+            "repository",
+            "index",
+            "kept",
+            "peak mem"
+        );
+        for night in &life.nights {
+            let _ = writeln!(
+                out,
+                "{:>5} {:>9} {:>8} {:>8} {:>10} {:>11} {:>10} {:>5} {:>10}  {}",
+                night.night,
+                night.backup_s,
+                night.mb_per_s,
+                night.files_per_s,
+                night.added,
+                night.repository,
+                night.index,
+                night.snapshots,
+                night.peak_memory,
+                night.changed
+            );
+        }
+        if let Some(why) = &life.no_maintenance {
+            let _ = writeln!(out, "Maintenance: {why}");
+        }
+        for row in &life.maintenance {
+            let _ = writeln!(
+                out,
+                "Night {:>3}: {:<17} {:<14} {:>8} s  CPU {:>8} s  peak {:>10}  {}",
+                row.night,
+                row.command,
+                row.program,
+                row.seconds,
+                row.cpu_s,
+                row.peak_memory,
+                row.outcome
+            );
+        }
+        for restore in &life.restores {
+            let _ = writeln!(
+                out,
+                "Restore of night {} ({}): {} s, {} MB/s, peak {}; {}",
+                restore.night,
+                restore.which,
+                restore.seconds,
+                restore.mb_per_s,
+                restore.peak_memory,
+                restore.verified
+            );
+        }
+        for line in &life.summary {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    out
+}
+
+/// One row of `life.csv`: a command of a night, or a restore, with the night's figures.
+#[derive(Serialize)]
+struct LifeCsvRow<'a> {
+    campaign: &'a str,
+    run: usize,
+    tool: &'a str,
+    night: u32,
+    command: &'a str,
+    program: &'a str,
+    seconds: f64,
+    cpu_s: f64,
+    peak_rss_bytes: u64,
+    mb_per_s: Option<f64>,
+    files_per_s: Option<f64>,
+    source_files: Option<u64>,
+    source_bytes: Option<u64>,
+    added_bytes: Option<u64>,
+    repository_bytes: Option<u64>,
+    index_bytes: Option<u64>,
+    snapshots: Option<u32>,
+    verified_files: Option<u64>,
+    verified_bytes: Option<u64>,
+    verified: Option<bool>,
+    error: Option<&'a str>,
+}
+
+/// The lives of a campaign's runs as CSV: a row per night and command (`backup`,
+/// `retention`, `check`, `check_data`), then a row per restore (`restore_latest`,
+/// `restore_oldest_kept`), each with its night's figures.
+pub fn life_csv(campaign_id: &str, runs: &[RunView<'_>]) -> Result<String, csv::Error> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for run in runs {
+        let Some((result, life)) = run.result.and_then(|result: &RunResult| {
+            result
+                .tool
+                .as_ref()
+                .and_then(|tool| tool.life.as_ref())
+                .map(|life| (result, life))
+        }) else {
+            continue;
+        };
+        let tool = result.tool.as_ref().map_or("", |tool| tool.name.as_str());
+        for (night, command) in life.commands() {
+            let backup = command.command == LifeCommand::Backup;
+            writer.serialize(LifeCsvRow {
+                campaign: campaign_id,
+                run: run.number,
+                tool,
+                night: night.night,
+                command: command.command.id(),
+                program: &command.program,
+                seconds: command.seconds,
+                cpu_s: command.cpu_s,
+                peak_rss_bytes: command.peak_rss_bytes,
+                mb_per_s: command.mb_per_s,
+                files_per_s: command.files_per_s,
+                source_files: backup.then_some(night.source_files),
+                source_bytes: backup.then_some(night.source_bytes),
+                added_bytes: night.added_bytes.filter(|_| backup),
+                repository_bytes: night.repository_bytes,
+                index_bytes: night.index_bytes,
+                snapshots: night.snapshots,
+                verified_files: None,
+                verified_bytes: None,
+                verified: None,
+                error: command.error.as_deref(),
+            })?;
+        }
+        for restore in &life.restores {
+            let command = if restore.which == LATEST {
+                "restore_latest"
+            } else {
+                "restore_oldest_kept"
+            };
+            writer.serialize(LifeCsvRow {
+                campaign: campaign_id,
+                run: run.number,
+                tool,
+                night: restore.night,
+                command,
+                program: "",
+                seconds: restore.seconds,
+                cpu_s: restore.cpu_s,
+                peak_rss_bytes: restore.peak_rss_bytes,
+                mb_per_s: Some(restore.mb_per_s),
+                files_per_s: None,
+                source_files: None,
+                source_bytes: None,
+                added_bytes: None,
+                repository_bytes: None,
+                index_bytes: None,
+                snapshots: None,
+                verified_files: Some(restore.verified.files),
+                verified_bytes: Some(restore.verified.bytes),
+                verified: Some(restore.verified.ok()),
+                error: None,
+            })?;
+        }
+    }
+    let bytes = writer
+        .into_inner()
+        .map_err(|error| csv::Error::from(error.into_error()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
