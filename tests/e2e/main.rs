@@ -19,6 +19,7 @@ mod compare_tools;
 mod dedup;
 mod engine;
 mod hostile;
+mod life;
 mod maintenance;
 mod network;
 mod object_store;

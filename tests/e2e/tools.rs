@@ -27,7 +27,7 @@ use crate::support::wait::wait_until;
 /// The processes carrying the tool-run marker of the lab (or `backlab run`) whose process is
 /// `lab_pid`, as (pid, command line): a run's tag starts with its lab's pid, so the tools of
 /// tests running beside this one are not counted.
-fn marked_processes(lab_pid: u32) -> Vec<(u32, String)> {
+pub(crate) fn marked_processes(lab_pid: u32) -> Vec<(u32, String)> {
     let wanted = format!("{MARKER}=");
     let tag = format!(":{lab_pid}-");
     let mut found = Vec::new();
@@ -62,7 +62,7 @@ fn marked_processes(lab_pid: u32) -> Vec<(u32, String)> {
 }
 
 /// A tool run's directories (`backlab-run-*.tool`) directly in `dir`.
-fn tool_dirs(dir: &Path) -> Vec<String> {
+pub(crate) fn tool_dirs(dir: &Path) -> Vec<String> {
     entries(dir)
         .into_iter()
         .filter(|name| name.starts_with("backlab-run-") && name.ends_with(TOOL_DIR_SUFFIX))
@@ -541,7 +541,7 @@ async fn requests_that_give_a_command_or_a_bad_tool_are_refused_naming_the_field
 
 /// Waits until a process with the lab's marker runs a command line that starts with `start`
 /// (`restic backup`), and returns the lab's marked processes.
-async fn wait_for_tool(lab_pid: u32, start: &str) -> Vec<(u32, String)> {
+pub(crate) async fn wait_for_tool(lab_pid: u32, start: &str) -> Vec<(u32, String)> {
     wait_until(
         &format!("a tool process running `{start}`"),
         Duration::from_secs(60),
@@ -560,7 +560,7 @@ async fn wait_for_tool(lab_pid: u32, start: &str) -> Vec<(u32, String)> {
 
 /// Waits until no process of the lab's tool runs exists and no run directory is left in
 /// `dirs`.
-async fn wait_all_gone(lab_pid: u32, dirs: &[&Path]) {
+pub(crate) async fn wait_all_gone(lab_pid: u32, dirs: &[&Path]) {
     wait_until(
         "every tool process and run directory to be gone",
         Duration::from_secs(30),

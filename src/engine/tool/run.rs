@@ -204,6 +204,12 @@ pub fn execute(
         other => Err(EngineError::Tool(format!("{other} does not run a tool"))),
     };
     drop(scratch);
+    // A step stopped by a cancel (a copy, a change, a tool) fails in its own words; the run
+    // was cancelled.
+    let result = match result {
+        Err(_) if control.cancel.load(Ordering::Relaxed) => Err(EngineError::Cancelled),
+        other => other,
+    };
     let warnings = context
         .warnings
         .into_inner()

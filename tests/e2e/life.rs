@@ -1,0 +1,344 @@
+//! A backup's life through the service with the real restic and borg: ten nights of 64 MiB,
+//! retention every three nights, checks after the last, both restores verified, and the page,
+//! the JSON and `life.csv` giving each night the same figures; then a life cancelled in the
+//! middle of its retention, and a lab killed in the middle of a check, leaving no process, no
+//! repository and no copy behind.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rustix::process::Signal;
+use serde_json::{Value, json};
+
+use crate::support::fixtures::{create_dataset_with, entries, scratch};
+use crate::support::lab::{Lab, LabOptions};
+use crate::support::wait::wait_until;
+use crate::tools::{marked_processes, tool_dirs, wait_all_gone, wait_for_tool};
+
+/// A size as every view formats it.
+fn formatted(bytes: &Value) -> String {
+    bytes
+        .as_u64()
+        .map_or_else(|| "-".to_string(), backlab::size::format_bytes)
+}
+
+/// The cells of each row of the nights table of the life section of run `run` on the page,
+/// by night and field.
+fn page_nights(page: &str, run: u64) -> Vec<(u64, Vec<(String, String)>)> {
+    let section_start = page
+        .find(&format!("id=\"life-{run}\""))
+        .unwrap_or_else(|| panic!("the page has no life section for run {run}"));
+    let section = &page[section_start..];
+    let section = &section[..section.find("</section>").expect("the section ends")];
+    let table = &section[..section.find("<h3>Maintenance").expect("the nights table")];
+    let row = regex::Regex::new(r#"<tr data-night="(\d+)">(.*?)</tr>"#).expect("regex");
+    let cell = regex::Regex::new(r#"data-field="(\w+)">([^<]*)<"#).expect("regex");
+    row.captures_iter(table)
+        .map(|row| {
+            let night: u64 = row[1].parse().expect("a night");
+            let cells = cell
+                .captures_iter(&row[2])
+                .map(|cell| (cell[1].to_string(), cell[2].to_string()))
+                .collect();
+            (night, cells)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn restic_and_borg_live_ten_nights_and_every_view_agrees() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let source = lab.data_dir.join("src");
+    create_dataset_with(&source, "typical", "64M", 55);
+    let target = lab.empty_dir("out");
+    let id = lab
+        .submit(&json!({
+            "name": "ten nights",
+            "source": {"paths": [source]},
+            "target": {"kind": "dir", "path": target},
+            "tests": ["tool_life"],
+            "matrix": {"tool": [{"name": "restic"}, {"name": "borg"}]},
+            "life": {"nights": 10, "retention_every": 3, "keep": 3}
+        }))
+        .await;
+    let campaign = lab
+        .wait_status(&id, &["done", "failed"], Duration::from_secs(600))
+        .await;
+    assert_eq!(campaign["status"], "done", "{campaign}");
+    let page = lab.get_text(&format!("/campaigns/{id}")).await;
+    let csv = lab.get_text(&format!("/api/campaigns/{id}/life.csv")).await;
+    let mut csv_rows = csv.lines();
+    let header: Vec<&str> = csv_rows.next().expect("a header").split(',').collect();
+    let column = |name: &str| {
+        header
+            .iter()
+            .position(|field| *field == name)
+            .unwrap_or_else(|| panic!("life.csv has no column {name}: {header:?}"))
+    };
+    let csv_rows: Vec<Vec<&str>> = csv_rows.map(|row| row.split(',').collect()).collect();
+
+    let runs = campaign["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2, "{campaign}");
+    for run in runs {
+        let number = run["number"].as_u64().expect("a run number");
+        let tool = run["result"]["tool"]["name"].as_str().expect("a tool");
+        let life = &run["result"]["tool"]["life"];
+        let nights = life["nights"].as_array().expect("nights");
+        assert_eq!(nights.len(), 10, "{tool}: {life}");
+
+        // Retention after nights 3, 6 and 9 (borg's prune, then its compact), the checks
+        // after the last; the snapshots the tool lists follow.
+        for night in nights {
+            let n = night["night"].as_u64().expect("night");
+            let commands: Vec<&str> = night["commands"]
+                .as_array()
+                .expect("commands")
+                .iter()
+                .map(|command| command["command"].as_str().expect("command"))
+                .collect();
+            let mut wanted = vec!["backup"];
+            if n % 3 == 0 {
+                wanted.extend(if tool == "borg" {
+                    vec!["retention", "retention"]
+                } else {
+                    vec!["retention"]
+                });
+            }
+            if n == 10 {
+                wanted.extend(["check", "check_data"]);
+            }
+            assert_eq!(commands, wanted, "{tool} night {n}: {night}");
+            // One more a night; the retention after nights 3, 6 and 9 keeps 3.
+            let kept = (1..=n).fold(0, |kept, night| {
+                if night % 3 == 0 {
+                    (kept + 1).min(3)
+                } else {
+                    kept + 1
+                }
+            });
+            assert_eq!(night["snapshots"].as_u64(), Some(kept), "{tool} night {n}");
+            for command in night["commands"].as_array().expect("commands") {
+                assert!(command["error"].is_null(), "{tool} night {n}: {command}");
+                assert!(
+                    command["peak_rss_bytes"].as_u64() > Some(1 << 20),
+                    "{command}"
+                );
+            }
+            assert!(night["index_bytes"].as_u64() > Some(0), "{tool} night {n}");
+            assert!(
+                night["index_bytes"].as_u64() < night["repository_bytes"].as_u64(),
+                "{tool} night {n}: {night}"
+            );
+        }
+        // Both restores verified: the latest, and night 7, the oldest the last retention
+        // (after night 9, keeping 3) left.
+        let restores = life["restores"].as_array().expect("restores");
+        let restored: Vec<(&str, u64)> = restores
+            .iter()
+            .map(|restore| {
+                assert_eq!(restore["verified"]["missing_count"], 0, "{restore}");
+                assert_eq!(restore["verified"]["differ_count"], 0, "{restore}");
+                assert!(restore["verified"]["files"].as_u64() > Some(0), "{restore}");
+                (
+                    restore["which"].as_str().expect("which"),
+                    restore["night"].as_u64().expect("night"),
+                )
+            })
+            .collect();
+        assert_eq!(restored, [("latest", 10), ("oldest kept", 7)], "{tool}");
+
+        // The page's table, night by night, as the JSON has it.
+        let shown = page_nights(&page, number);
+        assert_eq!(shown.len(), 10, "{tool}: the page's nights");
+        for ((night, cells), json_night) in shown.iter().zip(nights) {
+            assert_eq!(Some(*night), json_night["night"].as_u64());
+            let backup = &json_night["commands"][0];
+            let cell = |name: &str| {
+                cells
+                    .iter()
+                    .find(|(field, _)| field == name)
+                    .map(|(_, value)| value.clone())
+                    .unwrap_or_else(|| panic!("no {name} cell: {cells:?}"))
+            };
+            assert_eq!(
+                cell("backup_s"),
+                format!("{:.2}", backup["seconds"].as_f64().expect("seconds"))
+            );
+            assert_eq!(
+                cell("mb_per_s"),
+                format!("{:.1}", backup["mb_per_s"].as_f64().expect("MB/s"))
+            );
+            assert_eq!(
+                cell("repository"),
+                formatted(&json_night["repository_bytes"])
+            );
+            assert_eq!(cell("added"), formatted(&json_night["added_bytes"]));
+            assert_eq!(cell("index"), formatted(&json_night["index_bytes"]));
+            assert_eq!(cell("snapshots"), json_night["snapshots"].to_string());
+            assert_eq!(cell("peak_memory"), formatted(&backup["peak_rss_bytes"]));
+        }
+
+        // life.csv: a row per night and command, each with the JSON's figures.
+        let run_rows: Vec<&Vec<&str>> = csv_rows
+            .iter()
+            .filter(|row| row[column("run")] == number.to_string())
+            .collect();
+        let commands: Vec<(u64, &Value)> = nights
+            .iter()
+            .flat_map(|night| {
+                let n = night["night"].as_u64().expect("night");
+                night["commands"]
+                    .as_array()
+                    .expect("commands")
+                    .iter()
+                    .map(move |command| (n, command))
+            })
+            .collect();
+        assert_eq!(run_rows.len(), commands.len() + 2, "{tool}: {csv}");
+        for (row, (night, command)) in run_rows.iter().zip(&commands) {
+            assert_eq!(row[column("tool")], tool);
+            assert_eq!(row[column("night")], night.to_string());
+            assert_eq!(
+                row[column("command")],
+                command["command"].as_str().expect("id")
+            );
+            assert_eq!(row[column("seconds")], command["seconds"].to_string());
+            assert_eq!(
+                row[column("peak_rss_bytes")],
+                command["peak_rss_bytes"].to_string()
+            );
+            let json_night = &nights[(*night - 1) as usize];
+            assert_eq!(
+                row[column("repository_bytes")],
+                json_night["repository_bytes"].to_string()
+            );
+            assert_eq!(
+                row[column("snapshots")],
+                json_night["snapshots"].to_string()
+            );
+        }
+        let restore_rows: Vec<(&str, &str)> = run_rows[commands.len()..]
+            .iter()
+            .map(|row| (row[column("command")], row[column("verified")]))
+            .collect();
+        assert_eq!(
+            restore_rows,
+            [("restore_latest", "true"), ("restore_oldest_kept", "true")]
+        );
+    }
+    assert!(entries(&target).is_empty(), "{:?}", entries(&target));
+}
+
+/// A repository tool of shell lines whose retention (or check) waits a minute, started and
+/// ended as the lab's: the lab's cleanup is what is tested, not the tool.
+fn slow_maintenance_tools(file: &Path) {
+    std::fs::write(
+        file,
+        json!([{
+            "name": "slowkeeper",
+            "shape": "repository",
+            "version": [["sleep", "--version"]],
+            "init": [["mkdir -p \"$1\"", "{repo}"]],
+            "backup": [["cp -R \"$2\" \"$1/$3\"", "{repo}", "{source}", "{archive}"]],
+            "restore": [["true"]],
+            "retention": [["sleep 61 & wait"]],
+            "check": [["sleep 62 & wait"]],
+            "progress": "process_io",
+            "shell": true
+        }])
+        .to_string(),
+    )
+    .expect("tools file");
+}
+
+fn slow_life(source: &Path, target: &Path, retention_every: u32) -> Value {
+    json!({
+        "source": {"paths": [source]},
+        "target": {"kind": "dir", "path": target},
+        "tool": {"name": "slowkeeper"},
+        "life": {"nights": 3, "retention_every": retention_every, "keep": 1}
+    })
+}
+
+#[tokio::test]
+async fn a_life_cancelled_in_its_retention_leaves_no_process_repository_or_copy() {
+    let root = scratch();
+    let tools_file = root.path().join("tools.json");
+    slow_maintenance_tools(&tools_file);
+    let options = LabOptions {
+        extra: vec!["--tools".to_string(), tools_file.display().to_string()],
+        ..LabOptions::default()
+    };
+    let lab = Lab::start(root.path(), &options);
+    let source = lab.data_dir.join("src");
+    create_dataset_with(&source, "typical", "1M", 56);
+    let target = lab.empty_dir("out");
+    let id = lab.submit(&slow_life(&source, &target, 2)).await;
+
+    wait_for_tool(lab.pid(), "sleep 61").await;
+    assert_eq!(tool_dirs(&target).len(), 1, "the repository is there");
+    assert_eq!(tool_dirs(&lab.data_dir).len(), 1, "the copy is there");
+    lab.cancel(&id).await;
+    wait_all_gone(lab.pid(), &[&target, &lab.data_dir]).await;
+    let campaign = lab
+        .wait_status(&id, &["cancelled"], Duration::from_secs(30))
+        .await;
+    assert_eq!(campaign["runs"][0]["status"], "cancelled", "{campaign}");
+    assert!(entries(&target).is_empty(), "{:?}", entries(&target));
+}
+
+#[tokio::test]
+async fn a_lab_killed_in_a_lifes_check_is_swept_at_its_next_start() {
+    let root = scratch();
+    let tools_file = root.path().join("tools.json");
+    slow_maintenance_tools(&tools_file);
+    let options = LabOptions {
+        extra: vec!["--tools".to_string(), tools_file.display().to_string()],
+        ..LabOptions::default()
+    };
+    let mut lab = Lab::start(root.path(), &options);
+    let source = lab.data_dir.join("src");
+    create_dataset_with(&source, "typical", "1M", 57);
+    let target = lab.empty_dir("out");
+    // No retention within the three nights: the check after the last is the first wait.
+    let id = lab.submit(&slow_life(&source, &target, 5)).await;
+    let first_pid = lab.pid();
+    wait_for_tool(first_pid, "sleep 62").await;
+    let left: Vec<String> = tool_dirs(&target)
+        .into_iter()
+        .chain(tool_dirs(&lab.data_dir))
+        .collect();
+    assert_eq!(left.len(), 2, "a repository and a copy: {left:?}");
+
+    lab.signal(Signal::KILL);
+    let (_, status) = lab.wait_exit(Duration::from_secs(10)).await;
+    assert!(!status.success());
+    drop(lab);
+
+    let lab = Lab::start(root.path(), &options);
+    wait_all_gone(first_pid, &[]).await;
+    wait_until(
+        "the killed lab's repository and copy to be swept",
+        Duration::from_secs(30),
+        Duration::from_millis(50),
+        async || {
+            let still: Vec<String> = tool_dirs(&target)
+                .into_iter()
+                .chain(tool_dirs(&lab.data_dir))
+                .filter(|name| left.contains(name))
+                .collect();
+            if still.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("{still:?}"))
+            }
+        },
+    )
+    .await;
+    assert!(marked_processes(first_pid).is_empty());
+    // The run was queued again on the new lab; cancelled, it too leaves nothing.
+    lab.cancel(&id).await;
+    wait_all_gone(lab.pid(), &[&target, &lab.data_dir]).await;
+    lab.wait_status(&id, &["cancelled"], Duration::from_secs(30))
+        .await;
+}
