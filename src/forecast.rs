@@ -247,7 +247,7 @@ impl Forecast {
 
 /// A figure to three significant digits, as a forecast deserves no more: `0.0123`, `4.56`,
 /// `12 300 000`.
-fn sig(value: f64) -> String {
+pub fn sig(value: f64) -> String {
     if value == 0.0 || !value.is_finite() {
         return format!("{value}");
     }

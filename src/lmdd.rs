@@ -166,6 +166,7 @@ impl Lmdd {
                 generation: None,
                 tool: None,
                 life: None,
+                ladder: None,
             },
             source: match &self.input {
                 Some(path) => SourcePlan::Paths(vec![path.clone()]),

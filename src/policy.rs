@@ -267,6 +267,13 @@ impl Policy {
                 ),
             );
         }
+        if let Some(why) = spec
+            .forecast
+            .as_ref()
+            .and_then(|forecast| forecast.over_limit(self.max_size))
+        {
+            errors.add("forecast.ladder_from", why);
+        }
         if let Some(size) = first.params.size
             && size > self.max_size
         {

@@ -105,8 +105,8 @@ impl<'de> Deserialize<'de> for ByteSize {
     }
 }
 
-/// Parses `65536`, `64K`, `64KiB`, `1M`, `2G`, `1T`, `12TB`: K/M/G/T and KiB/MiB/GiB/TiB are
-/// binary multiples (as fio reads `256K` blocks), KB/MB/GB/TB decimal (a disk's or a data
+/// Parses `65536`, `64K`, `64KiB`, `1M`, `2G`, `1T`, `12TB`, `36PB`: K/M/G/T/P/E and KiB…EiB
+/// are binary multiples (as fio reads `256K` blocks), KB…EB decimal (a disk's or a data
 /// set's "12 TB" is 12 × 10^12 bytes).
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let trimmed = text.trim();
@@ -125,14 +125,18 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "M" | "MIB" => 1 << 20,
         "G" | "GIB" => 1 << 30,
         "T" | "TIB" => 1 << 40,
+        "P" | "PIB" => 1 << 50,
+        "E" | "EIB" => 1 << 60,
         "KB" => 1_000,
         "MB" => 1_000_000,
         "GB" => 1_000_000_000,
         "TB" => 1_000_000_000_000,
+        "PB" => 1_000_000_000_000_000,
+        "EB" => 1_000_000_000_000_000_000,
         _ => {
             return Err(format!(
-                "'{text}' has an unknown unit '{}' (use K, M, G or T for binary multiples, KB, \
-                 MB, GB or TB for decimal ones)",
+                "'{text}' has an unknown unit '{}' (use K, M, G, T, P or E for binary \
+                 multiples, KB, MB, GB, TB, PB or EB for decimal ones)",
                 unit.trim()
             ));
         }
@@ -149,7 +153,9 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 /// `2.48 GiB`, `0 B`. Every size a page or a sentence shows goes through here, so one page
 /// never mixes `523520K`, `511M` and `0.27 GB`.
 pub fn format_bytes(bytes: u64) -> String {
-    const UNITS: [(&str, u64); 4] = [
+    const UNITS: [(&str, u64); 6] = [
+        ("EiB", 1 << 60),
+        ("PiB", 1 << 50),
         ("TiB", 1 << 40),
         ("GiB", 1 << 30),
         ("MiB", 1 << 20),

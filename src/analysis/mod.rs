@@ -11,6 +11,7 @@ pub mod findings;
 pub mod follow_up;
 mod headline;
 mod judge;
+pub mod life_forecast;
 pub mod planner;
 pub mod points;
 pub mod remedy;

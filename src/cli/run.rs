@@ -118,6 +118,11 @@ pub(super) struct RunArgs {
     /// backup restored and verified. Without --tests the campaign runs the life alone.
     #[arg(long, value_name = "NIGHTS")]
     life: Option<u32>,
+    /// Forecast the life to your size from a ladder of generated trees of your shape:
+    /// `size=20T,files=50M,keep=365,change=2%` (files may take K, M or G, thousands to
+    /// billions; change a percentage or a share).
+    #[arg(long, value_name = "size=…,files=…[,keep=…][,change=…]")]
+    forecast: Option<String>,
     #[command(flatten)]
     tool_file: ToolFileArgs,
     /// Print the machine-readable result to stdout instead of the table.
@@ -391,6 +396,9 @@ fn build_spec(args: &RunArgs, flag_errors: &mut FieldErrors) -> Result<CampaignS
     if let Some(nights) = args.life {
         spec.life.get_or_insert_with(Default::default).nights = nights;
     }
+    if let Some(text) = &args.forecast {
+        spec.forecast = parse_forecast(text, flag_errors);
+    }
     if let Some(tests) = &args.tests {
         spec.tests = tests.iter().map(|test| test.trim().to_string()).collect();
     }
@@ -427,6 +435,7 @@ fn spec_to_start_from(args: &RunArgs) -> Result<CampaignSpec, String> {
             series: None,
             tool: None,
             life: None,
+            forecast: None,
         },
     })
 }
@@ -529,6 +538,99 @@ fn apply_param_flags(args: &RunArgs, params: &mut spec::ParamsSpec, flag_errors:
     }
     if args.link_mb_s.is_some() {
         params.link_mb_s = args.link_mb_s;
+    }
+}
+
+/// `--forecast size=20T,files=50M,keep=365,change=2%`; each mistake is recorded under its
+/// spec field.
+fn parse_forecast(
+    text: &str,
+    flag_errors: &mut FieldErrors,
+) -> Option<spec::forecast::ForecastSpec> {
+    let mut forecast = spec::forecast::ForecastSpec {
+        size: ByteSize::new(0),
+        files: 0,
+        change: None,
+        keep: None,
+        ladder_from: None,
+        rungs: None,
+    };
+    let (mut sized, mut counted) = (false, false);
+    for pair in text.split(',').filter(|pair| !pair.trim().is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let (key, value) = (key.trim(), value.trim());
+        let field = format!("forecast.{key}");
+        match key {
+            "size" => {
+                forecast.size = size_flag(flag_errors, &field, value, 0);
+                sized = true;
+            }
+            "files" => match parse_count(value) {
+                Some(files) => {
+                    forecast.files = files;
+                    counted = true;
+                }
+                None => flag_errors.add(
+                    field,
+                    format!("'{value}' is not a count of files (write e.g. 50M or 400000)"),
+                ),
+            },
+            "keep" => match value.parse() {
+                Ok(keep) => forecast.keep = Some(keep),
+                Err(_) => flag_errors.add(field, format!("'{value}' is not a whole number")),
+            },
+            "change" => match parse_share(value) {
+                Some(share) => forecast.change = Some(share),
+                None => flag_errors.add(
+                    field,
+                    format!("'{value}' is not a share (write e.g. 2% or 0.02)"),
+                ),
+            },
+            "ladder_from" => {
+                forecast.ladder_from = Some(size_flag(flag_errors, &field, value, 0));
+            }
+            "rungs" => match value.parse() {
+                Ok(rungs) => forecast.rungs = Some(rungs),
+                Err(_) => flag_errors.add(field, format!("'{value}' is not a whole number")),
+            },
+            _ => flag_errors.add(
+                "forecast",
+                format!(
+                    "'{key}' is not a part of a forecast (size, files, keep, change, \
+                     ladder_from, rungs)"
+                ),
+            ),
+        }
+    }
+    if !sized {
+        flag_errors.add("forecast.size", "give the source's size: size=20T");
+    }
+    if !counted {
+        flag_errors.add("forecast.files", "give the source's files: files=50M");
+    }
+    Some(forecast)
+}
+
+/// A count with an optional decimal multiple: `400000`, `400K`, `50M`, `2G`.
+fn parse_count(text: &str) -> Option<u64> {
+    let (digits, scale) = match text.chars().last()? {
+        'K' | 'k' => (&text[..text.len() - 1], 1_000),
+        'M' | 'm' => (&text[..text.len() - 1], 1_000_000),
+        'G' | 'g' => (&text[..text.len() - 1], 1_000_000_000),
+        _ => (text, 1),
+    };
+    digits.parse::<u64>().ok()?.checked_mul(scale)
+}
+
+/// A share as a percentage (`2%`) or a fraction (`0.02`).
+fn parse_share(text: &str) -> Option<f64> {
+    match text.strip_suffix('%') {
+        Some(percent) => percent
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .map(|value| value / 100.0),
+        None => text.parse().ok(),
     }
 }
 
@@ -667,6 +769,7 @@ mod tests {
         ("--name", &["n"]),
         ("--tool", &["restic"]),
         ("--life", &["5"]),
+        ("--forecast", &["size=20T,files=50M,keep=365,change=2%"]),
     ];
     const NOT_SPEC_FIELDS: &[&str] = &[
         "--allow-device",

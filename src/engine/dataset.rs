@@ -116,6 +116,31 @@ pub struct Likeness {
     pub dedup_ratio: f64,
 }
 
+impl Likeness {
+    /// Files whose sizes spread as a lognormal of σ 1 around `mean_bytes` (their median is
+    /// the mean ÷ e^½), nothing copied: a tree of a user's shape known only by its bytes and
+    /// files.
+    pub fn around_mean(mean_bytes: u64) -> Likeness {
+        use statrs::distribution::{ContinuousCDF, Normal};
+        const SIGMA: f64 = 1.0;
+        let median = mean_bytes.max(1) as f64 / (SIGMA * SIGMA / 2.0).exp();
+        let normal = Normal::standard();
+        let percentiles = (0..=100)
+            .map(|percent| {
+                // The ends are the 0.5th and 99.5th percentiles: the tails have no end.
+                let p = (f64::from(percent) / 100.0).clamp(0.005, 0.995);
+                (median * (SIGMA * normal.inverse_cdf(p)).exp())
+                    .round()
+                    .max(1.0) as u64
+            })
+            .collect();
+        Likeness {
+            percentiles,
+            dedup_ratio: 1.0,
+        }
+    }
+}
+
 /// What was created.
 #[derive(Debug, Clone, Serialize)]
 pub struct DatasetSummary {

@@ -53,6 +53,9 @@ pub struct RunParams {
     /// A life test: its nights, retention, checks and change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub life: Option<crate::engine::tool::LifePlan>,
+    /// A life on a forecast's ladder: the generated tree of this rung, in place of the source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ladder: Option<crate::engine::tool::life::LadderRung>,
 }
 
 #[cfg(test)]
@@ -81,6 +84,7 @@ impl RunParams {
             generation: None,
             tool: None,
             life: None,
+            ladder: None,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! A checked campaign expanded into its runs: matrix × tests × repeat.
 
 use super::*;
+use crate::engine::tool::life::LadderRung;
 
 impl CampaignSpec {
     /// Checks every field and expands the campaign into its matrix's points and their runs.
@@ -309,14 +310,26 @@ fn build_arms(
             } else {
                 vec![None]
             };
+            // A forecast's life runs once on each rung of its ladder.
+            let rungs: Vec<Option<LadderRung>> = match &spec.forecast {
+                Some(forecast) if test == TestKind::ToolLife => {
+                    forecast.ladder().into_iter().map(Some).collect()
+                }
+                _ => vec![None],
+            };
+            let steps: Vec<(Option<u32>, Option<LadderRung>)> = generations
+                .iter()
+                .flat_map(|&generation| rungs.iter().map(move |&rung| (generation, rung)))
+                .collect();
             for tool in tools {
-                let mut group = Vec::with_capacity(generations.len());
-                for &generation in &generations {
+                let mut group = Vec::with_capacity(steps.len());
+                for &(generation, rung) in &steps {
                     let mut params = base.clone();
                     params.generation = generation;
                     params.tool = tool.clone();
                     if test == TestKind::ToolLife {
                         params.life = Some(spec.life.unwrap_or_default());
+                        params.ladder = rung;
                     }
                     if let Some(buffers) = point.buffers {
                         params.buffers = buffers;

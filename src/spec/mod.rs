@@ -14,6 +14,7 @@ mod expand;
 pub mod expectation;
 #[cfg(test)]
 pub(crate) mod field_names;
+pub mod forecast;
 pub mod schema;
 mod strict;
 pub mod tools;
@@ -110,6 +111,11 @@ pub struct CampaignSpec {
     /// every 7 keeping 7, checks after the last, 2 % of bytes edited a night).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub life: Option<crate::engine::tool::LifePlan>,
+    /// A forecast of the life to the user's size: the life runs on a ladder of generated
+    /// trees of the user's shape (each double the last) instead of the source, and each
+    /// figure is fitted against its size and answered at the user's, with its range and basis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forecast: Option<forecast::ForecastSpec>,
 }
 
 /// What is backed up: `paths` (each one a file system) or `generated` data, not both; for a
@@ -599,7 +605,8 @@ impl CampaignSpec {
     /// table instead ([`TestKind::TOOL_TABLE`]).
     pub fn settle_defaults(&mut self) {
         self.params.settle(&self.source);
-        if self.life.is_some() && self.tests == bottleneck_test_names() {
+        if (self.life.is_some() || self.forecast.is_some()) && self.tests == bottleneck_test_names()
+        {
             self.tests = vec![TestKind::ToolLife.id().to_string()];
         } else if self.names_a_tool() && self.tests == bottleneck_test_names() {
             self.tests = TestKind::TOOL_TABLE

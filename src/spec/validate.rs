@@ -119,9 +119,13 @@ impl CampaignSpec {
             .as_ref()
             .and_then(|generated| generated.generations)
             .map_or(1, |count| u64::from(count.max(1)));
+        let rungs = self.forecast.as_ref().map_or(1, |forecast| {
+            u64::from(forecast.rungs.unwrap_or(forecast::MIN_RUNGS))
+        });
         let per_point = kinds.iter().fold(0u64, |sum, &kind| {
             sum.saturating_add(match kind {
                 TestKind::NetworkBackup => sweep,
+                TestKind::ToolLife => local.saturating_mul(tools).saturating_mul(rungs),
                 kind if kind.runs_tool() => local.saturating_mul(tools),
                 kind if kind.sends_generations() => local.saturating_mul(generations),
                 _ => local,
@@ -249,17 +253,24 @@ impl CampaignSpec {
     /// A life's plan within its bounds, each bad field named; a life given to a campaign
     /// that runs no `tool_life` is refused rather than ignored.
     fn check_life(&self, errors: &mut FieldErrors, kinds: &[TestKind]) {
-        let Some(life) = &self.life else {
-            return;
-        };
-        for (field, why) in life.problems() {
-            errors.add(format!("life.{field}"), why);
+        if let Some(life) = &self.life {
+            for (field, why) in life.problems() {
+                errors.add(format!("life.{field}"), why);
+            }
         }
-        if !kinds.contains(&TestKind::ToolLife) {
-            errors.add(
-                "life",
-                "no test runs the life: add tool_life to tests, or leave tests out",
-            );
+        if let Some(forecast) = &self.forecast {
+            forecast.check(errors, None);
+        }
+        for (field, given) in [
+            ("life", self.life.is_some()),
+            ("forecast", self.forecast.is_some()),
+        ] {
+            if given && !kinds.contains(&TestKind::ToolLife) {
+                errors.add(
+                    field,
+                    "no test runs the life: add tool_life to tests, or leave tests out",
+                );
+            }
         }
     }
 
@@ -282,7 +293,14 @@ impl CampaignSpec {
                     ),
                 );
             }
-            if self.source.paths.is_none() {
+            // A forecast's lives run on the trees of its ladder; every other tool test reads
+            // the source's files.
+            let on_ladder = self.forecast.is_some()
+                && self.tests.iter().all(|name| {
+                    TestKind::from_id(name)
+                        .is_none_or(|test| !test.runs_tool() || test == TestKind::ToolLife)
+                });
+            if self.source.paths.is_none() && !on_ladder {
                 errors.add(
                     format!("tests[{index}]"),
                     "a backup tool backs up files: give source.paths",
@@ -417,6 +435,7 @@ impl CampaignSpec {
             generation: None,
             tool: None,
             life: None,
+            ladder: None,
         })
     }
 

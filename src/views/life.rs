@@ -6,9 +6,11 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::analysis::life_forecast::{RungLife, forecast_life};
 use crate::engine::result::RunResult;
 use crate::engine::tool::life::{CommandFigures, LATEST, LifeCommand, LifeFigures, NightFigures};
 use crate::size::format_bytes;
+use crate::spec::forecast::ForecastSpec;
 
 use super::run::RunView;
 
@@ -22,6 +24,8 @@ pub struct LifeView {
     pub version: String,
     /// The plan in a sentence: nights, retention, checks, change.
     pub plan: String,
+    /// On a forecast's ladder: which rung, and its tree (`rung 2 of 4: 64 MiB in 152 files`).
+    pub rung: Option<String>,
     /// Why the tool ran no maintenance of its own, when it did not.
     pub no_maintenance: Option<String>,
     pub nights: Vec<NightRow>,
@@ -101,6 +105,14 @@ impl LifeView {
                 .map_or_else(|| tool.name.clone(), |tool| tool.label()),
             version: tool.version.clone(),
             plan: life.plan.words(),
+            rung: result.params.ladder.map(|rung| {
+                format!(
+                    "rung {}: a generated tree of {} in {} files",
+                    rung.rung,
+                    format_bytes(rung.bytes),
+                    life.nights.first().map_or(0, |night| night.source_files)
+                )
+            }),
             no_maintenance: life.no_maintenance.clone(),
             nights: life.nights.iter().map(NightRow::of).collect(),
             maintenance: life
@@ -433,4 +445,115 @@ pub fn life_csv(campaign_id: &str, runs: &[RunView<'_>]) -> Result<String, csv::
         .into_inner()
         .map_err(|error| csv::Error::from(error.into_error()))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// A tool's forecast to the user's size, in cells.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForecastView {
+    pub tool: String,
+    /// The user's size in words.
+    pub request: String,
+    /// The ladder measured, in words.
+    pub ladder: String,
+    /// The memory answer against the machine's.
+    pub memory: Option<String>,
+    pub rows: Vec<ForecastRow>,
+}
+
+/// One answer: what, at the user's size, and on what basis.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForecastRow {
+    pub figure: String,
+    pub answer: String,
+    pub basis: String,
+    /// Whether the answer is a number.
+    pub estimate: bool,
+}
+
+impl ForecastView {
+    /// Each tool's forecast, from the lives on its ladder; none without a forecast in the
+    /// spec.
+    pub fn all(request: Option<&ForecastSpec>, runs: &[(usize, &RunResult)]) -> Vec<ForecastView> {
+        let Some(request) = request else {
+            return Vec::new();
+        };
+        let mut tools: Vec<String> = Vec::new();
+        for (_, result) in runs {
+            if let Some(tool) = result.params.tool.as_ref().map(|tool| tool.label())
+                && result.params.ladder.is_some()
+                && !tools.contains(&tool)
+            {
+                tools.push(tool);
+            }
+        }
+        tools
+            .into_iter()
+            .filter_map(|tool| {
+                let lives: Vec<(&RunResult, &LifeFigures)> = runs
+                    .iter()
+                    .filter(|(_, result)| {
+                        result.params.ladder.is_some()
+                            && result.params.tool.as_ref().map(|t| t.label()).as_ref()
+                                == Some(&tool)
+                    })
+                    .filter_map(|(_, result)| {
+                        let life = result.tool.as_ref()?.life.as_ref()?;
+                        Some((*result, life))
+                    })
+                    .collect();
+                let rungs: Vec<RungLife<'_>> = lives
+                    .iter()
+                    .filter_map(|(_, life)| {
+                        let first = life.nights.first()?;
+                        Some(RungLife {
+                            bytes: first.source_bytes,
+                            files: first.source_files,
+                            life,
+                        })
+                    })
+                    .collect();
+                let (_, first) = lives.first()?;
+                let memory = lives.iter().find_map(|(_, life)| life.machine_memory_bytes);
+                let forecast = forecast_life(request, &first.plan, &rungs, memory)?;
+                Some(ForecastView {
+                    tool,
+                    request: forecast.request,
+                    ladder: forecast.ladder,
+                    memory: forecast.memory,
+                    rows: forecast
+                        .lines
+                        .iter()
+                        .map(|line| ForecastRow {
+                            figure: line.figure.clone(),
+                            answer: line.answer_words(),
+                            basis: line.basis.clone(),
+                            estimate: matches!(
+                                line.answer,
+                                Some(crate::forecast::Answer::Estimate { .. })
+                            ),
+                        })
+                        .collect(),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The forecasts as the CLI prints them.
+pub fn forecast_text(forecasts: &[ForecastView]) -> String {
+    let mut out = String::new();
+    for forecast in forecasts {
+        let _ = writeln!(
+            out,
+            "Forecast for {} at {} (from {}):",
+            forecast.tool, forecast.request, forecast.ladder
+        );
+        if let Some(memory) = &forecast.memory {
+            let _ = writeln!(out, "  {memory}");
+        }
+        for row in &forecast.rows {
+            let _ = writeln!(out, "  {}: {} [{}]", row.figure, row.answer, row.basis);
+        }
+    }
+    out
 }

@@ -119,6 +119,17 @@ pub fn render_table(report: &CampaignReport) -> String {
     if !lives.is_empty() {
         let _ = write!(out, "{}", crate::views::life::life_text(&lives));
     }
+    let numbered: Vec<(usize, &RunResult)> = report
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(index, run)| (index + 1, run))
+        .collect();
+    let forecasts =
+        crate::views::life::ForecastView::all(report.campaign.spec.forecast.as_ref(), &numbered);
+    if !forecasts.is_empty() {
+        let _ = write!(out, "{}", crate::views::life::forecast_text(&forecasts));
+    }
     for run in &report.runs {
         for warning in &run.warnings {
             let _ = writeln!(out, "warning ({}): {warning}", run.test);

@@ -120,6 +120,16 @@ impl LifePlan {
     }
 }
 
+/// One rung of a forecast's ladder: the life runs on a tree the dataset generator makes of
+/// `bytes`, its files drawn around the user's mean file size, in place of a copy of the source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct LadderRung {
+    /// From 1, the smallest.
+    pub rung: u32,
+    pub bytes: u64,
+    pub mean_file_bytes: u64,
+}
+
 /// The commands of a life, each timed on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -242,6 +252,9 @@ pub struct LifeFigures {
     /// said on the page, never a blank.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_maintenance: Option<String>,
+    /// The memory of the machine the life ran on, which a forecast's memory is set beside.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_memory_bytes: Option<u64>,
 }
 
 impl LifeFigures {

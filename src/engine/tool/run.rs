@@ -160,10 +160,16 @@ pub fn execute(
         })?;
     }
     let values = definition.settle(&run.params);
-    let SourcePlan::Paths(roots) = &plan.source else {
-        return Err(EngineError::Tool(
-            "a backup tool backs up files: the source must be paths".to_string(),
-        ));
+    let no_roots = Vec::new();
+    let roots = match &plan.source {
+        SourcePlan::Paths(roots) => roots,
+        // A forecast's life makes its own tree.
+        _ if plan.params.ladder.is_some() && plan.test == TestKind::ToolLife => &no_roots,
+        _ => {
+            return Err(EngineError::Tool(
+                "a backup tool backs up files: the source must be paths".to_string(),
+            ));
+        }
     };
     // The tool runs in a directory of its own: a root given relative to the lab's is made
     // absolute here, or the tool would look for it beside its own home.

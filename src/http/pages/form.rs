@@ -480,6 +480,7 @@ impl CampaignForm {
             repeat,
             tool: tools.pop(),
             life: self.life_plan(&mut errors),
+            forecast: None,
         };
         FormSpec {
             spec: serde_json::to_value(&spec).unwrap_or_default(),

@@ -141,6 +141,8 @@ pub struct CampaignPageView {
     pub runs: Vec<RunRow>,
     /// The backups' lives the campaign ran: nights, maintenance, restores.
     pub lives: Vec<crate::views::life::LifeView>,
+    /// Each tool's forecast to the user's size, from the lives on its ladder.
+    pub forecasts: Vec<crate::views::life::ForecastView>,
 }
 
 /// One component of the stage bar: how busy it was in the backup.
@@ -384,6 +386,13 @@ pub fn campaign_page(
             .map(|search| (search.words.clone(), search.sureness.to_string())),
         runs: runs.iter().map(|run| run_row(run, points)).collect(),
         lives: crate::views::life::LifeView::all(runs),
+        forecasts: crate::views::life::ForecastView::all(
+            view.spec.forecast.as_ref(),
+            &runs
+                .iter()
+                .filter_map(|run| Some((run.number, run.result?)))
+                .collect::<Vec<_>>(),
+        ),
     })
 }
 

@@ -38,6 +38,7 @@ pub fn run_params() -> RunParams {
         generation: None,
         tool: None,
         life: None,
+        ladder: None,
     }
 }
 

@@ -9,14 +9,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::engine::dataset::{DatasetRequest, Likeness, Profile};
 use crate::engine::error::EngineError;
 use crate::engine::measure::{round1, round3};
 use crate::engine::result::Progress as RunProgress;
 use crate::engine::tool::definition::{Places, ToolShape};
 use crate::engine::tool::figures::PressureFigures;
 use crate::engine::tool::life::{
-    CommandFigures, LATEST, LifeCommand, LifeFigures, LifePlan, LifeRestore, NightFigures,
-    OLDEST_KEPT,
+    CommandFigures, LATEST, LadderRung, LifeCommand, LifeFigures, LifePlan, LifeRestore,
+    NightFigures, OLDEST_KEPT,
 };
 use crate::engine::tool::process::{Ended, Finished, Output, Stream};
 use crate::engine::tool::tree::{self, NightChanged, RestoreLayout};
@@ -57,22 +58,35 @@ impl Context<'_> {
         let plan = self.plan.params.life.unwrap_or_default();
         let lab = self.lab_dir(scratch)?;
         let copy = lab.join("source");
-        let size = source_size(roots)?;
+        let bytes = match self.plan.params.ladder {
+            Some(rung) => rung.bytes,
+            None => {
+                let size = source_size(roots)?;
+                size.allocated_bytes.max(size.apparent_bytes)
+            }
+        };
         self.needs_room(
             &lab,
-            size.allocated_bytes
-                .saturating_mul(2)
-                .saturating_add(size.apparent_bytes),
+            bytes.saturating_mul(3),
             "the life's copy of the source, the copy of its oldest kept night and a restore",
         )?;
-        tree::copy_tree(roots, &copy, self.control.cancel).map_err(tree_error)?;
+        let life_roots = match self.plan.params.ladder {
+            Some(rung) => {
+                self.generate_rung(&copy, rung)?;
+                vec![copy.clone()]
+            }
+            None => {
+                tree::copy_tree(roots, &copy, self.control.cancel).map_err(tree_error)?;
+                copied_roots(roots, &copy)?
+            }
+        };
         let repo = self.repository(scratch)?;
         let kept = match &repo.dir {
             Some(dir) if self.definition.shape == ToolShape::Stream => dir.clone(),
             _ => lab.join("kept"),
         };
         let at = Where {
-            roots: copied_roots(roots, &copy)?,
+            roots: life_roots,
             repo,
             home: scratch.make(lab.join("home"))?,
             restore: lab.join("restore"),
@@ -105,6 +119,23 @@ impl Context<'_> {
         }
         let restores = self.life_restores(&mut life)?;
         self.life_result(life, restores)
+    }
+
+    /// A rung's tree, made by the dataset generator: its bytes, its files drawn around the
+    /// user's mean size, data as compressible as the run's.
+    fn generate_rung(&self, root: &Path, rung: LadderRung) -> Result<(), EngineError> {
+        let request = DatasetRequest {
+            profile: Profile::Typical,
+            size: rung.bytes,
+            max_files: None,
+            seed: LIFE_SEED ^ u64::from(rung.rung),
+            compress_ratio: self.plan.params.compress_ratio,
+            dedup: None,
+            like: Some(Likeness::around_mean(rung.mean_file_bytes)),
+        };
+        crate::engine::dataset::create(root, &request, &mut |_| {})
+            .map(|_| ())
+            .map_err(|error| EngineError::Tool(format!("the ladder's tree: {error}")))
     }
 
     /// One night: its change, its backup, and the retention and checks due after it.
@@ -484,6 +515,7 @@ impl Context<'_> {
         figures.life = Some(LifeFigures {
             plan: life.plan,
             no_maintenance: self.no_maintenance(life.plan.keep),
+            machine_memory_bytes: crate::engine::provenance::memory_bytes(),
             nights: life.nights,
             restores,
         });

@@ -9,6 +9,11 @@ const NOT_IN_THE_FORM: &[(&str, &str)] = &[
         "a what-if the verdict's advice gives as a spec or a flag",
     ),
     (
+        "forecast",
+        "a forecast's size, files, change and kept backups are asked by the spec or \
+         `backlab run --forecast`",
+    ),
+    (
         "matrix.tool",
         "the *Backup tool* choices: several checked are the comparison",
     ),

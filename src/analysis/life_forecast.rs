@@ -1,0 +1,412 @@
+//! A life forecast to the user's size: each figure of the lives measured on a ladder of
+//! generated trees (one life a rung) fitted against what drives it, the source's bytes or its
+//! files, and answered at the user's size with its range and its basis
+//! ([`crate::forecast`]); where the ladder cannot support a number, the answer says so in
+//! words. Memory is the answer people are paged for: it is set beside the machine's.
+
+use crate::engine::tool::life::{CommandFigures, LifeCommand, LifeFigures, LifePlan};
+use crate::forecast::{self, Answer, Driver, Forecast};
+use crate::size::format_bytes;
+use crate::spec::forecast::ForecastSpec;
+
+/// One rung's life, with the size of the tree it ran on.
+#[derive(Debug, Clone, Copy)]
+pub struct RungLife<'a> {
+    /// The tree's bytes and files on its first night.
+    pub bytes: u64,
+    pub files: u64,
+    pub life: &'a LifeFigures,
+}
+
+/// How a forecast figure is written: seconds, or bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Seconds,
+    Bytes,
+}
+
+impl Unit {
+    /// A value of this unit in words: `1.23 s`, `2 h 05 min`, `21.4 GiB`.
+    pub fn words(self, value: f64) -> String {
+        match self {
+            Unit::Bytes => format_bytes(value.max(0.0).round() as u64),
+            Unit::Seconds if value >= 3600.0 => {
+                let minutes = (value / 60.0).round() as u64;
+                format!("{} h {:02} min", minutes / 60, minutes % 60)
+            }
+            Unit::Seconds if value >= 120.0 => format!("{:.0} min", value / 60.0),
+            Unit::Seconds => format!("{} s", crate::forecast::sig(value)),
+        }
+    }
+}
+
+/// One answer of a forecast.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForecastLine {
+    /// What is forecast: `prune, peak memory`.
+    pub figure: String,
+    pub unit: Unit,
+    /// The answer: a number with its range, or why there is none; `None` when the ladder
+    /// did not measure it (the tool has no such command).
+    pub answer: Option<Answer>,
+    /// What it rests on, in words: the fit, what drives it, what was not on the ladder.
+    pub basis: String,
+}
+
+impl ForecastLine {
+    /// The answer in words, with its range: `about 21.4 GiB (19.9–23.0 GiB)`.
+    pub fn answer_words(&self) -> String {
+        match &self.answer {
+            None => "not measured".to_string(),
+            Some(Answer::Estimate { value, low, high }) => format!(
+                "about {} ({}–{})",
+                self.unit.words(*value),
+                self.unit.words(*low),
+                self.unit.words(*high)
+            ),
+            Some(Answer::NotMeasurable { low, high }) => format!(
+                "not measurable at these sizes: it stayed within {}–{} across the ladder, \
+                 within its noise",
+                self.unit.words(*low),
+                self.unit.words(*high)
+            ),
+            Some(Answer::TooFar { reach }) => format!(
+                "no number: your size is {}× the largest measured, beyond the {}× a fit may \
+                 be carried",
+                reach.round(),
+                forecast::MAX_REACH
+            ),
+            Some(Answer::TooUncertain { low, high }) => format!(
+                "no number: the fit is too uncertain, anywhere from {} to {}",
+                self.unit.words(*low),
+                self.unit.words(*high)
+            ),
+        }
+    }
+}
+
+/// A tool's life forecast to the user's size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LifeForecast {
+    /// The user's size in words: `20 TiB in 50000000 files, 2 % changed a day, 365 kept`.
+    pub request: String,
+    /// The ladder in words: `4 rungs of 32 MiB to 256 MiB, 10 nights each`.
+    pub ladder: String,
+    pub lines: Vec<ForecastLine>,
+    /// The memory answer against the machine's: `the retention would need about 21.4 GiB at
+    /// 18.2 TiB; this machine has 15.6 GiB`.
+    pub memory: Option<String>,
+}
+
+/// The forecast of the lives on a ladder at the user's size; `None` with fewer than three
+/// rungs measured. `machine_memory` is the memory of the machine the lives ran on.
+pub fn forecast_life(
+    request: &ForecastSpec,
+    plan: &LifePlan,
+    rungs: &[RungLife<'_>],
+    machine_memory: Option<u64>,
+) -> Option<LifeForecast> {
+    if rungs.len() < 3 {
+        return None;
+    }
+    let size = request.size.bytes() as f64;
+    let files = request.files as f64;
+    let change = request.change.unwrap_or(plan.change.edited);
+    let keep = request.keep.unwrap_or(plan.keep);
+    let measured_keep = plan.keep.min(plan.nights);
+    let kept_note = if keep == measured_keep {
+        String::new()
+    } else {
+        format!("; measured with {measured_keep} backups kept, your {keep} are not on the ladder")
+    };
+    let by_bytes = |figure: &dyn Fn(&RungLife<'_>) -> Option<f64>| {
+        at(&points(rungs, Driver::Bytes, figure), size, Driver::Bytes)
+    };
+    let by_files = |figure: &dyn Fn(&RungLife<'_>) -> Option<f64>| {
+        at(&points(rungs, Driver::Files, figure), files, Driver::Files)
+    };
+    let mut lines = Vec::new();
+    lines.push(fitted_line(
+        "first (full) backup, seconds",
+        Unit::Seconds,
+        by_bytes(&|rung: &RungLife<'_>| first_backup(rung.life).map(|backup| backup.seconds)),
+        "bytes",
+        "",
+    ));
+    lines.push(fitted_line(
+        "nightly backup, seconds",
+        Unit::Seconds,
+        by_bytes(&|rung: &RungLife<'_>| nightly(rung.life, |backup| backup.seconds)),
+        "bytes",
+        &format!(
+            "; nights changed as the life's model ({}), your {} % a day not applied",
+            plan.change.words(),
+            (change * 1000.0).round() / 10.0
+        ),
+    ));
+    lines.push(fitted_line(
+        "backup, peak memory",
+        Unit::Bytes,
+        by_files(&|rung: &RungLife<'_>| {
+            most(rung.life, LifeCommand::Backup, |command| {
+                command.peak_rss_bytes as f64
+            })
+        }),
+        "files",
+        "",
+    ));
+    lines_for_repository(&mut lines, rungs, size, change, keep, plan);
+    lines.push(fitted_line(
+        "index and metadata, bytes",
+        Unit::Bytes,
+        by_files(&|rung: &RungLife<'_>| {
+            rung.life
+                .nights
+                .last()
+                .and_then(|night| night.index_bytes)
+                .map(|bytes| bytes as f64)
+        }),
+        "files",
+        "",
+    ));
+    for (kind, name) in [
+        (LifeCommand::Retention, "retention (prune)"),
+        (LifeCommand::Check, "check (metadata)"),
+        (LifeCommand::CheckData, "check (all data)"),
+    ] {
+        lines.push(fitted_line(
+            &format!("{name}, seconds"),
+            Unit::Seconds,
+            by_bytes(&|rung: &RungLife<'_>| most(rung.life, kind, |command| command.seconds)),
+            "bytes",
+            &kept_note,
+        ));
+        lines.push(fitted_line(
+            &format!("{name}, peak memory"),
+            Unit::Bytes,
+            by_files(&|rung: &RungLife<'_>| {
+                most(rung.life, kind, |command| command.peak_rss_bytes as f64)
+            }),
+            "files",
+            &kept_note,
+        ));
+    }
+    lines.push(fitted_line(
+        "full restore, seconds",
+        Unit::Seconds,
+        by_bytes(&|rung: &RungLife<'_>| rung.life.restores.first().map(|restore| restore.seconds)),
+        "bytes",
+        "",
+    ));
+    lines.push(ForecastLine {
+        figure: "restore of one file, time to its first byte".to_string(),
+        unit: Unit::Seconds,
+        answer: None,
+        basis: "the life restores whole backups; one file's restore is not measured yet"
+            .to_string(),
+    });
+    let memory = memory_line(&lines, request, machine_memory);
+    let first = rungs.iter().map(|rung| rung.bytes).min().unwrap_or(0);
+    let last = rungs.iter().map(|rung| rung.bytes).max().unwrap_or(0);
+    Some(LifeForecast {
+        request: request.words(change, keep),
+        ladder: format!(
+            "{} rungs of {} to {} in files of {} on average, {} nights each",
+            rungs.len(),
+            format_bytes(first),
+            format_bytes(last),
+            format_bytes(request.mean_file_bytes()),
+            plan.nights
+        ),
+        lines,
+        memory,
+    })
+}
+
+/// A line of a fitted figure; without a fit, one saying the tool ran no such command.
+fn fitted_line(
+    figure: &str,
+    unit: Unit,
+    fitted: Option<Forecast>,
+    driver: &str,
+    note: &str,
+) -> ForecastLine {
+    ForecastLine {
+        figure: figure.to_string(),
+        unit,
+        basis: fitted.as_ref().map_or_else(
+            || "the tool ran no such command".to_string(),
+            |fitted| format!("{}, against the source's {driver}{note}", fitted.basis),
+        ),
+        answer: fitted.map(|fitted| fitted.answer),
+    }
+}
+
+/// The repository after the kept backups: the full backup's repository plus what each
+/// further kept night adds, scaled from the life's change to the user's.
+fn lines_for_repository(
+    lines: &mut Vec<ForecastLine>,
+    rungs: &[RungLife<'_>],
+    size: f64,
+    change: f64,
+    keep: u32,
+    plan: &LifePlan,
+) {
+    let full = at(
+        &points(rungs, Driver::Bytes, &|rung: &RungLife<'_>| {
+            rung.life
+                .nights
+                .first()
+                .and_then(|night| night.repository_bytes)
+                .map(|bytes| bytes as f64)
+        }),
+        size,
+        Driver::Bytes,
+    );
+    let added = at(
+        &points(rungs, Driver::Bytes, &|rung: &RungLife<'_>| {
+            let added: Vec<f64> = rung
+                .life
+                .nights
+                .iter()
+                .skip(1)
+                .filter_map(|night| night.added_bytes)
+                .map(|bytes| bytes as f64)
+                .collect();
+            (!added.is_empty()).then(|| added.iter().sum::<f64>() / added.len() as f64)
+        }),
+        size,
+        Driver::Bytes,
+    );
+    let scale = if plan.change.edited > 0.0 {
+        change / plan.change.edited
+    } else {
+        1.0
+    };
+    let nights = f64::from(keep.saturating_sub(1));
+    let answer = match (
+        full.as_ref().map(|f| &f.answer),
+        added.as_ref().map(|a| &a.answer),
+    ) {
+        (
+            Some(Answer::Estimate { value, low, high }),
+            Some(Answer::Estimate {
+                value: a,
+                low: a_low,
+                high: a_high,
+            }),
+        ) => Some(Answer::Estimate {
+            value: value + nights * scale * a,
+            low: low + nights * scale * a_low,
+            high: high + nights * scale * a_high,
+        }),
+        (Some(Answer::Estimate { .. }), Some(other)) | (Some(other), _) => Some(other.clone()),
+        (None, _) => None,
+    };
+    lines.push(ForecastLine {
+        figure: format!("repository after {keep} kept backups, bytes"),
+        unit: Unit::Bytes,
+        answer,
+        basis: match (&full, &added) {
+            (Some(full), Some(added)) => format!(
+                "the full backup's repository ({}) plus {} nights' additions ({}) scaled by \
+                 your change over the life's ({:.2}×), against the source's bytes",
+                full.basis,
+                keep.saturating_sub(1),
+                added.basis,
+                scale
+            ),
+            (Some(full), None) => format!("{}, against the source's bytes", full.basis),
+            _ => "the life measured no repository".to_string(),
+        },
+    });
+}
+
+/// "The retention would need about 21.4 GiB at 18.2 TiB; this machine has 15.6 GiB": the
+/// largest memory answer, set beside the machine's.
+fn memory_line(
+    lines: &[ForecastLine],
+    request: &ForecastSpec,
+    machine_memory: Option<u64>,
+) -> Option<String> {
+    let (line, value, high) = lines
+        .iter()
+        .filter(|line| line.unit == Unit::Bytes && line.figure.ends_with("peak memory"))
+        .filter_map(|line| match line.answer {
+            Some(Answer::Estimate { value, high, .. }) => Some((line, value, high)),
+            _ => None,
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let command = line.figure.trim_end_matches(", peak memory");
+    let machine = machine_memory.map_or_else(String::new, |memory| {
+        let verdict = if (memory as f64) < value {
+            "; this machine has only"
+        } else if (memory as f64) < high {
+            "; within its range of this machine's"
+        } else {
+            "; this machine has"
+        };
+        format!("{verdict} {}", format_bytes(memory))
+    });
+    Some(format!(
+        "The {command} would need about {} of memory at {} in {} files (up to {}){machine}.",
+        Unit::Bytes.words(value),
+        format_bytes(request.size.bytes()),
+        request.files,
+        Unit::Bytes.words(high)
+    ))
+}
+
+/// The forecast of `points` at `size`, `None` without a fit (fewer than three rungs, or a
+/// figure at 0).
+fn at(points: &[(f64, f64)], size: f64, driver: Driver) -> Option<Forecast> {
+    forecast::forecast(points, size, driver).ok()
+}
+
+/// (the rung's size, its figure) for each rung that has the figure: its bytes for a figure
+/// that grows with bytes, its files for one that grows with files.
+fn points(
+    rungs: &[RungLife<'_>],
+    driver: Driver,
+    figure: &dyn Fn(&RungLife<'_>) -> Option<f64>,
+) -> Vec<(f64, f64)> {
+    rungs
+        .iter()
+        .filter_map(|rung| {
+            let size = match driver {
+                Driver::Files => rung.files,
+                Driver::Bytes | Driver::Snapshots => rung.bytes,
+            };
+            figure(rung).map(|value| (size as f64, value))
+        })
+        .collect()
+}
+
+fn first_backup(life: &LifeFigures) -> Option<&CommandFigures> {
+    life.nights.first().and_then(|night| night.backup())
+}
+
+/// The mean of a figure of the backups after the first night.
+fn nightly(life: &LifeFigures, figure: impl Fn(&CommandFigures) -> f64) -> Option<f64> {
+    let values: Vec<f64> = life
+        .nights
+        .iter()
+        .skip(1)
+        .filter_map(|night| night.backup())
+        .map(figure)
+        .collect();
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+/// The largest of a figure over every command of one kind (a retention's commands summed
+/// for its seconds would be as fair; its largest command is what a page is about).
+fn most(
+    life: &LifeFigures,
+    kind: LifeCommand,
+    figure: impl Fn(&CommandFigures) -> f64,
+) -> Option<f64> {
+    life.commands()
+        .filter(|(_, command)| command.command == kind && command.error.is_none())
+        .map(|(_, command)| figure(command))
+        .max_by(f64::total_cmp)
+}
