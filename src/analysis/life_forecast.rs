@@ -410,3 +410,158 @@ fn most(
         .map(|(_, command)| figure(command))
         .max_by(f64::total_cmp)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::tool::life::NightFigures;
+    use crate::size::ByteSize;
+
+    /// A life whose retention's memory is `memory(files)` and whose every command took
+    /// `seconds(bytes)`, over three nights with a retention after the second.
+    fn life(bytes: u64, files: u64, memory: f64, seconds: f64) -> LifeFigures {
+        let command = |kind: LifeCommand, rss: f64| CommandFigures {
+            command: kind,
+            program: "tool".to_string(),
+            seconds,
+            cpu_s: seconds,
+            peak_rss_bytes: rss as u64,
+            mb_per_s: None,
+            files_per_s: None,
+            pressure: None,
+            error: None,
+        };
+        let night = |night: u32, commands: Vec<CommandFigures>| NightFigures {
+            night,
+            changed: None,
+            source_files: files,
+            source_bytes: bytes,
+            repository_bytes: Some(bytes / 2 + 1000 * u64::from(night)),
+            added_bytes: Some(bytes / 50),
+            index_bytes: Some(files * 100),
+            snapshots: Some(night),
+            commands,
+        };
+        LifeFigures {
+            plan: LifePlan {
+                nights: 3,
+                retention_every: 2,
+                keep: 1,
+                ..LifePlan::default()
+            },
+            nights: vec![
+                night(1, vec![command(LifeCommand::Backup, 50e6)]),
+                night(
+                    2,
+                    vec![
+                        command(LifeCommand::Backup, 50e6),
+                        command(LifeCommand::Retention, memory),
+                    ],
+                ),
+                night(3, vec![command(LifeCommand::Backup, 50e6)]),
+            ],
+            restores: Vec::new(),
+            no_maintenance: None,
+            machine_memory_bytes: Some(16 << 30),
+        }
+    }
+
+    fn request(size: u64, files: u64) -> ForecastSpec {
+        ForecastSpec {
+            size: ByteSize::new(size),
+            files,
+            change: None,
+            keep: Some(1),
+            ladder_from: None,
+            rungs: None,
+        }
+    }
+
+    #[test]
+    fn memory_growing_with_files_is_answered_beside_the_machine_and_past_reach_in_words() {
+        // 1 KiB of memory a file, ±3 % apart, over 50 000 to 400 000 files.
+        let noise = [1.03, 0.97, 1.02, 0.98];
+        let lives: Vec<LifeFigures> = (0..4)
+            .map(|rung| {
+                let files = 50_000u64 << rung;
+                life(
+                    files * 4096,
+                    files,
+                    files as f64 * 1024.0 * noise[rung],
+                    2.0,
+                )
+            })
+            .collect();
+        let rungs: Vec<RungLife<'_>> = lives
+            .iter()
+            .map(|life| RungLife {
+                bytes: life.nights[0].source_bytes,
+                files: life.nights[0].source_files,
+                life,
+            })
+            .collect();
+        let plan = lives[0].plan;
+        // At twice the largest rung: about 800 000 KiB, the machine's 16 GiB beside it.
+        let near = forecast_life(
+            &request(800_000 * 4096, 800_000),
+            &plan,
+            &rungs,
+            Some(16 << 30),
+        )
+        .expect("a forecast");
+        let memory = near
+            .lines
+            .iter()
+            .find(|line| line.figure == "retention (prune), peak memory")
+            .expect("the retention's memory");
+        let Some(Answer::Estimate { value, .. }) = memory.answer else {
+            panic!("{memory:?}");
+        };
+        assert!((value / (800_000.0 * 1024.0) - 1.0).abs() < 0.05, "{value}");
+        assert!(
+            memory.basis.contains("against the source's files"),
+            "{}",
+            memory.basis
+        );
+        let said = near.memory.expect("the memory line");
+        assert!(
+            said.starts_with("The retention (prune) would need about 7"),
+            "{said}"
+        );
+        assert!(said.ends_with("this machine has 16 GiB."), "{said}");
+        // The time did not move: not measurable, not a number fitted to noise.
+        let nightly = near
+            .lines
+            .iter()
+            .find(|line| line.figure == "nightly backup, seconds")
+            .expect("nightly");
+        assert!(
+            nightly
+                .answer_words()
+                .starts_with("not measurable at these sizes"),
+            "{}",
+            nightly.answer_words()
+        );
+        // 2 000 times the largest rung: words, no number.
+        let far = forecast_life(
+            &request(800_000_000 * 4096, 800_000_000),
+            &plan,
+            &rungs,
+            Some(16 << 30),
+        )
+        .expect("a forecast");
+        let memory = far
+            .lines
+            .iter()
+            .find(|line| line.figure == "retention (prune), peak memory")
+            .expect("the retention's memory");
+        assert!(
+            memory
+                .answer_words()
+                .starts_with("no number: your size is 2000×"),
+            "{}",
+            memory.answer_words()
+        );
+        assert!(far.memory.is_none());
+    }
+}

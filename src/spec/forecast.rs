@@ -150,7 +150,7 @@ impl ForecastSpec {
     pub fn words(&self, change: f64, keep: u32) -> String {
         format!(
             "{} in {} files, {} % changed a day, {keep} backups kept",
-            format_size(self.size.bytes()),
+            crate::size::format_bytes(self.size.bytes()),
             self.files,
             (change * 1000.0).round() / 10.0
         )

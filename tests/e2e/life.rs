@@ -342,3 +342,124 @@ async fn a_lab_killed_in_a_lifes_check_is_swept_at_its_next_start() {
     lab.wait_status(&id, &["cancelled"], Duration::from_secs(30))
         .await;
 }
+
+#[tokio::test]
+async fn a_forecast_runs_its_ladder_and_answers_at_the_users_size_with_its_basis() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let target = lab.empty_dir("out");
+    // 4 rungs of 2 to 16 MiB in files of 32 KiB, borg for three nights each, for a user of
+    // 64 MiB (4× the largest rung). An answer past 1000× the largest rung is words, not a
+    // number: `forecast::tests` and `analysis::life_forecast::tests` show it.
+    let spec = |size: &str, files: u64| {
+        json!({
+            "source": {"generated": {"size": "2M"}},
+            "target": {"kind": "dir", "path": target},
+            "tool": {"name": "borg"},
+            "life": {"nights": 3, "retention_every": 2, "keep": 1},
+            "forecast": {"size": size, "files": files, "keep": 1, "ladder_from": "2M"}
+        })
+    };
+    let id = lab.submit(&spec("64M", 2048)).await;
+    let campaign = lab
+        .wait_status(&id, &["done", "failed"], Duration::from_secs(300))
+        .await;
+    assert_eq!(campaign["status"], "done", "{campaign}");
+    let runs = campaign["runs"].as_array().expect("runs");
+    let rungs: Vec<(u64, u64)> = runs
+        .iter()
+        .map(|run| {
+            let night = &run["result"]["tool"]["life"]["nights"][0];
+            assert_eq!(
+                run["params"]["ladder"]["mean_file_bytes"],
+                32 << 10,
+                "{run}"
+            );
+            (
+                night["source_bytes"].as_u64().expect("bytes"),
+                night["source_files"].as_u64().expect("files"),
+            )
+        })
+        .collect();
+    // Each rung double the last, in files of about the user's mean size.
+    let bytes: Vec<u64> = rungs.iter().map(|(bytes, _)| *bytes).collect();
+    assert_eq!(bytes, [2 << 20, 4 << 20, 8 << 20, 16 << 20]);
+    for (bytes, files) in &rungs {
+        let mean = bytes / files;
+        assert!(
+            (16 << 10..=64 << 10).contains(&mean),
+            "a rung of {bytes} bytes in {files} files"
+        );
+    }
+    let page = lab.get_text(&format!("/campaigns/{id}")).await;
+    let section = &page[page.find("id=\"forecast\"").expect("a forecast section")..];
+    let section = &section[..section.find("</section>").expect("its end")];
+    for figure in [
+        "nightly backup, seconds",
+        "retention (prune), peak memory",
+        "check (all data), seconds",
+        "repository after 1 kept backups, bytes",
+        "full restore, seconds",
+    ] {
+        let row = section
+            .find(figure)
+            .map(|at| &section[at..at + section[at..].find("</tr>").expect("row end")])
+            .unwrap_or_else(|| panic!("no row for {figure}: {section}"));
+        // Every answer is a number with its range, or says why there is none; every one
+        // names its basis.
+        assert!(
+            row.contains("about ") || row.contains("not measurable") || row.contains("no number"),
+            "{row}"
+        );
+        assert!(row.contains("fit over 4 sizes up to"), "{row}");
+    }
+    assert!(section.contains("64 MiB in 2048 files"), "{section}");
+    // The repository grows with the source: at 4× the ladder's largest it is a number.
+    let repository = &section[section.find("repository after").expect("repository")..];
+    assert!(
+        repository.starts_with("repository after 1 kept backups, bytes</td><td>about "),
+        "{repository}"
+    );
+}
+
+#[tokio::test]
+async fn a_bad_life_or_forecast_is_refused_naming_every_field() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let source = lab.data_dir.join("src");
+    create_dataset_with(&source, "typical", "1M", 58);
+    let target = lab.empty_dir("out");
+    let answer = lab
+        .post_json(
+            "/api/campaigns",
+            &json!({
+                "source": {"paths": [source]},
+                "target": {"kind": "dir", "path": target},
+                "tool": {"name": "restic"},
+                "life": {
+                    "nights": 1001, "retention_every": 0, "keep": 0,
+                    "change": {"edited": 1.5, "deleted": -0.1}
+                },
+                "forecast": {"size": "2E", "files": 0, "change": 2.0, "keep": 0, "rungs": 3}
+            }),
+        )
+        .await;
+    assert_eq!(answer.status(), 422);
+    let body: Value = answer.json().await.expect("JSON");
+    let text = body.to_string();
+    for field in [
+        "life.nights",
+        "life.retention_every",
+        "life.keep",
+        "life.change.edited",
+        "life.change.deleted",
+        "forecast.size",
+        "forecast.files",
+        "forecast.change",
+        "forecast.keep",
+        "forecast.rungs",
+    ] {
+        assert!(
+            text.contains(&format!("\"{field}\"")),
+            "{field} not named: {text}"
+        );
+    }
+}
