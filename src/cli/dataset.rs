@@ -56,6 +56,11 @@ pub(super) struct DatasetArgs {
     /// Stop after this many files.
     #[arg(long)]
     files: Option<u64>,
+    /// Files whose sizes spread around this mean (e.g. 4K), as a forecast's ladder makes
+    /// them: a tree of a shape known only by its bytes and files (the profile's sizes are
+    /// then not used).
+    #[arg(long, value_name = "SIZE", conflicts_with = "like")]
+    mean_file_size: Option<String>,
     /// Seed: the same seed gives a byte-identical tree.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -147,6 +152,22 @@ fn dataset_request(args: &DatasetArgs, like: Option<&TreeScan>) -> Result<Datase
         return Err("--compress-ratio: must be between 1.0 and 100.0".to_string());
     }
     let dedup = dedup_settings(args)?;
+    if let Some(text) = &args.mean_file_size {
+        let mean = match spec::parse_size(text) {
+            Ok(0) => return Err("--mean-file-size: must be greater than 0".to_string()),
+            Ok(mean) => mean,
+            Err(message) => return Err(format!("--mean-file-size: {message}")),
+        };
+        return Ok(DatasetRequest {
+            profile: Profile::Typical,
+            size,
+            max_files: args.files,
+            seed: args.seed,
+            compress_ratio: args.compress_ratio,
+            dedup: None,
+            like: Some(dataset::Likeness::around_mean(mean)),
+        });
+    }
     Ok(match like {
         Some(scan) => DatasetRequest {
             profile: Profile::Typical,
