@@ -4,13 +4,13 @@
 # retention's (restic forget --prune) peak memory and the nightly backup's seconds, forecast and
 # measured, and their ratio (goal: within 25 %).
 #
-#   ladder   backlab run --spec LADDER: restic, a life of NIGHTS nights (retention every 2
+#   ladder   backlab run LADDER: restic, a life of NIGHTS nights (retention every 2
 #            keeping 1, checks after the last) on each of RUNGS generated trees of FROM, 2×FROM,
 #            … bytes in files spread around MEAN (lognormal, σ 1), and a forecast at twice the
 #            largest rung (its bytes, and its bytes ÷ MEAN files); the forecast's lines are
 #            read from the printed report
 #   check    backlab dataset create CHECK --size 2×largest --mean-file-size MEAN (the same
-#            generator the ladder uses, another seed), then backlab run --spec CHECK: the same
+#            generator the ladder uses, another seed), then backlab run CHECK: the same
 #            life on that tree; measured: the largest retention's peak memory (restic's
 #            process tree, sampled every 250 ms, and the largest stage's own peak) and the mean
 #            of the backups after the first night
@@ -19,7 +19,9 @@
 #            from the page cache before each backup, as every life does
 #
 # Environment: MEAN (4K), FROM (50M), RUNGS (4), NIGHTS (4), BENCH_DIR (target/bench-life),
-# BACKLAB (target/release/backlab, built when missing). Needs restic, python3.
+# BACKLAB (target/release/backlab, built when missing), REUSE_CHECK=1 (keep the check's result
+# from an earlier run in BENCH_DIR, with the same MEAN, FROM, RUNGS and NIGHTS, and run only the
+# ladder). Needs restic, python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,7 +34,12 @@ BACKLAB=${BACKLAB:-target/release/backlab}
 [ -x "$BACKLAB" ] || cargo build --release --quiet
 command -v restic >/dev/null || { echo "needs restic" >&2; exit 1; }
 
-rm -rf "$BENCH_DIR"
+if [ "${REUSE_CHECK:-0}" = 1 ] && [ -s "$BENCH_DIR/check.out" ]; then
+  rm -rf "$BENCH_DIR/target" "$BENCH_DIR/data" "$BENCH_DIR/ladder.txt"
+else
+  rm -rf "$BENCH_DIR"
+  REUSE_CHECK=0
+fi
 mkdir -p "$BENCH_DIR/target" "$BENCH_DIR/data"
 BENCH_DIR=$(cd "$BENCH_DIR" && pwd)
 
@@ -59,10 +66,13 @@ echo "conditions: restic $(restic version | cut -d' ' -f2), $(nproc) cores, ladd
   "rungs from $FROM in files of $MEAN on average, $NIGHTS nights each (retention every 2" \
   "keeping 1), forecast at $check bytes in $files files; data in $BENCH_DIR"
 started=$(date +%s)
-"$BACKLAB" run --spec "$BENCH_DIR/ladder.json" --restore-to "$BENCH_DIR/data" \
+"$BACKLAB" run "$BENCH_DIR/ladder.json" --restore-to "$BENCH_DIR/data" \
   >"$BENCH_DIR/ladder.txt" 2>"$BENCH_DIR/ladder.err"
 echo "ladder: $(( $(date +%s) - started )) s"
 
+if [ "$REUSE_CHECK" = 1 ]; then
+  echo "check: reused from $BENCH_DIR/check.out"
+else
 "$BACKLAB" dataset create "$BENCH_DIR/check" --size "$check" --mean-file-size "$MEAN" \
   --seed 7 >/dev/null
 cat >"$BENCH_DIR/check.json" <<EOF
@@ -71,9 +81,11 @@ cat >"$BENCH_DIR/check.json" <<EOF
  "tool": {"name": "restic"}, "tests": ["tool_life"], "life": $life}
 EOF
 started=$(date +%s)
-"$BACKLAB" run --spec "$BENCH_DIR/check.json" --restore-to "$BENCH_DIR/data" --json \
+"$BACKLAB" run "$BENCH_DIR/check.json" --restore-to "$BENCH_DIR/data" --json \
   >"$BENCH_DIR/check.out" 2>"$BENCH_DIR/check.err"
 echo "check: $(( $(date +%s) - started )) s"
+rm -rf "$BENCH_DIR/check"
+fi
 
 python3 - "$BENCH_DIR/ladder.txt" "$BENCH_DIR/check.out" <<'EOF'
 import json, re, sys

@@ -125,6 +125,16 @@ pub fn forecast_life(
     let by_files = |figure: &dyn Fn(&RungLife<'_>) -> Option<f64>| {
         at(&points(rungs, Driver::Files, figure), files, Driver::Files)
     };
+    // Memory is a tool's runtime plus what its index holds: a straight line against files.
+    let memory_by_files = |figure: &dyn Fn(&RungLife<'_>) -> Option<f64>| {
+        forecast::forecast_linear(
+            &points(rungs, Driver::Files, figure),
+            files,
+            Driver::Files,
+            |bytes| format_bytes(bytes.max(0.0).round() as u64),
+        )
+        .ok()
+    };
     let mut lines = Vec::new();
     lines.push(fitted_line(
         "first (full) backup, seconds",
@@ -147,7 +157,7 @@ pub fn forecast_life(
     lines.push(fitted_line(
         "backup, peak memory",
         Unit::Bytes,
-        by_files(&|rung: &RungLife<'_>| {
+        memory_by_files(&|rung: &RungLife<'_>| {
             most(rung.life, LifeCommand::Backup, |command| {
                 command.peak_rss_bytes as f64
             })
@@ -184,7 +194,7 @@ pub fn forecast_life(
         lines.push(fitted_line(
             &format!("{name}, peak memory"),
             Unit::Bytes,
-            by_files(&|rung: &RungLife<'_>| {
+            memory_by_files(&|rung: &RungLife<'_>| {
                 most(rung.life, kind, |command| command.peak_rss_bytes as f64)
             }),
             "files",

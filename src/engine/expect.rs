@@ -112,8 +112,63 @@ pub struct Expected {
     pub longest_s: f64,
 }
 
+/// What one command of a backup tool takes before it moves a byte (its start-up, its
+/// repository's opening): restic and borg each take most of a second on a small machine.
+const TOOL_START_S: f64 = 1.0;
+/// The rates a life's length is worked out at, MB/s: a tool's full backup, its scan of an
+/// unchanged tree, a check reading every byte, a restore, the lab's verification and copies.
+/// Rates of restic and borg on a 2-core machine with a virtio disk, rounded down.
+const LIFE_BACKUP_MB_S: f64 = 40.0;
+const LIFE_SCAN_MB_S: f64 = 400.0;
+const LIFE_READ_MB_S: f64 = 100.0;
+const LIFE_RESTORE_MB_S: f64 = 60.0;
+const LIFE_COPY_MB_S: f64 = 200.0;
+
+/// A life's expected length: its nights' backups (the first in full, the others over the
+/// night's change), the tool's list after each, its retentions and checks, two restores
+/// verified, and the copies; from its tree's bytes (a rung's, or the source's when a bounded
+/// walk can count them). `None` when the bytes are not known.
+fn life_expected(plan: &RunPlan) -> Option<Expected> {
+    let life = plan.params.life?;
+    let bytes = match (&plan.params.ladder, &plan.source) {
+        (Some(rung), _) => rung.bytes,
+        (None, SourcePlan::Paths(paths)) => super::cache::tree_bytes_below(paths, u64::MAX)?,
+        _ => return None,
+    } as f64
+        / 1e6;
+    let nights = f64::from(life.nights);
+    let per_night = TOOL_START_S * 2.0
+        + bytes / LIFE_SCAN_MB_S
+        + bytes * (life.change.edited + life.change.added) / LIFE_BACKUP_MB_S;
+    let retentions = f64::from(life.nights / life.retention_every.max(1));
+    let checks = f64::from(
+        (1..=life.nights)
+            .filter(|night| life.checks_due(*night))
+            .count() as u32,
+    );
+    let seconds = TOOL_START_S
+        + bytes / LIFE_BACKUP_MB_S
+        + (nights - 1.0) * per_night
+        + retentions * 2.0 * (TOOL_START_S + bytes / LIFE_COPY_MB_S)
+        + checks * (2.0 * TOOL_START_S + bytes / LIFE_READ_MB_S)
+        + 2.0 * (TOOL_START_S + bytes / LIFE_RESTORE_MB_S + bytes / LIFE_COPY_MB_S)
+        + 2.0 * bytes / LIFE_COPY_MB_S
+        + OVERHEAD_S;
+    Some(Expected {
+        seconds,
+        at_most: false,
+        // A tool three times slower than these rates.
+        longest_s: 3.0 * seconds,
+    })
+}
+
 /// The expected length of a run, from its plan alone.
 pub fn expected(plan: &RunPlan) -> Expected {
+    if plan.test == TestKind::ToolLife
+        && let Some(life) = life_expected(plan)
+    {
+        return life;
+    }
     let params = &plan.params;
     let cap = params.duration_s.unwrap_or(f64::INFINITY);
     let drain = drain_s(plan);

@@ -34,6 +34,161 @@ pub struct LifeView {
     /// The life in a few sentences: first and last night's backup, the most memory a command
     /// took, the failures.
     pub summary: Vec<String>,
+    /// The nights drawn: backup seconds, repository size, peak memory of each command.
+    pub panels: Vec<LifePanel>,
+}
+
+/// One panel of a life's chart: a figure night by night, drawn in the page's own SVG.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LifePanel {
+    pub title: String,
+    /// The top of the axis, in words.
+    pub top: String,
+    /// The panel's line, `x,y` pairs in its 600 × 120 box.
+    pub line: String,
+    /// Each point, with its colour and what it is (a command's memory).
+    pub marks: Vec<LifeMark>,
+    /// The last night's number, for the axis.
+    pub nights: u32,
+}
+
+/// A point of a panel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LifeMark {
+    pub x: f64,
+    pub y: f64,
+    pub color: &'static str,
+    pub title: String,
+}
+
+/// The panel's box: 600 wide, 120 high, 40 to the left for the axis's words.
+const PANEL_LEFT: f64 = 40.0;
+const PANEL_WIDTH: f64 = 560.0;
+const PANEL_HEIGHT: f64 = 120.0;
+
+/// The colour each command is drawn in.
+fn command_color(command: LifeCommand) -> &'static str {
+    match command {
+        LifeCommand::Backup => "#4a78a8",
+        LifeCommand::Retention => "#d67e2c",
+        LifeCommand::Check => "#5a9a5a",
+        LifeCommand::CheckData => "#9a5a9a",
+    }
+}
+
+/// A panel of `values` by night (a night without one is skipped), written by `words`.
+fn panel(
+    title: &str,
+    nights: u32,
+    values: &[(u32, f64, &'static str, String)],
+    words: impl Fn(f64) -> String,
+    line: bool,
+) -> LifePanel {
+    let top = values
+        .iter()
+        .map(|(_, value, _, _)| *value)
+        .fold(0.0, f64::max)
+        .max(f64::MIN_POSITIVE);
+    let x = |night: u32| {
+        PANEL_LEFT + PANEL_WIDTH * f64::from(night.saturating_sub(1)) / f64::from(nights.max(2) - 1)
+    };
+    let y = |value: f64| PANEL_HEIGHT - PANEL_HEIGHT * 0.9 * value / top;
+    let marks: Vec<LifeMark> = values
+        .iter()
+        .map(|(night, value, color, title)| LifeMark {
+            x: (x(*night) * 10.0).round() / 10.0,
+            y: (y(*value) * 10.0).round() / 10.0,
+            color,
+            title: title.clone(),
+        })
+        .collect();
+    LifePanel {
+        title: title.to_string(),
+        top: words(top / 0.9),
+        line: if line {
+            marks
+                .iter()
+                .map(|mark| format!("{},{}", mark.x, mark.y))
+                .collect::<Vec<_>>()
+                .join(" ")
+        } else {
+            String::new()
+        },
+        marks,
+        nights,
+    }
+}
+
+/// The life's three panels: backup seconds, repository bytes, peak memory of every command.
+fn panels(life: &LifeFigures) -> Vec<LifePanel> {
+    let nights = life.plan.nights;
+    let backups: Vec<(u32, f64, &'static str, String)> = life
+        .nights
+        .iter()
+        .filter_map(|night| {
+            let backup = night.backup()?;
+            Some((
+                night.night,
+                backup.seconds,
+                command_color(LifeCommand::Backup),
+                format!("night {}: backup {:.2} s", night.night, backup.seconds),
+            ))
+        })
+        .collect();
+    let repository: Vec<(u32, f64, &'static str, String)> = life
+        .nights
+        .iter()
+        .filter_map(|night| {
+            let bytes = night.repository_bytes?;
+            Some((
+                night.night,
+                bytes as f64,
+                "#4a78a8",
+                format!("night {}: repository {}", night.night, format_bytes(bytes)),
+            ))
+        })
+        .collect();
+    let memory: Vec<(u32, f64, &'static str, String)> = life
+        .commands()
+        .map(|(night, command)| {
+            (
+                night.night,
+                command.peak_rss_bytes as f64,
+                command_color(command.command),
+                format!(
+                    "night {}: {} ({}) {}",
+                    night.night,
+                    command.command.label(),
+                    command.program,
+                    format_bytes(command.peak_rss_bytes)
+                ),
+            )
+        })
+        .collect();
+    let mut panels = vec![panel(
+        "Backup, seconds",
+        nights,
+        &backups,
+        |value| format!("{value:.1} s"),
+        true,
+    )];
+    if !repository.is_empty() {
+        panels.push(panel(
+            "Repository",
+            nights,
+            &repository,
+            |value| format_bytes(value as u64),
+            true,
+        ));
+    }
+    panels.push(panel(
+        "Peak memory: backup (blue), retention (orange), check (green), check of all data (purple)",
+        nights,
+        &memory,
+        |value| format_bytes(value as u64),
+        false,
+    ));
+    panels
 }
 
 /// A night's row: its change, its backup and the repository after it.
@@ -134,6 +289,7 @@ impl LifeView {
                 })
                 .collect(),
             summary: summary(&tool.name, life),
+            panels: panels(life),
         })
     }
 
@@ -468,6 +624,8 @@ pub struct ForecastRow {
     pub basis: String,
     /// Whether the answer is a number.
     pub estimate: bool,
+    /// The number, when it is one.
+    pub value: Option<f64>,
 }
 
 impl ForecastView {
@@ -531,6 +689,12 @@ impl ForecastView {
                                 line.answer,
                                 Some(crate::forecast::Answer::Estimate { .. })
                             ),
+                            value: match line.answer {
+                                Some(crate::forecast::Answer::Estimate { value, .. }) => {
+                                    Some(value)
+                                }
+                                _ => None,
+                            },
                         })
                         .collect(),
                 })
@@ -539,9 +703,63 @@ impl ForecastView {
     }
 }
 
+/// Several tools' forecasts compared on what pages people: which tool's retention, and which
+/// one's backup, needs the least memory at the user's size (only where each gave a number).
+pub fn forecasts_compared(forecasts: &[ForecastView]) -> Vec<String> {
+    if forecasts.len() < 2 {
+        return Vec::new();
+    }
+    let mut lines = Vec::new();
+    for figure in [
+        "retention (prune), peak memory",
+        "backup, peak memory",
+        "nightly backup, seconds",
+    ] {
+        let answers: Vec<(&str, f64)> = forecasts
+            .iter()
+            .filter_map(|forecast| {
+                let row = forecast.rows.iter().find(|row| row.figure == figure)?;
+                Some((forecast.tool.as_str(), row.value?))
+            })
+            .collect();
+        if answers.len() < 2 {
+            continue;
+        }
+        let words = |value: f64| {
+            if figure.ends_with("seconds") {
+                crate::analysis::life_forecast::Unit::Seconds.words(value)
+            } else {
+                crate::analysis::life_forecast::Unit::Bytes.words(value)
+            }
+        };
+        let mut sorted = answers.clone();
+        sorted.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let (best, least) = sorted[0];
+        let others: Vec<String> = sorted[1..]
+            .iter()
+            .map(|(tool, value)| format!("{tool}'s {}", words(*value)))
+            .collect();
+        let (what, how) = figure.split_once(", ").unwrap_or((figure, ""));
+        let needs = if how == "seconds" {
+            "takes the least time"
+        } else {
+            "needs the least memory"
+        };
+        lines.push(format!(
+            "At your size, {best}'s {what} {needs}: about {}, against {}.",
+            words(least),
+            others.join(", ")
+        ));
+    }
+    lines
+}
+
 /// The forecasts as the CLI prints them.
 pub fn forecast_text(forecasts: &[ForecastView]) -> String {
     let mut out = String::new();
+    for line in forecasts_compared(forecasts) {
+        let _ = writeln!(out, "{line}");
+    }
     for forecast in forecasts {
         let _ = writeln!(
             out,

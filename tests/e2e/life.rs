@@ -410,7 +410,7 @@ async fn a_forecast_runs_its_ladder_and_answers_at_the_users_size_with_its_basis
             row.contains("about ") || row.contains("not measurable") || row.contains("no number"),
             "{row}"
         );
-        assert!(row.contains("fit over 4 sizes up to"), "{row}");
+        assert!(row.contains(" over 4 sizes up to "), "{row}");
     }
     assert!(section.contains("64 MiB in 2048 files"), "{section}");
     // The repository grows with the source: at 4× the ladder's largest it is a number.
@@ -462,4 +462,71 @@ async fn a_bad_life_or_forecast_is_refused_naming_every_field() {
             "{field} not named: {text}"
         );
     }
+}
+
+#[tokio::test]
+async fn a_failing_check_is_a_finding_of_its_night_not_a_lost_life() {
+    let root = scratch();
+    let tools_file = root.path().join("tools.json");
+    std::fs::write(
+        &tools_file,
+        json!([{
+            "name": "brittle",
+            "shape": "repository",
+            "version": [["cp", "--version"]],
+            "init": [["mkdir -p \"$1\"", "{repo}"]],
+            "backup": [["cp -R \"$2\" \"$1/$3\"", "{repo}", "{source}", "{archive}"]],
+            "restore": [[
+                "mkdir -p \"$3$4\" && cp -R \"$1/$2/.\" \"$3$4\"",
+                "{repo}", "{archive}", "{restore}", "{source}"
+            ]],
+            "check": [["echo 'index damaged: pack 3f2a missing' >&2; exit 3"]],
+            "progress": "process_io",
+            "shell": true
+        }])
+        .to_string(),
+    )
+    .expect("tools file");
+    let options = LabOptions {
+        extra: vec!["--tools".to_string(), tools_file.display().to_string()],
+        ..LabOptions::default()
+    };
+    let lab = Lab::start(root.path(), &options);
+    let source = lab.data_dir.join("src");
+    create_dataset_with(&source, "typical", "1M", 59);
+    let target = lab.empty_dir("out");
+    let id = lab
+        .submit(&json!({
+            "source": {"paths": [source]},
+            "target": {"kind": "dir", "path": target},
+            "tool": {"name": "brittle"},
+            "life": {"nights": 2, "retention_every": 5}
+        }))
+        .await;
+    let campaign = lab
+        .wait_status(&id, &["done", "failed"], Duration::from_secs(120))
+        .await;
+    assert_eq!(campaign["status"], "done", "{campaign}");
+    let life = &campaign["runs"][0]["result"]["tool"]["life"];
+    let check = &life["nights"][1]["commands"][1];
+    assert_eq!(check["command"], "check", "{life}");
+    let error = check["error"].as_str().expect("the check's error");
+    assert!(error.contains("exited with status 3"), "{error}");
+    assert!(
+        error.contains("index damaged: pack 3f2a missing"),
+        "{error}"
+    );
+    assert!(check["peak_rss_bytes"].as_u64().is_some(), "{check}");
+    // The restores still ran and were verified; the page shows the failure in its night.
+    let restores = life["restores"].as_array().expect("restores");
+    assert_eq!(restores.len(), 2, "{life}");
+    let page = lab.get_text(&format!("/campaigns/{id}")).await;
+    assert!(
+        page.contains("failed: sh exited with status 3"),
+        "the page names the failure"
+    );
+    assert!(
+        page.contains("Night 2: check (metadata)"),
+        "the summary names its night"
+    );
 }

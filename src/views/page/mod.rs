@@ -143,6 +143,8 @@ pub struct CampaignPageView {
     pub lives: Vec<crate::views::life::LifeView>,
     /// Each tool's forecast to the user's size, from the lives on its ladder.
     pub forecasts: Vec<crate::views::life::ForecastView>,
+    /// The tools' forecasts compared, when several were.
+    pub forecasts_compared: Vec<String>,
 }
 
 /// One component of the stage bar: how busy it was in the backup.
@@ -312,6 +314,13 @@ pub fn campaign_page(
     let chart_views = chart_views(view, runs_finished, inline_charts)?;
 
     let (live_run, live_rate) = live_lines(&view.runs, is_final);
+    let forecasts = crate::views::life::ForecastView::all(
+        view.spec.forecast.as_ref(),
+        &runs
+            .iter()
+            .filter_map(|run| Some((run.number, run.result?)))
+            .collect::<Vec<_>>(),
+    );
     let expected_by_run = &view.expected_by_run;
     let (expected, left) = durations(runs, expected_by_run, view.expected.as_ref(), is_final);
 
@@ -386,13 +395,8 @@ pub fn campaign_page(
             .map(|search| (search.words.clone(), search.sureness.to_string())),
         runs: runs.iter().map(|run| run_row(run, points)).collect(),
         lives: crate::views::life::LifeView::all(runs),
-        forecasts: crate::views::life::ForecastView::all(
-            view.spec.forecast.as_ref(),
-            &runs
-                .iter()
-                .filter_map(|run| Some((run.number, run.result?)))
-                .collect::<Vec<_>>(),
-        ),
+        forecasts_compared: crate::views::life::forecasts_compared(&forecasts),
+        forecasts,
     })
 }
 
