@@ -26,7 +26,8 @@ rm -rf "$BENCH_DIR"
 mkdir -p "$BENCH_DIR/target" "$BENCH_DIR/data"
 BENCH_DIR=$(cd "$BENCH_DIR" && pwd)
 "$BACKLAB" dataset create "$BENCH_DIR/demo" --size "$SIZE" --seed 1 >/dev/null
-echo "conditions: $TOOL $("$TOOL" --version 2>/dev/null | head -1 || true), $(nproc) cores," \
+version=$({ "$TOOL" version 2>/dev/null || "$TOOL" --version 2>/dev/null; } | head -1 || true)
+echo "conditions: $version, $(nproc) cores," \
   "$NIGHTS nights of the $SIZE demo, data and target in $BENCH_DIR"
 sync
 started=$(date +%s.%N)

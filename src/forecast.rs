@@ -330,6 +330,34 @@ pub fn forecast_linear(
     Ok(Forecast { answer, basis })
 }
 
+/// The forecast by whichever law fits the ladder better, a power law or a straight line
+/// (judged by their residuals in logarithms, so a figure's small rungs weigh as much as its
+/// large ones); the basis names the law.
+pub fn forecast_best(
+    points: &[(f64, f64)],
+    size: f64,
+    driver: Driver,
+    words: impl Fn(f64) -> String,
+) -> Result<Forecast, FitError> {
+    let power = fit(points)?;
+    let linear = fit_linear(points)?;
+    let linear_log_sd = {
+        let squares: f64 = points
+            .iter()
+            .map(|(x, y)| {
+                let fitted = (linear.base + linear.slope * x).max(f64::MIN_POSITIVE);
+                (y.ln() - fitted.ln()).powi(2)
+            })
+            .sum();
+        (squares / (points.len() as f64 - 2.0).max(1.0)).sqrt()
+    };
+    if linear_log_sd < power.residual_sd {
+        forecast_linear(points, size, driver, words)
+    } else {
+        forecast(points, size, driver)
+    }
+}
+
 impl Driver {
     /// How much of the driver a straight line's slope is given per: a thousand files, a GiB.
     fn per(self) -> f64 {

@@ -119,15 +119,23 @@ pub fn forecast_life(
     } else {
         format!("; measured with {measured_keep} backups kept, your {keep} are not on the ladder")
     };
+    let seconds = |value: f64| Unit::Seconds.words(value);
     let by_bytes = |figure: &dyn Fn(&RungLife<'_>) -> Option<f64>| {
-        at(&points(rungs, Driver::Bytes, figure), size, Driver::Bytes)
+        forecast::forecast_best(
+            &points(rungs, Driver::Bytes, figure),
+            size,
+            Driver::Bytes,
+            seconds,
+        )
+        .ok()
     };
     let by_files = |figure: &dyn Fn(&RungLife<'_>) -> Option<f64>| {
         at(&points(rungs, Driver::Files, figure), files, Driver::Files)
     };
-    // Memory is a tool's runtime plus what its index holds: a straight line against files.
+    // Memory is a tool's runtime plus what its index holds: a straight line against files,
+    // unless a power law fits its ladder better.
     let memory_by_files = |figure: &dyn Fn(&RungLife<'_>) -> Option<f64>| {
-        forecast::forecast_linear(
+        forecast::forecast_best(
             &points(rungs, Driver::Files, figure),
             files,
             Driver::Files,

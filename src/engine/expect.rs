@@ -123,6 +123,9 @@ const LIFE_SCAN_MB_S: f64 = 400.0;
 const LIFE_READ_MB_S: f64 = 100.0;
 const LIFE_RESTORE_MB_S: f64 = 60.0;
 const LIFE_COPY_MB_S: f64 = 200.0;
+/// The longest one night of a life is counted at when its tree's bytes are not known: a
+/// tool's step (`tool::run`'s default limit).
+const LIFE_STEP_LIMIT_S: f64 = 600.0;
 
 /// A life's expected length: its nights' backups (the first in full, the others over the
 /// night's change), the tool's list after each, its retentions and checks, two restores
@@ -164,10 +167,18 @@ fn life_expected(plan: &RunPlan) -> Option<Expected> {
 
 /// The expected length of a run, from its plan alone.
 pub fn expected(plan: &RunPlan) -> Expected {
-    if plan.test == TestKind::ToolLife
-        && let Some(life) = life_expected(plan)
-    {
-        return life;
+    if plan.test == TestKind::ToolLife {
+        return life_expected(plan).unwrap_or_else(|| {
+            // Its tree too large to count before it starts: every command of every night at
+            // the longest a tool's step may take.
+            let nights = plan.params.life.map_or(1, |life| life.nights);
+            let longest = f64::from(nights) * LIFE_STEP_LIMIT_S;
+            Expected {
+                seconds: longest,
+                at_most: true,
+                longest_s: longest,
+            }
+        });
     }
     let params = &plan.params;
     let cap = params.duration_s.unwrap_or(f64::INFINITY);

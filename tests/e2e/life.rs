@@ -347,7 +347,7 @@ async fn a_lab_killed_in_a_lifes_check_is_swept_at_its_next_start() {
 async fn a_forecast_runs_its_ladder_and_answers_at_the_users_size_with_its_basis() {
     let lab = Lab::fresh(&LabOptions::default());
     let target = lab.empty_dir("out");
-    // 4 rungs of 2 to 16 MiB in files of 32 KiB, borg for three nights each, for a user of
+    // 4 rungs of 2 to 16 MiB in files of 32 KiB, borg for two nights each, for a user of
     // 64 MiB (4× the largest rung). An answer past 1000× the largest rung is words, not a
     // number: `forecast::tests` and `analysis::life_forecast::tests` show it.
     let spec = |size: &str, files: u64| {
@@ -355,7 +355,7 @@ async fn a_forecast_runs_its_ladder_and_answers_at_the_users_size_with_its_basis
             "source": {"generated": {"size": "2M"}},
             "target": {"kind": "dir", "path": target},
             "tool": {"name": "borg"},
-            "life": {"nights": 3, "retention_every": 2, "keep": 1},
+            "life": {"nights": 2, "retention_every": 2, "keep": 1},
             "forecast": {"size": size, "files": files, "keep": 1, "ladder_from": "2M"}
         })
     };
