@@ -181,6 +181,23 @@ mod tests {
     }
 
     #[test]
+    fn a_forecast_without_a_source_runs_a_life_on_each_rung() {
+        let mut spec = crate::spec::parse_json(
+            r#"{"source": {}, "target": {"kind": "null"}, "tool": {"name": "tar"},
+                "forecast": {"size": "20T", "files": 50000000}}"#,
+        )
+        .expect("a spec");
+        spec.settle_defaults();
+        assert_eq!(spec.tests, ["tool_life"]);
+        let plans = spec.plan().expect("plans");
+        let rungs: Vec<u64> = plans
+            .iter()
+            .filter_map(|plan| plan.params.ladder.map(|rung| rung.bytes))
+            .collect();
+        assert_eq!(rungs, [32 << 20, 64 << 20, 128 << 20, 256 << 20]);
+    }
+
+    #[test]
     fn every_bad_field_is_named() {
         let mut bad = spec("2E", 0);
         bad.change = Some(1.5);

@@ -602,8 +602,16 @@ impl ParamsSpec {
 impl CampaignSpec {
     /// Writes the defaults of a new campaign into the spec ([`ParamsSpec::settle`]).
     /// A campaign that names a tool and leaves the tests at their default runs the tool's
-    /// table instead ([`TestKind::TOOL_TABLE`]).
+    /// table instead ([`TestKind::TOOL_TABLE`]); one with a life or a forecast, the life alone.
     pub fn settle_defaults(&mut self) {
+        // A forecast's lives run on the trees of its ladder: a spec that names no source gets
+        // generated data of its first rung's size, which the ladder's own trees stand in for.
+        if let Some(forecast) = &self.forecast
+            && self.source == SourceSpec::default()
+            && let Some(first) = forecast.ladder().first()
+        {
+            self.source.generated = Some(GeneratedSpec::of_size(ByteSize::new(first.bytes)));
+        }
         self.params.settle(&self.source);
         if (self.life.is_some() || self.forecast.is_some()) && self.tests == bottleneck_test_names()
         {

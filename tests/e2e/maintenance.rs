@@ -36,6 +36,7 @@ fn places(root: &Path) -> Places {
         home,
         cores: 1,
         keep: 1,
+        time: "2001-01-01T02:00:00".to_string(),
         repo_env: Vec::new(),
     }
 }

@@ -185,6 +185,8 @@ fn borg() -> ToolDefinition {
             "{compression}",
             "--chunker-params",
             "buzhash,19,23,{chunk_bits},4095",
+            "--timestamp",
+            "{time}",
             "{repo}::{archive}",
             "{source}",
         ])],

@@ -298,6 +298,10 @@ pub struct Places {
     pub cores: usize,
     /// The backups a retention keeps.
     pub keep: u32,
+    /// When the backup is said to be taken, UTC, `2001-01-01T02:00:00`: now for a first
+    /// night, night N of a life a day after night N − 1, so a tool that keeps one backup a
+    /// second (borg's `--keep-last` is its `--keep-secondly`) sees a backup a night.
+    pub time: String,
     /// Environment the repository's place adds (an S3 bucket's keys).
     pub repo_env: Vec<(String, String)>,
 }
@@ -310,8 +314,8 @@ pub enum DefinitionError {
 }
 
 /// Parameter names a definition may not take: they are the places.
-const RESERVED: [&str; 9] = [
-    "source", "repo", "restore", "stream", "archive", "password", "home", "cores", "keep",
+const RESERVED: [&str; 10] = [
+    "source", "repo", "restore", "stream", "archive", "password", "home", "cores", "keep", "time",
 ];
 
 impl ToolDefinition {
@@ -698,6 +702,7 @@ fn fill(text: &str, places: &Places, values: &BTreeMap<String, ParamValue>) -> S
         "home" => path(&places.home),
         "cores" => places.cores.to_string(),
         "keep" => places.keep.to_string(),
+        "time" => places.time.clone(),
         other => values
             .get(other)
             .map(ToString::to_string)
@@ -740,6 +745,7 @@ mod tests {
             home: PathBuf::from("/d/home"),
             cores: 2,
             keep: 7,
+            time: "2001-01-01T02:00:00".to_string(),
             repo_env: Vec::new(),
         }
     }

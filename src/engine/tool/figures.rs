@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::definition::{ParamValue, ToolShape};
+pub use super::pressure::PressureFigures;
 
 /// A tool run's own figures, kept in the run's result.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
@@ -59,15 +60,6 @@ pub struct ToolFigures {
     /// The machine's CPU and I/O pressure over the timed step, where the kernel gives it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pressure: Option<PressureFigures>,
-}
-
-/// Shares of the timed step in which some task waited for a CPU or for I/O (all of them, for
-/// `io_full_pct`), from the kernel's pressure stall information.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
-pub struct PressureFigures {
-    pub cpu_some_pct: f64,
-    pub io_some_pct: f64,
-    pub io_full_pct: f64,
 }
 
 impl ToolFigures {

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::figures::PressureFigures;
+use super::pressure::PressureFigures;
 use super::tree::{NightChanged, NightModel, Verified};
 
 /// The fewest nights a life has: a full backup and one night after it.

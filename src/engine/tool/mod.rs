@@ -8,6 +8,7 @@ pub mod catalogue;
 pub mod definition;
 pub mod figures;
 pub mod life;
+pub mod pressure;
 pub mod process;
 pub mod run;
 pub mod tree;

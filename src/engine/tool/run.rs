@@ -335,8 +335,11 @@ impl Context<'_> {
             password: format!("{:032x}", rand::random::<u128>()),
             home: at.home.clone(),
             cores: std::thread::available_parallelism().map_or(1, usize::from),
-            // No tool test runs a retention; a backup's life gives its own count.
+            // No tool test runs a retention; a backup's life gives its own count and time.
             keep: 1,
+            time: jiff::Timestamp::now()
+                .strftime("%Y-%m-%dT%H:%M:%S")
+                .to_string(),
             repo_env: at.repo.env.clone(),
         }
     }
@@ -664,11 +667,7 @@ impl Context<'_> {
             changed_bytes: None,
             verified: None,
             life: None,
-            pressure: finished.pressure.map(|pressure| PressureFigures {
-                cpu_some_pct: round1(pressure.cpu_some_pct),
-                io_some_pct: round1(pressure.io_some_pct),
-                io_full_pct: round1(pressure.io_full_pct),
-            }),
+            pressure: finished.pressure.map(PressureFigures::from),
         }
     }
 }

@@ -113,7 +113,7 @@ impl Context<'_> {
         }
         self.prepare(&life.at, &life.password)?;
         for night in 1..=plan.nights {
-            let figures = self.night(&mut life, night)?;
+            let figures = self.night(&life, night)?;
             life.nights.push(figures);
             self.tell_progress(&life, night);
         }
@@ -139,7 +139,7 @@ impl Context<'_> {
     }
 
     /// One night: its change, its backup, and the retention and checks due after it.
-    fn night(&self, life: &mut Life, night: u32) -> Result<NightFigures, EngineError> {
+    fn night(&self, life: &Life, night: u32) -> Result<NightFigures, EngineError> {
         if self.control.cancel.load(Ordering::Relaxed) {
             return Err(EngineError::Cancelled);
         }
@@ -207,6 +207,7 @@ impl Context<'_> {
     fn night_places(&self, life: &Life, night: u32) -> Places {
         Places {
             keep: life.plan.keep,
+            time: night_time(night),
             stream: life.kept.join(format!("night-{night}.stream")),
             ..self.places_with(&life.at, &format!("night-{night}"), &life.password)
         }
@@ -597,6 +598,15 @@ impl Context<'_> {
     }
 }
 
+/// When night `night`'s backup is said to be taken: 02:00 UTC on the night's day, the first
+/// on 2001-01-01, one day apart, as the nights of a life are.
+fn night_time(night: u32) -> String {
+    const FIRST_NIGHT: i64 = 978_314_400;
+    jiff::Timestamp::from_second(FIRST_NIGHT + 86_400 * i64::from(night.saturating_sub(1)))
+        .map(|time| time.strftime("%Y-%m-%dT%H:%M:%S").to_string())
+        .unwrap_or_default()
+}
+
 /// A command's figures from its finished process tree.
 fn command_figures(command: LifeCommand, line: &[String], finished: &Finished) -> CommandFigures {
     CommandFigures {
@@ -607,11 +617,7 @@ fn command_figures(command: LifeCommand, line: &[String], finished: &Finished) -
         peak_rss_bytes: finished.peak_rss_bytes,
         mb_per_s: None,
         files_per_s: None,
-        pressure: finished.pressure.map(|pressure| PressureFigures {
-            cpu_some_pct: round1(pressure.cpu_some_pct),
-            io_some_pct: round1(pressure.io_some_pct),
-            io_full_pct: round1(pressure.io_full_pct),
-        }),
+        pressure: finished.pressure.map(PressureFigures::from),
         error: None,
     }
 }
@@ -648,6 +654,12 @@ mod tests {
 
     fn line(words: &[&str]) -> Vec<String> {
         words.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn nights_are_a_day_apart() {
+        assert_eq!(super::night_time(1), "2001-01-01T02:00:00");
+        assert_eq!(super::night_time(32), "2001-02-01T02:00:00");
     }
 
     #[test]
