@@ -61,7 +61,8 @@ impl ForecastSpec {
             .ladder_from
             .as_ref()
             .map_or(DEFAULT_LADDER_FROM, ByteSize::bytes);
-        (0..self.rungs.unwrap_or(MIN_RUNGS))
+        // Never more than the most rungs, whatever was asked: the check names a count beyond.
+        (0..self.rungs.unwrap_or(MIN_RUNGS).min(MAX_RUNGS))
             .map(|rung| LadderRung {
                 rung: rung + 1,
                 bytes: from.saturating_mul(1 << rung),
