@@ -79,9 +79,9 @@ pub enum FitError {
     NotPositive { size: f64, value: f64 },
 }
 
-/// Fits `figure = a · size^b` to (size, figure) points, a size measured more than once
-/// counted each time.
-pub fn fit(points: &[(f64, f64)]) -> Result<PowerFit, FitError> {
+/// The ladder's distinct sizes, in order, once every point is checked: sizes and figures above
+/// 0, and at least 3 sizes.
+fn distinct_sizes(points: &[(f64, f64)]) -> Result<Vec<f64>, FitError> {
     if let Some(&(size, value)) = points.iter().find(|(size, value)| {
         !(*size > 0.0 && *value > 0.0 && size.is_finite() && value.is_finite())
     }) {
@@ -93,6 +93,22 @@ pub fn fit(points: &[(f64, f64)]) -> Result<PowerFit, FitError> {
     if distinct.len() < 3 {
         return Err(FitError::TooFewSizes(distinct.len()));
     }
+    Ok(distinct)
+}
+
+/// The two-sided Student t factor for [`CONFIDENCE`] with a fit of `points` points' degrees
+/// of freedom.
+fn t_factor(points: usize) -> f64 {
+    let df = (points as f64 - 2.0).max(1.0);
+    StudentsT::new(0.0, 1.0, df)
+        .map(|t| t.inverse_cdf(0.5 + CONFIDENCE / 2.0))
+        .unwrap_or(f64::INFINITY)
+}
+
+/// Fits `figure = a · size^b` to (size, figure) points, a size measured more than once
+/// counted each time.
+pub fn fit(points: &[(f64, f64)]) -> Result<PowerFit, FitError> {
+    let distinct = distinct_sizes(points)?;
     let n = points.len() as f64;
     let logs: Vec<(f64, f64)> = points
         .iter()
@@ -148,10 +164,7 @@ pub struct Forecast {
 impl PowerFit {
     /// The two-sided Student t factor for [`CONFIDENCE`] with this fit's degrees of freedom.
     fn t_factor(&self) -> f64 {
-        let df = (self.points as f64 - 2.0).max(1.0);
-        StudentsT::new(0.0, 1.0, df)
-            .map(|t| t.inverse_cdf(0.5 + CONFIDENCE / 2.0))
-            .unwrap_or(f64::INFINITY)
+        t_factor(self.points)
     }
 
     /// The fitted figure at `size`, and its prediction range with [`CONFIDENCE`].
@@ -225,17 +238,7 @@ pub struct LinearFit {
 
 /// Fits `figure = base + slope · size` to (size, figure) points.
 pub fn fit_linear(points: &[(f64, f64)]) -> Result<LinearFit, FitError> {
-    if let Some(&(size, value)) = points.iter().find(|(size, value)| {
-        !(*size > 0.0 && *value > 0.0 && size.is_finite() && value.is_finite())
-    }) {
-        return Err(FitError::NotPositive { size, value });
-    }
-    let mut distinct: Vec<f64> = points.iter().map(|(size, _)| *size).collect();
-    distinct.sort_by(f64::total_cmp);
-    distinct.dedup();
-    if distinct.len() < 3 {
-        return Err(FitError::TooFewSizes(distinct.len()));
-    }
+    let distinct = distinct_sizes(points)?;
     let n = points.len() as f64;
     let mean_x = points.iter().map(|(x, _)| x).sum::<f64>() / n;
     let mean_y = points.iter().map(|(_, y)| y).sum::<f64>() / n;
@@ -266,10 +269,7 @@ pub fn fit_linear(points: &[(f64, f64)]) -> Result<LinearFit, FitError> {
 
 impl LinearFit {
     fn t_factor(&self) -> f64 {
-        let df = (self.points as f64 - 2.0).max(1.0);
-        StudentsT::new(0.0, 1.0, df)
-            .map(|t| t.inverse_cdf(0.5 + CONFIDENCE / 2.0))
-            .unwrap_or(f64::INFINITY)
+        t_factor(self.points)
     }
 
     /// The fitted figure at `size`, and its prediction range with [`CONFIDENCE`].
