@@ -96,6 +96,49 @@ fn distinct_sizes(points: &[(f64, f64)]) -> Result<Vec<f64>, FitError> {
     Ok(distinct)
 }
 
+/// A least-squares line through (x, y) points, which both fits are: the power law's through
+/// the logarithms, the straight line's through the figures themselves.
+struct Line {
+    slope: f64,
+    intercept: f64,
+    residual_sd: f64,
+    mean_x: f64,
+    /// Σ (x − mean)².
+    sxx: f64,
+}
+
+impl Line {
+    /// The line through at least 3 points with distinct x ([`distinct_sizes`] checks them).
+    fn through(points: &[(f64, f64)]) -> Line {
+        let n = points.len() as f64;
+        let mean_x = points.iter().map(|(x, _)| x).sum::<f64>() / n;
+        let mean_y = points.iter().map(|(_, y)| y).sum::<f64>() / n;
+        let sxx: f64 = points.iter().map(|(x, _)| (x - mean_x).powi(2)).sum();
+        let sxy: f64 = points
+            .iter()
+            .map(|(x, y)| (x - mean_x) * (y - mean_y))
+            .sum();
+        let slope = sxy / sxx;
+        let intercept = mean_y - slope * mean_x;
+        let residual_ss: f64 = points
+            .iter()
+            .map(|(x, y)| (y - intercept - slope * x).powi(2))
+            .sum();
+        Line {
+            slope,
+            intercept,
+            residual_sd: (residual_ss / (n - 2.0)).sqrt(),
+            mean_x,
+            sxx,
+        }
+    }
+
+    /// The slope's standard error.
+    fn slope_se(&self) -> f64 {
+        self.residual_sd / self.sxx.sqrt()
+    }
+}
+
 /// The two-sided Student t factor for [`CONFIDENCE`] with a fit of `points` points' degrees
 /// of freedom.
 fn t_factor(points: usize) -> f64 {
@@ -109,31 +152,20 @@ fn t_factor(points: usize) -> f64 {
 /// counted each time.
 pub fn fit(points: &[(f64, f64)]) -> Result<PowerFit, FitError> {
     let distinct = distinct_sizes(points)?;
-    let n = points.len() as f64;
     let logs: Vec<(f64, f64)> = points
         .iter()
         .map(|(size, value)| (size.ln(), value.ln()))
         .collect();
-    let mean_x = logs.iter().map(|(x, _)| x).sum::<f64>() / n;
-    let mean_y = logs.iter().map(|(_, y)| y).sum::<f64>() / n;
-    let sxx: f64 = logs.iter().map(|(x, _)| (x - mean_x).powi(2)).sum();
-    let sxy: f64 = logs.iter().map(|(x, y)| (x - mean_x) * (y - mean_y)).sum();
-    let exponent = sxy / sxx;
-    let intercept = mean_y - exponent * mean_x;
-    let residual_ss: f64 = logs
-        .iter()
-        .map(|(x, y)| (y - intercept - exponent * x).powi(2))
-        .sum();
-    let residual_sd = (residual_ss / (n - 2.0)).sqrt();
+    let line = Line::through(&logs);
     Ok(PowerFit {
-        exponent,
-        exponent_se: residual_sd / sxx.sqrt(),
-        intercept,
-        residual_sd,
+        exponent: line.slope,
+        exponent_se: line.slope_se(),
+        intercept: line.intercept,
+        residual_sd: line.residual_sd,
         points: points.len(),
         sizes: distinct.len(),
-        mean_ln_size: mean_x,
-        spread_ln_size: sxx,
+        mean_ln_size: line.mean_x,
+        spread_ln_size: line.sxx,
         largest: distinct.last().copied().unwrap_or(0.0),
     })
 }
@@ -239,30 +271,16 @@ pub struct LinearFit {
 /// Fits `figure = base + slope · size` to (size, figure) points.
 pub fn fit_linear(points: &[(f64, f64)]) -> Result<LinearFit, FitError> {
     let distinct = distinct_sizes(points)?;
-    let n = points.len() as f64;
-    let mean_x = points.iter().map(|(x, _)| x).sum::<f64>() / n;
-    let mean_y = points.iter().map(|(_, y)| y).sum::<f64>() / n;
-    let sxx: f64 = points.iter().map(|(x, _)| (x - mean_x).powi(2)).sum();
-    let sxy: f64 = points
-        .iter()
-        .map(|(x, y)| (x - mean_x) * (y - mean_y))
-        .sum();
-    let slope = sxy / sxx;
-    let base = mean_y - slope * mean_x;
-    let residual_ss: f64 = points
-        .iter()
-        .map(|(x, y)| (y - base - slope * x).powi(2))
-        .sum();
-    let residual_sd = (residual_ss / (n - 2.0)).sqrt();
+    let line = Line::through(points);
     Ok(LinearFit {
-        slope,
-        slope_se: residual_sd / sxx.sqrt(),
-        base,
-        residual_sd,
+        slope: line.slope,
+        slope_se: line.slope_se(),
+        base: line.intercept,
+        residual_sd: line.residual_sd,
         points: points.len(),
         sizes: distinct.len(),
-        mean_size: mean_x,
-        spread_size: sxx,
+        mean_size: line.mean_x,
+        spread_size: line.sxx,
         largest: distinct.last().copied().unwrap_or(0.0),
     })
 }
