@@ -172,7 +172,8 @@ pub fn fit(points: &[(f64, f64)]) -> Result<PowerFit, FitError> {
 
 /// A forecast at one size: a number with its range, or why there is none, always with the
 /// fit it comes from.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Answer {
     /// The figure at the size, and the range it lies in with [`CONFIDENCE`].
     Estimate { value: f64, low: f64, high: f64 },
@@ -348,9 +349,13 @@ pub fn forecast_linear(
     Ok(Forecast { answer, basis })
 }
 
-/// The forecast by whichever law fits the ladder better, a power law or a straight line
-/// (judged by their residuals in logarithms, so a figure's small rungs weigh as much as its
-/// large ones); the basis names the law.
+/// The forecast by the law the figure follows. A time or a memory is a base (a tool's
+/// start-up, its runtime) plus so much per unit of what drives it: a straight line. A power
+/// law through such a figure bends at the base and, carried beyond the ladder, falls short
+/// (restic's nightly backup on 50–400 MiB fits a power law of exponent 0.61 as closely as a
+/// line, and at 800 MiB that law said 0.73 of what was measured, the line 0.88). The power
+/// law is taken only where the figure grows faster than any straight line can: its exponent
+/// above 1 by more than twice its standard error. The basis names the law.
 pub fn forecast_best(
     points: &[(f64, f64)],
     size: f64,
@@ -358,21 +363,10 @@ pub fn forecast_best(
     words: impl Fn(f64) -> String,
 ) -> Result<Forecast, FitError> {
     let power = fit(points)?;
-    let linear = fit_linear(points)?;
-    let linear_log_sd = {
-        let squares: f64 = points
-            .iter()
-            .map(|(x, y)| {
-                let fitted = (linear.base + linear.slope * x).max(f64::MIN_POSITIVE);
-                (y.ln() - fitted.ln()).powi(2)
-            })
-            .sum();
-        (squares / (points.len() as f64 - 2.0).max(1.0)).sqrt()
-    };
-    if linear_log_sd < power.residual_sd {
-        forecast_linear(points, size, driver, words)
-    } else {
+    if power.exponent - 2.0 * power.exponent_se > 1.0 {
         forecast(points, size, driver)
+    } else {
+        forecast_linear(points, size, driver, words)
     }
 }
 
@@ -514,6 +508,42 @@ mod tests {
                 "a power law through a base undershoots: {value}"
             );
         }
+    }
+
+    #[test]
+    fn a_figure_on_a_base_is_a_straight_line_and_only_faster_growth_a_power_law() {
+        // A start-up of 0.8 s plus 9 ms a MiB, ±3 %, over 50 to 400 MiB: four points a power
+        // law of exponent 0.6 fits about as closely, and carries to 800 MiB a quarter short.
+        let noise = [1.03, 0.97, 1.02, 0.98];
+        let startup: Vec<(f64, f64)> = (0..4)
+            .map(|rung| {
+                let mib = 50.0 * f64::from(1u32 << rung);
+                (mib, (0.8 + 0.009 * mib) * noise[rung as usize])
+            })
+            .collect();
+        let truth = 0.8 + 0.009 * 800.0;
+        let said = forecast_best(&startup, 800.0, Driver::Snapshots, |s| format!("{s}"))
+            .expect("a forecast");
+        let Answer::Estimate { value, .. } = said.answer else {
+            panic!("{said:?}");
+        };
+        assert!(said.basis.starts_with("a straight line"), "{}", said.basis);
+        assert!((value / truth - 1.0).abs() < 0.1, "{value} against {truth}");
+        // A true power law of exponent 1.5 is kept a power law.
+        let power: Vec<(f64, f64)> = (0..4)
+            .map(|rung| {
+                let size = 50.0 * f64::from(1u32 << rung);
+                (size, 0.01 * size.powf(1.5) * noise[rung as usize])
+            })
+            .collect();
+        let said = forecast_best(&power, 800.0, Driver::Snapshots, |s| format!("{s}"))
+            .expect("a forecast");
+        assert!(said.basis.starts_with("fit over 4 sizes"), "{}", said.basis);
+        let Answer::Estimate { value, .. } = said.answer else {
+            panic!("{said:?}");
+        };
+        let truth = 0.01 * 800f64.powf(1.5);
+        assert!((value / truth - 1.0).abs() < 0.1, "{value} against {truth}");
     }
 
     #[test]

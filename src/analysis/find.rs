@@ -60,6 +60,7 @@ pub(super) fn finding(figures: &Figures<'_>, survey: Option<&Survey>) -> Finding
                 .into_iter()
                 .filter(|test| figures.mb(*test).is_none())
                 .collect(),
+            lives: figures.get(TestKind::ToolLife).is_some(),
         };
     };
     let Some(full) = f else {

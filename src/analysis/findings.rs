@@ -194,8 +194,13 @@ pub struct NetworkFinding {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Finding {
-    /// Too few tests finished to name a bottleneck.
-    Incomplete { missing: Vec<TestKind> },
+    /// Too few tests finished to name a bottleneck; `lives` when the campaign ran a backup's
+    /// life, which names none of its own (its nights, maintenance and restores are its answer).
+    Incomplete {
+        missing: Vec<TestKind>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        lives: bool,
+    },
     /// The full backup reaches the lowest ceiling; `above` says why, when it ran faster than
     /// the ceiling (by less than the share that makes it `FullOutranCeiling`).
     Limits {

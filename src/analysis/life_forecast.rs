@@ -4,7 +4,12 @@
 //! ([`crate::forecast`]); where the ladder cannot support a number, the answer says so in
 //! words. Memory is the answer people are paged for: it is set beside the machine's.
 
-use crate::engine::tool::life::{CommandFigures, LifeCommand, LifeFigures, LifePlan};
+use serde::{Deserialize, Serialize};
+
+use crate::engine::result::RunResult;
+use crate::engine::tool::life::{
+    CommandFigures, LATEST, LifeCommand, LifeFigures, LifePlan, LifeRestore, ONE_FILE,
+};
 use crate::forecast::{self, Answer, Driver, Forecast};
 use crate::size::format_bytes;
 use crate::spec::forecast::ForecastSpec;
@@ -19,7 +24,8 @@ pub struct RungLife<'a> {
 }
 
 /// How a forecast figure is written: seconds, or bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum Unit {
     Seconds,
     Bytes,
@@ -41,53 +47,73 @@ impl Unit {
 }
 
 /// One answer of a forecast.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ForecastLine {
-    /// What is forecast: `prune, peak memory`.
+    /// What is forecast, for a program: `retention_peak_memory_bytes`.
+    pub key: String,
+    /// What is forecast, in words: `retention (prune), peak memory`.
     pub figure: String,
     pub unit: Unit,
     /// The answer: a number with its range, or why there is none; `None` when the ladder
     /// did not measure it (the tool has no such command).
     pub answer: Option<Answer>,
+    /// The answer in words, as every view writes it.
+    pub said: String,
     /// What it rests on, in words: the fit, what drives it, what was not on the ladder.
     pub basis: String,
 }
 
 impl ForecastLine {
-    /// The answer in words, with its range: `about 21.4 GiB (19.9–23.0 GiB)`.
-    pub fn answer_words(&self) -> String {
-        match &self.answer {
-            None => "not measured".to_string(),
-            Some(Answer::Estimate { value, low, high }) => format!(
-                "about {} ({}–{})",
-                self.unit.words(*value),
-                self.unit.words(*low),
-                self.unit.words(*high)
-            ),
-            Some(Answer::NotMeasurable { low, high }) => format!(
-                "not measurable at these sizes: it stayed within {}–{} across the ladder, \
-                 within its noise",
-                self.unit.words(*low),
-                self.unit.words(*high)
-            ),
-            Some(Answer::TooFar { reach }) => format!(
-                "no number: your size is {}× the largest measured, beyond the {}× a fit may \
-                 be carried",
-                reach.round(),
-                forecast::MAX_REACH
-            ),
-            Some(Answer::TooUncertain { low, high }) => format!(
-                "no number: the fit is too uncertain, anywhere from {} to {}",
-                self.unit.words(*low),
-                self.unit.words(*high)
-            ),
+    /// A line with its answer in words.
+    fn new(key: &str, figure: String, unit: Unit, answer: Option<Answer>, basis: String) -> Self {
+        let said = answer_words(unit, answer.as_ref());
+        ForecastLine {
+            key: key.to_string(),
+            figure,
+            unit,
+            answer,
+            said,
+            basis,
         }
     }
 }
 
+/// An answer in words, with its range: `about 21.4 GiB (19.9–23.0 GiB)`.
+fn answer_words(unit: Unit, answer: Option<&Answer>) -> String {
+    match answer {
+        None => "not measured".to_string(),
+        Some(Answer::Estimate { value, low, high }) => format!(
+            "about {} ({}–{})",
+            unit.words(*value),
+            unit.words(*low),
+            unit.words(*high)
+        ),
+        Some(Answer::NotMeasurable { low, high }) => format!(
+            "not measurable at these sizes: it stayed within {}–{} across the ladder, \
+                 within its noise",
+            unit.words(*low),
+            unit.words(*high)
+        ),
+        Some(Answer::TooFar { reach }) => format!(
+            "no number: your size is {}× the largest measured, beyond the {}× a fit may \
+                 be carried",
+            reach.round(),
+            forecast::MAX_REACH
+        ),
+        Some(Answer::TooUncertain { low, high }) => format!(
+            "no number: the fit is too uncertain, anywhere from {} to {}",
+            unit.words(*low),
+            unit.words(*high)
+        ),
+    }
+}
+
 /// A tool's life forecast to the user's size.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct LifeForecast {
+    /// The tool and its parameters, as every view names it: `restic compression=auto`.
+    #[serde(default)]
+    pub tool: String,
     /// The user's size in words: `20 TiB in 50000000 files, 2 % changed a day, 365 kept`.
     pub request: String,
     /// The ladder in words: `4 rungs of 32 MiB to 256 MiB, 10 nights each`.
@@ -96,6 +122,49 @@ pub struct LifeForecast {
     /// The memory answer against the machine's: `the retention would need about 21.4 GiB at
     /// 18.2 TiB; this machine has 15.6 GiB`.
     pub memory: Option<String>,
+}
+
+/// Each tool's forecast from the lives on its ladder, in the order the tools first ran;
+/// none without a forecast in the spec.
+pub fn forecasts(request: Option<&ForecastSpec>, runs: &[&RunResult]) -> Vec<LifeForecast> {
+    let Some(request) = request else {
+        return Vec::new();
+    };
+    let on_ladder = |result: &RunResult| -> Option<String> {
+        result.params.ladder?;
+        result.params.tool.as_ref().map(|tool| tool.label())
+    };
+    let mut tools: Vec<String> = Vec::new();
+    for tool in runs.iter().filter_map(|result| on_ladder(result)) {
+        if !tools.contains(&tool) {
+            tools.push(tool);
+        }
+    }
+    tools
+        .into_iter()
+        .filter_map(|tool| {
+            let lives: Vec<&LifeFigures> = runs
+                .iter()
+                .filter(|result| on_ladder(result).as_ref() == Some(&tool))
+                .filter_map(|result| result.tool.as_ref()?.life.as_ref())
+                .collect();
+            let rungs: Vec<RungLife<'_>> = lives
+                .iter()
+                .filter_map(|life| {
+                    let first = life.nights.first()?;
+                    Some(RungLife {
+                        bytes: first.source_bytes,
+                        files: first.source_files,
+                        life,
+                    })
+                })
+                .collect();
+            let first = lives.first()?;
+            let memory = lives.iter().find_map(|life| life.machine_memory_bytes);
+            let forecast = forecast_life(request, &first.plan, &rungs, memory)?;
+            Some(LifeForecast { tool, ..forecast })
+        })
+        .collect()
 }
 
 /// The forecast of the lives on a ladder at the user's size; `None` with fewer than three
@@ -145,14 +214,14 @@ pub fn forecast_life(
     };
     let mut lines = Vec::new();
     lines.push(fitted_line(
-        "first (full) backup, seconds",
+        ("first_backup_seconds", "first (full) backup, seconds"),
         Unit::Seconds,
         by_bytes(&|rung: &RungLife<'_>| first_backup(rung.life).map(|backup| backup.seconds)),
         "bytes",
         "",
     ));
     lines.push(fitted_line(
-        "nightly backup, seconds",
+        ("nightly_backup_seconds", "nightly backup, seconds"),
         Unit::Seconds,
         by_bytes(&|rung: &RungLife<'_>| nightly(rung.life, |backup| backup.seconds)),
         "bytes",
@@ -163,7 +232,7 @@ pub fn forecast_life(
         ),
     ));
     lines.push(fitted_line(
-        "backup, peak memory",
+        ("backup_peak_memory_bytes", "backup, peak memory"),
         Unit::Bytes,
         memory_by_files(&|rung: &RungLife<'_>| {
             most(rung.life, LifeCommand::Backup, |command| {
@@ -175,7 +244,7 @@ pub fn forecast_life(
     ));
     lines_for_repository(&mut lines, rungs, size, change, keep, plan);
     lines.push(fitted_line(
-        "index and metadata, bytes",
+        ("index_bytes", "index and metadata, bytes"),
         Unit::Bytes,
         by_files(&|rung: &RungLife<'_>| {
             rung.life
@@ -187,20 +256,23 @@ pub fn forecast_life(
         "files",
         "",
     ));
-    for (kind, name) in [
-        (LifeCommand::Retention, "retention (prune)"),
-        (LifeCommand::Check, "check (metadata)"),
-        (LifeCommand::CheckData, "check (all data)"),
+    for (kind, key, name) in [
+        (LifeCommand::Retention, "retention", "retention (prune)"),
+        (LifeCommand::Check, "check", "check (metadata)"),
+        (LifeCommand::CheckData, "check_data", "check (all data)"),
     ] {
         lines.push(fitted_line(
-            &format!("{name}, seconds"),
+            (&format!("{key}_seconds"), &format!("{name}, seconds")),
             Unit::Seconds,
             by_bytes(&|rung: &RungLife<'_>| most(rung.life, kind, |command| command.seconds)),
             "bytes",
             &kept_note,
         ));
         lines.push(fitted_line(
-            &format!("{name}, peak memory"),
+            (
+                &format!("{key}_peak_memory_bytes"),
+                &format!("{name}, peak memory"),
+            ),
             Unit::Bytes,
             memory_by_files(&|rung: &RungLife<'_>| {
                 most(rung.life, kind, |command| command.peak_rss_bytes as f64)
@@ -210,23 +282,50 @@ pub fn forecast_life(
         ));
     }
     lines.push(fitted_line(
-        "full restore, seconds",
+        ("full_restore_seconds", "full restore, seconds"),
         Unit::Seconds,
-        by_bytes(&|rung: &RungLife<'_>| rung.life.restores.first().map(|restore| restore.seconds)),
+        by_bytes(&|rung: &RungLife<'_>| {
+            restore_of(rung.life, LATEST).map(|restore| restore.seconds)
+        }),
         "bytes",
         "",
     ));
-    lines.push(ForecastLine {
-        figure: "restore of one file, time to its first byte".to_string(),
-        unit: Unit::Seconds,
-        answer: None,
-        basis: "the life restores whole backups; one file's restore is not measured yet"
-            .to_string(),
-    });
+    let one_file = forecast::forecast_best(
+        &points(rungs, Driver::Files, &|rung: &RungLife<'_>| {
+            restore_of(rung.life, ONE_FILE).map(|restore| restore.seconds)
+        }),
+        files,
+        Driver::Files,
+        seconds,
+    )
+    .ok();
+    let (answer, basis) = match one_file {
+        Some(fitted) => (
+            Some(fitted.answer),
+            format!(
+                "{}, against the source's files; the whole restore of one file (the last in \
+                 name order), so its first byte comes no later",
+                fitted.basis
+            ),
+        ),
+        None => (
+            None,
+            "the tool's definition has no `restore_one`, so the life restored no single file"
+                .to_string(),
+        ),
+    };
+    lines.push(ForecastLine::new(
+        "one_file_restore_seconds",
+        "restore of one file, seconds".to_string(),
+        Unit::Seconds,
+        answer,
+        basis,
+    ));
     let memory = memory_line(&lines, request, machine_memory);
     let first = rungs.iter().map(|rung| rung.bytes).min().unwrap_or(0);
     let last = rungs.iter().map(|rung| rung.bytes).max().unwrap_or(0);
     Some(LifeForecast {
+        tool: String::new(),
         request: request.words(change, keep),
         ladder: format!(
             "{} rungs of {} to {} in files of {} on average, {} nights each",
@@ -241,23 +340,31 @@ pub fn forecast_life(
     })
 }
 
+/// The life's restore of that kind: [`LATEST`], [`ONE_FILE`].
+fn restore_of<'a>(life: &'a LifeFigures, which: &str) -> Option<&'a LifeRestore> {
+    life.restores.iter().find(|restore| restore.which == which)
+}
+
 /// A line of a fitted figure; without a fit, one saying the tool ran no such command.
+/// `(key, figure)` names it as [`ForecastLine`] does.
 fn fitted_line(
-    figure: &str,
+    (key, figure): (&str, &str),
     unit: Unit,
     fitted: Option<Forecast>,
     driver: &str,
     note: &str,
 ) -> ForecastLine {
-    ForecastLine {
-        figure: figure.to_string(),
+    let basis = fitted.as_ref().map_or_else(
+        || "the tool ran no such command".to_string(),
+        |fitted| format!("{}, against the source's {driver}{note}", fitted.basis),
+    );
+    ForecastLine::new(
+        key,
+        figure.to_string(),
         unit,
-        basis: fitted.as_ref().map_or_else(
-            || "the tool ran no such command".to_string(),
-            |fitted| format!("{}, against the source's {driver}{note}", fitted.basis),
-        ),
-        answer: fitted.map(|fitted| fitted.answer),
-    }
+        fitted.map(|fitted| fitted.answer),
+        basis,
+    )
 }
 
 /// The repository after the kept backups: the full backup's repository plus what each
@@ -321,23 +428,25 @@ fn lines_for_repository(
         (Some(Answer::Estimate { .. }), Some(other)) | (Some(other), _) => Some(other.clone()),
         (None, _) => None,
     };
-    lines.push(ForecastLine {
-        figure: format!("repository after {keep} kept backups, bytes"),
-        unit: Unit::Bytes,
-        answer,
-        basis: match (&full, &added) {
-            (Some(full), Some(added)) => format!(
-                "the full backup's repository ({}) plus {} nights' additions ({}) scaled by \
+    let basis = match (&full, &added) {
+        (Some(full), Some(added)) => format!(
+            "the full backup's repository ({}) plus {} nights' additions ({}) scaled by \
                  your change over the life's ({:.2}×), against the source's bytes",
-                full.basis,
-                keep.saturating_sub(1),
-                added.basis,
-                scale
-            ),
-            (Some(full), None) => format!("{}, against the source's bytes", full.basis),
-            _ => "the life measured no repository".to_string(),
-        },
-    });
+            full.basis,
+            keep.saturating_sub(1),
+            added.basis,
+            scale
+        ),
+        (Some(full), None) => format!("{}, against the source's bytes", full.basis),
+        _ => "the life measured no repository".to_string(),
+    };
+    lines.push(ForecastLine::new(
+        "repository_bytes",
+        format!("repository after {keep} kept backups, bytes"),
+        Unit::Bytes,
+        answer,
+        basis,
+    ));
 }
 
 /// "The retention would need about 21.4 GiB at 18.2 TiB; this machine has 15.6 GiB": the
@@ -554,11 +663,9 @@ mod tests {
             .find(|line| line.figure == "nightly backup, seconds")
             .expect("nightly");
         assert!(
-            nightly
-                .answer_words()
-                .starts_with("not measurable at these sizes"),
+            nightly.said.starts_with("not measurable at these sizes"),
             "{}",
-            nightly.answer_words()
+            nightly.said
         );
         // 2 000 times the largest rung: words, no number.
         let far = forecast_life(
@@ -574,11 +681,9 @@ mod tests {
             .find(|line| line.figure == "retention (prune), peak memory")
             .expect("the retention's memory");
         assert!(
-            memory
-                .answer_words()
-                .starts_with("no number: your size is 2000×"),
+            memory.said.starts_with("no number: your size is 2000×"),
             "{}",
-            memory.answer_words()
+            memory.said
         );
         assert!(far.memory.is_none());
     }

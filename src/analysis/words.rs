@@ -87,7 +87,15 @@ pub fn finding(
 ) -> String {
     let names = Names { target, tool };
     let text = match finding {
-        Finding::Incomplete { missing } => format!(
+        Finding::Incomplete {
+            missing,
+            lives: true,
+        } => format!(
+            "A backup's life names no bottleneck: its nights, its maintenance and its verified \
+             restores, below, are its answer. To name what limits the backup, run {} beside it",
+            and_list(missing.iter().map(|test| test.name()))
+        ),
+        Finding::Incomplete { missing, .. } => format!(
             "Not enough finished tests to name a bottleneck: run {}",
             and_list(missing.iter().map(|test| test.name()))
         ),
@@ -232,7 +240,7 @@ fn interference(
 /// A finding's sentence as the verdict says it: as it is when conclusive, else said to be
 /// inconclusive, and whether runs it rests on must be redone.
 fn hedged(finding: &Finding, text: String, conclusive: bool, redo: bool) -> String {
-    if conclusive {
+    if conclusive || matches!(finding, Finding::Incomplete { lives: true, .. }) {
         text
     } else if matches!(finding, Finding::Incomplete { .. }) {
         format!("Inconclusive. {text}")

@@ -182,16 +182,16 @@ pub(super) fn run(args: RunArgs) -> ExitCode {
             );
         }
     }
-    let report = CampaignReport {
-        campaign: CampaignHeader {
+    let report = CampaignReport::new(
+        CampaignHeader {
             name: spec.name.clone(),
             spec,
         },
         runs,
-        points: judgement.points,
-        bottleneck: judgement.verdict,
+        judgement.points,
+        judgement.verdict,
         survey,
-    };
+    );
     print_report(&report, args.json, all_done)
 }
 

@@ -9,6 +9,7 @@ use std::fs::OpenOptions;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use rand::{RngExt, SeedableRng};
@@ -160,6 +161,8 @@ pub enum DatasetError {
     NotEmpty(PathBuf),
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: io::Error },
+    #[error("stopped before the tree was whole")]
+    Stopped,
 }
 
 /// Creates the dataset under `root` (new or empty). `progress` gets the bytes written so far.
@@ -170,6 +173,17 @@ pub fn create(
     root: &Path,
     request: &DatasetRequest,
     progress: &mut dyn FnMut(u64),
+) -> Result<DatasetSummary, DatasetError> {
+    create_until(root, request, progress, &AtomicBool::new(false))
+}
+
+/// [`create`], stopped between two files once `stop` is set: what it wrote is removed, and
+/// the answer is [`DatasetError::Stopped`] (a run's tree, given up on its cancel).
+pub fn create_until(
+    root: &Path,
+    request: &DatasetRequest,
+    progress: &mut dyn FnMut(u64),
+    stop: &AtomicBool,
 ) -> Result<DatasetSummary, DatasetError> {
     let started = Instant::now();
     let made_root = if root.exists() {
@@ -182,7 +196,7 @@ pub fn create(
         std::fs::create_dir_all(root).map_err(io_error(root))?;
         true
     };
-    let written = write_tree(root, request, progress, started);
+    let written = write_tree(root, request, progress, stop, started);
     if written.is_err() {
         remove_written(root, made_root);
     }
@@ -217,6 +231,7 @@ fn write_tree(
     root: &Path,
     request: &DatasetRequest,
     progress: &mut dyn FnMut(u64),
+    stop: &AtomicBool,
     started: Instant,
 ) -> Result<DatasetSummary, DatasetError> {
     let shape = request.profile.shape();
@@ -242,6 +257,9 @@ fn write_tree(
     let mut written = 0u64;
     let mut files = 0u64;
     while written < request.size && request.max_files.is_none_or(|max| files < max) {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(DatasetError::Stopped);
+        }
         let path = dirs
             .for_next_file(&shape, &mut rng)?
             .join(format!("file-{files:07}.dat"));

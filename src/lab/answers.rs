@@ -274,16 +274,16 @@ impl Campaigns<'_> {
     pub async fn report(&self, id: &str) -> Result<CampaignReport, LabError> {
         let view = self.view(id).await?;
         let record = view.campaign.record;
-        Ok(CampaignReport {
-            campaign: CampaignHeader {
+        Ok(CampaignReport::new(
+            CampaignHeader {
                 name: record.name,
                 spec: record.spec,
             },
-            runs: view.runs.into_iter().filter_map(|run| run.result).collect(),
-            points: view.points,
-            bottleneck: view.verdict,
-            survey: record.survey,
-        })
+            view.runs.into_iter().filter_map(|run| run.result).collect(),
+            view.points,
+            view.verdict,
+            record.survey,
+        ))
     }
 
     /// The campaigns queued as reruns of `id`, oldest first.

@@ -6,11 +6,13 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::analysis::life_forecast::{RungLife, forecast_life};
+use crate::analysis::life_forecast::LifeForecast;
 use crate::engine::result::RunResult;
-use crate::engine::tool::life::{CommandFigures, LATEST, LifeCommand, LifeFigures, NightFigures};
+use crate::engine::tool::life::{
+    CommandFigures, LATEST, LifeCommand, LifeFigures, NightFigures, ONE_FILE,
+};
+use crate::forecast::Answer;
 use crate::size::format_bytes;
-use crate::spec::forecast::ForecastSpec;
 
 use super::run::RunView;
 
@@ -279,7 +281,10 @@ impl LifeView {
                 .restores
                 .iter()
                 .map(|restore| RestoreRow {
-                    which: restore.which.clone(),
+                    which: match &restore.file {
+                        Some(file) => format!("{}: {file}", restore.which),
+                        None => restore.which.clone(),
+                    },
                     night: restore.night,
                     seconds: seconds(restore.seconds),
                     mb_per_s: format!("{:.1}", restore.mb_per_s),
@@ -526,7 +531,7 @@ struct LifeCsvRow<'a> {
 
 /// The lives of a campaign's runs as CSV: a row per night and command (`backup`,
 /// `retention`, `check`, `check_data`), then a row per restore (`restore_latest`,
-/// `restore_oldest_kept`), each with its night's figures.
+/// `restore_one_file`, `restore_oldest_kept`), each with its night's figures.
 pub fn life_csv(campaign_id: &str, runs: &[RunView<'_>]) -> Result<String, csv::Error> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     for run in runs {
@@ -567,10 +572,10 @@ pub fn life_csv(campaign_id: &str, runs: &[RunView<'_>]) -> Result<String, csv::
             })?;
         }
         for restore in &life.restores {
-            let command = if restore.which == LATEST {
-                "restore_latest"
-            } else {
-                "restore_oldest_kept"
+            let command = match restore.which.as_str() {
+                LATEST => "restore_latest",
+                ONE_FILE => "restore_one_file",
+                _ => "restore_oldest_kept",
             };
             writer.serialize(LifeCsvRow {
                 campaign: campaign_id,
@@ -629,77 +634,32 @@ pub struct ForecastRow {
 }
 
 impl ForecastView {
-    /// Each tool's forecast, from the lives on its ladder; none without a forecast in the
-    /// spec.
-    pub fn all(request: Option<&ForecastSpec>, runs: &[(usize, &RunResult)]) -> Vec<ForecastView> {
-        let Some(request) = request else {
-            return Vec::new();
-        };
-        let mut tools: Vec<String> = Vec::new();
-        for (_, result) in runs {
-            if let Some(tool) = result.params.tool.as_ref().map(|tool| tool.label())
-                && result.params.ladder.is_some()
-                && !tools.contains(&tool)
-            {
-                tools.push(tool);
-            }
-        }
-        tools
-            .into_iter()
-            .filter_map(|tool| {
-                let lives: Vec<(&RunResult, &LifeFigures)> = runs
-                    .iter()
-                    .filter(|(_, result)| {
-                        result.params.ladder.is_some()
-                            && result.params.tool.as_ref().map(|t| t.label()).as_ref()
-                                == Some(&tool)
-                    })
-                    .filter_map(|(_, result)| {
-                        let life = result.tool.as_ref()?.life.as_ref()?;
-                        Some((*result, life))
-                    })
-                    .collect();
-                let rungs: Vec<RungLife<'_>> = lives
-                    .iter()
-                    .filter_map(|(_, life)| {
-                        let first = life.nights.first()?;
-                        Some(RungLife {
-                            bytes: first.source_bytes,
-                            files: first.source_files,
-                            life,
-                        })
-                    })
-                    .collect();
-                let (_, first) = lives.first()?;
-                let memory = lives.iter().find_map(|(_, life)| life.machine_memory_bytes);
-                let forecast = forecast_life(request, &first.plan, &rungs, memory)?;
-                Some(ForecastView {
-                    tool,
-                    request: forecast.request,
-                    ladder: forecast.ladder,
-                    memory: forecast.memory,
-                    rows: forecast
-                        .lines
-                        .iter()
-                        .map(|line| ForecastRow {
-                            figure: line.figure.clone(),
-                            answer: line.answer_words(),
-                            basis: line.basis.clone(),
-                            estimate: matches!(
-                                line.answer,
-                                Some(crate::forecast::Answer::Estimate { .. })
-                            ),
-                            value: match line.answer {
-                                Some(crate::forecast::Answer::Estimate { value, .. }) => {
-                                    Some(value)
-                                }
-                                _ => None,
-                            },
-                        })
-                        .collect(),
+    /// Each tool's forecast in cells.
+    pub fn all(forecasts: &[LifeForecast]) -> Vec<ForecastView> {
+        forecasts.iter().map(ForecastView::of).collect()
+    }
+
+    fn of(forecast: &LifeForecast) -> ForecastView {
+        ForecastView {
+            tool: forecast.tool.clone(),
+            request: forecast.request.clone(),
+            ladder: forecast.ladder.clone(),
+            memory: forecast.memory.clone(),
+            rows: forecast
+                .lines
+                .iter()
+                .map(|line| ForecastRow {
+                    figure: line.figure.clone(),
+                    answer: line.said.clone(),
+                    basis: line.basis.clone(),
+                    estimate: matches!(line.answer, Some(Answer::Estimate { .. })),
+                    value: match line.answer {
+                        Some(Answer::Estimate { value, .. }) => Some(value),
+                        _ => None,
+                    },
                 })
-            })
-            .collect()
+                .collect(),
+        }
     }
 }
 

@@ -5,6 +5,7 @@ use std::fmt::Write;
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::Verdict;
+use crate::analysis::life_forecast::LifeForecast;
 use crate::analysis::points::{Point, point_of_run};
 use crate::analysis::tools::ToolLine;
 use crate::clock::format_ms;
@@ -36,6 +37,35 @@ pub struct CampaignReport {
     /// The source's size and whether it shares a device with the target, when surveyed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub survey: Option<Survey>,
+    /// Each tool's forecast to the user's size, from the lives on its ladder (a campaign
+    /// with a `forecast`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forecasts: Vec<LifeForecast>,
+}
+
+impl CampaignReport {
+    /// The report of a campaign's finished runs and what was concluded of them; the
+    /// forecasts are worked out here, from the runs, so every reader has the same.
+    pub fn new(
+        campaign: CampaignHeader,
+        runs: Vec<RunResult>,
+        points: Vec<Point>,
+        bottleneck: Verdict,
+        survey: Option<Survey>,
+    ) -> CampaignReport {
+        let forecasts = crate::analysis::life_forecast::forecasts(
+            campaign.spec.forecast.as_ref(),
+            &runs.iter().collect::<Vec<_>>(),
+        );
+        CampaignReport {
+            campaign,
+            runs,
+            points,
+            bottleneck,
+            survey,
+            forecasts,
+        }
+    }
 }
 
 /// The bottleneck table with the verdict, recommendations, warnings and failures under it.
@@ -119,14 +149,7 @@ pub fn render_table(report: &CampaignReport) -> String {
     if !lives.is_empty() {
         let _ = write!(out, "{}", crate::views::life::life_text(&lives));
     }
-    let numbered: Vec<(usize, &RunResult)> = report
-        .runs
-        .iter()
-        .enumerate()
-        .map(|(index, run)| (index + 1, run))
-        .collect();
-    let forecasts =
-        crate::views::life::ForecastView::all(report.campaign.spec.forecast.as_ref(), &numbered);
+    let forecasts = crate::views::life::ForecastView::all(&report.forecasts);
     if !forecasts.is_empty() {
         let _ = write!(out, "{}", crate::views::life::forecast_text(&forecasts));
     }

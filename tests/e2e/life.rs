@@ -66,6 +66,9 @@ async fn restic_and_borg_live_ten_nights_and_every_view_agrees() {
         .await;
     assert_eq!(campaign["status"], "done", "{campaign}");
     let page = lab.get_text(&format!("/campaigns/{id}")).await;
+    // The verdict of a campaign of lives points at them, not at tests it never asked for.
+    assert!(page.contains("life names no bottleneck"), "the verdict");
+    assert!(!page.contains("Not enough finished tests"), "the verdict");
     let csv = lab.get_text(&format!("/api/campaigns/{id}/life.csv")).await;
     let mut csv_rows = csv.lines();
     let header: Vec<&str> = csv_rows.next().expect("a header").split(',').collect();
@@ -145,7 +148,24 @@ async fn restic_and_borg_live_ten_nights_and_every_view_agrees() {
                 )
             })
             .collect();
-        assert_eq!(restored, [("latest", 10), ("oldest kept", 7)], "{tool}");
+        assert_eq!(
+            restored,
+            [("latest", 10), ("one file", 10), ("oldest kept", 7)],
+            "{tool}"
+        );
+        // The one file: the last in name order, alone, and its content checked.
+        let one = &restores[1];
+        assert_eq!(one["verified"]["files"], 1, "{one}");
+        assert_eq!(
+            one["verified"]["extra"], 0,
+            "{tool}: only the one file: {one}"
+        );
+        assert!(
+            one["file"]
+                .as_str()
+                .is_some_and(|file| !file.is_empty() && !file.starts_with('/')),
+            "{one}"
+        );
 
         // The page's table, night by night, as the JSON has it.
         let shown = page_nights(&page, number);
@@ -194,7 +214,7 @@ async fn restic_and_borg_live_ten_nights_and_every_view_agrees() {
                     .map(move |command| (n, command))
             })
             .collect();
-        assert_eq!(run_rows.len(), commands.len() + 2, "{tool}: {csv}");
+        assert_eq!(run_rows.len(), commands.len() + 3, "{tool}: {csv}");
         for (row, (night, command)) in run_rows.iter().zip(&commands) {
             assert_eq!(row[column("tool")], tool);
             assert_eq!(row[column("night")], night.to_string());
@@ -223,7 +243,11 @@ async fn restic_and_borg_live_ten_nights_and_every_view_agrees() {
             .collect();
         assert_eq!(
             restore_rows,
-            [("restore_latest", "true"), ("restore_oldest_kept", "true")]
+            [
+                ("restore_latest", "true"),
+                ("restore_one_file", "true"),
+                ("restore_oldest_kept", "true")
+            ]
         );
     }
     assert!(entries(&target).is_empty(), "{:?}", entries(&target));
@@ -413,6 +437,47 @@ async fn a_forecast_runs_its_ladder_and_answers_at_the_users_size_with_its_basis
         assert!(row.contains(" over 4 sizes up to "), "{row}");
     }
     assert!(section.contains("64 MiB in 2048 files"), "{section}");
+    // The API gives the same answers, each with its key, its range and its basis.
+    let document = lab
+        .get_json(&format!("/api/campaigns/{id}/bottleneck"))
+        .await;
+    let forecasts = document["forecasts"].as_array().expect("forecasts");
+    assert_eq!(forecasts.len(), 1, "{document}");
+    assert!(
+        forecasts[0]["tool"]
+            .as_str()
+            .is_some_and(|tool| tool.starts_with("borg")),
+        "{}",
+        forecasts[0]
+    );
+    let lines = forecasts[0]["lines"].as_array().expect("lines");
+    for line in lines {
+        let figure = line["figure"].as_str().expect("figure");
+        assert!(
+            section.contains(&format!(
+                "{figure}</td><td>{}",
+                line["said"].as_str().expect("said")
+            )),
+            "{figure}: the page and the API differ: {line}"
+        );
+        if line["answer"]["kind"] == "estimate" {
+            let value = line["answer"]["value"].as_f64().expect("value");
+            assert!(line["answer"]["low"].as_f64() <= Some(value), "{line}");
+            assert!(line["answer"]["high"].as_f64() >= Some(value), "{line}");
+        }
+    }
+    // One file's restore is measured on every rung, and forecast from them.
+    let one = lines
+        .iter()
+        .find(|line| line["key"] == "one_file_restore_seconds")
+        .expect("one file's restore");
+    assert!(one["answer"]["kind"].is_string(), "{one}");
+    assert!(
+        one["basis"]
+            .as_str()
+            .is_some_and(|basis| basis.contains("over 4 sizes")),
+        "{one}"
+    );
     // The repository grows with the source: at 4× the ladder's largest it is a number.
     let repository = &section[section.find("repository after").expect("repository")..];
     assert!(

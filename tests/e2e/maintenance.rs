@@ -1,7 +1,8 @@
 //! The built-in tools' maintenance commands against the real restic and borg: retention keeps
 //! the backups it says and frees the rest, the metadata check passes an intact repository, and
 //! the full-data check reads the data (a pack damaged under restic's metadata check is found
-//! by its data check only).
+//! by its data check only); and every built-in tool's restore of one file restores that file
+//! alone, at its place.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -37,6 +38,7 @@ fn places(root: &Path) -> Places {
         cores: 1,
         keep: 1,
         time: "2001-01-01T02:00:00".to_string(),
+        one: std::path::PathBuf::new(),
         repo_env: Vec::new(),
     }
 }
@@ -44,6 +46,13 @@ fn places(root: &Path) -> Places {
 /// Runs one of the definition's commands as the lab would: its arguments and environment
 /// expanded by the definition, its parameters at their defaults; its output.
 fn run(tool: &ToolDefinition, command: &[String], places: &Places) -> Output {
+    command_of(tool, command, places, &places.home)
+        .output()
+        .expect("the tool runs")
+}
+
+/// One of the definition's commands, ready to run in `dir`.
+fn command_of(tool: &ToolDefinition, command: &[String], places: &Places, dir: &Path) -> Command {
     let values: BTreeMap<String, ParamValue> = tool.settle(&BTreeMap::new());
     let args = tool.expand(command, places, &values);
     let mut process = Command::new(&args[0]);
@@ -53,8 +62,39 @@ fn run(tool: &ToolDefinition, command: &[String], places: &Places) -> Output {
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", &places.home)
         .envs(tool.environment(places, &values))
-        .current_dir(&places.home);
-    process.output().expect("the tool runs")
+        .current_dir(dir);
+    process
+}
+
+/// A backup as the lab takes it: a repository tool's command, or a stream tool's stages, each
+/// one's output into the next, the last one's into `{stream}`.
+fn back_up(tool: &ToolDefinition, places: &Places) {
+    if tool.shape == backlab::engine::tool::ToolShape::Repository {
+        return run_all(tool, &tool.backup, places);
+    }
+    let mut previous: Option<std::process::ChildStdout> = None;
+    let mut children = Vec::new();
+    for (index, stage) in tool.backup.iter().enumerate() {
+        let mut command = command_of(tool, stage, places, &places.home);
+        if let Some(input) = previous.take() {
+            command.stdin(input);
+        }
+        if index + 1 == tool.backup.len() {
+            command.stdout(std::fs::File::create(&places.stream).expect("the stream"));
+        } else {
+            command.stdout(std::process::Stdio::piped());
+        }
+        let mut child = command.spawn().expect("a stage runs");
+        previous = child.stdout.take();
+        children.push(child);
+    }
+    for mut child in children {
+        assert!(
+            child.wait().expect("a stage ends").success(),
+            "{}",
+            tool.name
+        );
+    }
 }
 
 /// Runs each command of a list in turn; every one must succeed.
@@ -170,6 +210,47 @@ fn index_and_total(tool: &ToolDefinition, places: &Places) -> (u64, u64) {
         .map(|path| matching_size(path).expect("counted").apparent_bytes)
         .sum();
     (index, tree_bytes(&places.repo) + tree_bytes(&places.home))
+}
+
+#[test]
+fn every_built_in_tool_restores_one_file_alone() {
+    for tool in builtin::definitions() {
+        let root = scratch();
+        let mut places = places(root.path());
+        // Absolute paths, as the lab gives them: each tool stores them as it stores them.
+        places.source = vec![std::path::absolute(&places.source[0]).expect("absolute")];
+        write_source(&places.source[0], 1);
+        run_all(&tool, &tool.init, &places);
+        back_up(&tool, &places);
+        let one = places.source[0].join("f5.bin");
+        places.one = one.clone();
+        std::fs::create_dir_all(&places.restore).expect("restore");
+        for command in &tool.restore_one {
+            let output = command_of(&tool, command, &places, &places.restore)
+                .output()
+                .expect("the restore runs");
+            assert!(
+                output.status.success(),
+                "{}: {}",
+                tool.name,
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        let restored = walk_files(&places.restore);
+        let beneath = one.strip_prefix("/").expect("absolute");
+        assert_eq!(
+            restored,
+            [places.restore.join(beneath)],
+            "{}: the one file, at its place, alone",
+            tool.name
+        );
+        assert_eq!(
+            std::fs::read(&restored[0]).expect("restored"),
+            std::fs::read(&one).expect("source"),
+            "{}",
+            tool.name
+        );
+    }
 }
 
 #[test]

@@ -34,9 +34,16 @@ fn ceiling(component: Component) -> Ceiling {
 
 /// Every finding the analysis makes, with every component each can name.
 fn findings() -> Vec<Finding> {
-    let mut all = vec![Finding::Incomplete {
-        missing: vec![TestKind::TapeWrite, TestKind::FullBackup],
-    }];
+    let mut all = vec![
+        Finding::Incomplete {
+            missing: vec![TestKind::TapeWrite, TestKind::FullBackup],
+            lives: false,
+        },
+        Finding::Incomplete {
+            missing: vec![TestKind::TapeWrite, TestKind::ReadParallel],
+            lives: true,
+        },
+    ];
     for component in COMPONENTS {
         let ceiling = ceiling(component);
         all.push(Finding::Limits {

@@ -180,6 +180,12 @@ pub struct ToolDefinition {
     /// The restore of the latest backup into `{restore}` (a stream tool reads the stream
     /// from the file `{stream}`).
     pub restore: Vec<Vec<String>>,
+    /// The restore of one file of the latest backup, `{one}` (its absolute path without the
+    /// leading `/`, as tar and borg name what they stored), into `{restore}`: what a user
+    /// waits for when one file is lost. A life times it; a definition without it has that
+    /// figure unmeasured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub restore_one: Vec<Vec<String>>,
     /// A repository tool's retention: commands run one after another that keep the last
     /// `{keep}` backups and free what only the others held (restic's `forget --prune`, borg's
     /// `prune` then `compact`), each timed on its own.
@@ -302,6 +308,9 @@ pub struct Places {
     /// night, night N of a life a day after night N − 1, so a tool that keeps one backup a
     /// second (borg's `--keep-last` is its `--keep-secondly`) sees a backup a night.
     pub time: String,
+    /// The one file `restore_one` restores, absolute; `{one}` is its path without the
+    /// leading `/`. Empty outside that command.
+    pub one: PathBuf,
     /// Environment the repository's place adds (an S3 bucket's keys).
     pub repo_env: Vec<(String, String)>,
 }
@@ -314,8 +323,9 @@ pub enum DefinitionError {
 }
 
 /// Parameter names a definition may not take: they are the places.
-const RESERVED: [&str; 10] = [
+const RESERVED: [&str; 11] = [
     "source", "repo", "restore", "stream", "archive", "password", "home", "cores", "keep", "time",
+    "one",
 ];
 
 impl ToolDefinition {
@@ -352,6 +362,7 @@ impl ToolDefinition {
             .iter()
             .chain(&self.backup)
             .chain(&self.restore)
+            .chain(&self.restore_one)
             .chain(self.maintenance())
             .chain(&self.version)
     }
@@ -703,6 +714,7 @@ fn fill(text: &str, places: &Places, values: &BTreeMap<String, ParamValue>) -> S
         "cores" => places.cores.to_string(),
         "keep" => places.keep.to_string(),
         "time" => places.time.clone(),
+        "one" => path(places.one.strip_prefix("/").unwrap_or(&places.one)),
         other => values
             .get(other)
             .map(ToString::to_string)
@@ -746,6 +758,7 @@ mod tests {
             cores: 2,
             keep: 7,
             time: "2001-01-01T02:00:00".to_string(),
+            one: PathBuf::from("/data/a/f"),
             repo_env: Vec::new(),
         }
     }

@@ -17,6 +17,8 @@ pub const MAX_NIGHTS: u32 = 1000;
 pub const LATEST: &str = "latest";
 /// The restore of the oldest backup the retention kept.
 pub const OLDEST_KEPT: &str = "oldest kept";
+/// The restore of one file of the last night's backup, alone.
+pub const ONE_FILE: &str = "one file";
 
 /// What a life runs: its nights, how often the tool's retention runs and what it keeps, how
 /// often its checks run, and what each night changes.
@@ -232,9 +234,12 @@ impl NightFigures {
 /// A restore of one night's backup, timed and verified against the source as it was then.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct LifeRestore {
-    /// Which backup: [`LATEST`] or [`OLDEST_KEPT`].
+    /// Which backup: [`LATEST`] or [`OLDEST_KEPT`], or one file of the latest ([`ONE_FILE`]).
     pub which: String,
     pub night: u32,
+    /// The one file restored ([`ONE_FILE`]), by its path beneath its source root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
     pub seconds: f64,
     pub cpu_s: f64,
     pub peak_rss_bytes: u64,

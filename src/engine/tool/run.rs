@@ -340,6 +340,7 @@ impl Context<'_> {
             time: jiff::Timestamp::now()
                 .strftime("%Y-%m-%dT%H:%M:%S")
                 .to_string(),
+            one: PathBuf::new(),
             repo_env: at.repo.env.clone(),
         }
     }

@@ -314,13 +314,11 @@ pub fn campaign_page(
     let chart_views = chart_views(view, runs_finished, inline_charts)?;
 
     let (live_run, live_rate) = live_lines(&view.runs, is_final);
-    let forecasts = crate::views::life::ForecastView::all(
-        view.spec.forecast.as_ref(),
-        &runs
-            .iter()
-            .filter_map(|run| Some((run.number, run.result?)))
-            .collect::<Vec<_>>(),
-    );
+    let forecasts =
+        crate::views::life::ForecastView::all(&crate::analysis::life_forecast::forecasts(
+            view.spec.forecast.as_ref(),
+            &runs.iter().filter_map(|run| run.result).collect::<Vec<_>>(),
+        ));
     let expected_by_run = &view.expected_by_run;
     let (expected, left) = durations(runs, expected_by_run, view.expected.as_ref(), is_final);
 

@@ -17,7 +17,7 @@ use crate::engine::tool::definition::{Places, ToolShape};
 use crate::engine::tool::figures::PressureFigures;
 use crate::engine::tool::life::{
     CommandFigures, LATEST, LadderRung, LifeCommand, LifeFigures, LifePlan, LifeRestore,
-    NightFigures, OLDEST_KEPT,
+    NightFigures, OLDEST_KEPT, ONE_FILE,
 };
 use crate::engine::tool::process::{Ended, Finished, Output, Stream};
 use crate::engine::tool::tree::{self, NightChanged, RestoreLayout};
@@ -133,9 +133,12 @@ impl Context<'_> {
             dedup: None,
             like: Some(Likeness::around_mean(rung.mean_file_bytes)),
         };
-        crate::engine::dataset::create(root, &request, &mut |_| {})
-            .map(|_| ())
-            .map_err(|error| EngineError::Tool(format!("the ladder's tree: {error}")))
+        match crate::engine::dataset::create_until(root, &request, &mut |_| {}, self.control.cancel)
+        {
+            Ok(_) => Ok(()),
+            Err(crate::engine::dataset::DatasetError::Stopped) => Err(EngineError::Cancelled),
+            Err(error) => Err(EngineError::Tool(format!("the ladder's tree: {error}"))),
+        }
     }
 
     /// One night: its change, its backup, and the retention and checks due after it.
@@ -242,7 +245,7 @@ impl Context<'_> {
                 std::fs::create_dir_all(&life.at.home).map_err(|error| {
                     EngineError::Tool(format!("cannot make {}: {error}", life.at.home.display()))
                 })?;
-                self.stream_into_file(&places, &life.at)?
+                self.stream_into_file(&places, &life.at, &format!("night {night}'s backup"))?
             }
         };
         let mut figures =
@@ -402,12 +405,13 @@ impl Context<'_> {
         });
     }
 
-    /// The latest backup restored and verified against the copy as it is; then the oldest kept
-    /// against the copy as that night left it (put in the copy's place, so the restore's paths
-    /// are the same).
+    /// The latest backup restored and verified against the copy as it is, then one file of it
+    /// alone; then the oldest kept against the copy as that night left it (put in the copy's
+    /// place, so the restore's paths are the same).
     fn life_restores(&self, life: &mut Life) -> Result<Vec<LifeRestore>, EngineError> {
         let last = life.plan.nights;
         let mut restores = vec![self.life_restore(life, last, LATEST)?];
+        restores.extend(self.life_restore_one(life)?);
         if life.oldest < last {
             let latest_copy = life.copy.with_extension("latest");
             let oldest_place = RestoreLayout::AbsolutePaths
@@ -432,27 +436,11 @@ impl Context<'_> {
         night: u32,
         which: &str,
     ) -> Result<LifeRestore, EngineError> {
-        if life.at.restore.exists() {
-            tree::remove_tree(&life.at.restore).map_err(tree_error)?;
-        }
-        std::fs::create_dir_all(&life.at.restore).map_err(|error| {
-            EngineError::Tool(format!(
-                "cannot make {}: {error}",
-                life.at.restore.display()
-            ))
-        })?;
+        self.empty_restore(life)?;
         let size = source_size(&life.at.roots)?;
         self.needs_room(&life.at.restore, size.apparent_bytes, "the restore")?;
         let places = self.night_places(life, night);
-        tree::drop_from_cache(std::slice::from_ref(&life.kept));
-        let finished = self.spawn_and_wait(
-            self.stages(&self.definition.restore, &places),
-            &places,
-            &life.at.restore,
-            Output::Discard,
-            None,
-            false,
-        )?;
+        let finished = self.restore_cold(life, &self.definition.restore, &places)?;
         self.fail_unless_succeeded(&finished, &format!("the restore of night {night}"))?;
         let verified = tree::verify(
             &life.at.roots,
@@ -462,20 +450,100 @@ impl Context<'_> {
             None,
         )
         .map_err(tree_error)?;
-        let seconds = finished.wall.as_secs_f64();
-        Ok(LifeRestore {
-            which: which.to_string(),
+        Ok(restore_figures(which, night, None, &finished, verified))
+    }
+
+    /// One file of the latest backup restored alone, timed, and verified: the last in name
+    /// order, which a tool that reads its backup in order comes to last (of the files whose
+    /// path no tool could read as a pattern). None where the tool's definition has no
+    /// `restore_one`.
+    fn life_restore_one(&self, life: &Life) -> Result<Option<LifeRestore>, EngineError> {
+        if self.definition.restore_one.is_empty() {
+            return Ok(None);
+        }
+        let plain = |path: &Path| {
+            path.to_str().is_some_and(|text| {
+                text.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '-' | '_'))
+            })
+        };
+        let mut last = None;
+        crate::engine::source::each_file(&life.at.roots, |file, _| {
+            if plain(&file.path) {
+                last = Some(file.path);
+            }
+            true
+        });
+        let Some(one) = last else {
+            return Ok(None);
+        };
+        self.empty_restore(life)?;
+        let night = life.plan.nights;
+        let places = Places {
+            one: one.clone(),
+            ..self.night_places(life, night)
+        };
+        let finished = self.restore_cold(life, &self.definition.restore_one, &places)?;
+        self.fail_unless_succeeded(&finished, "the restore of one file")?;
+        let verified = tree::verify(
+            std::slice::from_ref(&one),
+            &life.at.restore,
+            RestoreLayout::AbsolutePaths,
+            self.control.cancel,
+            None,
+        )
+        .map_err(tree_error)?;
+        let named = life
+            .at
+            .roots
+            .iter()
+            .find_map(|root| one.strip_prefix(root).ok())
+            .unwrap_or(&one)
+            .display()
+            .to_string();
+        Ok(Some(restore_figures(
+            ONE_FILE,
             night,
-            seconds: round3(seconds),
-            cpu_s: round3(finished.cpu_user_s + finished.cpu_system_s),
-            peak_rss_bytes: finished.peak_rss_bytes,
-            mb_per_s: if seconds > 0.0 {
-                round1(verified.bytes as f64 / MB / seconds)
-            } else {
-                0.0
-            },
+            Some(named),
+            &finished,
             verified,
+        )))
+    }
+
+    /// The restore directory, emptied.
+    fn empty_restore(&self, life: &Life) -> Result<(), EngineError> {
+        if life.at.restore.exists() {
+            tree::remove_tree(&life.at.restore).map_err(tree_error)?;
+        }
+        std::fs::create_dir_all(&life.at.restore).map_err(|error| {
+            EngineError::Tool(format!(
+                "cannot make {}: {error}",
+                life.at.restore.display()
+            ))
         })
+    }
+
+    /// A restore's commands run into the restore directory, what the backups are kept in
+    /// (the repository, or the streams) first dropped from the page cache.
+    fn restore_cold(
+        &self,
+        life: &Life,
+        commands: &[Vec<String>],
+        places: &Places,
+    ) -> Result<Finished, EngineError> {
+        let stored = match (&life.at.repo.dir, self.definition.shape) {
+            (Some(dir), ToolShape::Repository) => dir.clone(),
+            _ => life.kept.clone(),
+        };
+        tree::drop_from_cache(std::slice::from_ref(&stored));
+        self.spawn_and_wait(
+            self.stages(commands, places),
+            places,
+            &life.at.restore,
+            Output::Discard,
+            None,
+            false,
+        )
     }
 
     /// The life's result: its figure is the nights' backups together (their bytes over their
@@ -600,6 +668,31 @@ impl Context<'_> {
 
 /// When night `night`'s backup is said to be taken: 02:00 UTC on the night's day, the first
 /// on 2001-01-01, one day apart, as the nights of a life are.
+/// A restore's figures: its time, CPU and memory, its rate over the bytes verified.
+fn restore_figures(
+    which: &str,
+    night: u32,
+    file: Option<String>,
+    finished: &Finished,
+    verified: tree::Verified,
+) -> LifeRestore {
+    let seconds = finished.wall.as_secs_f64();
+    LifeRestore {
+        which: which.to_string(),
+        night,
+        file,
+        seconds: round3(seconds),
+        cpu_s: round3(finished.cpu_user_s + finished.cpu_system_s),
+        peak_rss_bytes: finished.peak_rss_bytes,
+        mb_per_s: if seconds > 0.0 {
+            round1(verified.bytes as f64 / MB / seconds)
+        } else {
+            0.0
+        },
+        verified,
+    }
+}
+
 fn night_time(night: u32) -> String {
     const FIRST_NIGHT: i64 = 978_314_400;
     jiff::Timestamp::from_second(FIRST_NIGHT + 86_400 * i64::from(night.saturating_sub(1)))

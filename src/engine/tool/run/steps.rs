@@ -185,7 +185,7 @@ impl Context<'_> {
                 self.fail_unless_backed_up(&finished, "the backup to restore", roots, began)?;
             }
             ToolShape::Stream => {
-                self.stream_into_file(&places, &at)?;
+                self.stream_into_file(&places, &at, "the backup to restore")?;
             }
         }
         let kept_roots = [kept.clone()];

@@ -29,11 +29,13 @@ struct ChildStream<'a> {
 const HELD_OPEN: Duration = Duration::from_secs(1);
 
 impl Context<'_> {
-    /// A stream tool's backup written into a file for a restore, untimed.
+    /// A stream tool's backup written into a file, for a restore or as a life's night;
+    /// `what` names it in a failure (`the backup to restore`).
     pub(super) fn stream_into_file(
         &self,
         places: &Places,
         at: &Where,
+        what: &str,
     ) -> Result<Finished, EngineError> {
         let launch = self.launch(
             self.stages(&self.definition.backup, places),
@@ -68,7 +70,7 @@ impl Context<'_> {
             kept?;
             finished
         })?;
-        self.fail_unless_backed_up(&finished, "the backup to restore", &at.roots, began)?;
+        self.fail_unless_backed_up(&finished, what, &at.roots, began)?;
         file.sync_all()
             .map_err(|error| EngineError::Tool(format!("keeping the stream failed: {error}")))?;
         Ok(finished)

@@ -4,6 +4,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::analysis::SaidVerdict;
+use crate::analysis::life_forecast::LifeForecast;
 use crate::analysis::points::Point;
 use crate::engine::result::RunResult;
 use crate::engine::survey::Survey;
@@ -24,6 +25,10 @@ pub struct BottleneckBody<'a> {
     /// The source's size and whether it shares a device with the target, when surveyed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub survey: Option<&'a Survey>,
+    /// Each tool's forecast to the user's size, from the lives on its ladder (a campaign
+    /// with a `forecast`): every answer with its range, its words and its basis.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub forecasts: &'a [LifeForecast],
 }
 
 /// The campaign a bottleneck document belongs to.
@@ -45,6 +50,7 @@ impl<'a> From<&'a CampaignReport> for BottleneckBody<'a> {
             points: &report.points,
             bottleneck: SaidVerdict::from(&report.bottleneck),
             survey: report.survey.as_ref(),
+            forecasts: &report.forecasts,
         }
     }
 }
