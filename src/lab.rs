@@ -145,6 +145,8 @@ pub struct Lab {
     endings: ended::Endings,
     /// The data listener: network-backup streams and the agents' registry.
     data_link: Arc<DataLink>,
+    /// The price sheets a bucket's requests and bytes are billed by.
+    prices: Arc<crate::analysis::prices::PriceSheets>,
 }
 
 /// A request body read as JSON of type `T`; what cannot be read is named as a field: a body
@@ -196,7 +198,19 @@ impl Lab {
             stopping: AtomicBool::new(false),
             endings: ended::Endings::default(),
             data_link,
+            prices: Arc::new(crate::analysis::prices::PriceSheets::built_in()),
         }
+    }
+
+    /// The lab billing by `prices` (the lab's sheets and an operator's) in place of its own.
+    pub fn with_prices(mut self, prices: crate::analysis::prices::PriceSheets) -> Self {
+        self.prices = Arc::new(prices);
+        self
+    }
+
+    /// The price sheets it bills by.
+    pub fn prices(&self) -> &Arc<crate::analysis::prices::PriceSheets> {
+        &self.prices
     }
 
     /// The backup tools campaigns may name here, found at start: those it can run, with

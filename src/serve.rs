@@ -55,6 +55,8 @@ pub struct ServeConfig {
     pub allow_devices: Vec<PathBuf>,
     /// The object stores campaigns may write to (`--s3-store`), with their credentials.
     pub object_stores: ObjectStores,
+    /// The price sheets bills are worked out by (the lab's, and `--price-sheet`).
+    pub prices: crate::analysis::prices::PriceSheets,
     /// The backup tools campaigns may run (built in, and `--tools`), found at start.
     pub tools: crate::engine::tool::Tools,
     pub token: Option<String>,
@@ -161,13 +163,16 @@ pub async fn serve(config: ServeConfig) -> Result<(), ServeError> {
 
     let token: Option<Arc<str>> = config.token.as_deref().map(Arc::from);
     let datalink = start_datalink(config.data_bind, token.clone())?;
-    let lab = Arc::new(Lab::new(
-        store.clone(),
-        policy,
-        engine_settings(&config, &data_dir, &datalink, journal, object_owner),
-        host,
-        Arc::clone(&datalink),
-    ));
+    let lab = Arc::new(
+        Lab::new(
+            store.clone(),
+            policy,
+            engine_settings(&config, &data_dir, &datalink, journal, object_owner),
+            host,
+            Arc::clone(&datalink),
+        )
+        .with_prices(config.prices.clone()),
+    );
     relay_live_events(&lab).await;
     let heartbeat = host::spawn_heartbeat(&lab);
     let (shutdown_tx, shutdown_rx) = watch::channel(false);

@@ -557,6 +557,7 @@ mod tests {
             files_per_s: None,
             pressure: None,
             error: None,
+            requests: None,
         };
         let night = |night: u32, commands: Vec<CommandFigures>| NightFigures {
             night,

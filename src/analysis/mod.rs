@@ -5,6 +5,7 @@
 //! sentence, so a sentence's wording can change without judging anything again.
 
 mod advise;
+pub mod bill;
 pub mod figures;
 mod find;
 pub mod findings;
@@ -14,6 +15,7 @@ mod judge;
 pub mod life_forecast;
 pub mod planner;
 pub mod points;
+pub mod prices;
 pub mod remedy;
 pub mod said;
 pub mod tools;

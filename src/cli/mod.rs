@@ -101,6 +101,15 @@ struct StoreArgs {
     /// A credentials file in the AWS tools' format [default: $AWS_SHARED_CREDENTIALS_FILE].
     #[arg(long = "s3-credentials", value_name = "FILE")]
     s3_credentials: Option<PathBuf>,
+    /// Let a backup tool reach the stores directly: its requests to the bucket are then not
+    /// counted (by default they pass through the lab's counting relay on loopback).
+    #[arg(long = "s3-uncounted")]
+    s3_uncounted: bool,
+    /// A JSON file of price sheets (the format of the lab's own, docs/bills.md) that bills
+    /// are worked out by beside the lab's: a negotiated price, another provider. A sheet of
+    /// the same id replaces the lab's.
+    #[arg(long = "price-sheet", env = "BACKLAB_PRICE_SHEET", value_name = "FILE")]
+    price_sheet: Option<PathBuf>,
 }
 
 impl StoreArgs {
@@ -108,7 +117,24 @@ impl StoreArgs {
     fn stores(&self) -> Result<ObjectStores, Vec<String>> {
         let credentials = CredentialSources::from_environment(self.s3_credentials.as_deref())
             .map_err(|problem| vec![format!("--s3-credentials: {problem}")])?;
-        ObjectStores::parse(&self.s3_stores, &credentials)
+        let stores = ObjectStores::parse(&self.s3_stores, &credentials)?;
+        Ok(if self.s3_uncounted {
+            stores.uncounted()
+        } else {
+            stores
+        })
+    }
+
+    /// The price sheets bills are worked out by: the lab's, and the operator's file's, every
+    /// problem in it named by its sheet and field.
+    fn prices(&self) -> Result<crate::analysis::prices::PriceSheets, Vec<String>> {
+        let Some(file) = &self.price_sheet else {
+            return Ok(crate::analysis::prices::PriceSheets::built_in());
+        };
+        let what = format!("--price-sheet {}", file.display());
+        let text =
+            std::fs::read_to_string(file).map_err(|error| vec![format!("{what}: {error}")])?;
+        crate::analysis::prices::PriceSheets::with_file(&text, &what)
     }
 }
 

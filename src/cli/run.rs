@@ -143,6 +143,10 @@ pub(super) fn run(args: RunArgs) -> ExitCode {
         Ok(settings) => settings,
         Err(message) => return bad_spec(&message),
     };
+    let prices = match args.stores.prices() {
+        Ok(prices) => prices,
+        Err(problems) => return bad_spec(&problems.join("\n")),
+    };
     show_expectation(&plans);
     let cancel = cancel_on_ctrl_c();
     let mut runs = execute_in_turn(&plans, &settings, &cancel, (0, plans.len()));
@@ -191,6 +195,7 @@ pub(super) fn run(args: RunArgs) -> ExitCode {
         judgement.points,
         judgement.verdict,
         survey,
+        &prices,
     );
     print_report(&report, args.json, all_done)
 }
@@ -776,6 +781,8 @@ mod tests {
         "--restore-to",
         "--s3-store",
         "--s3-credentials",
+        "--s3-uncounted",
+        "--price-sheet",
         "--json",
         "--no-follow-up",
         "--tools",

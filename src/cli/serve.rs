@@ -134,6 +134,11 @@ pub(super) fn serve(args: ServeArgs) -> ExitCode {
         .stores()
         .map_err(|found| problems.extend(found))
         .unwrap_or_default();
+    let prices = args
+        .stores
+        .prices()
+        .map_err(|found| problems.extend(found))
+        .ok();
     let tools = args
         .tool_file
         .tools()
@@ -162,6 +167,7 @@ pub(super) fn serve(args: ServeArgs) -> ExitCode {
         allow_targets: args.allow_targets,
         allow_devices: args.allow_devices,
         object_stores,
+        prices: prices.unwrap_or_else(crate::analysis::prices::PriceSheets::built_in),
         tools,
         token: args.token.filter(|token| !token.is_empty()),
         public_url: args.public_url,

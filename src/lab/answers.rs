@@ -30,6 +30,8 @@ pub struct CampaignView {
     pub provisional: bool,
     /// Its adaptive search, when its matrix has one.
     pub search: Option<SearchReport>,
+    /// The price sheets its buckets' bills are worked out by.
+    pub prices: std::sync::Arc<analysis::prices::PriceSheets>,
 }
 
 /// The runs as the results model takes them: numbered from 1, in plan order.
@@ -221,6 +223,7 @@ impl Campaigns<'_> {
             points: judgement.points,
             verdict: judgement.verdict,
             provisional: judgement.provisional,
+            prices: std::sync::Arc::clone(lab.prices()),
         })
     }
 
@@ -283,6 +286,7 @@ impl Campaigns<'_> {
             view.points,
             view.verdict,
             record.survey,
+            &view.prices,
         ))
     }
 

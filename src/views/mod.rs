@@ -8,6 +8,7 @@ pub mod compare;
 pub mod life;
 pub mod page;
 pub mod report;
+pub mod requests;
 pub mod run;
 
 pub use run::{RunPhase, RunView};

@@ -5,8 +5,10 @@ use std::fmt::Write;
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::Verdict;
+use crate::analysis::bill::RunBill;
 use crate::analysis::life_forecast::LifeForecast;
 use crate::analysis::points::{Point, point_of_run};
+use crate::analysis::prices::PriceSheets;
 use crate::analysis::tools::ToolLine;
 use crate::clock::format_ms;
 use crate::duration::format_duration;
@@ -41,21 +43,30 @@ pub struct CampaignReport {
     /// with a `forecast`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub forecasts: Vec<LifeForecast>,
+    /// What each run's use of a bucket would cost by each price sheet, cheapest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bills: Vec<RunBill>,
 }
 
 impl CampaignReport {
     /// The report of a campaign's finished runs and what was concluded of them; the
-    /// forecasts are worked out here, from the runs, so every reader has the same.
+    /// forecasts and the bills (by `prices`) are worked out here, from the runs, so every
+    /// reader has the same.
     pub fn new(
         campaign: CampaignHeader,
         runs: Vec<RunResult>,
         points: Vec<Point>,
         bottleneck: Verdict,
         survey: Option<Survey>,
+        prices: &PriceSheets,
     ) -> CampaignReport {
         let forecasts = crate::analysis::life_forecast::forecasts(
             campaign.spec.forecast.as_ref(),
             &runs.iter().collect::<Vec<_>>(),
+        );
+        let bills = crate::analysis::bill::run_bills(
+            prices,
+            runs.iter().enumerate().map(|(index, run)| (index + 1, run)),
         );
         CampaignReport {
             campaign,
@@ -64,6 +75,7 @@ impl CampaignReport {
             bottleneck,
             survey,
             forecasts,
+            bills,
         }
     }
 }
@@ -149,6 +161,19 @@ pub fn render_table(report: &CampaignReport) -> String {
     if !lives.is_empty() {
         let _ = write!(out, "{}", crate::views::life::life_text(&lives));
     }
+    let requests = crate::views::requests::RequestsView::of(
+        report
+            .runs
+            .iter()
+            .enumerate()
+            .map(|(index, run)| (index + 1, run)),
+    );
+    let _ = write!(out, "{}", crate::views::requests::requests_text(&requests));
+    let _ = write!(
+        out,
+        "{}",
+        crate::views::requests::bills_text(&crate::views::requests::BillsView::of(&report.bills))
+    );
     let forecasts = crate::views::life::ForecastView::all(&report.forecasts);
     if !forecasts.is_empty() {
         let _ = write!(out, "{}", crate::views::life::forecast_text(&forecasts));

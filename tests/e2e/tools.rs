@@ -1012,6 +1012,167 @@ async fn restic_keeps_its_repository_in_the_labs_s3_store_and_leaves_no_key_behi
     let restored = &runs[1]["result"]["tool"]["verified"];
     assert_eq!(restored["bytes"], 8 << 20, "{restored}");
     assert_eq!(restored["files"], files_beneath(&source), "{restored}");
+    // Every request restic made went through the lab's relay and was counted as the server
+    // itself counted it, operation by operation (the lab's own check, listing and cleanup
+    // are its own, not restic's).
+    let mut counted: std::collections::BTreeMap<String, u64> = Default::default();
+    for run in runs {
+        let requests = &run["result"]["tool"]["requests"]["operations"];
+        for operation in requests.as_array().expect("the run's requests") {
+            *counted
+                .entry(operation["operation"].as_str().expect("name").to_string())
+                .or_default() += operation["requests"].as_u64().expect("a count");
+        }
+    }
+    // restic's S3 client says it is minio-go; the lab's own client does not.
+    assert_eq!(
+        counted,
+        server.operations_from("minio-go"),
+        "relay against server (every client's: {:?})",
+        server.operations_from("")
+    );
+    // The CSV and the page give the same counts.
+    let csv = lab
+        .get_text(&format!("/api/campaigns/{id}/requests.csv"))
+        .await;
+    let mut rows = csv.lines();
+    let header: Vec<&str> = rows.next().expect("a header").split(',').collect();
+    let at = |name: &str| header.iter().position(|field| *field == name).expect(name);
+    let mut from_csv: std::collections::BTreeMap<String, u64> = Default::default();
+    for row in rows {
+        let cells: Vec<&str> = row.split(',').collect();
+        *from_csv
+            .entry(cells[at("operation")].to_string())
+            .or_default() += cells[at("requests")].parse::<u64>().expect("a count");
+    }
+    assert_eq!(from_csv, counted, "{csv}");
+    let page = lab.get_text(&format!("/campaigns/{id}")).await;
+    let total: u64 = counted.values().sum();
+    let backup_total: u64 = runs[0]["result"]["tool"]["requests"]["operations"]
+        .as_array()
+        .expect("operations")
+        .iter()
+        .map(|operation| operation["requests"].as_u64().expect("count"))
+        .sum();
+    assert!(total > backup_total, "the restore's run made requests too");
+    assert!(
+        page.contains(&format!("<td class=\"num\">{backup_total}</td>")),
+        "the page's requests table"
+    );
+    assert!(page.contains("What run 1 would cost"), "the page's bill");
+
+    for operation in ["PutObject", "GetObject", "ListObjectsV2"] {
+        assert!(
+            counted.get(operation) > Some(&0),
+            "{operation}: {counted:?}"
+        );
+    }
+    let backup_requests = &runs[0]["result"]["tool"]["requests"]["operations"];
+    let put = backup_requests
+        .as_array()
+        .expect("operations")
+        .iter()
+        .find(|operation| operation["operation"] == "PutObject")
+        .expect("restic's backup puts objects");
+    // What restic sent is what the bucket holds (the packs, index, snapshot, config and
+    // keys), and its lock files, put and removed again (its DeleteObjects): a few KiB.
+    let sent = put["bytes_up"].as_u64().expect("bytes up");
+    assert!(
+        sent >= stored && sent - stored < 64 << 10,
+        "sent {sent}, stored {stored}: {put}"
+    );
+    // The backup's bill by S3 Standard and by B2, as computed here by hand from the same
+    // counts (which the server's own equal, above) and the sheets' published prices.
+    let of = |name: &str| {
+        backup_requests
+            .as_array()
+            .expect("operations")
+            .iter()
+            .filter(|operation| operation["operation"] == name)
+            .map(|operation| operation["requests"].as_u64().expect("count"))
+            .sum::<u64>() as f64
+    };
+    let all = backup_total as f64;
+    let s3_put_list: f64 = [
+        "PutObject",
+        "CopyObject",
+        "UploadPart",
+        "CreateMultipartUpload",
+        "CompleteMultipartUpload",
+        "ListObjects",
+        "ListObjectsV2",
+        "CreateBucket",
+    ]
+    .iter()
+    .map(|name| of(name))
+    .sum();
+    let deletes = of("DeleteObject") + of("DeleteObjects") + of("AbortMultipartUpload");
+    let s3_requests =
+        s3_put_list / 1000.0 * 0.005 + (all - s3_put_list - deletes) / 1000.0 * 0.0004;
+    let gib = (1u64 << 30) as f64;
+    let stored = stored as f64;
+    let b2_class_a: f64 = [
+        "PutObject",
+        "UploadPart",
+        "CreateMultipartUpload",
+        "CompleteMultipartUpload",
+        "AbortMultipartUpload",
+        "DeleteObject",
+        "DeleteObjects",
+    ]
+    .iter()
+    .map(|name| of(name))
+    .sum();
+    let b2_class_b = of("GetObject") + of("HeadObject");
+    let b2_requests =
+        b2_class_b / 1000.0 * 0.0004 + (all - b2_class_a - b2_class_b) / 1000.0 * 0.004;
+    let document = lab
+        .get_json(&format!("/api/campaigns/{id}/bottleneck"))
+        .await;
+    let bill = &document["bills"][0];
+    assert_eq!(bill["run"], 1, "{bill}");
+    let sheet = |id: &str| {
+        bill["bills"]
+            .as_array()
+            .expect("bills")
+            .iter()
+            .find(|sheet| sheet["sheet"] == id)
+            .unwrap_or_else(|| panic!("no bill by {id}: {bill}"))
+            .clone()
+    };
+    for (id, requests, storage, restore) in [
+        (
+            "aws-s3-standard",
+            s3_requests,
+            stored / gib * 0.023,
+            stored / gib * 0.09,
+        ),
+        (
+            "backblaze-b2",
+            b2_requests,
+            stored / 1e9 * 0.006,
+            stored / 1e9 * 0.01,
+        ),
+    ] {
+        let said = sheet(id);
+        for (field, hand) in [
+            ("requests_cost", requests),
+            ("storage_per_month", storage),
+            ("restore_cost", restore),
+        ] {
+            let figure = said[field].as_f64().expect(field);
+            assert!(
+                (figure - hand).abs() < 1e-9,
+                "{id} {field}: {figure} against {hand}"
+            );
+        }
+        assert!(
+            said["sheet_words"]
+                .as_str()
+                .is_some_and(|words| words.contains("prices of 20")),
+            "every cost names its sheet and its date: {said}"
+        );
+    }
     assert!(
         server.objects().is_empty(),
         "keys left in the bucket: {:?}",

@@ -30,6 +30,9 @@ fn tool_run(test: TestKind, mb_per_s: f64, cores_used: f64, busiest_pct: f64) ->
         verified: None,
         pressure: None,
         life: None,
+        requests: None,
+        requests_not_counted: None,
+        stored_objects: None,
     });
     run
 }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::definition::{ParamValue, ToolShape};
 pub use super::pressure::PressureFigures;
+use crate::engine::target::s3::operations::{RequestCounts, StoredObjects};
 
 /// A tool run's own figures, kept in the run's result.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
@@ -60,6 +61,16 @@ pub struct ToolFigures {
     /// The machine's CPU and I/O pressure over the timed step, where the kernel gives it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pressure: Option<PressureFigures>,
+    /// Every request the run's commands made of the bucket its repository is in, counted by
+    /// the lab's relay (`engine/target/s3/relay.rs`); none for a repository on a disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<RequestCounts>,
+    /// Why a repository in a bucket has no counts (a store the relay cannot reach).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_not_counted: Option<String>,
+    /// What the backup left in the bucket, object by object's size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stored_objects: Option<StoredObjects>,
 }
 
 impl ToolFigures {

@@ -192,6 +192,9 @@ pub struct CommandFigures {
     /// life.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The requests it made of the bucket the repository is in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<crate::engine::target::s3::operations::RequestCounts>,
 }
 
 /// One night: what changed, what the backup and any maintenance took, and what the

@@ -26,6 +26,8 @@ use crate::engine::target::files::LAB_FILE_PREFIX;
 use crate::engine::target::s3::ObjectStore;
 use crate::engine::target::s3::client::S3Client;
 use crate::engine::target::s3::figures::RequestTally;
+use crate::engine::target::s3::operations::{RequestCounts, StoredObjects};
+use crate::engine::target::s3::relay::CountingRelay;
 use crate::engine::test_kind::TestKind;
 use steps::source_size;
 
@@ -69,6 +71,11 @@ pub struct ToolOutcome {
 struct Scratch {
     dirs: Vec<PathBuf>,
     objects: Vec<S3Objects>,
+    /// The relay the run's requests to its bucket pass through, counted; it closes after
+    /// the run's objects are removed (the lab's own cleanup is not counted).
+    relay: Option<Arc<CountingRelay>>,
+    /// Why the requests to its bucket could not be counted.
+    relay_refused: Option<String>,
 }
 
 /// The keys under one prefix in an S3 store: a repository a tool keeps in a bucket.
@@ -83,13 +90,13 @@ impl S3Objects {
         S3Client::for_cleanup(&self.store, Arc::new(RequestTally::default()))
     }
 
-    /// The bytes the keys hold.
-    fn size(&self) -> Option<u64> {
+    /// The objects under the prefix and their bytes.
+    fn stored(&self) -> Option<StoredObjects> {
         let listed = self
             .client()
             .list_objects(&self.prefix, &AtomicBool::new(false))
             .ok()?;
-        Some(listed.iter().map(|(_, size)| size).sum())
+        Some(StoredObjects::of(listed.iter().map(|(_, size)| *size)))
     }
 
     /// Removes every key under the prefix.
@@ -200,6 +207,8 @@ pub fn execute(
     let mut scratch = Scratch {
         dirs: Vec::new(),
         objects: Vec::new(),
+        relay: None,
+        relay_refused: None,
     };
     let result = match plan.test {
         TestKind::ToolBackup => context.backup(roots, &mut scratch),
@@ -209,6 +218,11 @@ pub fn execute(
         TestKind::ToolLife => context.life(roots, &mut scratch),
         other => Err(EngineError::Tool(format!("{other} does not run a tool"))),
     };
+    let result = result.map(|mut measured| {
+        measured.figures.requests = scratch.relay.as_ref().map(|relay| relay.counts());
+        measured.figures.requests_not_counted = scratch.relay_refused.take();
+        measured
+    });
     drop(scratch);
     // A step stopped by a cancel (a copy, a change, a tool) fails in its own words; the run
     // was cancelled.
@@ -262,6 +276,8 @@ struct Repo {
     /// The environment that opens it (the bucket's keys).
     env: Vec<(String, String)>,
     objects: Option<S3Objects>,
+    /// The relay its requests pass through, for a repository in a bucket.
+    relay: Option<Arc<CountingRelay>>,
 }
 
 impl Repo {
@@ -271,17 +287,35 @@ impl Repo {
             dir: Some(dir),
             env: Vec::new(),
             objects: None,
+            relay: None,
         }
+    }
+
+    /// `step` run, with the requests it made of the repository's bucket (through the relay).
+    fn counted<T>(&self, step: impl FnOnce() -> T) -> (T, Option<RequestCounts>) {
+        let before = self.relay.as_ref().map(|relay| relay.counts());
+        let done = step();
+        let made = self
+            .relay
+            .as_ref()
+            .zip(before)
+            .map(|(relay, before)| relay.counts().since(&before));
+        (done, made)
     }
 
     /// What the repository takes where it is kept.
     fn stored(&self) -> Option<u64> {
         match &self.objects {
-            Some(objects) => objects.size(),
+            Some(objects) => objects.stored().map(|stored| stored.bytes),
             None => tree::tree_size(&self.place)
                 .ok()
                 .map(|size| size.allocated_bytes),
         }
+    }
+
+    /// A repository in a bucket: its objects, for what a store bills of them.
+    fn stored_objects(&self) -> Option<StoredObjects> {
+        self.objects.as_ref()?.stored()
     }
 }
 
@@ -669,6 +703,9 @@ impl Context<'_> {
             verified: None,
             life: None,
             pressure: finished.pressure.map(PressureFigures::from),
+            requests: None,
+            requests_not_counted: None,
+            stored_objects: None,
         }
     }
 }
@@ -696,12 +733,12 @@ fn copied_roots(roots: &[PathBuf], copy: &Path) -> Result<Vec<PathBuf>, EngineEr
         .collect()
 }
 
-/// What an S3 repository's placeholders stand for: the store's endpoint, bucket and keys,
-/// and the run's key prefix.
-fn s3_place(store: &ObjectStore, key: &str) -> S3Place {
+/// What an S3 repository's placeholders stand for: the store's endpoint (or the relay's that
+/// counts the requests to it), bucket and keys, and the run's key prefix.
+fn s3_place(store: &ObjectStore, endpoint: String, key: &str) -> S3Place {
     let credentials = store.credentials.as_ref();
     S3Place {
-        endpoint: store.endpoint(),
+        endpoint,
         bucket: store.bucket.name().to_string(),
         key: key.to_string(),
         access_key: credentials.map_or_else(String::new, |c| c.key().to_string()),

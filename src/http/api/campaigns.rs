@@ -29,6 +29,7 @@ pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState>
         .routes(routes!(get_results_csv))
         .routes(routes!(get_tools_csv))
         .routes(routes!(get_life_csv))
+        .routes(routes!(get_requests_csv))
         .routes(routes!(cancel_campaign))
         .routes(routes!(rerun_campaign))
 }
@@ -275,6 +276,30 @@ async fn get_life_csv(
     super::csv_download(
         csv,
         &format!("backlab-{}-life.csv", view.campaign.record.id),
+    )
+}
+
+/// The requests the campaign's tools made of the buckets their repositories are in, as the
+/// lab's relay counted them: a row per run and S3 operation (`PutObject`, `ListObjectsV2`, …)
+/// with its answers and bytes; empty for a campaign that kept no repository in a bucket.
+#[utoipa::path(
+    get, path = "/api/campaigns/{id}/requests.csv", tag = "campaigns",
+    params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),
+    responses(
+        (status = 200, description = "CSV", content_type = "text/csv", body = String),
+        (status = 404, description = "No such campaign", body = ErrorBody),
+    )
+)]
+async fn get_requests_csv(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let view = state.lab.campaigns().view(&id).await?;
+    let runs = crate::lab::run_views(&view.runs);
+    let csv = crate::views::requests::requests_csv(&view.campaign.record.id, &runs);
+    super::csv_download(
+        csv,
+        &format!("backlab-{}-requests.csv", view.campaign.record.id),
     )
 }
 

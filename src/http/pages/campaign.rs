@@ -158,6 +158,7 @@ fn shown(view: &CampaignView) -> CampaignShown<'_> {
         expected_by_run,
         plan_warnings,
         expected: view.expected(),
+        prices: &view.prices,
     }
 }
 

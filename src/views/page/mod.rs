@@ -55,6 +55,8 @@ pub struct CampaignShown<'a> {
     pub plan_warnings: Vec<PlanWarning>,
     /// The whole campaign's expectation as its submission stated it.
     pub expected: Option<Expectation>,
+    /// The price sheets a bucket's bills are worked out by.
+    pub prices: &'a crate::analysis::prices::PriceSheets,
 }
 
 impl<'a> CampaignShown<'a> {
@@ -141,6 +143,10 @@ pub struct CampaignPageView {
     pub runs: Vec<RunRow>,
     /// The backups' lives the campaign ran: nights, maintenance, restores.
     pub lives: Vec<crate::views::life::LifeView>,
+    /// The requests each run's tool made of its bucket.
+    pub requests: crate::views::requests::RequestsView,
+    /// What each of those runs would cost, by each price sheet.
+    pub bills: crate::views::requests::BillsView,
     /// Each tool's forecast to the user's size, from the lives on its ladder.
     pub forecasts: Vec<crate::views::life::ForecastView>,
     /// The tools' forecasts compared, when several were.
@@ -393,6 +399,15 @@ pub fn campaign_page(
             .map(|search| (search.words.clone(), search.sureness.to_string())),
         runs: runs.iter().map(|run| run_row(run, points)).collect(),
         lives: crate::views::life::LifeView::all(runs),
+        requests: crate::views::requests::RequestsView::of(
+            runs.iter()
+                .filter_map(|run| Some((run.number, run.result?))),
+        ),
+        bills: crate::views::requests::BillsView::of(&crate::analysis::bill::run_bills(
+            view.prices,
+            runs.iter()
+                .filter_map(|run| Some((run.number, run.result?))),
+        )),
         forecasts_compared: crate::views::life::forecasts_compared(&forecasts),
         forecasts,
     })

@@ -1,10 +1,15 @@
 //! A real S3 server for tests: s3s-fs (the S3 API over a directory) on a random loopback
 //! port, with signature checks against one key pair, on a thread of its own. Its directory is
-//! where a test looks for what a run left behind, independently of the lab's own client.
+//! where a test looks for what a run left behind, independently of the lab's own client; it
+//! counts the requests it accepts by operation, as a store's bill would.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
+use s3s::S3Result;
+use s3s::access::{S3Access, S3AccessContext};
 use s3s::auth::SimpleAuth;
 use s3s::service::S3ServiceBuilder;
 
@@ -17,6 +22,9 @@ pub const BUCKET: &str = "backups";
 /// A running server; it stops when the test process ends.
 pub struct S3Server {
     pub addr: SocketAddr,
+    /// Requests the server accepted (signed with its key), per client and S3 operation, as
+    /// the server itself named them.
+    operations: Operations,
     /// The directory behind the API: one directory per bucket, uploads as hidden files.
     pub root: PathBuf,
     _dir: tempfile::TempDir,
@@ -34,6 +42,8 @@ impl S3Server {
             .expect("non-blocking listener");
         let addr = listener.local_addr().expect("the S3 server's address");
         let served = root.clone();
+        let operations = Operations::default();
+        let counted = operations.clone();
         std::thread::Builder::new()
             .name("s3s-fs".into())
             .spawn(move || {
@@ -42,14 +52,33 @@ impl S3Server {
                     .enable_all()
                     .build()
                     .expect("a runtime for the S3 server");
-                runtime.block_on(serve(listener, served));
+                runtime.block_on(serve(listener, served, counted));
             })
             .expect("the S3 server's thread");
         S3Server {
             addr,
+            operations,
             root,
             _dir: dir,
         }
+    }
+
+    /// The requests the server has accepted so far from a client whose `User-Agent` holds
+    /// `agent` (`restic`), per operation.
+    pub fn operations_from(&self, agent: &str) -> BTreeMap<String, u64> {
+        let counted = self
+            .operations
+            .0
+            .lock()
+            .map(|counted| counted.clone())
+            .unwrap_or_default();
+        let mut from = BTreeMap::new();
+        for ((client, operation), count) in counted {
+            if client.contains(agent) {
+                *from.entry(operation).or_default() += count;
+            }
+        }
+        from
     }
 
     /// `--s3-store NAME=URL` for a store of this server's bucket (or another bucket).
@@ -113,10 +142,38 @@ fn walk(root: &Path, dir: &Path, found: &mut Vec<String>) {
     }
 }
 
-async fn serve(listener: std::net::TcpListener, root: PathBuf) {
+/// The server's own count of what it was asked, by client (its `User-Agent`) and operation.
+#[derive(Clone, Default)]
+struct Operations(Arc<Mutex<BTreeMap<(String, String), u64>>>);
+
+#[async_trait::async_trait]
+impl S3Access for Operations {
+    /// Every signed request is counted by the operation the server made of it, then let
+    /// through as without this hook (an unsigned one is refused).
+    async fn check(&self, cx: &mut S3AccessContext<'_>) -> S3Result<()> {
+        if cx.credentials().is_none() {
+            return Err(s3s::s3_error!(AccessDenied, "Signature is required"));
+        }
+        let agent = cx
+            .headers()
+            .get("user-agent")
+            .and_then(|agent| agent.to_str().ok())
+            .unwrap_or("")
+            .to_string();
+        if let Ok(mut counted) = self.0.lock() {
+            *counted
+                .entry((agent, cx.s3_op().name().to_string()))
+                .or_default() += 1;
+        }
+        Ok(())
+    }
+}
+
+async fn serve(listener: std::net::TcpListener, root: PathBuf, operations: Operations) {
     let fs = s3s_fs::FileSystem::new(&root).expect("s3s-fs over the directory");
     let mut builder = S3ServiceBuilder::new(fs);
     builder.set_auth(SimpleAuth::from_single(ACCESS_KEY, SECRET_KEY));
+    builder.set_access(operations);
     let service = builder.build();
     let listener = tokio::net::TcpListener::from_std(listener).expect("a tokio listener");
     loop {

@@ -27,6 +27,8 @@ pub mod client;
 pub mod figures;
 mod image;
 pub mod journal;
+pub mod operations;
+pub mod relay;
 mod sink;
 pub mod stores;
 pub mod sweep;

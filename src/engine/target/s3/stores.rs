@@ -23,6 +23,9 @@ pub struct ObjectStore {
     pub bucket: Bucket,
     /// `None`: requests go unsigned (a public bucket).
     pub credentials: Option<Credentials>,
+    /// A tool reaches the store directly, its requests not counted (the operator's
+    /// `--s3-uncounted`); by default they pass through the lab's counting relay.
+    pub uncounted: bool,
 }
 
 impl ObjectStore {
@@ -200,6 +203,20 @@ impl ObjectStores {
     pub fn iter(&self) -> impl Iterator<Item = &ObjectStore> {
         self.0.values()
     }
+
+    /// The same stores, reached by a tool directly: its requests not counted.
+    pub fn uncounted(self) -> Self {
+        let stores = self
+            .0
+            .iter()
+            .map(|(name, store)| {
+                let mut store = store.clone();
+                store.uncounted = true;
+                (name.clone(), store)
+            })
+            .collect();
+        Self(Arc::new(stores))
+    }
 }
 
 fn parse_one(text: &str, credentials: &CredentialSources) -> Result<ObjectStore, String> {
@@ -264,6 +281,7 @@ fn parse_one(text: &str, credentials: &CredentialSources) -> Result<ObjectStore,
         name: name.to_string(),
         bucket,
         credentials: credentials.for_store(name).map_err(|e| problem(&e))?,
+        uncounted: false,
     })
 }
 

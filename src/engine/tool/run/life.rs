@@ -180,13 +180,7 @@ impl Context<'_> {
                 (LifeCommand::CheckData, &self.definition.check_data),
             ] {
                 let stored = life.at.repo.stored();
-                commands.extend(self.maintenance(
-                    command,
-                    lines,
-                    &places,
-                    &life.at.home,
-                    stored,
-                )?);
+                commands.extend(self.maintenance(command, lines, &places, &life.at, stored)?);
             }
         }
         let places = self.night_places(life, night);
@@ -225,17 +219,22 @@ impl Context<'_> {
         tally: (u64, u64),
     ) -> Result<CommandFigures, EngineError> {
         let places = self.night_places(life, night);
+        let mut requests = None;
         let finished = match self.definition.shape {
             ToolShape::Repository => {
                 let began = std::time::SystemTime::now();
-                let finished = self.spawn_and_wait(
-                    self.stages(&self.definition.backup, &places),
-                    &places,
-                    &life.at.home,
-                    Output::Discard,
-                    None,
-                    false,
-                )?;
+                let (finished, made) = life.at.repo.counted(|| {
+                    self.spawn_and_wait(
+                        self.stages(&self.definition.backup, &places),
+                        &places,
+                        &life.at.home,
+                        Output::Discard,
+                        None,
+                        false,
+                    )
+                });
+                requests = made;
+                let finished = finished?;
                 let what = format!("night {night}'s backup");
                 self.fail_unless_backed_up(&finished, &what, &life.at.roots, began)?;
                 finished
@@ -250,6 +249,7 @@ impl Context<'_> {
         };
         let mut figures =
             command_figures(LifeCommand::Backup, &self.definition.backup[0], &finished);
+        figures.requests = requests;
         if self.definition.backup.len() > 1 {
             // A pipeline is named by its programs: `tar | zstd`.
             figures.program = finished.programs.join(" | ");
@@ -281,7 +281,7 @@ impl Context<'_> {
             LifeCommand::Retention,
             &self.definition.retention,
             &places,
-            &life.at.home,
+            &life.at,
             None,
         )
     }
@@ -294,20 +294,24 @@ impl Context<'_> {
         command: LifeCommand,
         lines: &[Vec<String>],
         places: &Places,
-        home: &Path,
+        at: &Where,
         through_bytes: Option<u64>,
     ) -> Result<Vec<CommandFigures>, EngineError> {
         let mut measured = Vec::new();
         for line in lines {
-            let finished = self.spawn_and_wait(
-                self.stages(std::slice::from_ref(line), places),
-                places,
-                home,
-                Output::Discard,
-                None,
-                false,
-            )?;
+            let (finished, requests) = at.repo.counted(|| {
+                self.spawn_and_wait(
+                    self.stages(std::slice::from_ref(line), places),
+                    places,
+                    &at.home,
+                    Output::Discard,
+                    None,
+                    false,
+                )
+            });
+            let finished = finished?;
             let mut figures = command_figures(command, line, &finished);
+            figures.requests = requests;
             if let Some(failure) = finished.failure() {
                 // The tool's own failure is a finding of the night; a cancel, or the run's
                 // deadline passed, ends the run.
@@ -662,6 +666,9 @@ impl Context<'_> {
             verified: None,
             pressure: None,
             life: None,
+            requests: None,
+            requests_not_counted: None,
+            stored_objects: None,
         }
     }
 }
@@ -712,6 +719,7 @@ fn command_figures(command: LifeCommand, line: &[String], finished: &Finished) -
         files_per_s: None,
         pressure: finished.pressure.map(PressureFigures::from),
         error: None,
+        requests: None,
     }
 }
 

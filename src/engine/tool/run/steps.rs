@@ -2,9 +2,11 @@
 //! backup, a change) and the timed one, for a backup, a ceiling, an incremental and a restore.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::engine::error::EngineError;
+use crate::engine::target::s3::relay::CountingRelay;
 use crate::engine::tool::definition::{ProgressFrom, ToolShape};
 use crate::engine::tool::process::Output;
 use crate::engine::tool::tree::{self, RestoreLayout};
@@ -255,12 +257,29 @@ impl Context<'_> {
             prefix: prefix.clone(),
         };
         scratch.objects.push(objects.clone());
-        let (place, env) = access.fill(&s3_place(store, prefix.trim_end_matches('/')));
+        // The tool reaches the bucket through the lab's relay, which counts its requests.
+        let relay = if store.uncounted {
+            None
+        } else {
+            match CountingRelay::start(&store.endpoint(), store.bucket.name()) {
+                Ok(relay) => Some(Arc::new(relay)),
+                Err(refused) => {
+                    scratch.relay_refused = Some(refused.to_string());
+                    None
+                }
+            }
+        };
+        scratch.relay = relay.clone();
+        let endpoint = relay
+            .as_ref()
+            .map_or_else(|| store.endpoint(), |relay| relay.endpoint());
+        let (place, env) = access.fill(&s3_place(store, endpoint, prefix.trim_end_matches('/')));
         Ok(Repo {
             place: PathBuf::from(place),
             dir: None,
             env,
             objects: Some(objects),
+            relay,
         })
     }
 
@@ -308,7 +327,11 @@ impl Context<'_> {
                 self.fail_unless_backed_up(&finished, "the backup", &at.roots, began)?;
                 let samples = progress.samples(&finished, true, tally.1);
                 let mut figures = self.figures(&finished, tally, at.in_memory);
-                figures.stored_bytes = at.repo.stored();
+                figures.stored_objects = at.repo.stored_objects();
+                figures.stored_bytes = match &figures.stored_objects {
+                    Some(objects) => Some(objects.bytes),
+                    None => at.repo.stored(),
+                };
                 let outcome = process_outcome(finished.wall, tally.1, tally.0, samples);
                 ToolOutcome {
                     outcome,

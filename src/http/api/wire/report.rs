@@ -4,6 +4,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::analysis::SaidVerdict;
+use crate::analysis::bill::RunBill;
 use crate::analysis::life_forecast::LifeForecast;
 use crate::analysis::points::Point;
 use crate::engine::result::RunResult;
@@ -29,6 +30,11 @@ pub struct BottleneckBody<'a> {
     /// with a `forecast`): every answer with its range, its words and its basis.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub forecasts: &'a [LifeForecast],
+    /// What each run's use of a bucket would cost by each price sheet, cheapest first: its
+    /// requests by class, a month of what it stored, a full restore's egress and retrieval,
+    /// each naming its sheet and the sheet's date.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub bills: &'a [RunBill],
 }
 
 /// The campaign a bottleneck document belongs to.
@@ -51,6 +57,7 @@ impl<'a> From<&'a CampaignReport> for BottleneckBody<'a> {
             bottleneck: SaidVerdict::from(&report.bottleneck),
             survey: report.survey.as_ref(),
             forecasts: &report.forecasts,
+            bills: &report.bills,
         }
     }
 }

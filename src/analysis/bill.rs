@@ -1,0 +1,250 @@
+//! What a run's use of a bucket would cost by each price sheet: its requests by class, the
+//! storage a month of what it left (each object billed as the sheet bills it), and a full
+//! restore's egress and retrieval. Every figure is the marginal cost, before any free
+//! allowance (a free tier is the account's, not the run's): the sheet's allowances are said
+//! beside it, never subtracted.
+
+use serde::{Deserialize, Serialize};
+
+use super::prices::{PriceSheet, PriceSheets};
+use crate::engine::result::RunResult;
+use crate::engine::target::s3::operations::{RequestCounts, StoredObjects};
+
+/// One class of request on one sheet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ClassCost {
+    pub class: String,
+    pub requests: u64,
+    pub cost: f64,
+}
+
+/// A run's bill by one sheet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct SheetBill {
+    /// The sheet's id, and its name with its date: every cost names its sheet.
+    pub sheet: String,
+    pub sheet_words: String,
+    pub currency: String,
+    pub classes: Vec<ClassCost>,
+    /// Every class's cost together.
+    pub requests_cost: f64,
+    /// The bytes the sheet bills for what the run left (small objects raised to its least).
+    pub billed_bytes: u64,
+    /// A month of them.
+    pub storage_per_month: f64,
+    /// Each object is billed at least these days.
+    pub min_storage_days: u32,
+    /// The bytes a full restore reads back, and their egress and retrieval.
+    pub restore_bytes: u64,
+    pub restore_cost: f64,
+    /// The class with the largest share of the requests' cost, in words: `PUT, COPY, POST,
+    /// LIST requests are 96 % of the requests' cost`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub largest_class: Option<String>,
+    /// The allowances the figures above do not subtract.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowances: Vec<String>,
+}
+
+impl SheetBill {
+    /// The requests, a month of storage and one full restore together.
+    pub fn total(&self) -> f64 {
+        self.requests_cost + self.storage_per_month + self.restore_cost
+    }
+}
+
+/// A run's bill by every sheet, the cheapest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct RunBill {
+    /// The run's number as every view numbers it.
+    pub run: usize,
+    pub bills: Vec<SheetBill>,
+}
+
+/// A run's bill by one sheet: `requests` it made, `stored` what it left, `restore_bytes` what
+/// a full restore reads back.
+pub fn bill(
+    sheet: &PriceSheet,
+    requests: &RequestCounts,
+    stored: Option<&StoredObjects>,
+    restore_bytes: u64,
+) -> SheetBill {
+    let mut classes: Vec<ClassCost> = Vec::new();
+    for count in &requests.operations {
+        let Some(class) = sheet.class_of(&count.operation) else {
+            continue;
+        };
+        let cost = count.requests as f64 / 1000.0 * class.per_1000;
+        match classes.iter_mut().find(|known| known.class == class.name) {
+            Some(known) => {
+                known.requests += count.requests;
+                known.cost += cost;
+            }
+            None => classes.push(ClassCost {
+                class: class.name.clone(),
+                requests: count.requests,
+                cost,
+            }),
+        }
+    }
+    classes.sort_by(|a, b| b.cost.total_cmp(&a.cost).then(b.requests.cmp(&a.requests)));
+    let requests_cost: f64 = classes.iter().map(|class| class.cost).sum();
+    let largest_class = classes
+        .first()
+        .filter(|largest| largest.cost > 0.0 && requests_cost > 0.0)
+        .map(|largest| {
+            format!(
+                "{} requests are {:.0} % of the requests' cost",
+                largest.class,
+                100.0 * largest.cost / requests_cost
+            )
+        });
+    let gb = sheet.gb_bytes as f64;
+    let billed_bytes = stored.map_or(0, |stored| {
+        stored.billed_bytes(sheet.min_object_bytes, sheet.object_overhead_bytes)
+    });
+    let restore_gb = restore_bytes as f64 / gb;
+    let mut allowances = Vec::new();
+    if sheet.free_egress_gb_month > 0.0 {
+        allowances.push(format!(
+            "{} GB of egress a month free",
+            sheet.free_egress_gb_month
+        ));
+    }
+    allowances.extend(
+        sheet
+            .free_egress_note
+            .iter()
+            .map(|note| format!("egress {note}")),
+    );
+    allowances.extend(
+        sheet
+            .classes
+            .iter()
+            .filter(|class| class.free_per_day > 0)
+            .map(|class| format!("{} {} requests a day free", class.free_per_day, class.name)),
+    );
+    allowances.extend(sheet.retrieval_note.clone());
+    SheetBill {
+        sheet: sheet.id.clone(),
+        sheet_words: sheet.words(),
+        currency: sheet.currency.clone(),
+        classes,
+        requests_cost,
+        billed_bytes,
+        storage_per_month: billed_bytes as f64 / gb * sheet.storage_per_gb_month,
+        min_storage_days: sheet.min_storage_days,
+        restore_bytes,
+        restore_cost: restore_gb * (sheet.egress_per_gb + sheet.retrieval_per_gb),
+        largest_class,
+        allowances,
+    }
+}
+
+/// The bills of a campaign's runs that used a bucket, each by every sheet, cheapest first. A
+/// full restore reads back what the run stored (a restore run's own bytes down where it
+/// measured them).
+pub fn run_bills<'a>(
+    sheets: &PriceSheets,
+    runs: impl IntoIterator<Item = (usize, &'a RunResult)>,
+) -> Vec<RunBill> {
+    let mut bills = Vec::new();
+    for (number, result) in runs {
+        let Some(tool) = result.tool.as_ref() else {
+            continue;
+        };
+        let Some(requests) = tool.requests.as_ref() else {
+            continue;
+        };
+        let restore_bytes = if result.test == crate::spec::TestKind::ToolRestore {
+            requests.bytes_up_down().1
+        } else {
+            tool.stored_bytes.unwrap_or(0)
+        };
+        let mut each: Vec<SheetBill> = sheets
+            .0
+            .iter()
+            .map(|sheet| bill(sheet, requests, tool.stored_objects.as_ref(), restore_bytes))
+            .collect();
+        each.sort_by(|a, b| a.total().total_cmp(&b.total()));
+        bills.push(RunBill {
+            run: number,
+            bills: each,
+        });
+    }
+    bills
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::target::s3::operations::Answered;
+
+    fn counts(each: &[(&str, u64)]) -> RequestCounts {
+        let mut counts = RequestCounts::default();
+        for (operation, times) in each {
+            for _ in 0..*times {
+                counts.request(operation, Answered::Status(200));
+            }
+        }
+        counts
+    }
+
+    fn sheet(id: &str) -> PriceSheet {
+        PriceSheets::built_in()
+            .0
+            .into_iter()
+            .find(|sheet| sheet.id == id)
+            .expect(id)
+    }
+
+    #[test]
+    fn a_bill_is_the_hand_computed_one_for_s3_standard_and_b2() {
+        // 2 000 PUTs, 500 LISTs, 10 000 GETs, 300 HEADs and 40 DELETEs; 3 objects of 1 GiB
+        // and one of 10 bytes left; a full restore of 2 GiB.
+        let requests = counts(&[
+            ("PutObject", 2000),
+            ("ListObjectsV2", 500),
+            ("GetObject", 10_000),
+            ("HeadObject", 300),
+            ("DeleteObject", 40),
+        ]);
+        let stored = StoredObjects::of([1 << 30, 1 << 30, 1 << 30, 10]);
+        let gib = (1u64 << 30) as f64;
+        let s3 = bill(&sheet("aws-s3-standard"), &requests, Some(&stored), 2 << 30);
+        // PUT and LIST: 2 500 at $0.005 a thousand = $0.0125; GET and HEAD: 10 300 at $0.0004
+        // = $0.00412; DELETE free.
+        assert!((s3.requests_cost - 0.01662).abs() < 1e-9, "{s3:?}");
+        assert_eq!(s3.classes[0].requests, 2500);
+        // AWS bills GB of 2^30 bytes: 3 GiB and 10 bytes at $0.023.
+        let stored_gb = (3.0 * gib + 10.0) / gib;
+        assert!((s3.storage_per_month - stored_gb * 0.023).abs() < 1e-9);
+        // A restore of 2 GiB: $0.09 a GB out, no retrieval fee.
+        assert!((s3.restore_cost - 0.18).abs() < 1e-9);
+        assert_eq!(
+            s3.largest_class.as_deref(),
+            Some("PUT, COPY, POST, LIST requests are 75 % of the requests' cost")
+        );
+        let b2 = bill(&sheet("backblaze-b2"), &requests, Some(&stored), 2 << 30);
+        // Class A free; class B 10 300 at $0.0004 a thousand = $0.00412; class C (LIST) 500
+        // at $0.004 = $0.002.
+        assert!((b2.requests_cost - 0.00612).abs() < 1e-9, "{b2:?}");
+        // B2 bills GB of 10^9 bytes at $0.006, and $0.01 a GB out.
+        assert!((b2.storage_per_month - (3.0 * gib + 10.0) / 1e9 * 0.006).abs() < 1e-12);
+        assert!((b2.restore_cost - 2.0 * gib / 1e9 * 0.01).abs() < 1e-12);
+        assert!(
+            b2.allowances
+                .iter()
+                .any(|said| said.contains("2500 Class B"))
+        );
+        // Standard-IA bills the 10-byte object as 128 KiB, and reads back at $0.01 a GB more.
+        let ia = bill(
+            &sheet("aws-s3-standard-ia"),
+            &requests,
+            Some(&stored),
+            2 << 30,
+        );
+        assert_eq!(ia.billed_bytes, (3 << 30) + 131_072);
+        assert!((ia.restore_cost - 2.0 * (0.09 + 0.01)).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,302 @@
+//! The requests a campaign's tools made of the buckets their repositories are in, as every
+//! view shows them: a row per run (and, in the CSV, per run and operation), each count as the
+//! lab's relay counted it, named by the S3 API's operation.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::engine::result::RunResult;
+use crate::engine::target::s3::operations::RequestCounts;
+use crate::size::format_bytes;
+
+use super::run::RunView;
+
+/// One run's requests, in cells.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestsRow {
+    pub run: usize,
+    pub test: String,
+    /// The tool and its parameters.
+    pub tool: String,
+    pub requests: u64,
+    /// Each operation's count, the most first: `380 PutObject, 20 ListObjectsV2`.
+    pub by_operation: String,
+    pub bytes_up: String,
+    pub bytes_down: String,
+    /// Requests refused (4xx) or failed (5xx, or no answer), when there were any.
+    pub refused_or_failed: u64,
+}
+
+/// The counted runs of a campaign; and the runs whose bucket's requests could not be counted,
+/// with why.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RequestsView {
+    pub rows: Vec<RequestsRow>,
+    pub not_counted: Vec<String>,
+}
+
+fn counts_of(result: &RunResult) -> Option<&RequestCounts> {
+    result.tool.as_ref()?.requests.as_ref()
+}
+
+fn tool_label(result: &RunResult) -> String {
+    result
+        .params
+        .tool
+        .as_ref()
+        .map_or_else(String::new, |tool| tool.label())
+}
+
+impl RequestsView {
+    /// The runs of a campaign that kept a repository in a bucket, each with its number as
+    /// every view numbers it.
+    pub fn of<'a>(runs: impl IntoIterator<Item = (usize, &'a RunResult)>) -> RequestsView {
+        let mut view = RequestsView::default();
+        for (number, result) in runs {
+            if let Some(why) = result
+                .tool
+                .as_ref()
+                .and_then(|tool| tool.requests_not_counted.as_ref())
+            {
+                view.not_counted
+                    .push(format!("Run {number} ({}): {why}", result.test.name()));
+            }
+            let Some(counts) = counts_of(result) else {
+                continue;
+            };
+            let (up, down) = counts.bytes_up_down();
+            let words = counts.words();
+            view.rows.push(RequestsRow {
+                run: number,
+                test: result.test.name().to_string(),
+                tool: tool_label(result),
+                requests: counts.requests(),
+                by_operation: words
+                    .split_once(": ")
+                    .map_or_else(String::new, |(_, each)| each.to_string()),
+                bytes_up: format_bytes(up),
+                bytes_down: format_bytes(down),
+                refused_or_failed: counts
+                    .operations
+                    .iter()
+                    .map(|count| count.client_errors + count.server_errors)
+                    .sum(),
+            });
+        }
+        view
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty() && self.not_counted.is_empty()
+    }
+}
+
+/// The requests as the CLI prints them.
+pub fn requests_text(view: &RequestsView) -> String {
+    let mut out = String::new();
+    if view.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "Requests to the bucket, as the lab's relay counted them:"
+    );
+    for row in &view.rows {
+        let _ = writeln!(
+            out,
+            "  run {} {} ({}): {} requests ({}); {} up, {} down{}",
+            row.run,
+            row.test,
+            row.tool,
+            row.requests,
+            row.by_operation,
+            row.bytes_up,
+            row.bytes_down,
+            if row.refused_or_failed > 0 {
+                format!("; {} refused or failed", row.refused_or_failed)
+            } else {
+                String::new()
+            }
+        );
+    }
+    for line in &view.not_counted {
+        let _ = writeln!(out, "  {line}");
+    }
+    out
+}
+
+/// One CSV row: one operation of one run.
+#[derive(Serialize)]
+struct RequestsCsvRow<'a> {
+    campaign: &'a str,
+    run: usize,
+    test: &'a str,
+    tool: &'a str,
+    operation: &'a str,
+    requests: u64,
+    ok: u64,
+    client_errors: u64,
+    server_errors: u64,
+    bytes_up: u64,
+    bytes_down: u64,
+}
+
+/// The requests as CSV: a row per run and operation.
+pub fn requests_csv(campaign_id: &str, runs: &[RunView<'_>]) -> Result<String, csv::Error> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for run in runs {
+        let Some(result) = run.result else { continue };
+        let Some(counts) = counts_of(result) else {
+            continue;
+        };
+        let tool = tool_label(result);
+        for count in &counts.operations {
+            writer.serialize(RequestsCsvRow {
+                campaign: campaign_id,
+                run: run.number,
+                test: run.test.name(),
+                tool: &tool,
+                operation: &count.operation,
+                requests: count.requests,
+                ok: count.ok,
+                client_errors: count.client_errors,
+                server_errors: count.server_errors,
+                bytes_up: count.bytes_up,
+                bytes_down: count.bytes_down,
+            })?;
+        }
+    }
+    let bytes = writer
+        .into_inner()
+        .map_err(|error| csv::Error::from(error.into_error()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// A run's bill by one sheet, in cells.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BillRow {
+    /// The sheet's name and date.
+    pub sheet: String,
+    pub requests: String,
+    pub storage: String,
+    pub restore: String,
+    pub total: String,
+    /// Why it costs what it does: the class with the largest share of the requests' cost.
+    pub why: String,
+    pub allowances: String,
+    pub cheapest: bool,
+}
+
+/// One run's bills.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunBillView {
+    pub run: usize,
+    /// `The cheapest: Wasabi …, 0.0021 USD: no fee for requests`.
+    pub cheapest: String,
+    pub rows: Vec<BillRow>,
+}
+
+/// Every run's bills.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BillsView {
+    pub runs: Vec<RunBillView>,
+}
+
+/// An amount of money as every view writes it: four decimals below a unit (a run's requests
+/// cost fractions of a cent), two above.
+pub fn money(amount: f64, currency: &str) -> String {
+    if amount.abs() < 1.0 {
+        format!("{amount:.4} {currency}")
+    } else {
+        format!("{amount:.2} {currency}")
+    }
+}
+
+impl BillsView {
+    /// The bills of a campaign's runs.
+    pub fn of(bills: &[crate::analysis::bill::RunBill]) -> BillsView {
+        BillsView {
+            runs: bills
+                .iter()
+                .map(|run| {
+                    let rows: Vec<BillRow> = run
+                        .bills
+                        .iter()
+                        .enumerate()
+                        .map(|(index, bill)| BillRow {
+                            sheet: bill.sheet_words.clone(),
+                            requests: money(bill.requests_cost, &bill.currency),
+                            storage: if bill.min_storage_days > 0 {
+                                format!(
+                                    "{} (each object billed {} days at least)",
+                                    money(bill.storage_per_month, &bill.currency),
+                                    bill.min_storage_days
+                                )
+                            } else {
+                                money(bill.storage_per_month, &bill.currency)
+                            },
+                            restore: money(bill.restore_cost, &bill.currency),
+                            total: money(bill.total(), &bill.currency),
+                            why: bill.largest_class.clone().unwrap_or_default(),
+                            allowances: bill.allowances.join("; "),
+                            cheapest: index == 0,
+                        })
+                        .collect();
+                    let cheapest = run.bills.first().map_or_else(String::new, |bill| {
+                        format!(
+                            "The cheapest for run {}: {}, {} for its requests, a month of what \
+                             it stored and one full restore{}.",
+                            run.run,
+                            bill.sheet_words,
+                            money(bill.total(), &bill.currency),
+                            bill.largest_class
+                                .as_ref()
+                                .map_or_else(String::new, |why| format!(" ({why})"))
+                        )
+                    });
+                    RunBillView {
+                        run: run.run,
+                        cheapest,
+                        rows,
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+    }
+}
+
+/// The bills as the CLI prints them.
+pub fn bills_text(view: &BillsView) -> String {
+    let mut out = String::new();
+    for run in &view.runs {
+        let _ = writeln!(
+            out,
+            "What run {} would cost (requests; a month of what it stored; one full restore's \
+             egress and retrieval; before any free allowance):",
+            run.run
+        );
+        for row in &run.rows {
+            let _ = writeln!(
+                out,
+                "  {}: requests {}, storage {} a month, restore {}, together {}{}",
+                row.sheet,
+                row.requests,
+                row.storage,
+                row.restore,
+                row.total,
+                if row.why.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {}", row.why)
+                }
+            );
+        }
+        let _ = writeln!(out, "  {}", run.cheapest);
+    }
+    out
+}
