@@ -595,3 +595,54 @@ async fn a_failing_check_is_a_finding_of_its_night_not_a_lost_life() {
         "the summary names its night"
     );
 }
+
+/// Lives of one series are kept as any campaign's: each one's figure (its nights' backups
+/// together, MB/s) is a point of the series' `tool_life` line, in the order they ran.
+#[tokio::test]
+async fn lives_of_one_series_are_a_line_of_the_series() {
+    let lab = Lab::fresh(&LabOptions::default());
+    let target = lab.empty_dir("out");
+    let source = lab.data_dir.join("src");
+    create_dataset_with(&source, "typical", "2M", 61);
+    let spec = json!({
+        "name": "restic's life",
+        "series": "lives",
+        "source": {"paths": [source]},
+        "target": {"kind": "dir", "path": target},
+        "tool": {"name": "restic"},
+        "life": {"nights": 2, "retention_every": 2, "keep": 1}
+    });
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let id = lab.submit(&spec).await;
+        let campaign = lab
+            .wait_status(&id, &["done", "failed"], Duration::from_secs(120))
+            .await;
+        assert_eq!(campaign["status"], "done", "{campaign}");
+        ids.push(id);
+    }
+    let series = wait_until(
+        "both lives in the series",
+        Duration::from_secs(30),
+        Duration::from_millis(100),
+        async || {
+            let series = lab.get_json("/api/series/lives").await;
+            match series["lines"][0]["points"].as_array().map(Vec::len) {
+                Some(2) => Ok(series),
+                _ => Err(series.to_string()),
+            }
+        },
+    )
+    .await;
+    let line = &series["lines"][0];
+    assert_eq!(line["test"], "tool_life", "{series}");
+    let points = line["points"].as_array().expect("points");
+    let campaigns: Vec<&str> = points
+        .iter()
+        .map(|point| point["campaign"].as_str().expect("its campaign"))
+        .collect();
+    assert_eq!(campaigns, ids, "{series}");
+    for point in points {
+        assert!(point["mb_per_s"].as_f64() > Some(0.0), "{point}");
+    }
+}
