@@ -1173,6 +1173,30 @@ async fn restic_keeps_its_repository_in_the_labs_s3_store_and_leaves_no_key_behi
             "every cost names its sheet and its date: {said}"
         );
     }
+    // The store's secret is in no answer, page or log line, nor in any file the lab keeps
+    // (its database among them).
+    let secret = crate::support::s3::SECRET_KEY;
+    for (what, text) in [
+        ("the page", page.clone()),
+        ("requests.csv", csv.clone()),
+        ("the bottleneck document", document.to_string()),
+        ("the campaign", campaign.to_string()),
+        ("the log", lab.log()),
+    ] {
+        assert!(!text.contains(secret), "{what} holds the store's secret");
+    }
+    for entry in walkdir::WalkDir::new(&lab.root).into_iter().flatten() {
+        if entry.file_type().is_file() {
+            let bytes = std::fs::read(entry.path()).unwrap_or_default();
+            assert!(
+                !bytes
+                    .windows(secret.len())
+                    .any(|window| window == secret.as_bytes()),
+                "{} holds the store's secret",
+                entry.path().display()
+            );
+        }
+    }
     assert!(
         server.objects().is_empty(),
         "keys left in the bucket: {:?}",
