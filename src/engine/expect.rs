@@ -129,7 +129,8 @@ const LIFE_STEP_LIMIT_S: f64 = 600.0;
 
 /// A life's expected length: its nights' backups (the first in full, the others over the
 /// night's change), the tool's list after each, its retentions and checks, two restores
-/// verified, and the copies; from its tree's bytes (a rung's, or the source's when a bounded
+/// verified and one file's restore (a stream tool reads its whole stream for it), and the
+/// copies; from its tree's bytes (a rung's, or the source's when a bounded
 /// walk can count them). `None` when the bytes are not known.
 fn life_expected(plan: &RunPlan) -> Option<Expected> {
     let life = plan.params.life?;
@@ -155,6 +156,8 @@ fn life_expected(plan: &RunPlan) -> Option<Expected> {
         + retentions * 2.0 * (TOOL_START_S + bytes / LIFE_COPY_MB_S)
         + checks * (2.0 * TOOL_START_S + bytes / LIFE_READ_MB_S)
         + 2.0 * (TOOL_START_S + bytes / LIFE_RESTORE_MB_S + bytes / LIFE_COPY_MB_S)
+        + TOOL_START_S
+        + bytes / LIFE_RESTORE_MB_S
         + 2.0 * bytes / LIFE_COPY_MB_S
         + OVERHEAD_S;
     Some(Expected {

@@ -602,10 +602,7 @@ pub fn life_csv(campaign_id: &str, runs: &[RunView<'_>]) -> Result<String, csv::
             })?;
         }
     }
-    let bytes = writer
-        .into_inner()
-        .map_err(|error| csv::Error::from(error.into_error()))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    super::csv_text(writer)
 }
 
 /// A tool's forecast to the user's size, in cells.

@@ -362,10 +362,7 @@ pub fn tools_csv(campaign_id: &str, lines: &[ToolLine]) -> Result<String, csv::E
             conclusive: line.conclusive,
         })?;
     }
-    let bytes = writer
-        .into_inner()
-        .map_err(|error| csv::Error::from(error.into_error()))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    super::csv_text(writer)
 }
 
 /// Each flag raised, once per test: its detail from the first run that raised it, and how
@@ -816,8 +813,5 @@ pub fn runs_csv(
             ToolColumns::of(result),
         ))?;
     }
-    let bytes = writer
-        .into_inner()
-        .map_err(|error| csv::Error::from(error.into_error()))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    super::csv_text(writer)
 }

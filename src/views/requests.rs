@@ -167,10 +167,7 @@ pub fn requests_csv(campaign_id: &str, runs: &[RunView<'_>]) -> Result<String, c
             })?;
         }
     }
-    let bytes = writer
-        .into_inner()
-        .map_err(|error| csv::Error::from(error.into_error()))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    super::csv_text(writer)
 }
 
 /// A run's bill by one sheet, in cells.
@@ -299,4 +296,54 @@ pub fn bills_text(view: &BillsView) -> String {
         let _ = writeln!(out, "  {}", run.cheapest);
     }
     out
+}
+
+/// One CSV row: one class of request of one run, by one sheet, with the run's storage and
+/// restore by that sheet beside it.
+#[derive(Serialize)]
+struct BillCsvRow<'a> {
+    campaign: &'a str,
+    run: usize,
+    sheet: &'a str,
+    sheet_date: &'a str,
+    currency: &'a str,
+    class: &'a str,
+    requests: u64,
+    requests_cost: f64,
+    storage_per_month: f64,
+    restore_cost: f64,
+}
+
+/// The bills as CSV: a row per run, sheet and class of request (the run's storage and
+/// restore by that sheet repeated on each of its rows).
+pub fn bills_csv(
+    campaign_id: &str,
+    bills: &[crate::analysis::bill::RunBill],
+    prices: &crate::analysis::prices::PriceSheets,
+) -> Result<String, csv::Error> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for run in bills {
+        for bill in &run.bills {
+            let date = prices
+                .0
+                .iter()
+                .find(|sheet| sheet.id == bill.sheet)
+                .map_or("", |sheet| sheet.date.as_str());
+            for class in &bill.classes {
+                writer.serialize(BillCsvRow {
+                    campaign: campaign_id,
+                    run: run.run,
+                    sheet: &bill.sheet,
+                    sheet_date: date,
+                    currency: &bill.currency,
+                    class: &class.class,
+                    requests: class.requests,
+                    requests_cost: class.cost,
+                    storage_per_month: bill.storage_per_month,
+                    restore_cost: bill.restore_cost,
+                })?;
+            }
+        }
+    }
+    super::csv_text(writer)
 }

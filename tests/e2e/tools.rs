@@ -1173,6 +1173,20 @@ async fn restic_keeps_its_repository_in_the_labs_s3_store_and_leaves_no_key_behi
             "every cost names its sheet and its date: {said}"
         );
     }
+    // bills.csv gives the same bill, class by class.
+    let bills_csv = lab
+        .get_text(&format!("/api/campaigns/{id}/bills.csv"))
+        .await;
+    let mut reader = csv::Reader::from_reader(bills_csv.as_bytes());
+    let header = reader.headers().expect("a header").clone();
+    let at = |name: &str| header.iter().position(|field| field == name).expect(name);
+    let from_csv: f64 = reader
+        .records()
+        .map(|record| record.expect("a row"))
+        .filter(|row| &row[at("run")] == "1" && &row[at("sheet")] == "aws-s3-standard")
+        .map(|row| row[at("requests_cost")].parse::<f64>().expect("a cost"))
+        .sum();
+    assert!((from_csv - s3_requests).abs() < 1e-9, "{bills_csv}");
     // The store's secret is in no answer, page or log line, nor in any file the lab keeps
     // (its database among them).
     let secret = crate::support::s3::SECRET_KEY;

@@ -49,6 +49,23 @@ fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// restic's restore of the latest backup of this name into `{restore}`, with `more`.
+fn restic_restore(more: &[&str]) -> Vec<String> {
+    let mut line = words(&[
+        "restic",
+        "restore",
+        "latest",
+        "--tag",
+        "{archive}",
+        "--repo",
+        "{repo}",
+        "--target",
+        "{restore}",
+    ]);
+    line.extend(words(more));
+    line
+}
+
 /// restic: a repository of format 2 (compressed), progress from its JSON status lines.
 fn restic() -> ToolDefinition {
     ToolDefinition {
@@ -85,30 +102,8 @@ fn restic() -> ToolDefinition {
             "{archive}",
             "{source}",
         ])],
-        restore: vec![words(&[
-            "restic",
-            "restore",
-            "latest",
-            "--tag",
-            "{archive}",
-            "--repo",
-            "{repo}",
-            "--target",
-            "{restore}",
-        ])],
-        restore_one: vec![words(&[
-            "restic",
-            "restore",
-            "latest",
-            "--tag",
-            "{archive}",
-            "--repo",
-            "{repo}",
-            "--target",
-            "{restore}",
-            "--include",
-            "/{one}",
-        ])],
+        restore: vec![restic_restore(&[])],
+        restore_one: vec![restic_restore(&["--include", "/{one}"])],
         retention: vec![words(&[
             "restic",
             "forget",
@@ -270,6 +265,16 @@ fn tar_create() -> Vec<String> {
     ])
 }
 
+/// tar's restore of the stream kept in `{stream}` into `{restore}`, decompressing with
+/// `filter` (`--gzip`), of `members` only when given.
+fn tar_extract(filter: Option<&str>, members: &[&str]) -> Vec<String> {
+    let mut line = words(&["tar", "--extract"]);
+    line.extend(filter.map(str::to_string));
+    line.extend(words(&["--file", "{stream}", "--directory", "{restore}"]));
+    line.extend(words(members));
+    line
+}
+
 /// tar alone: one uncompressed stream.
 fn tar() -> ToolDefinition {
     ToolDefinition {
@@ -279,23 +284,8 @@ fn tar() -> ToolDefinition {
         env: BTreeMap::new(),
         init: Vec::new(),
         backup: vec![tar_create()],
-        restore: vec![words(&[
-            "tar",
-            "--extract",
-            "--file",
-            "{stream}",
-            "--directory",
-            "{restore}",
-        ])],
-        restore_one: vec![words(&[
-            "tar",
-            "--extract",
-            "--file",
-            "{stream}",
-            "--directory",
-            "{restore}",
-            "{one}",
-        ])],
+        restore: vec![tar_extract(None, &[])],
+        restore_one: vec![tar_extract(None, &["{one}"])],
         retention: Vec::new(),
         check: Vec::new(),
         check_data: Vec::new(),
@@ -318,25 +308,8 @@ fn tar_gzip() -> ToolDefinition {
         env: BTreeMap::new(),
         init: Vec::new(),
         backup: vec![tar_create(), words(&["gzip", "-{level}", "--stdout"])],
-        restore: vec![words(&[
-            "tar",
-            "--extract",
-            "--gzip",
-            "--file",
-            "{stream}",
-            "--directory",
-            "{restore}",
-        ])],
-        restore_one: vec![words(&[
-            "tar",
-            "--extract",
-            "--gzip",
-            "--file",
-            "{stream}",
-            "--directory",
-            "{restore}",
-            "{one}",
-        ])],
+        restore: vec![tar_extract(Some("--gzip"), &[])],
+        restore_one: vec![tar_extract(Some("--gzip"), &["{one}"])],
         retention: Vec::new(),
         check: Vec::new(),
         check_data: Vec::new(),
@@ -362,25 +335,8 @@ fn tar_zstd() -> ToolDefinition {
             tar_create(),
             words(&["zstd", "-{level}", "-T{threads}", "--quiet", "--stdout"]),
         ],
-        restore: vec![words(&[
-            "tar",
-            "--extract",
-            "--zstd",
-            "--file",
-            "{stream}",
-            "--directory",
-            "{restore}",
-        ])],
-        restore_one: vec![words(&[
-            "tar",
-            "--extract",
-            "--zstd",
-            "--file",
-            "{stream}",
-            "--directory",
-            "{restore}",
-            "{one}",
-        ])],
+        restore: vec![tar_extract(Some("--zstd"), &[])],
+        restore_one: vec![tar_extract(Some("--zstd"), &["{one}"])],
         retention: Vec::new(),
         check: Vec::new(),
         check_data: Vec::new(),

@@ -30,6 +30,7 @@ pub(super) fn routes(router: OpenApiRouter<AppState>) -> OpenApiRouter<AppState>
         .routes(routes!(get_tools_csv))
         .routes(routes!(get_life_csv))
         .routes(routes!(get_requests_csv))
+        .routes(routes!(get_bills_csv))
         .routes(routes!(cancel_campaign))
         .routes(routes!(rerun_campaign))
 }
@@ -300,6 +301,36 @@ async fn get_requests_csv(
     super::csv_download(
         csv,
         &format!("backlab-{}-requests.csv", view.campaign.record.id),
+    )
+}
+
+/// What each run's use of a bucket would cost by each price sheet: a row per run, sheet and
+/// class of request, with the sheet's date, the class's requests and cost, and the run's
+/// storage a month and full restore by that sheet; empty for a campaign that kept no
+/// repository in a bucket.
+#[utoipa::path(
+    get, path = "/api/campaigns/{id}/bills.csv", tag = "campaigns",
+    params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),
+    responses(
+        (status = 200, description = "CSV", content_type = "text/csv", body = String),
+        (status = 404, description = "No such campaign", body = ErrorBody),
+    )
+)]
+async fn get_bills_csv(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let view = state.lab.campaigns().view(&id).await?;
+    let runs = crate::lab::run_views(&view.runs);
+    let bills = crate::analysis::bill::run_bills(
+        &view.prices,
+        runs.iter()
+            .filter_map(|run| Some((run.number, run.result?))),
+    );
+    let csv = crate::views::requests::bills_csv(&view.campaign.record.id, &bills, &view.prices);
+    super::csv_download(
+        csv,
+        &format!("backlab-{}-bills.csv", view.campaign.record.id),
     )
 }
 

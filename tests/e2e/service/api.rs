@@ -68,6 +68,7 @@ async fn the_openapi_document_describes_every_route() {
         ("get", "/api/campaigns/{id}/tools.csv"),
         ("get", "/api/campaigns/{id}/life.csv"),
         ("get", "/api/campaigns/{id}/requests.csv"),
+        ("get", "/api/campaigns/{id}/bills.csv"),
         ("get", "/api/campaigns/{id}/events"),
         ("post", "/api/campaigns/{id}/cancel"),
         ("post", "/api/campaigns/{id}/rerun"),
