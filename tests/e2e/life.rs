@@ -646,3 +646,65 @@ async fn lives_of_one_series_are_a_line_of_the_series() {
         assert!(point["mb_per_s"].as_f64() > Some(0.0), "{point}");
     }
 }
+
+/// A life of restic with its repository in the lab's S3 store: each night's backup and each
+/// maintenance command carries the requests it made of the bucket, and they add up to no more
+/// than the run's (whose rest are the untimed listings and restores).
+#[tokio::test]
+async fn a_life_in_a_bucket_counts_each_commands_requests() {
+    let server = crate::support::s3::S3Server::start();
+    let lab = Lab::fresh(&LabOptions {
+        extra: server
+            .store_flag("lab", crate::support::s3::BUCKET)
+            .to_vec(),
+        env: server.credentials(true),
+        ..LabOptions::default()
+    });
+    let source = lab.data_dir.join("src");
+    create_dataset_with(&source, "typical", "4M", 62);
+    let id = lab
+        .submit(&json!({
+            "source": {"paths": [source]},
+            "target": {"kind": "s3", "store": "lab", "prefix": "lives/"},
+            "tool": {"name": "restic"},
+            "life": {"nights": 3, "retention_every": 2, "keep": 1}
+        }))
+        .await;
+    let campaign = lab
+        .wait_status(&id, &["done", "failed"], Duration::from_secs(180))
+        .await;
+    assert_eq!(campaign["status"], "done", "{campaign}");
+    let tool = &campaign["runs"][0]["result"]["tool"];
+    let total = |requests: &Value| -> u64 {
+        requests["operations"]
+            .as_array()
+            .map(|operations| {
+                operations
+                    .iter()
+                    .map(|operation| operation["requests"].as_u64().unwrap_or(0))
+                    .sum()
+            })
+            .unwrap_or(0)
+    };
+    let mut by_commands = 0;
+    for night in tool["life"]["nights"].as_array().expect("nights") {
+        for command in night["commands"].as_array().expect("commands") {
+            let made = total(&command["requests"]);
+            assert!(
+                made > 0,
+                "every command asks the bucket something: {command}"
+            );
+            by_commands += made;
+        }
+    }
+    let run = total(&tool["requests"]);
+    assert!(
+        by_commands < run,
+        "{by_commands} by the commands, {run} by the run"
+    );
+    assert!(
+        server.objects().is_empty(),
+        "keys left in the bucket: {:?}",
+        server.objects()
+    );
+}
