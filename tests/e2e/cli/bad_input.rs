@@ -342,3 +342,50 @@ fn a_database_url_is_refused_and_nothing_is_created() {
         .collect();
     assert!(created.is_empty(), "{created:?}");
 }
+
+/// A price sheet with a bad figure stops `serve` and `run` before anything starts, naming the
+/// sheet and the field.
+#[test]
+fn a_bad_price_sheet_stops_the_lab_naming_its_sheet_and_field() {
+    let dir = scratch();
+    let sheet = dir.path().join("prices.json");
+    std::fs::write(
+        &sheet,
+        r#"{"sheets": [{"id": "ours", "name": "Ours", "currency": "USD", "date": "2026-01-01",
+            "source": "contract", "storage_per_gb_month": -0.01, "egress_per_gb": 0,
+            "classes": [{"name": "all", "per_1000": 0, "others": true, "operations": []}]}]}"#,
+    )
+    .expect("a sheet");
+    let out = output(
+        backlab()
+            .args(["serve", "--data-dir"])
+            .arg(dir.path().join("data"))
+            .args(["--bind", "127.0.0.1:0", "--price-sheet"])
+            .arg(&sheet),
+    );
+    assert_eq!(out.status.code(), Some(BAD_SPEC), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("sheet ours: storage_per_gb_month: negative"),
+        "{}",
+        stderr(&out)
+    );
+    let out = output(
+        backlab()
+            .args([
+                "run",
+                "--tests",
+                "null_sink",
+                "--generated",
+                "1M",
+                "--price-sheet",
+            ])
+            .arg(&sheet),
+    );
+    assert_eq!(out.status.code(), Some(BAD_SPEC), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("sheet ours: storage_per_gb_month: negative"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.path().join("data").exists(), "nothing made");
+}
