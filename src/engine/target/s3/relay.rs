@@ -44,7 +44,8 @@ pub struct CountingRelay {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
-/// What the relay needs to name requests: the bucket, and whether the store's host holds it.
+/// What the relay needs to name requests: the bucket (a request's `Host` says whether it is
+/// in the host's name or first in the path).
 #[derive(Clone)]
 struct Naming {
     bucket: String,
