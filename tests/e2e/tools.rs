@@ -1768,3 +1768,53 @@ fn a_restore_without_room_for_the_source_is_refused_before_it_writes() {
         free.f_bfree * free.f_frsize
     );
 }
+
+/// restic backing up the 256 MiB demo into the lab's bucket: every request it made is in the
+/// run's counts, operation by operation as the S3 server itself counted them.
+#[tokio::test]
+async fn restic_backing_up_the_demo_into_a_bucket_is_counted_as_the_server_counts() {
+    let server = crate::support::s3::S3Server::start();
+    let lab = Lab::fresh(&LabOptions {
+        extra: server
+            .store_flag("lab", crate::support::s3::BUCKET)
+            .to_vec(),
+        env: server.credentials(true),
+        ..LabOptions::default()
+    });
+    let source = lab.data_dir.join("demo");
+    create_dataset_with(&source, "typical", "256M", 1);
+    let id = lab
+        .submit(&json!({
+            "name": "the demo into a bucket",
+            "source": {"paths": [source]},
+            "target": {"kind": "s3", "store": "lab", "prefix": "demo/"},
+            "tests": ["tool_backup"],
+            "tool": {"name": "restic"}
+        }))
+        .await;
+    let campaign = lab
+        .wait_status(&id, &["done", "failed"], Duration::from_secs(300))
+        .await;
+    assert_eq!(campaign["status"], "done", "{campaign}");
+    let tool = &campaign["runs"][0]["result"]["tool"];
+    let counted: std::collections::BTreeMap<String, u64> = tool["requests"]["operations"]
+        .as_array()
+        .expect("the run's requests")
+        .iter()
+        .map(|operation| {
+            (
+                operation["operation"].as_str().expect("name").to_string(),
+                operation["requests"].as_u64().expect("a count"),
+            )
+        })
+        .collect();
+    // restic's S3 client says it is minio-go; the lab's own client does not.
+    assert_eq!(
+        counted,
+        server.operations_from("minio-go"),
+        "relay against server"
+    );
+    let put = counted.get("PutObject").copied().unwrap_or(0);
+    assert!(put >= 8, "256 MiB in packs of 16 MiB at most: {counted:?}");
+    assert!(server.objects().is_empty(), "{:?}", server.objects());
+}
