@@ -66,15 +66,12 @@ impl RequestsView {
                 continue;
             };
             let (up, down) = counts.bytes_up_down();
-            let words = counts.words();
             view.rows.push(RequestsRow {
                 run: number,
                 test: result.test.name().to_string(),
                 tool: tool_label(result),
                 requests: counts.requests(),
-                by_operation: words
-                    .split_once(": ")
-                    .map_or_else(String::new, |(_, each)| each.to_string()),
+                by_operation: counts.each_words(),
                 bytes_up: format_bytes(up),
                 bytes_down: format_bytes(down),
                 refused_or_failed: counts

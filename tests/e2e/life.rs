@@ -653,13 +653,7 @@ async fn lives_of_one_series_are_a_line_of_the_series() {
 #[tokio::test]
 async fn a_life_in_a_bucket_counts_each_commands_requests() {
     let server = crate::support::s3::S3Server::start();
-    let lab = Lab::fresh(&LabOptions {
-        extra: server
-            .store_flag("lab", crate::support::s3::BUCKET)
-            .to_vec(),
-        env: server.credentials(true),
-        ..LabOptions::default()
-    });
+    let lab = Lab::fresh(&server.lab_options());
     let source = lab.data_dir.join("src");
     create_dataset_with(&source, "typical", "4M", 62);
     let id = lab

@@ -976,13 +976,7 @@ fn a_restore_is_verified_file_by_file_and_one_that_differs_fails_naming_the_file
 #[tokio::test]
 async fn restic_keeps_its_repository_in_the_labs_s3_store_and_leaves_no_key_behind() {
     let server = crate::support::s3::S3Server::start();
-    let lab = Lab::fresh(&LabOptions {
-        extra: server
-            .store_flag("lab", crate::support::s3::BUCKET)
-            .to_vec(),
-        env: server.credentials(true),
-        ..LabOptions::default()
-    });
+    let lab = Lab::fresh(&server.lab_options());
     let source = lab.data_dir.join("src");
     create_dataset_with(&source, "typical", "8M", 26);
     let spec = |tool: &str| {
@@ -1017,12 +1011,7 @@ async fn restic_keeps_its_repository_in_the_labs_s3_store_and_leaves_no_key_behi
     // are its own, not restic's).
     let mut counted: std::collections::BTreeMap<String, u64> = Default::default();
     for run in runs {
-        let requests = &run["result"]["tool"]["requests"]["operations"];
-        for operation in requests.as_array().expect("the run's requests") {
-            *counted
-                .entry(operation["operation"].as_str().expect("name").to_string())
-                .or_default() += operation["requests"].as_u64().expect("a count");
-        }
+        add_counts(&mut counted, &run["result"]["tool"]["requests"]);
     }
     // restic's S3 client says it is minio-go; the lab's own client does not.
     assert_eq!(
@@ -1769,18 +1758,24 @@ fn a_restore_without_room_for_the_source_is_refused_before_it_writes() {
     );
 }
 
+/// A run's request counts (`tool.requests` of its result) added to `counted`, by operation.
+fn add_counts(counted: &mut std::collections::BTreeMap<String, u64>, requests: &Value) {
+    for operation in requests["operations"]
+        .as_array()
+        .expect("the run's requests")
+    {
+        *counted
+            .entry(operation["operation"].as_str().expect("name").to_string())
+            .or_default() += operation["requests"].as_u64().expect("a count");
+    }
+}
+
 /// restic backing up the 256 MiB demo into the lab's bucket: every request it made is in the
 /// run's counts, operation by operation as the S3 server itself counted them.
 #[tokio::test]
 async fn restic_backing_up_the_demo_into_a_bucket_is_counted_as_the_server_counts() {
     let server = crate::support::s3::S3Server::start();
-    let lab = Lab::fresh(&LabOptions {
-        extra: server
-            .store_flag("lab", crate::support::s3::BUCKET)
-            .to_vec(),
-        env: server.credentials(true),
-        ..LabOptions::default()
-    });
+    let lab = Lab::fresh(&server.lab_options());
     let source = lab.data_dir.join("demo");
     create_dataset_with(&source, "typical", "256M", 1);
     let id = lab
@@ -1797,17 +1792,8 @@ async fn restic_backing_up_the_demo_into_a_bucket_is_counted_as_the_server_count
         .await;
     assert_eq!(campaign["status"], "done", "{campaign}");
     let tool = &campaign["runs"][0]["result"]["tool"];
-    let counted: std::collections::BTreeMap<String, u64> = tool["requests"]["operations"]
-        .as_array()
-        .expect("the run's requests")
-        .iter()
-        .map(|operation| {
-            (
-                operation["operation"].as_str().expect("name").to_string(),
-                operation["requests"].as_u64().expect("a count"),
-            )
-        })
-        .collect();
+    let mut counted: std::collections::BTreeMap<String, u64> = Default::default();
+    add_counts(&mut counted, &tool["requests"]);
     // restic's S3 client says it is minio-go; the lab's own client does not.
     assert_eq!(
         counted,

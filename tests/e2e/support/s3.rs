@@ -89,6 +89,15 @@ impl S3Server {
         ]
     }
 
+    /// A lab's options with this server's bucket as its store `lab`, and its credentials.
+    pub fn lab_options(&self) -> crate::support::lab::LabOptions {
+        crate::support::lab::LabOptions {
+            extra: self.store_flag("lab", BUCKET).to_vec(),
+            env: self.credentials(true),
+            ..crate::support::lab::LabOptions::default()
+        }
+    }
+
     /// The environment that gives a lab this server's credentials (or a wrong secret).
     pub fn credentials(&self, right: bool) -> Vec<(String, String)> {
         vec![

@@ -176,6 +176,11 @@ impl RequestCounts {
 
     /// `412 requests: 380 PutObject, 20 ListObjectsV2, …`, the most first.
     pub fn words(&self) -> String {
+        format!("{} requests: {}", self.requests(), self.each_words())
+    }
+
+    /// Each operation's count, the most first: `380 PutObject, 20 ListObjectsV2`.
+    pub fn each_words(&self) -> String {
         let mut by_most: Vec<&OperationCount> = self.operations.iter().collect();
         by_most.sort_by(|a, b| {
             b.requests
@@ -186,7 +191,7 @@ impl RequestCounts {
             .iter()
             .map(|count| format!("{} {}", count.requests, count.operation))
             .collect();
-        format!("{} requests: {}", self.requests(), each.join(", "))
+        each.join(", ")
     }
 }
 
