@@ -12,8 +12,11 @@ use std::process::Command;
 pub struct ThrottledDisk {
     mount: PathBuf,
     device: String,
+    /// The device's `MAJ:MIN`, as the throttle names it.
+    numbers: String,
     cgroup: PathBuf,
     procs: PathBuf,
+    v2: bool,
 }
 
 /// Where this machine's cgroups throttle block I/O: the v1 `blkio` hierarchy, or the v2
@@ -82,8 +85,10 @@ impl ThrottledDisk {
         let mut disk = ThrottledDisk {
             mount: dir.join("disk"),
             device,
+            numbers: String::new(),
             cgroup: PathBuf::new(),
             procs: PathBuf::new(),
+            v2: matches!(hierarchy, Hierarchy::V2(_)),
         };
         must(Command::new("mkfs.ext4").args(["-q", "-F", &disk.device]))?;
         std::fs::create_dir(&disk.mount).expect("the mount point");
@@ -95,7 +100,8 @@ impl ThrottledDisk {
             "MAJ:MIN",
             &disk.device,
         ]))?;
-        let numbers = numbers.trim();
+        disk.numbers = numbers.trim().to_string();
+        let numbers = &disk.numbers;
         let name = format!("backlab-realtime-{}", std::process::id());
         let (cgroup, file, line) = match hierarchy {
             Hierarchy::V1(root) => (
@@ -123,6 +129,28 @@ impl ThrottledDisk {
             return None;
         }
         Some(disk)
+    }
+
+    /// Caps writes to the device as well, at `bytes_per_s`, for the cgroup's processes: the
+    /// bytes they hand the disk themselves (a flush, a `sync_file_range`), not those the
+    /// kernel writes back for them later on a cgroup v1 machine. `false`, saying why, where
+    /// the throttle takes no such line.
+    pub fn cap_writes(&self, bytes_per_s: u64) -> bool {
+        let (file, line) = if self.v2 {
+            ("io.max", format!("{} wbps={bytes_per_s}", self.numbers))
+        } else {
+            (
+                "blkio.throttle.write_bps_device",
+                format!("{} {bytes_per_s}", self.numbers),
+            )
+        };
+        match std::fs::write(self.cgroup.join(file), &line) {
+            Ok(()) => true,
+            Err(error) => {
+                eprintln!("the throttle {line:?} in {file}: {error}");
+                false
+            }
+        }
     }
 
     /// Where the file system is mounted.
