@@ -419,6 +419,46 @@ mod tests {
         );
     }
 
+    /// A tool test's expected length grows with the tree it backs up: each test's untimed
+    /// steps and its timed one at the tool's measured pace per MB, not a fixed window; a
+    /// restore (a backup, the restore, every file compared) takes longer than a backup.
+    #[test]
+    fn a_tool_tests_expected_length_grows_with_its_tree() {
+        let expected_over = |bytes: u64| {
+            let dir = tempfile::tempdir().expect("temp dir");
+            // A file of that length: its bytes are what the estimate counts.
+            std::fs::File::create(dir.path().join("file"))
+                .and_then(|file| file.set_len(bytes))
+                .expect("a file");
+            let plans = plans(&format!(
+                r#"{{"source": {{"paths": [{:?}]}}, "target": {{"kind": "dir", "path": "/tmp"}},
+                    "tool": {{"name": "restic"}},
+                    "tests": ["tool_backup", "tool_ceiling", "tool_incremental", "tool_restore"]}}"#,
+                dir.path()
+            ));
+            let each: Vec<f64> = plans
+                .iter()
+                .map(|plan| expect::expected(plan).seconds)
+                .collect();
+            (each, expect(&plans))
+        };
+        let (small, small_whole) = expected_over(1_000_000);
+        let (large, large_whole) = expected_over(1_000_000_000);
+        assert!(!small_whole.at_most && !large_whole.at_most);
+        // A gigabyte more: 4.2 s more for the backup, 10.5 s more for the restore.
+        assert!(
+            (large[0] - small[0] - 0.999 * 4.2).abs() < 0.01,
+            "{small:?} {large:?}"
+        );
+        assert!(
+            (large[3] - small[3] - 0.999 * 10.5).abs() < 0.01,
+            "{small:?} {large:?}"
+        );
+        assert!(large[3] > large[0], "{large:?}");
+        assert!(large_whole.expected_s > small_whole.expected_s + 30.0);
+        assert!(large_whole.longest_s > large_whole.expected_s);
+    }
+
     /// A source of sparse files is warned of, with its holes and its apparent and allocated
     /// sizes; a source whose files hold their data is not.
     #[test]

@@ -212,8 +212,17 @@ ls -A "$1" >> "$5""#;
     assert!(warned, "{run}");
 }
 
+/// Ctrl-C stops a run within a second and removes its files; so does a `kill` (SIGTERM), as a
+/// service manager or a `timeout` stops the command, and a hang-up (a closed terminal).
 #[tokio::test]
 async fn ctrl_c_stops_a_run_within_a_second_and_removes_its_files() {
+    use rustix::process::Signal;
+    for signal in [Signal::INT, Signal::TERM, Signal::HUP] {
+        a_signal_stops_a_run_and_removes_its_files(signal).await;
+    }
+}
+
+async fn a_signal_stops_a_run_and_removes_its_files(signal: rustix::process::Signal) {
     let scratch = scratch();
     let (source, target) = (scratch.path().join("source"), scratch.path().join("target"));
     std::fs::create_dir(&source).expect("source");
@@ -251,7 +260,7 @@ async fn ctrl_c_stops_a_run_within_a_second_and_removes_its_files() {
     let (reported_at, stdout) = watch_report(&mut child);
     let signalled = Instant::now();
     let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("pid");
-    rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("signal");
+    rustix::process::kill_process(pid, signal).expect("signal");
     let out = child.wait_with_output().expect("wait");
     let exited = signalled.elapsed();
     let reported = reported_at
@@ -263,17 +272,21 @@ async fn ctrl_c_stops_a_run_within_a_second_and_removes_its_files() {
     // waits for any already under writeback: longer behind a busy disk, so bounded apart.
     assert!(
         reported < Duration::from_millis(1500),
-        "took {reported:?} to stop"
+        "took {reported:?} to stop after {signal:?}"
     );
     assert!(
         exited < Duration::from_secs(10),
-        "exited {exited:?} after Ctrl-C"
+        "exited {exited:?} after {signal:?}"
     );
-    assert_eq!(out.status.code(), Some(RUN_FAILED));
+    assert_eq!(out.status.code(), Some(RUN_FAILED), "after {signal:?}");
     let stdout = stdout.join().expect("stdout");
     let report: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
     assert_eq!(report["runs"][0]["status"], "cancelled");
-    assert!(entries(&target).is_empty(), "left: {:?}", entries(&target));
+    assert!(
+        entries(&target).is_empty(),
+        "left after {signal:?}: {:?}",
+        entries(&target)
+    );
 }
 
 /// Reads the child's stdout on a thread: sends the instant the JSON report is complete (its
