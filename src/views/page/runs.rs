@@ -176,3 +176,33 @@ fn flag_lines(result: &RunResult) -> Vec<String> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::steady::SteadyFigures;
+
+    /// The runs table's steady cell leaves out a spread that was not measured, never writing
+    /// "±0.0 %", and says one that was.
+    #[test]
+    fn a_spread_not_measured_is_left_out_of_the_steady_cell() {
+        let mut result = RunResult::failed(
+            crate::engine::test_kind::TestKind::TapeWrite,
+            crate::spec::RunParams::example(),
+            String::new(),
+        );
+        let steady = |cv_pct| SteadyFigures {
+            mb_per_s: 380.0,
+            from_s: 1.0,
+            to_s: 6.0,
+            cv_pct,
+            steady: true,
+            flush_s: 0.0,
+        };
+        result.steady = Some(steady(None));
+        let cell = steady_words(&result);
+        assert_eq!(cell, "380.0 (1.0–6.0\u{a0}s)");
+        result.steady = Some(steady(Some(3.2)));
+        assert!(steady_words(&result).contains("±3.2"));
+    }
+}
