@@ -89,16 +89,7 @@ pub fn bill(
     }
     classes.sort_by(|a, b| b.cost.total_cmp(&a.cost).then(b.requests.cmp(&a.requests)));
     let requests_cost: f64 = classes.iter().map(|class| class.cost).sum();
-    let largest_class = classes
-        .first()
-        .filter(|largest| largest.cost > 0.0 && requests_cost > 0.0)
-        .map(|largest| {
-            format!(
-                "{} requests are {:.0} % of the requests' cost",
-                largest.class,
-                100.0 * largest.cost / requests_cost
-            )
-        });
+    let largest_class = largest_class(&classes, requests_cost);
     let gb = sheet.gb_bytes as f64;
     let billed_bytes = stored.map_or(0, |stored| {
         stored.billed_bytes(sheet.min_object_bytes, sheet.object_overhead_bytes)
@@ -175,6 +166,59 @@ pub fn run_bills<'a>(
     bills
 }
 
+/// A campaign's bill by each sheet, cheapest first: its runs' bills by that sheet together
+/// (requests class by class, what each left for a month, each one's full restore), the
+/// class with the largest share of the requests' cost said again over the sum. Empty when no
+/// run used a bucket.
+pub fn campaign_bills(runs: &[RunBill]) -> Vec<SheetBill> {
+    let mut sums: Vec<SheetBill> = Vec::new();
+    for bill in runs.iter().flat_map(|run| &run.bills) {
+        let Some(sum) = sums.iter_mut().find(|sum| sum.sheet == bill.sheet) else {
+            sums.push(bill.clone());
+            continue;
+        };
+        for class in &bill.classes {
+            match sum
+                .classes
+                .iter_mut()
+                .find(|known| known.class == class.class)
+            {
+                Some(known) => {
+                    known.requests += class.requests;
+                    known.cost += class.cost;
+                }
+                None => sum.classes.push(class.clone()),
+            }
+        }
+        sum.requests_cost += bill.requests_cost;
+        sum.billed_bytes += bill.billed_bytes;
+        sum.storage_per_month += bill.storage_per_month;
+        sum.restore_bytes += bill.restore_bytes;
+        sum.restore_cost += bill.restore_cost;
+    }
+    for sum in &mut sums {
+        sum.classes
+            .sort_by(|a, b| b.cost.total_cmp(&a.cost).then(b.requests.cmp(&a.requests)));
+        sum.largest_class = largest_class(&sum.classes, sum.requests_cost);
+    }
+    sums.sort_by(|a, b| a.total().total_cmp(&b.total()));
+    sums
+}
+
+/// The class with the largest share of the requests' cost, in words.
+fn largest_class(classes: &[ClassCost], requests_cost: f64) -> Option<String> {
+    classes
+        .first()
+        .filter(|largest| largest.cost > 0.0 && requests_cost > 0.0)
+        .map(|largest| {
+            format!(
+                "{} requests are {:.0} % of the requests' cost",
+                largest.class,
+                100.0 * largest.cost / requests_cost
+            )
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,5 +290,48 @@ mod tests {
         );
         assert_eq!(ia.billed_bytes, (3 << 30) + 131_072);
         assert!((ia.restore_cost - 2.0 * (0.09 + 0.01)).abs() < 1e-9);
+    }
+
+    /// A campaign's bill by a sheet is its runs' bills by that sheet added up, class by
+    /// class, and its cheapest sheet comes first.
+    #[test]
+    fn a_campaigns_bill_is_its_runs_bills_together() {
+        let sheets = PriceSheets::built_in();
+        let backup = counts(&[("PutObject", 2000), ("ListObjectsV2", 500)]);
+        let restore = counts(&[("GetObject", 10_000), ("ListObjectsV2", 100)]);
+        let stored = StoredObjects::of([1 << 30]);
+        let bills_of = |requests: &RequestCounts, run| RunBill {
+            run,
+            bills: sheets
+                .0
+                .iter()
+                .map(|sheet| bill(sheet, requests, Some(&stored), 1 << 30))
+                .collect(),
+        };
+        let runs = [bills_of(&backup, 1), bills_of(&restore, 2)];
+        let campaign = campaign_bills(&runs);
+        assert_eq!(campaign.len(), sheets.0.len());
+        assert!(
+            campaign
+                .windows(2)
+                .all(|pair| pair[0].total() <= pair[1].total())
+        );
+        let s3 = campaign
+            .iter()
+            .find(|bill| bill.sheet == "aws-s3-standard")
+            .expect("S3 Standard");
+        // PUT and LIST: 2 600 at $0.005 a thousand; GET: 10 000 at $0.0004.
+        assert!(
+            (s3.requests_cost - (2.6 * 0.005 + 10.0 * 0.0004)).abs() < 1e-12,
+            "{s3:?}"
+        );
+        assert_eq!(s3.classes[0].requests, 2600);
+        assert!((s3.storage_per_month - 2.0 * 0.023).abs() < 1e-12);
+        assert!((s3.restore_cost - 2.0 * 0.09).abs() < 1e-12);
+        assert_eq!(
+            s3.largest_class.as_deref(),
+            Some("PUT, COPY, POST, LIST requests are 76 % of the requests' cost")
+        );
+        assert!(campaign_bills(&[]).is_empty());
     }
 }

@@ -5,7 +5,7 @@ use std::fmt::Write;
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::Verdict;
-use crate::analysis::bill::RunBill;
+use crate::analysis::bill::{RunBill, SheetBill};
 use crate::analysis::life_forecast::LifeForecast;
 use crate::analysis::points::{Point, point_of_run};
 use crate::analysis::prices::PriceSheets;
@@ -46,6 +46,9 @@ pub struct CampaignReport {
     /// What each run's use of a bucket would cost by each price sheet, cheapest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bills: Vec<RunBill>,
+    /// The campaign's bill by each sheet, cheapest first: its runs' bills together.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub campaign_bills: Vec<SheetBill>,
 }
 
 impl CampaignReport {
@@ -68,6 +71,7 @@ impl CampaignReport {
             prices,
             runs.iter().enumerate().map(|(index, run)| (index + 1, run)),
         );
+        let campaign_bills = crate::analysis::bill::campaign_bills(&bills);
         CampaignReport {
             campaign,
             runs,
@@ -76,6 +80,7 @@ impl CampaignReport {
             survey,
             forecasts,
             bills,
+            campaign_bills,
         }
     }
 }

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::analysis::bill::{RunBill, SheetBill, campaign_bills};
 use crate::engine::result::RunResult;
 use crate::engine::target::s3::operations::RequestCounts;
 use crate::size::format_bytes;
@@ -191,10 +192,21 @@ pub struct RunBillView {
     pub rows: Vec<BillRow>,
 }
 
-/// Every run's bills.
+/// The campaign's bills, its runs' together, when more than one run used a bucket.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CampaignBillView {
+    /// The runs added up.
+    pub runs: usize,
+    /// `The cheapest for the campaign: …`.
+    pub cheapest: String,
+    pub rows: Vec<BillRow>,
+}
+
+/// Every run's bills, and the campaign's.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct BillsView {
     pub runs: Vec<RunBillView>,
+    pub campaign: Option<CampaignBillView>,
 }
 
 /// An amount of money as every view writes it: four decimals below a unit (a run's requests
@@ -207,56 +219,76 @@ pub fn money(amount: f64, currency: &str) -> String {
     }
 }
 
+/// Each sheet's bill in cells, the cheapest (first) marked.
+fn bill_rows(bills: &[SheetBill]) -> Vec<BillRow> {
+    bills
+        .iter()
+        .enumerate()
+        .map(|(index, bill)| BillRow {
+            sheet: bill.sheet_words.clone(),
+            requests: money(bill.requests_cost, &bill.currency),
+            storage: if bill.min_storage_days > 0 {
+                format!(
+                    "{} (each object billed {} days at least)",
+                    money(bill.storage_per_month, &bill.currency),
+                    bill.min_storage_days
+                )
+            } else {
+                money(bill.storage_per_month, &bill.currency)
+            },
+            restore: money(bill.restore_cost, &bill.currency),
+            total: money(bill.total(), &bill.currency),
+            why: bill.largest_class.clone().unwrap_or_default(),
+            allowances: bill.allowances.join("; "),
+            cheapest: index == 0,
+        })
+        .collect()
+}
+
+/// `The cheapest for WHAT: SHEET, TOTAL for …`, from the cheapest bill (the first).
+fn cheapest_words(what: &str, bills: &[SheetBill], covers: &str) -> String {
+    bills.first().map_or_else(String::new, |bill| {
+        format!(
+            "The cheapest for {what}: {}, {} for {covers}{}.",
+            bill.sheet_words,
+            money(bill.total(), &bill.currency),
+            bill.largest_class
+                .as_ref()
+                .map_or_else(String::new, |why| format!(" ({why})"))
+        )
+    })
+}
+
 impl BillsView {
-    /// The bills of a campaign's runs.
-    pub fn of(bills: &[crate::analysis::bill::RunBill]) -> BillsView {
-        BillsView {
-            runs: bills
-                .iter()
-                .map(|run| {
-                    let rows: Vec<BillRow> = run
-                        .bills
-                        .iter()
-                        .enumerate()
-                        .map(|(index, bill)| BillRow {
-                            sheet: bill.sheet_words.clone(),
-                            requests: money(bill.requests_cost, &bill.currency),
-                            storage: if bill.min_storage_days > 0 {
-                                format!(
-                                    "{} (each object billed {} days at least)",
-                                    money(bill.storage_per_month, &bill.currency),
-                                    bill.min_storage_days
-                                )
-                            } else {
-                                money(bill.storage_per_month, &bill.currency)
-                            },
-                            restore: money(bill.restore_cost, &bill.currency),
-                            total: money(bill.total(), &bill.currency),
-                            why: bill.largest_class.clone().unwrap_or_default(),
-                            allowances: bill.allowances.join("; "),
-                            cheapest: index == 0,
-                        })
-                        .collect();
-                    let cheapest = run.bills.first().map_or_else(String::new, |bill| {
-                        format!(
-                            "The cheapest for run {}: {}, {} for its requests, a month of what \
-                             it stored and one full restore{}.",
-                            run.run,
-                            bill.sheet_words,
-                            money(bill.total(), &bill.currency),
-                            bill.largest_class
-                                .as_ref()
-                                .map_or_else(String::new, |why| format!(" ({why})"))
-                        )
-                    });
-                    RunBillView {
-                        run: run.run,
-                        cheapest,
-                        rows,
-                    }
-                })
-                .collect(),
-        }
+    /// The bills of a campaign's runs, and theirs together when more than one run used a
+    /// bucket.
+    pub fn of(bills: &[RunBill]) -> BillsView {
+        let runs = bills
+            .iter()
+            .map(|run| RunBillView {
+                run: run.run,
+                cheapest: cheapest_words(
+                    &format!("run {}", run.run),
+                    &run.bills,
+                    "its requests, a month of what it stored and one full restore",
+                ),
+                rows: bill_rows(&run.bills),
+            })
+            .collect();
+        let campaign = (bills.len() > 1).then(|| {
+            let together = campaign_bills(bills);
+            CampaignBillView {
+                runs: bills.len(),
+                cheapest: cheapest_words(
+                    "the campaign",
+                    &together,
+                    "its runs' requests, a month of what each stored and each one's full \
+                     restore",
+                ),
+                rows: bill_rows(&together),
+            }
+        });
+        BillsView { runs, campaign }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -274,33 +306,46 @@ pub fn bills_text(view: &BillsView) -> String {
              egress and retrieval; before any free allowance):",
             run.run
         );
-        for row in &run.rows {
-            let _ = writeln!(
-                out,
-                "  {}: requests {}, storage {} a month, restore {}, together {}{}",
-                row.sheet,
-                row.requests,
-                row.storage,
-                row.restore,
-                row.total,
-                if row.why.is_empty() {
-                    String::new()
-                } else {
-                    format!("; {}", row.why)
-                }
-            );
-        }
-        let _ = writeln!(out, "  {}", run.cheapest);
+        bill_lines(&mut out, &run.rows, &run.cheapest);
+    }
+    if let Some(campaign) = &view.campaign {
+        let _ = writeln!(
+            out,
+            "What the campaign would cost, its {} runs together (the same, added up):",
+            campaign.runs
+        );
+        bill_lines(&mut out, &campaign.rows, &campaign.cheapest);
     }
     out
 }
 
-/// One CSV row: one class of request of one run, by one sheet, with the run's storage and
-/// restore by that sheet beside it.
+/// A sheet's bill a line each, and the cheapest said under them.
+fn bill_lines(out: &mut String, rows: &[BillRow], cheapest: &str) {
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "  {}: requests {}, storage {} a month, restore {}, together {}{}",
+            row.sheet,
+            row.requests,
+            row.storage,
+            row.restore,
+            row.total,
+            if row.why.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", row.why)
+            }
+        );
+    }
+    let _ = writeln!(out, "  {cheapest}");
+}
+
+/// One CSV row: one class of request of one run (or, with no run, of the campaign's runs
+/// together), by one sheet, with the storage and restore by that sheet beside it.
 #[derive(Serialize)]
 struct BillCsvRow<'a> {
     campaign: &'a str,
-    run: usize,
+    run: Option<usize>,
     sheet: &'a str,
     sheet_date: &'a str,
     currency: &'a str,
@@ -312,15 +357,25 @@ struct BillCsvRow<'a> {
 }
 
 /// The bills as CSV: a row per run, sheet and class of request (the run's storage and
-/// restore by that sheet repeated on each of its rows).
+/// restore by that sheet repeated on each of its rows); when more than one run used a
+/// bucket, the campaign's bills after them, their `run` empty.
 pub fn bills_csv(
     campaign_id: &str,
-    bills: &[crate::analysis::bill::RunBill],
+    bills: &[RunBill],
     prices: &crate::analysis::prices::PriceSheets,
 ) -> Result<String, csv::Error> {
     let mut writer = csv::Writer::from_writer(Vec::new());
-    for run in bills {
-        for bill in &run.bills {
+    let together = if bills.len() > 1 {
+        campaign_bills(bills)
+    } else {
+        Vec::new()
+    };
+    let each = bills
+        .iter()
+        .map(|run| (Some(run.run), run.bills.as_slice()))
+        .chain(std::iter::once((None, together.as_slice())));
+    for (run, sheet_bills) in each {
+        for bill in sheet_bills {
             let date = prices
                 .0
                 .iter()
@@ -329,7 +384,7 @@ pub fn bills_csv(
             for class in &bill.classes {
                 writer.serialize(BillCsvRow {
                     campaign: campaign_id,
-                    run: run.run,
+                    run,
                     sheet: &bill.sheet,
                     sheet_date: date,
                     currency: &bill.currency,

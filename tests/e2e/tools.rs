@@ -1176,6 +1176,57 @@ async fn restic_keeps_its_repository_in_the_labs_s3_store_and_leaves_no_key_behi
         .map(|row| row[at("requests_cost")].parse::<f64>().expect("a cost"))
         .sum();
     assert!((from_csv - s3_requests).abs() < 1e-9, "{bills_csv}");
+    // The campaign's bill is its two runs' (the backup's, the restore's) added up, sheet by
+    // sheet, in the JSON, on the page and in the CSV (its rows without a run).
+    let run_cost = |run: usize, sheet: &str, field: &str| {
+        document["bills"]
+            .as_array()
+            .expect("bills")
+            .iter()
+            .find(|bill| bill["run"] == run)
+            .and_then(|bill| {
+                bill["bills"]
+                    .as_array()?
+                    .iter()
+                    .find(|bill| bill["sheet"] == sheet)
+            })
+            .and_then(|bill| bill[field].as_f64())
+            .unwrap_or_else(|| panic!("run {run} has no {field} by {sheet}: {document}"))
+    };
+    for sheet in ["aws-s3-standard", "backblaze-b2"] {
+        let together = document["campaign_bills"]
+            .as_array()
+            .expect("the campaign's bills")
+            .iter()
+            .find(|bill| bill["sheet"] == sheet)
+            .unwrap_or_else(|| panic!("no campaign bill by {sheet}: {document}"))
+            .clone();
+        for field in ["requests_cost", "storage_per_month", "restore_cost"] {
+            let sum = run_cost(1, sheet, field) + run_cost(2, sheet, field);
+            let said = together[field].as_f64().expect(field);
+            assert!(
+                (said - sum).abs() < 1e-12,
+                "{sheet} {field}: {said} against {sum}"
+            );
+        }
+    }
+    assert!(
+        page.contains("What the campaign would cost"),
+        "the page's campaign bill"
+    );
+    let mut reader = csv::Reader::from_reader(bills_csv.as_bytes());
+    let campaign_requests: f64 = reader
+        .records()
+        .map(|record| record.expect("a row"))
+        .filter(|row| row[at("run")].is_empty() && &row[at("sheet")] == "aws-s3-standard")
+        .map(|row| row[at("requests_cost")].parse::<f64>().expect("a cost"))
+        .sum();
+    let json_requests = run_cost(1, "aws-s3-standard", "requests_cost")
+        + run_cost(2, "aws-s3-standard", "requests_cost");
+    assert!(
+        (campaign_requests - json_requests).abs() < 1e-9,
+        "{bills_csv}"
+    );
     // The store's secret is in no answer, page or log line, nor in any file the lab keeps
     // (its database among them).
     let secret = crate::support::s3::SECRET_KEY;

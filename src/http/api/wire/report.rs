@@ -4,7 +4,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::analysis::SaidVerdict;
-use crate::analysis::bill::RunBill;
+use crate::analysis::bill::{RunBill, SheetBill};
 use crate::analysis::life_forecast::LifeForecast;
 use crate::analysis::points::Point;
 use crate::engine::result::RunResult;
@@ -35,6 +35,9 @@ pub struct BottleneckBody<'a> {
     /// each naming its sheet and the sheet's date.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub bills: &'a [RunBill],
+    /// The campaign's bill by each price sheet, cheapest first: its runs' bills added up.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub campaign_bills: &'a [SheetBill],
 }
 
 /// The campaign a bottleneck document belongs to.
@@ -58,6 +61,7 @@ impl<'a> From<&'a CampaignReport> for BottleneckBody<'a> {
             survey: report.survey.as_ref(),
             forecasts: &report.forecasts,
             bills: &report.bills,
+            campaign_bills: &report.campaign_bills,
         }
     }
 }
