@@ -89,7 +89,9 @@ impl<'a> Figures<'a> {
 ///
 /// 7: a tool whose own backup was held by its CPU limits the backup though that backup ran
 /// faster than its ceiling's run (the CPU gave more at another moment).
-pub const JUDGEMENT_VERSION: u32 = 7;
+///
+/// 8: each tool's line has the requests its backup made of a bucket per GiB.
+pub const JUDGEMENT_VERSION: u32 = 8;
 
 /// A campaign judged: its points and the verdict drawn from them. Every view of a campaign
 /// (page, report, `/compare`, CSV, JSON, list) reads one judgement.

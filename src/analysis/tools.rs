@@ -32,6 +32,10 @@ pub struct ToolLine {
     pub peak_rss_bytes: Option<u64>,
     /// What its backup kept on the target, and source bytes per stored byte.
     pub stored_bytes: Option<u64>,
+    /// Requests its backup made of the bucket its repository is in, per GiB backed up (a
+    /// tool whose repository was in a bucket, its requests counted by the lab's relay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_per_gib: Option<f64>,
     pub reduction: Option<f64>,
     /// Its restore held every source file as it was (`None`: no restore ran).
     pub restore_verified: Option<bool>,
@@ -178,6 +182,9 @@ pub fn line(
             .map(|value| (value * 100.0).round() / 100.0),
         peak_rss_bytes: backup.map(|figures| figures.peak_rss_bytes),
         stored_bytes: backup.and_then(|figures| figures.stored_bytes),
+        requests_per_gib: backup
+            .and_then(|figures| figures.requests_per_gib())
+            .map(|value| (value * 10.0).round() / 10.0),
         reduction: backup
             .and_then(|figures| figures.reduction())
             .map(|value| (value * 100.0).round() / 100.0),

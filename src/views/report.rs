@@ -157,6 +157,9 @@ pub fn render_table(report: &CampaignReport) -> String {
     if !verdict.tools.is_empty() {
         let _ = writeln!(out, "{}", tools_table(&verdict.tools));
     }
+    if let Some(words) = requests_per_gib_words(&verdict.tools) {
+        let _ = writeln!(out, "{words}");
+    }
     let lives: Vec<crate::views::life::LifeView> = report
         .runs
         .iter()
@@ -258,6 +261,36 @@ impl ToolCells {
     }
 }
 
+/// What the tools whose repository was in a bucket asked of it per GiB backed up, in one
+/// sentence every view shows under the tools' table: each such tool's figure, and with two or
+/// more, how many times fewer the fewest made than the most. `None` when no tool used a
+/// bucket.
+pub fn requests_per_gib_words(lines: &[ToolLine]) -> Option<String> {
+    let counted: Vec<(&str, f64)> = lines
+        .iter()
+        .filter_map(|line| Some((line.label.as_str(), line.requests_per_gib?)))
+        .collect();
+    let each = counted
+        .iter()
+        .map(|(label, per_gib)| format!("{label} {per_gib:.1}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut words = format!(
+        "Requests to the bucket per GiB backed up, as the lab's relay counted them: {each}."
+    );
+    let fewest = counted.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
+    let most = counted.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
+    if counted.len() > 1 && fewest.1 > 0.0 && most.1 > fewest.1 {
+        words.push_str(&format!(
+            " {} makes {:.1}× fewer than {}.",
+            fewest.0,
+            most.1 / fewest.1,
+            most.0
+        ));
+    }
+    Some(words)
+}
+
 /// The tools side by side: backup, incremental and restore MB/s, CPU seconds per GiB, peak
 /// memory, what the backup kept, the restore verified, and what limits each.
 pub fn tools_table(lines: &[ToolLine]) -> String {
@@ -336,6 +369,7 @@ struct ToolCsvRow<'a> {
     peak_rss_bytes: Option<u64>,
     stored_bytes: Option<u64>,
     ratio: Option<f64>,
+    requests_per_gib: Option<f64>,
     restore_verified: Option<bool>,
     verified_files: Option<u64>,
     verified_bytes: Option<u64>,
@@ -360,6 +394,7 @@ pub fn tools_csv(campaign_id: &str, lines: &[ToolLine]) -> Result<String, csv::E
             peak_rss_bytes: line.peak_rss_bytes,
             stored_bytes: line.stored_bytes,
             ratio: line.reduction,
+            requests_per_gib: line.requests_per_gib,
             restore_verified: line.restore_verified,
             verified_files: line.verified_files,
             verified_bytes: line.verified_bytes,
@@ -850,5 +885,49 @@ mod tests {
         assert!(!note.contains('±'), "{note}");
         result.steady = Some(steady(Some(3.2)));
         assert!(validity_note(&result).contains("(±3.2% CV)"));
+    }
+
+    /// A tool's line as the verdict keeps it, with `requests_per_gib` where it used a bucket.
+    fn line(name: &str, requests_per_gib: Option<f64>) -> ToolLine {
+        serde_json::from_value(serde_json::json!({
+            "tool": {"name": name},
+            "label": name,
+            "version": null,
+            "backup_mb_s": 100.0,
+            "ceiling_mb_s": null,
+            "incremental_mb_s": null,
+            "restore_mb_s": null,
+            "cpu_s_per_gib": null,
+            "peak_rss_bytes": null,
+            "stored_bytes": null,
+            "requests_per_gib": requests_per_gib,
+            "reduction": null,
+            "restore_verified": null,
+            "component": null,
+            "conclusive": false
+        }))
+        .expect("a tool line")
+    }
+
+    /// The tools' requests per GiB are said for the tools that used a bucket, and with two,
+    /// how many times fewer the fewest made; nothing is said when none used one.
+    #[test]
+    fn the_tools_requests_per_gib_are_compared_where_they_used_a_bucket() {
+        assert_eq!(requests_per_gib_words(&[line("borg", None)]), None);
+        let one = requests_per_gib_words(&[line("restic", Some(412.3)), line("borg", None)]);
+        assert_eq!(
+            one.as_deref(),
+            Some(
+                "Requests to the bucket per GiB backed up, as the lab's relay counted them: \
+                 restic 412.3."
+            )
+        );
+        let two =
+            requests_per_gib_words(&[line("restic", Some(412.3)), line("mine", Some(1278.1))])
+                .expect("two tools in buckets");
+        assert!(
+            two.ends_with("restic 412.3, mine 1278.1. restic makes 3.1× fewer than mine."),
+            "{two}"
+        );
     }
 }

@@ -1227,6 +1227,35 @@ async fn restic_keeps_its_repository_in_the_labs_s3_store_and_leaves_no_key_behi
         (campaign_requests - json_requests).abs() < 1e-9,
         "{bills_csv}"
     );
+    // The tool's line has its backup's requests per GiB backed up, the same in the JSON, in
+    // tools.csv and in the sentence under the page's table.
+    let source_bytes = backup["source_bytes"]
+        .as_u64()
+        .expect("the backup's source bytes");
+    let per_gib = backup_total as f64 / (source_bytes as f64 / (1u64 << 30) as f64);
+    let line = &document["bottleneck"]["tools"][0];
+    let said = line["requests_per_gib"].as_f64().expect("requests per GiB");
+    assert!((said - per_gib).abs() <= 0.05, "{said} against {per_gib}");
+    let tools_csv = lab
+        .get_text(&format!("/api/campaigns/{id}/tools.csv"))
+        .await;
+    let mut reader = csv::Reader::from_reader(tools_csv.as_bytes());
+    let header = reader.headers().expect("a header").clone();
+    let column = header
+        .iter()
+        .position(|field| field == "requests_per_gib")
+        .expect("a requests_per_gib column");
+    let row = reader.records().next().expect("a row").expect("a row");
+    assert_eq!(row[column].parse::<f64>().ok(), Some(said), "{tools_csv}");
+    let sentence = page
+        .split("<p class=\"window\" id=\"tools-requests\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</p>").next())
+        .expect("the requests per GiB under the page's tools table");
+    assert!(
+        sentence.ends_with(&format!("restic {said:.1}.")),
+        "{sentence}"
+    );
     // The store's secret is in no answer, page or log line, nor in any file the lab keeps
     // (its database among them).
     let secret = crate::support::s3::SECRET_KEY;

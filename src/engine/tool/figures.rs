@@ -81,6 +81,14 @@ impl ToolFigures {
         })
     }
 
+    /// Requests the tool made of a bucket per GiB it backed up or restored, when its
+    /// repository was in one and the lab's relay counted them.
+    pub fn requests_per_gib(&self) -> Option<f64> {
+        let requests = self.requests.as_ref()?.requests();
+        (self.source_bytes > 0)
+            .then(|| requests as f64 / (self.source_bytes as f64 / (1u64 << 30) as f64))
+    }
+
     /// Source bytes per stored byte: what compression and dedup saved.
     pub fn reduction(&self) -> Option<f64> {
         self.stored_bytes

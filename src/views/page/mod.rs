@@ -183,6 +183,8 @@ pub struct VerdictView {
     pub incomplete: bool,
     /// The backup tools the campaign ran, a line each, as the CLI's table gives them.
     pub tools: Vec<crate::views::report::ToolCells>,
+    /// What the tools whose repository was in a bucket asked of it per GiB, as the CLI says.
+    pub tools_requests: Option<String>,
     /// When it compared several tools, each one's own verdict.
     pub by_tool: Vec<ToolVerdictView>,
 }
@@ -505,6 +507,7 @@ fn verdict_view(verdict: &Verdict, points: &[Point]) -> VerdictView {
             .iter()
             .map(crate::views::report::ToolCells::of)
             .collect(),
+        tools_requests: crate::views::report::requests_per_gib_words(&verdict.tools),
         by_tool: verdict
             .tools
             .iter()
