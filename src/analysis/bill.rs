@@ -132,30 +132,83 @@ pub fn bill(
     }
 }
 
-/// The bills of a campaign's runs that used a bucket, each by every sheet, cheapest first. A
-/// full restore reads back what the run stored (a restore run's own bytes down where it
-/// measured them).
+/// What a run asked of a bucket and left in it: a tool's repository in one (its requests
+/// counted by the lab's relay), or the lab's own test of an `s3` target (by its own client).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BucketUse<'a> {
+    pub requests: &'a RequestCounts,
+    /// The objects it left, when it wrote any: the lab's own test removes them after the
+    /// run, and they are billed as if kept, as a backup's would be.
+    pub stored: Option<StoredObjects>,
+    /// What a full restore reads back: a restore's own bytes down, else what it stored.
+    pub restore_bytes: u64,
+}
+
+/// The run's use of a bucket, when it made counted requests of one.
+pub fn bucket_use(result: &RunResult) -> Option<BucketUse<'_>> {
+    use crate::spec::TestKind;
+    if let Some(tool) = result.tool.as_ref()
+        && let Some(requests) = tool.requests.as_ref()
+    {
+        let restore_bytes = if result.test == TestKind::ToolRestore {
+            requests.bytes_up_down().1
+        } else {
+            tool.stored_bytes.unwrap_or(0)
+        };
+        return Some(BucketUse {
+            requests,
+            stored: tool.stored_objects.clone(),
+            restore_bytes,
+        });
+    }
+    let s3 = result.s3.as_ref()?;
+    let requests = s3.counted.as_ref()?;
+    if result.test == TestKind::Restore {
+        return Some(BucketUse {
+            requests,
+            stored: None,
+            restore_bytes: requests.bytes_up_down().1,
+        });
+    }
+    // Whole objects of the run's object size, the last holding what was left over.
+    let whole = s3.objects.saturating_sub(1);
+    let last = result
+        .bytes
+        .saturating_sub(whole.saturating_mul(s3.object_size));
+    let stored = (s3.objects > 0).then(|| {
+        StoredObjects::of(
+            std::iter::repeat_n(s3.object_size, whole as usize).chain(std::iter::once(last)),
+        )
+    });
+    Some(BucketUse {
+        requests,
+        stored,
+        restore_bytes: result.bytes,
+    })
+}
+
+/// The bills of a campaign's runs that used a bucket ([`bucket_use`]), each by every sheet,
+/// cheapest first.
 pub fn run_bills<'a>(
     sheets: &PriceSheets,
     runs: impl IntoIterator<Item = (usize, &'a RunResult)>,
 ) -> Vec<RunBill> {
     let mut bills = Vec::new();
     for (number, result) in runs {
-        let Some(tool) = result.tool.as_ref() else {
+        let Some(used) = bucket_use(result) else {
             continue;
-        };
-        let Some(requests) = tool.requests.as_ref() else {
-            continue;
-        };
-        let restore_bytes = if result.test == crate::spec::TestKind::ToolRestore {
-            requests.bytes_up_down().1
-        } else {
-            tool.stored_bytes.unwrap_or(0)
         };
         let mut each: Vec<SheetBill> = sheets
             .0
             .iter()
-            .map(|sheet| bill(sheet, requests, tool.stored_objects.as_ref(), restore_bytes))
+            .map(|sheet| {
+                bill(
+                    sheet,
+                    used.requests,
+                    used.stored.as_ref(),
+                    used.restore_bytes,
+                )
+            })
             .collect();
         each.sort_by(|a, b| a.total().total_cmp(&b.total()));
         bills.push(RunBill {

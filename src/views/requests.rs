@@ -38,15 +38,16 @@ pub struct RequestsView {
 }
 
 fn counts_of(result: &RunResult) -> Option<&RequestCounts> {
-    result.tool.as_ref()?.requests.as_ref()
+    crate::analysis::bill::bucket_use(result).map(|used| used.requests)
 }
 
+/// Who made the requests: the tool and its parameters, or the lab's own S3 client.
 fn tool_label(result: &RunResult) -> String {
     result
         .params
         .tool
         .as_ref()
-        .map_or_else(String::new, |tool| tool.label())
+        .map_or_else(|| "the lab's S3 client".to_string(), |tool| tool.label())
 }
 
 impl RequestsView {
@@ -98,7 +99,8 @@ pub fn requests_text(view: &RequestsView) -> String {
     }
     let _ = writeln!(
         out,
-        "Requests to the bucket, as the lab's relay counted them:"
+        "Requests to the bucket (a tool's counted by the lab's relay, the lab's own S3 client's \
+         by itself):"
     );
     for row in &view.rows {
         let _ = writeln!(

@@ -174,7 +174,72 @@ async fn a_campaign_into_an_object_store_writes_backs_up_and_restores_and_leaves
             assert_eq!(s3["throttled"], 0);
         }
     }
+    // Each run's own client counted its requests by operation, and together they are what the
+    // server saw from the lab's run clients (its check at submission, a restore's image laid
+    // down and the cleanups name themselves apart).
+    let mut counted: std::collections::BTreeMap<String, u64> = Default::default();
+    for run in runs {
+        let operations = run["result"]["s3"]["counted"]["operations"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no counts: {run}"));
+        for operation in operations {
+            *counted
+                .entry(operation["operation"].as_str().expect("a name").to_string())
+                .or_default() += operation["requests"].as_u64().expect("a count");
+        }
+    }
+    assert_eq!(counted, server.operations_from("backlab/"));
+    assert!(
+        counted.get("UploadPart").is_some_and(|parts| *parts >= 20),
+        "{counted:?}"
+    );
+    // 48 MiB in 5 MiB ranges: ten reads.
+    assert_eq!(counted.get("GetObject"), Some(&10), "{counted:?}");
+    // Each run is billed: the writes by what they stored, the restore by what it read.
+    let document = lab
+        .get_json(&format!("/api/campaigns/{id}/bottleneck"))
+        .await;
+    let billed: Vec<u64> = document["bills"]
+        .as_array()
+        .expect("bills")
+        .iter()
+        .filter_map(|bill| bill["run"].as_u64())
+        .collect();
+    assert_eq!(billed, [1, 2, 3], "{document}");
+    let s3_standard = document["campaign_bills"]
+        .as_array()
+        .expect("the campaign's bills")
+        .iter()
+        .find(|bill| bill["sheet"] == "aws-s3-standard")
+        .expect("by S3 Standard")
+        .clone();
+    // A full restore at $0.09 a GB of 2^30 bytes: of what each write stored, and of what the
+    // restore read back.
+    let read_back: u64 = runs
+        .iter()
+        .map(|run| match run["result"]["test"].as_str() {
+            Some("restore") => run["result"]["s3"]["counted"]["operations"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|operation| operation["operation"] == "GetObject")
+                .filter_map(|operation| operation["bytes_down"].as_u64())
+                .sum(),
+            _ => run["result"]["bytes"].as_u64().expect("bytes"),
+        })
+        .sum();
+    let restore = s3_standard["restore_cost"]
+        .as_f64()
+        .expect("a restore cost");
+    assert!(
+        (restore - read_back as f64 / (1u64 << 30) as f64 * 0.09).abs() < 1e-12,
+        "{s3_standard}"
+    );
     let page = lab.get_text(&format!("/campaigns/{id}")).await;
+    assert!(
+        page.contains("S3 client</td>"),
+        "the requests' rows name the lab's client"
+    );
     for words in [
         "S3 store lab",
         "parts of 5 MiB uploaded",

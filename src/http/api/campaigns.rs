@@ -280,9 +280,10 @@ async fn get_life_csv(
     )
 }
 
-/// The requests the campaign's tools made of the buckets their repositories are in, as the
-/// lab's relay counted them: a row per run and S3 operation (`PutObject`, `ListObjectsV2`, …)
-/// with its answers and bytes; empty for a campaign that kept no repository in a bucket.
+/// The requests the campaign's runs made of buckets (a tool's repository, counted by the lab's
+/// relay; the lab's own S3 target tests, by its client): a row per run and S3 operation
+/// (`PutObject`, `ListObjectsV2`, …) with its answers and bytes; empty for a campaign that
+/// used no bucket.
 #[utoipa::path(
     get, path = "/api/campaigns/{id}/requests.csv", tag = "campaigns",
     params(("id" = String, Path, description = "Campaign id: 12 letters and digits")),

@@ -16,6 +16,7 @@ use rusty_s3::{Method, signing};
 use ureq::http::Response;
 
 use super::figures::{RequestClass, RequestTally};
+use super::operations::Answered;
 use super::stores::ObjectStore;
 
 /// How long each signature is good for; a request is signed just before it is sent.
@@ -82,17 +83,38 @@ pub struct S3Client {
     /// Times a request is sent before it fails for good, and times when each timed out.
     attempts: u32,
     timeout_attempts: u32,
+    /// Its requests are the run's, counted by operation for the bill: not a check's, not a
+    /// cleanup's.
+    billed: bool,
 }
 
 impl S3Client {
-    /// A client of `store` whose requests are counted in `tally`.
+    /// A client of `store` whose requests are counted in `tally`, each by its operation for
+    /// the run's bill; it names itself `backlab` to the store.
     pub fn new(store: &ObjectStore, tally: Arc<RequestTally>) -> Self {
-        Self::with_timeout(store, tally, REQUEST_TIMEOUT)
+        Self {
+            billed: true,
+            ..Self::built(store, tally, REQUEST_TIMEOUT, "backlab")
+        }
     }
 
-    /// A client whose every request gives up after `timeout` (a check at submission).
+    /// A client that sets a run up before its clock starts (a restore's image laid down): its
+    /// requests are not the run's, nor billed; it names itself `backlab-setup`.
+    pub fn for_setup(store: &ObjectStore, tally: Arc<RequestTally>) -> Self {
+        Self::built(store, tally, REQUEST_TIMEOUT, "backlab-setup")
+    }
+
+    /// A client whose every request gives up after `timeout` (a check at submission); it
+    /// names itself `backlab-check`.
     pub fn with_timeout(store: &ObjectStore, tally: Arc<RequestTally>, timeout: Duration) -> Self {
+        Self::built(store, tally, timeout, "backlab-check")
+    }
+
+    /// A client whose requests give up after `timeout`, naming itself `name` (with the lab's
+    /// version) in its User-Agent, so a store's own log tells the lab's requests apart.
+    fn built(store: &ObjectStore, tally: Arc<RequestTally>, timeout: Duration, name: &str) -> Self {
         let agent = ureq::Agent::config_builder()
+            .user_agent(format!("{name}/{}", env!("CARGO_PKG_VERSION")))
             .http_status_as_error(false)
             .timeout_global(Some(timeout))
             .timeout_connect(Some(CONNECT_TIMEOUT.min(timeout)))
@@ -109,6 +131,7 @@ impl S3Client {
             tally,
             attempts: ATTEMPTS,
             timeout_attempts: TIMEOUT_ATTEMPTS,
+            billed: false,
         }
     }
 
@@ -120,7 +143,7 @@ impl S3Client {
         Self {
             attempts: CLEANUP_ATTEMPTS,
             timeout_attempts: 1,
-            ..Self::with_timeout(store, tally, CLEANUP_TIMEOUT)
+            ..Self::built(store, tally, CLEANUP_TIMEOUT, "backlab-cleanup")
         }
     }
 
@@ -185,6 +208,7 @@ impl S3Client {
     /// Starts a multipart upload of `key`.
     pub fn create_upload(&self, key: &str, give_up: &AtomicBool) -> Result<Upload, S3Failure> {
         let mut response = self.send(
+            ("CreateMultipartUpload", 0),
             RequestClass::Other,
             "start an upload of",
             key,
@@ -222,24 +246,33 @@ impl S3Client {
         give_up: &AtomicBool,
     ) -> Result<String, S3Failure> {
         let what = format!("upload part {number} of");
-        let mut response = self.send(RequestClass::Part, &what, &upload.key, give_up, || {
-            let url = UploadPart::new(
-                &self.store.bucket,
-                self.store.credentials.as_ref(),
-                &upload.key,
-                number,
-                &upload.upload_id,
-            )
-            .sign(SIGNED_FOR);
-            // A part's body gets time by its size; a store that stops taking it is given up.
-            let send_body = ANSWER_TIMEOUT + Duration::from_secs(data.len() as u64 / SLOWEST_SEND);
-            self.agent
-                .put(url.as_str())
-                .config()
-                .timeout_send_body(Some(send_body))
-                .build()
-                .send(data)
-        })?;
+        let sent = ("UploadPart", data.len() as u64);
+        let mut response = self.send(
+            sent,
+            RequestClass::Part,
+            &what,
+            &upload.key,
+            give_up,
+            || {
+                let url = UploadPart::new(
+                    &self.store.bucket,
+                    self.store.credentials.as_ref(),
+                    &upload.key,
+                    number,
+                    &upload.upload_id,
+                )
+                .sign(SIGNED_FOR);
+                // A part's body gets time by its size; a store that stops taking it is given up.
+                let send_body =
+                    ANSWER_TIMEOUT + Duration::from_secs(data.len() as u64 / SLOWEST_SEND);
+                self.agent
+                    .put(url.as_str())
+                    .config()
+                    .timeout_send_body(Some(send_body))
+                    .build()
+                    .send(data)
+            },
+        )?;
         let etag = response
             .headers()
             .get("etag")
@@ -262,6 +295,7 @@ impl S3Client {
     ) -> Result<(), S3Failure> {
         let started = Instant::now();
         let mut response = self.send(
+            ("CompleteMultipartUpload", 0),
             RequestClass::Complete,
             "complete the upload of",
             &upload.key,
@@ -305,6 +339,7 @@ impl S3Client {
     /// Aborts an upload, removing its parts.
     pub fn abort(&self, upload: &Upload, give_up: &AtomicBool) -> Result<(), S3Failure> {
         let mut response = self.send(
+            ("AbortMultipartUpload", 0),
             RequestClass::Other,
             "abort the upload of",
             &upload.key,
@@ -333,7 +368,8 @@ impl S3Client {
 
     /// Removes one object; one that is not there counts as removed.
     pub fn delete(&self, key: &str, give_up: &AtomicBool) -> Result<(), S3Failure> {
-        let response = self.send(RequestClass::Other, "remove", key, give_up, || {
+        let sent = ("DeleteObject", 0);
+        let response = self.send(sent, RequestClass::Other, "remove", key, give_up, || {
             let url = DeleteObject::new(&self.store.bucket, self.store.credentials.as_ref(), key)
                 .sign(SIGNED_FOR);
             self.agent.delete(url.as_str()).call()
@@ -359,7 +395,8 @@ impl S3Client {
         let end = offset + buf.len() as u64 - 1;
         let range = format!("bytes={offset}-{end}");
         let started = Instant::now();
-        let mut response = self.send(RequestClass::Get, "read", key, give_up, || {
+        let sent = ("GetObject", 0);
+        let mut response = self.send(sent, RequestClass::Get, "read", key, give_up, || {
             let url = GetObject::new(&self.store.bucket, self.store.credentials.as_ref(), key)
                 .sign(SIGNED_FOR);
             self.agent.get(url.as_str()).header("Range", &range).call()
@@ -388,17 +425,19 @@ impl S3Client {
         let mut found = Vec::new();
         let mut token: Option<String> = None;
         loop {
-            let mut response = self.send(RequestClass::Other, "list", prefix, give_up, || {
-                let mut action =
-                    ListObjectsV2::new(&self.store.bucket, self.store.credentials.as_ref());
-                action.with_prefix(prefix);
-                action.with_max_keys(LIST_PAGE);
-                if let Some(token) = &token {
-                    action.with_continuation_token(token.as_str());
-                }
-                let url = action.sign(SIGNED_FOR);
-                self.agent.get(url.as_str()).call()
-            })?;
+            let sent = ("ListObjectsV2", 0);
+            let mut response =
+                self.send(sent, RequestClass::Other, "list", prefix, give_up, || {
+                    let mut action =
+                        ListObjectsV2::new(&self.store.bucket, self.store.credentials.as_ref());
+                    action.with_prefix(prefix);
+                    action.with_max_keys(LIST_PAGE);
+                    if let Some(token) = &token {
+                        action.with_continuation_token(token.as_str());
+                    }
+                    let url = action.sign(SIGNED_FOR);
+                    self.agent.get(url.as_str()).call()
+                })?;
             let body = read_text(&mut response, "list", prefix)?;
             let page = parse_objects(&body).map_err(|error| S3Failure {
                 status: None,
@@ -423,6 +462,7 @@ impl S3Client {
         let mut markers: Option<(String, String)> = None;
         loop {
             let mut response = self.send(
+                ("ListMultipartUploads", 0),
                 RequestClass::Other,
                 "list the uploads under",
                 prefix,
@@ -476,9 +516,12 @@ impl S3Client {
     }
 
     /// Sends one request until it succeeds, fails for good, or the run gives up; `attempt`
-    /// signs and sends it afresh each time.
+    /// signs and sends it afresh each time. `sent` names its S3 operation and the bytes of
+    /// its body: a billed client counts each attempt by them, with its answer's status and
+    /// the bytes its answer says it carries.
     fn send(
         &self,
+        sent: (&str, u64),
         class: RequestClass,
         what: &str,
         key: &str,
@@ -495,6 +538,9 @@ impl S3Client {
             let started = Instant::now();
             let answer = attempt();
             let took = started.elapsed();
+            if self.billed {
+                self.count(sent, &answer);
+            }
             let failure = match answer {
                 Ok(response) if response.status().is_success() => {
                     self.tally.answered(class, took);
@@ -557,6 +603,29 @@ impl S3Client {
             code: None,
             message: format!("{what} {key}: cancelled"),
         }))
+    }
+}
+
+impl S3Client {
+    /// Counts one attempt of `sent` (its operation, its body's bytes) with how it was answered.
+    fn count(
+        &self,
+        (operation, up): (&str, u64),
+        answer: &Result<Response<ureq::Body>, ureq::Error>,
+    ) {
+        let (answered, down) = match answer {
+            Ok(response) => (
+                Answered::Status(response.status().as_u16()),
+                response
+                    .headers()
+                    .get("content-length")
+                    .and_then(|value| value.to_str().ok())
+                    .and_then(|value| value.parse::<u64>().ok())
+                    .unwrap_or(0),
+            ),
+            Err(_) => (Answered::Not, 0),
+        };
+        self.tally.counted(operation, answered, up, down);
     }
 }
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use super::operations::{Answered, RequestCounts};
 use crate::engine::target::TargetReport;
 use crate::size::format_bytes;
 
@@ -80,6 +81,10 @@ pub struct S3Figures {
     pub throttled: u64,
     /// Seconds spent completing uploads, summed over the streams.
     pub completing_s: f64,
+    /// The run's requests by S3 operation, as its own client counted each attempt (the lab's
+    /// check at submission and its cleanup after are not among them): what a store bills.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted: Option<RequestCounts>,
 }
 
 impl S3Figures {
@@ -132,6 +137,8 @@ struct Counted {
     throttled: u64,
     completing: Duration,
     objects: u64,
+    /// A billed client's attempts by S3 operation.
+    counts: RequestCounts,
 }
 
 /// Longest latency a histogram holds, in microseconds: an hour.
@@ -152,6 +159,7 @@ impl Default for RequestTally {
             throttled: 0,
             completing: Duration::ZERO,
             objects: 0,
+            counts: RequestCounts::default(),
         }))
     }
 }
@@ -196,6 +204,16 @@ impl RequestTally {
         });
     }
 
+    /// One attempt of `operation` by a billed client, answered so, with the bytes of its
+    /// body and of its answer's.
+    pub fn counted(&self, operation: &str, answered: Answered, up: u64, down: u64) {
+        self.with(|counted| {
+            counted.counts.request(operation, answered);
+            counted.counts.bytes(operation, true, up);
+            counted.counts.bytes(operation, false, down);
+        });
+    }
+
     /// A failed attempt is made again.
     pub fn retried(&self) {
         self.with(|counted| counted.retries += 1);
@@ -229,6 +247,7 @@ impl RequestTally {
             retries: counted.retries,
             throttled: counted.throttled,
             completing_s: (counted.completing.as_secs_f64() * 1000.0).round() / 1000.0,
+            counted: (counted.counts.requests() > 0).then(|| counted.counts.clone()),
             ..settings.clone()
         }
     }

@@ -38,7 +38,7 @@ pub fn lay_down(
     request: &ImageRequest<'_>,
     journal: Option<Journal>,
 ) -> Result<RestoreImage, EngineError> {
-    let writer = S3Client::new(store, Arc::new(RequestTally::default()));
+    let writer = S3Client::for_setup(store, Arc::new(RequestTally::default()));
     let run = RunKeys::new(config, &request.settings.object_owner, request.tag);
     let mut sink = S3Sink::named(
         writer,
