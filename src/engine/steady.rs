@@ -51,6 +51,22 @@ fn is_zero(value: &f64) -> bool {
     *value == 0.0
 }
 
+#[cfg(test)]
+impl SteadyFigures {
+    /// A steady window of 380 MB/s over 1–6 s, with the spread `cv_pct`: where the views'
+    /// tests start.
+    pub(crate) fn example(cv_pct: Option<f64>) -> Self {
+        SteadyFigures {
+            mb_per_s: 380.0,
+            from_s: 1.0,
+            to_s: 6.0,
+            cv_pct,
+            steady: true,
+            flush_s: 0.0,
+        }
+    }
+}
+
 impl SteadyFigures {
     /// Seconds the window covers.
     pub fn seconds(&self) -> f64 {

@@ -868,22 +868,14 @@ mod tests {
     fn a_spread_not_measured_is_left_out() {
         let mut result =
             RunResult::failed(TestKind::TapeWrite, RunParams::example(), String::new());
-        let steady = |cv_pct| SteadyFigures {
-            mb_per_s: 380.0,
-            from_s: 1.0,
-            to_s: 6.0,
-            cv_pct,
-            steady: true,
-            flush_s: 0.0,
-        };
-        result.steady = Some(steady(None));
+        result.steady = Some(SteadyFigures::example(None));
         let note = validity_note(&result);
         assert!(
             note.starts_with("steady 380.0 MB/s over 1.0–6.0 s"),
             "{note}"
         );
         assert!(!note.contains('±'), "{note}");
-        result.steady = Some(steady(Some(3.2)));
+        result.steady = Some(SteadyFigures::example(Some(3.2)));
         assert!(validity_note(&result).contains("(±3.2% CV)"));
     }
 

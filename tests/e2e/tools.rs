@@ -1214,6 +1214,8 @@ async fn restic_keeps_its_repository_in_the_labs_s3_store_and_leaves_no_key_behi
         page.contains("What the campaign would cost"),
         "the page's campaign bill"
     );
+    // A table a bill, each with its cheapest sheet marked: the two runs' and the campaign's.
+    assert_eq!(page.matches("<tr class=\"cheapest\">").count(), 3);
     let mut reader = csv::Reader::from_reader(bills_csv.as_bytes());
     let campaign_requests: f64 = reader
         .records()

@@ -191,18 +191,10 @@ mod tests {
             crate::spec::RunParams::example(),
             String::new(),
         );
-        let steady = |cv_pct| SteadyFigures {
-            mb_per_s: 380.0,
-            from_s: 1.0,
-            to_s: 6.0,
-            cv_pct,
-            steady: true,
-            flush_s: 0.0,
-        };
-        result.steady = Some(steady(None));
+        result.steady = Some(SteadyFigures::example(None));
         let cell = steady_words(&result);
         assert_eq!(cell, "380.0 (1.0–6.0\u{a0}s)");
-        result.steady = Some(steady(Some(3.2)));
+        result.steady = Some(SteadyFigures::example(Some(3.2)));
         assert!(steady_words(&result).contains("±3.2"));
     }
 }
