@@ -258,6 +258,63 @@ pub fn campaign_bills(runs: &[RunBill]) -> Vec<SheetBill> {
     sums
 }
 
+/// A year of one tool's backups at the user's size by one sheet, from its forecast: a
+/// nightly backup's requests every night, and the repository kept all year.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct YearBill {
+    pub sheet: String,
+    pub sheet_words: String,
+    pub currency: String,
+    /// 365 nightly backups' requests, priced at the mix of operations the ladder's largest
+    /// life made on its nights.
+    pub requests_cost: f64,
+    /// Twelve months of the forecast repository.
+    pub storage_cost: f64,
+}
+
+impl YearBill {
+    /// The year's requests and storage together.
+    pub fn total(&self) -> f64 {
+        self.requests_cost + self.storage_cost
+    }
+}
+
+/// Nights in the year a year's bill counts.
+pub const NIGHTS_A_YEAR: f64 = 365.0;
+
+/// A year at the user's size by every sheet, cheapest first: `nightly_requests` a night (the
+/// forecast's), each sheet's price per request at the classes of `night_mix` (the requests of
+/// measured nights, whose share of each operation is what is kept), and `repository_bytes`
+/// (the forecast's) kept twelve months. Empty when the mix holds no request.
+pub fn year_bills(
+    sheets: &PriceSheets,
+    nightly_requests: f64,
+    night_mix: &RequestCounts,
+    repository_bytes: f64,
+) -> Vec<YearBill> {
+    let mix_requests = night_mix.requests();
+    if mix_requests == 0 {
+        return Vec::new();
+    }
+    let mut bills: Vec<YearBill> = sheets
+        .0
+        .iter()
+        .map(|sheet| {
+            let per_request = bill(sheet, night_mix, None, 0).requests_cost / mix_requests as f64;
+            YearBill {
+                sheet: sheet.id.clone(),
+                sheet_words: sheet.words(),
+                currency: sheet.currency.clone(),
+                requests_cost: NIGHTS_A_YEAR * nightly_requests * per_request,
+                storage_cost: 12.0 * repository_bytes / sheet.gb_bytes as f64
+                    * sheet.storage_per_gb_month,
+            }
+        })
+        .collect();
+    bills.sort_by(|a, b| a.total().total_cmp(&b.total()));
+    bills
+}
+
 /// The class with the largest share of the requests' cost, in words.
 fn largest_class(classes: &[ClassCost], requests_cost: f64) -> Option<String> {
     classes
@@ -386,5 +443,45 @@ mod tests {
             Some("PUT, COPY, POST, LIST requests are 76 % of the requests' cost")
         );
         assert!(campaign_bills(&[]).is_empty());
+    }
+
+    /// A year at the user's size: 365 nights of the forecast's requests at the measured
+    /// nights' mix, and twelve months of the forecast repository, by S3 Standard and B2.
+    #[test]
+    fn a_year_at_the_users_size_is_its_nights_and_its_repository() {
+        let sheets = PriceSheets::built_in();
+        // Measured nights: 300 PUTs, 100 LISTs and 600 GETs (30 %, 10 % and 60 %) ...
+        let mix = counts(&[
+            ("PutObject", 300),
+            ("ListObjectsV2", 100),
+            ("GetObject", 600),
+        ]);
+        // ... and the forecast: 2 000 requests a night, a repository of 1 TiB.
+        let year = year_bills(&sheets, 2000.0, &mix, (1u64 << 40) as f64);
+        assert_eq!(year.len(), sheets.0.len());
+        let by = |id: &str| year.iter().find(|bill| bill.sheet == id).expect(id).clone();
+        let s3 = by("aws-s3-standard");
+        // 2 000 a night: 600 PUT and 200 LIST at $0.005 a thousand and 1 200 GET at
+        // $0.0004, $0.00448 a night, 365 nights.
+        assert!((s3.requests_cost - 365.0 * 0.00448).abs() < 1e-9, "{s3:?}");
+        // 1 024 GB (of 2^30 bytes) at $0.023 a month, twelve months.
+        assert!(
+            (s3.storage_cost - 12.0 * 1024.0 * 0.023).abs() < 1e-9,
+            "{s3:?}"
+        );
+        let b2 = by("backblaze-b2");
+        // B2: PUT free, LIST class C $0.004 a thousand, GET class B $0.0004: 200 LIST and
+        // 1 200 GET a night.
+        assert!(
+            (b2.requests_cost - 365.0 * (0.2 * 0.004 + 1.2 * 0.0004)).abs() < 1e-9,
+            "{b2:?}"
+        );
+        // 1 TiB in GB of 10^9 bytes at $0.006.
+        assert!((b2.storage_cost - 12.0 * (1u64 << 40) as f64 / 1e9 * 0.006).abs() < 1e-9);
+        assert!(
+            year.windows(2)
+                .all(|pair| pair[0].total() <= pair[1].total())
+        );
+        assert!(year_bills(&sheets, 2000.0, &RequestCounts::default(), 1e12).is_empty());
     }
 }

@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::engine::result::RunResult;
+use crate::engine::target::s3::operations::RequestCounts;
 use crate::engine::tool::life::{
     CommandFigures, LATEST, LifeCommand, LifeFigures, LifePlan, LifeRestore, ONE_FILE,
 };
@@ -29,6 +30,8 @@ pub struct RungLife<'a> {
 pub enum Unit {
     Seconds,
     Bytes,
+    /// Requests to a bucket.
+    Requests,
 }
 
 impl Unit {
@@ -42,6 +45,7 @@ impl Unit {
             }
             Unit::Seconds if value >= 120.0 => format!("{:.0} min", value / 60.0),
             Unit::Seconds => format!("{} s", crate::forecast::sig(value)),
+            Unit::Requests => format!("{} requests", value.max(0.0).round()),
         }
     }
 }
@@ -122,6 +126,96 @@ pub struct LifeForecast {
     /// The memory answer against the machine's: `the retention would need about 21.4 GiB at
     /// 18.2 TiB; this machine has 15.6 GiB`.
     pub memory: Option<String>,
+    /// A year at the user's size by each price sheet, cheapest first, where the lives kept
+    /// their repository in a bucket and the forecast gave both its nightly requests and its
+    /// repository; and what it rests on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub year: Vec<super::bill::YearBill>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub year_basis: Option<String>,
+}
+
+impl LifeForecast {
+    /// A line by its key.
+    fn line(&self, key: &str) -> Option<&ForecastLine> {
+        self.lines.iter().find(|line| line.key == key)
+    }
+
+    /// Prices a year at the user's size by `sheets` ([`super::bill::year_bills`]) from this
+    /// forecast's nightly requests and repository, at the mix of the nights of its ladder's
+    /// largest life among `runs`.
+    pub fn price_the_year(&mut self, runs: &[&RunResult], sheets: &super::prices::PriceSheets) {
+        let largest = runs
+            .iter()
+            .filter(|result| {
+                result.params.ladder.is_some()
+                    && result.params.tool.as_ref().map(|tool| tool.label())
+                        == Some(self.tool.clone())
+            })
+            .filter_map(|result| result.tool.as_ref()?.life.as_ref())
+            .max_by_key(|life| life.nights.first().map_or(0, |night| night.source_bytes));
+        if let Some(largest) = largest {
+            self.price_the_year_on(largest, sheets);
+        }
+    }
+
+    /// [`LifeForecast::price_the_year`] at the mix of `largest`'s nights. A forecast whose
+    /// lives counted no request (a repository not in a bucket) is left as it is; one that
+    /// gives no number for the nightly requests or the repository says so instead of a price.
+    fn price_the_year_on(&mut self, largest: &LifeFigures, sheets: &super::prices::PriceSheets) {
+        let Some(nightly) = self.line("nightly_requests") else {
+            return;
+        };
+        let Some((mix, nights)) = nights_requests(largest) else {
+            return;
+        };
+        let estimate = |line: Option<&ForecastLine>| match line?.answer {
+            Some(Answer::Estimate { value, .. }) => Some(value),
+            _ => None,
+        };
+        let repository = self.line("repository_bytes");
+        let (Some(requests), Some(bytes)) = (estimate(Some(nightly)), estimate(repository)) else {
+            let missing = [Some(nightly), repository]
+                .into_iter()
+                .flatten()
+                .filter(|line| estimate(Some(line)).is_none())
+                .map(|line| format!("{}: {}", line.figure, line.said))
+                .collect::<Vec<_>>()
+                .join("; ");
+            self.year_basis = Some(format!(
+                "Not priced: the forecast gives no number for what a year at your size is \
+                 priced from ({missing})"
+            ));
+            return;
+        };
+        let tree = largest.nights.first().map_or(0, |night| night.source_bytes);
+        self.year = super::bill::year_bills(sheets, requests, &mix, bytes);
+        self.year_basis = Some(format!(
+            "{} nightly backups of about {} each (the forecast's nightly backup), priced at the \
+             operations of the {nights} nights measured on the ladder's largest tree ({}: {}), \
+             and twelve months of the forecast repository ({}); the first full backup, the \
+             retentions' and checks' requests, restores and free allowances are not counted",
+            super::bill::NIGHTS_A_YEAR,
+            Unit::Requests.words(requests),
+            format_bytes(tree),
+            mix.each_words(),
+            Unit::Bytes.words(bytes),
+        ));
+    }
+}
+
+/// [`forecasts`], each with a year at the user's size priced by `sheets` where its lives kept
+/// their repository in a bucket ([`LifeForecast::price_the_year`]): what every view shows.
+pub fn priced_forecasts(
+    request: Option<&ForecastSpec>,
+    runs: &[&RunResult],
+    sheets: &super::prices::PriceSheets,
+) -> Vec<LifeForecast> {
+    let mut priced = forecasts(request, runs);
+    for forecast in &mut priced {
+        forecast.price_the_year(runs, sheets);
+    }
+    priced
 }
 
 /// Each tool's forecast from the lives on its ladder, in the order the tools first ran;
@@ -231,6 +325,31 @@ pub fn forecast_life(
             (change * 1000.0).round() / 10.0
         ),
     ));
+    // The nights' requests of a bucket, where the lives kept their repository in one.
+    let counted_nights = rungs
+        .iter()
+        .all(|rung| nightly_requests(rung.life).is_some());
+    if counted_nights {
+        lines.push(fitted_line(
+            ("nightly_requests", "nightly backup, requests to the bucket"),
+            Unit::Requests,
+            forecast::forecast_best(
+                &points(rungs, Driver::Bytes, &|rung: &RungLife<'_>| {
+                    nightly_requests(rung.life)
+                }),
+                size,
+                Driver::Bytes,
+                |value| Unit::Requests.words(value),
+            )
+            .ok(),
+            "bytes",
+            &format!(
+                "; nights changed as the life's model ({}), your {} % a day not applied",
+                plan.change.words(),
+                (change * 1000.0).round() / 10.0
+            ),
+        ));
+    }
     lines.push(fitted_line(
         ("backup_peak_memory_bytes", "backup, peak memory"),
         Unit::Bytes,
@@ -337,6 +456,8 @@ pub fn forecast_life(
         ),
         lines,
         memory,
+        year: Vec::new(),
+        year_basis: None,
     })
 }
 
@@ -525,6 +646,24 @@ fn nightly(life: &LifeFigures, figure: impl Fn(&CommandFigures) -> f64) -> Optio
     (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
 }
 
+/// The requests a life's nightly backups made of its bucket, operation by operation, summed
+/// over the nights after the first, and those nights' number; `None` when its backups'
+/// requests were not counted (a repository not in a bucket).
+pub fn nights_requests(life: &LifeFigures) -> Option<(RequestCounts, u64)> {
+    let mut sum = RequestCounts::default();
+    let mut nights = 0u64;
+    for night in life.nights.iter().skip(1) {
+        sum.add(night.backup()?.requests.as_ref()?);
+        nights += 1;
+    }
+    (nights > 0).then_some((sum, nights))
+}
+
+/// The requests of a life's average nightly backup.
+fn nightly_requests(life: &LifeFigures) -> Option<f64> {
+    nights_requests(life).map(|(sum, nights)| sum.requests() as f64 / nights as f64)
+}
+
 /// The largest of a figure over every command of one kind (a retention's commands summed
 /// for its seconds would be as fair; its largest command is what a page is about).
 fn most(
@@ -687,5 +826,104 @@ mod tests {
             memory.said
         );
         assert!(far.memory.is_none());
+    }
+
+    /// Lives on four rungs whose nightly backups made `requests(bytes)` requests of a bucket,
+    /// four PUTs to each LIST.
+    fn lives_in_a_bucket(requests: impl Fn(u64) -> u64) -> Vec<LifeFigures> {
+        use crate::engine::target::s3::operations::Answered;
+        (0..4)
+            .map(|rung| {
+                let bytes = (1u64 << 30) << rung;
+                let mut life = life(bytes, bytes / 65536, 1e8, 2.0);
+                let made = requests(bytes);
+                for night in &mut life.nights {
+                    for command in &mut night.commands {
+                        let mut counts = RequestCounts::default();
+                        for _ in 0..made * 4 / 5 {
+                            counts.request("PutObject", Answered::Status(200));
+                        }
+                        for _ in 0..made / 5 {
+                            counts.request("ListObjectsV2", Answered::Status(200));
+                        }
+                        command.requests = Some(counts);
+                    }
+                }
+                life
+            })
+            .collect()
+    }
+
+    fn forecast_of(lives: &[LifeFigures], size: u64) -> LifeForecast {
+        let rungs: Vec<RungLife<'_>> = lives
+            .iter()
+            .map(|life| RungLife {
+                bytes: life.nights[0].source_bytes,
+                files: life.nights[0].source_files,
+                life,
+            })
+            .collect();
+        forecast_life(&request(size, size / 65536), &lives[0].plan, &rungs, None)
+            .expect("a forecast")
+    }
+
+    /// Nightly requests that grow with the tree are forecast, and a year at the user's size is
+    /// priced from them and the forecast repository at the mix of the largest rung's nights;
+    /// requests that never moved give no number, and the year says it is not priced.
+    #[test]
+    fn a_year_at_the_users_size_is_priced_from_the_forecast_or_says_why_not() {
+        let sheets = crate::analysis::prices::PriceSheets::built_in();
+        // 1 000 requests a night per GiB, at 1 to 8 GiB; the user has 16 GiB.
+        let lives = lives_in_a_bucket(|bytes| bytes / (1 << 30) * 1000);
+        let mut forecast = forecast_of(&lives, 16 << 30);
+        let nightly = forecast
+            .line("nightly_requests")
+            .expect("the nightly requests");
+        let Some(Answer::Estimate { value: nightly, .. }) = nightly.answer else {
+            panic!("{nightly:?}");
+        };
+        assert!((nightly / 16_000.0 - 1.0).abs() < 0.01, "{nightly}");
+        let Some(Answer::Estimate {
+            value: repository, ..
+        }) = forecast
+            .line("repository_bytes")
+            .and_then(|line| line.answer.clone())
+        else {
+            panic!("no repository: {forecast:?}");
+        };
+        forecast.price_the_year_on(&lives[3], &sheets);
+        let s3 = forecast
+            .year
+            .iter()
+            .find(|bill| bill.sheet == "aws-s3-standard")
+            .expect("by S3 Standard");
+        // Every request is a PUT or a LIST: $0.005 a thousand.
+        assert!((s3.requests_cost - 365.0 * nightly * 0.005 / 1000.0).abs() < 1e-9);
+        assert!((s3.storage_cost - 12.0 * repository / (1u64 << 30) as f64 * 0.023).abs() < 1e-9);
+        let basis = forecast.year_basis.as_deref().expect("a basis");
+        assert!(
+            basis.starts_with("365 nightly backups of about 16"),
+            "{basis}"
+        );
+        assert!(basis.contains("2 nights measured on the ladder's largest tree (8 GiB: 12800 PutObject, 3200 ListObjectsV2)"), "{basis}");
+        // The same count every night at every size: not measurable, and not priced.
+        let flat = lives_in_a_bucket(|_| 16);
+        let mut forecast = forecast_of(&flat, 16 << 30);
+        forecast.price_the_year_on(&flat[3], &sheets);
+        assert!(forecast.year.is_empty());
+        let basis = forecast.year_basis.as_deref().expect("why not");
+        assert!(basis.starts_with("Not priced"), "{basis}");
+        assert!(
+            basis.contains("nightly backup, requests to the bucket: not measurable"),
+            "{basis}"
+        );
+        // Lives that counted no request are not a bucket's: nothing is said.
+        let lives: Vec<LifeFigures> = (0..4)
+            .map(|rung| life((1u64 << 30) << rung, 1 << (14 + rung), 1e8, 2.0))
+            .collect();
+        let mut forecast = forecast_of(&lives, 16 << 30);
+        assert!(forecast.line("nightly_requests").is_none());
+        forecast.price_the_year_on(&lives[3], &sheets);
+        assert!(forecast.year.is_empty() && forecast.year_basis.is_none());
     }
 }

@@ -616,6 +616,20 @@ pub struct ForecastView {
     /// The memory answer against the machine's.
     pub memory: Option<String>,
     pub rows: Vec<ForecastRow>,
+    /// A year at the user's size by each price sheet, the cheapest first, and its basis.
+    pub year: Vec<YearRow>,
+    pub year_basis: Option<String>,
+}
+
+/// A year at the user's size by one price sheet, in cells.
+#[derive(Debug, Clone, PartialEq)]
+pub struct YearRow {
+    /// The sheet's name and date.
+    pub sheet: String,
+    pub requests: String,
+    pub storage: String,
+    pub total: String,
+    pub cheapest: bool,
 }
 
 /// One answer: what, at the user's size, and on what basis.
@@ -656,6 +670,22 @@ impl ForecastView {
                     },
                 })
                 .collect(),
+            year: forecast
+                .year
+                .iter()
+                .enumerate()
+                .map(|(index, bill)| {
+                    let money = |amount| crate::views::requests::money(amount, &bill.currency);
+                    YearRow {
+                        sheet: bill.sheet_words.clone(),
+                        requests: money(bill.requests_cost),
+                        storage: money(bill.storage_cost),
+                        total: money(bill.total()),
+                        cheapest: index == 0,
+                    }
+                })
+                .collect(),
+            year_basis: forecast.year_basis.clone(),
         }
     }
 }
@@ -728,6 +758,24 @@ pub fn forecast_text(forecasts: &[ForecastView]) -> String {
         }
         for row in &forecast.rows {
             let _ = writeln!(out, "  {}: {} [{}]", row.figure, row.answer, row.basis);
+        }
+        if let Some(basis) = &forecast.year_basis
+            && forecast.year.is_empty()
+        {
+            let _ = writeln!(out, "  A year at your size: {basis}.");
+        } else if let Some(basis) = &forecast.year_basis {
+            let _ = writeln!(out, "  A year at your size, by each price sheet [{basis}]:");
+            for row in &forecast.year {
+                let _ = writeln!(
+                    out,
+                    "    {}: requests {}, storage {}, together {}{}",
+                    row.sheet,
+                    row.requests,
+                    row.storage,
+                    row.total,
+                    if row.cheapest { " (the cheapest)" } else { "" }
+                );
+            }
         }
     }
     out

@@ -63,9 +63,10 @@ impl CampaignReport {
         survey: Option<Survey>,
         prices: &PriceSheets,
     ) -> CampaignReport {
-        let forecasts = crate::analysis::life_forecast::forecasts(
+        let forecasts = crate::analysis::life_forecast::priced_forecasts(
             campaign.spec.forecast.as_ref(),
             &runs.iter().collect::<Vec<_>>(),
+            prices,
         );
         let bills = crate::analysis::bill::run_bills(
             prices,

@@ -647,28 +647,29 @@ async fn lives_of_one_series_are_a_line_of_the_series() {
     }
 }
 
-/// A life of restic with its repository in the lab's S3 store: each night's backup and each
-/// maintenance command carries the requests it made of the bucket, and they add up to no more
-/// than the run's (whose rest are the untimed listings and restores).
+/// A forecast whose lives keep restic's repository in a bucket: each night's and each
+/// maintenance command's requests counted, the run's more than its commands' together (the
+/// restores, the lab's own copies), nothing left in the bucket; the nightly backup's requests
+/// forecast with their basis; and a year at the user's size priced from them or, where they
+/// give no number (restic's nights make the same few requests at every rung this small), said
+/// not to be, on the page and in the JSON (`analysis::life_forecast::tests` prices one).
 #[tokio::test]
-async fn a_life_in_a_bucket_counts_each_commands_requests() {
+async fn a_forecast_in_a_bucket_counts_each_commands_requests_and_prices_a_year() {
     let server = crate::support::s3::S3Server::start();
     let lab = Lab::fresh(&server.lab_options());
-    let source = lab.data_dir.join("src");
-    create_dataset_with(&source, "typical", "4M", 62);
     let id = lab
         .submit(&json!({
-            "source": {"paths": [source]},
-            "target": {"kind": "s3", "store": "lab", "prefix": "lives/"},
+            "source": {"generated": {"size": "2M"}},
+            "target": {"kind": "s3", "store": "lab", "prefix": "ladder/"},
             "tool": {"name": "restic"},
-            "life": {"nights": 3, "retention_every": 2, "keep": 1}
+            "life": {"nights": 2, "retention_every": 2, "keep": 1},
+            "forecast": {"size": "64M", "files": 2048, "keep": 1, "ladder_from": "2M"}
         }))
         .await;
     let campaign = lab
-        .wait_status(&id, &["done", "failed"], Duration::from_secs(180))
+        .wait_status(&id, &["done", "failed"], Duration::from_secs(300))
         .await;
     assert_eq!(campaign["status"], "done", "{campaign}");
-    let tool = &campaign["runs"][0]["result"]["tool"];
     let total = |requests: &Value| -> u64 {
         requests["operations"]
             .as_array()
@@ -680,25 +681,65 @@ async fn a_life_in_a_bucket_counts_each_commands_requests() {
             })
             .unwrap_or(0)
     };
-    let mut by_commands = 0;
-    for night in tool["life"]["nights"].as_array().expect("nights") {
-        for command in night["commands"].as_array().expect("commands") {
-            let made = total(&command["requests"]);
-            assert!(
-                made > 0,
-                "every command asks the bucket something: {command}"
-            );
-            by_commands += made;
+    let runs = campaign["runs"].as_array().expect("runs");
+    for run in runs {
+        let tool = &run["result"]["tool"];
+        let mut by_commands = 0;
+        for night in tool["life"]["nights"].as_array().expect("nights") {
+            for command in night["commands"].as_array().expect("commands") {
+                let made = total(&command["requests"]);
+                assert!(
+                    made > 0,
+                    "every command asks the bucket something: {command}"
+                );
+                by_commands += made;
+            }
         }
+        let whole = total(&tool["requests"]);
+        assert!(
+            by_commands < whole,
+            "{by_commands} by the commands, {whole} by the run"
+        );
     }
-    let run = total(&tool["requests"]);
-    assert!(
-        by_commands < run,
-        "{by_commands} by the commands, {run} by the run"
-    );
     assert!(
         server.objects().is_empty(),
         "keys left in the bucket: {:?}",
         server.objects()
     );
+    let document = lab
+        .get_json(&format!("/api/campaigns/{id}/bottleneck"))
+        .await;
+    let forecast = &document["forecasts"][0];
+    let nightly = forecast["lines"]
+        .as_array()
+        .expect("lines")
+        .iter()
+        .find(|line| line["key"] == "nightly_requests")
+        .unwrap_or_else(|| panic!("no nightly requests: {forecast}"));
+    assert_eq!(nightly["unit"], "requests", "{nightly}");
+    assert!(
+        nightly["basis"]
+            .as_str()
+            .is_some_and(|basis| basis.contains("over 4 sizes")),
+        "{nightly}"
+    );
+    let basis = forecast["year_basis"].as_str().expect("the year's basis");
+    let priced = forecast["year"]
+        .as_array()
+        .is_some_and(|year| !year.is_empty());
+    if nightly["answer"]["kind"] == "estimate" {
+        assert!(
+            priced && basis.contains("365 nightly backups"),
+            "{forecast}"
+        );
+    } else {
+        assert!(!priced && basis.starts_with("Not priced"), "{forecast}");
+        assert!(
+            basis.contains("nightly backup, requests to the bucket"),
+            "{basis}"
+        );
+    }
+    let page = lab.get_text(&format!("/campaigns/{id}")).await;
+    assert!(page.contains("A year at your size"), "the page's year");
+    assert!(page.contains("nightly backup, requests to the bucket"));
 }

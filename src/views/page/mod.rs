@@ -323,9 +323,10 @@ pub fn campaign_page(
 
     let (live_run, live_rate) = live_lines(&view.runs, is_final);
     let forecasts =
-        crate::views::life::ForecastView::all(&crate::analysis::life_forecast::forecasts(
+        crate::views::life::ForecastView::all(&crate::analysis::life_forecast::priced_forecasts(
             view.spec.forecast.as_ref(),
             &runs.iter().filter_map(|run| run.result).collect::<Vec<_>>(),
+            view.prices,
         ));
     let expected_by_run = &view.expected_by_run;
     let (expected, left) = durations(runs, expected_by_run, view.expected.as_ref(), is_final);

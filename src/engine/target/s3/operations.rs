@@ -144,6 +144,19 @@ impl RequestCounts {
         })
     }
 
+    /// Adds `other`'s counts to these, operation by operation: several commands' together.
+    pub fn add(&mut self, other: &RequestCounts) {
+        for count in &other.operations {
+            let into = self.entry(&count.operation);
+            into.requests += count.requests;
+            into.ok += count.ok;
+            into.client_errors += count.client_errors;
+            into.server_errors += count.server_errors;
+            into.bytes_up += count.bytes_up;
+            into.bytes_down += count.bytes_down;
+        }
+    }
+
     /// What was counted since `earlier` (a snapshot of the same counts): one command's share
     /// of a run's.
     pub fn since(&self, earlier: &RequestCounts) -> RequestCounts {
