@@ -270,6 +270,18 @@ pub struct YearBill {
     pub requests_cost: f64,
     /// Twelve months of the forecast repository.
     pub storage_cost: f64,
+    /// The year's requests and storage together at the low and the high ends of the two
+    /// forecasts' ranges.
+    pub low: f64,
+    pub high: f64,
+}
+
+/// A forecast figure and the range it lies in.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ranged {
+    pub value: f64,
+    pub low: f64,
+    pub high: f64,
 }
 
 impl YearBill {
@@ -285,12 +297,13 @@ pub const NIGHTS_A_YEAR: f64 = 365.0;
 /// A year at the user's size by every sheet, cheapest first: `nightly_requests` a night (the
 /// forecast's), each sheet's price per request at the classes of `night_mix` (the requests of
 /// measured nights, whose share of each operation is what is kept), and `repository_bytes`
-/// (the forecast's) kept twelve months. Empty when the mix holds no request.
+/// (the forecast's) kept twelve months; with the year at both ends of the forecasts' ranges.
+/// Empty when the mix holds no request.
 pub fn year_bills(
     sheets: &PriceSheets,
-    nightly_requests: f64,
+    nightly_requests: Ranged,
     night_mix: &RequestCounts,
-    repository_bytes: f64,
+    repository_bytes: Ranged,
 ) -> Vec<YearBill> {
     let mix_requests = night_mix.requests();
     if mix_requests == 0 {
@@ -301,13 +314,19 @@ pub fn year_bills(
         .iter()
         .map(|sheet| {
             let per_request = bill(sheet, night_mix, None, 0).requests_cost / mix_requests as f64;
+            // A fitted line's figure can dip below zero near its base: none is priced below it.
+            let requests = |nightly: f64| NIGHTS_A_YEAR * nightly.max(0.0) * per_request;
+            let storage = |bytes: f64| {
+                12.0 * bytes.max(0.0) / sheet.gb_bytes as f64 * sheet.storage_per_gb_month
+            };
             YearBill {
                 sheet: sheet.id.clone(),
                 sheet_words: sheet.words(),
                 currency: sheet.currency.clone(),
-                requests_cost: NIGHTS_A_YEAR * nightly_requests * per_request,
-                storage_cost: 12.0 * repository_bytes / sheet.gb_bytes as f64
-                    * sheet.storage_per_gb_month,
+                requests_cost: requests(nightly_requests.value),
+                storage_cost: storage(repository_bytes.value),
+                low: requests(nightly_requests.low) + storage(repository_bytes.low),
+                high: requests(nightly_requests.high) + storage(repository_bytes.high),
             }
         })
         .collect();
@@ -457,7 +476,18 @@ mod tests {
             ("GetObject", 600),
         ]);
         // ... and the forecast: 2 000 requests a night, a repository of 1 TiB.
-        let year = year_bills(&sheets, 2000.0, &mix, (1u64 << 40) as f64);
+        let tib = (1u64 << 40) as f64;
+        let nightly = Ranged {
+            value: 2000.0,
+            low: 1500.0,
+            high: 2500.0,
+        };
+        let repository = Ranged {
+            value: tib,
+            low: tib / 2.0,
+            high: 2.0 * tib,
+        };
+        let year = year_bills(&sheets, nightly, &mix, repository);
         assert_eq!(year.len(), sheets.0.len());
         let by = |id: &str| year.iter().find(|bill| bill.sheet == id).expect(id).clone();
         let s3 = by("aws-s3-standard");
@@ -469,6 +499,12 @@ mod tests {
             (s3.storage_cost - 12.0 * 1024.0 * 0.023).abs() < 1e-9,
             "{s3:?}"
         );
+        // Its range: both forecasts at the low ends of their ranges (1 500 a night, 0.5 TiB),
+        // and at the high ends (2 500, 2 TiB).
+        let low = 365.0 * 0.00448 * 0.75 + 12.0 * 512.0 * 0.023;
+        let high = 365.0 * 0.00448 * 1.25 + 12.0 * 2048.0 * 0.023;
+        assert!((s3.low - low).abs() < 1e-9, "{s3:?}");
+        assert!((s3.high - high).abs() < 1e-9, "{s3:?}");
         let b2 = by("backblaze-b2");
         // B2: PUT free, LIST class C $0.004 a thousand, GET class B $0.0004: 200 LIST and
         // 1 200 GET a night.
@@ -482,6 +518,6 @@ mod tests {
             year.windows(2)
                 .all(|pair| pair[0].total() <= pair[1].total())
         );
-        assert!(year_bills(&sheets, 2000.0, &RequestCounts::default(), 1e12).is_empty());
+        assert!(year_bills(&sheets, nightly, &RequestCounts::default(), repository).is_empty());
     }
 }

@@ -170,7 +170,9 @@ impl LifeForecast {
             return;
         };
         let estimate = |line: Option<&ForecastLine>| match line?.answer {
-            Some(Answer::Estimate { value, .. }) => Some(value),
+            Some(Answer::Estimate { value, low, high }) => {
+                Some(super::bill::Ranged { value, low, high })
+            }
             _ => None,
         };
         let repository = self.line("repository_bytes");
@@ -193,13 +195,14 @@ impl LifeForecast {
         self.year_basis = Some(format!(
             "{} nightly backups of about {} each (the forecast's nightly backup), priced at the \
              operations of the {nights} nights measured on the ladder's largest tree ({}: {}), \
-             and twelve months of the forecast repository ({}); the first full backup, the \
-             retentions' and checks' requests, restores and free allowances are not counted",
+             and twelve months of the forecast repository ({}); the range is the year at both \
+             ends of the two forecasts' ranges; the first full backup, the retentions' and \
+             checks' requests, restores and free allowances are not counted",
             super::bill::NIGHTS_A_YEAR,
-            Unit::Requests.words(requests),
+            Unit::Requests.words(requests.value),
             format_bytes(tree),
             mix.each_words(),
-            Unit::Bytes.words(bytes),
+            Unit::Bytes.words(bytes.value),
         ));
     }
 }
@@ -759,14 +762,7 @@ mod tests {
                 )
             })
             .collect();
-        let rungs: Vec<RungLife<'_>> = lives
-            .iter()
-            .map(|life| RungLife {
-                bytes: life.nights[0].source_bytes,
-                files: life.nights[0].source_files,
-                life,
-            })
-            .collect();
+        let rungs = rungs_of(&lives);
         let plan = lives[0].plan;
         // At twice the largest rung: about 800 000 KiB, the machine's 16 GiB beside it.
         let near = forecast_life(
@@ -854,17 +850,26 @@ mod tests {
             .collect()
     }
 
-    fn forecast_of(lives: &[LifeFigures], size: u64) -> LifeForecast {
-        let rungs: Vec<RungLife<'_>> = lives
+    /// Each life a rung, of its first night's tree.
+    fn rungs_of(lives: &[LifeFigures]) -> Vec<RungLife<'_>> {
+        lives
             .iter()
             .map(|life| RungLife {
                 bytes: life.nights[0].source_bytes,
                 files: life.nights[0].source_files,
                 life,
             })
-            .collect();
-        forecast_life(&request(size, size / 65536), &lives[0].plan, &rungs, None)
-            .expect("a forecast")
+            .collect()
+    }
+
+    fn forecast_of(lives: &[LifeFigures], size: u64) -> LifeForecast {
+        forecast_life(
+            &request(size, size / 65536),
+            &lives[0].plan,
+            &rungs_of(lives),
+            None,
+        )
+        .expect("a forecast")
     }
 
     /// Nightly requests that grow with the tree are forecast, and a year at the user's size is

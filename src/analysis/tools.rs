@@ -32,7 +32,8 @@ pub struct ToolLine {
     pub peak_rss_bytes: Option<u64>,
     /// What its backup kept on the target, and source bytes per stored byte.
     pub stored_bytes: Option<u64>,
-    /// Requests its backup made of the bucket its repository is in, per GiB backed up (a
+    /// Requests its backup's run made of the bucket its repository is in (the repository's
+    /// creation among them: a fixed few that weigh on a small source), per GiB backed up (a
     /// tool whose repository was in a bucket, its requests counted by the lab's relay).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests_per_gib: Option<f64>,

@@ -87,6 +87,33 @@ pub fn tree_bytes_below(paths: &[std::path::PathBuf], limit: u64) -> Option<u64>
     whole.then_some(bytes)
 }
 
+/// How long a tree's bytes counted for an estimate are taken as still true.
+const TREE_BYTES_KEPT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The bytes of the regular files under `paths` (`None` past a quick walk's budget), counted
+/// at most once a minute for the same paths: an estimate asks for them once per run of a
+/// campaign and again each time its page is drawn, and a walk of a large tree takes seconds.
+pub fn tree_bytes_recent(paths: &[std::path::PathBuf]) -> Option<u64> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    use std::time::Instant;
+    type Counted = HashMap<Vec<std::path::PathBuf>, (Instant, Option<u64>)>;
+    static COUNTED: OnceLock<Mutex<Counted>> = OnceLock::new();
+    let counted = COUNTED.get_or_init(|| Mutex::new(HashMap::new()));
+    let now = Instant::now();
+    if let Ok(mut counted) = counted.lock() {
+        counted.retain(|_, (at, _)| now.duration_since(*at) < TREE_BYTES_KEPT);
+        if let Some((_, bytes)) = counted.get(paths) {
+            return *bytes;
+        }
+    }
+    let bytes = tree_bytes_below(paths, u64::MAX);
+    if let Ok(mut counted) = counted.lock() {
+        counted.insert(paths.to_vec(), (now, bytes));
+    }
+    bytes
+}
+
 /// Hands the metadata of each regular file under `paths` to `visit`, links not followed and on
 /// each root's file system, until `visit` says stop or the walk has looked at
 /// [`WALK_BUDGET`] entries; whether it went through them all.

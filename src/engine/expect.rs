@@ -136,7 +136,7 @@ fn life_expected(plan: &RunPlan) -> Option<Expected> {
     let life = plan.params.life?;
     let bytes = match (&plan.params.ladder, &plan.source) {
         (Some(rung), _) => rung.bytes,
-        (None, SourcePlan::Paths(paths)) => super::cache::tree_bytes_below(paths, u64::MAX)?,
+        (None, SourcePlan::Paths(paths)) => super::cache::tree_bytes_recent(paths)?,
         _ => return None,
     } as f64
         / 1e6;
@@ -196,7 +196,7 @@ fn tool_expected(plan: &RunPlan) -> Option<Expected> {
     let SourcePlan::Paths(paths) = &plan.source else {
         return None;
     };
-    let mb = super::cache::tree_bytes_below(paths, u64::MAX)? as f64 / 1e6;
+    let mb = super::cache::tree_bytes_recent(paths)? as f64 / 1e6;
     let seconds = TOOL_TEST_BASE_S + mb * s_per_mb + OVERHEAD_S;
     let cap = plan.params.duration_s.unwrap_or(f64::INFINITY);
     let longest_s = if cap.is_finite() {

@@ -47,15 +47,27 @@ pub struct PlannedRun {
 /// ([`spec::expectation::machine_warnings`]). An adaptive search (`search`: its likely runs and
 /// its budget) is judged on those.
 async fn expectation_of(plans: &[RunPlan], search: Option<(usize, usize)>) -> Expectation {
-    let mut expectation = match search {
+    // An estimate counts a source's bytes (a tool's test, a life), and the machine's warnings
+    // walk it: file-system work, off the async workers.
+    let owned = plans.to_vec();
+    let questions = spec::expectation::SourceQuestions::of(plans);
+    let worked = tokio::task::spawn_blocking(move || {
+        let mut expectation = planned(&owned, search);
+        expectation.warnings.extend(questions.warnings());
+        expectation
+    })
+    .await;
+    // A check that panicked answers without the machine's warnings, as one that could not
+    // ask the machine.
+    worked.unwrap_or_else(|_| planned(plans, search))
+}
+
+/// The plan check of `plans` alone, an adaptive search's on its likely runs and its budget.
+fn planned(plans: &[RunPlan], search: Option<(usize, usize)>) -> Expectation {
+    match search {
         Some((likely, budget)) => spec::expectation::expect_search(plans, likely, budget),
         None => expect(plans),
-    };
-    let questions = spec::expectation::SourceQuestions::of(plans);
-    if let Ok(warnings) = tokio::task::spawn_blocking(move || questions.warnings()).await {
-        expectation.warnings.extend(warnings);
     }
-    expectation
 }
 
 /// A submitted spec's text, read: a body that is not UTF-8 or not a spec names the field.

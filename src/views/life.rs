@@ -680,7 +680,12 @@ impl ForecastView {
                         sheet: bill.sheet_words.clone(),
                         requests: money(bill.requests_cost),
                         storage: money(bill.storage_cost),
-                        total: money(bill.total()),
+                        total: format!(
+                            "{} ({}–{})",
+                            money(bill.total()),
+                            money(bill.low),
+                            money(bill.high)
+                        ),
                         cheapest: index == 0,
                     }
                 })
@@ -759,11 +764,12 @@ pub fn forecast_text(forecasts: &[ForecastView]) -> String {
         for row in &forecast.rows {
             let _ = writeln!(out, "  {}: {} [{}]", row.figure, row.answer, row.basis);
         }
-        if let Some(basis) = &forecast.year_basis
-            && forecast.year.is_empty()
-        {
+        let Some(basis) = &forecast.year_basis else {
+            continue;
+        };
+        if forecast.year.is_empty() {
             let _ = writeln!(out, "  A year at your size: {basis}.");
-        } else if let Some(basis) = &forecast.year_basis {
+        } else {
             let _ = writeln!(out, "  A year at your size, by each price sheet [{basis}]:");
             for row in &forecast.year {
                 let _ = writeln!(

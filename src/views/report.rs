@@ -277,7 +277,8 @@ pub fn requests_per_gib_words(lines: &[ToolLine]) -> Option<String> {
         .collect::<Vec<_>>()
         .join(", ");
     let mut words = format!(
-        "Requests to the bucket per GiB backed up, as the lab's relay counted them: {each}."
+        "Requests to the bucket per GiB backed up (the backup run's, its repository's creation \
+         among them), as the lab's relay counted them: {each}."
     );
     let fewest = counted.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
     let most = counted.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
@@ -911,7 +912,8 @@ mod tests {
         assert_eq!(
             one.as_deref(),
             Some(
-                "Requests to the bucket per GiB backed up, as the lab's relay counted them: \
+                "Requests to the bucket per GiB backed up (the backup run's, its repository's \
+                 creation among them), as the lab's relay counted them: \
                  restic 412.3."
             )
         );
