@@ -46,20 +46,21 @@ pub struct PlannedRun {
 /// The plan check of `plans` (see [`expect`]) with what the machine adds to it
 /// ([`spec::expectation::machine_warnings`]). An adaptive search (`search`: its likely runs and
 /// its budget) is judged on those.
-async fn expectation_of(plans: &[RunPlan], search: Option<(usize, usize)>) -> Expectation {
+async fn expectation_of(plans: Arc<[RunPlan]>, search: Option<(usize, usize)>) -> Expectation {
     // An estimate counts a source's bytes (a tool's test, a life), and the machine's warnings
-    // walk it: file-system work, off the async workers.
-    let owned = plans.to_vec();
-    let questions = spec::expectation::SourceQuestions::of(plans);
+    // walk it: file-system work, off the async workers. The plans are shared, not copied: a
+    // wide campaign's are a thousand runs of hundreds of paths.
+    let questions = spec::expectation::SourceQuestions::of(&plans);
+    let checked = Arc::clone(&plans);
     let worked = tokio::task::spawn_blocking(move || {
-        let mut expectation = planned(&owned, search);
+        let mut expectation = planned(&checked, search);
         expectation.warnings.extend(questions.warnings());
         expectation
     })
     .await;
     // A check that panicked answers without the machine's warnings, as one that could not
     // ask the machine.
-    worked.unwrap_or_else(|_| planned(plans, search))
+    worked.unwrap_or_else(|_| planned(&plans, search))
 }
 
 /// The plan check of `plans` alone, an adaptive search's on its likely runs and its budget.
@@ -96,10 +97,11 @@ impl Campaigns<'_> {
     /// the plan it would run, how long it would take and what in it cannot give a valid run.
     pub async fn check(&self, body: &[u8]) -> Result<Planned, LabError> {
         let (spec, plans) = self.lab.checked(parse_body(body)?).await?;
+        let plans: Arc<[RunPlan]> = plans.into();
         Ok(Planned {
             runs: plans.len(),
             expectation: expectation_of(
-                &plans,
+                Arc::clone(&plans),
                 spec.plan_arms().ok().as_ref().and_then(search::search_runs),
             )
             .await,
@@ -241,7 +243,7 @@ impl Lab {
             url: campaign_url(&id),
             id,
             runs: queued,
-            expectation: expectation_of(&plans, search::search_runs(&sweep)).await,
+            expectation: expectation_of(plans.into(), search::search_runs(&sweep)).await,
         })
     }
 
