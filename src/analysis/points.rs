@@ -336,7 +336,8 @@ pub fn points(runs: &[RunEntry<'_>]) -> Vec<Point> {
         }
     }
     let mut groups: Vec<Vec<&RunEntry<'_>>> = Vec::new();
-    for run in runs {
+    // A probe's answer is not a rate: it is no point of the results.
+    for run in runs.iter().filter(|run| run.test.measures_rate()) {
         match groups
             .iter_mut()
             .find(|group| group[0].test == run.test && *group[0].params == *run.params)

@@ -708,8 +708,12 @@ fn show_progress(bar: &ProgressBar, progress: &Progress) {
 
 fn run_line(index: usize, total: usize, result: &RunResult) -> String {
     let head = format!("[{index}/{total}] {:<13}", result.test.id());
-    match result.status {
-        RunStatus::Done => format!(
+    match (result.status, &result.lock) {
+        // A probe has no rate: its line is its answer.
+        (RunStatus::Done, Some(lock)) => {
+            format!("{head} {} ({:.2} s)", lock.answer, result.seconds)
+        }
+        (RunStatus::Done, None) => format!(
             "{head} {:>8.1} MB/s  {} in {:.2} s, {}{}; {}",
             result.mb_per_s,
             crate::size::format_bytes(result.bytes),

@@ -211,10 +211,23 @@ fn tool_expected(plan: &RunPlan) -> Option<Expected> {
     })
 }
 
+/// The object-lock probe's usual length, and its longest: its dozen requests, each given
+/// up after 30 s.
+const PROBE_S: f64 = 2.0;
+const PROBE_LONGEST_S: f64 = 12.0 * 30.0;
+
 /// The expected length of a run, from its plan alone.
 pub fn expected(plan: &RunPlan) -> Expected {
     if let Some(expected) = tool_expected(plan) {
         return expected;
+    }
+    if plan.test == TestKind::ObjectLock {
+        // A dozen small requests, each given up after the probe's timeout.
+        return Expected {
+            seconds: PROBE_S,
+            at_most: false,
+            longest_s: PROBE_LONGEST_S,
+        };
     }
     if plan.test == TestKind::ToolLife {
         return life_expected(plan).unwrap_or_else(|| {

@@ -440,7 +440,8 @@ pub(super) fn target_sinks(
         TestKind::ReadSingle
         | TestKind::ReadParallel
         | TestKind::Restore
-        | TestKind::ToolRestore => Ok(Vec::new()),
+        | TestKind::ToolRestore
+        | TestKind::ObjectLock => Ok(Vec::new()),
         TestKind::NullSink | TestKind::ToolCeiling => Ok(vec![Box::new(NullSink)]),
         TestKind::TapeWrite
         | TestKind::FullBackup
@@ -484,6 +485,6 @@ pub(super) fn units_of(
 }
 
 /// A name for a run's files that no other run, in this process or another, will pick.
-fn run_tag() -> String {
+pub(super) fn run_tag() -> String {
     format!("{}-{:016x}", std::process::id(), rand::random::<u64>())
 }

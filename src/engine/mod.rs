@@ -97,6 +97,9 @@ impl std::fmt::Debug for EngineSettings {
 /// Runs one test at one parameter point with real I/O. Always returns a result: a failed or
 /// cancelled run says why in `status` and `error`, and leaves none of its files behind.
 pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'_>) -> RunResult {
+    if plan.test == TestKind::ObjectLock {
+        return probe_lock(plan, settings, control);
+    }
     let params = &plan.params;
     let mut warnings = stripe_warnings(plan);
     // The files of earlier runs are flushed and closed in the background (a cancel does not
@@ -176,6 +179,51 @@ pub fn execute(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'
         result.steady = None;
     }
     finite::keep_finite(&mut result);
+    result
+}
+
+/// Longest one request of the object-lock probe may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The object-lock probe: no pipeline and no rate; its answer is what the store refused. A
+/// store that refuses or fails the probe's calls is a finding of the probe, not a failed run.
+fn probe_lock(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'_>) -> RunResult {
+    let mut result = RunResult::failed(plan.test, plan.params.clone(), String::new());
+    let Some(config) = plan.target.object_store() else {
+        result.error =
+            Some("the object-lock probe needs an object-store target (target.kind s3)".into());
+        return result;
+    };
+    let Some(store) = settings.object_stores.get(&config.store) else {
+        result.error = Some(format!(
+            "the lab knows no store named {}: the object-lock probe cannot run",
+            config.store
+        ));
+        return result;
+    };
+    let started = std::time::Instant::now();
+    let client = target::s3::client::S3Client::for_probe(
+        store,
+        Arc::new(target::s3::figures::RequestTally::default()),
+        PROBE_TIMEOUT,
+    );
+    let figures = target::s3::lock::probe(&client, &config.prefix, &job::run_tag(), control.cancel);
+    result.seconds = started.elapsed().as_secs_f64();
+    if control.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+        result.status = RunStatus::Cancelled;
+        result.error = Some("cancelled".to_string());
+    } else {
+        result.status = RunStatus::Done;
+        result.error = None;
+    }
+    result.bytes = figures
+        .steps
+        .iter()
+        .filter(|step| step.request.starts_with("PUT") && step.accepted == Some(true))
+        .filter(|step| !step.request.contains("?retention"))
+        .count() as u64
+        * target::s3::lock::PROBE_BYTES as u64;
+    result.lock = Some(figures);
     result
 }
 

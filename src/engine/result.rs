@@ -61,6 +61,9 @@ pub struct RunResult {
     /// A backup tool's own figures, when the run ran one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<crate::engine::tool::ToolFigures>,
+    /// What the object-lock probe found of its bucket: each step's answer and the verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock: Option<crate::engine::target::s3::lock::LockFigures>,
     /// A network backup's clients, each on the run's clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clients: Option<Vec<ClientFigures>>,
@@ -115,6 +118,7 @@ impl RunResult {
             generated_dedup: None,
             steady: None,
             validity: None,
+            lock: None,
         }
     }
 

@@ -54,11 +54,15 @@ pub enum TestKind {
     /// backed up, its retention and checks where due, then its latest and oldest kept backup
     /// restored and verified: a backup's life.
     ToolLife,
+    /// A probe object of the lab's own in an object store, and what someone holding the
+    /// lab's credentials would try on it (an overwrite, a delete, a shorter retention, a
+    /// delete of its version): whether the bucket would keep a backup. No rate.
+    ObjectLock,
 }
 
 impl TestKind {
     /// Every test, in the order of the bottleneck table.
-    pub const ALL: [TestKind; 12] = [
+    pub const ALL: [TestKind; 13] = [
         TestKind::TapeWrite,
         TestKind::ReadSingle,
         TestKind::ReadParallel,
@@ -71,6 +75,7 @@ impl TestKind {
         TestKind::ToolIncremental,
         TestKind::ToolRestore,
         TestKind::ToolLife,
+        TestKind::ObjectLock,
     ];
 
     /// The table of a campaign that names a backup tool, what it runs by default: the
@@ -109,6 +114,7 @@ impl TestKind {
             TestKind::ToolIncremental => "tool_incremental",
             TestKind::ToolRestore => "tool_restore",
             TestKind::ToolLife => "tool_life",
+            TestKind::ObjectLock => "object_lock",
         }
     }
 
@@ -127,6 +133,7 @@ impl TestKind {
             TestKind::ToolIncremental => "Tool incremental",
             TestKind::ToolRestore => "Tool restore, verified",
             TestKind::ToolLife => "Tool life, nightly backups",
+            TestKind::ObjectLock => "Object lock probe",
         }
     }
 
@@ -145,6 +152,7 @@ impl TestKind {
             TestKind::ToolIncremental => "the tool's incremental",
             TestKind::ToolRestore => "the tool's restore",
             TestKind::ToolLife => "the tool's life",
+            TestKind::ObjectLock => "the object-lock probe",
         }
     }
 
@@ -166,6 +174,7 @@ impl TestKind {
                 | TestKind::ToolIncremental
                 | TestKind::ToolRestore
                 | TestKind::ToolLife
+                | TestKind::ObjectLock
         )
     }
 
@@ -197,6 +206,13 @@ impl TestKind {
                 | TestKind::ToolRestore
                 | TestKind::ToolLife
         )
+    }
+
+    /// Whether the test measures a rate (MB/s): every test but the object-lock probe, whose
+    /// answer is what the store refused. A probe is left out of the figures, the verdict,
+    /// the charts and the series.
+    pub fn measures_rate(self) -> bool {
+        self != TestKind::ObjectLock
     }
 
     /// Whether the test runs once per generation of a generated dataset: the local tests

@@ -227,7 +227,9 @@ fn queue_order(arms: &[Arm], repeat: usize, runs: u64) -> Vec<RunPlan> {
     let mut plans = Vec::with_capacity(usize::try_from(runs).unwrap_or(0));
     for arm in arms {
         for group in &arm.groups {
-            for _ in 0..repeat {
+            // The object-lock probe asks the bucket once: its answer does not vary.
+            let once = group.first().is_some_and(|plan| !plan.test.measures_rate());
+            for _ in 0..if once { 1 } else { repeat } {
                 plans.extend(group.iter().cloned());
             }
         }
@@ -294,6 +296,10 @@ fn build_arms(
             let is_network = test == TestKind::NetworkBackup;
             // A client sweep repeats only the network runs; the local tests run once.
             if !is_network && point.clients.is_some() && point.clients != points[0].0.clients {
+                continue;
+            }
+            // The object-lock probe asks the bucket once, whatever the sweep.
+            if test == TestKind::ObjectLock && !std::ptr::eq(point, &points[0].0) {
                 continue;
             }
             // The target tests send each generation of a generated dataset in turn.

@@ -125,15 +125,19 @@ impl CampaignSpec {
         let per_point = kinds.iter().fold(0u64, |sum, &kind| {
             sum.saturating_add(match kind {
                 TestKind::NetworkBackup => sweep,
+                // Once per campaign, added below.
+                TestKind::ObjectLock => 0,
                 TestKind::ToolLife => local.saturating_mul(tools).saturating_mul(rungs),
                 kind if kind.runs_tool() => local.saturating_mul(tools),
                 kind if kind.sends_generations() => local.saturating_mul(generations),
                 _ => local,
             })
         });
+        let probes = u64::from(kinds.contains(&TestKind::ObjectLock));
         points
             .saturating_mul(per_point)
             .saturating_mul(u64::from(self.repeat))
+            .saturating_add(probes)
     }
 
     pub(super) fn source_plan(&self, errors: &mut FieldErrors) -> Option<SourcePlan> {
@@ -246,8 +250,29 @@ impl CampaignSpec {
         }
         self.check_tool_tests(errors, &kinds);
         self.check_life(errors, &kinds);
+        self.check_lock_probe(errors);
         kinds.sort();
         kinds
+    }
+
+    /// The object-lock probe asks an object store: with any other target it is refused.
+    fn check_lock_probe(&self, errors: &mut FieldErrors) {
+        let probe = self
+            .tests
+            .iter()
+            .position(|name| name == TestKind::ObjectLock.id());
+        if let Some(index) = probe
+            && !self.target.kind.facts().object_store
+        {
+            errors.add(
+                format!("tests[{index}]"),
+                format!(
+                    "object_lock probes an object store's bucket: give target.kind s3 (this \
+                     target is {})",
+                    self.target.kind.facts().id
+                ),
+            );
+        }
     }
 
     /// A life's plan within its bounds, each bad field named; a life given to a campaign

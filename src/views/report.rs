@@ -170,6 +170,14 @@ pub fn render_table(report: &CampaignReport) -> String {
     if !lives.is_empty() {
         let _ = write!(out, "{}", crate::views::life::life_text(&lives));
     }
+    let locks = crate::views::lock::LockView::all(
+        report
+            .runs
+            .iter()
+            .enumerate()
+            .map(|(index, run)| (index + 1, run)),
+    );
+    let _ = write!(out, "{}", crate::views::lock::lock_text(&locks));
     let requests = crate::views::requests::RequestsView::of(
         report
             .runs
@@ -482,6 +490,7 @@ struct CsvRow<'a>(
     S3Columns,
     DedupColumns,
     ToolColumns<'a>,
+    LockColumns<'a>,
 );
 
 /// Which run of which campaign the row is, and how far it got.
@@ -596,7 +605,9 @@ impl FigureColumns {
             bytes: result.map(|r| r.bytes),
             files: result.map(|r| r.files),
             seconds: result.map(|r| r.seconds),
-            whole_run_mb_per_s: result.map(|r| r.mb_per_s),
+            whole_run_mb_per_s: result
+                .filter(|r| r.test.measures_rate())
+                .map(|r| r.mb_per_s),
             steady_mb_per_s: steady.filter(|s| s.steady).map(|s| s.mb_per_s),
             steady_from_s: steady.filter(|s| s.steady).map(|s| s.from_s),
             steady_to_s: steady.filter(|s| s.steady).map(|s| s.to_s),
@@ -832,6 +843,24 @@ impl<'a> ToolColumns<'a> {
     }
 }
 
+/// The object-lock probe's answer: `immutable`, `not_immutable` or `cannot_tell`, and its
+/// sentence; empty for every other run.
+#[derive(Serialize)]
+struct LockColumns<'a> {
+    lock_verdict: Option<crate::engine::target::s3::lock::LockVerdict>,
+    lock_answer: Option<&'a str>,
+}
+
+impl<'a> LockColumns<'a> {
+    fn of(result: Option<&'a RunResult>) -> Self {
+        let lock = result.and_then(|r| r.lock.as_ref());
+        Self {
+            lock_verdict: lock.map(|lock| lock.verdict),
+            lock_answer: lock.map(|lock| lock.answer.as_str()),
+        }
+    }
+}
+
 /// The runs of a campaign as CSV, in plan order, numbered from 1 as the pages number them,
 /// each with its point's figure from `points`.
 pub fn runs_csv(
@@ -853,6 +882,7 @@ pub fn runs_csv(
             S3Columns::of(result),
             DedupColumns::of(result),
             ToolColumns::of(result),
+            LockColumns::of(result),
         ))?;
     }
     super::csv_text(writer)

@@ -79,6 +79,7 @@ fn run(position: usize, test: TestKind, buffers: u32, block: u64, streams: u32) 
             partial: false,
             steady: None,
             validity: None,
+            lock: None,
             data_compress_ratio: None,
             generated_dedup: None,
         }),

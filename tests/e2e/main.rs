@@ -22,6 +22,7 @@ mod hostile;
 mod life;
 mod maintenance;
 mod network;
+mod object_lock;
 mod object_store;
 mod service;
 mod store;

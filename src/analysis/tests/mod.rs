@@ -47,6 +47,7 @@ fn run(test: TestKind, mb_per_s: f64, cpu: f64) -> RunResult {
         partial: false,
         steady: None,
         validity: None,
+        lock: None,
         data_compress_ratio: None,
         generated_dedup: None,
     }

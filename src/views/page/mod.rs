@@ -143,6 +143,8 @@ pub struct CampaignPageView {
     pub runs: Vec<RunRow>,
     /// The backups' lives the campaign ran: nights, maintenance, restores.
     pub lives: Vec<crate::views::life::LifeView>,
+    /// The object-lock probes' answers.
+    pub locks: Vec<crate::views::lock::LockView>,
     /// The requests each run's tool made of its bucket.
     pub requests: crate::views::requests::RequestsView,
     /// What each of those runs would cost, by each price sheet.
@@ -402,6 +404,10 @@ pub fn campaign_page(
             .map(|search| (search.words.clone(), search.sureness.to_string())),
         runs: runs.iter().map(|run| run_row(run, points)).collect(),
         lives: crate::views::life::LifeView::all(runs),
+        locks: crate::views::lock::LockView::all(
+            runs.iter()
+                .filter_map(|run| Some((run.number, run.result?))),
+        ),
         requests: crate::views::requests::RequestsView::of(
             runs.iter()
                 .filter_map(|run| Some((run.number, run.result?))),

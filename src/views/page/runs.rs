@@ -62,7 +62,9 @@ pub(super) fn run_row(run: &RunView<'_>, points: &[Point]) -> RunRow {
         mb_per_s: if was_cut {
             "cancelled".to_string()
         } else {
-            result.map_or_else(dash, |r| format!("{:.1}", r.mb_per_s))
+            result
+                .filter(|r| r.test.measures_rate())
+                .map_or_else(dash, |r| format!("{:.1}", r.mb_per_s))
         },
         moved: result.or(cut).map_or_else(dash, moved),
         seconds: result
@@ -113,7 +115,8 @@ pub(super) fn run_row(run: &RunView<'_>, points: &[Point]) -> RunRow {
         },
         target: result
             .and_then(crate::engine::target::figures::target_report)
-            .map(|report| report.to_string()),
+            .map(|report| report.to_string())
+            .or_else(|| result.and_then(|r| Some(r.lock.as_ref()?.answer.clone()))),
         clients: result
             .and_then(|r| r.clients.as_ref())
             .map(|clients| clients.iter().map(client_line).collect())

@@ -10,6 +10,7 @@ pub mod in_process;
 pub mod lab;
 pub mod limits;
 pub mod machine;
+pub mod moto;
 pub mod openapi;
 pub mod postgres;
 pub mod runs;

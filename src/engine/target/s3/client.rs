@@ -74,6 +74,59 @@ pub struct Upload {
     pub upload_id: String,
 }
 
+/// One request [`S3Client::ask`] sends: its operation, method, object (or the bucket), query
+/// and signed headers, and body.
+pub struct Request<'r> {
+    pub operation: &'r str,
+    pub method: Method,
+    pub key: Option<&'r str>,
+    pub query: &'r [(&'r str, &'r str)],
+    pub headers: &'r [(&'r str, &'r str)],
+    pub body: &'r [u8],
+}
+
+/// What a store answered a request of [`S3Client::ask`]: a refusal is an answer too.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub status: u16,
+    /// The S3 error code of a refusal (`AccessDenied`).
+    pub code: Option<String>,
+    /// The answer's `x-amz-…` headers (a version id, a delete marker, a retention).
+    pub headers: Vec<(String, String)>,
+    /// The answer's body, when it succeeded.
+    pub body: String,
+}
+
+impl Answer {
+    /// Whether the store did what was asked.
+    pub fn accepted(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
+    /// The value of the answer's header `name` (lower case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(have, _)| have == name)
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// The answer in a few words: `200`, `403 AccessDenied`.
+    pub fn words(&self) -> String {
+        match &self.code {
+            Some(code) => format!("{} {code}", self.status),
+            None => self.status.to_string(),
+        }
+    }
+}
+
+/// A body's MD5 in base64, as `Content-MD5` carries it.
+fn content_md5(body: &[u8]) -> String {
+    use base64::Engine as _;
+    use md5::Digest as _;
+    base64::engine::general_purpose::STANDARD.encode(md5::Md5::digest(body))
+}
+
 /// A connection pool to one store, and the tally its requests are counted in.
 #[derive(Clone)]
 pub struct S3Client {
@@ -145,6 +198,13 @@ impl S3Client {
             timeout_attempts: 1,
             ..Self::built(store, tally, CLEANUP_TIMEOUT, "backlab-cleanup")
         }
+    }
+
+    /// A client for the object-lock probe: its requests give up after `timeout`, are sent
+    /// again only after a throttling answer, a server error or a lost connection, and are not
+    /// billed; it names itself `backlab-probe`.
+    pub fn for_probe(store: &ObjectStore, tally: Arc<RequestTally>, timeout: Duration) -> Self {
+        Self::built(store, tally, timeout, "backlab-probe")
     }
 
     /// A client of the same store for cleaning up after a run ([`S3Client::for_cleanup`]).
@@ -512,6 +572,102 @@ impl S3Client {
                 Some(next) => markers = Some(next),
                 None => return Ok(found),
             }
+        }
+    }
+
+    /// Sends one request of any kind, signed with `signed` headers besides the host, the
+    /// bucket's (`key` `None`) or an object's, and returns what the store answered, a refusal
+    /// included: only a request that got no answer at all is an error. `sent` names its S3
+    /// operation; a body goes with its `Content-MD5`, as S3 asks of a request under object
+    /// lock.
+    pub fn ask(&self, request: &Request<'_>, give_up: &AtomicBool) -> Result<Answer, S3Failure> {
+        let url = match request.key {
+            Some(key) => self
+                .store
+                .bucket
+                .object_url(key)
+                .map_err(|error| S3Failure {
+                    status: None,
+                    code: None,
+                    message: format!("the key {key} cannot be put in a URL: {error}"),
+                })?,
+            None => self.store.bucket.base_url().clone(),
+        };
+        let md5 = (!request.body.is_empty()).then(|| content_md5(request.body));
+        let what = request.operation;
+        let key = request.key.unwrap_or(self.store.bucket.name());
+        let answer = self.send(
+            (request.operation, request.body.len() as u64),
+            RequestClass::Other,
+            what,
+            key,
+            give_up,
+            || {
+                let url = match &self.store.credentials {
+                    Some(credentials) => signing::sign(
+                        &jiff_now(),
+                        request.method,
+                        url.clone(),
+                        credentials.key(),
+                        credentials.secret(),
+                        None,
+                        self.store.bucket.region(),
+                        SIGNED_FOR.as_secs(),
+                        request.query.iter().copied(),
+                        request.headers.iter().copied(),
+                    ),
+                    None => {
+                        let mut url = url.clone();
+                        url.query_pairs_mut()
+                            .extend_pairs(request.query.iter().copied());
+                        url
+                    }
+                };
+                let mut builder = ureq::http::Request::builder()
+                    .method(request.method.to_str())
+                    .uri(url.as_str());
+                for (name, value) in request.headers {
+                    builder = builder.header(*name, *value);
+                }
+                if let Some(md5) = &md5 {
+                    builder = builder.header("Content-MD5", md5.as_str());
+                }
+                let built = builder
+                    .body(request.body.to_vec())
+                    .map_err(|error| ureq::Error::BadUri(error.to_string()))?;
+                self.agent.run(built)
+            },
+        );
+        match answer {
+            Ok(mut response) => {
+                let status = response.status().as_u16();
+                let headers = response
+                    .headers()
+                    .iter()
+                    .filter(|(name, _)| name.as_str().starts_with("x-amz-"))
+                    .filter_map(|(name, value)| {
+                        Some((name.as_str().to_string(), value.to_str().ok()?.to_string()))
+                    })
+                    .collect();
+                let body = read_text(&mut response, what, key)?;
+                Ok(Answer {
+                    status,
+                    code: None,
+                    headers,
+                    body,
+                })
+            }
+            Err(S3Failure {
+                status: Some(status),
+                code,
+                ..
+            }) => Ok(Answer {
+                status,
+                code,
+                headers: Vec::new(),
+                body: String::new(),
+            }),
+            Err(failure) => Err(failure),
         }
     }
 

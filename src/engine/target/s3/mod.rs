@@ -27,6 +27,7 @@ pub mod client;
 pub mod figures;
 mod image;
 pub mod journal;
+pub mod lock;
 pub mod operations;
 pub mod relay;
 mod sink;

@@ -1,0 +1,876 @@
+//! The object-lock probe: whether a bucket would keep a backup from someone who holds the
+//! credentials the lab was given. It reads the bucket's versioning and object-lock settings,
+//! writes a small object of its own, tries on it what such a person would try (an overwrite, a
+//! delete, a shorter retention, a delete of its first version) as those credentials can, and
+//! keeps each step's answer. It never touches an object it did not write, and removes its own
+//! where the store lets it; what a lock keeps is said with its size and until when.
+
+use std::sync::atomic::AtomicBool;
+
+use rusty_s3::Method;
+use serde::{Deserialize, Serialize};
+
+use super::client::{Answer, Request, S3Client};
+
+/// Bytes of the probe object: enough to be an object, small enough that a lock keeping it
+/// for years costs nothing.
+pub const PROBE_BYTES: usize = 1024;
+/// Where the probe's objects go under the campaign's prefix; the sweeps of the lab's run
+/// objects never look here (a locked probe would only collect delete markers).
+const PROBE_KEY_START: &str = "backlab-lock-probe-";
+/// The header a request sends to lift a governance-mode retention, as credentials allowed to
+/// bypass it would: the probe tries what such credentials could do.
+const BYPASS: (&str, &str) = ("x-amz-bypass-governance-retention", "true");
+
+/// What the probe concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LockVerdict {
+    /// The probe's data could not be removed nor its lock shortened with these credentials.
+    Immutable,
+    /// The probe's data was removed or replaced, or its lock shortened.
+    NotImmutable,
+    /// The store refused or failed a call the answer rests on, for a reason not a lock.
+    CannotTell,
+}
+
+impl LockVerdict {
+    /// The verdict as the answer's first words.
+    pub fn word(self) -> &'static str {
+        match self {
+            LockVerdict::Immutable => "immutable",
+            LockVerdict::NotImmutable => "NOT immutable",
+            LockVerdict::CannotTell => "cannot tell",
+        }
+    }
+}
+
+/// A bucket's default retention, as its object-lock configuration gives it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct DefaultRetention {
+    /// `COMPLIANCE` or `GOVERNANCE`.
+    pub mode: String,
+    pub days: Option<u32>,
+    pub years: Option<u32>,
+}
+
+impl DefaultRetention {
+    /// `30 days (compliance)`.
+    pub fn words(&self) -> String {
+        let span = match (self.years, self.days) {
+            (Some(years), _) if years > 0 => plural(u64::from(years), "year", "years"),
+            (_, Some(days)) => plural(u64::from(days), "day", "days"),
+            _ => "no period".to_string(),
+        };
+        format!("{span} ({})", self.mode.to_lowercase())
+    }
+}
+
+/// One thing the probe tried, and what the store answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct LockStep {
+    /// What was tried, in words: `a delete of the probe's first version`.
+    pub tried: String,
+    /// The request, without its signature: `DELETE backlab/probe?versionId=…`.
+    pub request: String,
+    /// The answer's status and S3 code (`403 AccessDenied`), or why there was none.
+    pub answer: String,
+    /// Whether the store did it; `None` when it did not answer.
+    pub accepted: Option<bool>,
+    /// What the answer means for the probe: `refused: the version is kept`.
+    pub meaning: String,
+}
+
+/// An object of the probe's that the store keeps: a lock holds it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct KeptObject {
+    pub key: String,
+    pub version: Option<String>,
+    pub bytes: u64,
+    /// When its retention ends, as the store gave it (RFC 3339); `None` when not known.
+    pub until: Option<String>,
+}
+
+/// What the object-lock probe found of a bucket.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct LockFigures {
+    /// The store and bucket, in words.
+    pub store: String,
+    /// The bucket's versioning: `Enabled`, `Suspended`, `off`, or `unknown` when not read.
+    pub versioning: String,
+    /// Whether the bucket has object lock; `None` when the store would not say.
+    pub lock_enabled: Option<bool>,
+    /// The bucket's default retention, when it has one.
+    pub default_retention: Option<DefaultRetention>,
+    /// The probe object's own retention when written: its mode and until when.
+    pub probe_retention: Option<(String, String)>,
+    pub steps: Vec<LockStep>,
+    pub verdict: LockVerdict,
+    /// The answer in a sentence: `immutable: a delete of its version was refused, retention
+    /// 30 days (compliance)`.
+    pub answer: String,
+    /// The probe's objects the store keeps.
+    pub kept: Vec<KeptObject>,
+}
+
+impl LockFigures {
+    /// What the probe leaves in the bucket, in words; `None` when it left nothing.
+    pub fn kept_words(&self) -> Option<String> {
+        if self.kept.is_empty() {
+            return None;
+        }
+        let bytes: u64 = self.kept.iter().map(|kept| kept.bytes).sum();
+        let until = self
+            .kept
+            .iter()
+            .filter_map(|kept| kept.until.as_deref())
+            .max()
+            .map_or_else(
+                || "for as long as the store keeps it".to_string(),
+                |until| format!("until {until}"),
+            );
+        Some(format!(
+            "The lock keeps the probe's {} ({}) in the bucket {until}.",
+            plural(self.kept.len() as u64, "version", "versions"),
+            crate::size::format_bytes(bytes)
+        ))
+    }
+}
+
+/// What each step found, for the verdict.
+#[derive(Debug, Default, Clone, PartialEq)]
+struct Found {
+    /// The probe was written; `Err` with the answer when it was not.
+    written: Option<Result<(), String>>,
+    versioned: bool,
+    lock_enabled: Option<bool>,
+    default_retention: Option<DefaultRetention>,
+    /// The first version's retention ends in the future.
+    retained: Option<(String, String)>,
+    overwrite: Option<bool>,
+    delete: Option<bool>,
+    /// The retention was shortened: from, to.
+    shortened: Option<(String, String)>,
+    /// The shorter retention was refused.
+    shorten_refused: bool,
+    /// A delete of the first version: accepted, refused, or not answered.
+    delete_version: Option<Result<bool, String>>,
+}
+
+/// Probes the bucket of `client` with objects under `prefix`, named with `tag`.
+pub fn probe(client: &S3Client, prefix: &str, tag: &str, give_up: &AtomicBool) -> LockFigures {
+    let key = format!("{prefix}{PROBE_KEY_START}{tag}");
+    let mut steps = Vec::new();
+    let mut found = Found::default();
+    let mut figures = LockFigures {
+        store: client.store().words(),
+        versioning: "unknown".to_string(),
+        lock_enabled: None,
+        default_retention: None,
+        probe_retention: None,
+        steps: Vec::new(),
+        verdict: LockVerdict::CannotTell,
+        answer: String::new(),
+        kept: Vec::new(),
+    };
+    let mut ask = |tried: &str, request: Request<'_>, meaning: &dyn Fn(&Answer) -> String| {
+        let shown = shown_request(&request);
+        let answer = client.ask(&request, give_up);
+        steps.push(match &answer {
+            Ok(answer) => LockStep {
+                tried: tried.to_string(),
+                request: shown,
+                answer: answer.words(),
+                accepted: Some(answer.accepted()),
+                meaning: meaning(answer),
+            },
+            Err(failure) => LockStep {
+                tried: tried.to_string(),
+                request: shown,
+                answer: failure.message.clone(),
+                accepted: None,
+                meaning: "no answer".to_string(),
+            },
+        });
+        answer
+    };
+
+    // The bucket's settings.
+    if let Ok(answer) = ask(
+        "read the bucket's versioning",
+        bucket_request("GetBucketVersioning", Method::Get, &[("versioning", "")]),
+        &|answer| match (answer.accepted(), xml_text(&answer.body, "Status")) {
+            (true, Some(status)) => format!("versioning {status}"),
+            (true, None) => "versioning never enabled".to_string(),
+            (false, _) => "the store would not say".to_string(),
+        },
+    ) && answer.accepted()
+    {
+        let status = xml_text(&answer.body, "Status");
+        found.versioned = status.as_deref() == Some("Enabled");
+        figures.versioning = status.unwrap_or_else(|| "off".to_string());
+    }
+    if let Ok(answer) = ask(
+        "read the bucket's object-lock configuration",
+        bucket_request(
+            "GetObjectLockConfiguration",
+            Method::Get,
+            &[("object-lock", "")],
+        ),
+        &|answer| {
+            if answer.accepted() {
+                match default_retention(&answer.body) {
+                    Some(retention) => format!("object lock, default {}", retention.words()),
+                    None => "object lock, no default retention".to_string(),
+                }
+            } else if no_lock(answer) {
+                "no object lock".to_string()
+            } else {
+                "the store would not say".to_string()
+            }
+        },
+    ) {
+        if answer.accepted() {
+            found.lock_enabled = Some(xml_text(&answer.body, "ObjectLockEnabled").is_some());
+            found.default_retention = default_retention(&answer.body);
+        } else if no_lock(&answer) {
+            found.lock_enabled = Some(false);
+        }
+    }
+    figures.lock_enabled = found.lock_enabled;
+    figures.default_retention = found.default_retention.clone();
+
+    // The probe object, written as a backup tool writes one.
+    let first = probe_body(tag, 1);
+    let written = ask(
+        "write the probe object",
+        object_request("PutObject", Method::Put, &key, &[], &[], &first),
+        &|answer| {
+            if answer.accepted() {
+                match answer.header("x-amz-version-id") {
+                    Some(version) => format!("written, version {version}"),
+                    None => "written".to_string(),
+                }
+            } else {
+                "refused: nothing was written".to_string()
+            }
+        },
+    );
+    let mut versions: Vec<(String, u64)> = Vec::new();
+    let version = match &written {
+        Ok(answer) if answer.accepted() => {
+            found.written = Some(Ok(()));
+            answer
+                .header("x-amz-version-id")
+                .filter(|version| *version != "null")
+                .map(str::to_string)
+        }
+        Ok(answer) => {
+            found.written = Some(Err(answer.words()));
+            None
+        }
+        Err(failure) => {
+            found.written = Some(Err(failure.message.clone()));
+            None
+        }
+    };
+    if found.written != Some(Ok(())) {
+        return conclude(figures, steps, &found);
+    }
+    if let Some(version) = &version {
+        versions.push((version.clone(), first.len() as u64));
+    }
+    // Its retention, as the store set it.
+    let retention = |answer: &Answer| {
+        Some((
+            answer.header("x-amz-object-lock-mode")?.to_string(),
+            answer
+                .header("x-amz-object-lock-retain-until-date")?
+                .to_string(),
+        ))
+    };
+    let version_query = version
+        .as_deref()
+        .map(|version| vec![("versionId", version)])
+        .unwrap_or_default();
+    if let Ok(answer) = ask(
+        "read the probe's retention",
+        object_request("HeadObject", Method::Head, &key, &version_query, &[], &[]),
+        &|answer| match retention(answer) {
+            Some((mode, until)) => format!("retained until {until} ({})", mode.to_lowercase()),
+            None if answer.accepted() => "no retention".to_string(),
+            None => "the store would not say".to_string(),
+        },
+    ) {
+        found.retained = retention(&answer).filter(|(_, until)| in_future(until));
+    }
+    figures.probe_retention = found.retained.clone();
+
+    // What someone holding these credentials would try.
+    let second = probe_body(tag, 2);
+    if let Ok(answer) = ask(
+        "overwrite the probe object",
+        object_request("PutObject", Method::Put, &key, &[], &[], &second),
+        &|answer| match (answer.accepted(), answer.header("x-amz-version-id")) {
+            (true, Some(version)) if version != "null" => {
+                "accepted: a new version; the first is kept".to_string()
+            }
+            (true, _) => "accepted: the probe's content was replaced".to_string(),
+            (false, _) => "refused".to_string(),
+        },
+    ) {
+        found.overwrite = Some(answer.accepted());
+        if let Some(version) = answer
+            .header("x-amz-version-id")
+            .filter(|version| *version != "null")
+        {
+            versions.push((version.to_string(), second.len() as u64));
+        }
+    }
+    let mut marker = None;
+    if let Ok(answer) = ask(
+        "delete the probe object",
+        object_request("DeleteObject", Method::Delete, &key, &[], &[], &[]),
+        &|answer| match (answer.accepted(), answer.header("x-amz-delete-marker")) {
+            (true, Some("true")) => "accepted: a delete marker; the versions are kept".to_string(),
+            (true, _) => "accepted: the object is gone".to_string(),
+            (false, _) => "refused".to_string(),
+        },
+    ) {
+        found.delete = Some(answer.accepted());
+        if answer.header("x-amz-delete-marker") == Some("true") {
+            marker = answer.header("x-amz-version-id").map(str::to_string);
+        }
+    }
+    if let (Some(version), Some((mode, until))) = (&version, &found.retained) {
+        let shorter = shorter_than(until);
+        let body = retention_xml(mode, &shorter);
+        let query = [("retention", ""), ("versionId", version.as_str())];
+        let retention_then = ask(
+            "shorten the first version's retention",
+            object_request(
+                "PutObjectRetention",
+                Method::Put,
+                &key,
+                &query,
+                &[BYPASS],
+                body.as_bytes(),
+            ),
+            &|answer| {
+                if answer.accepted() {
+                    format!("accepted: retained until {shorter} (was {until})")
+                } else {
+                    "refused: the retention stands".to_string()
+                }
+            },
+        );
+        match retention_then {
+            Ok(answer) if answer.accepted() => {
+                found.shortened = Some((until.clone(), shorter.clone()));
+            }
+            Ok(_) => found.shorten_refused = true,
+            Err(_) => {}
+        }
+    }
+    if let Some(version) = &version {
+        let query = [("versionId", version.as_str())];
+        found.delete_version = Some(
+            match ask(
+                "delete the probe's first version",
+                object_request("DeleteObject", Method::Delete, &key, &query, &[BYPASS], &[]),
+                &|answer| {
+                    if answer.accepted() {
+                        "accepted: the version is gone".to_string()
+                    } else {
+                        "refused: the version is kept".to_string()
+                    }
+                },
+            ) {
+                Ok(answer) if answer.accepted() => {
+                    versions.retain(|(have, _)| have != version);
+                    Ok(true)
+                }
+                Ok(_) => Ok(false),
+                Err(failure) => Err(failure.message),
+            },
+        );
+    }
+
+    // What is left of the probe is removed where the store allows it.
+    let cleanup = client.cleanup();
+    let mut kept = Vec::new();
+    if versions.is_empty() && found.delete != Some(true) && version.is_none() {
+        // An unversioned probe that the delete did not remove.
+        if cleanup.delete(&key, give_up).is_err() {
+            kept.push(KeptObject {
+                key: key.clone(),
+                version: None,
+                bytes: second.len() as u64,
+                until: None,
+            });
+        }
+    }
+    for (version, bytes) in &versions {
+        let query = [("versionId", version.as_str())];
+        let removed = cleanup.ask(
+            &object_request("DeleteObject", Method::Delete, &key, &query, &[BYPASS], &[]),
+            give_up,
+        );
+        if !removed.as_ref().is_ok_and(Answer::accepted) {
+            let until = cleanup
+                .ask(
+                    &object_request("HeadObject", Method::Head, &key, &query, &[], &[]),
+                    give_up,
+                )
+                .ok()
+                .and_then(|answer| retention(&answer))
+                .map(|(_, until)| until);
+            kept.push(KeptObject {
+                key: key.clone(),
+                version: Some(version.clone()),
+                bytes: *bytes,
+                until,
+            });
+        }
+    }
+    if let Some(marker) = &marker {
+        let query = [("versionId", marker.as_str())];
+        let _ = cleanup.ask(
+            &object_request("DeleteObject", Method::Delete, &key, &query, &[], &[]),
+            give_up,
+        );
+    }
+    figures.kept = kept;
+    conclude(figures, steps, &found)
+}
+
+/// The verdict from what the steps found, with the sentence that says it.
+fn conclude(mut figures: LockFigures, steps: Vec<LockStep>, found: &Found) -> LockFigures {
+    let (verdict, why) = verdict(found);
+    figures.steps = steps;
+    figures.verdict = verdict;
+    figures.answer = format!("{}: {why}", verdict.word());
+    figures
+}
+
+fn verdict(found: &Found) -> (LockVerdict, String) {
+    let retention = || {
+        found
+            .default_retention
+            .as_ref()
+            .map(|retention| format!("retention {}", retention.words()))
+            .or_else(|| {
+                found.retained.as_ref().map(|(mode, until)| {
+                    format!("retained until {until} ({})", mode.to_lowercase())
+                })
+            })
+            .unwrap_or_default()
+    };
+    let no_default = if found.lock_enabled == Some(true) && found.default_retention.is_none() {
+        " (the bucket has object lock but no default retention: an object is locked only when \
+         its writer asks)"
+    } else {
+        ""
+    };
+    let unwritten = match &found.written {
+        Some(Ok(())) => None,
+        Some(Err(why)) => Some(why.as_str()),
+        None => Some("not tried"),
+    };
+    if let Some(why) = unwritten {
+        let words = if why.contains("NoSuchBucket") {
+            format!("the bucket does not exist ({why})")
+        } else if why.starts_with("403") || why.starts_with("401") {
+            format!("the credentials may not write an object here ({why})")
+        } else {
+            format!("the store did not take the probe's write ({why})")
+        };
+        return (LockVerdict::CannotTell, words);
+    }
+    let Some(deleted_version) = &found.delete_version else {
+        // No versions: a delete or an overwrite is the end of the data.
+        return match (found.delete, found.overwrite) {
+            (Some(true), _) => (
+                LockVerdict::NotImmutable,
+                format!("the probe object was deleted{no_default}"),
+            ),
+            (_, Some(true)) => (
+                LockVerdict::NotImmutable,
+                format!("the probe object was overwritten{no_default}"),
+            ),
+            (Some(false), _) => (
+                LockVerdict::CannotTell,
+                "a delete was refused, but the bucket keeps no versions of the probe: the \
+                 credentials may not delete objects here (a policy, not a lock)"
+                    .to_string(),
+            ),
+            _ => (
+                LockVerdict::CannotTell,
+                "the store did not answer the probe's delete".to_string(),
+            ),
+        };
+    };
+    match deleted_version {
+        Ok(true) => (
+            LockVerdict::NotImmutable,
+            format!(
+                "the probe object was deleted (a delete of its version went through){no_default}"
+            ),
+        ),
+        Err(why) => (
+            LockVerdict::CannotTell,
+            format!("the store did not answer a delete of the probe's version ({why})"),
+        ),
+        Ok(false) => match (&found.shortened, &found.retained) {
+            (Some((from, to)), _) => (
+                LockVerdict::NotImmutable,
+                format!(
+                    "the probe's retention was shortened from {from} to {to} with these \
+                     credentials; a delete of its version goes through once it ends"
+                ),
+            ),
+            (None, Some((mode, _))) if found.shorten_refused => {
+                let governance = if mode.eq_ignore_ascii_case("GOVERNANCE") {
+                    "; governance mode: credentials allowed to bypass it could still delete"
+                } else {
+                    ""
+                };
+                (
+                    LockVerdict::Immutable,
+                    format!(
+                        "a delete of its version was refused and its retention could not be \
+                         shortened; {}{governance}",
+                        retention()
+                    ),
+                )
+            }
+            (None, Some(_)) => (
+                LockVerdict::CannotTell,
+                "a delete of its version was refused, but the store did not answer a shorter \
+                 retention"
+                    .to_string(),
+            ),
+            (None, None) => (
+                LockVerdict::CannotTell,
+                "a delete of its version was refused, but the probe has no retention: the \
+                 credentials may not delete versions (a policy, not a lock)"
+                    .to_string(),
+            ),
+        },
+    }
+}
+
+/// Whether a refused `GET ?object-lock` says the bucket has no object lock (not that the
+/// bucket is missing, nor that the credentials may not ask).
+fn no_lock(answer: &Answer) -> bool {
+    answer.status == 404
+        && answer
+            .code
+            .as_deref()
+            .is_none_or(|code| code == "ObjectLockConfigurationNotFoundError")
+}
+
+/// A request of the bucket's own.
+fn bucket_request<'r>(
+    operation: &'r str,
+    method: Method,
+    query: &'r [(&'r str, &'r str)],
+) -> Request<'r> {
+    Request {
+        operation,
+        method,
+        key: None,
+        query,
+        headers: &[],
+        body: &[],
+    }
+}
+
+/// A request of an object.
+fn object_request<'r>(
+    operation: &'r str,
+    method: Method,
+    key: &'r str,
+    query: &'r [(&'r str, &'r str)],
+    headers: &'r [(&'r str, &'r str)],
+    body: &'r [u8],
+) -> Request<'r> {
+    Request {
+        operation,
+        method,
+        key: Some(key),
+        query,
+        headers,
+        body,
+    }
+}
+
+/// A request as a step shows it: method, key and query, never a signature.
+fn shown_request(request: &Request<'_>) -> String {
+    let query: Vec<String> = request
+        .query
+        .iter()
+        .map(|(name, value)| {
+            if value.is_empty() {
+                (*name).to_string()
+            } else {
+                format!("{name}={value}")
+            }
+        })
+        .collect();
+    let mut shown = format!(
+        "{} {}",
+        request.method.to_str(),
+        request.key.unwrap_or("(bucket)")
+    );
+    if !query.is_empty() {
+        shown.push('?');
+        shown.push_str(&query.join("&"));
+    }
+    if request.headers.contains(&BYPASS) {
+        shown.push_str(" (bypassing governance)");
+    }
+    shown
+}
+
+/// The probe's content: its own name and which write it is, padded to [`PROBE_BYTES`].
+fn probe_body(tag: &str, write: u32) -> Vec<u8> {
+    let mut body = format!(
+        "backlab object-lock probe {tag}, write {write}: an object of the lab's own, never a \
+         backup\n"
+    )
+    .into_bytes();
+    body.resize(PROBE_BYTES, b'.');
+    body
+}
+
+/// The text of the first element `name` of an XML document.
+fn xml_text(body: &str, name: &str) -> Option<String> {
+    let document = roxmltree::Document::parse(body).ok()?;
+    document
+        .descendants()
+        .find(|node| node.has_tag_name(name))
+        .and_then(|node| node.text())
+        .map(|text| text.trim().to_string())
+        .filter(|text| !text.is_empty())
+}
+
+/// The default retention of an object-lock configuration.
+fn default_retention(body: &str) -> Option<DefaultRetention> {
+    let mode = xml_text(body, "Mode")?;
+    let number = |name| {
+        xml_text(body, name)
+            .and_then(|value| value.parse::<u32>().ok())
+            .filter(|value| *value > 0)
+    };
+    Some(DefaultRetention {
+        mode,
+        days: number("Days"),
+        years: number("Years"),
+    })
+}
+
+/// A `PutObjectRetention` body.
+fn retention_xml(mode: &str, until: &str) -> String {
+    format!(
+        "<Retention xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Mode>{mode}</Mode>\
+         <RetainUntilDate>{until}</RetainUntilDate></Retention>"
+    )
+}
+
+/// Whether an RFC 3339 time is later than now.
+fn in_future(until: &str) -> bool {
+    until
+        .parse::<jiff::Timestamp>()
+        .is_ok_and(|until| until > jiff::Timestamp::now())
+}
+
+/// A retention end shorter than `until`: a day from now, or halfway to `until` when that is
+/// sooner.
+fn shorter_than(until: &str) -> String {
+    let now = jiff::Timestamp::now();
+    let day = now + jiff::SignedDuration::from_hours(24);
+    let shorter = match until.parse::<jiff::Timestamp>() {
+        Ok(until) if until > day + jiff::SignedDuration::from_hours(1) => day,
+        Ok(until) => {
+            let half = until.duration_since(now) / 2;
+            now + half
+        }
+        Err(_) => day,
+    };
+    shorter
+        .round(jiff::Unit::Second)
+        .map_or_else(|_| shorter.to_string(), |rounded| rounded.to_string())
+}
+
+fn plural(count: u64, one: &str, many: &str) -> String {
+    format!("{count} {}", if count == 1 { one } else { many })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a versioned bucket with a default retention answers: the write, an overwrite and
+    /// a delete accepted (new versions, a delete marker); `shorten` and `delete_version` as
+    /// given.
+    fn versioned(mode: &str, shorten_refused: bool, delete_version: bool) -> Found {
+        Found {
+            written: Some(Ok(())),
+            versioned: true,
+            lock_enabled: Some(true),
+            default_retention: Some(DefaultRetention {
+                mode: mode.to_string(),
+                days: Some(30),
+                years: None,
+            }),
+            retained: Some((mode.to_string(), "2027-01-06T00:00:00Z".to_string())),
+            overwrite: Some(true),
+            delete: Some(true),
+            shortened: (!shorten_refused).then(|| {
+                (
+                    "2027-01-06T00:00:00Z".to_string(),
+                    "2026-12-08T00:00:00Z".to_string(),
+                )
+            }),
+            shorten_refused,
+            delete_version: Some(Ok(delete_version)),
+        }
+    }
+
+    /// S3 in compliance mode refuses both the shorter retention and the delete of the
+    /// version: immutable, with the retention said.
+    #[test]
+    fn a_compliance_bucket_that_refuses_both_is_immutable() {
+        assert_eq!(
+            verdict(&versioned("COMPLIANCE", true, false)),
+            (
+                LockVerdict::Immutable,
+                "a delete of its version was refused and its retention could not be \
+                 shortened; retention 30 days (compliance)"
+                    .to_string()
+            )
+        );
+    }
+
+    /// Governance mode that these credentials may not bypass holds against them, and the
+    /// answer says who could still delete.
+    #[test]
+    fn a_governance_bucket_is_immutable_only_to_credentials_that_may_not_bypass_it() {
+        let (held, why) = verdict(&versioned("GOVERNANCE", true, false));
+        assert_eq!(held, LockVerdict::Immutable);
+        assert!(
+            why.ends_with("credentials allowed to bypass it could still delete"),
+            "{why}"
+        );
+        let (bypassed, why) = verdict(&versioned("GOVERNANCE", false, true));
+        assert_eq!(bypassed, LockVerdict::NotImmutable);
+        assert!(why.starts_with("the probe object was deleted"), "{why}");
+    }
+
+    /// A retention that could be shortened is no lock, even while the version's delete is
+    /// still refused.
+    #[test]
+    fn a_retention_that_could_be_shortened_is_not_immutable() {
+        let (shortened, why) = verdict(&versioned("COMPLIANCE", false, false));
+        assert_eq!(shortened, LockVerdict::NotImmutable);
+        assert_eq!(
+            why,
+            "the probe's retention was shortened from 2027-01-06T00:00:00Z to \
+             2026-12-08T00:00:00Z with these credentials; a delete of its version goes \
+             through once it ends"
+        );
+    }
+
+    /// A plain bucket: the delete is the end of the probe. One whose delete is refused and
+    /// keeps no versions is a policy, not a lock: cannot tell.
+    #[test]
+    fn a_plain_bucket_loses_the_probe_and_a_refusal_without_a_lock_cannot_tell() {
+        let plain = Found {
+            written: Some(Ok(())),
+            lock_enabled: Some(false),
+            overwrite: Some(true),
+            delete: Some(true),
+            ..Found::default()
+        };
+        assert_eq!(
+            verdict(&plain),
+            (
+                LockVerdict::NotImmutable,
+                "the probe object was deleted".to_string()
+            )
+        );
+        let refused = Found {
+            delete: Some(false),
+            overwrite: Some(false),
+            ..plain.clone()
+        };
+        let (verdict_of, why) = verdict(&refused);
+        assert_eq!(verdict_of, LockVerdict::CannotTell);
+        assert!(why.contains("a policy, not a lock"), "{why}");
+        let unwritten = Found {
+            written: Some(Err("403 AccessDenied".to_string())),
+            ..Found::default()
+        };
+        assert_eq!(
+            verdict(&unwritten),
+            (
+                LockVerdict::CannotTell,
+                "the credentials may not write an object here (403 AccessDenied)".to_string()
+            )
+        );
+    }
+
+    /// Object lock without a default retention locks nothing a writer does not ask for: the
+    /// answer says so beside the deleted probe.
+    #[test]
+    fn a_lock_without_a_default_retention_is_said() {
+        let found = Found {
+            written: Some(Ok(())),
+            versioned: true,
+            lock_enabled: Some(true),
+            overwrite: Some(true),
+            delete: Some(true),
+            delete_version: Some(Ok(true)),
+            ..Found::default()
+        };
+        let (verdict_of, why) = verdict(&found);
+        assert_eq!(verdict_of, LockVerdict::NotImmutable);
+        assert!(why.contains("no default retention"), "{why}");
+    }
+
+    /// A step shows the request's method, key and subresources, never a signature.
+    #[test]
+    fn a_request_is_shown_without_its_signature() {
+        let query = [("retention", ""), ("versionId", "v1")];
+        let request = object_request(
+            "PutObjectRetention",
+            Method::Put,
+            "backlab/probe",
+            &query,
+            &[BYPASS],
+            b"x",
+        );
+        assert_eq!(
+            shown_request(&request),
+            "PUT backlab/probe?retention&versionId=v1 (bypassing governance)"
+        );
+    }
+
+    /// A bucket's lock configuration gives its mode and period; a shorter end is before the
+    /// one given.
+    #[test]
+    fn a_default_retention_is_read_and_a_shorter_end_is_sooner() {
+        let body = "<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled>\
+                    <Rule><DefaultRetention><Mode>COMPLIANCE</Mode><Years>1</Years>\
+                    </DefaultRetention></Rule></ObjectLockConfiguration>";
+        let retention = default_retention(body).expect("a retention");
+        assert_eq!(retention.words(), "1 year (compliance)");
+        let until = jiff::Timestamp::now() + jiff::SignedDuration::from_hours(24 * 30);
+        let shorter: jiff::Timestamp = shorter_than(&until.to_string()).parse().expect("a time");
+        assert!(shorter < until && shorter > jiff::Timestamp::now());
+        let soon = jiff::Timestamp::now() + jiff::SignedDuration::from_hours(2);
+        let sooner: jiff::Timestamp = shorter_than(&soon.to_string()).parse().expect("a time");
+        assert!(sooner < soon, "{sooner} before {soon}");
+    }
+}
