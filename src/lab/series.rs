@@ -2,7 +2,7 @@
 //! for `/metrics`, and the changes a campaign's figures made stand out in its series.
 
 use super::{Lab, LabError, check_id, current_judgement};
-use crate::series::history::{Change, Entry, History};
+use crate::series::history::{Entry, FoundChanges, History};
 use crate::store::{JudgedCampaign, Store};
 
 /// The most campaigns of a series a history reads: the newest ones.
@@ -64,11 +64,11 @@ impl Series<'_> {
     pub async fn changes_found_by(
         &self,
         id: &str,
-    ) -> Result<(Option<String>, Vec<Change>), LabError> {
+    ) -> Result<(Option<String>, FoundChanges), LabError> {
         check_id(id)?;
         Ok(match self.found_by(id).await? {
             Some((key, changes)) => (Some(key), changes),
-            None => (None, Vec::new()),
+            None => (None, FoundChanges::default()),
         })
     }
 
@@ -77,7 +77,7 @@ impl Series<'_> {
     pub(super) async fn found_by(
         &self,
         id: &str,
-    ) -> Result<Option<(String, Vec<Change>)>, LabError> {
+    ) -> Result<Option<(String, FoundChanges)>, LabError> {
         let Some(key) = self.store.series_of(id).await? else {
             return Ok(None);
         };

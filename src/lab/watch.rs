@@ -6,7 +6,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::Lab;
-use crate::series::history::Change;
+use crate::series::history::{Change, FoundChanges};
+use crate::series::requests::RequestChange;
 
 /// How long a post to the webhook may take before it is given up (and logged).
 const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -20,6 +21,16 @@ pub struct ChangeAlert {
     /// The campaign whose figures made the changes stand out.
     pub campaign: String,
     pub changes: Vec<AlertedChange>,
+    /// Changes in a tool's requests to its bucket per GiB backed up: its bill's.
+    pub request_changes: Vec<AlertedRequestChange>,
+}
+
+/// A change in a tool's requests as the webhook gets it: its figures, and in words.
+#[derive(Debug, Serialize)]
+pub struct AlertedRequestChange {
+    #[serde(flatten)]
+    pub change: RequestChange,
+    pub words: String,
 }
 
 /// A change as the webhook gets it: its figures, and in words.
@@ -34,12 +45,12 @@ impl Lab {
     /// The changes finished campaign `id` brought to light in its series, posted to the
     /// webhook when there are any and one is configured. Failures are logged, never raised:
     /// the campaign is finished whatever becomes of its alert.
-    pub(super) async fn watch(&self, id: &str) -> Vec<Change> {
+    pub(super) async fn watch(&self, id: &str) -> FoundChanges {
         let found = match self.series().found_by(id).await {
             Ok(found) => found,
             Err(error) => {
                 tracing::warn!(campaign = %id, %error, "cannot test the campaign against its series");
-                return Vec::new();
+                return FoundChanges::default();
             }
         };
         if let (Some((key, changes)), Some(webhook)) = (&found, &self.host.webhook)
@@ -54,8 +65,17 @@ impl Lab {
                     .map(|url| format!("{}/series/{key}", url.trim_end_matches('/'))),
                 campaign: id.to_string(),
                 changes: changes
+                    .changes
                     .iter()
                     .map(|change| AlertedChange {
+                        words: change.words(),
+                        change: change.clone(),
+                    })
+                    .collect(),
+                request_changes: changes
+                    .request_changes
+                    .iter()
+                    .map(|change| AlertedRequestChange {
                         words: change.words(),
                         change: change.clone(),
                     })

@@ -22,6 +22,8 @@ use crate::noise::{FAMILY_ALPHA, Side, stands_out};
 use crate::reference::Reference;
 use crate::spec::TestKind;
 
+use super::requests::{RequestChange, RequestLine, request_lines};
+
 /// The smallest change a series reports, in percent of the figure before it.
 pub const MIN_CHANGE_PCT: f64 = 5.0;
 
@@ -43,6 +45,32 @@ pub struct History {
     pub key: String,
     pub campaigns: Vec<CampaignMark>,
     pub lines: Vec<Line>,
+    /// Each tool's requests to its bucket per GiB backed up, and their changes.
+    pub requests: Vec<RequestLine>,
+}
+
+/// What a campaign brought to light in its series: changes in the figures, and in a tool's
+/// requests to its bucket.
+#[derive(Debug, Clone, Default)]
+pub struct FoundChanges {
+    pub changes: Vec<Change>,
+    pub request_changes: Vec<RequestChange>,
+}
+
+impl FoundChanges {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty() && self.request_changes.is_empty()
+    }
+
+    /// Each change in a sentence: the figures' first.
+    pub fn words(&self) -> Vec<String> {
+        self.changes
+            .iter()
+            .map(Change::words)
+            .chain(self.request_changes.iter().map(RequestChange::words))
+            .collect()
+    }
 }
 
 /// A campaign of the series: where its points link to, and what its verdict named.
@@ -383,6 +411,7 @@ impl History {
             key: key.to_string(),
             campaigns,
             lines,
+            requests: request_lines(entries),
         }
     }
 
@@ -422,13 +451,14 @@ impl History {
 
     /// The changes that campaign `id` brought to light: found in the series up to it and not
     /// in the series up to the campaign before it. These are what an alert tells of, once.
-    pub fn found_by(key: &str, entries: &[Entry], id: &str) -> Vec<Change> {
+    pub fn found_by(key: &str, entries: &[Entry], id: &str) -> FoundChanges {
         let Some(at) = entries.iter().position(|entry| entry.id == id) else {
-            return Vec::new();
+            return FoundChanges::default();
         };
         let before = Self::of(key, &entries[..at]);
         let now = Self::of(key, &entries[..=at]);
-        now.changes()
+        let changes = now
+            .changes()
             .filter(|change| {
                 !before.changes().any(|old| {
                     old.test == change.test
@@ -437,7 +467,25 @@ impl History {
                 })
             })
             .cloned()
-            .collect()
+            .collect();
+        let request_changes = now
+            .request_changes()
+            .filter(|change| {
+                !before.request_changes().any(|old| {
+                    old.tool == change.tool && old.first_campaign == change.first_campaign
+                })
+            })
+            .cloned()
+            .collect();
+        FoundChanges {
+            changes,
+            request_changes,
+        }
+    }
+
+    /// Every change in a tool's requests, by tool then age.
+    pub fn request_changes(&self) -> impl Iterator<Item = &RequestChange> {
+        self.requests.iter().flat_map(|line| line.changes.iter())
     }
 }
 

@@ -1,10 +1,12 @@
 //! A history per spec: the campaigns that measure the same thing, oldest first, each test's
-//! figure over them, and the changes that stand out of their noise.
+//! figure over them, and the changes that stand out of their noise; and each tool's requests to
+//! its bucket per GiB backed up over them, and their changes (`requests`).
 //!
 //! A campaign joins the series its spec names (`series`), else the one of every campaign with
 //! the same spec, its name aside. The key is what URLs and the store use for it.
 
 pub mod history;
+pub mod requests;
 
 use sha2::{Digest, Sha256};
 

@@ -116,6 +116,12 @@ impl Tools {
         })
     }
 
+    /// The version `tool`'s programs print now: a tool upgraded since the lab started prints
+    /// its new one.
+    pub fn version_now(&self, tool: &AvailableTool) -> Result<String, String> {
+        self.probe(&tool.definition)
+    }
+
     /// The program's full path on the tools' PATH.
     pub fn locate(&self, program: &str) -> Option<PathBuf> {
         if program.contains('/') {

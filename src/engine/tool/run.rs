@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::AvailableTool;
 use super::definition::{Places, S3Place, ToolDefinition, ToolShape};
 use super::figures::{PressureFigures, ToolFigures};
 use super::process::{Finished, Launch, Output, Running, Stage};
@@ -192,17 +191,28 @@ pub fn execute(
         _ => DEFAULT_LIMIT,
     };
     let tag = format!("{}-{:016x}", std::process::id(), rand::random::<u64>());
+    // The version is read again as the run starts: a tool upgraded while the lab runs is
+    // named as it is now, so a change after an upgrade names the upgrade.
+    let mut warnings = Vec::new();
+    let version = settings.tools.version_now(tool).unwrap_or_else(|why| {
+        warnings.push(format!(
+            "{}'s version could not be read again as the run began ({why}): the one read when \
+             the lab started, {}, is given",
+            definition.name, tool.version
+        ));
+        tool.version.clone()
+    });
     let context = Context {
         plan,
         settings,
         control,
-        tool,
+        version,
         definition,
         values,
         tag,
         limit,
         run_deadline: settings.max_run.map(|longest| Instant::now() + longest),
-        warnings: std::sync::Mutex::new(Vec::new()),
+        warnings: std::sync::Mutex::new(warnings),
     };
     let mut scratch = Scratch {
         dirs: Vec::new(),
@@ -245,7 +255,8 @@ struct Context<'a> {
     plan: &'a RunPlan,
     settings: &'a EngineSettings,
     control: &'a RunControl<'a>,
-    tool: &'a AvailableTool,
+    /// The tool's version as its programs print it when the run began.
+    version: String,
     definition: &'a ToolDefinition,
     values: BTreeMap<String, super::ParamValue>,
     tag: String,
@@ -683,7 +694,7 @@ impl Context<'_> {
         let share = |part: f64| if wall > 0.0 { part / wall } else { 0.0 };
         ToolFigures {
             name: self.definition.name.clone(),
-            version: self.tool.version.clone(),
+            version: self.version.clone(),
             shape: self.definition.shape,
             params: self.values.clone(),
             source_files: tally.0,

@@ -77,7 +77,7 @@ pub(super) async fn campaign(
         c.references = crate::views::page::references::rows(&references, &view.verdict);
         if c.is_final {
             c.series = series;
-            c.series_changes = series_changes.iter().map(|change| change.words()).collect();
+            c.series_changes = series_changes.words();
         }
         let body = (CampaignTemplate {
             standalone: false,

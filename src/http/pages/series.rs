@@ -7,6 +7,7 @@ use axum::response::Response;
 
 use crate::http::AppState;
 use crate::series::history::{History, Line, MIN_CAMPAIGNS_EACH_SIDE};
+use crate::series::requests::{REQUEST_CHANGE_PCT, RequestLine};
 
 use super::render::{html, internal, lab_error_page};
 use crate::views::charts::{
@@ -24,6 +25,23 @@ pub(super) struct SeriesTemplate {
     first: String,
     last: String,
     lines: Vec<LineView>,
+    /// Each tool's requests to its bucket per GiB backed up, campaign by campaign.
+    requests: Vec<RequestsView>,
+}
+
+impl SeriesTemplate {
+    /// The share a tool's requests must move by for a change, as the page says it.
+    fn request_change_pct(&self) -> String {
+        format!("{REQUEST_CHANGE_PCT:.0}")
+    }
+}
+
+/// One tool's requests per GiB over the series, and their changes in words.
+pub(super) struct RequestsView {
+    tool: String,
+    /// Campaign number, its link, the figure and the tool's version.
+    points: Vec<(usize, String, String, String)>,
+    changes: Vec<ChangeWords>,
 }
 
 /// One test's chart and its changes in words.
@@ -84,7 +102,41 @@ pub(super) async fn series_page(
         first: name(history.campaigns.first()),
         last: name(history.campaigns.last()),
         lines,
+        requests: history.requests.iter().map(requests_view).collect(),
     })
+}
+
+/// A tool's requests per GiB as the page lists them.
+fn requests_view(line: &RequestLine) -> RequestsView {
+    RequestsView {
+        tool: line.tool.clone(),
+        points: line
+            .points
+            .iter()
+            .map(|point| {
+                (
+                    point.number,
+                    format!("/campaigns/{}", point.campaign),
+                    format!("{:.1}", point.requests_per_gib),
+                    point.version.clone().unwrap_or_default(),
+                )
+            })
+            .collect(),
+        changes: line
+            .changes
+            .iter()
+            .map(|change| ChangeWords {
+                words: change.words(),
+                href: format!("/campaigns/{}", change.first_campaign),
+                // More requests cost more: marked as a slower backup is.
+                class: if change.direction() == "more" {
+                    "slower"
+                } else {
+                    "faster"
+                },
+            })
+            .collect(),
+    }
 }
 
 /// A line's chart and words.

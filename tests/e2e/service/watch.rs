@@ -368,3 +368,158 @@ async fn a_step_under_a_cap_is_found_on_a_busy_machine() {
     )
     .await;
 }
+
+/// A tool whose "upgrade" writes smaller packs: restic run through a script that reads its
+/// version and pack size from files the test rewrites between campaigns, its repository in the
+/// lab's S3 store. Three campaigns at one version, three at the next: the series finds the
+/// change in the tool's requests per GiB at the fourth, names both versions, the webhook hears
+/// of it once, and the series page and the campaign page say it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_upgrade_that_multiplies_its_requests_is_raised_once() {
+    let server = crate::support::s3::S3Server::start();
+    let (hook, received) = webhook_listener().await;
+    let root = crate::support::fixtures::scratch();
+    let (version, pack) = (root.path().join("version"), root.path().join("pack"));
+    let tools_file = root.path().join("tools.json");
+    std::fs::write(
+        &tools_file,
+        json!([{
+            "name": "packer",
+            "shape": "repository",
+            "version": [["cat", version]],
+            "env": {"RESTIC_PASSWORD": "{password}", "RESTIC_CACHE_DIR": "{home}/cache"},
+            "init": [["restic", "init", "--quiet", "--repo", "{repo}", "--repository-version", "2"]],
+            "backup": [["sh", "-c",
+                format!("exec restic backup --json --repo \"$0\" --host backlab --pack-size \"$(cat {})\" --tag \"$1\" \"$2\"", pack.display()),
+                "{repo}", "{archive}", "{source}"]],
+            "restore": [["restic", "restore", "latest", "--tag", "{archive}", "--repo", "{repo}", "--target", "{restore}"]],
+            "progress": "restic_json",
+            "s3": {
+                "repo": "s3:{s3_endpoint}/{s3_bucket}/{s3_key}",
+                "env": {"AWS_ACCESS_KEY_ID": "{s3_access_key}",
+                        "AWS_SECRET_ACCESS_KEY": "{s3_secret_key}",
+                        "AWS_DEFAULT_REGION": "{s3_region}"}
+            }
+        }])
+        .to_string(),
+    )
+    .expect("the tools file");
+    std::fs::write(&version, "packer 1.0\n").expect("the version file");
+    std::fs::write(&pack, "64").expect("the pack size file");
+    let mut options = server.lab_options();
+    options.extra.extend([
+        "--webhook".to_string(),
+        hook,
+        "--tools".to_string(),
+        tools_file.display().to_string(),
+    ]);
+    let lab = Lab::start(root.path(), &options);
+    // 48 MiB that does not compress: 1 pack of 64 MiB before the upgrade, 12 of 4 MiB after.
+    let tree = lab.data_dir.join("tree");
+    std::fs::create_dir_all(&tree).expect("the tree");
+    for file in 0..12 {
+        let mut bytes = vec![0u8; 4 << 20];
+        rand::fill(&mut bytes[..]);
+        std::fs::write(tree.join(format!("f{file:02}")), bytes).expect("a file");
+    }
+    let spec = json!({
+        "series": "bills",
+        "source": {"paths": ["tree"]},
+        "target": {"kind": "s3", "store": "lab"},
+        "tests": ["tool_backup"],
+        "tool": {"name": "packer"},
+    });
+    let mut ids = Vec::new();
+    for (campaign, (said, pack_mib)) in [("packer 1.0", 64), ("packer 2.0", 4)]
+        .into_iter()
+        .flat_map(|step| std::iter::repeat_n(step, 3))
+        .enumerate()
+    {
+        std::fs::write(&version, format!("{said}\n")).expect("the version file");
+        std::fs::write(&pack, pack_mib.to_string()).expect("the pack size file");
+        let id = lab.submit(&spec).await;
+        let done = lab
+            .wait_status(&id, &["done", "failed"], Duration::from_secs(120))
+            .await;
+        assert_eq!(done["status"], "done", "campaign {}: {done}", campaign + 1);
+        ids.push(id);
+    }
+    let series = wait_until(
+        "six campaigns' requests in the series",
+        Duration::from_secs(30),
+        Duration::from_millis(100),
+        async || {
+            let series = lab.get_json("/api/series/bills").await;
+            match series["requests"][0]["points"].as_array().map(Vec::len) {
+                Some(6) => Ok(series),
+                _ => Err(series.to_string()),
+            }
+        },
+    )
+    .await;
+    let line = &series["requests"][0];
+    assert_eq!(line["tool"], "packer", "{line}");
+    let per_gib: Vec<f64> = line["points"]
+        .as_array()
+        .expect("points")
+        .iter()
+        .filter_map(|point| point["requests_per_gib"].as_f64())
+        .collect();
+    let changes = line["changes"].as_array().expect("changes");
+    assert_eq!(changes.len(), 1, "{line}");
+    let change = &changes[0];
+    assert_eq!(change["first_number"], 4, "{change}");
+    assert_eq!(change["first_campaign"], ids[3].as_str(), "{change}");
+    assert_eq!(change["tool_before"], "packer 1.0", "{change}");
+    assert_eq!(change["tool_after"], "packer 2.0", "{change}");
+    assert!(
+        per_gib[3..].iter().all(|after| *after > 1.2 * per_gib[0]),
+        "more requests after the upgrade: {per_gib:?}"
+    );
+
+    // Posted once, by the sixth campaign, with the change in words.
+    let posts = wait_until(
+        "the webhook to hear of the change in requests",
+        Duration::from_secs(30),
+        Duration::from_millis(100),
+        async || {
+            let posts = received.lock().expect("the posts").clone();
+            let with_requests: Vec<Value> = posts
+                .into_iter()
+                .filter(|post| {
+                    post["request_changes"]
+                        .as_array()
+                        .is_some_and(|changes| !changes.is_empty())
+                })
+                .collect();
+            if with_requests.is_empty() {
+                Err("no post of requests yet".to_string())
+            } else {
+                Ok(with_requests)
+            }
+        },
+    )
+    .await;
+    assert_eq!(posts.len(), 1, "exactly one alert of requests: {posts:?}");
+    assert_eq!(posts[0]["campaign"], ids[5].as_str(), "{}", posts[0]);
+    let words = posts[0]["request_changes"][0]["words"]
+        .as_str()
+        .expect("words")
+        .to_string();
+    assert!(
+        words.starts_with("packer's requests to the bucket per GiB backed up became")
+            && words.contains("more from campaign 4 on")
+            && words.contains("from packer 1.0 to packer 2.0"),
+        "{words}"
+    );
+    let page = lab.get_text("/series/bills").await;
+    assert!(
+        page.contains(&words.replace('\'', "&#39;")),
+        "the series page says it"
+    );
+    let campaign_page = lab.get_text(&format!("/campaigns/{}", ids[5])).await;
+    assert!(
+        campaign_page.contains(&words.replace('\'', "&#39;")),
+        "the campaign that found it says it"
+    );
+}

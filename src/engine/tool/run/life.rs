@@ -641,7 +641,7 @@ impl Context<'_> {
         let cpu: f64 = backups.iter().map(|backup| backup.cpu_s).sum();
         crate::engine::tool::ToolFigures {
             name: self.definition.name.clone(),
-            version: self.tool.version.clone(),
+            version: self.version.clone(),
             shape: self.definition.shape,
             params: self.values.clone(),
             source_files: tally.0,

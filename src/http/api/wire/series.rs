@@ -17,6 +17,10 @@ pub struct SeriesBody<'a> {
     pub key: &'a str,
     pub campaigns: Vec<SeriesCampaignBody<'a>>,
     pub lines: Vec<SeriesLineBody<'a>>,
+    /// Each tool's requests to its bucket per GiB backed up, campaign by campaign, and the
+    /// changes in them (a change when three campaigns or more after it each differ by more
+    /// than 20 % from the median before it).
+    pub requests: &'a [crate::series::requests::RequestLine],
 }
 
 /// A campaign of a series: where its points link to, and what its verdict named.
@@ -173,6 +177,7 @@ impl<'a> From<&'a History> for SeriesBody<'a> {
             key: &history.key,
             campaigns: history.campaigns.iter().map(campaign).collect(),
             lines: history.lines.iter().map(line).collect(),
+            requests: &history.requests,
         }
     }
 }
