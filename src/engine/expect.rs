@@ -212,7 +212,7 @@ fn tool_expected(plan: &RunPlan) -> Option<Expected> {
 }
 
 /// The object-lock probe's usual length, and its longest: its dozen requests, each given
-/// up after 30 s.
+/// up after 30 s and not sent again once timed out (its cleanup's few are shorter).
 const PROBE_S: f64 = 2.0;
 const PROBE_LONGEST_S: f64 = 12.0 * 30.0;
 

@@ -27,8 +27,7 @@ use super::requests::{RequestChange, RequestLine, request_lines};
 /// The smallest change a series reports, in percent of the figure before it.
 pub const MIN_CHANGE_PCT: f64 = 5.0;
 
-/// The fewest campaigns on each side of a change.
-pub const MIN_CAMPAIGNS_EACH_SIDE: usize = 3;
+pub use super::MIN_CAMPAIGNS_EACH_SIDE;
 
 /// One finished campaign of a series, as the store keeps it.
 #[derive(Debug, Clone)]
@@ -411,7 +410,11 @@ impl History {
             key: key.to_string(),
             campaigns,
             lines,
-            requests: request_lines(entries),
+            requests: request_lines(
+                entries
+                    .iter()
+                    .map(|entry| (entry.id.as_str(), entry.judgement.verdict.tools.as_slice())),
+            ),
         }
     }
 

@@ -8,6 +8,9 @@
 pub mod history;
 pub mod requests;
 
+/// The fewest campaigns on each side of a change, in a test's figures or a tool's requests.
+pub const MIN_CAMPAIGNS_EACH_SIDE: usize = 3;
+
 use sha2::{Digest, Sha256};
 
 use crate::spec::{CampaignSpec, SPEC_SERIES_PREFIX};

@@ -11,7 +11,8 @@
 
 use serde::Serialize;
 
-use super::history::{Entry, MIN_CAMPAIGNS_EACH_SIDE};
+use super::MIN_CAMPAIGNS_EACH_SIDE;
+use crate::analysis::tools::ToolLine;
 
 /// The least a tool's requests per GiB must move for a change, in percent of the median
 /// before it.
@@ -91,17 +92,20 @@ pub struct RequestLine {
     pub changes: Vec<RequestChange>,
 }
 
-/// Each tool's line, in the order the tools first appear: every campaign whose verdict kept
+/// Each tool's line, in the order the tools first appear, from the series' campaigns (each
+/// its id and its verdict's tool lines, oldest first): every campaign whose verdict kept
 /// requests per GiB for it.
-pub fn request_lines(entries: &[Entry]) -> Vec<RequestLine> {
+pub fn request_lines<'a>(
+    campaigns: impl IntoIterator<Item = (&'a str, &'a [ToolLine])>,
+) -> Vec<RequestLine> {
     let mut lines: Vec<RequestLine> = Vec::new();
-    for (index, entry) in entries.iter().enumerate() {
-        for tool in &entry.judgement.verdict.tools {
+    for (index, (id, tools)) in campaigns.into_iter().enumerate() {
+        for tool in tools {
             let Some(requests_per_gib) = tool.requests_per_gib else {
                 continue;
             };
             let point = RequestPoint {
-                campaign: entry.id.clone(),
+                campaign: id.to_string(),
                 number: index + 1,
                 requests_per_gib,
                 version: tool.version.clone(),

@@ -48,6 +48,8 @@ const TIMEOUT_ATTEMPTS: u32 = 2;
 /// for the start-up sweep.
 const CLEANUP_TIMEOUT: Duration = Duration::from_secs(5);
 const CLEANUP_ATTEMPTS: u32 = 2;
+/// Times one request of the object-lock probe is sent in all.
+const PROBE_ATTEMPTS: u32 = 3;
 /// Most keys a listing asks for at once.
 const LIST_PAGE: usize = 1000;
 
@@ -200,11 +202,17 @@ impl S3Client {
         }
     }
 
-    /// A client for the object-lock probe: its requests give up after `timeout`, are sent
-    /// again only after a throttling answer, a server error or a lost connection, and are not
-    /// billed; it names itself `backlab-probe`.
+    /// A client for the object-lock probe: its requests give up after `timeout` (once: one
+    /// that timed out is not sent again), are sent at most three times after a throttling
+    /// answer, a server error or a lost connection, and are not billed; it names itself
+    /// `backlab-probe`. A store that stops answering holds each of the probe's requests
+    /// `timeout` at most.
     pub fn for_probe(store: &ObjectStore, tally: Arc<RequestTally>, timeout: Duration) -> Self {
-        Self::built(store, tally, timeout, "backlab-probe")
+        Self {
+            attempts: PROBE_ATTEMPTS,
+            timeout_attempts: 1,
+            ..Self::built(store, tally, timeout, "backlab-probe")
+        }
     }
 
     /// A client of the same store for cleaning up after a run ([`S3Client::for_cleanup`]).

@@ -142,6 +142,8 @@ impl LockFigures {
 struct Found {
     /// The probe was written; `Err` with the answer when it was not.
     written: Option<Result<(), String>>,
+    /// The bucket's versioning as it said it (`Enabled`, `Suspended`, `off`).
+    versioning: Option<String>,
     versioned: bool,
     lock_enabled: Option<bool>,
     default_retention: Option<DefaultRetention>,
@@ -159,24 +161,73 @@ struct Found {
 
 /// Probes the bucket of `client` with objects under `prefix`, named with `tag`.
 pub fn probe(client: &S3Client, prefix: &str, tag: &str, give_up: &AtomicBool) -> LockFigures {
-    let key = format!("{prefix}{PROBE_KEY_START}{tag}");
-    let mut steps = Vec::new();
-    let mut found = Found::default();
-    let mut figures = LockFigures {
-        store: client.store().words(),
-        versioning: "unknown".to_string(),
-        lock_enabled: None,
-        default_retention: None,
-        probe_retention: None,
+    let mut prober = Prober {
+        client,
+        key: format!("{prefix}{PROBE_KEY_START}{tag}"),
+        give_up,
         steps: Vec::new(),
-        verdict: LockVerdict::CannotTell,
-        answer: String::new(),
-        kept: Vec::new(),
     };
-    let mut ask = |tried: &str, request: Request<'_>, meaning: &dyn Fn(&Answer) -> String| {
-        let shown = shown_request(&request);
-        let answer = client.ask(&request, give_up);
-        steps.push(match &answer {
+    let mut found = Found::default();
+    prober.read_bucket(&mut found);
+    let first = probe_body(tag, 1);
+    let version = prober.write(&first, &mut found);
+    if found.written != Some(Ok(())) {
+        return prober.conclude(&found, Vec::new());
+    }
+    let mut versions: Vec<(String, u64)> = Vec::new();
+    if let Some(version) = &version {
+        versions.push((version.clone(), first.len() as u64));
+    }
+    found.retained = prober
+        .read_retention(version.as_deref())
+        .filter(|(_, until)| in_future(until));
+
+    // What someone holding these credentials would try.
+    let second = probe_body(tag, 2);
+    if let Some(newer) = prober.overwrite(&second, &mut found) {
+        versions.push((newer, second.len() as u64));
+    }
+    let marker = prober.delete(&mut found);
+    if let (Some(version), Some((mode, until))) = (&version, found.retained.clone()) {
+        prober.shorten(version, &mode, &until, &mut found);
+    }
+    if let Some(version) = &version {
+        let deleted = prober.delete_version(version);
+        if deleted == Ok(true) {
+            versions.retain(|(have, _)| have != version);
+        }
+        found.delete_version = Some(deleted);
+    }
+
+    // What is left of the probe is removed where the store allows it.
+    let unversioned_left = version.is_none() && found.delete != Some(true);
+    let kept = prober.clean_up(
+        &versions,
+        marker.as_deref(),
+        unversioned_left.then_some(second.len() as u64),
+    );
+    prober.conclude(&found, kept)
+}
+
+/// The probe under way: the client, the probe's key, and each step with its answer.
+struct Prober<'c> {
+    client: &'c S3Client,
+    key: String,
+    give_up: &'c AtomicBool,
+    steps: Vec<LockStep>,
+}
+
+impl Prober<'_> {
+    /// Sends `request` and keeps it as a step: what was tried, the answer, and what it means.
+    fn ask(
+        &mut self,
+        tried: &str,
+        request: &Request<'_>,
+        meaning: impl Fn(&Answer) -> String,
+    ) -> Result<Answer, String> {
+        let shown = shown_request(request);
+        let answer = self.client.ask(request, self.give_up);
+        self.steps.push(match &answer {
             Ok(answer) => LockStep {
                 tried: tried.to_string(),
                 request: shown,
@@ -192,163 +243,156 @@ pub fn probe(client: &S3Client, prefix: &str, tag: &str, give_up: &AtomicBool) -
                 meaning: "no answer".to_string(),
             },
         });
-        answer
-    };
+        answer.map_err(|failure| failure.message)
+    }
 
-    // The bucket's settings.
-    if let Ok(answer) = ask(
-        "read the bucket's versioning",
-        bucket_request("GetBucketVersioning", Method::Get, &[("versioning", "")]),
-        &|answer| match (answer.accepted(), xml_text(&answer.body, "Status")) {
-            (true, Some(status)) => format!("versioning {status}"),
-            (true, None) => "versioning never enabled".to_string(),
-            (false, _) => "the store would not say".to_string(),
-        },
-    ) && answer.accepted()
-    {
-        let status = xml_text(&answer.body, "Status");
-        found.versioned = status.as_deref() == Some("Enabled");
-        figures.versioning = status.unwrap_or_else(|| "off".to_string());
-    }
-    if let Ok(answer) = ask(
-        "read the bucket's object-lock configuration",
-        bucket_request(
-            "GetObjectLockConfiguration",
-            Method::Get,
-            &[("object-lock", "")],
-        ),
-        &|answer| {
-            if answer.accepted() {
-                match default_retention(&answer.body) {
-                    Some(retention) => format!("object lock, default {}", retention.words()),
-                    None => "object lock, no default retention".to_string(),
-                }
-            } else if no_lock(answer) {
-                "no object lock".to_string()
-            } else {
-                "the store would not say".to_string()
-            }
-        },
-    ) {
-        if answer.accepted() {
-            found.lock_enabled = Some(xml_text(&answer.body, "ObjectLockEnabled").is_some());
-            found.default_retention = default_retention(&answer.body);
-        } else if no_lock(&answer) {
-            found.lock_enabled = Some(false);
-        }
-    }
-    figures.lock_enabled = found.lock_enabled;
-    figures.default_retention = found.default_retention.clone();
-
-    // The probe object, written as a backup tool writes one.
-    let first = probe_body(tag, 1);
-    let written = ask(
-        "write the probe object",
-        object_request("PutObject", Method::Put, &key, &[], &[], &first),
-        &|answer| {
-            if answer.accepted() {
-                match answer.header("x-amz-version-id") {
-                    Some(version) => format!("written, version {version}"),
-                    None => "written".to_string(),
-                }
-            } else {
-                "refused: nothing was written".to_string()
-            }
-        },
-    );
-    let mut versions: Vec<(String, u64)> = Vec::new();
-    let version = match &written {
-        Ok(answer) if answer.accepted() => {
-            found.written = Some(Ok(()));
-            answer
-                .header("x-amz-version-id")
-                .filter(|version| *version != "null")
-                .map(str::to_string)
-        }
-        Ok(answer) => {
-            found.written = Some(Err(answer.words()));
-            None
-        }
-        Err(failure) => {
-            found.written = Some(Err(failure.message.clone()));
-            None
-        }
-    };
-    if found.written != Some(Ok(())) {
-        return conclude(figures, steps, &found);
-    }
-    if let Some(version) = &version {
-        versions.push((version.clone(), first.len() as u64));
-    }
-    // Its retention, as the store set it.
-    let retention = |answer: &Answer| {
-        Some((
-            answer.header("x-amz-object-lock-mode")?.to_string(),
-            answer
-                .header("x-amz-object-lock-retain-until-date")?
-                .to_string(),
-        ))
-    };
-    let version_query = version
-        .as_deref()
-        .map(|version| vec![("versionId", version)])
-        .unwrap_or_default();
-    if let Ok(answer) = ask(
-        "read the probe's retention",
-        object_request("HeadObject", Method::Head, &key, &version_query, &[], &[]),
-        &|answer| match retention(answer) {
-            Some((mode, until)) => format!("retained until {until} ({})", mode.to_lowercase()),
-            None if answer.accepted() => "no retention".to_string(),
-            None => "the store would not say".to_string(),
-        },
-    ) {
-        found.retained = retention(&answer).filter(|(_, until)| in_future(until));
-    }
-    figures.probe_retention = found.retained.clone();
-
-    // What someone holding these credentials would try.
-    let second = probe_body(tag, 2);
-    if let Ok(answer) = ask(
-        "overwrite the probe object",
-        object_request("PutObject", Method::Put, &key, &[], &[], &second),
-        &|answer| match (answer.accepted(), answer.header("x-amz-version-id")) {
-            (true, Some(version)) if version != "null" => {
-                "accepted: a new version; the first is kept".to_string()
-            }
-            (true, _) => "accepted: the probe's content was replaced".to_string(),
-            (false, _) => "refused".to_string(),
-        },
-    ) {
-        found.overwrite = Some(answer.accepted());
-        if let Some(version) = answer
-            .header("x-amz-version-id")
-            .filter(|version| *version != "null")
+    /// The bucket's versioning and object-lock configuration.
+    fn read_bucket(&mut self, found: &mut Found) {
+        let versioning = self.ask(
+            "read the bucket's versioning",
+            &bucket_request("GetBucketVersioning", &[("versioning", "")]),
+            |answer| match (answer.accepted(), xml_text(&answer.body, "Status")) {
+                (true, Some(status)) => format!("versioning {status}"),
+                (true, None) => "versioning never enabled".to_string(),
+                (false, _) => "the store would not say".to_string(),
+            },
+        );
+        if let Ok(answer) = versioning
+            && answer.accepted()
         {
-            versions.push((version.to_string(), second.len() as u64));
+            let status = xml_text(&answer.body, "Status");
+            found.versioned = status.as_deref() == Some("Enabled");
+            found.versioning = Some(status.unwrap_or_else(|| "off".to_string()));
+        }
+        let lock = self.ask(
+            "read the bucket's object-lock configuration",
+            &bucket_request("GetObjectLockConfiguration", &[("object-lock", "")]),
+            |answer| {
+                if answer.accepted() {
+                    match default_retention(&answer.body) {
+                        Some(retention) => format!("object lock, default {}", retention.words()),
+                        None => "object lock, no default retention".to_string(),
+                    }
+                } else if no_lock(answer) {
+                    "no object lock".to_string()
+                } else {
+                    "the store would not say".to_string()
+                }
+            },
+        );
+        if let Ok(answer) = lock {
+            if answer.accepted() {
+                found.lock_enabled = Some(xml_text(&answer.body, "ObjectLockEnabled").is_some());
+                found.default_retention = default_retention(&answer.body);
+            } else if no_lock(&answer) {
+                found.lock_enabled = Some(false);
+            }
         }
     }
-    let mut marker = None;
-    if let Ok(answer) = ask(
-        "delete the probe object",
-        object_request("DeleteObject", Method::Delete, &key, &[], &[], &[]),
-        &|answer| match (answer.accepted(), answer.header("x-amz-delete-marker")) {
-            (true, Some("true")) => "accepted: a delete marker; the versions are kept".to_string(),
-            (true, _) => "accepted: the object is gone".to_string(),
-            (false, _) => "refused".to_string(),
-        },
-    ) {
+
+    /// Writes the probe object as a backup tool writes one; its version, when the bucket
+    /// keeps versions.
+    fn write(&mut self, body: &[u8], found: &mut Found) -> Option<String> {
+        let key = self.key.clone();
+        let written = self.ask(
+            "write the probe object",
+            &object_request("PutObject", Method::Put, &key, &[], &[], body),
+            |answer| {
+                if answer.accepted() {
+                    match version_of(answer) {
+                        Some(version) => format!("written, version {version}"),
+                        None => "written".to_string(),
+                    }
+                } else {
+                    "refused: nothing was written".to_string()
+                }
+            },
+        );
+        match written {
+            Ok(answer) if answer.accepted() => {
+                found.written = Some(Ok(()));
+                version_of(&answer)
+            }
+            Ok(answer) => {
+                found.written = Some(Err(answer.words()));
+                None
+            }
+            Err(why) => {
+                found.written = Some(Err(why));
+                None
+            }
+        }
+    }
+
+    /// The mode and end of the retention the store gave the probe's `version`.
+    fn read_retention(&mut self, version: Option<&str>) -> Option<(String, String)> {
+        let key = self.key.clone();
+        let query: Vec<(&str, &str)> = version.map(|v| ("versionId", v)).into_iter().collect();
+        let answer = self.ask(
+            "read the probe's retention",
+            &object_request("HeadObject", Method::Head, &key, &query, &[], &[]),
+            |answer| match retention_of(answer) {
+                Some((mode, until)) => {
+                    format!("retained until {until} ({})", mode.to_lowercase())
+                }
+                None if answer.accepted() => "no retention".to_string(),
+                None => "the store would not say".to_string(),
+            },
+        );
+        answer.ok().as_ref().and_then(retention_of)
+    }
+
+    /// Writes the probe again; the new version, when the bucket keeps versions.
+    fn overwrite(&mut self, body: &[u8], found: &mut Found) -> Option<String> {
+        let key = self.key.clone();
+        let answer = self
+            .ask(
+                "overwrite the probe object",
+                &object_request("PutObject", Method::Put, &key, &[], &[], body),
+                |answer| match (answer.accepted(), version_of(answer)) {
+                    (true, Some(_)) => "accepted: a new version; the first is kept".to_string(),
+                    (true, None) => "accepted: the probe's content was replaced".to_string(),
+                    (false, _) => "refused".to_string(),
+                },
+            )
+            .ok()?;
+        found.overwrite = Some(answer.accepted());
+        version_of(&answer)
+    }
+
+    /// Deletes the probe as a plain delete does; the delete marker's version, when the
+    /// bucket left one.
+    fn delete(&mut self, found: &mut Found) -> Option<String> {
+        let key = self.key.clone();
+        let answer = self
+            .ask(
+                "delete the probe object",
+                &object_request("DeleteObject", Method::Delete, &key, &[], &[], &[]),
+                |answer| match (answer.accepted(), answer.header("x-amz-delete-marker")) {
+                    (true, Some("true")) => {
+                        "accepted: a delete marker; the versions are kept".to_string()
+                    }
+                    (true, _) => "accepted: the object is gone".to_string(),
+                    (false, _) => "refused".to_string(),
+                },
+            )
+            .ok()?;
         found.delete = Some(answer.accepted());
-        if answer.header("x-amz-delete-marker") == Some("true") {
-            marker = answer.header("x-amz-version-id").map(str::to_string);
-        }
+        (answer.header("x-amz-delete-marker") == Some("true"))
+            .then(|| version_of(&answer))
+            .flatten()
     }
-    if let (Some(version), Some((mode, until))) = (&version, &found.retained) {
+
+    /// Asks for a shorter retention of the first version, bypassing governance as
+    /// credentials allowed to would.
+    fn shorten(&mut self, version: &str, mode: &str, until: &str, found: &mut Found) {
+        let key = self.key.clone();
         let shorter = shorter_than(until);
         let body = retention_xml(mode, &shorter);
-        let query = [("retention", ""), ("versionId", version.as_str())];
-        let retention_then = ask(
+        let query = [("retention", ""), ("versionId", version)];
+        let answer = self.ask(
             "shorten the first version's retention",
-            object_request(
+            &object_request(
                 "PutObjectRetention",
                 Method::Put,
                 &key,
@@ -356,7 +400,7 @@ pub fn probe(client: &S3Client, prefix: &str, tag: &str, give_up: &AtomicBool) -
                 &[BYPASS],
                 body.as_bytes(),
             ),
-            &|answer| {
+            |answer| {
                 if answer.accepted() {
                     format!("accepted: retained until {shorter} (was {until})")
                 } else {
@@ -364,95 +408,129 @@ pub fn probe(client: &S3Client, prefix: &str, tag: &str, give_up: &AtomicBool) -
                 }
             },
         );
-        match retention_then {
+        match answer {
             Ok(answer) if answer.accepted() => {
-                found.shortened = Some((until.clone(), shorter.clone()));
+                found.shortened = Some((until.to_string(), shorter.clone()));
             }
             Ok(_) => found.shorten_refused = true,
             Err(_) => {}
         }
     }
-    if let Some(version) = &version {
-        let query = [("versionId", version.as_str())];
-        found.delete_version = Some(
-            match ask(
-                "delete the probe's first version",
-                object_request("DeleteObject", Method::Delete, &key, &query, &[BYPASS], &[]),
-                &|answer| {
-                    if answer.accepted() {
-                        "accepted: the version is gone".to_string()
-                    } else {
-                        "refused: the version is kept".to_string()
-                    }
-                },
-            ) {
-                Ok(answer) if answer.accepted() => {
-                    versions.retain(|(have, _)| have != version);
-                    Ok(true)
+
+    /// Deletes the first version, bypassing governance as credentials allowed to would:
+    /// whether the store did, or why it did not answer.
+    fn delete_version(&mut self, version: &str) -> Result<bool, String> {
+        let key = self.key.clone();
+        let query = [("versionId", version)];
+        self.ask(
+            "delete the probe's first version",
+            &object_request("DeleteObject", Method::Delete, &key, &query, &[BYPASS], &[]),
+            |answer| {
+                if answer.accepted() {
+                    "accepted: the version is gone".to_string()
+                } else {
+                    "refused: the version is kept".to_string()
                 }
-                Ok(_) => Ok(false),
-                Err(failure) => Err(failure.message),
             },
-        );
+        )
+        .map(|answer| answer.accepted())
     }
 
-    // What is left of the probe is removed where the store allows it.
-    let cleanup = client.cleanup();
-    let mut kept = Vec::new();
-    if versions.is_empty() && found.delete != Some(true) && version.is_none() {
-        // An unversioned probe that the delete did not remove.
-        if cleanup.delete(&key, give_up).is_err() {
+    /// Removes the probe's `versions`, its delete `marker`, and an unversioned probe still
+    /// there (of `unversioned` bytes); what the store keeps, with until when.
+    fn clean_up(
+        &self,
+        versions: &[(String, u64)],
+        marker: Option<&str>,
+        unversioned: Option<u64>,
+    ) -> Vec<KeptObject> {
+        let cleanup = self.client.cleanup();
+        let key = self.key.as_str();
+        let mut kept = Vec::new();
+        if let Some(bytes) = unversioned
+            && cleanup.delete(key, self.give_up).is_err()
+        {
             kept.push(KeptObject {
-                key: key.clone(),
+                key: key.to_string(),
                 version: None,
-                bytes: second.len() as u64,
+                bytes,
                 until: None,
             });
         }
+        for (version, bytes) in versions {
+            let query = [("versionId", version.as_str())];
+            let removed = cleanup.ask(
+                &object_request("DeleteObject", Method::Delete, key, &query, &[BYPASS], &[]),
+                self.give_up,
+            );
+            if !removed.as_ref().is_ok_and(Answer::accepted) {
+                let until = cleanup
+                    .ask(
+                        &object_request("HeadObject", Method::Head, key, &query, &[], &[]),
+                        self.give_up,
+                    )
+                    .ok()
+                    .as_ref()
+                    .and_then(retention_of)
+                    .map(|(_, until)| until);
+                kept.push(KeptObject {
+                    key: key.to_string(),
+                    version: Some(version.clone()),
+                    bytes: *bytes,
+                    until,
+                });
+            }
+        }
+        if let Some(marker) = marker {
+            let query = [("versionId", marker)];
+            let _ = cleanup.ask(
+                &object_request("DeleteObject", Method::Delete, key, &query, &[], &[]),
+                self.give_up,
+            );
+        }
+        kept
     }
-    for (version, bytes) in &versions {
-        let query = [("versionId", version.as_str())];
-        let removed = cleanup.ask(
-            &object_request("DeleteObject", Method::Delete, &key, &query, &[BYPASS], &[]),
-            give_up,
-        );
-        if !removed.as_ref().is_ok_and(Answer::accepted) {
-            let until = cleanup
-                .ask(
-                    &object_request("HeadObject", Method::Head, &key, &query, &[], &[]),
-                    give_up,
-                )
-                .ok()
-                .and_then(|answer| retention(&answer))
-                .map(|(_, until)| until);
-            kept.push(KeptObject {
-                key: key.clone(),
-                version: Some(version.clone()),
-                bytes: *bytes,
-                until,
-            });
+
+    /// The figures of the probe: what it found, each step, the verdict in a sentence, and what
+    /// the lock keeps.
+    fn conclude(self, found: &Found, kept: Vec<KeptObject>) -> LockFigures {
+        let (verdict, why) = verdict(found);
+        LockFigures {
+            store: self.client.store().words(),
+            versioning: found
+                .versioning
+                .clone()
+                .unwrap_or_else(|| "unknown".to_string()),
+            lock_enabled: found.lock_enabled,
+            default_retention: found.default_retention.clone(),
+            probe_retention: found.retained.clone(),
+            steps: self.steps,
+            verdict,
+            answer: format!("{}: {why}", verdict.word()),
+            kept,
         }
     }
-    if let Some(marker) = &marker {
-        let query = [("versionId", marker.as_str())];
-        let _ = cleanup.ask(
-            &object_request("DeleteObject", Method::Delete, &key, &query, &[], &[]),
-            give_up,
-        );
-    }
-    figures.kept = kept;
-    conclude(figures, steps, &found)
 }
 
-/// The verdict from what the steps found, with the sentence that says it.
-fn conclude(mut figures: LockFigures, steps: Vec<LockStep>, found: &Found) -> LockFigures {
-    let (verdict, why) = verdict(found);
-    figures.steps = steps;
-    figures.verdict = verdict;
-    figures.answer = format!("{}: {why}", verdict.word());
-    figures
+/// The version id an answer gives, unless the bucket keeps no versions (`null`).
+fn version_of(answer: &Answer) -> Option<String> {
+    answer
+        .header("x-amz-version-id")
+        .filter(|version| *version != "null")
+        .map(str::to_string)
 }
 
+/// The retention mode and end an answer's headers give.
+fn retention_of(answer: &Answer) -> Option<(String, String)> {
+    Some((
+        answer.header("x-amz-object-lock-mode")?.to_string(),
+        answer
+            .header("x-amz-object-lock-retain-until-date")?
+            .to_string(),
+    ))
+}
+
+/// The verdict from what the steps found, and the sentence that says why.
 fn verdict(found: &Found) -> (LockVerdict, String) {
     let retention = || {
         found
@@ -571,14 +649,10 @@ fn no_lock(answer: &Answer) -> bool {
 }
 
 /// A request of the bucket's own.
-fn bucket_request<'r>(
-    operation: &'r str,
-    method: Method,
-    query: &'r [(&'r str, &'r str)],
-) -> Request<'r> {
+fn bucket_request<'r>(operation: &'r str, query: &'r [(&'r str, &'r str)]) -> Request<'r> {
     Request {
         operation,
-        method,
+        method: Method::Get,
         key: None,
         query,
         headers: &[],
@@ -717,6 +791,7 @@ mod tests {
     fn versioned(mode: &str, shorten_refused: bool, delete_version: bool) -> Found {
         Found {
             written: Some(Ok(())),
+            versioning: Some("Enabled".to_string()),
             versioned: true,
             lock_enabled: Some(true),
             default_retention: Some(DefaultRetention {
