@@ -216,13 +216,7 @@ fn probe_lock(plan: &RunPlan, settings: &EngineSettings, control: &RunControl<'_
         result.status = RunStatus::Done;
         result.error = None;
     }
-    result.bytes = figures
-        .steps
-        .iter()
-        .filter(|step| step.request.starts_with("PUT") && step.accepted == Some(true))
-        .filter(|step| !step.request.contains("?retention"))
-        .count() as u64
-        * target::s3::lock::PROBE_BYTES as u64;
+    result.bytes = figures.written_bytes;
     result.lock = Some(figures);
     result
 }

@@ -143,6 +143,9 @@ async fn the_lock_probe_tells_a_locked_bucket_from_a_plain_one_as_the_server_ans
         "{lock}"
     );
     assert_eq!(lock["versioning"], "off", "{lock}");
+    // The probe's two writes, 1 KiB each, are what the run moved.
+    assert_eq!(lock["written_bytes"], 2048, "{lock}");
+    assert_eq!(plain["bytes"], 2048, "{plain}");
     assert_eq!(lock["lock_enabled"], false, "{lock}");
     assert_eq!(
         step(lock, "delete the probe object")["answer"],

@@ -583,10 +583,10 @@ impl S3Client {
         }
     }
 
-    /// Sends one request of any kind, signed with `signed` headers besides the host, the
-    /// bucket's (`key` `None`) or an object's, and returns what the store answered, a refusal
-    /// included: only a request that got no answer at all is an error. `sent` names its S3
-    /// operation; a body goes with its `Content-MD5`, as S3 asks of a request under object
+    /// Sends one request of any kind, the bucket's (`key` `None`) or an object's, its
+    /// `headers` signed beside the host, and returns what the store answered, a refusal
+    /// included: only a request that got no answer at all is an error. `operation` names it
+    /// for the count; a body goes with its `Content-MD5`, as S3 asks of a request under object
     /// lock.
     pub fn ask(&self, request: &Request<'_>, give_up: &AtomicBool) -> Result<Answer, S3Failure> {
         let url = match request.key {

@@ -14,7 +14,7 @@ use super::client::{Answer, Request, S3Client};
 
 /// Bytes of the probe object: enough to be an object, small enough that a lock keeping it
 /// for years costs nothing.
-pub const PROBE_BYTES: usize = 1024;
+const PROBE_BYTES: usize = 1024;
 /// Where the probe's objects go under the campaign's prefix; the sweeps of the lab's run
 /// objects never look here (a locked probe would only collect delete markers).
 const PROBE_KEY_START: &str = "backlab-lock-probe-";
@@ -111,6 +111,9 @@ pub struct LockFigures {
     pub answer: String,
     /// The probe's objects the store keeps.
     pub kept: Vec<KeptObject>,
+    /// Bytes of the probe's writes the store took.
+    #[serde(default)]
+    pub written_bytes: u64,
 }
 
 impl LockFigures {
@@ -157,6 +160,8 @@ struct Found {
     shorten_refused: bool,
     /// A delete of the first version: accepted, refused, or not answered.
     delete_version: Option<Result<bool, String>>,
+    /// Bytes of the writes the store took.
+    written_bytes: u64,
 }
 
 /// Probes the bucket of `client` with objects under `prefix`, named with `tag`.
@@ -311,6 +316,7 @@ impl Prober<'_> {
         match written {
             Ok(answer) if answer.accepted() => {
                 found.written = Some(Ok(()));
+                found.written_bytes += body.len() as u64;
                 version_of(&answer)
             }
             Ok(answer) => {
@@ -357,6 +363,9 @@ impl Prober<'_> {
             )
             .ok()?;
         found.overwrite = Some(answer.accepted());
+        if answer.accepted() {
+            found.written_bytes += body.len() as u64;
+        }
         version_of(&answer)
     }
 
@@ -508,6 +517,7 @@ impl Prober<'_> {
             verdict,
             answer: format!("{}: {why}", verdict.word()),
             kept,
+            written_bytes: found.written_bytes,
         }
     }
 }
@@ -810,6 +820,7 @@ mod tests {
             }),
             shorten_refused,
             delete_version: Some(Ok(delete_version)),
+            written_bytes: 2048,
         }
     }
 
