@@ -325,18 +325,7 @@ async fn the_lock_probe_tells_a_locked_bucket_from_a_plain_one_as_the_server_ans
             "{what} holds a signature"
         );
     }
-    for entry in walkdir::WalkDir::new(&lab.root).into_iter().flatten() {
-        if entry.file_type().is_file() {
-            let bytes = std::fs::read(entry.path()).unwrap_or_default();
-            assert!(
-                !bytes
-                    .windows(SECRET_KEY.len())
-                    .any(|window| window == SECRET_KEY.as_bytes()),
-                "{} holds the store's secret",
-                entry.path().display()
-            );
-        }
-    }
+    lab.assert_no_file_holds(SECRET_KEY);
 }
 
 /// A probe asks an object store: any other target is refused at submission, the test named.

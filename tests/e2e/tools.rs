@@ -1270,18 +1270,7 @@ async fn restic_keeps_its_repository_in_the_labs_s3_store_and_leaves_no_key_behi
     ] {
         assert!(!text.contains(secret), "{what} holds the store's secret");
     }
-    for entry in walkdir::WalkDir::new(&lab.root).into_iter().flatten() {
-        if entry.file_type().is_file() {
-            let bytes = std::fs::read(entry.path()).unwrap_or_default();
-            assert!(
-                !bytes
-                    .windows(secret.len())
-                    .any(|window| window == secret.as_bytes()),
-                "{} holds the store's secret",
-                entry.path().display()
-            );
-        }
-    }
+    lab.assert_no_file_holds(secret);
     assert!(
         server.objects().is_empty(),
         "keys left in the bucket: {:?}",

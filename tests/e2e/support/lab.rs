@@ -331,6 +331,23 @@ impl Lab {
         .await
     }
 
+    /// Fails the test when any file the lab keeps in its root (its database, its log, its
+    /// data dir) holds `secret`.
+    pub fn assert_no_file_holds(&self, secret: &str) {
+        for entry in walkdir::WalkDir::new(&self.root).into_iter().flatten() {
+            if entry.file_type().is_file() {
+                let bytes = std::fs::read(entry.path()).unwrap_or_default();
+                assert!(
+                    !bytes
+                        .windows(secret.len())
+                        .any(|window| window == secret.as_bytes()),
+                    "{} holds the secret",
+                    entry.path().display()
+                );
+            }
+        }
+    }
+
     /// The server's log so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
