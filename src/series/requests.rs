@@ -182,15 +182,11 @@ fn changed_at(before: &[f64], after: &[f64]) -> bool {
     steady && (up || down)
 }
 
+/// The median of `values`, in any order.
 fn median(values: &[f64]) -> f64 {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
-    let middle = sorted.len() / 2;
-    match sorted.len() {
-        0 => 0.0,
-        n if n % 2 == 0 => (sorted[middle - 1] + sorted[middle]) / 2.0,
-        _ => sorted[middle],
-    }
+    crate::noise::median(&sorted)
 }
 
 #[cfg(test)]

@@ -43,7 +43,7 @@ impl LockView {
                 let lock = result.lock.as_ref()?;
                 Some(LockView {
                     run: number,
-                    verdict: verdict_id(lock.verdict),
+                    verdict: lock.verdict.id(),
                     answer: lock.answer.clone(),
                     store: lock.store.clone(),
                     settings: settings_words(lock),
@@ -57,7 +57,7 @@ impl LockView {
                             meaning: step.meaning.clone(),
                         })
                         .collect(),
-                    kept: lock.kept_words(),
+                    kept: kept_words(lock),
                     repositories: tools
                         .iter()
                         .map(|tool| repository_words(tool, lock))
@@ -68,13 +68,26 @@ impl LockView {
     }
 }
 
-/// The verdict as an id: `not_immutable`.
-pub fn verdict_id(verdict: LockVerdict) -> &'static str {
-    match verdict {
-        LockVerdict::Immutable => "immutable",
-        LockVerdict::NotImmutable => "not_immutable",
-        LockVerdict::CannotTell => "cannot_tell",
+/// What the probe leaves in the bucket, in words; `None` when it left nothing.
+fn kept_words(lock: &LockFigures) -> Option<String> {
+    if lock.kept.is_empty() {
+        return None;
     }
+    let bytes: u64 = lock.kept.iter().map(|kept| kept.bytes).sum();
+    let until = lock
+        .kept
+        .iter()
+        .filter_map(|kept| kept.until.as_deref())
+        .max()
+        .map_or_else(
+            || "for as long as the store keeps it".to_string(),
+            |until| format!("until {until}"),
+        );
+    Some(format!(
+        "The lock keeps the probe's {} ({}) in the bucket {until}.",
+        crate::analysis::counted(lock.kept.len() as u64, "version", "versions"),
+        crate::size::format_bytes(bytes)
+    ))
 }
 
 /// The tools of the campaign's runs that kept their repository in the bucket, each once.

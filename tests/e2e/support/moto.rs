@@ -59,7 +59,7 @@ impl Moto {
         };
         let began = Instant::now();
         loop {
-            if ureq::get(&moto.url("/")).call().is_ok() {
+            if agent().get(&moto.url("/")).call().is_ok() {
                 return moto;
             }
             if let Ok(Some(status)) = moto.child.try_wait() {
@@ -83,7 +83,7 @@ impl Moto {
     /// and that default retention. Made as any S3 client makes it; moto's server mode checks
     /// no signature.
     pub fn bucket(&self, name: &str, lock: Option<(&str, u32)>) {
-        let mut create = ureq::put(&self.url(&format!("/{name}")));
+        let mut create = agent().put(&self.url(&format!("/{name}")));
         if lock.is_some() {
             create = create.header("x-amz-bucket-object-lock-enabled", "true");
         }
@@ -95,7 +95,8 @@ impl Moto {
                  <Mode>{mode}</Mode><Days>{days}</Days></DefaultRetention></Rule>\
                  </ObjectLockConfiguration>"
             );
-            ureq::put(&self.url(&format!("/{name}?object-lock")))
+            agent()
+                .put(&self.url(&format!("/{name}?object-lock")))
                 .send(body.as_bytes())
                 .expect("a default retention on moto");
         }
@@ -103,7 +104,8 @@ impl Moto {
 
     /// Every version the bucket holds (delete markers apart), as `(key, version id)`.
     pub fn versions(&self, bucket: &str) -> Vec<(String, String)> {
-        let body = ureq::get(&self.url(&format!("/{bucket}?versions")))
+        let body = agent()
+            .get(&self.url(&format!("/{bucket}?versions")))
             .call()
             .expect("a listing of versions")
             .into_body()
@@ -151,6 +153,15 @@ impl Moto {
         }
         text
     }
+}
+
+/// A client whose every request to moto gives up after 10 s: a server that stops answering
+/// fails the test instead of holding it.
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(10)))
+        .build()
+        .new_agent()
 }
 
 /// `text` without the terminal's colour sequences (`ESC [ 33 m`) its logger may add.

@@ -541,31 +541,12 @@ impl S3Client {
                         query.push(("key-marker", key.as_str()));
                         query.push(("upload-id-marker", id.as_str()));
                     }
-                    let (key, secret) = self
-                        .store
-                        .credentials
-                        .as_ref()
-                        .map_or(("", ""), |credentials| {
-                            (credentials.key(), credentials.secret())
-                        });
-                    let mut url = self.store.bucket.base_url().clone();
-                    let url = if self.store.credentials.is_some() {
-                        signing::sign(
-                            &jiff_now(),
-                            Method::Get,
-                            url,
-                            key,
-                            secret,
-                            None,
-                            self.store.bucket.region(),
-                            SIGNED_FOR.as_secs(),
-                            query.iter().copied(),
-                            std::iter::empty(),
-                        )
-                    } else {
-                        url.query_pairs_mut().extend_pairs(query.iter().copied());
-                        url
-                    };
+                    let url = self.signed(
+                        Method::Get,
+                        self.store.bucket.base_url().clone(),
+                        &query,
+                        &[],
+                    );
                     self.agent.get(url.as_str()).call()
                 },
             )?;
@@ -611,26 +592,7 @@ impl S3Client {
             key,
             give_up,
             || {
-                let url = match &self.store.credentials {
-                    Some(credentials) => signing::sign(
-                        &jiff_now(),
-                        request.method,
-                        url.clone(),
-                        credentials.key(),
-                        credentials.secret(),
-                        None,
-                        self.store.bucket.region(),
-                        SIGNED_FOR.as_secs(),
-                        request.query.iter().copied(),
-                        request.headers.iter().copied(),
-                    ),
-                    None => {
-                        let mut url = url.clone();
-                        url.query_pairs_mut()
-                            .extend_pairs(request.query.iter().copied());
-                        url
-                    }
-                };
+                let url = self.signed(request.method, url.clone(), request.query, request.headers);
                 let mut builder = ureq::http::Request::builder()
                     .method(request.method.to_str())
                     .uri(url.as_str());
@@ -676,6 +638,35 @@ impl S3Client {
                 body: String::new(),
             }),
             Err(failure) => Err(failure),
+        }
+    }
+
+    /// `url` with `query`, presigned for [`SIGNED_FOR`] with `headers` signed beside the
+    /// host; unsigned for a store without credentials.
+    fn signed(
+        &self,
+        method: Method,
+        mut url: url::Url,
+        query: &[(&str, &str)],
+        headers: &[(&str, &str)],
+    ) -> url::Url {
+        match &self.store.credentials {
+            Some(credentials) => signing::sign(
+                &jiff_now(),
+                method,
+                url,
+                credentials.key(),
+                credentials.secret(),
+                None,
+                self.store.bucket.region(),
+                SIGNED_FOR.as_secs(),
+                query.iter().copied(),
+                headers.iter().copied(),
+            ),
+            None => {
+                url.query_pairs_mut().extend_pairs(query.iter().copied());
+                url
+            }
         }
     }
 
@@ -870,17 +861,19 @@ fn drain(response: &mut Response<ureq::Body>) {
 
 /// The `Code` and `Message` of an S3 error document.
 fn error_of(body: &str) -> (Option<String>, Option<String>) {
-    let Ok(document) = roxmltree::Document::parse(body) else {
-        return (None, None);
-    };
-    let text = |name: &str| {
-        document
-            .descendants()
-            .find(|node| node.has_tag_name(name))
-            .and_then(|node| node.text())
-            .map(str::to_string)
-    };
-    (text("Code"), text("Message"))
+    (first_text(body, "Code"), first_text(body, "Message"))
+}
+
+/// The text of the first element `name` of an XML document, trimmed; `None` when the document
+/// cannot be read or the element is missing or empty.
+pub(super) fn first_text(body: &str, name: &str) -> Option<String> {
+    let document = roxmltree::Document::parse(body).ok()?;
+    document
+        .descendants()
+        .find(|node| node.has_tag_name(name))
+        .and_then(|node| node.text())
+        .map(|text| text.trim().to_string())
+        .filter(|text| !text.is_empty())
 }
 
 /// One page of a ListMultipartUploads answer.

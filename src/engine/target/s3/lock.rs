@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 use rusty_s3::Method;
 use serde::{Deserialize, Serialize};
 
-use super::client::{Answer, Request, S3Client};
+use super::client::{Answer, Request, S3Client, first_text as xml_text};
 
 /// Bytes of the probe object: enough to be an object, small enough that a lock keeping it
 /// for years costs nothing.
@@ -35,6 +35,15 @@ pub enum LockVerdict {
 }
 
 impl LockVerdict {
+    /// The verdict as an id, as the JSON and the CSV give it: `not_immutable`.
+    pub fn id(self) -> &'static str {
+        match self {
+            LockVerdict::Immutable => "immutable",
+            LockVerdict::NotImmutable => "not_immutable",
+            LockVerdict::CannotTell => "cannot_tell",
+        }
+    }
+
     /// The verdict as the answer's first words.
     pub fn word(self) -> &'static str {
         match self {
@@ -116,30 +125,6 @@ pub struct LockFigures {
     pub written_bytes: u64,
 }
 
-impl LockFigures {
-    /// What the probe leaves in the bucket, in words; `None` when it left nothing.
-    pub fn kept_words(&self) -> Option<String> {
-        if self.kept.is_empty() {
-            return None;
-        }
-        let bytes: u64 = self.kept.iter().map(|kept| kept.bytes).sum();
-        let until = self
-            .kept
-            .iter()
-            .filter_map(|kept| kept.until.as_deref())
-            .max()
-            .map_or_else(
-                || "for as long as the store keeps it".to_string(),
-                |until| format!("until {until}"),
-            );
-        Some(format!(
-            "The lock keeps the probe's {} ({}) in the bucket {until}.",
-            plural(self.kept.len() as u64, "version", "versions"),
-            crate::size::format_bytes(bytes)
-        ))
-    }
-}
-
 /// What each step found, for the verdict.
 #[derive(Debug, Default, Clone, PartialEq)]
 struct Found {
@@ -147,7 +132,6 @@ struct Found {
     written: Option<Result<(), String>>,
     /// The bucket's versioning as it said it (`Enabled`, `Suspended`, `off`).
     versioning: Option<String>,
-    versioned: bool,
     lock_enabled: Option<bool>,
     default_retention: Option<DefaultRetention>,
     /// The first version's retention ends in the future.
@@ -266,7 +250,6 @@ impl Prober<'_> {
             && answer.accepted()
         {
             let status = xml_text(&answer.body, "Status");
-            found.versioned = status.as_deref() == Some("Enabled");
             found.versioning = Some(status.unwrap_or_else(|| "off".to_string()));
         }
         let lock = self.ask(
@@ -728,17 +711,6 @@ fn probe_body(tag: &str, write: u32) -> Vec<u8> {
     body
 }
 
-/// The text of the first element `name` of an XML document.
-fn xml_text(body: &str, name: &str) -> Option<String> {
-    let document = roxmltree::Document::parse(body).ok()?;
-    document
-        .descendants()
-        .find(|node| node.has_tag_name(name))
-        .and_then(|node| node.text())
-        .map(|text| text.trim().to_string())
-        .filter(|text| !text.is_empty())
-}
-
 /// The default retention of an object-lock configuration.
 fn default_retention(body: &str) -> Option<DefaultRetention> {
     let mode = xml_text(body, "Mode")?;
@@ -802,7 +774,6 @@ mod tests {
         Found {
             written: Some(Ok(())),
             versioning: Some("Enabled".to_string()),
-            versioned: true,
             lock_enabled: Some(true),
             default_retention: Some(DefaultRetention {
                 mode: mode.to_string(),
@@ -913,7 +884,7 @@ mod tests {
     fn a_lock_without_a_default_retention_is_said() {
         let found = Found {
             written: Some(Ok(())),
-            versioned: true,
+            versioning: Some("Enabled".to_string()),
             lock_enabled: Some(true),
             overwrite: Some(true),
             delete: Some(true),
