@@ -6,6 +6,7 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A mounted file system on a loop device, and a cgroup that caps reads from that device;
 /// all of it undone when dropped.
@@ -102,7 +103,13 @@ impl ThrottledDisk {
         ]))?;
         disk.numbers = numbers.trim().to_string();
         let numbers = &disk.numbers;
-        let name = format!("backlab-realtime-{}", std::process::id());
+        // One cgroup per disk: the tests of this binary that make one run side by side.
+        static DISKS: AtomicUsize = AtomicUsize::new(0);
+        let name = format!(
+            "backlab-realtime-{}-{}",
+            std::process::id(),
+            DISKS.fetch_add(1, Ordering::Relaxed)
+        );
         let (cgroup, file, line) = match hierarchy {
             Hierarchy::V1(root) => (
                 root.join(name),
