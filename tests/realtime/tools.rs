@@ -48,7 +48,7 @@ fn a_heavy_compression_level_makes_the_tool_the_bottleneck() {
     let turn = Turn::alone();
     let dir = scratch();
     let source = dir.path().join("source");
-    dataset(&source, "64M");
+    dataset(&source, "32M");
     let target = dir.path().join("target");
     std::fs::create_dir(&target).expect("target dir");
     let report = run(
@@ -60,10 +60,10 @@ fn a_heavy_compression_level_makes_the_tool_the_bottleneck() {
             "target": {"kind": "dir", "path": target},
             "tests": ["tape_write", "read_parallel", "tool_ceiling", "tool_backup"],
             "tool": {"name": "tar-zstd", "params": {"level": 19, "threads": 1}},
-            // zstd -19 on one core takes 64 MiB in 5.6 s on a quiet 2-core machine and in
-            // over 10 s on a busy one: a tool's timed step is held to the run's duration, so
+            // zstd -19 on one core takes 32 MiB in 2.6 s on a quiet 2-core machine and in
+            // over 5 s on a busy one: a tool's timed step is held to the run's duration, so
             // the duration leaves it room to finish.
-            "params": {"duration_s": 20}
+            "params": {"duration_s": 10}
         }),
     );
     eprintln!("zstd -19: {}", report.bottleneck.sentence());
