@@ -133,7 +133,8 @@ pub fn bill(
 }
 
 /// What a run asked of a bucket and left in it: a tool's repository in one (its requests
-/// counted by the lab's relay), or the lab's own test of an `s3` target (by its own client).
+/// counted by the lab's relay), the lab's own test of an `s3` target (by its own client), or
+/// its object-lock probe (by the probe's client; what it left is what the lock keeps).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BucketUse<'a> {
     pub requests: &'a RequestCounts,
@@ -159,6 +160,16 @@ pub fn bucket_use(result: &RunResult) -> Option<BucketUse<'_>> {
             requests,
             stored: tool.stored_objects.clone(),
             restore_bytes,
+        });
+    }
+    if let Some(lock) = result.lock.as_ref() {
+        let requests = lock.requests.as_ref()?;
+        let stored = (!lock.kept.is_empty())
+            .then(|| StoredObjects::of(lock.kept.iter().map(|kept| kept.bytes)));
+        return Some(BucketUse {
+            requests,
+            stored,
+            restore_bytes: 0,
         });
     }
     let s3 = result.s3.as_ref()?;
@@ -419,6 +430,57 @@ mod tests {
         );
         assert_eq!(ia.billed_bytes, (3 << 30) + 131_072);
         assert!((ia.restore_cost - 2.0 * (0.09 + 0.01)).abs() < 1e-9);
+    }
+
+    /// The object-lock probe's run is billed for the requests it sent, and for a month of
+    /// what the lock keeps of it; nothing of it is restored.
+    #[test]
+    fn a_lock_probe_is_billed_its_requests_and_what_the_lock_keeps() {
+        use crate::engine::target::s3::lock::LockFigures;
+        use crate::spec::{RunParams, TestKind};
+        let mut probe =
+            RunResult::failed(TestKind::ObjectLock, RunParams::example(), String::new());
+        let mut lock: LockFigures = serde_json::from_value(serde_json::json!({
+            "store": "locked", "versioning": "Enabled", "lock_enabled": true,
+            "default_retention": null, "probe_retention": null, "steps": [],
+            "verdict": "immutable", "answer": "immutable",
+            "kept": [
+                {"key": "p", "version": "1", "bytes": 1024, "until": null},
+                {"key": "p", "version": "2", "bytes": 1024, "until": null}
+            ]
+        }))
+        .expect("lock figures");
+        probe.lock = Some(lock.clone());
+        assert_eq!(
+            bucket_use(&probe),
+            None,
+            "a probe kept before its requests were counted"
+        );
+        lock.requests = Some(counts(&[
+            ("PutObject", 2),
+            ("PutObjectRetention", 1),
+            ("DeleteObject", 2),
+            ("HeadObject", 1),
+        ]));
+        probe.lock = Some(lock);
+        let used = bucket_use(&probe).expect("the probe used the bucket");
+        assert_eq!(used.requests.requests(), 6);
+        assert_eq!(used.stored, Some(StoredObjects::of([1024, 1024])));
+        assert_eq!(used.restore_bytes, 0);
+        let sheets = PriceSheets::built_in();
+        let bills = run_bills(&sheets, [(1, &probe)]);
+        let s3 = bills[0]
+            .bills
+            .iter()
+            .find(|bill| bill.sheet == "aws-s3-standard")
+            .expect("S3 Standard");
+        // Three PUTs at $0.005 a thousand, a HEAD at $0.0004, the deletes free.
+        assert!(
+            (s3.requests_cost - (3.0 * 0.005 + 0.0004) / 1000.0).abs() < 1e-15,
+            "{s3:?}"
+        );
+        assert_eq!(s3.billed_bytes, 2048);
+        assert_eq!(s3.restore_cost, 0.0);
     }
 
     /// A campaign's bill by a sheet is its runs' bills by that sheet added up, class by

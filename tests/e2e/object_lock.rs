@@ -135,7 +135,9 @@ async fn the_lock_probe_tells_a_locked_bucket_from_a_plain_one_as_the_server_ans
     create_dataset(&lab.data_dir.join("tree"), "8M");
 
     // A plain bucket: the probe's delete is the end of it, and nothing is left.
-    let (_, _, plain) = probe_of(&lab, &spec("plain", &["object_lock"])).await;
+    let logged_before = moto.requests("/plain").len();
+    let (plain_id, _, plain) = probe_of(&lab, &spec("plain", &["object_lock"])).await;
+    let logged = moto.requests("/plain").len() - logged_before;
     let lock = &plain["lock"];
     assert_eq!(lock["verdict"], "not_immutable", "{lock}");
     assert_eq!(
@@ -153,6 +155,59 @@ async fn the_lock_probe_tells_a_locked_bucket_from_a_plain_one_as_the_server_ans
         "{lock}"
     );
     assert_steps_are_the_servers(&moto, "plain", lock);
+    // Every request the probe sent is counted, as many as the server logged, and billed as
+    // a run's are: in requests.csv and bills.csv.
+    let counted: u64 = lock["requests"]["operations"]
+        .as_array()
+        .expect("the probe's requests")
+        .iter()
+        .map(|operation| operation["requests"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(counted as usize, logged, "{lock}");
+    let requests_csv = lab
+        .get_text(&format!("/api/campaigns/{plain_id}/requests.csv"))
+        .await;
+    let table = crate::support::csv_table::CsvTable::parse(&requests_csv);
+    let at = table.column("requests");
+    let in_csv: u64 = table
+        .rows
+        .iter()
+        .map(|row| row[at].parse::<u64>().expect("a count"))
+        .sum();
+    assert_eq!(in_csv, counted, "{requests_csv}");
+    let bills_csv = lab
+        .get_text(&format!("/api/campaigns/{plain_id}/bills.csv"))
+        .await;
+    let bills = crate::support::csv_table::CsvTable::parse(&bills_csv);
+    let (run, sheet, class, requests) = (
+        bills.column("run"),
+        bills.column("sheet"),
+        bills.column("class"),
+        bills.column("requests"),
+    );
+    let puts = bills
+        .rows
+        .iter()
+        .find(|row| {
+            row[run] == "1" && row[sheet] == "aws-s3-standard" && row[class].starts_with("PUT")
+        })
+        .unwrap_or_else(|| panic!("no PUT class billed: {bills_csv}"));
+    let put_object = lock["requests"]["operations"]
+        .as_array()
+        .and_then(|operations| operations.iter().find(|op| op["operation"] == "PutObject"))
+        .and_then(|op| op["requests"].as_u64())
+        .expect("the probe's writes");
+    assert_eq!(puts[requests], put_object.to_string(), "{bills_csv}");
+    let page = lab.get_text(&format!("/campaigns/{plain_id}")).await;
+    let row = page
+        .split("<tr data-run=\"1\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</tr>").next())
+        .expect("the probe's row of the requests table");
+    assert!(
+        row.contains(&format!("<td class=\"num\">{counted}</td>")),
+        "{row}"
+    );
     assert_eq!(moto.versions("plain"), Vec::<(String, String)>::new());
     assert_eq!(lock["kept"], json!([]));
 

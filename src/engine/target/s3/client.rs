@@ -204,13 +204,14 @@ impl S3Client {
 
     /// A client for the object-lock probe: its requests give up after `timeout` (once: one
     /// that timed out is not sent again), are sent at most three times after a throttling
-    /// answer, a server error or a lost connection, and are not billed; it names itself
-    /// `backlab-probe`. A store that stops answering holds each of the probe's requests
-    /// `timeout` at most.
+    /// answer, a server error or a lost connection, and are counted by operation for the
+    /// probe's bill, as a run's are; it names itself `backlab-probe`. A store that stops
+    /// answering holds each of the probe's requests `timeout` at most.
     pub fn for_probe(store: &ObjectStore, tally: Arc<RequestTally>, timeout: Duration) -> Self {
         Self {
             attempts: PROBE_ATTEMPTS,
             timeout_attempts: 1,
+            billed: true,
             ..Self::built(store, tally, timeout, "backlab-probe")
         }
     }

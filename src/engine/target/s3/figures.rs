@@ -227,6 +227,15 @@ impl RequestTally {
         });
     }
 
+    /// A billed client's attempts so far, by operation; `None` before its first.
+    pub fn counts(&self) -> Option<RequestCounts> {
+        let counted = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (counted.counts.requests() > 0).then(|| counted.counts.clone())
+    }
+
     /// The figures so far, for a run that lasted `seconds`.
     pub fn figures(&self, settings: &S3Figures, seconds: f64, restore: bool) -> S3Figures {
         let counted = self

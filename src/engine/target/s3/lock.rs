@@ -11,6 +11,7 @@ use rusty_s3::Method;
 use serde::{Deserialize, Serialize};
 
 use super::client::{Answer, Request, S3Client, first_text as xml_text};
+use super::operations::RequestCounts;
 
 /// Bytes of the probe object: enough to be an object, small enough that a lock keeping it
 /// for years costs nothing.
@@ -123,6 +124,10 @@ pub struct LockFigures {
     /// Bytes of the probe's writes the store took.
     #[serde(default)]
     pub written_bytes: u64,
+    /// Every attempt the probe sent, by S3 operation, for its bill; `None` when it sent none
+    /// (or was kept before the probe's requests were counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<RequestCounts>,
 }
 
 /// What each step found, for the verdict.
@@ -483,8 +488,8 @@ impl Prober<'_> {
         kept
     }
 
-    /// The figures of the probe: what it found, each step, the verdict in a sentence, and what
-    /// the lock keeps.
+    /// The figures of the probe: what it found, each step, the verdict in a sentence, what
+    /// the lock keeps, and every request sent (the probe's client's tally is its own).
     fn conclude(self, found: &Found, kept: Vec<KeptObject>) -> LockFigures {
         let (verdict, why) = verdict(found);
         LockFigures {
@@ -501,6 +506,7 @@ impl Prober<'_> {
             answer: format!("{}: {why}", verdict.word()),
             kept,
             written_bytes: found.written_bytes,
+            requests: self.client.tally().counts(),
         }
     }
 }
