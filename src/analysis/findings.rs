@@ -195,11 +195,14 @@ pub struct NetworkFinding {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Finding {
     /// Too few tests finished to name a bottleneck; `lives` when the campaign ran a backup's
-    /// life, which names none of its own (its nights, maintenance and restores are its answer).
+    /// life, which names none of its own (its nights, maintenance and restores are its answer);
+    /// `probed` when it ran the object-lock probe, whose answer is what the store refused.
     Incomplete {
         missing: Vec<TestKind>,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         lives: bool,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        probed: bool,
     },
     /// The full backup reaches the lowest ceiling; `above` says why, when it ran faster than
     /// the ceiling (by less than the share that makes it `FullOutranCeiling`).

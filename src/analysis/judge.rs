@@ -174,7 +174,12 @@ fn judge_one(
     let figures = Figures {
         tests: figures::per_test(points, runs),
     };
-    let finding = find::finding(&figures, survey);
+    let mut finding = find::finding(&figures, survey);
+    if let Finding::Incomplete { probed, .. } = &mut finding {
+        *probed = runs
+            .iter()
+            .any(|run| run.result.is_some_and(|result| result.lock.is_some()));
+    }
     let basis = weight::basis(&figures, &finding);
     let redo = redo_list(&figures, &basis);
     let conclusive = redo.is_empty()

@@ -91,7 +91,10 @@ impl<'a> Figures<'a> {
 /// faster than its ceiling's run (the CPU gave more at another moment).
 ///
 /// 8: each tool's line has the requests its backup made of a bucket per GiB.
-pub const JUDGEMENT_VERSION: u32 = 8;
+///
+/// 9: a campaign that ran the object-lock probe and too few tests to name a bottleneck says
+/// the probe's answer is its own, not that it is inconclusive.
+pub const JUDGEMENT_VERSION: u32 = 9;
 
 /// A campaign judged: its points and the verdict drawn from them. Every view of a campaign
 /// (page, report, `/compare`, CSV, JSON, list) reads one judgement.

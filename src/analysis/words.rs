@@ -90,9 +90,19 @@ pub fn finding(
         Finding::Incomplete {
             missing,
             lives: true,
+            ..
         } => format!(
             "A backup's life names no bottleneck: its nights, its maintenance and its verified \
              restores, below, are its answer. To name what limits the backup, run {} beside it",
+            and_list(missing.iter().map(|test| test.name()))
+        ),
+        Finding::Incomplete {
+            missing,
+            probed: true,
+            ..
+        } => format!(
+            "The object-lock probe names no bottleneck: its answer, below, is whether the bucket \
+             would keep a backup. To name what limits the backup, run {} beside it",
             and_list(missing.iter().map(|test| test.name()))
         ),
         Finding::Incomplete { missing, .. } => format!(
@@ -240,7 +250,11 @@ fn interference(
 /// A finding's sentence as the verdict says it: as it is when conclusive, else said to be
 /// inconclusive, and whether runs it rests on must be redone.
 fn hedged(finding: &Finding, text: String, conclusive: bool, redo: bool) -> String {
-    if conclusive || matches!(finding, Finding::Incomplete { lives: true, .. }) {
+    let answered_otherwise = matches!(
+        finding,
+        Finding::Incomplete { lives: true, .. } | Finding::Incomplete { probed: true, .. }
+    );
+    if conclusive || answered_otherwise {
         text
     } else if matches!(finding, Finding::Incomplete { .. }) {
         format!("Inconclusive. {text}")

@@ -208,6 +208,16 @@ async fn the_lock_probe_tells_a_locked_bucket_from_a_plain_one_as_the_server_ans
         row.contains(&format!("<td class=\"num\">{counted}</td>")),
         "{row}"
     );
+    // A campaign of the probe alone is answered by it, not inconclusive.
+    let verdict = page
+        .split("<p class=\"verdict-text\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</p>").next())
+        .expect("the verdict");
+    assert!(
+        verdict.starts_with("The object-lock probe names no bottleneck: its answer, below, is"),
+        "{verdict}"
+    );
     assert_eq!(moto.versions("plain"), Vec::<(String, String)>::new());
     assert_eq!(lock["kept"], json!([]));
 

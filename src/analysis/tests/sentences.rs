@@ -38,10 +38,17 @@ fn findings() -> Vec<Finding> {
         Finding::Incomplete {
             missing: vec![TestKind::TapeWrite, TestKind::FullBackup],
             lives: false,
+            probed: false,
         },
         Finding::Incomplete {
             missing: vec![TestKind::TapeWrite, TestKind::ReadParallel],
             lives: true,
+            probed: false,
+        },
+        Finding::Incomplete {
+            missing: vec![TestKind::TapeWrite, TestKind::ReadParallel],
+            lives: false,
+            probed: true,
         },
     ];
     for component in COMPONENTS {
