@@ -254,6 +254,16 @@ pub struct ToolOutcome {
 }
 
 impl Finding {
+    /// Whether the campaign's answer is another than a bottleneck: a backup's life, or the
+    /// object-lock probe, run with too few tests to name one. Not inconclusive, though no
+    /// component is named.
+    pub fn answered_otherwise(&self) -> bool {
+        matches!(
+            self,
+            Finding::Incomplete { lives: true, .. } | Finding::Incomplete { probed: true, .. }
+        )
+    }
+
     /// The component the finding names, if any.
     pub fn component(&self) -> Option<Component> {
         match self {

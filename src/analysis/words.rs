@@ -250,11 +250,7 @@ fn interference(
 /// A finding's sentence as the verdict says it: as it is when conclusive, else said to be
 /// inconclusive, and whether runs it rests on must be redone.
 fn hedged(finding: &Finding, text: String, conclusive: bool, redo: bool) -> String {
-    let answered_otherwise = matches!(
-        finding,
-        Finding::Incomplete { lives: true, .. } | Finding::Incomplete { probed: true, .. }
-    );
-    if conclusive || answered_otherwise {
+    if conclusive || finding.answered_otherwise() {
         text
     } else if matches!(finding, Finding::Incomplete { .. }) {
         format!("Inconclusive. {text}")

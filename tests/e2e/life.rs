@@ -69,6 +69,10 @@ async fn restic_and_borg_live_ten_nights_and_every_view_agrees() {
     // The verdict of a campaign of lives points at them, not at tests it never asked for.
     assert!(page.contains("life names no bottleneck"), "the verdict");
     assert!(!page.contains("Not enough finished tests"), "the verdict");
+    assert!(
+        !page.contains("Verdict — inconclusive"),
+        "the verdict's heading"
+    );
     let csv = lab.get_text(&format!("/api/campaigns/{id}/life.csv")).await;
     let mut csv_rows = csv.lines();
     let header: Vec<&str> = csv_rows.next().expect("a header").split(',').collect();

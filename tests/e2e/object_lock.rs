@@ -218,6 +218,7 @@ async fn the_lock_probe_tells_a_locked_bucket_from_a_plain_one_as_the_server_ans
         verdict.starts_with("The object-lock probe names no bottleneck: its answer, below, is"),
         "{verdict}"
     );
+    assert!(page.contains("<h2>Verdict</h2>"), "not headed inconclusive");
     assert_eq!(moto.versions("plain"), Vec::<(String, String)>::new());
     assert_eq!(lock["kept"], json!([]));
 

@@ -170,6 +170,9 @@ pub struct VerdictView {
     pub component: String,
     /// False when the runs it rests on must be redone first.
     pub conclusive: bool,
+    /// The campaign's answer is its life or its lock probe, not a bottleneck: not headed
+    /// inconclusive.
+    pub answered_otherwise: bool,
     pub text: String,
     pub summary: String,
     pub window: Option<String>,
@@ -495,6 +498,7 @@ fn verdict_view(verdict: &Verdict, points: &[Point]) -> VerdictView {
             .component
             .map_or_else(|| "none".to_string(), |c| format!("{c:?}").to_lowercase()),
         conclusive: verdict.conclusive,
+        answered_otherwise: verdict.finding.answered_otherwise(),
         text: verdict.sentence(),
         summary: verdict.summary(),
         window: verdict.backup_window_s.map(format_duration),
