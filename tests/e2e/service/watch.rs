@@ -292,8 +292,9 @@ async fn thirty_identical_campaigns_report_no_change_and_a_step_after_them_is_po
 /// figures however loaded the machine is): every campaign of a series capped at 40 MB/s, then
 /// at 30, is flagged busy_machine, yet each stands at its cap, which other work cannot raise
 /// nor, here, lower: the points are tested, and the -25 % step is found and posted. Each run
-/// lasts 6 s: a steady window of 3 s must fit in it beside a slow first second on a loaded
-/// machine (with 4 s, one run in a CI run found none, and its point was not tested).
+/// lasts 8 s: a steady window of 3 s must fit in it beside a slow start on a loaded machine
+/// (with 4 s, one run in a CI run found none, and with 6 s the first campaign's run in a run
+/// of the suite on a slow machine: such a point stands on its whole run and is not tested).
 #[tokio::test]
 async fn a_step_under_a_cap_is_found_on_a_busy_machine() {
     let _alone = machine::loaded().await;
@@ -317,7 +318,7 @@ async fn a_step_under_a_cap_is_found_on_a_busy_machine() {
             "source": {"generated": {"size": "512M"}},
             "target": {"kind": "null"},
             "tests": ["null_sink"],
-            "params": {"streams": 1, "duration_s": 6, "source_rate_mb_s": rate}
+            "params": {"streams": 1, "duration_s": 8, "source_rate_mb_s": rate}
         })
     };
     let mut ids = Vec::new();
@@ -343,12 +344,32 @@ async fn a_step_under_a_cap_is_found_on_a_busy_machine() {
         "the busy loops flagged too few points to show the rule: {line}"
     );
     assert!(
-        points.iter().all(|p| p["tested"] == true),
-        "every point stands at its cap and is tested: {line}"
+        points
+            .iter()
+            .all(|p| p["tested"] == true || p["basis"] == "whole_run"),
+        "every point with a steady window stands at its cap and is tested: {line}"
     );
+    let tested = |range: std::ops::RangeInclusive<u64>| {
+        points
+            .iter()
+            .filter(|p| p["tested"] == true && range.contains(&p["number"].as_u64().unwrap_or(0)))
+            .count()
+    };
+    assert!(
+        tested(1..=4) >= 3 && tested(5..=8) >= 3,
+        "too few points with a steady window to find a change: {line}"
+    );
+    let first_after = points
+        .iter()
+        .find(|p| p["tested"] == true && p["number"].as_u64().unwrap_or(0) > 4)
+        .map(|p| p["number"].clone());
     let changes = line["changes"].as_array().expect("changes");
     assert_eq!(changes.len(), 1, "{line}");
-    assert_eq!(changes[0]["first_number"], 5, "{line}");
+    assert_eq!(
+        Some(changes[0]["first_number"].clone()),
+        first_after,
+        "{line}"
+    );
     let size = changes[0]["change_pct"].as_f64().unwrap_or(0.0);
     assert!((-27.0..=-23.0).contains(&size), "a quarter slower: {line}");
     let page = lab.get_text("/series/capped").await;
