@@ -61,9 +61,7 @@ pub(super) fn finding(figures: &Figures<'_>, survey: Option<&Survey>) -> Finding
                 .filter(|test| figures.mb(*test).is_none())
                 .collect(),
             lives: figures.get(TestKind::ToolLife).is_some(),
-            // The probe measures no rate, so the figures never hold it: the judge reads it
-            // from the runs.
-            probed: false,
+            probed: figures.probed,
         };
     };
     let Some(full) = f else {

@@ -173,13 +173,11 @@ fn judge_one(
 ) -> Verdict {
     let figures = Figures {
         tests: figures::per_test(points, runs),
-    };
-    let mut finding = find::finding(&figures, survey);
-    if let Finding::Incomplete { probed, .. } = &mut finding {
-        *probed = runs
+        probed: runs
             .iter()
-            .any(|run| run.result.is_some_and(|result| result.lock.is_some()));
-    }
+            .any(|run| run.result.is_some_and(|result| result.lock.is_some())),
+    };
+    let finding = find::finding(&figures, survey);
     let basis = weight::basis(&figures, &finding);
     let redo = redo_list(&figures, &basis);
     let conclusive = redo.is_empty()

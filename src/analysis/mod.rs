@@ -53,6 +53,8 @@ const COMPRESSIBILITY_MISMATCH: f64 = 0.15;
 /// The figures a verdict reads, by test.
 struct Figures<'a> {
     tests: Vec<(TestKind, Option<TestFigure<'a>>)>,
+    /// The campaign ran the object-lock probe: it measures no rate, so has no figure above.
+    probed: bool,
 }
 
 impl<'a> Figures<'a> {

@@ -182,7 +182,7 @@ fn changed_at(before: &[f64], after: &[f64]) -> bool {
     steady && (up || down)
 }
 
-/// The median of `values`, in any order.
+/// The median of `values`, in any order ([`crate::noise::median`] takes them sorted).
 fn median(values: &[f64]) -> f64 {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
